@@ -1,0 +1,445 @@
+//! The event loop: runs a task graph over fluid compute and fluid links.
+//!
+//! Compute progresses at full speed, or at (1 - sm_tax) while a collective of
+//! the same GPU runs (NCCL kernels take SMs). Collectives pay their latency,
+//! then join the network, whose rates change whenever a flow starts or ends.
+//! Events are ordered by time, then by a sequence number, so equal inputs
+//! give identical timelines bit for bit.
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+use crate::graph::{Graph, TaskId, COMPUTE};
+use crate::network::{Network, ResourceLog};
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// Latency paid: the bytes start moving.
+    LatencyDone,
+    /// Compute finished, or the last byte arrived.
+    Done,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Event {
+    /// Bit pattern of a non-negative f64: orders like the number.
+    time_bits: u64,
+    seq: u64,
+    task: TaskId,
+    version: u32,
+    kind: Kind,
+}
+
+impl Ord for Event {
+    fn cmp(&self, other: &Self) -> Ordering {
+        // Reversed: BinaryHeap is a max-heap and we want the earliest event.
+        (other.time_bits, other.seq).cmp(&(self.time_bits, self.seq))
+    }
+}
+impl PartialOrd for Event {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// What one GPU did during the step.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct GpuStats {
+    /// Time each axis had a collective in flight on this GPU.
+    pub comm_s: [f64; 3],
+    /// Time the compute stream stood idle waiting on each axis.
+    pub exposed_s: [f64; 3],
+    /// Time the compute stream ran.
+    pub compute_busy_s: f64,
+    /// When the GPU's last task ended.
+    pub end_s: f64,
+}
+
+pub(crate) struct RunResult {
+    pub start_s: Vec<f64>,
+    pub end_s: Vec<f64>,
+    /// Per communication task: how much longer than alone on the same links.
+    pub contention_s: Vec<f64>,
+    /// Per communication task: bytes / transfer time, GB/s.
+    pub achieved_gbps: Vec<f64>,
+    /// Per entry of `Graph::members`: compute idle time of that member waiting on the task.
+    pub exposed_s: Vec<f64>,
+    pub gpus: Vec<GpuStats>,
+    pub links: Vec<ResourceLog>,
+    pub step_time_s: f64,
+    pub events: u64,
+}
+
+/// A compute task of a GPU depends on a collective that has finished.
+struct Wait {
+    task: TaskId,
+    on: TaskId,
+    start_s: f64,
+    end_s: f64,
+}
+
+struct GpuState {
+    running: Option<TaskId>,
+    comm_active: u32,
+    idle_since: f64,
+    inflight_count: [u32; 3],
+    inflight_total: [f64; 3],
+    inflight_last: [f64; 3],
+    /// Finished collectives that compute tasks of this GPU depend on.
+    waits: Vec<Wait>,
+}
+
+impl GpuState {
+    fn inflight_at(&self, axis: usize, now: f64) -> f64 {
+        let open = if self.inflight_count[axis] > 0 {
+            now - self.inflight_last[axis]
+        } else {
+            0.0
+        };
+        self.inflight_total[axis] + open
+    }
+}
+
+struct Engine<'g> {
+    g: &'g Graph,
+    sm_speed: f64,
+    succ_start: Vec<u32>,
+    succ: Vec<TaskId>,
+    pending: Vec<u32>,
+    remaining: Vec<f64>,
+    last_update: Vec<f64>,
+    rate: Vec<f64>,
+    version: Vec<u32>,
+    transferring: Vec<bool>,
+    res: RunResult,
+    gpu: Vec<GpuState>,
+    net: Network,
+    heap: BinaryHeap<Event>,
+    seq: u64,
+    now: f64,
+}
+
+/// Runs the graph. `record_links` keeps per-link bandwidth samples (the page
+/// draws them; the baseline run does not need them).
+pub(crate) fn run(g: &Graph, record_links: bool, sm_tax: f64) -> RunResult {
+    let n = g.tasks.len();
+    // Successor lists in one flat array (CSR), built once.
+    let mut count = vec![0u32; n + 1];
+    let mut pending = vec![0u32; n];
+    for &(from, to) in &g.edges {
+        count[from as usize + 1] += 1;
+        pending[to as usize] += 1;
+    }
+    for i in 0..n {
+        count[i + 1] += count[i];
+    }
+    let mut fill = count.clone();
+    let mut succ = vec![0; g.edges.len()];
+    for &(from, to) in &g.edges {
+        succ[fill[from as usize] as usize] = to;
+        fill[from as usize] += 1;
+    }
+    let mut net = Network::new(
+        g.resources.iter().map(|r| r.capacity_bps).collect(),
+        n,
+        record_links,
+    );
+    for p in &g.patterns {
+        net.add_pattern(p.clone());
+    }
+    let gpus = g.gpus.len();
+    let mut e = Engine {
+        g,
+        sm_speed: 1.0 - sm_tax,
+        succ_start: count,
+        succ,
+        pending,
+        remaining: vec![0.0; n],
+        last_update: vec![0.0; n],
+        rate: vec![0.0; n],
+        version: vec![0; n],
+        transferring: vec![false; n],
+        res: RunResult {
+            start_s: vec![f64::NAN; n],
+            end_s: vec![f64::NAN; n],
+            contention_s: vec![0.0; n],
+            achieved_gbps: vec![0.0; n],
+            exposed_s: vec![0.0; g.members.len()],
+            gpus: vec![GpuStats::default(); gpus],
+            links: Vec::new(),
+            step_time_s: 0.0,
+            events: 0,
+        },
+        gpu: (0..gpus)
+            .map(|_| GpuState {
+                running: None,
+                comm_active: 0,
+                idle_since: 0.0,
+                inflight_count: [0; 3],
+                inflight_total: [0.0; 3],
+                inflight_last: [0.0; 3],
+                waits: Vec::new(),
+            })
+            .collect(),
+        net,
+        heap: BinaryHeap::with_capacity(1024),
+        seq: 0,
+        now: 0.0,
+    };
+    for t in 0..n as TaskId {
+        if e.pending[t as usize] == 0 {
+            e.start(t);
+        }
+    }
+    while let Some(ev) = e.heap.pop() {
+        if ev.version != e.version[ev.task as usize] {
+            continue;
+        }
+        e.now = f64::from_bits(ev.time_bits);
+        e.res.events += 1;
+        match ev.kind {
+            Kind::LatencyDone => e.begin_transfer(ev.task),
+            Kind::Done => e.complete(ev.task),
+        }
+    }
+    let unfinished = e.res.end_s.iter().filter(|t| t.is_nan()).count();
+    debug_assert_eq!(unfinished, 0, "task graph has a cycle");
+    let step = e.now;
+    e.net.finish(step);
+    for (i, st) in e.gpu.iter().enumerate() {
+        for a in 0..3 {
+            e.res.gpus[i].comm_s[a] = st.inflight_at(a, step);
+        }
+    }
+    e.res.step_time_s = step;
+    e.res.links = std::mem::take(&mut e.net.logs);
+    e.res
+}
+
+impl Engine<'_> {
+    fn push(&mut self, at: f64, task: TaskId, kind: Kind) {
+        self.seq += 1;
+        self.heap.push(Event {
+            time_bits: at.max(0.0).to_bits(),
+            seq: self.seq,
+            task,
+            version: self.version[task as usize],
+            kind,
+        });
+    }
+
+    fn speed(&self, gpu: u32) -> f64 {
+        if self.gpu[gpu as usize].comm_active > 0 {
+            self.sm_speed
+        } else {
+            1.0
+        }
+    }
+
+    fn start(&mut self, t: TaskId) {
+        let now = self.now;
+        self.res.start_s[t as usize] = now;
+        let g = self.g;
+        let task = &g.tasks[t as usize];
+        if task.axis == COMPUTE {
+            let gpu = task.gpu;
+            let idle_from = self.gpu[gpu as usize].idle_since;
+            if now > idle_from {
+                self.attribute_idle(t, gpu, idle_from);
+            } else {
+                self.gpu[gpu as usize].waits.retain(|w| w.task != t);
+            }
+            let st = &mut self.gpu[gpu as usize];
+            st.running = Some(t);
+            self.remaining[t as usize] = task.work;
+            self.last_update[t as usize] = now;
+            let speed = self.speed(gpu);
+            self.push(now + task.work / speed, t, Kind::Done);
+        } else {
+            let axis = task.axis as usize;
+            let start = task.members_start as usize;
+            for i in 0..task.members_len as usize {
+                let m = g.members[start + i];
+                let st = &mut self.gpu[m as usize];
+                if st.inflight_count[axis] == 0 {
+                    st.inflight_last[axis] = now;
+                }
+                st.inflight_count[axis] += 1;
+                st.comm_active += 1;
+                if st.comm_active == 1 {
+                    self.retime_compute(m);
+                }
+            }
+            if task.latency_s > 0.0 {
+                self.push(now + task.latency_s, t, Kind::LatencyDone);
+            } else {
+                self.begin_transfer(t);
+            }
+        }
+    }
+
+    /// Compute task `t` starts after the stream stood idle since `from`: the
+    /// idle time during which a collective it depends on was in flight is
+    /// exposed communication of that collective's axis (the union per axis,
+    /// so chained chunks are not counted twice). The rest is the bubble.
+    fn attribute_idle(&mut self, t: TaskId, gpu: u32, from: f64) {
+        let now = self.now;
+        let g = self.g;
+        let st = &mut self.gpu[gpu as usize];
+        let mut spans: [Vec<(f64, f64)>; 3] = Default::default();
+        let mut k = 0;
+        while k < st.waits.len() {
+            if st.waits[k].task != t {
+                k += 1;
+                continue;
+            }
+            let w = st.waits.swap_remove(k);
+            let (lo, hi) = (w.start_s.max(from), w.end_s.min(now));
+            if hi <= lo {
+                continue;
+            }
+            let on = &g.tasks[w.on as usize];
+            spans[on.axis as usize].push((lo, hi));
+            if let Some(i) = g.members_of(w.on).iter().position(|&m| m == gpu) {
+                self.res.exposed_s[on.members_start as usize + i] += hi - lo;
+            }
+        }
+        for (axis, list) in spans.iter_mut().enumerate() {
+            list.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let mut covered = 0.0;
+            let mut reach = f64::NEG_INFINITY;
+            for &(lo, hi) in list.iter() {
+                let lo = lo.max(reach);
+                if hi > lo {
+                    covered += hi - lo;
+                    reach = hi;
+                }
+            }
+            self.res.gpus[gpu as usize].exposed_s[axis] += covered;
+        }
+    }
+
+    /// The GPU's compute speed changed: re-plan its running op.
+    fn retime_compute(&mut self, gpu: u32) {
+        let Some(t) = self.gpu[gpu as usize].running else {
+            return;
+        };
+        let now = self.now;
+        let old_speed = if self.gpu[gpu as usize].comm_active > 0 {
+            1.0
+        } else {
+            self.sm_speed
+        };
+        let ti = t as usize;
+        self.remaining[ti] =
+            (self.remaining[ti] - (now - self.last_update[ti]) * old_speed).max(0.0);
+        self.last_update[ti] = now;
+        self.version[ti] += 1;
+        let speed = self.speed(gpu);
+        self.push(now + self.remaining[ti] / speed, t, Kind::Done);
+    }
+
+    fn begin_transfer(&mut self, t: TaskId) {
+        let g = self.g;
+        let task = &g.tasks[t as usize];
+        if task.work <= 0.0 {
+            self.complete(t);
+            return;
+        }
+        self.remaining[t as usize] = task.work;
+        self.last_update[t as usize] = self.now;
+        self.rate[t as usize] = 0.0;
+        self.transferring[t as usize] = true;
+        let changed = self.net.add(self.now, t, task.pattern, task.axis).to_vec();
+        self.apply_rates(&changed);
+    }
+
+    /// Flows whose rate changed: account progress at the old rate, re-plan at the new.
+    fn apply_rates(&mut self, changed: &[TaskId]) {
+        let now = self.now;
+        for &f in changed {
+            let fi = f as usize;
+            self.remaining[fi] =
+                (self.remaining[fi] - (now - self.last_update[fi]) * self.rate[fi]).max(0.0);
+            self.last_update[fi] = now;
+            self.rate[fi] = self.net.rate[fi];
+            self.version[fi] += 1;
+            if self.rate[fi] > 0.0 {
+                self.push(now + self.remaining[fi] / self.rate[fi], f, Kind::Done);
+            }
+        }
+    }
+
+    fn complete(&mut self, t: TaskId) {
+        let now = self.now;
+        let ti = t as usize;
+        self.res.end_s[ti] = now;
+        self.version[ti] += 1;
+        let g = self.g;
+        let task = &g.tasks[ti];
+        if task.axis == COMPUTE {
+            let gpu = task.gpu as usize;
+            let st = &mut self.gpu[gpu];
+            st.running = None;
+            st.idle_since = now;
+            self.res.gpus[gpu].compute_busy_s += now - self.res.start_s[ti];
+            self.res.gpus[gpu].end_s = self.res.gpus[gpu].end_s.max(now);
+        } else {
+            if self.transferring[ti] {
+                self.transferring[ti] = false;
+                let changed = self.net.remove(now, t).to_vec();
+                self.rate[ti] = 0.0;
+                self.apply_rates(&changed);
+                let alone = self.net.alone_rate(task.pattern);
+                let duration = now - self.res.start_s[ti];
+                let transfer_s = duration - task.latency_s;
+                if transfer_s > 0.0 {
+                    self.res.achieved_gbps[ti] = task.work / transfer_s / 1e9;
+                }
+                self.res.contention_s[ti] = (transfer_s - task.work / alone).max(0.0);
+            }
+            let axis = task.axis as usize;
+            let start = task.members_start as usize;
+            for i in 0..task.members_len as usize {
+                let m = g.members[start + i];
+                let st = &mut self.gpu[m as usize];
+                st.inflight_count[axis] -= 1;
+                if st.inflight_count[axis] == 0 {
+                    st.inflight_total[axis] += now - st.inflight_last[axis];
+                }
+                st.comm_active -= 1;
+                if st.comm_active == 0 {
+                    self.retime_compute(m);
+                }
+                self.res.gpus[m as usize].end_s = self.res.gpus[m as usize].end_s.max(now);
+            }
+        }
+        let (a, b) = (
+            self.succ_start[ti] as usize,
+            self.succ_start[ti + 1] as usize,
+        );
+        if task.axis != COMPUTE {
+            // Compute that waits on this collective: remember it, so that the
+            // compute stream's idle time can be laid against it.
+            for i in a..b {
+                let s = self.succ[i];
+                let st = &g.tasks[s as usize];
+                if st.axis == COMPUTE {
+                    self.gpu[st.gpu as usize].waits.push(Wait {
+                        task: s,
+                        on: t,
+                        start_s: self.res.start_s[ti],
+                        end_s: now,
+                    });
+                }
+            }
+        }
+        for i in a..b {
+            let s = self.succ[i];
+            self.pending[s as usize] -= 1;
+            if self.pending[s as usize] == 0 {
+                self.start(s);
+            }
+        }
+    }
+}

@@ -1,0 +1,245 @@
+//! The step as a graph of tasks: compute ops that run one at a time on a
+//! GPU's compute stream, and collectives that move bytes over link resources.
+//! Workloads build it; the engine runs it. Dependencies carry every ordering:
+//! a stream's FIFO, a blocking collective, a pipeline receive.
+
+use crate::network::Usage;
+use crate::timeline::{OpKind, Phase, NONE};
+
+pub(crate) type TaskId = u32;
+
+/// Axis index of a compute task (communication tasks use `Axis::index`).
+pub(crate) const COMPUTE: u8 = 3;
+
+#[derive(Clone, Debug)]
+pub(crate) struct Task {
+    /// Compute: seconds at full speed. Communication: bytes per member transfer.
+    pub work: f64,
+    /// Compute: FLOPs executed.
+    pub flops: f64,
+    /// Communication: latency paid before the bytes move.
+    pub latency_s: f64,
+    /// Communication: index of its link usage pattern.
+    pub pattern: u32,
+    /// The GPU whose lane owns it (sender, for a pipeline send).
+    pub gpu: u32,
+    /// Communication: members (simulated GPUs) in `Graph::members[start..start+len]`.
+    pub members_start: u32,
+    pub members_len: u32,
+    pub axis: u8,
+    pub op: OpKind,
+    pub phase: Phase,
+    pub micro_batch: u32,
+    pub layer: u32,
+    pub chunk: u32,
+    /// Communication: the compute that can hide it, as indices into the
+    /// owner's compute order (inclusive).
+    pub window: Option<(u32, u32)>,
+}
+
+/// Where a simulated GPU sits in the cluster.
+#[derive(Clone, Debug)]
+pub(crate) struct GpuInfo {
+    pub rank: u32,
+    pub node: u32,
+    pub stage: u32,
+    pub dp_rank: u32,
+    pub tp_rank: u32,
+    pub represents: u32,
+}
+
+/// A link resource of the graph's network.
+#[derive(Clone, Debug)]
+pub(crate) struct ResourceInfo {
+    pub gpu: Option<usize>,
+    pub class: crate::timeline::LinkClass,
+    pub direction: crate::timeline::Direction,
+    pub capacity_bps: f64,
+}
+
+#[derive(Default)]
+pub(crate) struct Graph {
+    pub tasks: Vec<Task>,
+    pub members: Vec<u32>,
+    /// (from, to): `to` waits for `from`.
+    pub edges: Vec<(TaskId, TaskId)>,
+    pub gpus: Vec<GpuInfo>,
+    /// Per GPU, its compute tasks in stream order.
+    pub compute_order: Vec<Vec<TaskId>>,
+    pub resources: Vec<ResourceInfo>,
+    pub patterns: Vec<Vec<Usage>>,
+    /// Compute waits for these before its next op (blocking sends, blocking collectives).
+    pending_blockers: Vec<Vec<TaskId>>,
+    pub peak_tflops: f64,
+    pub hbm_gbps: f64,
+    /// Per GPU: FLOPs of the model (recomputation not counted) and FLOPs executed.
+    pub flops: Vec<(f64, f64)>,
+}
+
+impl Graph {
+    pub fn add_gpu(&mut self, info: GpuInfo) -> u32 {
+        self.gpus.push(info);
+        self.compute_order.push(Vec::new());
+        self.pending_blockers.push(Vec::new());
+        self.flops.push((0.0, 0.0));
+        (self.gpus.len() - 1) as u32
+    }
+
+    pub fn add_resource(&mut self, info: ResourceInfo) -> u32 {
+        self.resources.push(info);
+        (self.resources.len() - 1) as u32
+    }
+
+    /// Registers a link usage pattern; builders cache the ids they reuse.
+    pub fn add_pattern(&mut self, usage: Vec<Usage>) -> u32 {
+        self.patterns.push(usage);
+        (self.patterns.len() - 1) as u32
+    }
+
+    pub fn dep(&mut self, from: TaskId, to: TaskId) {
+        self.edges.push((from, to));
+    }
+
+    /// Part of a compute op's FLOPs that is recomputation (selective recompute).
+    pub fn count_as_recompute(&mut self, gpu: u32, flops: f64) {
+        self.flops[gpu as usize].0 -= flops;
+    }
+
+    /// Index the next compute task of `gpu` will have in its stream.
+    pub fn next_compute_index(&self, gpu: u32) -> u32 {
+        self.compute_order[gpu as usize].len() as u32
+    }
+
+    pub fn last_compute(&self, gpu: u32) -> Option<TaskId> {
+        self.compute_order[gpu as usize].last().copied()
+    }
+
+    /// The next compute op of `gpu` will wait for `task`.
+    pub fn block_compute_on(&mut self, gpu: u32, task: TaskId) {
+        self.pending_blockers[gpu as usize].push(task);
+    }
+
+    /// Appends a compute op to `gpu`'s stream: it follows the previous op and
+    /// anything that blocks the stream.
+    pub fn compute(&mut self, gpu: u32, time_s: f64, flops: f64, meta: Meta) -> TaskId {
+        let id = self.tasks.len() as TaskId;
+        let counted = &mut self.flops[gpu as usize];
+        counted.1 += flops;
+        if meta.phase != Phase::Recompute {
+            counted.0 += flops;
+        }
+        self.tasks.push(Task {
+            work: time_s,
+            flops,
+            latency_s: 0.0,
+            pattern: 0,
+            gpu,
+            members_start: 0,
+            members_len: 0,
+            axis: COMPUTE,
+            op: meta.op,
+            phase: meta.phase,
+            micro_batch: meta.micro_batch,
+            layer: meta.layer,
+            chunk: meta.chunk,
+            window: None,
+        });
+        if let Some(prev) = self.last_compute(gpu) {
+            self.dep(prev, id);
+        }
+        let blockers = std::mem::take(&mut self.pending_blockers[gpu as usize]);
+        for b in blockers {
+            self.dep(b, id);
+        }
+        self.compute_order[gpu as usize].push(id);
+        id
+    }
+
+    /// Adds a collective among `members` (simulated GPUs; the first owns it).
+    #[allow(clippy::too_many_arguments)]
+    pub fn comm(
+        &mut self,
+        members: &[u32],
+        axis: u8,
+        pattern: u32,
+        bytes: f64,
+        latency_s: f64,
+        meta: Meta,
+    ) -> TaskId {
+        let id = self.tasks.len() as TaskId;
+        let start = self.members.len() as u32;
+        self.members.extend_from_slice(members);
+        self.tasks.push(Task {
+            work: bytes,
+            flops: 0.0,
+            latency_s,
+            pattern,
+            gpu: members[0],
+            members_start: start,
+            members_len: members.len() as u32,
+            axis,
+            op: meta.op,
+            phase: meta.phase,
+            micro_batch: meta.micro_batch,
+            layer: meta.layer,
+            chunk: meta.chunk,
+            window: None,
+        });
+        id
+    }
+
+    pub fn members_of(&self, task: TaskId) -> &[u32] {
+        let t = &self.tasks[task as usize];
+        &self.members[t.members_start as usize..(t.members_start + t.members_len) as usize]
+    }
+
+    /// Full-speed compute seconds of `gpu`'s ops `from..=to`.
+    pub fn compute_span_s(&self, gpu: u32, from: u32, to: u32) -> f64 {
+        self.compute_order[gpu as usize][from as usize..=to as usize]
+            .iter()
+            .map(|&t| self.tasks[t as usize].work)
+            .sum()
+    }
+}
+
+/// What an op is, for the timeline.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Meta {
+    pub op: OpKind,
+    pub phase: Phase,
+    pub micro_batch: u32,
+    pub layer: u32,
+    pub chunk: u32,
+}
+
+impl Meta {
+    pub fn new(op: OpKind, phase: Phase) -> Self {
+        Self {
+            op,
+            phase,
+            micro_batch: NONE,
+            layer: NONE,
+            chunk: 0,
+        }
+    }
+
+    pub fn mb(mut self, micro_batch: u32) -> Self {
+        self.micro_batch = micro_batch;
+        self
+    }
+
+    pub fn layer(mut self, layer: u32) -> Self {
+        self.layer = layer;
+        self
+    }
+
+    pub fn chunk(mut self, chunk: u32) -> Self {
+        self.chunk = chunk;
+        self
+    }
+
+    pub fn op(mut self, op: OpKind) -> Self {
+        self.op = op;
+        self
+    }
+}

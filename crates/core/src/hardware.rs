@@ -1,0 +1,80 @@
+//! The cluster: nodes of GPUs, their memory, NVLink through NVSwitch inside a
+//! node and one NIC per GPU across nodes.
+
+use serde::{Deserialize, Serialize};
+
+/// A named datasheet configuration. Every field stays editable afterwards.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum HardwarePreset {
+    #[serde(rename = "dgx2-v100")]
+    Dgx2V100,
+    #[serde(rename = "dgx-a100")]
+    DgxA100,
+    #[serde(rename = "dgx-h100")]
+    DgxH100,
+}
+
+impl HardwarePreset {
+    pub const ALL: [HardwarePreset; 3] = [Self::Dgx2V100, Self::DgxA100, Self::DgxH100];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Dgx2V100 => "dgx2-v100",
+            Self::DgxA100 => "dgx-a100",
+            Self::DgxH100 => "dgx-h100",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|p| p.name() == name)
+    }
+
+    /// Datasheet figures, one node. NIC bandwidth is per GPU: a DGX-2 has
+    /// 8 x 100 Gb/s EDR for 16 GPUs (6.25 GB/s each), a DGX A100 one 200 Gb/s
+    /// HDR port per GPU (25 GB/s), a DGX H100 one 400 Gb/s NDR port (50 GB/s).
+    /// Latencies per ring step: ~1 us through NVSwitch on V100 / A100 (NCCL's
+    /// LL128 step), ~5 us across InfiniBand.
+    pub fn hardware(self) -> Hardware {
+        let (gpus_per_node, peak_tflops, hbm_gbps, nvlink_gbps, nic_gbps) = match self {
+            Self::Dgx2V100 => (16, 125.0, 900.0, 150.0, 6.25),
+            Self::DgxA100 => (8, 312.0, 2039.0, 300.0, 25.0),
+            Self::DgxH100 => (8, 989.0, 3350.0, 450.0, 50.0),
+        };
+        Hardware {
+            nodes: 1,
+            gpus_per_node,
+            peak_tflops,
+            hbm_gbps,
+            nvlink_gbps,
+            nic_gbps,
+            oversubscription: 1.0,
+            nvlink_latency_us: 1.0,
+            network_latency_us: 5.0,
+        }
+    }
+}
+
+/// The hardware of one scenario, with units in the field names.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Hardware {
+    pub nodes: u32,
+    pub gpus_per_node: u32,
+    /// Dense fp16/bf16 peak per GPU.
+    pub peak_tflops: f64,
+    /// HBM bandwidth per GPU, GB/s.
+    pub hbm_gbps: f64,
+    /// Per GPU and direction, through NVSwitch, GB/s.
+    pub nvlink_gbps: f64,
+    /// Network per GPU and direction, GB/s.
+    pub nic_gbps: f64,
+    /// 1 = non-blocking fat tree; 2 = the core carries half of what the NICs could send.
+    pub oversubscription: f64,
+    pub nvlink_latency_us: f64,
+    pub network_latency_us: f64,
+}
+
+impl Hardware {
+    pub fn gpus(&self) -> u64 {
+        u64::from(self.nodes) * u64::from(self.gpus_per_node)
+    }
+}

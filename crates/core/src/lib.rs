@@ -1,0 +1,84 @@
+//! Overlap Lab's simulator: GPUs, links, collectives and contention for a
+//! 3D-parallel transformer step. Pure Rust, no web dependency; the CLI and
+//! the browser app are thin shells over [`simulate`].
+//!
+//! The model is `../shared/model.md`; the scenario and report formats are
+//! `../shared/interface.md`.
+
+pub mod collective;
+pub mod efficiency;
+mod engine;
+mod graph;
+pub mod hardware;
+pub mod network;
+pub mod presets;
+pub mod published;
+pub mod report;
+pub mod scenario;
+pub mod schedule;
+pub mod share_link;
+mod summary;
+pub mod timeline;
+pub mod trace;
+mod validate;
+pub mod workload;
+
+pub use hardware::{Hardware, HardwarePreset};
+pub use report::Report;
+pub use scenario::{parse_scenario, FieldError, Scenario, ScenarioError, ScenarioInput};
+pub use timeline::{Axis, Timeline};
+pub use validate::{MAX_GPUS, MAX_SIMULATED_OPS};
+
+/// A simulated step with its all-off baseline folded into the report.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Simulation {
+    pub timeline: Timeline,
+    pub report: Report,
+    /// Events the engine processed, both runs counted (for benchmarks).
+    pub events: u64,
+}
+
+/// How much of the cluster to simulate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fidelity {
+    /// One GPU per pipeline stage stands for its TP group and DP replicas (model.md section 7).
+    Reduced,
+    /// Every GPU; for checking the reduction on small clusters.
+    Full,
+}
+
+/// Simulates one step of the scenario and its all-overlap-off baseline.
+pub fn simulate(scenario: &Scenario) -> Simulation {
+    simulate_with(scenario, Fidelity::Reduced)
+}
+
+pub fn simulate_with(scenario: &Scenario, fidelity: Fidelity) -> Simulation {
+    let (timeline, mut report, mut events) = {
+        let graph = workload::build(scenario, fidelity);
+        let run = engine::run(&graph, true, scenario.sm_tax);
+        let timeline = summary::timeline(&graph, &run, fidelity == Fidelity::Reduced);
+        let report = summary::report(scenario, &graph, &run);
+        (timeline, report, run.events)
+        // The graph and the run are dropped here, before the baseline is built.
+    };
+    let o = &scenario.overlap;
+    report.baseline_ms = if o.tp || o.pp || o.dp {
+        let off = scenario.all_overlap_off();
+        let graph = workload::build(&off, fidelity);
+        let run = engine::run(&graph, false, off.sm_tax);
+        events += run.events;
+        run.step_time_s * 1e3
+    } else {
+        report.step_time_ms
+    };
+    report.speedup = if report.step_time_ms > 0.0 {
+        report.baseline_ms / report.step_time_ms
+    } else {
+        1.0
+    };
+    Simulation {
+        timeline,
+        report,
+        events,
+    }
+}

@@ -1,0 +1,222 @@
+//! Scenario presets: the didactic default, the contention showcase and every
+//! case of ../shared/validation/published.md. Each is scenario JSON, so that
+//! users see and edit the same fields a share link carries.
+
+use crate::scenario::{ScenarioError, ScenarioInput};
+
+/// One published figure a preset reproduces.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PublishedFigure {
+    /// Which report figure: "speedup", "hardware_tflops_per_gpu" or "step_time_s".
+    pub metric: &'static str,
+    pub value: f64,
+    pub source: &'static str,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Preset {
+    /// Stable name used in share links (`preset=`).
+    pub id: &'static str,
+    pub title: &'static str,
+    /// One or two sentences a student reads next to the timeline.
+    pub description: &'static str,
+    pub json: &'static str,
+    pub published: Option<PublishedFigure>,
+}
+
+impl Preset {
+    pub fn input(&self) -> ScenarioInput {
+        ScenarioInput::from_json(self.json).expect("presets are valid JSON (tested)")
+    }
+}
+
+pub const DEFAULT_ID: &str = "didactic";
+
+// Megatron-LM weak scaling (Narayanan et al. 2021, Table 1). Micro-batch rule,
+// one for every row: micro_batch 1 (the 1T row runs 512 micro-batches per
+// pipeline with it). Megatron 2021 overlapped none of the three axes.
+macro_rules! megatron_row {
+    ($heads:expr, $hidden:expr, $layers:expr, $tp:expr, $pp:expr, $nodes:expr, $dp:expr, $batch:expr) => {
+        concat!(
+            r#"{"hardware":{"preset":"dgx-a100","nodes":"#, $nodes,
+            r#"},"workload":{"layers":"#, $layers, r#","hidden":"#, $hidden,
+            r#","heads":"#, $heads, r#","seq":2048,"vocab":51200,"micro_batch":1,"global_batch":"#, $batch,
+            r#","recompute":"full","sequence_parallel":false},"parallel":{"tp":"#, $tp,
+            r#","pp":"#, $pp, r#","dp":"#, $dp,
+            r#","schedule":"1f1b","virtual_stages":1,"scatter_gather":true},"overlap":{"tp":false,"pp":false,"dp":false}}"#
+        )
+    };
+}
+
+pub const PRESETS: &[Preset] = &[
+    Preset {
+        id: DEFAULT_ID,
+        title: "Didactic: 3D parallel on two DGX A100",
+        description: "TP 4 inside a node, PP 2 across the two nodes, DP 2 inside each node. \
+            Four micro-batches make every bar readable; TP and DP meet on NVLink during the last backward.",
+        json: r#"{"hardware":{"preset":"dgx-a100","nodes":2},
+            "workload":{"kind":"transformer","mode":"train","layers":8,"hidden":4096,"heads":32,"seq":2048,
+                        "vocab":51200,"micro_batch":1,"global_batch":8,"recompute":"none","sequence_parallel":false},
+            "parallel":{"tp":4,"pp":2,"dp":2,"schedule":"1f1b","virtual_stages":1,"scatter_gather":true},
+            "overlap":{"tp":true,"pp":true,"dp":true,"tp_chunks":4,"bucket_mb":25,"grad_bytes":2},
+            "sm_tax":0.15}"#,
+        published: None,
+    },
+    Preset {
+        id: "contention",
+        title: "Contention: DP and PP share the NIC",
+        description: "All three overlaps on, yet the DP reduction and the pipeline's gradient sends meet on the \
+            same InfiniBand port and take turns: overlapping each axis with compute does not stop them \
+            serialising against each other.",
+        json: r#"{"hardware":{"preset":"dgx-a100","nodes":4,"nic_gbps":12.5},
+            "workload":{"layers":8,"hidden":6144,"heads":48,"seq":2048,"micro_batch":1,"global_batch":8,
+                        "recompute":"none"},
+            "parallel":{"tp":8,"pp":2,"dp":2,"schedule":"1f1b"},
+            "overlap":{"tp":true,"pp":true,"dp":true,"tp_chunks":4,"bucket_mb":25},
+            "sm_tax":0.15}"#,
+        published: None,
+    },
+    Preset {
+        id: "coconet",
+        title: "CoCoNet: MatMul + AllReduce on a DGX-2",
+        description: "GPT-2 8.3B's model-parallel MLP GEMM over 16 V100s, then the AllReduce of its output. \
+            Chunking the GEMM lets chunk i's AllReduce run under chunk i+1 (Jangda et al. 2021).",
+        json: r#"{"hardware":{"preset":"dgx2-v100","nodes":1},
+            "workload":{"kind":"matmul_allreduce","m":24576,"n":3072,"k":768},
+            "parallel":{"tp":16,"pp":1,"dp":1},
+            "overlap":{"tp":true,"tp_chunks":8},
+            "sm_tax":0.15}"#,
+        published: Some(PublishedFigure {
+            metric: "speedup",
+            value: 1.36,
+            source: "Jangda et al. 2021 (arXiv 2105.05720): up to 1.36x over MatMul then AllReduce",
+        }),
+    },
+    Preset {
+        id: "megatron-1.7b",
+        title: "Megatron-LM 1.7B on 32 A100",
+        description: "Narayanan et al. 2021, Table 1, first row: data parallelism only.",
+        json: megatron_row!(24, 2304, 24, 1, 1, 4, 32, 512),
+        published: Some(PublishedFigure {
+            metric: "hardware_tflops_per_gpu",
+            value: 137.0,
+            source: "Narayanan et al. 2021 (arXiv 2104.04473), Table 1",
+        }),
+    },
+    Preset {
+        id: "megatron-18.4b",
+        title: "Megatron-LM 18.4B on 256 A100",
+        description: "Narayanan et al. 2021, Table 1: TP 8 inside each node, DP 32 across nodes.",
+        json: megatron_row!(48, 6144, 40, 8, 1, 32, 32, 1024),
+        published: Some(PublishedFigure {
+            metric: "hardware_tflops_per_gpu",
+            value: 135.0,
+            source: "Narayanan et al. 2021 (arXiv 2104.04473), Table 1",
+        }),
+    },
+    Preset {
+        id: "megatron-145.6b",
+        title: "Megatron-LM 145.6B on 1536 A100",
+        description: "Narayanan et al. 2021, Table 1: TP 8, PP 8, DP 24.",
+        json: megatron_row!(96, 12288, 80, 8, 8, 192, 24, 2304),
+        published: Some(PublishedFigure {
+            metric: "hardware_tflops_per_gpu",
+            value: 148.0,
+            source: "Narayanan et al. 2021 (arXiv 2104.04473), Table 1",
+        }),
+    },
+    Preset {
+        id: "megatron-1t",
+        title: "Megatron-LM 1T on 3072 A100",
+        description: "Narayanan et al. 2021, Table 1, last row: TP 8 x PP 64, 512 micro-batches per pipeline.",
+        json: megatron_row!(160, 25600, 128, 8, 64, 384, 6, 3072),
+        published: Some(PublishedFigure {
+            metric: "hardware_tflops_per_gpu",
+            value: 163.0,
+            source: "Narayanan et al. 2021 (arXiv 2104.04473), Table 1",
+        }),
+    },
+    Preset {
+        id: "korthikanti-22b-full",
+        title: "22B, full recomputation (Korthikanti et al.)",
+        description: "Korthikanti et al. 2022, Table 5: 22B on one DGX A100, TP 8, full recomputation.",
+        json: r#"{"hardware":{"preset":"dgx-a100","nodes":1},
+            "workload":{"layers":48,"hidden":6144,"heads":64,"seq":2048,"vocab":51200,"micro_batch":4,
+                        "global_batch":4,"recompute":"full","sequence_parallel":false},
+            "parallel":{"tp":8,"pp":1,"dp":1,"schedule":"1f1b"},
+            "overlap":{"tp":false,"pp":false,"dp":false}}"#,
+        published: Some(PublishedFigure {
+            metric: "step_time_s",
+            value: 1.42,
+            source: "Korthikanti et al. 2022 (arXiv 2205.05198), Table 5",
+        }),
+    },
+    Preset {
+        id: "korthikanti-22b-seqsel",
+        title: "22B, sequence parallel + selective recomputation",
+        description: "Korthikanti et al. 2022, Table 5: the same 22B model with sequence parallelism and \
+            selective recomputation.",
+        json: r#"{"hardware":{"preset":"dgx-a100","nodes":1},
+            "workload":{"layers":48,"hidden":6144,"heads":64,"seq":2048,"vocab":51200,"micro_batch":4,
+                        "global_batch":4,"recompute":"selective","sequence_parallel":true},
+            "parallel":{"tp":8,"pp":1,"dp":1,"schedule":"1f1b"},
+            "overlap":{"tp":false,"pp":false,"dp":false}}"#,
+        published: Some(PublishedFigure {
+            metric: "step_time_s",
+            value: 1.10,
+            source: "Korthikanti et al. 2022 (arXiv 2205.05198), Table 5",
+        }),
+    },
+    Preset {
+        id: "korthikanti-175b-full",
+        title: "175B, full recomputation (Korthikanti et al.)",
+        description: "Korthikanti et al. 2022, Table 5: GPT-3 175B on 64 A100, TP 8, PP 8, interleaved with 3 \
+            virtual stages, full recomputation.",
+        json: r#"{"hardware":{"preset":"dgx-a100","nodes":8},
+            "workload":{"layers":96,"hidden":12288,"heads":96,"seq":2048,"vocab":51200,"micro_batch":1,
+                        "global_batch":64,"recompute":"full","sequence_parallel":false},
+            "parallel":{"tp":8,"pp":8,"dp":1,"schedule":"interleaved","virtual_stages":3},
+            "overlap":{"tp":false,"pp":false,"dp":false}}"#,
+        published: Some(PublishedFigure {
+            metric: "step_time_s",
+            value: 18.13,
+            source: "Korthikanti et al. 2022 (arXiv 2205.05198), Table 5",
+        }),
+    },
+    Preset {
+        id: "korthikanti-175b-seqsel",
+        title: "175B, sequence parallel + selective recomputation",
+        description: "Korthikanti et al. 2022, Table 5: GPT-3 175B with sequence parallelism and selective \
+            recomputation.",
+        json: r#"{"hardware":{"preset":"dgx-a100","nodes":8},
+            "workload":{"layers":96,"hidden":12288,"heads":96,"seq":2048,"vocab":51200,"micro_batch":1,
+                        "global_batch":64,"recompute":"selective","sequence_parallel":true},
+            "parallel":{"tp":8,"pp":8,"dp":1,"schedule":"interleaved","virtual_stages":3},
+            "overlap":{"tp":false,"pp":false,"dp":false}}"#,
+        published: Some(PublishedFigure {
+            metric: "step_time_s",
+            value: 13.75,
+            source: "Korthikanti et al. 2022 (arXiv 2205.05198), Table 5",
+        }),
+    },
+];
+
+pub fn find(id: &str) -> Option<&'static Preset> {
+    PRESETS.iter().find(|p| p.id == id)
+}
+
+pub fn default_preset() -> &'static Preset {
+    find(DEFAULT_ID).expect("the default preset exists")
+}
+
+/// The preset's scenario, resolved.
+pub fn scenario(id: &str) -> Result<crate::Scenario, ScenarioError> {
+    let preset = find(id).ok_or_else(|| {
+        let names: Vec<&str> = PRESETS.iter().map(|p| p.id).collect();
+        ScenarioError::single(
+            "preset",
+            format!("unknown preset \"{id}\": valid are {}", names.join(", ")),
+        )
+    })?;
+    preset.input().resolve()
+}

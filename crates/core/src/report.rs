@@ -1,0 +1,73 @@
+//! The figures of model.md section 6, in the shape of interface.md's report.
+
+use serde::Serialize;
+
+/// Per-axis figures, milliseconds per step on the slowest GPU.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct AxisReport {
+    /// Time its collectives were in flight.
+    pub comm_ms: f64,
+    /// Time the compute stream stood idle waiting on them.
+    pub exposed_ms: f64,
+    /// 1 - exposed / comm (1 when there is no communication).
+    pub hidden: f64,
+    /// Compute available to hide it (model.md section 5).
+    pub window_ms: f64,
+    /// How much longer its collectives took than alone on the same links.
+    pub contention_ms: f64,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Axes {
+    pub tp: AxisReport,
+    pub pp: AxisReport,
+    pub dp: AxisReport,
+}
+
+impl Axes {
+    pub fn get(&self, axis: crate::Axis) -> &AxisReport {
+        match axis {
+            crate::Axis::Tp => &self.tp,
+            crate::Axis::Pp => &self.pp,
+            crate::Axis::Dp => &self.dp,
+        }
+    }
+
+    pub fn get_mut(&mut self, axis: crate::Axis) -> &mut AxisReport {
+        match axis {
+            crate::Axis::Tp => &mut self.tp,
+            crate::Axis::Pp => &mut self.pp,
+            crate::Axis::Dp => &mut self.dp,
+        }
+    }
+}
+
+/// Busy fraction of a link class, and the fraction of busy time two or more axes shared.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct LinkReport {
+    pub busy: f64,
+    pub shared: f64,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Links {
+    pub nvlink: LinkReport,
+    pub network: LinkReport,
+}
+
+/// `overlap-lab simulate --json`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Report {
+    pub step_time_ms: f64,
+    pub baseline_ms: f64,
+    pub speedup: f64,
+    pub compute_ms: f64,
+    pub model_tflops_per_gpu: f64,
+    pub mfu: f64,
+    pub bubble_fraction: f64,
+    pub axes: Axes,
+    pub links: Links,
+    /// FLOPs executed per GPU in the step, recomputation included (Megatron's
+    /// eq. 3 counts these), divided by step time: what Narayanan et al. report.
+    pub hardware_tflops_per_gpu: f64,
+}

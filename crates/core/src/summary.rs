@@ -1,0 +1,182 @@
+//! Turns an engine run into what readers get: the timeline (plain data for
+//! the page and the trace) and the report (model.md section 6).
+
+use crate::engine::RunResult;
+use crate::graph::{Graph, COMPUTE};
+use crate::report::{AxisReport, LinkReport, Report};
+use crate::timeline::{GpuLanes, Interval, LinkClass, LinkLane, Timeline};
+use crate::{Axis, Scenario};
+
+pub(crate) fn timeline(g: &Graph, run: &RunResult, reduced: bool) -> Timeline {
+    let interval = |task: u32, exposed_s: f64, with_window: bool| {
+        let t = &g.tasks[task as usize];
+        let (start_s, end_s) = (run.start_s[task as usize], run.end_s[task as usize]);
+        let window = t.window.filter(|_| with_window).map(|(from, to)| {
+            let order = &g.compute_order[t.gpu as usize];
+            (
+                run.start_s[order[from as usize] as usize],
+                run.end_s[order[to as usize] as usize],
+            )
+        });
+        let comm = t.axis != COMPUTE;
+        Interval {
+            start_s,
+            end_s,
+            op: t.op,
+            phase: t.phase,
+            micro_batch: t.micro_batch,
+            layer: t.layer,
+            chunk: t.chunk,
+            bytes: if comm { t.work } else { 0.0 },
+            achieved_gbps: run.achieved_gbps[task as usize],
+            contention_s: run.contention_s[task as usize],
+            exposed_s,
+            window,
+            flops: t.flops,
+        }
+    };
+    let mut gpus: Vec<GpuLanes> = g
+        .gpus
+        .iter()
+        .enumerate()
+        .map(|(i, info)| GpuLanes {
+            rank: info.rank,
+            node: info.node,
+            stage: info.stage,
+            dp_rank: info.dp_rank,
+            tp_rank: info.tp_rank,
+            represents: info.represents,
+            compute: g.compute_order[i]
+                .iter()
+                .map(|&t| interval(t, 0.0, false))
+                .collect(),
+            comm: [Vec::new(), Vec::new(), Vec::new()],
+        })
+        .collect();
+    for (id, t) in g.tasks.iter().enumerate() {
+        if t.axis == COMPUTE {
+            continue;
+        }
+        for (i, &m) in g.members_of(id as u32).iter().enumerate() {
+            let slot = t.members_start as usize + i;
+            let iv = interval(id as u32, run.exposed_s[slot], m == t.gpu);
+            gpus[m as usize].comm[t.axis as usize].push(iv);
+        }
+    }
+    for lanes in &mut gpus {
+        for lane in &mut lanes.comm {
+            lane.sort_by(|a, b| a.start_s.total_cmp(&b.start_s));
+        }
+    }
+    let links = g
+        .resources
+        .iter()
+        .zip(&run.links)
+        .map(|(r, log)| LinkLane {
+            gpu: r.gpu,
+            class: r.class,
+            direction: r.direction,
+            capacity_gbps: r.capacity_bps / 1e9,
+            samples: log.samples.clone(),
+        })
+        .collect();
+    Timeline {
+        step_time_s: run.step_time_s,
+        reduced,
+        gpus,
+        links,
+    }
+}
+
+/// The slowest GPU: the one that finishes last (the lowest index on a tie).
+fn slowest(run: &RunResult) -> usize {
+    let mut best = 0;
+    for (i, st) in run.gpus.iter().enumerate() {
+        if st.end_s > run.gpus[best].end_s {
+            best = i;
+        }
+    }
+    best
+}
+
+pub(crate) fn report(s: &Scenario, g: &Graph, run: &RunResult) -> Report {
+    let step = run.step_time_s;
+    let gi = slowest(run);
+    let stats = &run.gpus[gi];
+    let mut r = Report {
+        step_time_ms: step * 1e3,
+        compute_ms: stats.compute_busy_s * 1e3,
+        ..Report::default()
+    };
+    let mut window_s = [0.0f64; 3];
+    let mut contention_s = [0.0f64; 3];
+    for (id, t) in g.tasks.iter().enumerate() {
+        if t.axis == COMPUTE || !g.members_of(id as u32).contains(&(gi as u32)) {
+            continue;
+        }
+        contention_s[t.axis as usize] += run.contention_s[id];
+        if let (Some((from, to)), true) = (t.window, t.gpu as usize == gi) {
+            window_s[t.axis as usize] += g.compute_span_s(t.gpu, from, to);
+        }
+    }
+    for axis in Axis::ALL {
+        let a = axis.index();
+        let comm = stats.comm_s[a];
+        let exposed = stats.exposed_s[a];
+        *r.axes.get_mut(axis) = AxisReport {
+            comm_ms: comm * 1e3,
+            exposed_ms: exposed * 1e3,
+            hidden: if comm > 0.0 {
+                (1.0 - exposed / comm).clamp(0.0, 1.0)
+            } else {
+                1.0
+            },
+            window_ms: window_s[a] * 1e3,
+            contention_ms: contention_s[a] * 1e3,
+        };
+    }
+    for (class, out) in [
+        (LinkClass::Nvlink, &mut r.links.nvlink),
+        (LinkClass::Network, &mut r.links.network),
+    ] {
+        let (mut busy, mut shared, mut count) = (0.0, 0.0, 0usize);
+        for (res, log) in g.resources.iter().zip(&run.links) {
+            if res.class == class && res.gpu.is_some() {
+                busy += log.busy_s;
+                shared += log.shared_s;
+                count += 1;
+            }
+        }
+        *out = LinkReport {
+            busy: if count > 0 && step > 0.0 {
+                busy / count as f64 / step
+            } else {
+                0.0
+            },
+            shared: if busy > 0.0 { shared / busy } else { 0.0 },
+        };
+    }
+    let gpus = s.hardware.gpus() as f64;
+    let (mut model, mut executed) = (0.0, 0.0);
+    for (info, (m, e)) in g.gpus.iter().zip(&g.flops) {
+        model += m * f64::from(info.represents);
+        executed += e * f64::from(info.represents);
+    }
+    let per = |flops: f64| {
+        if step > 0.0 {
+            flops / gpus / step / 1e12
+        } else {
+            0.0
+        }
+    };
+    r.model_tflops_per_gpu = per(model);
+    r.hardware_tflops_per_gpu = per(executed);
+    r.mfu = r.model_tflops_per_gpu / s.hardware.peak_tflops;
+    let exposed_total: f64 = stats.exposed_s.iter().sum();
+    r.bubble_fraction = if step > 0.0 {
+        ((step - stats.compute_busy_s - exposed_total) / step).max(0.0)
+    } else {
+        0.0
+    };
+    r
+}

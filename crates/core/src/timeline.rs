@@ -1,0 +1,211 @@
+//! The step as plain data: what the page draws, the trace exports and the
+//! report sums. Nothing here is recomputed by its readers.
+
+use serde::Serialize;
+
+/// The three parallelism axes; each has its own communication stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Axis {
+    Tp,
+    Pp,
+    Dp,
+}
+
+impl Axis {
+    pub const ALL: [Axis; 3] = [Axis::Tp, Axis::Pp, Axis::Dp];
+
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Axis::Tp => "tp",
+            Axis::Pp => "pp",
+            Axis::Dp => "dp",
+        }
+    }
+}
+
+/// Which pass an op belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    Forward,
+    Recompute,
+    Backward,
+    Step,
+}
+
+/// What an interval is. Compute ops first, then collectives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OpKind {
+    /// LayerNorm, then the QKV GEMM (6bsh^2/t).
+    Qkv,
+    /// The attention core (4bs^2h/t) with its softmax and dropout.
+    Attention,
+    /// The attention output projection (2bsh^2/t), row-parallel: its output is reduced.
+    Proj,
+    /// Bias-dropout-residual, LayerNorm, the first MLP GEMM (8bsh^2/t) and GeLU.
+    MlpUp,
+    /// The second MLP GEMM (8bsh^2/t), row-parallel: its output is reduced.
+    MlpDown,
+    /// The logits GEMM and the loss on the last stage (2bshV/t).
+    Logits,
+    /// Backward of the second MLP GEMM: input and weight gradients.
+    MlpDownBackward,
+    /// Input gradient of the first MLP GEMM; its TP reduction follows.
+    MlpUpDgrad,
+    /// Weight gradient of the first MLP GEMM: the window of that reduction.
+    MlpUpWgrad,
+    /// Backward of the projection and of the attention core.
+    AttentionBackward,
+    /// Input gradient of the QKV GEMM; its TP reduction follows.
+    QkvDgrad,
+    /// Weight gradient of the QKV GEMM: the window of that reduction.
+    QkvWgrad,
+    LogitsBackward,
+    /// The optimizer step: memory-bound, after the DP reduction.
+    Optimizer,
+    /// The micro-benchmark's GEMM (or one chunk of it).
+    Gemm,
+    AllReduce,
+    ReduceScatter,
+    AllGather,
+    /// Pipeline send of activations (forward) or gradients (backward).
+    Send,
+}
+
+impl OpKind {
+    pub fn label(self) -> &'static str {
+        match self {
+            OpKind::Qkv => "QKV GEMM",
+            OpKind::Attention => "attention",
+            OpKind::Proj => "attn proj GEMM",
+            OpKind::MlpUp => "MLP up GEMM",
+            OpKind::MlpDown => "MLP down GEMM",
+            OpKind::Logits => "logits",
+            OpKind::MlpDownBackward => "MLP down bwd",
+            OpKind::MlpUpDgrad => "MLP up dgrad",
+            OpKind::MlpUpWgrad => "MLP up wgrad",
+            OpKind::AttentionBackward => "attention bwd",
+            OpKind::QkvDgrad => "QKV dgrad",
+            OpKind::QkvWgrad => "QKV wgrad",
+            OpKind::LogitsBackward => "logits bwd",
+            OpKind::Optimizer => "optimizer",
+            OpKind::Gemm => "GEMM",
+            OpKind::AllReduce => "AllReduce",
+            OpKind::ReduceScatter => "ReduceScatter",
+            OpKind::AllGather => "AllGather",
+            OpKind::Send => "send",
+        }
+    }
+
+    pub fn is_comm(self) -> bool {
+        matches!(
+            self,
+            OpKind::AllReduce | OpKind::ReduceScatter | OpKind::AllGather | OpKind::Send
+        )
+    }
+}
+
+/// `u32::MAX` in `layer` or `micro_batch` means "not applicable".
+pub const NONE: u32 = u32::MAX;
+
+/// One bar of the timeline.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Interval {
+    pub start_s: f64,
+    pub end_s: f64,
+    pub op: OpKind,
+    pub phase: Phase,
+    pub micro_batch: u32,
+    pub layer: u32,
+    /// 0-based chunk of a split GEMM and its collective; 0 when not split.
+    pub chunk: u32,
+    /// Communication: bytes each rank sends to its ring neighbour (or the
+    /// sent bytes, for a send). Compute: 0.
+    pub bytes: f64,
+    /// Communication: bytes / transfer time (latency excluded), GB/s.
+    pub achieved_gbps: f64,
+    /// Communication: how much longer it took than alone on the same links.
+    pub contention_s: f64,
+    /// Communication: the part of it during which the compute stream waited on it.
+    pub exposed_s: f64,
+    /// Communication: the compute that can hide it (model.md section 5), as a
+    /// span on the same GPU's compute lane; `None` when it has no window.
+    pub window: Option<(f64, f64)>,
+    /// Compute: work in FLOPs.
+    pub flops: f64,
+}
+
+/// One simulated GPU. Under the symmetric reduction it stands for `represents` GPUs.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct GpuLanes {
+    /// Global rank of the GPU simulated.
+    pub rank: u32,
+    pub node: u32,
+    pub stage: u32,
+    pub dp_rank: u32,
+    pub tp_rank: u32,
+    /// How many real GPUs this one stands for (TP ranks x DP replicas when reduced).
+    pub represents: u32,
+    pub compute: Vec<Interval>,
+    /// Communication lanes, indexed by `Axis::index`.
+    pub comm: [Vec<Interval>; 3],
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum LinkClass {
+    Nvlink,
+    Network,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Direction {
+    Out,
+    In,
+}
+
+/// Bandwidth on one link from `t_s` until the next sample, per axis, GB/s.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LinkSample {
+    pub t_s: f64,
+    pub gbps: [f64; 3],
+}
+
+/// A link resource of one simulated GPU (or the shared network core).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LinkLane {
+    /// Index into `Timeline::gpus`; `None` for the network core.
+    pub gpu: Option<usize>,
+    pub class: LinkClass,
+    pub direction: Direction,
+    /// What the collectives can use: datasheet bandwidth x collective efficiency.
+    pub capacity_gbps: f64,
+    pub samples: Vec<LinkSample>,
+}
+
+/// The whole step.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Timeline {
+    pub step_time_s: f64,
+    /// True when each simulated GPU stands for its TP group and DP replicas.
+    pub reduced: bool,
+    pub gpus: Vec<GpuLanes>,
+    pub links: Vec<LinkLane>,
+}
+
+impl Timeline {
+    /// Number of bars, for level-of-detail decisions.
+    pub fn interval_count(&self) -> usize {
+        self.gpus
+            .iter()
+            .map(|g| g.compute.len() + g.comm.iter().map(Vec::len).sum::<usize>())
+            .sum()
+    }
+}

@@ -1,0 +1,495 @@
+//! Turns a `ScenarioInput` into a `Scenario`: defaults, then every check, each
+//! refusal naming its field and what would be valid. Limits keep absurd
+//! scenarios from hanging the page or exhausting memory.
+
+use crate::hardware::{Hardware, HardwarePreset};
+use crate::scenario::*;
+
+/// The largest cluster accepted. The reduced simulation does not grow with DP,
+/// but a clear limit is friendlier than a number no one can check.
+pub const MAX_GPUS: u64 = 65_536;
+/// Simulated operations (compute ops and collectives) one run may hold; about
+/// 120 bytes each, so the limit keeps a run well under 1 GB.
+pub const MAX_SIMULATED_OPS: u64 = 4_000_000;
+
+/// The defaults are the didactic scenario: two DGX A100 nodes, TP 4 x PP 2 x DP 2.
+pub(crate) const DEFAULT_HARDWARE_PRESET: HardwarePreset = HardwarePreset::DgxA100;
+pub(crate) const DEFAULT_NODES: u32 = 2;
+
+pub(crate) fn default_transformer() -> Transformer {
+    Transformer {
+        mode: Mode::Train,
+        layers: 8,
+        hidden: 4096,
+        heads: 32,
+        seq: 2048,
+        vocab: 51200,
+        micro_batch: 1,
+        global_batch: 8,
+        recompute: Recompute::None,
+        sequence_parallel: false,
+    }
+}
+
+pub(crate) fn default_parallel() -> Parallel {
+    Parallel {
+        tp: 4,
+        pp: 2,
+        dp: 2,
+        schedule: Schedule::OneFOneB,
+        virtual_stages: 1,
+        scatter_gather: true,
+    }
+}
+
+pub(crate) fn default_overlap() -> Overlap {
+    Overlap {
+        tp: true,
+        pp: true,
+        dp: true,
+        tp_chunks: 4,
+        bucket_mb: 25.0,
+        grad_bytes: 2,
+    }
+}
+
+/// In the 10-20% measured for GEMMs overlapped with NCCL (published.md section 4).
+pub(crate) const DEFAULT_SM_TAX: f64 = 0.15;
+
+/// The CoCoNet GEMM (published.md case 1): b*s x 4h/t times 4h/t x h.
+pub(crate) const DEFAULT_MATMUL: MatmulAllreduce = MatmulAllreduce {
+    m: 24576,
+    n: 3072,
+    k: 768,
+};
+
+struct Checker {
+    errors: Vec<FieldError>,
+}
+
+impl Checker {
+    fn fail(&mut self, field: &str, message: String) {
+        self.errors.push(FieldError {
+            field: field.to_string(),
+            message,
+        });
+    }
+
+    fn int(&mut self, field: &str, value: u32, lo: u32, hi: u32) -> bool {
+        if value < lo || value > hi {
+            self.fail(
+                field,
+                format!("{value} is out of range: valid is {lo} to {hi}"),
+            );
+            return false;
+        }
+        true
+    }
+
+    fn real(&mut self, field: &str, value: f64, lo: f64, hi: f64, lo_open: bool) -> bool {
+        let below = if lo_open { value <= lo } else { value < lo };
+        if !value.is_finite() || below || value > hi {
+            let low = if lo_open { "above" } else { "from" };
+            self.fail(
+                field,
+                format!("{value} is out of range: valid is {low} {lo} to {hi}"),
+            );
+            return false;
+        }
+        true
+    }
+}
+
+fn divisors(n: u32, limit: u32) -> String {
+    let list: Vec<String> = (1..=n.min(limit))
+        .filter(|d| n % d == 0)
+        .map(|d| d.to_string())
+        .collect();
+    list.join(", ")
+}
+
+pub(crate) fn resolve(input: &ScenarioInput) -> Result<Scenario, ScenarioError> {
+    let mut c = Checker { errors: Vec::new() };
+
+    let preset = input.hardware.preset.unwrap_or(DEFAULT_HARDWARE_PRESET);
+    let base = preset.hardware();
+    let h = &input.hardware;
+    let hardware = Hardware {
+        nodes: h.nodes.unwrap_or(DEFAULT_NODES),
+        gpus_per_node: h.gpus_per_node.unwrap_or(base.gpus_per_node),
+        peak_tflops: h.peak_tflops.unwrap_or(base.peak_tflops),
+        hbm_gbps: h.hbm_gbps.unwrap_or(base.hbm_gbps),
+        nvlink_gbps: h.nvlink_gbps.unwrap_or(base.nvlink_gbps),
+        nic_gbps: h.nic_gbps.unwrap_or(base.nic_gbps),
+        oversubscription: h.oversubscription.unwrap_or(base.oversubscription),
+        nvlink_latency_us: h.nvlink_latency_us.unwrap_or(base.nvlink_latency_us),
+        network_latency_us: h.network_latency_us.unwrap_or(base.network_latency_us),
+    };
+    let hw_ok = [
+        c.int("hardware.nodes", hardware.nodes, 1, 8192),
+        c.int("hardware.gpus_per_node", hardware.gpus_per_node, 1, 64),
+    ]
+    .iter()
+    .all(|ok| *ok);
+    c.real(
+        "hardware.peak_tflops",
+        hardware.peak_tflops,
+        0.0,
+        100_000.0,
+        true,
+    );
+    c.real(
+        "hardware.hbm_gbps",
+        hardware.hbm_gbps,
+        0.0,
+        1_000_000.0,
+        true,
+    );
+    c.real(
+        "hardware.nvlink_gbps",
+        hardware.nvlink_gbps,
+        0.0,
+        100_000.0,
+        true,
+    );
+    c.real("hardware.nic_gbps", hardware.nic_gbps, 0.0, 100_000.0, true);
+    c.real(
+        "hardware.oversubscription",
+        hardware.oversubscription,
+        1.0,
+        64.0,
+        false,
+    );
+    c.real(
+        "hardware.nvlink_latency_us",
+        hardware.nvlink_latency_us,
+        0.0,
+        10_000.0,
+        false,
+    );
+    c.real(
+        "hardware.network_latency_us",
+        hardware.network_latency_us,
+        0.0,
+        10_000.0,
+        false,
+    );
+    let gpus = hardware.gpus();
+    if hw_ok && gpus > MAX_GPUS {
+        c.fail(
+            "hardware.nodes",
+            format!(
+                "{} nodes x {} GPUs = {gpus} GPUs is more than this simulator accepts: at most {MAX_GPUS} GPUs",
+                hardware.nodes, hardware.gpus_per_node
+            ),
+        );
+    }
+
+    let kind = input.workload.kind.unwrap_or(WorkloadKind::Transformer);
+    let w = &input.workload;
+    let workload = match kind {
+        WorkloadKind::Transformer => {
+            let d = default_transformer();
+            Workload::Transformer(Transformer {
+                mode: w.mode.unwrap_or(d.mode),
+                layers: w.layers.unwrap_or(d.layers),
+                hidden: w.hidden.unwrap_or(d.hidden),
+                heads: w.heads.unwrap_or(d.heads),
+                seq: w.seq.unwrap_or(d.seq),
+                vocab: w.vocab.unwrap_or(d.vocab),
+                micro_batch: w.micro_batch.unwrap_or(d.micro_batch),
+                global_batch: w.global_batch.unwrap_or(d.global_batch),
+                recompute: w.recompute.unwrap_or(d.recompute),
+                sequence_parallel: w.sequence_parallel.unwrap_or(d.sequence_parallel),
+            })
+        }
+        WorkloadKind::MatmulAllreduce => Workload::MatmulAllreduce(MatmulAllreduce {
+            m: w.m.unwrap_or(DEFAULT_MATMUL.m),
+            n: w.n.unwrap_or(DEFAULT_MATMUL.n),
+            k: w.k.unwrap_or(DEFAULT_MATMUL.k),
+        }),
+    };
+    if kind == WorkloadKind::Transformer {
+        for (field, set) in [("m", w.m), ("n", w.n), ("k", w.k)] {
+            if set.is_some() {
+                c.fail(
+                    &format!("workload.{field}"),
+                    "only applies to workload.kind \"matmul_allreduce\"".to_string(),
+                );
+            }
+        }
+    }
+
+    // A matmul_allreduce scenario is one TP group; defaults that make sense for it.
+    let p = &input.parallel;
+    let dp_default = match &workload {
+        Workload::Transformer(_) => default_parallel().dp,
+        Workload::MatmulAllreduce(_) => 1,
+    };
+    let tp_default = match &workload {
+        Workload::Transformer(_) => default_parallel().tp,
+        Workload::MatmulAllreduce(_) => hardware.gpus_per_node,
+    };
+    let pp_default = match &workload {
+        Workload::Transformer(_) => default_parallel().pp,
+        Workload::MatmulAllreduce(_) => 1,
+    };
+    let dp_p = default_parallel();
+    let parallel = Parallel {
+        tp: p.tp.unwrap_or(tp_default),
+        pp: p.pp.unwrap_or(pp_default),
+        dp: p.dp.unwrap_or(dp_default),
+        schedule: p.schedule.unwrap_or(dp_p.schedule),
+        virtual_stages: p.virtual_stages.unwrap_or(dp_p.virtual_stages),
+        scatter_gather: p.scatter_gather.unwrap_or(dp_p.scatter_gather),
+    };
+    let o = &input.overlap;
+    let od = default_overlap();
+    let overlap = Overlap {
+        tp: o.tp.unwrap_or(od.tp),
+        pp: o.pp.unwrap_or(od.pp),
+        dp: o.dp.unwrap_or(od.dp),
+        tp_chunks: o.tp_chunks.unwrap_or(od.tp_chunks),
+        bucket_mb: o.bucket_mb.unwrap_or(od.bucket_mb),
+        grad_bytes: o.grad_bytes.unwrap_or(od.grad_bytes),
+    };
+    let sm_tax = input.sm_tax.unwrap_or(DEFAULT_SM_TAX);
+    c.real("sm_tax", sm_tax, 0.0, 0.9, false);
+    c.int("overlap.tp_chunks", overlap.tp_chunks, 1, 64);
+    c.real(
+        "overlap.bucket_mb",
+        overlap.bucket_mb,
+        0.1,
+        100_000.0,
+        false,
+    );
+    if ![1, 2, 4].contains(&overlap.grad_bytes) {
+        c.fail(
+            "overlap.grad_bytes",
+            format!(
+                "{} is not a gradient width: valid are 1, 2 or 4 bytes",
+                overlap.grad_bytes
+            ),
+        );
+    }
+
+    let par_ok = [
+        c.int("parallel.tp", parallel.tp, 1, 64),
+        c.int("parallel.pp", parallel.pp, 1, 4096),
+        c.int("parallel.dp", parallel.dp, 1, 65_536),
+        c.int("parallel.virtual_stages", parallel.virtual_stages, 1, 64),
+    ]
+    .iter()
+    .all(|ok| *ok);
+
+    if hw_ok && par_ok {
+        check_layout(&mut c, &hardware, &parallel);
+    }
+
+    match &workload {
+        Workload::Transformer(t) => check_transformer(&mut c, t, &parallel, &overlap, par_ok),
+        Workload::MatmulAllreduce(mm) => {
+            c.int("workload.m", mm.m, 1, 1 << 20);
+            c.int("workload.n", mm.n, 1, 1 << 20);
+            c.int("workload.k", mm.k, 1, 1 << 20);
+            if parallel.pp != 1 {
+                c.fail(
+                    "parallel.pp",
+                    format!(
+                        "{} pipeline stages: the matmul_allreduce micro-benchmark has none, valid is 1",
+                        parallel.pp
+                    ),
+                );
+            }
+            if overlap.tp_chunks > mm.m {
+                c.fail(
+                    "overlap.tp_chunks",
+                    format!(
+                        "{} chunks of a GEMM with {} rows: valid is 1 to {}",
+                        overlap.tp_chunks,
+                        mm.m,
+                        mm.m.min(64)
+                    ),
+                );
+            }
+        }
+    }
+
+    if !c.errors.is_empty() {
+        return Err(ScenarioError { errors: c.errors });
+    }
+    let scenario = Scenario {
+        hardware_preset: preset,
+        hardware,
+        workload,
+        parallel,
+        overlap,
+        sm_tax,
+    };
+    let ops = crate::workload::estimated_ops(&scenario);
+    if ops > MAX_SIMULATED_OPS {
+        return Err(ScenarioError::single(
+            "workload.global_batch",
+            format!(
+                "this step would simulate about {ops} operations, more than the limit of {MAX_SIMULATED_OPS}: \
+                 lower global_batch or layers, raise micro_batch, or lower overlap.tp_chunks"
+            ),
+        ));
+    }
+    Ok(scenario)
+}
+
+fn check_layout(c: &mut Checker, hw: &Hardware, p: &Parallel) {
+    let gpus = hw.gpus();
+    let product = u64::from(p.tp) * u64::from(p.pp) * u64::from(p.dp);
+    if product != gpus {
+        let field = if p.dp == 1 && p.pp > 1 {
+            "parallel.pp"
+        } else {
+            "parallel.dp"
+        };
+        let tp_pp = u64::from(p.tp) * u64::from(p.pp);
+        let hint = if gpus % tp_pp == 0 {
+            format!(
+                "with tp {} and pp {}, valid dp is {}",
+                p.tp,
+                p.pp,
+                gpus / tp_pp
+            )
+        } else {
+            format!("tp x pp must divide {gpus}")
+        };
+        c.fail(
+            field,
+            format!(
+                "tp x pp x dp = {} x {} x {} = {product}, but the cluster has {gpus} GPUs ({} nodes x {}): {hint}",
+                p.tp, p.pp, p.dp, hw.nodes, hw.gpus_per_node
+            ),
+        );
+        return;
+    }
+    if p.tp > hw.gpus_per_node || hw.gpus_per_node % p.tp != 0 {
+        c.fail(
+            "parallel.tp",
+            format!(
+                "{} does not fit a node of {} GPUs: TP stays inside a node, valid is {}",
+                p.tp,
+                hw.gpus_per_node,
+                divisors(hw.gpus_per_node, 64)
+            ),
+        );
+        return;
+    }
+    // Ranks are laid out TP fastest, then DP, then PP (Megatron's order). Every
+    // pipeline stage must see the same links for the symmetric reduction.
+    let stage_gpus = p.tp * p.dp;
+    if stage_gpus % hw.gpus_per_node != 0 && hw.gpus_per_node % stage_gpus != 0 {
+        c.fail(
+            "parallel.dp",
+            format!(
+                "tp x dp = {stage_gpus} GPUs per pipeline stage neither fills whole nodes of {} nor divides one, \
+                 so stages would see different links: choose dp so that tp x dp divides or is a multiple of {}",
+                hw.gpus_per_node, hw.gpus_per_node
+            ),
+        );
+    }
+}
+
+fn check_transformer(c: &mut Checker, t: &Transformer, p: &Parallel, o: &Overlap, par_ok: bool) {
+    let dims_ok = [
+        c.int("workload.layers", t.layers, 1, 4096),
+        c.int("workload.hidden", t.hidden, 1, 262_144),
+        c.int("workload.heads", t.heads, 1, 4096),
+        c.int("workload.seq", t.seq, 1, 1 << 20),
+        c.int("workload.vocab", t.vocab, 1, 10_000_000),
+        c.int("workload.micro_batch", t.micro_batch, 1, 65_536),
+        c.int("workload.global_batch", t.global_batch, 1, 100_000_000),
+    ]
+    .iter()
+    .all(|ok| *ok);
+    if !dims_ok || !par_ok {
+        return;
+    }
+    if t.hidden % t.heads != 0 {
+        c.fail(
+            "workload.heads",
+            format!(
+                "{} heads do not divide hidden {}: valid are divisors of {}",
+                t.heads, t.hidden, t.hidden
+            ),
+        );
+    }
+    if t.heads % p.tp != 0 {
+        c.fail(
+            "parallel.tp",
+            format!(
+                "tp {} does not divide the {} heads: valid is {}",
+                p.tp,
+                t.heads,
+                divisors(t.heads, 64)
+            ),
+        );
+    }
+    if t.sequence_parallel && t.seq % p.tp != 0 {
+        c.fail(
+            "workload.sequence_parallel",
+            format!(
+                "sequence {} is not divisible by tp {}: sequence parallelism splits it",
+                t.seq, p.tp
+            ),
+        );
+    }
+    let stages = p.pp * p.virtual_stages;
+    if t.layers % stages != 0 {
+        c.fail(
+            "workload.layers",
+            format!(
+                "{} layers cannot be split into pp x virtual_stages = {stages} equal stages: valid are multiples of {stages}",
+                t.layers
+            ),
+        );
+    }
+    if p.virtual_stages > 1 && p.schedule != Schedule::Interleaved {
+        c.fail(
+            "parallel.virtual_stages",
+            format!(
+                "{} virtual stages need schedule \"interleaved\"; with {:?} valid is 1",
+                p.virtual_stages, p.schedule
+            ),
+        );
+    }
+    let per_step = u64::from(t.micro_batch) * u64::from(p.dp);
+    if u64::from(t.global_batch) % per_step != 0 {
+        c.fail(
+            "workload.global_batch",
+            format!(
+                "{} does not divide into micro-batches of {} on each of {} replicas: valid are multiples of {per_step}",
+                t.global_batch, t.micro_batch, p.dp
+            ),
+        );
+        return;
+    }
+    let m = u64::from(t.global_batch) / per_step;
+    if p.schedule == Schedule::Interleaved && m % u64::from(p.pp) != 0 {
+        c.fail(
+            "workload.global_batch",
+            format!(
+                "the interleaved schedule needs micro-batches per pipeline ({m}) to be a multiple of pp {}: \
+                 valid global_batch are multiples of {}",
+                p.pp,
+                per_step * u64::from(p.pp)
+            ),
+        );
+    }
+    let gemm_rows = u64::from(t.micro_batch) * u64::from(t.seq);
+    if o.tp && u64::from(o.tp_chunks) > gemm_rows {
+        c.fail(
+            "overlap.tp_chunks",
+            format!(
+                "{} chunks of a GEMM with {gemm_rows} rows: valid is 1 to {}",
+                o.tp_chunks,
+                gemm_rows.min(64)
+            ),
+        );
+    }
+}

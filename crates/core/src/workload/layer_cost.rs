@@ -1,0 +1,208 @@
+//! What each op of one transformer layer costs on one TP rank: FLOPs from
+//! Megatron's counts (model.md section 4) and HBM bytes of the memory-bound
+//! kernels around them, each kernel timed by the roofline.
+//!
+//! Elementwise kernels are counted at fp16/bf16 (2 bytes per value) with the
+//! fusions Megatron-LM had in 2021-22: fused scale-mask-softmax, fused
+//! bias-GeLU, fused bias-dropout-add. Without sequence parallelism the
+//! LayerNorms and dropouts run on the full [b, s, h] activation on every TP
+//! rank; with it, on 1/t of it.
+
+use crate::efficiency::{kernel_time_s, matmul_efficiency};
+use crate::scenario::{Recompute, Transformer};
+
+/// One op: seconds at full speed on an idle GPU, and its FLOPs.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct OpCost {
+    pub time_s: f64,
+    pub flops: f64,
+}
+
+impl OpCost {
+    fn add(self, other: OpCost) -> OpCost {
+        OpCost {
+            time_s: self.time_s + other.time_s,
+            flops: self.flops + other.flops,
+        }
+    }
+}
+
+pub(crate) struct Roofline {
+    pub peak_tflops: f64,
+    pub hbm_gbps: f64,
+}
+
+impl Roofline {
+    pub fn kernel(&self, flops: f64, bytes: f64) -> OpCost {
+        OpCost {
+            time_s: kernel_time_s(flops, bytes, self.peak_tflops, self.hbm_gbps),
+            flops,
+        }
+    }
+
+    /// `count` independent GEMMs of `flops_each` in one batched kernel: each
+    /// is as efficient as a GEMM of its own size, since every head's GEMM is
+    /// tiled on its own.
+    pub fn batched(&self, count: f64, flops_each: f64, bytes: f64) -> OpCost {
+        let flops = count * flops_each;
+        let compute_s = flops / (self.peak_tflops * 1e12 * matmul_efficiency(flops_each));
+        OpCost {
+            time_s: compute_s.max(bytes / (self.hbm_gbps * 1e9)),
+            flops,
+        }
+    }
+
+    fn memory(&self, bytes: f64) -> OpCost {
+        self.kernel(0.0, bytes)
+    }
+
+    /// A GEMM [rows x inner] x [inner x cols] at 2 bytes per value.
+    pub fn gemm(&self, rows: f64, inner: f64, cols: f64) -> OpCost {
+        let flops = 2.0 * rows * inner * cols;
+        let bytes = 2.0 * (rows * inner + inner * cols + rows * cols);
+        self.kernel(flops, bytes)
+    }
+}
+
+/// A row-parallel GEMM that may be split into chunks along its rows; its
+/// output is what the TP collective reduces.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SplitGemm {
+    pub rows: f64,
+    pub inner: f64,
+    pub cols: f64,
+}
+
+impl SplitGemm {
+    pub fn chunk(&self, r: &Roofline, chunks: u32) -> OpCost {
+        r.gemm(self.rows / f64::from(chunks), self.inner, self.cols)
+    }
+}
+
+/// Costs of one layer on one TP rank for one micro-batch.
+pub(crate) struct LayerCost {
+    pub qkv: OpCost,
+    pub attention: OpCost,
+    pub proj: SplitGemm,
+    pub mlp_up: OpCost,
+    pub mlp_down: SplitGemm,
+    pub mlp_down_backward: OpCost,
+    pub mlp_up_dgrad: OpCost,
+    pub mlp_up_wgrad: OpCost,
+    pub attention_backward: OpCost,
+    /// Part of `attention_backward` that is recomputation (selective).
+    pub attention_recompute_flops: f64,
+    pub qkv_dgrad: OpCost,
+    pub qkv_wgrad: OpCost,
+    pub logits: OpCost,
+    pub logits_backward: OpCost,
+    /// Bytes of the [b, s, h] activation at 2 bytes per value: what the TP
+    /// collectives and pipeline sends move.
+    pub activation_bytes: f64,
+}
+
+pub(crate) fn layer_cost(t: &Transformer, tp: u32, r: &Roofline) -> LayerCost {
+    let (b, s, h) = (
+        f64::from(t.micro_batch),
+        f64::from(t.seq),
+        f64::from(t.hidden),
+    );
+    let tp_f = f64::from(tp);
+    let v = f64::from(t.vocab);
+    let tokens = b * s;
+    let e = tokens * h; // activation values
+    let e_rep = if t.sequence_parallel { e / tp_f } else { e };
+    // Attention scores on this rank: b x heads/t x s x s.
+    let scores = b * f64::from(t.heads) / tp_f * s * s;
+    let head_dim = h / f64::from(t.heads);
+    let heads_rank = f64::from(t.heads) / tp_f;
+
+    // Batched attention GEMMs: b x heads/t GEMMs of [s x d] x [d x s] and [s x s] x [s x d].
+    let per_head = 2.0 * s * s * head_dim;
+    let score_gemm = r.batched(b * heads_rank, per_head, 2.0 * (2.0 * e / tp_f + scores));
+    let context_gemm = r.batched(b * heads_rank, per_head, 2.0 * (scores + 2.0 * e / tp_f));
+    // Fused scale-mask-softmax reads and writes the scores; dropout reads
+    // them, writes them and a 1-byte mask.
+    let softmax = r.memory(4.0 * scores);
+    let dropout = r.memory(5.0 * scores);
+    let attention_core = score_gemm.add(softmax).add(dropout).add(context_gemm);
+
+    let layernorm = r.memory(4.0 * e_rep);
+    let layernorm_bwd = r.memory(6.0 * e_rep);
+    let bias_dropout_add = r.memory(7.0 * e_rep);
+    let bias_dropout_add_bwd = r.memory(5.0 * e_rep);
+
+    let qkv_gemm = r.gemm(tokens, h, 3.0 * h / tp_f);
+    let up_gemm = r.gemm(tokens, h, 4.0 * h / tp_f);
+    let gelu = r.memory(2.0 * 2.0 * 4.0 * e / tp_f);
+    let gelu_bwd = r.memory(3.0 * 2.0 * 4.0 * e / tp_f);
+    let proj = SplitGemm {
+        rows: tokens,
+        inner: h / tp_f,
+        cols: h,
+    };
+    let mlp_down = SplitGemm {
+        rows: tokens,
+        inner: 4.0 * h / tp_f,
+        cols: h,
+    };
+    let proj_full = proj.chunk(r, 1);
+    let down_full = mlp_down.chunk(r, 1);
+
+    // Backward: input gradient and weight gradient, each as costly as the forward GEMM.
+    let attention_core_bwd = OpCost {
+        time_s: 2.0 * (score_gemm.time_s + context_gemm.time_s)
+            + r.memory(5.0 * scores).time_s
+            + r.memory(6.0 * scores).time_s,
+        flops: 2.0 * (score_gemm.flops + context_gemm.flops),
+    };
+    let mut attention_backward = layernorm_bwd
+        .add(bias_dropout_add_bwd)
+        .add(proj_full)
+        .add(proj_full)
+        .add(attention_core_bwd);
+    let mut attention_recompute_flops = 0.0;
+    if t.recompute == Recompute::Selective {
+        attention_backward = attention_backward.add(attention_core);
+        attention_recompute_flops = attention_core.flops;
+    }
+
+    let logits_gemm = r.gemm(tokens, h, v / tp_f);
+    // Cross-entropy reads and writes the logits a few times (softmax, loss, gradient).
+    let cross_entropy = r.memory(8.0 * tokens * v / tp_f);
+    LayerCost {
+        // The previous layer's closing bias-dropout-add runs here.
+        qkv: bias_dropout_add.add(layernorm).add(qkv_gemm),
+        attention: attention_core,
+        proj,
+        mlp_up: bias_dropout_add.add(layernorm).add(up_gemm).add(gelu),
+        mlp_down,
+        mlp_down_backward: layernorm_bwd
+            .add(bias_dropout_add_bwd)
+            .add(down_full)
+            .add(down_full),
+        mlp_up_dgrad: gelu_bwd.add(up_gemm),
+        mlp_up_wgrad: up_gemm,
+        attention_backward,
+        attention_recompute_flops,
+        qkv_dgrad: qkv_gemm,
+        qkv_wgrad: qkv_gemm,
+        logits: logits_gemm.add(cross_entropy),
+        logits_backward: logits_gemm
+            .add(logits_gemm)
+            .add(r.memory(4.0 * tokens * v / tp_f)),
+        activation_bytes: 2.0 * e,
+    }
+}
+
+/// Parameters of one layer on one TP rank: QKV, projection and MLP weights
+/// (12h^2) with their biases and two LayerNorms (13h).
+pub(crate) fn layer_params(hidden: u32, tp: u32) -> f64 {
+    let h = f64::from(hidden);
+    (12.0 * h * h + 13.0 * h) / f64::from(tp)
+}
+
+/// Bytes the optimizer step moves per parameter: mixed-precision Adam reads
+/// and writes the fp32 master weight and both moments (24 bytes), reads the
+/// gradient and writes the fp16 weight (4 bytes).
+pub(crate) const OPTIMIZER_BYTES_PER_PARAM: f64 = 28.0;

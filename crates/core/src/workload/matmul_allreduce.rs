@@ -1,0 +1,67 @@
+//! The CoCoNet micro-benchmark (Jangda et al. 2021): one GEMM, then the
+//! AllReduce of its output over the TP group. With TP overlap the GEMM is
+//! split into row chunks and chunk i's AllReduce runs while chunk i+1 computes.
+
+use super::layer_cost::{Roofline, SplitGemm};
+use super::Cluster;
+use crate::collective::Collective;
+use crate::graph::{Graph, Meta};
+use crate::scenario::{MatmulAllreduce, Scenario};
+use crate::timeline::{Axis, OpKind, Phase};
+use crate::Fidelity;
+
+pub(crate) fn build(s: &Scenario, mm: &MatmulAllreduce, fidelity: Fidelity) -> Graph {
+    let mut g = Graph::default();
+    let cluster = Cluster::new(&mut g, s, fidelity);
+    let roof = Roofline {
+        peak_tflops: s.hardware.peak_tflops,
+        hbm_gbps: s.hardware.hbm_gbps,
+    };
+    let tp = s.parallel.tp;
+    let chunks = if s.overlap.tp { s.overlap.tp_chunks } else { 1 };
+    let gemm = SplitGemm {
+        rows: f64::from(mm.m),
+        inner: f64::from(mm.k),
+        cols: f64::from(mm.n),
+    };
+    let cost = gemm.chunk(&roof, chunks);
+    let output_bytes = 2.0 * f64::from(mm.m) * f64::from(mm.n) / f64::from(chunks);
+    let kind = Collective::AllReduce;
+    let latency = f64::from(kind.steps(tp)) * cluster.nvlink_latency_s();
+    let l = cluster.layout.clone();
+    for replica in 0..l.replicas() {
+        let members: Vec<u32> = (0..l.tp_ranks())
+            .map(|k| cluster.gpu(0, replica, k))
+            .collect();
+        let pattern = cluster.nvlink_ring(&mut g, &members);
+        // The chunks' AllReduces run in order on one communication stream.
+        let mut previous = None;
+        for i in 0..chunks {
+            let meta = Meta::new(OpKind::Gemm, Phase::Forward).chunk(i);
+            let computed: Vec<u32> = members
+                .iter()
+                .map(|&m| g.compute(m, cost.time_s, cost.flops, meta))
+                .collect();
+            let bytes = kind.bytes_per_rank(tp, output_bytes);
+            let id = g.comm(
+                &members,
+                Axis::Tp as u8,
+                pattern,
+                bytes,
+                latency,
+                meta.op(OpKind::AllReduce),
+            );
+            for c in computed {
+                g.dep(c, id);
+            }
+            if let Some(p) = previous.replace(id) {
+                g.dep(p, id);
+            }
+            if i + 1 < chunks {
+                let next = g.next_compute_index(members[0]);
+                g.tasks[id as usize].window = Some((next, next));
+            }
+        }
+    }
+    g
+}

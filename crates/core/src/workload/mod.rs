@@ -1,0 +1,325 @@
+//! Workloads turn a scenario into a task graph: where each GPU sits, which
+//! links each collective crosses, and the ops of the step.
+
+mod layer_cost;
+mod matmul_allreduce;
+mod transformer;
+
+use crate::collective::Collective;
+use crate::efficiency::COLLECTIVE_EFFICIENCY;
+use crate::graph::{GpuInfo, Graph, ResourceInfo};
+use crate::network::Usage;
+use crate::scenario::{Recompute, Scenario, Workload};
+use crate::timeline::{Direction, LinkClass};
+use crate::Fidelity;
+
+pub(crate) fn build(s: &Scenario, fidelity: Fidelity) -> Graph {
+    match &s.workload {
+        Workload::Transformer(t) => transformer::build(s, t, fidelity),
+        Workload::MatmulAllreduce(mm) => matmul_allreduce::build(s, mm, fidelity),
+    }
+}
+
+/// Operations one reduced run simulates, estimated before building, so that
+/// absurd scenarios are refused instead of exhausting memory.
+pub fn estimated_ops(s: &Scenario) -> u64 {
+    match &s.workload {
+        Workload::MatmulAllreduce(_) => 2 * u64::from(s.overlap.tp_chunks) + 2,
+        Workload::Transformer(t) => {
+            let chunks = if s.overlap.tp && s.parallel.tp > 1 {
+                u64::from(s.overlap.tp_chunks)
+            } else {
+                1
+            };
+            // Forward: 5 compute ops, 2 row-parallel GEMMs split into chunks,
+            // each chunk with its collective, plus two AllGathers with SP.
+            let forward = 5 + 4 * (chunks - 1) + 2 + 2;
+            let per_layer = match (t.mode, t.recompute) {
+                (crate::scenario::Mode::Inference, _) => forward,
+                (_, Recompute::Full) => 2 * forward + 13,
+                _ => forward + 13,
+            };
+            let m = u64::from(s.micro_batches());
+            m * u64::from(t.layers) * per_layer + 6 * m * u64::from(s.parallel.pp)
+        }
+    }
+}
+
+/// Where GPUs sit: TP fastest, then DP, then PP (Megatron's rank order).
+#[derive(Clone, Debug)]
+pub(crate) struct Layout {
+    pub tp: u32,
+    pub pp: u32,
+    pub dp: u32,
+    pub gpus_per_node: u32,
+    pub fidelity: Fidelity,
+}
+
+impl Layout {
+    pub fn new(s: &Scenario, fidelity: Fidelity) -> Self {
+        Self {
+            tp: s.parallel.tp,
+            pp: s.parallel.pp,
+            dp: s.parallel.dp,
+            gpus_per_node: s.hardware.gpus_per_node,
+            fidelity,
+        }
+    }
+
+    pub fn rank(&self, stage: u32, dp: u32, tp: u32) -> u32 {
+        tp + self.tp * (dp + self.dp * stage)
+    }
+
+    pub fn node(&self, rank: u32) -> u32 {
+        rank / self.gpus_per_node
+    }
+
+    /// DP replicas and TP ranks that are simulated; the rest are mirrors.
+    pub fn replicas(&self) -> u32 {
+        match self.fidelity {
+            Fidelity::Reduced => 1,
+            Fidelity::Full => self.dp,
+        }
+    }
+
+    pub fn tp_ranks(&self) -> u32 {
+        match self.fidelity {
+            Fidelity::Reduced => 1,
+            Fidelity::Full => self.tp,
+        }
+    }
+
+    /// Real GPUs each simulated GPU stands for.
+    pub fn represents(&self) -> u32 {
+        match self.fidelity {
+            Fidelity::Reduced => self.tp * self.dp,
+            Fidelity::Full => 1,
+        }
+    }
+
+    /// Members of a DP group per node (k) and nodes it spans (N).
+    pub fn dp_spread(&self) -> (u32, u32) {
+        let stride = self.tp;
+        let per_node = (self.gpus_per_node / stride).clamp(1, self.dp);
+        (per_node, self.dp / per_node)
+    }
+
+    pub fn stages_share_node(&self, a: u32, b: u32) -> bool {
+        self.node(self.rank(a, 0, 0)) == self.node(self.rank(b, 0, 0))
+    }
+}
+
+/// The simulated GPUs and their four links (and the network core), built once per graph.
+pub(crate) struct Cluster {
+    pub layout: Layout,
+    /// Simulated GPU id by (stage, replica, tp rank).
+    ids: Vec<u32>,
+    core: Option<u32>,
+    nvlink_latency_s: f64,
+    network_latency_s: f64,
+}
+
+const NVL_OUT: u32 = 0;
+const NVL_IN: u32 = 1;
+const NIC_OUT: u32 = 2;
+const NIC_IN: u32 = 3;
+
+impl Cluster {
+    pub fn new(g: &mut Graph, s: &Scenario, fidelity: Fidelity) -> Self {
+        let layout = Layout::new(s, fidelity);
+        let hw = &s.hardware;
+        g.peak_tflops = hw.peak_tflops;
+        g.hbm_gbps = hw.hbm_gbps;
+        let mut ids = Vec::new();
+        for stage in 0..layout.pp {
+            for dp in 0..layout.replicas() {
+                for tp in 0..layout.tp_ranks() {
+                    let rank = layout.rank(stage, dp, tp);
+                    let id = g.add_gpu(GpuInfo {
+                        rank,
+                        node: layout.node(rank),
+                        stage,
+                        dp_rank: dp,
+                        tp_rank: tp,
+                        represents: layout.represents(),
+                    });
+                    ids.push(id);
+                    let links = [
+                        (LinkClass::Nvlink, Direction::Out, hw.nvlink_gbps),
+                        (LinkClass::Nvlink, Direction::In, hw.nvlink_gbps),
+                        (LinkClass::Network, Direction::Out, hw.nic_gbps),
+                        (LinkClass::Network, Direction::In, hw.nic_gbps),
+                    ];
+                    for (class, direction, gbps) in links {
+                        g.add_resource(ResourceInfo {
+                            gpu: Some(id as usize),
+                            class,
+                            direction,
+                            capacity_bps: gbps * 1e9 * COLLECTIVE_EFFICIENCY,
+                        });
+                    }
+                }
+            }
+        }
+        // The network core matters only when it is oversubscribed. Its
+        // capacity is what all NICs could send, divided by the oversubscription.
+        let core = (hw.oversubscription > 1.0 && hw.nodes > 1).then(|| {
+            g.add_resource(ResourceInfo {
+                gpu: None,
+                class: LinkClass::Network,
+                direction: Direction::Out,
+                capacity_bps: hw.nic_gbps * 1e9 * COLLECTIVE_EFFICIENCY * hw.gpus() as f64
+                    / hw.oversubscription,
+            })
+        });
+        Self {
+            layout,
+            ids,
+            core,
+            nvlink_latency_s: hw.nvlink_latency_us * 1e-6,
+            network_latency_s: hw.network_latency_us * 1e-6,
+        }
+    }
+
+    pub fn gpu(&self, stage: u32, replica: u32, tp: u32) -> u32 {
+        let l = &self.layout;
+        self.ids[((stage * l.replicas() + replica) * l.tp_ranks() + tp) as usize]
+    }
+
+    fn res(gpu: u32, which: u32) -> u32 {
+        gpu * 4 + which
+    }
+
+    /// A ring among GPUs of one node: each member sends on its NVLink out and
+    /// receives on its NVLink in.
+    pub fn nvlink_ring(&self, g: &mut Graph, members: &[u32]) -> u32 {
+        let usage = members
+            .iter()
+            .flat_map(|&m| {
+                [
+                    Usage {
+                        resource: Self::res(m, NVL_OUT),
+                        weight: 1.0,
+                    },
+                    Usage {
+                        resource: Self::res(m, NVL_IN),
+                        weight: 1.0,
+                    },
+                ]
+            })
+            .collect();
+        g.add_pattern(usage)
+    }
+
+    /// A DP ring across `members` (one per replica, or the representative).
+    /// Spanning N nodes with k members each, NCCL runs k rings, one per
+    /// rail: each GPU then carries one ring's inter-node edge on its NIC and
+    /// k - 1 rings' intra-node edges on NVLink, so every GPU's links carry
+    /// the same load. That symmetry is what lets one GPU stand for all.
+    /// Returns the pattern and the bytes per member for a buffer of `size_bytes`.
+    pub fn dp_ring(&self, g: &mut Graph, members: &[u32], size_bytes: f64) -> (u32, f64, f64) {
+        let (k, nodes) = self.layout.dp_spread();
+        let n = self.layout.dp;
+        let ring_bytes = Collective::AllReduce.bytes_per_rank(n, size_bytes);
+        let steps = f64::from(Collective::AllReduce.steps(n));
+        if nodes <= 1 {
+            return (
+                self.nvlink_ring(g, members),
+                ring_bytes,
+                steps * self.nvlink_latency_s,
+            );
+        }
+        let mut usage = Vec::new();
+        let core_weight = match self.layout.fidelity {
+            Fidelity::Reduced => f64::from(self.layout.represents()),
+            Fidelity::Full => 1.0,
+        };
+        for &m in members {
+            if k > 1 {
+                let w = f64::from(k - 1);
+                usage.push(Usage {
+                    resource: Self::res(m, NVL_OUT),
+                    weight: w,
+                });
+                usage.push(Usage {
+                    resource: Self::res(m, NVL_IN),
+                    weight: w,
+                });
+            }
+            usage.push(Usage {
+                resource: Self::res(m, NIC_OUT),
+                weight: 1.0,
+            });
+            usage.push(Usage {
+                resource: Self::res(m, NIC_IN),
+                weight: 1.0,
+            });
+            if let Some(core) = self.core {
+                usage.push(Usage {
+                    resource: core,
+                    weight: core_weight,
+                });
+            }
+        }
+        (
+            g.add_pattern(merge(usage)),
+            ring_bytes / f64::from(k),
+            steps * self.network_latency_s,
+        )
+    }
+
+    /// A point-to-point send between pipeline stages; returns pattern and latency.
+    pub fn send(&self, g: &mut Graph, from: u32, to: u32, same_node: bool) -> (u32, f64) {
+        if same_node {
+            let usage = vec![
+                Usage {
+                    resource: Self::res(from, NVL_OUT),
+                    weight: 1.0,
+                },
+                Usage {
+                    resource: Self::res(to, NVL_IN),
+                    weight: 1.0,
+                },
+            ];
+            return (g.add_pattern(usage), self.nvlink_latency_s);
+        }
+        let mut usage = vec![
+            Usage {
+                resource: Self::res(from, NIC_OUT),
+                weight: 1.0,
+            },
+            Usage {
+                resource: Self::res(to, NIC_IN),
+                weight: 1.0,
+            },
+        ];
+        if let Some(core) = self.core {
+            let w = match self.layout.fidelity {
+                Fidelity::Reduced => f64::from(self.layout.represents()),
+                Fidelity::Full => 1.0,
+            };
+            usage.push(Usage {
+                resource: core,
+                weight: w,
+            });
+        }
+        (g.add_pattern(usage), self.network_latency_s)
+    }
+
+    pub fn nvlink_latency_s(&self) -> f64 {
+        self.nvlink_latency_s
+    }
+}
+
+/// One entry per resource, weights added.
+fn merge(mut usage: Vec<Usage>) -> Vec<Usage> {
+    usage.sort_by_key(|u| u.resource);
+    let mut out: Vec<Usage> = Vec::with_capacity(usage.len());
+    for u in usage {
+        match out.last_mut() {
+            Some(last) if last.resource == u.resource => last.weight += u.weight,
+            _ => out.push(u),
+        }
+    }
+    out
+}

@@ -1,0 +1,619 @@
+//! The GPT-style transformer step, 3D parallel (model.md sections 4 and 5):
+//! each pipeline stage's program in schedule order, with its TP collectives,
+//! pipeline sends and DP gradient buckets, and the overlap switch of each axis
+//! deciding what the compute stream waits for.
+
+use super::layer_cost::{
+    layer_cost, layer_params, LayerCost, OpCost, Roofline, SplitGemm, OPTIMIZER_BYTES_PER_PARAM,
+};
+use super::Cluster;
+use crate::collective::Collective;
+use crate::graph::{Graph, Meta, TaskId};
+use crate::scenario::{Mode, Recompute, Scenario, Transformer};
+use crate::schedule::{stage_program, Pass, Step};
+use crate::timeline::{Axis, OpKind, Phase};
+use crate::Fidelity;
+
+const TP: u8 = Axis::Tp as u8;
+const PP: u8 = Axis::Pp as u8;
+const DP: u8 = Axis::Dp as u8;
+
+/// Gradients whose reduction can start: a DP bucket, seen from one GPU.
+struct Bucket {
+    bytes: f64,
+    /// The compute op after which its gradients are final.
+    ready: TaskId,
+    /// First compute op that runs after it is ready (its window starts there).
+    window_from: u32,
+}
+
+#[derive(Default)]
+struct GpuBuckets {
+    pending_bytes: f64,
+    buckets: Vec<Bucket>,
+    params: f64,
+}
+
+struct Builder<'a> {
+    g: Graph,
+    s: &'a Scenario,
+    t: &'a Transformer,
+    cluster: Cluster,
+    cost: LayerCost,
+    roof: Roofline,
+    tp: u32,
+    /// GEMM chunks when TP overlap is on.
+    chunks: u32,
+    tp_on: bool,
+    micro_batches: u32,
+    virtual_stages: u32,
+    layers_per_virtual_stage: u32,
+    /// Pipeline sends, created up front so that both ends can refer to them.
+    sends: Vec<TaskId>,
+    buckets: Vec<GpuBuckets>,
+    bucket_bytes: f64,
+    // The group being built: one pipeline stage of one DP replica.
+    members: Vec<u32>,
+    tp_pattern: u32,
+    /// The group's TP collectives run in order on one stream (one NCCL communicator).
+    last_tp_collective: Option<TaskId>,
+    /// Sends whose window (the sender's next step) is still open.
+    open_windows: Vec<(TaskId, u32)>,
+}
+
+pub(crate) fn build(s: &Scenario, t: &Transformer, fidelity: Fidelity) -> Graph {
+    let mut g = Graph::default();
+    let cluster = Cluster::new(&mut g, s, fidelity);
+    let roof = Roofline {
+        peak_tflops: s.hardware.peak_tflops,
+        hbm_gbps: s.hardware.hbm_gbps,
+    };
+    let tp = s.parallel.tp;
+    let cost = layer_cost(t, tp, &roof);
+    let tp_on = s.overlap.tp && tp > 1;
+    let virtual_stages = s.parallel.virtual_stages;
+    let gpus = g.gpus.len();
+    let mut b = Builder {
+        g,
+        s,
+        t,
+        layers_per_virtual_stage: t.layers / (s.parallel.pp * virtual_stages),
+        cluster,
+        cost,
+        roof,
+        tp,
+        chunks: if tp_on { s.overlap.tp_chunks } else { 1 },
+        tp_on,
+        micro_batches: s.micro_batches(),
+        virtual_stages,
+        sends: Vec::new(),
+        buckets: (0..gpus).map(|_| GpuBuckets::default()).collect(),
+        bucket_bytes: s.overlap.bucket_mb * 1e6,
+        members: Vec::new(),
+        tp_pattern: 0,
+        last_tp_collective: None,
+        open_windows: Vec::new(),
+    };
+    b.create_sends();
+    let layout = b.cluster.layout.clone();
+    for replica in 0..layout.replicas() {
+        for stage in 0..layout.pp {
+            b.stage(replica, stage);
+        }
+    }
+    if t.mode == Mode::Train {
+        b.dp_reduction_and_optimizer();
+    }
+    b.g
+}
+
+impl Builder<'_> {
+    fn virtual_stages_total(&self) -> u32 {
+        self.cluster.layout.pp * self.virtual_stages
+    }
+
+    /// Whether pipeline activations travel as 1/t slices gathered on arrival.
+    fn gathers_on_arrival(&self) -> bool {
+        self.s.parallel.scatter_gather && self.tp > 1 && !self.t.sequence_parallel
+    }
+
+    fn send_bytes(&self) -> f64 {
+        let full = self.cost.activation_bytes;
+        if self.t.sequence_parallel || (self.s.parallel.scatter_gather && self.tp > 1) {
+            full / f64::from(self.tp)
+        } else {
+            full
+        }
+    }
+
+    fn send_index(&self, replica: u32, tp_rank: u32, from_vs: u32, mb: u32, pass: Pass) -> usize {
+        let l = &self.cluster.layout;
+        let dir = match pass {
+            Pass::Forward => 0,
+            Pass::Backward => 1,
+        };
+        let group = replica * l.tp_ranks() + tp_rank;
+        (((group * self.virtual_stages_total() + from_vs) * self.micro_batches + mb) * 2 + dir)
+            as usize
+    }
+
+    /// Every pipeline send of the step, one per TP rank: forward from virtual
+    /// stage vs to vs + 1, backward from vs to vs - 1.
+    fn create_sends(&mut self) {
+        let l = self.cluster.layout.clone();
+        let vst = self.virtual_stages_total();
+        let bytes = self.send_bytes();
+        let train = self.t.mode == Mode::Train;
+        let mut pattern_cache = std::collections::HashMap::new();
+        for replica in 0..l.replicas() {
+            for k in 0..l.tp_ranks() {
+                for from_vs in 0..vst {
+                    for mb in 0..self.micro_batches {
+                        for pass in [Pass::Forward, Pass::Backward] {
+                            let to_vs = match pass {
+                                Pass::Forward if from_vs + 1 < vst => Some(from_vs + 1),
+                                Pass::Backward if from_vs > 0 && train => Some(from_vs - 1),
+                                _ => None,
+                            };
+                            let id = match to_vs {
+                                None => TaskId::MAX,
+                                Some(to_vs) => {
+                                    let (a, b) = (from_vs % l.pp, to_vs % l.pp);
+                                    let from = self.cluster.gpu(a, replica, k);
+                                    let to = self.cluster.gpu(b, replica, k);
+                                    let same_node = l.stages_share_node(a, b);
+                                    let (pattern, latency) =
+                                        *pattern_cache.entry((from, to)).or_insert_with(|| {
+                                            self.cluster.send(&mut self.g, from, to, same_node)
+                                        });
+                                    let phase = match pass {
+                                        Pass::Forward => Phase::Forward,
+                                        Pass::Backward => Phase::Backward,
+                                    };
+                                    let meta =
+                                        Meta::new(OpKind::Send, phase).mb(mb).chunk(from_vs / l.pp);
+                                    self.g.comm(&[from, to], PP, pattern, bytes, latency, meta)
+                                }
+                            };
+                            debug_assert_eq!(
+                                self.sends.len(),
+                                self.send_index(replica, k, from_vs, mb, pass)
+                            );
+                            self.sends.push(id);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn stage(&mut self, replica: u32, stage: u32) {
+        let l = self.cluster.layout.clone();
+        self.members = (0..l.tp_ranks())
+            .map(|k| self.cluster.gpu(stage, replica, k))
+            .collect();
+        let members = self.members.clone();
+        self.tp_pattern = self.cluster.nvlink_ring(&mut self.g, &members);
+        self.open_windows.clear();
+        self.last_tp_collective = None;
+        let train = self.t.mode == Mode::Train;
+        let program = stage_program(
+            self.s.parallel.schedule,
+            stage,
+            l.pp,
+            self.micro_batches,
+            self.virtual_stages,
+            train,
+        );
+        for step in program {
+            self.step(replica, stage, step);
+            self.close_windows();
+        }
+        // Parameters this GPU holds: its layers and, on the first and last
+        // virtual stages, the (tied) word embedding.
+        let vocab_params = f64::from(self.t.vocab) * f64::from(self.t.hidden) / f64::from(self.tp);
+        let mut params = f64::from(self.virtual_stages * self.layers_per_virtual_stage)
+            * layer_params(self.t.hidden, self.tp);
+        if stage == 0 {
+            params += vocab_params;
+        }
+        if stage == l.pp - 1 && (l.pp > 1 || self.virtual_stages_total() > 1) {
+            params += vocab_params;
+        }
+        for &m in &members {
+            self.buckets[m as usize].params = params;
+            self.flush_bucket(m);
+        }
+    }
+
+    fn step(&mut self, replica: u32, stage: u32, step: Step) {
+        let vs = step.chunk * self.cluster.layout.pp + stage;
+        let last_vs = self.virtual_stages_total() - 1;
+        let mb = step.micro_batch;
+        let final_mb = mb + 1 == self.micro_batches;
+        let first_layer = vs * self.layers_per_virtual_stage;
+        let layers = first_layer..first_layer + self.layers_per_virtual_stage;
+        match step.pass {
+            Pass::Forward => {
+                if vs > 0 {
+                    self.receive(replica, vs - 1, mb, Pass::Forward, Phase::Forward);
+                }
+                for layer in layers {
+                    self.layer_forward(layer, mb, Phase::Forward);
+                }
+                if vs == last_vs {
+                    let meta = Meta::new(OpKind::Logits, Phase::Forward).mb(mb);
+                    self.compute_all(self.cost.logits, meta);
+                }
+                if vs < last_vs {
+                    self.send(replica, vs, mb, Pass::Forward);
+                }
+            }
+            Pass::Backward => {
+                if vs < last_vs {
+                    self.receive(replica, vs + 1, mb, Pass::Backward, Phase::Backward);
+                } else {
+                    let meta = Meta::new(OpKind::LogitsBackward, Phase::Backward).mb(mb);
+                    self.compute_all(self.cost.logits_backward, meta);
+                    if final_mb {
+                        let embedding =
+                            f64::from(self.t.vocab) * f64::from(self.t.hidden) / f64::from(self.tp);
+                        // With one virtual stage overall the embedding's
+                        // gradient is final only after the whole backward.
+                        if last_vs > 0 {
+                            self.grads_final(embedding);
+                        }
+                    }
+                }
+                for layer in layers.rev() {
+                    if self.t.recompute == Recompute::Full {
+                        self.layer_forward(layer, mb, Phase::Recompute);
+                    }
+                    self.layer_backward(layer, mb);
+                    if final_mb {
+                        self.grads_final(layer_params(self.t.hidden, self.tp));
+                    }
+                }
+                if vs == 0 && final_mb {
+                    let embedding =
+                        f64::from(self.t.vocab) * f64::from(self.t.hidden) / f64::from(self.tp);
+                    self.grads_final(embedding);
+                }
+                if vs > 0 {
+                    self.send(replica, vs, mb, Pass::Backward);
+                }
+            }
+        }
+    }
+
+    fn compute_all(&mut self, cost: OpCost, meta: Meta) {
+        for i in 0..self.members.len() {
+            let m = self.members[i];
+            self.g.compute(m, cost.time_s, cost.flops, meta);
+        }
+    }
+
+    /// A collective of the TP group, after each member's latest op.
+    fn tp_collective(&mut self, kind: Collective, size_bytes: f64, meta: Meta) -> TaskId {
+        let tp = self.tp;
+        let bytes = kind.bytes_per_rank(tp, size_bytes);
+        let latency = f64::from(kind.steps(tp)) * self.cluster.nvlink_latency_s();
+        let members = std::mem::take(&mut self.members);
+        let id = self
+            .g
+            .comm(&members, TP, self.tp_pattern, bytes, latency, meta);
+        for &m in &members {
+            if let Some(last) = self.g.last_compute(m) {
+                self.g.dep(last, id);
+            }
+        }
+        if let Some(previous) = self.last_tp_collective.replace(id) {
+            self.g.dep(previous, id);
+        }
+        self.members = members;
+        id
+    }
+
+    fn block_all(&mut self, task: TaskId) {
+        for i in 0..self.members.len() {
+            let m = self.members[i];
+            self.g.block_compute_on(m, task);
+        }
+    }
+
+    /// The collective's window is the owner's next compute op.
+    fn window_next(&mut self, task: TaskId) {
+        let owner = self.members[0];
+        let next = self.g.next_compute_index(owner);
+        self.g.tasks[task as usize].window = Some((next, next));
+    }
+
+    /// A blocking collective: the compute stream waits for it.
+    fn tp_blocking(&mut self, kind: Collective, meta: Meta) {
+        let id = self.tp_collective(kind, self.cost.activation_bytes, meta);
+        self.block_all(id);
+    }
+
+    fn collective_op(kind: Collective) -> OpKind {
+        match kind {
+            Collective::AllReduce => OpKind::AllReduce,
+            Collective::ReduceScatter => OpKind::ReduceScatter,
+            Collective::AllGather => OpKind::AllGather,
+            Collective::SendRecv => OpKind::Send,
+        }
+    }
+
+    fn layer_forward(&mut self, layer: u32, mb: u32, phase: Phase) {
+        let meta = Meta::new(OpKind::Qkv, phase).mb(mb).layer(layer);
+        let sp = self.t.sequence_parallel && self.tp > 1;
+        if sp {
+            self.tp_blocking(Collective::AllGather, meta.op(OpKind::AllGather));
+        }
+        self.compute_all(self.cost.qkv, meta);
+        self.compute_all(self.cost.attention, meta.op(OpKind::Attention));
+        self.row_parallel(self.cost.proj, meta.op(OpKind::Proj));
+        if sp {
+            self.tp_blocking(Collective::AllGather, meta.op(OpKind::AllGather));
+        }
+        self.compute_all(self.cost.mlp_up, meta.op(OpKind::MlpUp));
+        self.row_parallel(self.cost.mlp_down, meta.op(OpKind::MlpDown));
+    }
+
+    /// A row-parallel GEMM and the reduction of its output. With TP overlap
+    /// the GEMM runs in chunks and chunk i's collective runs while chunk i+1
+    /// computes (CoCoNet); the next op waits for all of them.
+    fn row_parallel(&mut self, gemm: SplitGemm, meta: Meta) {
+        if self.tp == 1 {
+            self.compute_all(gemm.chunk(&self.roof, 1), meta);
+            return;
+        }
+        let kind = if self.t.sequence_parallel {
+            Collective::ReduceScatter
+        } else {
+            Collective::AllReduce
+        };
+        let chunks = self.chunks;
+        let cost = gemm.chunk(&self.roof, chunks);
+        let size = self.cost.activation_bytes / f64::from(chunks);
+        let mut collectives = Vec::with_capacity(chunks as usize);
+        for i in 0..chunks {
+            self.compute_all(cost, meta.chunk(i));
+            let id = self.tp_collective(kind, size, meta.op(Self::collective_op(kind)).chunk(i));
+            if i + 1 < chunks {
+                self.window_next(id);
+            }
+            collectives.push(id);
+        }
+        for id in collectives {
+            self.block_all(id);
+        }
+    }
+
+    fn layer_backward(&mut self, layer: u32, mb: u32) {
+        let meta = Meta::new(OpKind::MlpDownBackward, Phase::Backward)
+            .mb(mb)
+            .layer(layer);
+        let sp = self.t.sequence_parallel && self.tp > 1;
+        if sp {
+            // Mirror of the forward ReduceScatter after the MLP.
+            self.tp_blocking(Collective::AllGather, meta.op(OpKind::AllGather));
+        }
+        self.compute_all(self.cost.mlp_down_backward, meta);
+        self.column_parallel_backward(
+            self.cost.mlp_up_dgrad,
+            self.cost.mlp_up_wgrad,
+            meta.op(OpKind::MlpUpDgrad),
+            meta.op(OpKind::MlpUpWgrad),
+        );
+        if sp {
+            self.tp_blocking(Collective::AllGather, meta.op(OpKind::AllGather));
+        }
+        self.compute_all(
+            self.cost.attention_backward,
+            meta.op(OpKind::AttentionBackward),
+        );
+        for i in 0..self.members.len() {
+            let m = self.members[i];
+            self.g
+                .count_as_recompute(m, self.cost.attention_recompute_flops);
+        }
+        self.column_parallel_backward(
+            self.cost.qkv_dgrad,
+            self.cost.qkv_wgrad,
+            meta.op(OpKind::QkvDgrad),
+            meta.op(OpKind::QkvWgrad),
+        );
+    }
+
+    /// Backward of a column-parallel GEMM: the input gradient is reduced
+    /// across the TP group. With TP overlap that reduction runs under the
+    /// weight-gradient GEMM, and with sequence parallelism the re-gathered
+    /// input runs under the input-gradient GEMM (Korthikanti et al. 2022).
+    fn column_parallel_backward(&mut self, dgrad: OpCost, wgrad: OpCost, dmeta: Meta, wmeta: Meta) {
+        if self.tp == 1 {
+            self.compute_all(dgrad, dmeta);
+            self.compute_all(wgrad, wmeta);
+            return;
+        }
+        let sp = self.t.sequence_parallel;
+        let size = self.cost.activation_bytes;
+        let gather = sp.then(|| {
+            let id = self.tp_collective(Collective::AllGather, size, dmeta.op(OpKind::AllGather));
+            if self.tp_on {
+                self.window_next(id);
+            } else {
+                self.block_all(id);
+            }
+            id
+        });
+        self.compute_all(dgrad, dmeta);
+        if let (Some(id), true) = (gather, self.tp_on) {
+            self.block_all(id);
+        }
+        let kind = if sp {
+            Collective::ReduceScatter
+        } else {
+            Collective::AllReduce
+        };
+        let id = self.tp_collective(kind, size, dmeta.op(Self::collective_op(kind)));
+        if self.tp_on {
+            self.window_next(id);
+            self.compute_all(wgrad, wmeta);
+            self.block_all(id);
+        } else {
+            self.block_all(id);
+            self.compute_all(wgrad, wmeta);
+        }
+    }
+
+    /// The receiving end of a pipeline send: the next op waits for the data
+    /// (gathered across the TP group first, with scatter/gather).
+    fn receive(&mut self, replica: u32, from_vs: u32, mb: u32, pass: Pass, phase: Phase) {
+        let sends: Vec<TaskId> = (0..self.members.len() as u32)
+            .map(|k| self.sends[self.send_index(replica, k, from_vs, mb, pass)])
+            .collect();
+        if self.gathers_on_arrival() {
+            let kind = Collective::AllGather;
+            let members = self.members.clone();
+            let bytes = kind.bytes_per_rank(self.tp, self.cost.activation_bytes);
+            let latency = f64::from(kind.steps(self.tp)) * self.cluster.nvlink_latency_s();
+            let meta = Meta::new(OpKind::AllGather, phase).mb(mb);
+            let id = self
+                .g
+                .comm(&members, PP, self.tp_pattern, bytes, latency, meta);
+            for &s in &sends {
+                self.g.dep(s, id);
+            }
+            self.block_all(id);
+        } else {
+            for (i, &s) in sends.iter().enumerate() {
+                let m = self.members[i];
+                self.g.block_compute_on(m, s);
+            }
+        }
+    }
+
+    fn send(&mut self, replica: u32, from_vs: u32, mb: u32, pass: Pass) {
+        for k in 0..self.members.len() {
+            let m = self.members[k];
+            let id = self.sends[self.send_index(replica, k as u32, from_vs, mb, pass)];
+            let last = self
+                .g
+                .last_compute(m)
+                .expect("a step computes before it sends");
+            self.g.dep(last, id);
+            if !self.s.overlap.pp {
+                self.g.block_compute_on(m, id);
+            }
+            if k == 0 {
+                let from = self.g.next_compute_index(m);
+                self.open_windows.push((id, from));
+            }
+        }
+    }
+
+    /// A send's window is the sender's next step: close it once that step is built.
+    fn close_windows(&mut self) {
+        let owner = self.members[0];
+        let next = self.g.next_compute_index(owner);
+        let mut still_open = Vec::new();
+        for (id, from) in std::mem::take(&mut self.open_windows) {
+            if next > from {
+                self.g.tasks[id as usize].window = Some((from, next - 1));
+            } else {
+                still_open.push((id, from));
+            }
+        }
+        self.open_windows = still_open;
+    }
+
+    /// Gradients of `params` (per rank) are final: fill the DP bucket.
+    fn grads_final(&mut self, params: f64) {
+        let bytes = params * f64::from(self.s.overlap.grad_bytes);
+        for i in 0..self.members.len() {
+            let m = self.members[i];
+            let b = &mut self.buckets[m as usize];
+            b.pending_bytes += bytes;
+            if b.pending_bytes >= self.bucket_bytes {
+                self.flush_bucket(m);
+            }
+        }
+    }
+
+    fn flush_bucket(&mut self, gpu: u32) {
+        let bytes = std::mem::take(&mut self.buckets[gpu as usize].pending_bytes);
+        if bytes <= 0.0 {
+            return;
+        }
+        let ready = self
+            .g
+            .last_compute(gpu)
+            .expect("gradients come from compute");
+        let window_from = self.g.next_compute_index(gpu);
+        self.buckets[gpu as usize].buckets.push(Bucket {
+            bytes,
+            ready,
+            window_from,
+        });
+    }
+
+    /// Each bucket is reduced across the DP replicas on the DP stream, in
+    /// order: launched when ready (overlap on) or after the last backward op
+    /// (off). The optimizer step follows the last bucket.
+    fn dp_reduction_and_optimizer(&mut self) {
+        let l = self.cluster.layout.clone();
+        for stage in 0..l.pp {
+            for k in 0..l.tp_ranks() {
+                let members: Vec<u32> = (0..l.replicas())
+                    .map(|r| self.cluster.gpu(stage, r, k))
+                    .collect();
+                let owner = members[0];
+                let last_bwd = self.g.compute_order[owner as usize].len() as u32 - 1;
+                let mut previous: Option<TaskId> = None;
+                let mut reductions = Vec::new();
+                if l.dp > 1 {
+                    let count = self.buckets[owner as usize].buckets.len();
+                    for i in 0..count {
+                        let size = self.buckets[owner as usize].buckets[i].bytes;
+                        let (pattern, bytes, latency) =
+                            self.cluster.dp_ring(&mut self.g, &members, size);
+                        let meta = Meta::new(OpKind::AllReduce, Phase::Step).chunk(i as u32);
+                        let id = self.g.comm(&members, DP, pattern, bytes, latency, meta);
+                        for &m in &members {
+                            let dep = if self.s.overlap.dp {
+                                self.buckets[m as usize].buckets[i].ready
+                            } else {
+                                self.g.last_compute(m).expect("a training step computes")
+                            };
+                            self.g.dep(dep, id);
+                        }
+                        if let Some(p) = previous {
+                            self.g.dep(p, id);
+                        }
+                        // The window: backward compute after the first bucket is ready.
+                        let from = self.buckets[owner as usize].buckets[i].window_from;
+                        if i == 0 && from <= last_bwd {
+                            self.g.tasks[id as usize].window = Some((from, last_bwd));
+                        }
+                        previous = Some(id);
+                        reductions.push(id);
+                    }
+                }
+                for &m in &members {
+                    // The optimizer needs every bucket reduced.
+                    for &id in &reductions {
+                        self.g.block_compute_on(m, id);
+                    }
+                    let params = self.buckets[m as usize].params;
+                    let cost = self.roof.kernel(0.0, params * OPTIMIZER_BYTES_PER_PARAM);
+                    self.g.compute(
+                        m,
+                        cost.time_s,
+                        0.0,
+                        Meta::new(OpKind::Optimizer, Phase::Step),
+                    );
+                }
+            }
+        }
+    }
+}
