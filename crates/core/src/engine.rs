@@ -396,7 +396,9 @@ impl Engine<'_> {
                 if transfer_s > 0.0 {
                     self.res.achieved_gbps[ti] = task.work / transfer_s / 1e9;
                 }
-                self.res.contention_s[ti] = (transfer_s - task.work / alone).max(0.0);
+                // Below a part in a billion it is rounding, not contention.
+                let delay = transfer_s - task.work / alone;
+                self.res.contention_s[ti] = if delay > 1e-9 * transfer_s { delay } else { 0.0 };
             }
             let axis = task.axis as usize;
             let start = task.members_start as usize;

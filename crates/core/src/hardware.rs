@@ -32,8 +32,9 @@ impl HardwarePreset {
     /// Datasheet figures, one node. NIC bandwidth is per GPU: a DGX-2 has
     /// 8 x 100 Gb/s EDR for 16 GPUs (6.25 GB/s each), a DGX A100 one 200 Gb/s
     /// HDR port per GPU (25 GB/s), a DGX H100 one 400 Gb/s NDR port (50 GB/s).
-    /// Latencies per ring step: ~1 us through NVSwitch on V100 / A100 (NCCL's
-    /// LL128 step), ~5 us across InfiniBand.
+    /// Latencies per ring step: ~2 us through NVSwitch and ~5 us across
+    /// InfiniBand (NCCL's own tuning model puts a ring step at 1.9 us on
+    /// NVLink and 4 us on the network with its LL128 protocol).
     pub fn hardware(self) -> Hardware {
         let (gpus_per_node, peak_tflops, hbm_gbps, nvlink_gbps, nic_gbps) = match self {
             Self::Dgx2V100 => (16, 125.0, 900.0, 150.0, 6.25),
@@ -48,7 +49,7 @@ impl HardwarePreset {
             nvlink_gbps,
             nic_gbps,
             oversubscription: 1.0,
-            nvlink_latency_us: 1.0,
+            nvlink_latency_us: 2.0,
             network_latency_us: 5.0,
         }
     }

@@ -65,13 +65,13 @@ pub const PRESETS: &[Preset] = &[
     Preset {
         id: "contention",
         title: "Contention: DP and PP share the NIC",
-        description: "All three overlaps on, yet the DP reduction and the pipeline's gradient sends meet on the \
-            same InfiniBand port and take turns: overlapping each axis with compute does not stop them \
-            serialising against each other.",
+        description: "All three overlaps on. With the interleaved schedule the DP reduction of the later \
+            layers starts while the pipeline still sends the earlier layers' activations and gradients: \
+            both cross the same InfiniBand port and slow each other down, however well each hides behind compute.",
         json: r#"{"hardware":{"preset":"dgx-a100","nodes":4,"nic_gbps":12.5},
-            "workload":{"layers":8,"hidden":6144,"heads":48,"seq":2048,"micro_batch":1,"global_batch":8,
+            "workload":{"layers":8,"hidden":4096,"heads":32,"seq":2048,"micro_batch":1,"global_batch":16,
                         "recompute":"none"},
-            "parallel":{"tp":8,"pp":2,"dp":2,"schedule":"1f1b"},
+            "parallel":{"tp":8,"pp":2,"dp":2,"schedule":"interleaved","virtual_stages":2,"scatter_gather":false},
             "overlap":{"tp":true,"pp":true,"dp":true,"tp_chunks":4,"bucket_mb":25},
             "sm_tax":0.15}"#,
         published: None,

@@ -301,12 +301,11 @@ impl ScenarioInput {
             let path = e.path().to_string();
             let inner = e.into_inner();
             let message = inner.to_string();
-            // serde_json appends " at line L column C"; keep it only for syntax errors.
             let field = match (path.as_str(), unknown_field_name(&message)) {
                 (".", Some(name)) => name,
-                (p, Some(name)) => format!("{p}.{name}"),
+                (p, Some(name)) if !p.ends_with(&name) => format!("{p}.{name}"),
                 (".", None) => "scenario".to_string(),
-                (p, None) => p.to_string(),
+                (p, _) => p.to_string(),
             };
             ScenarioError::single(field, message)
         })

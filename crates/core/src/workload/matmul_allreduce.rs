@@ -54,6 +54,10 @@ pub(crate) fn build(s: &Scenario, mm: &MatmulAllreduce, fidelity: Fidelity) -> G
             for c in computed {
                 g.dep(c, id);
             }
+            if i > 0 {
+                g.tasks[id as usize].latency_s =
+                    super::transformer::pipelined_chunk_latency_s(cluster.nvlink_latency_s());
+            }
             if let Some(p) = previous.replace(id) {
                 g.dep(p, id);
             }

@@ -18,6 +18,14 @@ const TP: u8 = Axis::Tp as u8;
 const PP: u8 = Axis::Pp as u8;
 const DP: u8 = Axis::Dp as u8;
 
+/// Latency of a chunk's collective after the first: the chunks of one GEMM
+/// flow through one pipelined ring (CoCoNet fuses them into one kernel), so a
+/// ring of n ranks moving c chunks takes 2(n - 1) + c - 1 steps, not
+/// c x 2(n - 1): each further chunk adds one step.
+pub(crate) fn pipelined_chunk_latency_s(step_latency_s: f64) -> f64 {
+    step_latency_s
+}
+
 /// Gradients whose reduction can start: a DP bucket, seen from one GPU.
 struct Bucket {
     bytes: f64,
@@ -379,6 +387,9 @@ impl Builder<'_> {
         for i in 0..chunks {
             self.compute_all(cost, meta.chunk(i));
             let id = self.tp_collective(kind, size, meta.op(Self::collective_op(kind)).chunk(i));
+            if i > 0 {
+                self.g.tasks[id as usize].latency_s = pipelined_chunk_latency_s(self.cluster.nvlink_latency_s());
+            }
             if i + 1 < chunks {
                 self.window_next(id);
             }

@@ -1,0 +1,107 @@
+//! Bad input gets a message that names the field and what is valid; absurd
+//! sizes are refused with a stated limit, quickly, and never panic.
+
+use overlap_core::{parse_scenario, ScenarioError};
+
+fn refused(json: &str) -> ScenarioError {
+    parse_scenario(json).expect_err("should be refused")
+}
+
+fn names(e: &ScenarioError, field: &str, hint: &str) {
+    assert!(
+        e.errors.iter().any(|f| f.field == field && f.message.contains(hint)),
+        "expected {field} with \"{hint}\", got: {e}"
+    );
+}
+
+#[test]
+fn an_unknown_field_is_named_with_its_path() {
+    names(&refused(r#"{"parallel":{"tpp":2}}"#), "parallel.tpp", "unknown field");
+    names(&refused(r#"{"bogus":1}"#), "bogus", "expected one of");
+}
+
+#[test]
+fn a_wrong_type_names_the_field() {
+    names(&refused(r#"{"parallel":{"tp":"banana"}}"#), "parallel.tp", "invalid type");
+    names(&refused(r#"{"workload":{"recompute":"sometimes"}}"#), "workload.recompute", "full");
+    names(&refused(r#"{"workload":{"layers":-3}}"#), "workload.layers", "invalid value");
+}
+
+#[test]
+fn malformed_json_is_refused_not_panicked() {
+    names(&refused(r#"{"parallel": "#), "parallel", "EOF");
+    names(&refused(""), "scenario", "EOF");
+}
+
+#[test]
+fn the_gpu_count_must_match_the_parallel_degrees() {
+    let e = refused(r#"{"hardware":{"nodes":2},"parallel":{"tp":4,"pp":2,"dp":4}}"#);
+    names(&e, "parallel.dp", "valid dp is 2");
+}
+
+#[test]
+fn tp_stays_inside_a_node() {
+    let e = refused(r#"{"hardware":{"nodes":2},"parallel":{"tp":16,"pp":1,"dp":1}}"#);
+    names(&e, "parallel.tp", "1, 2, 4, 8");
+}
+
+#[test]
+fn a_batch_that_does_not_divide_is_refused() {
+    let e = refused(r#"{"workload":{"global_batch":7}}"#);
+    names(&e, "workload.global_batch", "multiples of 2");
+}
+
+#[test]
+fn layers_must_split_into_equal_stages() {
+    let e = refused(r#"{"workload":{"layers":9}}"#);
+    names(&e, "workload.layers", "multiples of 2");
+}
+
+#[test]
+fn every_problem_is_reported_at_once() {
+    let e = refused(r#"{"sm_tax":2,"overlap":{"tp_chunks":0,"grad_bytes":3}}"#);
+    names(&e, "sm_tax", "0 to 0.9");
+    names(&e, "overlap.tp_chunks", "1 to 64");
+    names(&e, "overlap.grad_bytes", "1, 2 or 4");
+}
+
+#[test]
+fn absurd_sizes_are_refused_with_a_stated_limit() {
+    let started = std::time::Instant::now();
+    names(
+        &refused(r#"{"hardware":{"nodes":125000,"gpus_per_node":8},"parallel":{"tp":8,"pp":1,"dp":1000000}}"#),
+        "hardware.nodes",
+        "1 to 8192",
+    );
+    names(
+        &refused(r#"{"hardware":{"nodes":8192,"gpus_per_node":16},"parallel":{"tp":8,"pp":1,"dp":16384}}"#),
+        "hardware.nodes",
+        "at most 65536 GPUs",
+    );
+    names(&refused(r#"{"workload":{"layers":100000}}"#), "workload.layers", "1 to 4096");
+    names(
+        &refused(r#"{"workload":{"micro_batch":1000000000}}"#),
+        "workload.micro_batch",
+        "1 to 65536",
+    );
+    // Inside every field's range, but too many operations to simulate.
+    names(
+        &refused(r#"{"workload":{"layers":4096,"global_batch":100000000},"parallel":{"pp":2,"dp":2}}"#),
+        "workload.global_batch",
+        "limit of",
+    );
+    assert!(started.elapsed().as_secs() < 5, "refusals must be immediate");
+}
+
+#[test]
+fn the_largest_accepted_scenario_still_simulates() {
+    // Just under the operation limit: it runs, in bounded memory.
+    let s = parse_scenario(
+        r#"{"hardware":{"nodes":64},"workload":{"layers":64,"hidden":1024,"heads":8,"seq":512,"global_batch":2048},
+            "parallel":{"tp":8,"pp":8,"dp":8},"overlap":{"tp":false}}"#,
+    )
+    .unwrap();
+    assert!(overlap_core::workload::estimated_ops(&s) <= overlap_core::MAX_SIMULATED_OPS);
+    let sim = overlap_core::simulate(&s);
+    assert!(sim.report.step_time_ms > 0.0);
+}

@@ -1,0 +1,257 @@
+//! The model's mechanics, each test named for the property it protects.
+
+use overlap_core::efficiency::COLLECTIVE_EFFICIENCY;
+use overlap_core::timeline::OpKind;
+use overlap_core::{presets, simulate, simulate_with, Axis, Fidelity, Scenario, ScenarioInput};
+
+fn scenario(json: &str) -> Scenario {
+    ScenarioInput::from_json(json).unwrap().resolve().unwrap()
+}
+
+fn preset(id: &str) -> Scenario {
+    presets::scenario(id).unwrap()
+}
+
+#[test]
+fn a_lone_ring_allreduce_takes_latency_steps_plus_ring_bytes_over_bandwidth() {
+    let s = scenario(
+        r#"{"hardware":{"preset":"dgx-a100","nodes":1,"nvlink_latency_us":2},
+            "workload":{"kind":"matmul_allreduce","m":4096,"n":4096,"k":1024},
+            "parallel":{"tp":8},"overlap":{"tp":false},"sm_tax":0}"#,
+    );
+    let sim = simulate(&s);
+    let ar = &sim.timeline.gpus[0].comm[Axis::Tp.index()][0];
+    let size = 4096.0 * 4096.0 * 2.0;
+    let n = 8.0;
+    let expected = 2.0 * (n - 1.0) * 2e-6 + 2.0 * (n - 1.0) / n * size / (300e9 * COLLECTIVE_EFFICIENCY);
+    let took = ar.end_s - ar.start_s;
+    assert!((took - expected).abs() < 1e-12, "{took} vs {expected}");
+    assert_eq!(ar.bytes, 2.0 * (n - 1.0) / n * size);
+}
+
+#[test]
+fn bytes_delivered_equal_bytes_sent() {
+    for id in ["didactic", "contention"] {
+        let sim = simulate(&preset(id));
+        let tl = &sim.timeline;
+        // Every collective's bytes leave on an out-link and arrive on an
+        // in-link of each GPU whose lane shows it.
+        let sent: f64 = tl
+            .gpus
+            .iter()
+            .flat_map(|g| g.comm.iter().flatten())
+            .map(|iv| iv.bytes * links_crossed(iv.op))
+            .sum();
+        let mut delivered = 0.0;
+        for link in tl.links.iter().filter(|l| l.gpu.is_some()) {
+            for w in link.samples.windows(2) {
+                delivered += w[0].gbps.iter().sum::<f64>() * 1e9 * (w[1].t_s - w[0].t_s);
+            }
+            if let Some(last) = link.samples.last() {
+                assert!(last.gbps.iter().all(|g| *g == 0.0), "links end idle");
+            }
+        }
+        let rel = (delivered - sent).abs() / sent;
+        assert!(rel < 1e-9, "{id}: delivered {delivered} vs sent {sent}");
+    }
+}
+
+/// Links a lane's bytes cross. A ring member sends on its out-link and
+/// receives as much on its in-link; a send shows on the sender's lane and on
+/// the receiver's, and each end crosses one link. (In these presets every
+/// ring has one member per node, or all members in one node.)
+fn links_crossed(op: OpKind) -> f64 {
+    if op == OpKind::Send {
+        1.0
+    } else {
+        2.0
+    }
+}
+
+#[test]
+fn dp_and_pp_traffic_on_one_nic_each_take_longer_than_alone() {
+    let sim = simulate(&preset("contention"));
+    let r = &sim.report;
+    assert!(r.axes.dp.contention_ms > 0.0, "{:?}", r.axes.dp);
+    assert!(r.axes.pp.contention_ms > 0.0, "{:?}", r.axes.pp);
+    assert!(r.links.network.shared > 0.0);
+    // Alone, neither is slowed: without DP traffic the sends meet nobody.
+    let mut quiet = preset("contention");
+    quiet.parallel.dp = 1;
+    quiet.hardware.nodes = 2;
+    quiet.workload = match quiet.workload {
+        overlap_core::scenario::Workload::Transformer(mut t) => {
+            t.global_batch /= 2;
+            overlap_core::scenario::Workload::Transformer(t)
+        }
+        w => w,
+    };
+    let alone = simulate(&quiet).report;
+    assert_eq!(alone.axes.pp.contention_ms, 0.0);
+}
+
+#[test]
+fn small_tp_chunks_lose_matmul_efficiency() {
+    let base = r#"{"hardware":{"preset":"dgx2-v100","nodes":1},
+        "workload":{"kind":"matmul_allreduce","m":24576,"n":3072,"k":768},
+        "parallel":{"tp":16},"sm_tax":0,"overlap":{"tp":true,"tp_chunks":CHUNKS}}"#;
+    let compute = |c: u32| simulate(&scenario(&base.replace("CHUNKS", &c.to_string()))).report.compute_ms;
+    let (one, eight, sixty_four) = (compute(1), compute(8), compute(64));
+    assert!(one < eight && eight < sixty_four, "{one} {eight} {sixty_four}");
+}
+
+#[test]
+fn sm_tax_slows_compute_that_overlaps_communication() {
+    let with_tax = |tax: f64| {
+        let mut s = preset("coconet");
+        s.sm_tax = tax;
+        simulate(&s).report.compute_ms
+    };
+    let (free, taxed) = (with_tax(0.0), with_tax(0.3));
+    assert!(taxed > free * 1.1, "{free} {taxed}");
+}
+
+#[test]
+fn step_flops_with_full_recomputation_equal_megatron_eq3() {
+    for id in ["megatron-1.7b", "megatron-145.6b", "korthikanti-22b-full"] {
+        let s = preset(id);
+        let t = match &s.workload {
+            overlap_core::scenario::Workload::Transformer(t) => t.clone(),
+            _ => unreachable!(),
+        };
+        let r = simulate(&s).report;
+        let gpus = s.hardware.gpus() as f64;
+        let executed = r.hardware_tflops_per_gpu * 1e12 * r.step_time_ms / 1e3 * gpus;
+        let (b, s_, l, h, v) = (
+            f64::from(t.global_batch),
+            f64::from(t.seq),
+            f64::from(t.layers),
+            f64::from(t.hidden),
+            f64::from(t.vocab),
+        );
+        let eq3 = 96.0 * b * s_ * l * h * h * (1.0 + s_ / (6.0 * h) + v / (16.0 * l * h));
+        assert!((executed - eq3).abs() / eq3 < 1e-9, "{id}: {executed} vs {eq3}");
+        // Model FLOPs leave the recomputed forward out: 72 instead of 96 on the layers.
+        let model = r.model_tflops_per_gpu * 1e12 * r.step_time_ms / 1e3 * gpus;
+        let expected = 72.0 * b * s_ * l * h * h * (1.0 + s_ / (6.0 * h)) + 6.0 * b * s_ * h * v;
+        assert!((model - expected).abs() / expected < 1e-9, "{id}: {model} vs {expected}");
+    }
+}
+
+#[test]
+fn the_same_scenario_gives_the_same_timeline_bit_for_bit() {
+    for id in ["didactic", "contention", "korthikanti-175b-seqsel"] {
+        let a = simulate(&preset(id));
+        let b = simulate(&preset(id));
+        assert_eq!(a.timeline, b.timeline, "{id}");
+        assert_eq!(a.report, b.report, "{id}");
+    }
+}
+
+/// Small clusters in every shape the layout allows: DP inside a node, DP
+/// across nodes, DP across nodes with several GPUs per node, interleaving,
+/// sequence parallelism, an oversubscribed core.
+const SMALL: &[&str] = &[
+    r#"{"hardware":{"nodes":2,"gpus_per_node":4},"workload":{"layers":4,"hidden":1024,"heads":8,"seq":512,"global_batch":8},
+        "parallel":{"tp":2,"pp":2,"dp":2}}"#,
+    r#"{"hardware":{"nodes":4,"gpus_per_node":2},"workload":{"layers":4,"hidden":1024,"heads":8,"seq":512,"global_batch":8},
+        "parallel":{"tp":2,"pp":2,"dp":2}}"#,
+    r#"{"hardware":{"nodes":4,"gpus_per_node":4,"oversubscription":2},"workload":{"layers":4,"hidden":1024,"heads":8,"seq":512,"global_batch":8},
+        "parallel":{"tp":1,"pp":2,"dp":8}}"#,
+    r#"{"hardware":{"nodes":2,"gpus_per_node":4},"workload":{"layers":8,"hidden":1024,"heads":8,"seq":512,"global_batch":8,"sequence_parallel":true,"recompute":"full"},
+        "parallel":{"tp":2,"pp":2,"dp":2,"schedule":"interleaved","virtual_stages":2}}"#,
+    r#"{"hardware":{"nodes":2,"gpus_per_node":4},"workload":{"layers":4,"hidden":1024,"heads":8,"seq":512,"global_batch":8},
+        "parallel":{"tp":4,"pp":2,"dp":1,"scatter_gather":false},"overlap":{"pp":false,"dp":false}}"#,
+];
+
+#[test]
+fn reduced_simulation_equals_full_on_small_clusters() {
+    for json in SMALL {
+        let s = scenario(json);
+        let reduced = simulate_with(&s, Fidelity::Reduced);
+        let full = simulate_with(&s, Fidelity::Full);
+        assert!(reduced.timeline.reduced && !full.timeline.reduced);
+        assert_eq!(full.timeline.gpus.len() as u64, s.hardware.gpus());
+        assert_eq!(reduced.timeline.gpus.len() as u32, s.parallel.pp);
+        let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1e-6);
+        assert!(close(reduced.report.step_time_ms, full.report.step_time_ms), "{json}");
+        assert!(close(reduced.report.baseline_ms, full.report.baseline_ms), "{json}");
+        for rep in &reduced.timeline.gpus {
+            // Every GPU of the stage, whatever its TP rank and replica, has
+            // the representative's timeline.
+            for other in full.timeline.gpus.iter().filter(|g| g.stage == rep.stage) {
+                assert_eq!(rep.compute.len(), other.compute.len());
+                for (a, b) in rep.compute.iter().zip(&other.compute) {
+                    assert_eq!(a.op, b.op);
+                    assert!(close(a.start_s, b.start_s) && close(a.end_s, b.end_s), "{json}: {a:?} vs {b:?}");
+                }
+                for axis in Axis::ALL {
+                    let (ra, fa) = (&rep.comm[axis.index()], &other.comm[axis.index()]);
+                    assert_eq!(ra.len(), fa.len(), "{json} {axis:?}");
+                    for (a, b) in ra.iter().zip(fa) {
+                        assert!(close(a.start_s, b.start_s) && close(a.end_s, b.end_s), "{json}: {a:?} vs {b:?}");
+                    }
+                }
+            }
+        }
+        for axis in Axis::ALL {
+            let (a, b) = (reduced.report.axes.get(axis), full.report.axes.get(axis));
+            assert!(close(a.exposed_ms, b.exposed_ms) && close(a.comm_ms, b.comm_ms), "{json} {axis:?}");
+        }
+    }
+}
+
+#[test]
+fn reduced_cost_does_not_grow_with_dp() {
+    let ops = |dp: u32| {
+        let s = scenario(&format!(
+            r#"{{"hardware":{{"nodes":{dp}}},"workload":{{"layers":4,"global_batch":{}}},"parallel":{{"tp":8,"pp":1,"dp":{dp}}}}}"#,
+            dp * 4
+        ));
+        simulate(&s).timeline.interval_count()
+    };
+    assert_eq!(ops(2), ops(512));
+}
+
+#[test]
+fn each_axis_has_the_window_its_structure_gives() {
+    // The thesis: TP's window is the adjacent GEMM, small against its
+    // traffic; PP's is a whole micro-batch, far larger than its sends; DP's
+    // is only the last micro-batch's backward.
+    let r = simulate(&preset("didactic")).report;
+    let (tp, pp, dp) = (&r.axes.tp, &r.axes.pp, &r.axes.dp);
+    assert!(pp.window_ms > 10.0 * pp.comm_ms, "{pp:?}");
+    assert!(tp.window_ms < 3.0 * tp.comm_ms, "{tp:?}");
+    assert!(dp.window_ms > 0.0 && dp.window_ms < r.compute_ms / 4.0, "{dp:?}");
+}
+
+#[test]
+fn overlap_hides_what_its_window_can_hold() {
+    let on = simulate(&preset("didactic")).report;
+    assert!(on.step_time_ms < on.baseline_ms);
+    let mut off = preset("didactic");
+    off.overlap.tp = false;
+    off.overlap.pp = false;
+    off.overlap.dp = false;
+    let off = simulate(&off).report;
+    assert_eq!(off.step_time_ms, on.baseline_ms);
+    for axis in Axis::ALL {
+        assert!(on.axes.get(axis).hidden > off.axes.get(axis).hidden, "{axis:?}");
+    }
+}
+
+#[test]
+fn inference_runs_forward_only_with_no_dp_reduction() {
+    let mut s = preset("didactic");
+    if let overlap_core::scenario::Workload::Transformer(t) = &mut s.workload {
+        t.mode = overlap_core::scenario::Mode::Inference;
+    }
+    let sim = simulate(&s);
+    assert_eq!(sim.report.axes.dp.comm_ms, 0.0);
+    assert!(sim
+        .timeline
+        .gpus
+        .iter()
+        .flat_map(|g| &g.compute)
+        .all(|iv| iv.phase == overlap_core::timeline::Phase::Forward));
+}

