@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Runs every test of Overlap Lab: formatting and lints, the core's and the
+# CLI's tests, then browser tests of the release build in headless Chromium.
+# Installs whatever is missing first (scripts/setup.sh test).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh test
+export PATH="$HOME/.cargo/bin:$PWD/node_modules/.bin:$PATH"
+
+step() { printf '\n== %s\n' "$*"; }
+
+step "format and lints"
+cargo fmt --all -- --check
+cargo clippy --workspace --all-targets -- -D warnings
+cargo clippy --target wasm32-unknown-unknown -p overlap-lab-app -- -D warnings
+
+step "core and CLI tests"
+cargo test --workspace --exclude overlap-lab-app
+
+step "release build: CLI and static site"
+cargo build --release -p overlap-lab
+trunk build --release --offline --skip-version-check
+
+step "browser tests (headless Chromium, release build)"
+OVERLAP_LAB_CLI="$PWD/target/release/overlap-lab" node tests/browser/run.mjs
