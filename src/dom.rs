@@ -1,0 +1,59 @@
+//! Small browser helpers shared by the modules. None of them panics: a missing
+//! window or element only means nothing is done.
+
+use wasm_bindgen::JsCast;
+
+pub fn window() -> Option<web_sys::Window> {
+    web_sys::window()
+}
+
+pub fn document() -> Option<web_sys::Document> {
+    window()?.document()
+}
+
+/// Milliseconds since page load, for animation and for the benchmark counters.
+pub fn now_ms() -> f64 {
+    window()
+        .and_then(|w| w.performance())
+        .map(|p| p.now())
+        .unwrap_or(0.0)
+}
+
+/// Whether a media query matches (colour scheme, reduced motion).
+pub fn prefers(query: &str) -> bool {
+    window()
+        .and_then(|w| w.match_media(query).ok().flatten())
+        .map(|m| m.matches())
+        .unwrap_or(false)
+}
+
+pub fn reduced_motion() -> bool {
+    prefers("(prefers-reduced-motion: reduce)")
+}
+
+/// Sets `data-<name>` on `<body>`; tests and the benchmark wait on these.
+pub fn set_body_data(name: &str, value: &str) {
+    if let Some(body) = document().and_then(|d| d.body()) {
+        let _ = body.set_attribute(&format!("data-{name}"), value);
+    }
+}
+
+/// True when keyboard focus is in a control that uses Space itself.
+pub fn focus_is_in_text_or_button() -> bool {
+    let Some(active) = document().and_then(|d| d.active_element()) else {
+        return false;
+    };
+    let tag = active.tag_name().to_ascii_lowercase();
+    match tag.as_str() {
+        "textarea" | "select" | "button" | "summary" | "a" => true,
+        "input" => {
+            let kind = active
+                .dyn_ref::<web_sys::HtmlInputElement>()
+                .map(|i| i.type_())
+                .unwrap_or_default();
+            // Range sliders ignore Space, so Space still plays there.
+            kind != "range"
+        }
+        _ => active.get_attribute("role").as_deref() == Some("switch"),
+    }
+}

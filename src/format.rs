@@ -1,0 +1,108 @@
+//! How numbers from the core's report and timeline are written on the page.
+//! Formatting only: every value shown comes from the core, unchanged.
+
+/// A duration given in milliseconds, with a unit that keeps 3-4 significant digits.
+pub fn ms(v: f64) -> String {
+    if !v.is_finite() {
+        return "–".to_string();
+    }
+    let a = v.abs();
+    if a >= 10_000.0 {
+        format!("{:.2} s", v / 1e3)
+    } else if a >= 100.0 {
+        format!("{v:.1} ms")
+    } else if a >= 1.0 {
+        format!("{v:.2} ms")
+    } else if a >= 0.001 {
+        format!("{:.1} µs", v * 1e3)
+    } else if a == 0.0 {
+        "0 ms".to_string()
+    } else {
+        format!("{:.2} µs", v * 1e3)
+    }
+}
+
+/// A duration given in seconds (timeline units).
+pub fn secs(v: f64) -> String {
+    ms(v * 1e3)
+}
+
+/// A fraction 0..1 as a percentage.
+pub fn pct(v: f64) -> String {
+    if !v.is_finite() {
+        return "–".to_string();
+    }
+    format!("{:.1}%", v * 100.0)
+}
+
+pub fn ratio(v: f64) -> String {
+    if !v.is_finite() {
+        return "–".to_string();
+    }
+    format!("{v:.3}×")
+}
+
+pub fn tflops(v: f64) -> String {
+    format!("{v:.1}")
+}
+
+pub fn bytes(v: f64) -> String {
+    let a = v.abs();
+    if a >= 1e9 {
+        format!("{:.2} GB", v / 1e9)
+    } else if a >= 1e6 {
+        format!("{:.2} MB", v / 1e6)
+    } else if a >= 1e3 {
+        format!("{:.1} kB", v / 1e3)
+    } else {
+        format!("{v:.0} B")
+    }
+}
+
+pub fn gbps(v: f64) -> String {
+    if v >= 100.0 {
+        format!("{v:.0} GB/s")
+    } else {
+        format!("{v:.1} GB/s")
+    }
+}
+
+/// The exact value for `data-value`: Rust's shortest round-trip form, so that
+/// `parseFloat` in a test gives back the core's f64 bit for bit.
+pub fn raw(v: f64) -> String {
+    format!("{v}")
+}
+
+/// A tick label for the time axis, `step_s` being the tick spacing.
+pub fn tick(t_s: f64, step_s: f64) -> String {
+    if step_s >= 1.0 {
+        format!("{t_s:.0} s")
+    } else if step_s >= 0.1 {
+        format!("{t_s:.1} s")
+    } else if step_s >= 1e-3 {
+        let decimals = if step_s >= 0.01 { 0 } else { 1 };
+        format!("{:.*} ms", decimals, t_s * 1e3)
+    } else {
+        format!("{:.0} µs", t_s * 1e6)
+    }
+}
+
+/// A "nice" tick spacing (1, 2 or 5 times a power of ten) near `span / target`.
+pub fn nice_step(span: f64, target: f64) -> f64 {
+    if !(span > 0.0) || !span.is_finite() {
+        return 1.0;
+    }
+    let raw = span / target.max(1.0);
+    let pow = 10f64.powf(raw.log10().floor());
+    let m = raw / pow;
+    let nice = if m < 1.5 {
+        1.0
+    } else if m < 3.5 {
+        2.0
+    } else if m < 7.5 {
+        5.0
+    } else {
+        10.0
+    };
+    nice * pow
+}

@@ -1,0 +1,146 @@
+//! The animation loop. One `requestAnimationFrame` callback advances the
+//! playhead and the morph, then paints; it re-arms itself only while something
+//! moves, so an idle page costs nothing.
+
+use std::cell::{Cell, RefCell};
+use std::rc::Rc;
+
+use leptos::prelude::*;
+use wasm_bindgen::prelude::*;
+use web_sys::HtmlCanvasElement;
+
+use crate::dom;
+use crate::palette;
+use crate::scene::PLAY_SECONDS;
+use crate::state::AppState;
+
+struct Driver {
+    state: AppState,
+    canvas: HtmlCanvasElement,
+    pending: Cell<bool>,
+    last_ts: Cell<Option<f64>>,
+    ready: Cell<bool>,
+    frames: Cell<u64>,
+    callback: RefCell<Option<Closure<dyn FnMut(f64)>>>,
+}
+
+thread_local! {
+    static DRIVER: RefCell<Option<Rc<Driver>>> = const { RefCell::new(None) };
+}
+
+/// Connects the loop to the canvas; called once the canvas is mounted.
+pub fn install(state: AppState, canvas: HtmlCanvasElement) {
+    let driver = Rc::new(Driver {
+        state,
+        canvas,
+        pending: Cell::new(false),
+        last_ts: Cell::new(None),
+        ready: Cell::new(false),
+        frames: Cell::new(0),
+        callback: RefCell::new(None),
+    });
+    let weak = Rc::downgrade(&driver);
+    *driver.callback.borrow_mut() = Some(Closure::new(move |ts: f64| {
+        if let Some(d) = weak.upgrade() {
+            on_frame(&d, ts);
+        }
+    }));
+    DRIVER.with(|d| *d.borrow_mut() = Some(driver));
+    request();
+}
+
+/// Asks for one paint on the next animation frame (several asks coalesce).
+pub fn request() {
+    DRIVER.with(|d| {
+        let Some(driver) = d.borrow().clone() else {
+            return;
+        };
+        if driver.pending.replace(true) {
+            return;
+        }
+        let cb = driver.callback.borrow();
+        let requested = cb
+            .as_ref()
+            .zip(dom::window())
+            .map(|(cb, w)| {
+                w.request_animation_frame(cb.as_ref().unchecked_ref())
+                    .is_ok()
+            })
+            .unwrap_or(false);
+        if !requested {
+            driver.pending.set(false);
+        }
+    });
+}
+
+fn on_frame(d: &Driver, ts: f64) {
+    d.pending.set(false);
+    let scene_ref = d.state.scene();
+    let now = dom::now_ms();
+    let (keep_going, playhead_frac, merged, painted_seq, playback_ended, has_timeline, draw_ms) = {
+        let mut scene = scene_ref.borrow_mut();
+        let step = scene.step_s();
+        let mut ended = false;
+        if scene.playing {
+            let dt_ms = d
+                .last_ts
+                .get()
+                .map(|l| (ts - l).clamp(0.0, 100.0))
+                .unwrap_or(0.0);
+            let start = if scene.playhead_s.is_finite() {
+                scene.playhead_s
+            } else {
+                0.0
+            };
+            let next = start + dt_ms / 1000.0 * scene.speed * step / PLAY_SECONDS;
+            if next >= step {
+                scene.playhead_s = f64::INFINITY;
+                scene.playing = false;
+                ended = true;
+            } else {
+                scene.playhead_s = next;
+            }
+        }
+        let morphing = scene.finish_morph_if_done(now);
+        let t0 = dom::now_ms();
+        let merged = crate::timeline_draw::draw(&mut scene, &d.canvas, now, palette::current())
+            .unwrap_or(false);
+        let draw_ms = dom::now_ms() - t0;
+        (
+            scene.playing || morphing,
+            scene.playhead() / step,
+            merged,
+            (!morphing).then_some(scene.seq),
+            ended,
+            scene.current.is_some(),
+            draw_ms,
+        )
+    };
+    d.last_ts.set(keep_going.then_some(ts));
+    d.frames.set(d.frames.get() + 1);
+    // Counters for the page benchmark and the tests (read, never asserted on time).
+    let _ = d
+        .canvas
+        .set_attribute("data-draw-ms", &format!("{draw_ms:.3}"));
+    let _ = d
+        .canvas
+        .set_attribute("data-frames", &d.frames.get().to_string());
+    if let Some(seq) = painted_seq {
+        let _ = d.canvas.set_attribute("data-painted-seq", &seq.to_string());
+    }
+    if (d.state.playhead.get_untracked() - playhead_frac).abs() > 1e-9 {
+        d.state.playhead.set(playhead_frac);
+    }
+    if d.state.lod_note.get_untracked() != merged {
+        d.state.lod_note.set(merged);
+    }
+    if playback_ended {
+        d.state.playing.set(false);
+    }
+    if has_timeline && !d.ready.replace(true) {
+        dom::set_body_data("ready", "1");
+    }
+    if keep_going {
+        request();
+    }
+}

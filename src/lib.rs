@@ -1,0 +1,66 @@
+//! Overlap Lab in the browser: a Leptos (client-side) shell over
+//! `overlap_core`. The core computes every number and the timeline; this
+//! crate lays out controls, figures and a canvas timeline.
+
+mod controls;
+mod dom;
+mod fields;
+mod figures;
+mod format;
+mod frame;
+mod lod;
+mod palette;
+mod playback;
+mod runner;
+mod scenario_json;
+mod scene;
+mod state;
+mod table_view;
+mod timeline_canvas;
+mod timeline_draw;
+mod tour;
+mod widgets;
+
+use leptos::prelude::*;
+
+use crate::state::AppState;
+
+/// Mounts the app on `<body>`.
+pub fn mount() {
+    console_error_panic_hook::set_once();
+    leptos::mount::mount_to_body(App);
+}
+
+/// The page: controls on the side; tour, figures, timeline and tables in the main column.
+#[component]
+pub fn App() -> impl IntoView {
+    let state = AppState::new();
+    provide_context(state);
+    runner::install(state);
+    view! {
+        <header class="top">
+            <h1>"Overlap Lab"</h1>
+            <p class="tagline">
+                "When does overlapping communication with compute come for free? Switch overlap on and off per axis "
+                "and watch windows and contention change."
+            </p>
+        </header>
+        <main class="layout">
+            <aside class="side">
+                <controls::Controls />
+            </aside>
+            <div class="content">
+                <tour::Tour />
+                <figures::Headline />
+                <timeline_canvas::TimelineCanvas />
+                <playback::Playback />
+                <figures::AxisFigures />
+                <table_view::TableView />
+                <scenario_json::ScenarioJson />
+            </div>
+        </main>
+        <footer class="foot">
+            <p>"Every figure and bar comes from the same simulator as the " <code>"overlap-lab"</code> " command line."</p>
+        </footer>
+    }
+}

@@ -1,0 +1,94 @@
+//! Level of detail: which bars of a lane are visible, and which are so narrow
+//! that drawing them one by one would be wasted work. Narrow neighbours are
+//! merged into one run per pixel span, so a lane costs at most about one
+//! rectangle per pixel however many operations the step holds.
+
+use std::ops::Range;
+
+use overlap_core::timeline::Interval;
+
+/// One thing to paint on a lane.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Piece {
+    /// A bar wide enough to draw on its own: index into the lane, pixel span.
+    Bar { index: usize, x0: f64, x1: f64 },
+    /// Several narrow bars merged: the first one's index, how many, pixel span,
+    /// and whether any of them left compute waiting.
+    Merged {
+        first: usize,
+        count: usize,
+        x0: f64,
+        x1: f64,
+        exposed: bool,
+    },
+}
+
+/// The indices of a lane (sorted by start) that can intersect [t0, t1].
+/// `max_dur_s` is the lane's longest bar, so a long bar that started before
+/// t0 is still found.
+pub fn visible_range(lane: &[Interval], t0: f64, t1: f64, max_dur_s: f64) -> Range<usize> {
+    let lo = lane.partition_point(|iv| iv.start_s < t0 - max_dur_s);
+    let hi = lane.partition_point(|iv| iv.start_s <= t1);
+    lo..hi.max(lo)
+}
+
+/// Walks `range`, placing bar i at `pos(i)` = (x0, x1) in pixels, and emits
+/// pieces that fall inside [clip0, clip1]. Bars narrower than `min_px` merge
+/// with neighbours closer than a pixel.
+pub fn pieces(
+    lane: &[Interval],
+    range: Range<usize>,
+    clip: (f64, f64),
+    min_px: f64,
+    pos: impl Fn(usize) -> (f64, f64),
+    mut emit: impl FnMut(Piece),
+) -> bool {
+    let mut merged_any = false;
+    let mut run: Option<(usize, usize, f64, f64, bool)> = None;
+    let flush = |run: &mut Option<(usize, usize, f64, f64, bool)>, emit: &mut dyn FnMut(Piece)| {
+        if let Some((first, count, x0, x1, exposed)) = run.take() {
+            if count == 1 {
+                emit(Piece::Bar {
+                    index: first,
+                    x0,
+                    x1: x1.max(x0 + 1.0),
+                });
+            } else {
+                emit(Piece::Merged {
+                    first,
+                    count,
+                    x0,
+                    x1: x1.max(x0 + 1.0),
+                    exposed,
+                });
+            }
+        }
+    };
+    for i in range {
+        let (x0, x1) = pos(i);
+        if x1 < clip.0 || x0 > clip.1 {
+            continue;
+        }
+        let (x0, x1) = (x0.max(clip.0), x1.min(clip.1));
+        let exposed = lane[i].exposed_s > 0.0;
+        if x1 - x0 >= min_px {
+            flush(&mut run, &mut emit);
+            emit(Piece::Bar { index: i, x0, x1 });
+            continue;
+        }
+        match &mut run {
+            Some((_, count, _, rx1, rexp)) if x0 <= *rx1 + 1.0 => {
+                *count += 1;
+                *rx1 = rx1.max(x1);
+                *rexp |= exposed;
+                merged_any = true;
+            }
+            _ => {
+                flush(&mut run, &mut emit);
+                run = Some((i, 1, x0, x1, exposed));
+            }
+        }
+    }
+    flush(&mut run, &mut emit);
+    merged_any
+}

@@ -1,0 +1,152 @@
+//! The page's state in one place. The scenario is a `ScenarioInput` plus the
+//! preset it started from; the view (zoom, playhead, tour chapter) sits in the
+//! scene and the tour. Share links serialise exactly these.
+//!
+//! Signals carry what the page shows as text; the timeline itself lives in
+//! the non-reactive `Scene` and is painted on a canvas.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use leptos::prelude::*;
+use overlap_core::presets::{self, Preset};
+use overlap_core::{FieldError, Report, Scenario, ScenarioInput};
+
+use crate::fields;
+use crate::scene::Scene;
+
+pub type SceneRef = Rc<RefCell<Scene>>;
+
+/// What the hover tooltip shows; built from one timeline bar or link sample.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Tip {
+    pub x: f64,
+    pub y: f64,
+    pub title: String,
+    pub lines: Vec<(String, String)>,
+}
+
+#[derive(Clone, Copy)]
+pub struct AppState {
+    /// The preset the scenario started from.
+    pub preset_id: RwSignal<String>,
+    /// The scenario as the user set it: the single source of truth.
+    pub input: RwSignal<ScenarioInput>,
+    /// The last scenario that resolved; controls show its values for fields
+    /// the input leaves to defaults.
+    pub resolved: RwSignal<Option<Scenario>>,
+    /// The core's refusals of the current input, each naming its field.
+    pub errors: RwSignal<Vec<FieldError>>,
+    pub report: RwSignal<Option<Report>>,
+    /// The run before the current one, drawn as a ghost.
+    pub ghost: RwSignal<Option<Report>>,
+    /// Counts simulations, so that views depending on the timeline refresh.
+    pub run_seq: RwSignal<u64>,
+    pub playing: RwSignal<bool>,
+    pub speed: RwSignal<f64>,
+    /// Playhead as a fraction of the step, for the scrub slider.
+    pub playhead: RwSignal<f64>,
+    pub tip: RwSignal<Option<Tip>>,
+    /// "Each simulated GPU stands for ..." and level-of-detail notes.
+    pub represents_note: RwSignal<String>,
+    pub lod_note: RwSignal<bool>,
+    /// Which simulated GPU the link lanes belong to.
+    pub link_gpu: RwSignal<usize>,
+    /// Names of the simulated GPUs, for the link-lane picker.
+    pub gpu_names: RwSignal<Vec<String>>,
+    pub scene: StoredValue<SceneRef, LocalStorage>,
+}
+
+impl AppState {
+    pub fn new() -> Self {
+        let preset = presets::default_preset();
+        let input = preset.input();
+        let resolved = input.resolve().ok();
+        Self {
+            preset_id: RwSignal::new(preset.id.to_string()),
+            input: RwSignal::new(input),
+            resolved: RwSignal::new(resolved),
+            errors: RwSignal::new(Vec::new()),
+            report: RwSignal::new(None),
+            ghost: RwSignal::new(None),
+            run_seq: RwSignal::new(0),
+            playing: RwSignal::new(false),
+            speed: RwSignal::new(1.0),
+            playhead: RwSignal::new(1.0),
+            tip: RwSignal::new(None),
+            represents_note: RwSignal::new(String::new()),
+            lod_note: RwSignal::new(false),
+            link_gpu: RwSignal::new(0),
+            gpu_names: RwSignal::new(Vec::new()),
+            scene: StoredValue::new_local(Rc::new(RefCell::new(Scene::new()))),
+        }
+    }
+
+    pub fn scene(&self) -> SceneRef {
+        self.scene.get_value()
+    }
+
+    /// Replaces the scenario by a preset's.
+    pub fn load_preset(&self, preset: &Preset) {
+        self.preset_id.set(preset.id.to_string());
+        self.input.set(preset.input());
+    }
+
+    /// Applies one edit to the scenario input; the simulation effect re-runs.
+    pub fn edit(&self, f: impl FnOnce(&mut ScenarioInput)) {
+        self.input.update(f);
+    }
+
+    /// Sets a numeric field. Changing the cluster shape, TP or PP re-derives DP
+    /// when the GPU count allows it, so that tp x pp x dp stays consistent.
+    pub fn set_number(&self, field: &'static fields::NumField, value: f64) {
+        let resolved = self.resolved.get_untracked();
+        self.input.update(|input| {
+            (field.set)(input, value);
+            if matches!(
+                field.field,
+                "hardware.nodes" | "hardware.gpus_per_node" | "parallel.tp" | "parallel.pp"
+            ) {
+                rebalance_dp(input, resolved.as_ref());
+            }
+        });
+    }
+}
+
+impl Default for AppState {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// dp = GPUs / (tp x pp) when that divides; otherwise the core explains.
+pub fn rebalance_dp(input: &mut ScenarioInput, resolved: Option<&Scenario>) {
+    let get = |f: &fields::NumField| f.shown(input, resolved).unwrap_or(0.0) as u64;
+    let gpus = get(&fields::NODES) * get(&fields::GPUS_PER_NODE);
+    let tp_pp = get(&fields::TP) * get(&fields::PP);
+    if tp_pp > 0 && gpus % tp_pp == 0 && gpus / tp_pp >= 1 {
+        if let Ok(dp) = u32::try_from(gpus / tp_pp) {
+            input.parallel.dp = Some(dp);
+        }
+    }
+}
+
+/// A new hardware preset brings its datasheet back: the figures that came
+/// from the previous preset are dropped, the cluster size is kept.
+pub fn set_hardware_preset(
+    input: &mut ScenarioInput,
+    preset: overlap_core::HardwarePreset,
+    resolved: Option<&Scenario>,
+) {
+    let h = &mut input.hardware;
+    h.preset = Some(preset);
+    // Explicit, so that DP can be re-derived before the next resolve.
+    h.gpus_per_node = Some(preset.hardware().gpus_per_node);
+    h.peak_tflops = None;
+    h.hbm_gbps = None;
+    h.nvlink_gbps = None;
+    h.nic_gbps = None;
+    h.nvlink_latency_us = None;
+    h.network_latency_us = None;
+    rebalance_dp(input, resolved);
+}

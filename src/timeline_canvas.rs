@@ -1,0 +1,292 @@
+//! The timeline panel: the canvas, its pointer and keyboard handling (hover,
+//! zoom, pan), the tooltip, the legend and the notes on what a lane stands for.
+
+use leptos::html;
+use leptos::prelude::*;
+use overlap_core::timeline::{Direction, LinkClass};
+
+use crate::format;
+use crate::frame;
+use crate::scene::{Hit, Scene};
+use crate::state::{AppState, Tip};
+
+const AXES: [&str; 3] = ["TP", "PP", "DP"];
+
+/// The tooltip for whatever is under the pointer, from the timeline's data.
+fn tip_for(scene: &Scene, hit: Hit, x: f64, y: f64) -> Option<Tip> {
+    let p = scene.current.as_ref()?;
+    match hit {
+        Hit::Bar { gpu, slot, index } => {
+            let iv = p.lane(gpu, slot).get(index)?;
+            let g = &p.timeline.gpus[gpu];
+            let lane = if slot == 0 {
+                "compute".to_string()
+            } else {
+                format!("{} communication", AXES[slot - 1])
+            };
+            let mut lines = vec![
+                (
+                    "GPU".to_string(),
+                    format!("{} (stage {}), {lane}", g.rank, g.stage),
+                ),
+                ("start".to_string(), format::secs(iv.start_s)),
+                ("duration".to_string(), format::secs(iv.end_s - iv.start_s)),
+            ];
+            if iv.micro_batch != overlap_core::timeline::NONE {
+                lines.push(("micro-batch".to_string(), iv.micro_batch.to_string()));
+            }
+            if iv.layer != overlap_core::timeline::NONE {
+                lines.push(("layer".to_string(), iv.layer.to_string()));
+            }
+            if slot == 0 {
+                lines.push(("work".to_string(), format!("{:.3} TFLOP", iv.flops / 1e12)));
+            } else {
+                lines.push(("bytes".to_string(), format::bytes(iv.bytes)));
+                lines.push((
+                    "achieved bandwidth".to_string(),
+                    format::gbps(iv.achieved_gbps),
+                ));
+                lines.push((
+                    "contention delay".to_string(),
+                    format::secs(iv.contention_s),
+                ));
+                lines.push((
+                    "exposed (compute waited)".to_string(),
+                    format::secs(iv.exposed_s),
+                ));
+                if let Some((w0, w1)) = iv.window {
+                    lines.push((
+                        "window".to_string(),
+                        format!("{} to {}", format::secs(w0), format::secs(w1)),
+                    ));
+                }
+            }
+            let title = format!("{} · {:?}", iv.op.label(), iv.phase).to_lowercase();
+            Some(Tip { x, y, title, lines })
+        }
+        Hit::Link { link, t_s } => {
+            let lk = p.timeline.links.get(link)?;
+            let i = lk
+                .samples
+                .partition_point(|s| s.t_s <= t_s)
+                .checked_sub(1)?;
+            let s = &lk.samples[i];
+            let class = match lk.class {
+                LinkClass::Nvlink => "NVLink",
+                LinkClass::Network => "network",
+            };
+            let dir = match lk.direction {
+                Direction::Out => "out",
+                Direction::In => "in",
+            };
+            let mut lines = vec![("at".to_string(), format::secs(t_s))];
+            for (a, name) in AXES.iter().enumerate() {
+                lines.push((format!("{name} traffic"), format::gbps(s.gbps[a])));
+            }
+            lines.push((
+                "usable capacity".to_string(),
+                format::gbps(lk.capacity_gbps),
+            ));
+            Some(Tip {
+                x,
+                y,
+                title: format!("{class} {dir}"),
+                lines,
+            })
+        }
+    }
+}
+
+/// The canvas with its interactions. The drawing itself is `timeline_draw`.
+#[component]
+pub fn TimelineCanvas() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let canvas_ref = NodeRef::<html::Canvas>::new();
+    canvas_ref.on_load(move |canvas| frame::install(state, canvas));
+    let _resize = window_event_listener(leptos::ev::resize, |_| frame::request());
+    let drag = StoredValue::new(None::<f64>);
+
+    let update_hover = move |x: f64, y: f64| {
+        let scene = state.scene();
+        let mut scene = scene.borrow_mut();
+        let hit = scene.hit(x, y);
+        if hit != scene.hover {
+            scene.hover = hit;
+            let tip = hit.and_then(|h| tip_for(&scene, h, x, y));
+            drop(scene);
+            state.tip.set(tip);
+            frame::request();
+        } else if let Some(mut t) = state.tip.get_untracked() {
+            t.x = x;
+            t.y = y;
+            state.tip.set(Some(t));
+        }
+    };
+    let on_move = move |ev: web_sys::PointerEvent| {
+        let (x, y) = (f64::from(ev.offset_x()), f64::from(ev.offset_y()));
+        if let Some(last) = drag.get_value() {
+            let scene = state.scene();
+            let mut scene = scene.borrow_mut();
+            let w = (scene.layout.right - scene.layout.left).max(1.0);
+            scene.pan(-(x - last) / w);
+            drop(scene);
+            drag.set_value(Some(x));
+            frame::request();
+        } else {
+            update_hover(x, y);
+        }
+    };
+    let on_down = move |ev: web_sys::PointerEvent| {
+        if ev.button() == 0 {
+            drag.set_value(Some(f64::from(ev.offset_x())));
+            if let Some(c) = canvas_ref.get() {
+                let _ = c.set_pointer_capture(ev.pointer_id());
+            }
+        }
+    };
+    let on_up = move |_ev: web_sys::PointerEvent| drag.set_value(None);
+    let on_leave = move |_ev: web_sys::PointerEvent| {
+        let scene = state.scene();
+        scene.borrow_mut().hover = None;
+        state.tip.set(None);
+        frame::request();
+    };
+    let on_wheel = move |ev: web_sys::WheelEvent| {
+        ev.prevent_default();
+        let scene = state.scene();
+        let mut scene = scene.borrow_mut();
+        let (dx, dy) = (ev.delta_x(), ev.delta_y());
+        if ev.shift_key() || dx.abs() > dy.abs() {
+            let d = if dx.abs() > dy.abs() { dx } else { dy };
+            scene.pan(d / 800.0);
+        } else {
+            let at = scene.t_of(f64::from(ev.offset_x()));
+            scene.zoom((dy * 0.0015).exp(), at);
+        }
+        drop(scene);
+        frame::request();
+    };
+    let on_key = move |ev: web_sys::KeyboardEvent| {
+        let scene = state.scene();
+        let mut s = scene.borrow_mut();
+        let (t0, t1) = s.window(1.0);
+        let mid = (t0 + t1) / 2.0;
+        match ev.key().as_str() {
+            "ArrowLeft" => s.pan(-0.1),
+            "ArrowRight" => s.pan(0.1),
+            "+" | "=" => s.zoom(0.8, mid),
+            "-" | "_" => s.zoom(1.25, mid),
+            "0" => s.fit(),
+            "," => s.step_playhead(false),
+            "." => s.step_playhead(true),
+            _ => return,
+        }
+        ev.prevent_default();
+        drop(s);
+        frame::request();
+    };
+    let zoom = move |factor: f64| {
+        let scene = state.scene();
+        let mut s = scene.borrow_mut();
+        let (t0, t1) = s.window(1.0);
+        if factor == 0.0 {
+            s.fit();
+        } else {
+            s.zoom(factor, (t0 + t1) / 2.0);
+        }
+        drop(s);
+        frame::request();
+    };
+    let on_link_gpu = move |ev: leptos::ev::Event| {
+        if let Ok(i) = event_target_value(&ev).parse::<usize>() {
+            state.link_gpu.set(i);
+            state.scene().borrow_mut().link_gpu = i;
+            frame::request();
+        }
+    };
+
+    view! {
+        <section class="timeline" aria-labelledby="timeline-h">
+            <div class="timeline-head">
+                <h2 id="timeline-h">"Timeline of one step"</h2>
+                <div class="zoom" role="group" aria-label="Zoom">
+                    <button type="button" on:click=move |_| zoom(0.5) aria-label="Zoom in">"+"</button>
+                    <button type="button" on:click=move |_| zoom(2.0) aria-label="Zoom out">"−"</button>
+                    <button type="button" on:click=move |_| zoom(0.0)>"Fit"</button>
+                </div>
+                <label class="inline">
+                    "Links of "
+                    <select on:change=on_link_gpu prop:value=move || state.link_gpu.get().to_string()>
+                        {move || {
+                            state
+                                .gpu_names
+                                .get()
+                                .into_iter()
+                                .enumerate()
+                                .map(|(i, n)| view! { <option value=i.to_string()>{n}</option> })
+                                .collect_view()
+                        }}
+                    </select>
+                </label>
+            </div>
+            <p class="note represents">{move || state.represents_note.get()}</p>
+            <div class="canvas-wrap">
+                <canvas
+                    node_ref=canvas_ref
+                    tabindex="0"
+                    role="img"
+                    aria-label="Timeline of one training step: per simulated GPU a compute lane and one lane per parallelism axis, then link bandwidth lanes. Use the table view below for the same data as text."
+                    aria-describedby="canvas-keys"
+                    on:pointermove=on_move
+                    on:pointerdown=on_down
+                    on:pointerup=on_up
+                    on:pointercancel=on_up
+                    on:pointerleave=on_leave
+                    on:wheel=on_wheel
+                    on:keydown=on_key
+                ></canvas>
+                {move || {
+                    state
+                        .tip
+                        .get()
+                        .map(|t| {
+                            let style = format!("left:{}px;top:{}px", t.x + 14.0, t.y + 14.0);
+                            view! {
+                                <div class="tooltip" role="tooltip" style=style>
+                                    <strong>{t.title}</strong>
+                                    <dl>
+                                        {t.lines.into_iter().map(|(k, v)| view! { <dt>{k}</dt><dd>{v}</dd> }).collect_view()}
+                                    </dl>
+                                </div>
+                            }
+                        })
+                }}
+            </div>
+            <p class="note" id="canvas-keys">
+                "Wheel or +/− to zoom, drag or ←/→ to pan, 0 to fit; Space plays, comma and period step. "
+                <Show when=move || state.lod_note.get()>
+                    <span class="lod">"Bars narrower than a pixel are merged; zoom in to see each operation."</span>
+                </Show>
+            </p>
+            <Legend />
+        </section>
+    }
+}
+
+/// What the colours and marks mean; the same axis colours as the figures.
+#[component]
+fn Legend() -> impl IntoView {
+    view! {
+        <ul class="legend" aria-label="Legend">
+            <li><span class="sw tp"></span>"TP"</li>
+            <li><span class="sw pp"></span>"PP"</li>
+            <li><span class="sw dp"></span>"DP"</li>
+            <li><span class="sw fwd"></span>"forward"</li>
+            <li><span class="sw bwd"></span>"backward"</li>
+            <li><span class="sw rec"></span>"recompute"</li>
+            <li><span class="sw opt"></span>"optimizer"</li>
+            <li><span class="sw exposed"></span>"exposed: compute waits (hatched)"</li>
+            <li><span class="sw bracket"></span>"window that can hide a collective"</li>
+        </ul>
+    }
+}

@@ -1,0 +1,534 @@
+//! Paints the scene on the canvas. Not reactive: called once per animation
+//! frame when something changed, from plain data. Cost is bounded by the
+//! level-of-detail merge (about one rectangle per pixel per lane).
+
+use overlap_core::timeline::{Direction, Interval, LinkClass, LinkLane};
+use wasm_bindgen::{JsCast, JsValue};
+use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};
+
+use crate::format;
+use crate::lod::{self, Piece};
+use crate::palette::Palette;
+use crate::scene::{Hit, LaneKind, Layout, Prepared, Scene};
+
+/// Fill style changes cross into JavaScript; skip the ones that change nothing.
+struct Pen<'a> {
+    ctx: &'a CanvasRenderingContext2d,
+    fill: &'a str,
+}
+
+impl<'a> Pen<'a> {
+    fn fill(&mut self, colour: &'a str) {
+        if self.fill != colour {
+            self.ctx.set_fill_style_str(colour);
+            self.fill = colour;
+        }
+    }
+    fn rect(&mut self, colour: &'a str, x: f64, y: f64, w: f64, h: f64) {
+        self.fill(colour);
+        self.ctx.fill_rect(x, y, w, h);
+    }
+}
+
+/// Draws the whole scene. Returns whether narrow bars were merged.
+pub fn draw(
+    scene: &mut Scene,
+    canvas: &HtmlCanvasElement,
+    now_ms: f64,
+    pal: &Palette,
+) -> Result<bool, JsValue> {
+    let Some(ctx) = canvas
+        .get_context("2d")?
+        .and_then(|c| c.dyn_into::<CanvasRenderingContext2d>().ok())
+    else {
+        return Ok(false);
+    };
+    let Some(current) = scene.current.as_ref() else {
+        return Ok(false);
+    };
+    let width = f64::from(canvas.client_width().max(300));
+    let layout = Layout::compute(current, width, scene.link_gpu);
+    let dpr = web_sys::window()
+        .map(|w| w.device_pixel_ratio())
+        .unwrap_or(1.0)
+        .max(1.0);
+    let (pw, ph) = (
+        (width * dpr).round() as u32,
+        (layout.height * dpr).round() as u32,
+    );
+    if canvas.width() != pw || canvas.height() != ph {
+        canvas.set_width(pw);
+        canvas.set_height(ph);
+        let _ = canvas
+            .style()
+            .set_property("height", &format!("{}px", layout.height));
+    }
+    ctx.set_transform(dpr, 0.0, 0.0, dpr, 0.0, 0.0)?;
+    scene.layout = layout;
+    let morph = scene.morph_progress(now_ms);
+    let win = scene.window(morph);
+    let mut pen = Pen {
+        ctx: &ctx,
+        fill: "",
+    };
+    pen.ctx.set_fill_style_str(pal.background);
+    ctx.fill_rect(0.0, 0.0, width, scene.layout.height);
+    ctx.set_font("11px system-ui, sans-serif");
+    ctx.set_text_baseline("middle");
+
+    draw_axis(scene, &mut pen, pal, win);
+    let merged = draw_gpus(scene, &mut pen, pal, win, morph)?;
+    draw_links(scene, &mut pen, pal, win);
+    draw_hover(scene, &mut pen, pal, win);
+    draw_playhead(scene, &mut pen, pal, win);
+    Ok(merged)
+}
+
+fn draw_axis<'a>(scene: &Scene, pen: &mut Pen<'a>, pal: &'a Palette, win: (f64, f64)) {
+    let l = &scene.layout;
+    let ctx = pen.ctx;
+    let step = format::nice_step(win.1 - win.0, ((l.right - l.left) / 90.0).max(2.0));
+    let first = (win.0 / step).ceil() as i64;
+    let last = (win.1 / step).floor() as i64;
+    ctx.set_text_align("center");
+    for k in first..=last.min(first + 200) {
+        let t = k as f64 * step;
+        let x = scene.x_of(t, win).round() + 0.5;
+        pen.rect(
+            pal.grid,
+            x,
+            l.axis_h - 4.0,
+            1.0,
+            l.link_area.1 - l.axis_h + 4.0,
+        );
+        pen.fill(pal.muted);
+        // Keep the last label inside the canvas.
+        let align = if x > l.right - 24.0 {
+            "right"
+        } else {
+            "center"
+        };
+        ctx.set_text_align(align);
+        let _ = ctx.fill_text(&format::tick(t, step), x.min(l.right), l.axis_h / 2.0 - 1.0);
+    }
+    ctx.set_text_align("left");
+}
+
+/// Bar position, interpolated from the previous timeline while morphing.
+fn position(cur: &[Interval], prev: Option<&[Interval]>, i: usize, morph: f64) -> (f64, f64) {
+    let iv = &cur[i];
+    match prev.and_then(|p| p.get(i)) {
+        Some(old) if morph < 1.0 && old.op == iv.op => (
+            old.start_s + (iv.start_s - old.start_s) * morph,
+            old.end_s + (iv.end_s - old.end_s) * morph,
+        ),
+        _ => (iv.start_s, iv.end_s),
+    }
+}
+
+fn draw_gpus<'a>(
+    scene: &Scene,
+    pen: &mut Pen<'a>,
+    pal: &'a Palette,
+    win: (f64, f64),
+    morph: f64,
+) -> Result<bool, JsValue> {
+    let Some(p) = scene.current.as_ref() else {
+        return Ok(false);
+    };
+    let prev = scene.previous.as_ref().filter(|_| morph < 1.0);
+    let l = &scene.layout;
+    let ctx = pen.ctx;
+    let clip = (l.left, l.right);
+    let mut merged_any = false;
+    for band in &l.bands {
+        let g = &p.timeline.gpus[band.gpu];
+        if l.label_lanes || band.gpu % label_every(l.bands.len()) == 0 {
+            pen.fill(pal.text);
+            let label = if l.label_lanes {
+                format!("GPU {} · st {}", g.rank, g.stage)
+            } else {
+                format!("st {}", g.stage)
+            };
+            let _ = ctx.fill_text(&label, 4.0, band.y0 + band.bracket_h + 8.0);
+            if g.represents > 1 && l.label_lanes {
+                pen.fill(pal.muted);
+                let _ = ctx.fill_text(
+                    &format!("×{} GPUs", g.represents),
+                    4.0,
+                    band.y0 + band.bracket_h + 21.0,
+                );
+            }
+        }
+    }
+    for lane in &l.lanes {
+        let LaneKind::Gpu { gpu, slot } = lane.kind else {
+            continue;
+        };
+        pen.rect(
+            pal.lane,
+            l.left,
+            lane.y,
+            l.right - l.left,
+            lane.h.max(1.0) - 0.5,
+        );
+        if slot > 0 && l.label_lanes {
+            pen.fill(pal.axis[slot - 1]);
+            let name = ["TP", "PP", "DP"][slot - 1];
+            let _ = ctx.fill_text(name, l.left - 24.0, lane.y + lane.h / 2.0);
+        }
+        let bars = p.lane(gpu, slot);
+        let prev_bars = prev.map(|pp| pp.lane(gpu, slot));
+        let range = if prev_bars.is_some() {
+            0..bars.len()
+        } else {
+            lod::visible_range(bars, win.0, win.1, p.max_dur[gpu][slot])
+        };
+        let pos = |i: usize| {
+            let (s, e) = position(bars, prev_bars, i, morph);
+            (scene.x_of(s, win), scene.x_of(e, win))
+        };
+        let h = (lane.h - 1.0).max(1.0);
+        let y = lane.y;
+        let mut wide = Vec::new();
+        let merged = lod::pieces(bars, range, clip, 1.5, pos, |piece| match piece {
+            Piece::Bar { index, x0, x1 } => {
+                let iv = &bars[index];
+                let colour = if slot == 0 {
+                    pal.phase(iv.phase)
+                } else {
+                    pal.axis[slot - 1]
+                };
+                pen.rect(colour, x0, y, (x1 - x0).max(1.0), h);
+                if x1 - x0 > 3.0 {
+                    wide.push((index, x0, x1));
+                }
+            }
+            Piece::Merged {
+                first,
+                x0,
+                x1,
+                exposed,
+                ..
+            } => {
+                let iv = &bars[first];
+                let colour = if slot == 0 {
+                    pal.phase(iv.phase)
+                } else {
+                    pal.axis[slot - 1]
+                };
+                pen.rect(colour, x0, y, x1 - x0, h);
+                if exposed && slot > 0 {
+                    pen.rect(pal.exposed_stripe, x0, y + h - 2.0, x1 - x0, 2.0);
+                }
+            }
+        });
+        merged_any |= merged;
+        for (index, x0, x1) in wide {
+            let iv = &bars[index];
+            if slot > 0 && iv.exposed_s > 0.0 {
+                let dur = (iv.end_s - iv.start_s).max(1e-15);
+                // The core gives how long compute waited, not when; the wait
+                // is at the end of a collective, when compute has run out.
+                let frac = (iv.exposed_s / dur).clamp(0.0, 1.0);
+                let ex0 = x1 - (x1 - x0) * frac;
+                draw_exposed(pen, pal, ex0, y, x1 - ex0, h);
+            }
+            if l.label_lanes && x1 - x0 > 46.0 && h >= 10.0 {
+                let text_colour = if slot == 0 { pal.background } else { "#ffffff" };
+                pen.fill(text_colour);
+                ctx.save();
+                ctx.begin_path();
+                ctx.rect(x0 + 1.0, y, x1 - x0 - 2.0, h);
+                ctx.clip();
+                let _ = ctx.fill_text(iv.op.label(), x0 + 3.0, y + h / 2.0);
+                ctx.restore();
+            }
+        }
+        if slot > 0 {
+            draw_brackets(scene, pen, pal, win, gpu, slot, bars);
+        }
+    }
+    Ok(merged_any)
+}
+
+fn label_every(bands: usize) -> usize {
+    (bands / 16).max(1)
+}
+
+/// The exposed part of a collective: hatched, so that it reads without colour.
+fn draw_exposed<'a>(pen: &mut Pen<'a>, pal: &'a Palette, x: f64, y: f64, w: f64, h: f64) {
+    let ctx = pen.ctx;
+    pen.rect(pal.background, x, y, w, h);
+    ctx.save();
+    ctx.begin_path();
+    ctx.rect(x, y, w, h);
+    ctx.clip();
+    ctx.set_stroke_style_str(pal.exposed_stripe);
+    ctx.set_line_width(1.0);
+    ctx.begin_path();
+    let mut sx = x - h;
+    while sx < x + w {
+        ctx.move_to(sx, y + h);
+        ctx.line_to(sx + h, y);
+        sx += 4.0;
+    }
+    ctx.stroke();
+    ctx.restore();
+    ctx.set_stroke_style_str(pal.exposed_stripe);
+    ctx.stroke_rect(x + 0.5, y + 0.5, (w - 1.0).max(0.5), (h - 1.0).max(0.5));
+}
+
+/// Window brackets: for each visible collective, the compute span that can
+/// hide it, drawn in its axis colour in the strip above the compute lane.
+#[allow(clippy::too_many_arguments)]
+fn draw_brackets<'a>(
+    scene: &Scene,
+    pen: &mut Pen<'a>,
+    pal: &'a Palette,
+    win: (f64, f64),
+    gpu: usize,
+    slot: usize,
+    bars: &[Interval],
+) {
+    let l = &scene.layout;
+    let Some(band) = l.bands.iter().find(|b| b.gpu == gpu) else {
+        return;
+    };
+    if band.bracket_h < 3.0 {
+        return;
+    }
+    let row_h = band.bracket_h / 3.0;
+    let y = band.bracket_y + row_h * (slot - 1) as f64 + 0.5;
+    let ctx = pen.ctx;
+    ctx.set_stroke_style_str(pal.axis[slot - 1]);
+    ctx.set_line_width(1.0);
+    ctx.begin_path();
+    let mut drawn = 0;
+    let mut last_x1 = f64::NEG_INFINITY;
+    let mut last_x0 = f64::NEG_INFINITY;
+    for iv in bars {
+        let Some((w0, w1)) = iv.window else { continue };
+        if w1 < win.0 || w0 > win.1 || w1 <= w0 {
+            continue;
+        }
+        let x0 = scene.x_of(w0, win).max(l.left);
+        let x1 = scene.x_of(w1, win).min(l.right);
+        // Brackets that land on the same pixels add nothing.
+        if (x0 - last_x0).abs() < 1.0 && (x1 - last_x1).abs() < 1.0 {
+            continue;
+        }
+        last_x0 = x0;
+        last_x1 = x1;
+        ctx.move_to(x0 + 0.5, y + row_h);
+        ctx.line_to(x0 + 0.5, y);
+        ctx.line_to(x1 - 0.5, y);
+        ctx.line_to(x1 - 0.5, y + row_h);
+        drawn += 1;
+        if drawn > 4000 {
+            break;
+        }
+    }
+    ctx.stroke();
+}
+
+fn link_name(link: &LinkLane) -> &'static str {
+    match (link.gpu, link.class, link.direction) {
+        (None, _, _) => "net core",
+        (_, LinkClass::Nvlink, Direction::Out) => "NVLink out",
+        (_, LinkClass::Nvlink, Direction::In) => "NVLink in",
+        (_, LinkClass::Network, Direction::Out) => "NIC out",
+        (_, LinkClass::Network, Direction::In) => "NIC in",
+    }
+}
+
+fn draw_links<'a>(scene: &Scene, pen: &mut Pen<'a>, pal: &'a Palette, win: (f64, f64)) {
+    let Some(p) = scene.current.as_ref() else {
+        return;
+    };
+    let l = &scene.layout;
+    let ctx = pen.ctx;
+    let gpu = scene.link_gpu.min(p.timeline.gpus.len().saturating_sub(1));
+    if let Some(g) = p.timeline.gpus.get(gpu) {
+        pen.fill(pal.text);
+        let _ = ctx.fill_text(
+            &format!(
+                "Links of GPU {} (stage {}): bandwidth by axis, dashed = usable capacity",
+                g.rank, g.stage
+            ),
+            4.0,
+            l.links_y,
+        );
+    }
+    for lane in &l.lanes {
+        let LaneKind::Link { link } = lane.kind else {
+            continue;
+        };
+        let lk = &p.timeline.links[link];
+        pen.rect(pal.lane, l.left, lane.y, l.right - l.left, lane.h);
+        pen.fill(pal.muted);
+        let _ = ctx.fill_text(link_name(lk), 4.0, lane.y + lane.h / 2.0);
+        draw_link_samples(scene, pen, pal, win, lk, lane.y, lane.h, p);
+        ctx.set_stroke_style_str(pal.muted);
+        ctx.set_line_dash(&js_sys::Array::of2(&3.into(), &3.into()))
+            .ok();
+        ctx.begin_path();
+        ctx.move_to(l.left, lane.y + 0.5);
+        ctx.line_to(l.right, lane.y + 0.5);
+        ctx.stroke();
+        ctx.set_line_dash(&js_sys::Array::new()).ok();
+    }
+}
+
+/// Bandwidth per axis, stacked, scaled to the link's usable capacity. Samples
+/// narrower than a pixel are averaged over the pixel (time-weighted).
+#[allow(clippy::too_many_arguments)]
+fn draw_link_samples<'a>(
+    scene: &Scene,
+    pen: &mut Pen<'a>,
+    pal: &'a Palette,
+    win: (f64, f64),
+    lk: &LinkLane,
+    y: f64,
+    h: f64,
+    p: &Prepared,
+) {
+    let l = &scene.layout;
+    let cap = lk.capacity_gbps.max(1e-9);
+    let s = &lk.samples;
+    if s.is_empty() {
+        return;
+    }
+    let start = s.partition_point(|x| x.t_s <= win.0).saturating_sub(1);
+    let mut column: Option<(f64, [f64; 3], f64)> = None; // pixel, weighted gbps, weight
+    let stack = |pen: &mut Pen<'a>, x0: f64, w: f64, gbps: [f64; 3]| {
+        let mut top = y + h;
+        for (a, v) in gbps.iter().enumerate() {
+            if *v <= 0.0 {
+                continue;
+            }
+            let bh = (v / cap * h).min(top - y);
+            top -= bh;
+            pen.rect(pal.axis[a], x0, top, w, bh);
+        }
+    };
+    for i in start..s.len() {
+        let t0 = s[i].t_s;
+        let t1 = s.get(i + 1).map(|n| n.t_s).unwrap_or(p.step_s());
+        if t0 > win.1 {
+            break;
+        }
+        if t1 <= t0 {
+            continue;
+        }
+        let x0 = scene.x_of(t0, win).max(l.left);
+        let x1 = scene.x_of(t1, win).min(l.right);
+        if x1 <= x0 {
+            continue;
+        }
+        if x1 - x0 >= 1.0 {
+            if let Some((px, g, w)) = column.take() {
+                stack(pen, px, 1.0, g.map(|v| v / w));
+            }
+            stack(pen, x0, x1 - x0, s[i].gbps);
+            continue;
+        }
+        let px = x0.floor();
+        match &mut column {
+            Some((cx, g, w)) if *cx == px => {
+                for a in 0..3 {
+                    g[a] += s[i].gbps[a] * (x1 - x0);
+                }
+                *w += x1 - x0;
+            }
+            _ => {
+                if let Some((cx, g, w)) = column.take() {
+                    stack(pen, cx, 1.0, g.map(|v| v / w));
+                }
+                column = Some((px, s[i].gbps.map(|v| v * (x1 - x0)), x1 - x0));
+            }
+        }
+    }
+    if let Some((px, g, w)) = column.take() {
+        stack(pen, px, 1.0, g.map(|v| v / w));
+    }
+}
+
+fn draw_hover<'a>(scene: &Scene, pen: &mut Pen<'a>, pal: &'a Palette, win: (f64, f64)) {
+    let (Some(Hit::Bar { gpu, slot, index }), Some(p)) = (scene.hover, scene.current.as_ref())
+    else {
+        return;
+    };
+    let Some(iv) = p.lane(gpu, slot).get(index) else {
+        return;
+    };
+    let l = &scene.layout;
+    let ctx = pen.ctx;
+    if let (Some((w0, w1)), Some(compute)) = (
+        iv.window,
+        l.lanes
+            .iter()
+            .find(|x| x.kind == LaneKind::Gpu { gpu, slot: 0 }),
+    ) {
+        let x0 = scene.x_of(w0, win).max(l.left);
+        let x1 = scene.x_of(w1, win).min(l.right);
+        ctx.set_global_alpha(0.3);
+        pen.rect(
+            pal.axis[slot.max(1) - 1],
+            x0,
+            compute.y - 2.0,
+            (x1 - x0).max(1.0),
+            compute.h + 4.0,
+        );
+        ctx.set_global_alpha(1.0);
+    }
+    if let Some(lane) = l
+        .lanes
+        .iter()
+        .find(|x| x.kind == LaneKind::Gpu { gpu, slot })
+    {
+        let x0 = scene.x_of(iv.start_s, win).max(l.left);
+        let x1 = scene.x_of(iv.end_s, win).min(l.right);
+        ctx.set_stroke_style_str(pal.text);
+        ctx.set_line_width(2.0);
+        ctx.stroke_rect(
+            x0 - 1.0,
+            lane.y - 1.0,
+            (x1 - x0).max(1.0) + 2.0,
+            lane.h + 1.0,
+        );
+        ctx.set_line_width(1.0);
+    }
+}
+
+fn draw_playhead<'a>(scene: &Scene, pen: &mut Pen<'a>, pal: &'a Palette, win: (f64, f64)) {
+    let step = scene.step_s();
+    let t = scene.playhead();
+    if t >= step * 0.999_999 {
+        return;
+    }
+    let l = &scene.layout;
+    let x = scene.x_of(t, win).clamp(l.left, l.right);
+    // Veil what has not happened yet, so the sweep reads as time passing.
+    pen.rect(
+        pal.future_veil,
+        x,
+        l.gpu_area.0,
+        l.right - x,
+        l.gpu_area.1 - l.gpu_area.0,
+    );
+    pen.rect(
+        pal.future_veil,
+        x,
+        l.link_area.0,
+        l.right - x,
+        l.link_area.1 - l.link_area.0,
+    );
+    pen.rect(
+        pal.playhead,
+        x - 1.0,
+        l.axis_h - 4.0,
+        2.0,
+        l.link_area.1 - l.axis_h + 4.0,
+    );
+}

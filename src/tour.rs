@@ -1,0 +1,263 @@
+//! The guided tour: five short chapters that walk the argument. Each sets
+//! its scenario, asks for a prediction, flips one thing, then reveals what the
+//! core computed (the ghost keeps the "before").
+
+use leptos::prelude::*;
+use overlap_core::presets;
+use overlap_core::{Report, ScenarioInput};
+
+use crate::format;
+use crate::state::AppState;
+
+struct Chapter {
+    title: &'static str,
+    preset: &'static str,
+    /// Changes to the preset before the question.
+    setup: fn(&mut ScenarioInput),
+    intro: &'static str,
+    question: &'static str,
+    choices: [&'static str; 3],
+    /// The one change the chapter is about.
+    action: fn(&mut ScenarioInput),
+    /// Which figures the reveal reads: (label, getter).
+    watch: &'static [(&'static str, fn(&Report) -> f64)],
+    explain: &'static str,
+}
+
+fn all_off(i: &mut ScenarioInput) {
+    i.overlap.tp = Some(false);
+    i.overlap.pp = Some(false);
+    i.overlap.dp = Some(false);
+}
+
+const CHAPTERS: &[Chapter] = &[
+    Chapter {
+        title: "DP hides behind the backward pass",
+        preset: "didactic",
+        setup: all_off,
+        intro: "Two DGX A100 nodes, every overlap off. The DP reduction (green) waits until the last backward op \
+                is done, and compute stands idle while it runs.",
+        question: "Switch DP overlap on. What happens to the DP time the GPUs wait for (exposed)?",
+        choices: ["Most of it disappears", "It barely changes", "It grows"],
+        action: |i| i.overlap.dp = Some(true),
+        watch: &[
+            ("step time", |r| r.step_time_ms),
+            ("DP exposed", |r| r.axes.dp.exposed_ms),
+            ("DP window", |r| r.axes.dp.window_ms),
+        ],
+        explain: "Each gradient bucket is reduced as soon as it is final, under the rest of the backward pass. \
+                  With gradient accumulation only the last micro-batch's backward is a window, so whatever does \
+                  not fit in it stays exposed.",
+    },
+    Chapter {
+        title: "TP has a small window; chunking helps, at a cost",
+        preset: "didactic",
+        setup: all_off,
+        intro: "TP's AllReduce follows the GEMM that produced its input, and the next GEMM needs its output. \
+                With overlap off, compute waits for every one of them (blue).",
+        question: "Switch TP overlap on (each GEMM split in 4 chunks). How much of TP's communication hides?",
+        choices: ["Nearly all of it", "Some of it", "None of it"],
+        action: |i| i.overlap.tp = Some(true),
+        watch: &[
+            ("step time", |r| r.step_time_ms),
+            ("TP exposed", |r| r.axes.tp.exposed_ms),
+            ("TP window", |r| r.axes.tp.window_ms),
+            ("TP comm", |r| r.axes.tp.comm_ms),
+        ],
+        explain: "Chunk i's AllReduce runs under chunk i+1's GEMM, but the window is one adjacent GEMM: small next \
+                  to the traffic. Smaller GEMMs also run less efficiently, and NCCL's kernels take SMs from compute.",
+    },
+    Chapter {
+        title: "PP sends hide behind micro-batches",
+        preset: "didactic",
+        setup: |i| {
+            i.overlap.tp = Some(true);
+            i.overlap.dp = Some(true);
+            i.overlap.pp = Some(false);
+        },
+        intro: "With PP overlap off, a stage blocks on each send until the next stage has the activations (orange).",
+        question: "Switch PP overlap on. What happens to PP's exposed time?",
+        choices: ["It mostly disappears", "It barely changes", "It grows"],
+        action: |i| i.overlap.pp = Some(true),
+        watch: &[
+            ("step time", |r| r.step_time_ms),
+            ("PP exposed", |r| r.axes.pp.exposed_ms),
+            ("PP window", |r| r.axes.pp.window_ms),
+            ("bubble", |r| r.bubble_fraction),
+        ],
+        explain: "An asynchronous send lets the sender start the next micro-batch at once: only the receiver waits, \
+                  and only when the data is late. The pipeline bubble is another matter: overlap does not fill it.",
+    },
+    Chapter {
+        title: "All three overlapped contend for the same links",
+        preset: "contention",
+        setup: |i| i.overlap.dp = Some(false),
+        intro: "Four nodes on a slow 12.5 GB/s NIC. PP and TP overlap are on; the DP reduction still runs after \
+                the step, alone on the links.",
+        question: "Switch DP overlap on, so the DP reduction runs during backward. What happens to DP's own \
+                   communication time?",
+        choices: ["It stays the same", "It grows: it shares the NIC with PP", "It shrinks"],
+        action: |i| i.overlap.dp = Some(true),
+        watch: &[
+            ("step time", |r| r.step_time_ms),
+            ("DP comm", |r| r.axes.dp.comm_ms),
+            ("DP contention", |r| r.axes.dp.contention_ms),
+            ("PP contention", |r| r.axes.pp.contention_ms),
+        ],
+        explain: "Overlapping each axis with compute does not overlap the axes with each other: the DP reduction \
+                  and the pipeline's gradient sends now meet on the same NIC and share it, so both take longer. \
+                  Look at the link lanes: two colours stacked on one link.",
+    },
+    Chapter {
+        title: "Where overlap stops being free",
+        preset: "didactic",
+        setup: |_| {},
+        intro: "All overlaps on, 4 TP chunks, NCCL kernels slowing compute by 15% while they run.",
+        question: "Split each TP GEMM into 32 chunks and let communication take 40% of the SMs. The step gets…",
+        choices: ["Shorter: more overlap", "About the same", "Longer"],
+        action: |i| {
+            i.overlap.tp_chunks = Some(32);
+            i.sm_tax = Some(0.4);
+        },
+        watch: &[
+            ("step time", |r| r.step_time_ms),
+            ("compute busy", |r| r.compute_ms),
+            ("TP exposed", |r| r.axes.tp.exposed_ms),
+            ("speedup over all-off", |r| r.speedup),
+        ],
+        explain: "Tiny chunks run far from peak, each collective pays its latency, and compute slows whenever a \
+                  communication kernel runs beside it. Past a point, overlap costs more than it hides.",
+    },
+];
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Stage {
+    Off,
+    Ask(usize),
+    Revealed(usize),
+    Done,
+}
+
+fn enter(state: AppState, chapter: usize) {
+    let c = &CHAPTERS[chapter];
+    if let Some(p) = presets::find(c.preset) {
+        let mut input = p.input();
+        (c.setup)(&mut input);
+        state.preset_id.set(p.id.to_string());
+        state.input.set(input);
+    }
+}
+
+/// A value as the reveal shows it.
+fn show(label: &str, v: f64) -> String {
+    if label.contains("bubble") {
+        format::pct(v)
+    } else if label.contains("speedup") {
+        format::ratio(v)
+    } else {
+        format::ms(v)
+    }
+}
+
+#[component]
+pub fn Tour() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let stage = RwSignal::new(Stage::Off);
+    let picked = RwSignal::new(None::<usize>);
+    let start = move |_| {
+        picked.set(None);
+        stage.set(Stage::Ask(0));
+        enter(state, 0);
+    };
+    let go = move |chapter: usize| {
+        picked.set(None);
+        if chapter >= CHAPTERS.len() {
+            stage.set(Stage::Done);
+        } else {
+            stage.set(Stage::Ask(chapter));
+            enter(state, chapter);
+        }
+    };
+    let predict = move |chapter: usize, choice: Option<usize>| {
+        picked.set(choice);
+        state.edit(CHAPTERS[chapter].action);
+        stage.set(Stage::Revealed(chapter));
+    };
+    view! {
+        <section class="tour" aria-labelledby="tour-h">
+            <h2 id="tour-h">"Guided tour"</h2>
+            {move || match stage.get() {
+                Stage::Off => view! {
+                    <p>"Five short chapters on when overlapping communication with compute is free, and when it is not."</p>
+                    <button type="button" class="primary" on:click=start>"Start the guided tour"</button>
+                }.into_any(),
+                Stage::Done => view! {
+                    <p role="status" class="tour-done">"Tour complete. Every control is yours now: try your own predictions."</p>
+                    <button type="button" on:click=start>"Restart the tour"</button>
+                    <button type="button" on:click=move |_| stage.set(Stage::Off)>"Close"</button>
+                }.into_any(),
+                Stage::Ask(i) => {
+                    let c = &CHAPTERS[i];
+                    view! {
+                        <p class="chapter-no">{format!("Chapter {} of {}", i + 1, CHAPTERS.len())}</p>
+                        <h3>{c.title}</h3>
+                        <p>{c.intro}</p>
+                        <fieldset class="predict">
+                            <legend>{c.question}</legend>
+                            {c.choices.iter().enumerate().map(|(k, text)| view! {
+                                <button type="button" on:click=move |_| predict(i, Some(k))>{*text}</button>
+                            }).collect_view()}
+                            <button type="button" class="link" on:click=move |_| predict(i, None)>"Skip: just show me"</button>
+                        </fieldset>
+                        <TourNav stage=stage go=go chapter=i />
+                    }.into_any()
+                }
+                Stage::Revealed(i) => {
+                    let c = &CHAPTERS[i];
+                    let last = i + 1 == CHAPTERS.len();
+                    view! {
+                        <p class="chapter-no">{format!("Chapter {} of {}", i + 1, CHAPTERS.len())}</p>
+                        <h3>{c.title}</h3>
+                        <p class="your-guess">
+                            {move || picked.get().map(|k| format!("You predicted: {}.", c.choices[k]))}
+                        </p>
+                        <ul class="reveal" aria-live="polite">
+                            {c.watch.iter().map(|(label, get)| {
+                                let get = *get;
+                                let label = *label;
+                                view! {
+                                    <li>
+                                        <span>{label}": "</span>
+                                        {move || state.ghost.get().map(|g| show(label, get(&g)))}
+                                        " → "
+                                        <strong>{move || state.report.get().map(|r| show(label, get(&r)))}</strong>
+                                    </li>
+                                }
+                            }).collect_view()}
+                        </ul>
+                        <p>{c.explain}</p>
+                        <button type="button" class="primary" on:click=move |_| go(i + 1)>
+                            {if last { "Finish the tour" } else { "Next chapter" }}
+                        </button>
+                        <TourNav stage=stage go=go chapter=i />
+                    }.into_any()
+                }
+            }}
+        </section>
+    }
+}
+
+/// Back and leave, on every chapter.
+#[component]
+fn TourNav(
+    stage: RwSignal<Stage>,
+    go: impl Fn(usize) + Copy + Send + Sync + 'static,
+    chapter: usize,
+) -> impl IntoView {
+    view! {
+        <div class="tour-nav">
+            <button type="button" disabled=chapter == 0 on:click=move |_| go(chapter.saturating_sub(1))>"Previous chapter"</button>
+            <button type="button" on:click=move |_| stage.set(Stage::Off)>"Leave the tour"</button>
+        </div>
+    }
+}

@@ -1,0 +1,246 @@
+//! Form widgets bound to the scenario: a slider paired with a number field, a
+//! select, a switch, and the inline error list that sits under each of them.
+//! Every widget has an accessible name from a `<label>`.
+
+use leptos::html;
+use leptos::prelude::*;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use wasm_bindgen::JsCast;
+
+use crate::fields::NumField;
+use crate::state::AppState;
+
+/// The serialised name of an enum value (`"1f1b"`), as in scenario JSON.
+pub fn enum_name<T: Serialize>(value: &T) -> String {
+    serde_json::to_value(value)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+pub fn enum_parse<T: DeserializeOwned>(name: &str) -> Option<T> {
+    serde_json::from_value(serde_json::Value::String(name.to_string())).ok()
+}
+
+/// The core's messages for one field, shown under its control.
+#[component]
+pub fn FieldErrors(
+    /// Dotted field name as the core reports it.
+    field: &'static str,
+    /// Element id, referenced by the control's `aria-describedby`.
+    id: String,
+) -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let messages = Memo::new(move |_| {
+        state.errors.with(|errs| {
+            errs.iter()
+                .filter(|e| e.field == field)
+                .map(|e| e.message.clone())
+                .collect::<Vec<_>>()
+        })
+    });
+    view! {
+        <div class="field-error" id=id aria-live="polite">
+            {move || messages.get().into_iter().map(|m| view! { <p>{m}</p> }).collect_view()}
+        </div>
+    }
+}
+
+/// A slider and a number field for one numeric scenario field. The number
+/// field keeps whatever the user typed; the core judges the value and its
+/// message appears right below.
+#[component]
+pub fn NumberPair(
+    /// The scenario field this control edits.
+    field: &'static NumField,
+) -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let id = field.id();
+    let err_id = format!("{id}-err");
+    let local_error = RwSignal::new(None::<String>);
+    let value = Memo::new(move |_| {
+        state
+            .input
+            .with(|i| state.resolved.with(|r| field.shown(i, r.as_ref())))
+    });
+    let invalid = Memo::new(move |_| {
+        local_error.with(Option::is_some)
+            || state
+                .errors
+                .with(|e| e.iter().any(|e| e.field == field.field))
+    });
+    let number_ref = NodeRef::<html::Input>::new();
+    // Write the value into the number field only when the user is not typing
+    // in it, so that a half-typed number is never replaced.
+    Effect::new(move |_| {
+        let v = value.get();
+        if let Some(el) = number_ref.get() {
+            let focused = crate::dom::document()
+                .and_then(|d| d.active_element())
+                .is_some_and(|a| {
+                    let el: &web_sys::Element = el.as_ref();
+                    a == *el
+                });
+            if !focused {
+                el.set_value(&v.map(|v| format!("{v}")).unwrap_or_default());
+            }
+        }
+    });
+    let commit = move |raw: String, as_number: f64| {
+        if raw.trim().is_empty() || !as_number.is_finite() {
+            local_error.set(Some(format!(
+                "\"{raw}\" is not a number: enter a {} value",
+                kind(field)
+            )));
+            return;
+        }
+        if field.integer && (as_number.fract() != 0.0 || as_number < 0.0) {
+            local_error.set(Some(format!(
+                "{as_number} is not valid: enter a whole number, 1 or more"
+            )));
+            return;
+        }
+        local_error.set(None);
+        if value.get_untracked() != Some(as_number) {
+            state.set_number(field, as_number);
+        }
+    };
+    let (lo, hi, step) = field.slider;
+    let slider_max = move || value.get().map(|v| v.max(hi)).unwrap_or(hi);
+    let slider_label = format!("{} (slider)", field.label);
+    let number_id = id.clone();
+    let described = err_id.clone();
+    view! {
+        <div class="field num" class:invalid=move || invalid.get()>
+            <label for=number_id.clone()>{field.label}</label>
+            <div class="pair">
+                <input
+                    type="range"
+                    min=lo
+                    max=slider_max
+                    step=step
+                    aria-label=slider_label
+                    prop:value=move || value.get().map(|v| v.to_string()).unwrap_or_default()
+                    on:input=move |ev| {
+                        let el: web_sys::HtmlInputElement = event_target(&ev);
+                        commit(el.value(), el.value_as_number());
+                    }
+                />
+                <input
+                    node_ref=number_ref
+                    id=number_id
+                    type="number"
+                    inputmode="decimal"
+                    step="any"
+                    aria-describedby=described
+                    aria-invalid=move || invalid.get().to_string()
+                    on:input=move |ev| {
+                        let el: web_sys::HtmlInputElement = event_target(&ev);
+                        commit(el.value(), el.value_as_number());
+                    }
+                />
+                <span class="unit">{field.unit}</span>
+            </div>
+            <div class="field-error" aria-live="polite">
+                {move || local_error.get().map(|m| view! { <p>{m}</p> })}
+            </div>
+            <FieldErrors field=field.field id=err_id />
+        </div>
+    }
+}
+
+fn kind(field: &NumField) -> &'static str {
+    if field.integer {
+        "whole"
+    } else {
+        "numeric"
+    }
+}
+
+fn event_target<T: JsCast>(ev: &web_sys::Event) -> T {
+    ev.target()
+        .and_then(|t| t.dyn_into::<T>().ok())
+        .expect("input events come from the input they are bound to")
+}
+
+/// A labelled select for an enum field.
+#[component]
+pub fn SelectField(
+    /// Visible label and accessible name.
+    label: &'static str,
+    /// Dotted field name (error placement).
+    field: &'static str,
+    /// (value, text) pairs.
+    options: Vec<(String, String)>,
+    /// The value currently in effect.
+    #[prop(into)]
+    current: Signal<String>,
+    /// Called with the chosen value.
+    on_change: Callback<String>,
+) -> impl IntoView {
+    let id = format!("f-{}", field.replace(['.', '_'], "-"));
+    let err_id = format!("{id}-err");
+    let invalid = Memo::new(move |_| {
+        expect_context::<AppState>()
+            .errors
+            .with(|e| e.iter().any(|e| e.field == field))
+    });
+    view! {
+        <div class="field sel" class:invalid=move || invalid.get()>
+            <label for=id.clone()>{label}</label>
+            <select
+                id=id
+                aria-describedby=err_id.clone()
+                on:change=move |ev| on_change.run(event_target_value(&ev))
+                prop:value=move || current.get()
+            >
+                {options
+                    .into_iter()
+                    .map(|(v, t)| {
+                        let selected = {
+                            let v = v.clone();
+                            move || current.get() == v
+                        };
+                        view! { <option value=v selected=selected>{t}</option> }
+                    })
+                    .collect_view()}
+            </select>
+            <FieldErrors field=field id=err_id />
+        </div>
+    }
+}
+
+/// A checkbox; with `switch`, announced as a switch (the overlap toggles).
+#[component]
+pub fn Toggle(
+    /// Accessible name, exactly ("TP overlap").
+    label: &'static str,
+    /// Dotted field name (error placement).
+    field: &'static str,
+    #[prop(into)] checked: Signal<bool>,
+    on_change: Callback<bool>,
+    /// Render as `role="switch"`.
+    #[prop(optional)]
+    switch: bool,
+    /// An axis class (`tp`, `pp`, `dp`) that colours the switch.
+    #[prop(optional)]
+    axis: &'static str,
+) -> impl IntoView {
+    let id = format!("f-{}", field.replace(['.', '_'], "-"));
+    let err_id = format!("{id}-err");
+    view! {
+        <div class=format!("field toggle {axis}")>
+            <input
+                type="checkbox"
+                id=id.clone()
+                role=switch.then_some("switch")
+                aria-describedby=err_id.clone()
+                prop:checked=move || checked.get()
+                on:change=move |ev| on_change.run(event_target_checked(&ev))
+            />
+            <label for=id>{label}</label>
+            <FieldErrors field=field id=err_id />
+        </div>
+    }
+}

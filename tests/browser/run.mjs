@@ -1,0 +1,313 @@
+// Browser tests of the release build (dist/, from `trunk build --release`) in
+// headless Chromium. Every test fails on a console error, a page error or a
+// request that leaves the machine. Prints "N passed, M failed" last and exits
+// non-zero on any failure.
+//
+//   node tests/browser/run.mjs            all tests
+//   node tests/browser/run.mjs switch     only tests whose name contains "switch"
+//
+// Environment: OVERLAP_LAB_CLI (default target/release/overlap-lab),
+// CHROMIUM (default /usr/bin/chromium), DIST (default dist).
+
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, writeFileSync, existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve, dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { serve, launch, guard, ready, metric, afterRun, painted } from './harness.mjs';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const DIST = resolve(ROOT, process.env.DIST ?? 'dist');
+const CLI = resolve(ROOT, process.env.OVERLAP_LAB_CLI ?? 'target/release/overlap-lab');
+const ARTIFACTS = join(ROOT, 'test-artifacts');
+const TMP = mkdtempSync(join(tmpdir(), 'overlap-lab-test-'));
+mkdirSync(ARTIFACTS, { recursive: true });
+
+const tests = [];
+const test = (name, fn, options = {}) => tests.push({ name, fn, options });
+
+function assert(cond, message) {
+  if (!cond) throw new Error(message);
+}
+
+/** The CLI's report for a scenario JSON text. */
+function cliReport(json) {
+  assert(existsSync(CLI), `${CLI} is missing: build it with \`cargo build --release\``);
+  const file = join(TMP, `scenario-${process.hrtime.bigint()}.json`);
+  writeFileSync(file, json);
+  return JSON.parse(execFileSync(CLI, ['simulate', '--json', file], { encoding: 'utf8' }));
+}
+
+function close(a, b) {
+  return a === b || Math.abs(a - b) <= 1e-9 * Math.max(Math.abs(a), Math.abs(b));
+}
+
+function at(obj, path) {
+  return path.split('.').reduce((o, k) => (o == null ? undefined : o[k]), obj);
+}
+
+/** Every current figure on the page equals the CLI's for the page's own scenario JSON. */
+async function matchesCli(page) {
+  const json = await page.getAttribute('[data-scenario-json]', 'data-scenario-json');
+  const report = cliReport(json);
+  const figures = await page.$$eval('[data-metric][data-run="current"]', (els) =>
+    els.map((e) => [e.dataset.metric, Number(e.dataset.value)]));
+  assert(figures.length >= 20, `only ${figures.length} figures on the page`);
+  for (const [name, value] of figures) {
+    const expected = at(report, name);
+    assert(typeof expected === 'number', `the CLI report has no ${name}`);
+    assert(close(value, expected), `${name}: page shows ${value}, CLI says ${expected}`);
+  }
+  return report;
+}
+
+/** Fails when the canvas is (nearly) one colour. */
+async function canvasDrawn(page) {
+  const stats = await page.evaluate(() => {
+    const c = document.querySelector('canvas');
+    const ctx = c.getContext('2d');
+    const { data } = ctx.getImageData(0, 0, c.width, c.height);
+    const bg = [data[0], data[1], data[2]];
+    let differ = 0;
+    const colours = new Set();
+    const stride = 4 * 7; // every 7th pixel is plenty
+    for (let i = 0; i < data.length; i += stride) {
+      const d = Math.abs(data[i] - bg[0]) + Math.abs(data[i + 1] - bg[1]) + Math.abs(data[i + 2] - bg[2]);
+      if (d > 30) differ++;
+      colours.add((data[i] >> 4) * 256 + (data[i + 1] >> 4) * 16 + (data[i + 2] >> 4));
+    }
+    return { differ: differ / (data.length / stride), colours: colours.size, w: c.width, h: c.height };
+  });
+  assert(stats.w > 0 && stats.h > 0, 'canvas has no size');
+  assert(stats.differ > 0.03 && stats.colours >= 6,
+    `canvas looks blank: ${(stats.differ * 100).toFixed(1)}% painted, ${stats.colours} colours`);
+}
+
+async function open(browser, server, options = {}) {
+  const context = await browser.newContext({
+    viewport: options.viewport ?? { width: 1280, height: 900 },
+    reducedMotion: options.reducedMotion ?? 'no-preference',
+    colorScheme: options.colorScheme ?? 'light',
+  });
+  const page = await context.newPage();
+  const problems = guard(page);
+  await page.goto(server.url + (options.query ?? ''));
+  await ready(page);
+  return { page, problems, context };
+}
+
+// ---------------------------------------------------------------- the tests
+
+test('loads, draws the timeline and matches the CLI', async ({ page }) => {
+  await painted(page);
+  await canvasDrawn(page);
+  const step = await metric(page, 'step_time_ms');
+  assert(step > 0, `step_time_ms is ${step}`);
+  await matchesCli(page);
+});
+
+for (const axis of ['TP', 'PP', 'DP']) {
+  test(`${axis} overlap switch changes step_time_ms as the CLI predicts`, async ({ page }) => {
+    const sw = page.getByRole('switch', { name: `${axis} overlap` });
+    assert((await sw.count()) === 1, `no single switch named "${axis} overlap"`);
+    const before = await metric(page, 'step_time_ms');
+    const was = await sw.isChecked();
+    await afterRun(page, () => sw.click());
+    assert((await sw.isChecked()) === !was, 'the switch did not flip');
+    const report = await matchesCli(page);
+    const after = await metric(page, 'step_time_ms');
+    assert(close(after, report.step_time_ms), `page ${after} vs CLI ${report.step_time_ms}`);
+    assert(after !== before, `${axis} overlap did not change the step time (${before})`);
+    // The ghost keeps the run before the change.
+    const ghost = Number(await page.getAttribute('[data-metric="step_time_ms"][data-run="previous"]', 'data-value'));
+    assert(close(ghost, before), `ghost shows ${ghost}, expected the previous ${before}`);
+    await painted(page);
+    await canvasDrawn(page);
+  });
+}
+
+test('every preset loads, draws and matches the CLI', async ({ page }) => {
+  const ids = await page.$$eval('#f-preset option', (os) => os.map((o) => o.value));
+  assert(ids.length >= 5, `only ${ids.length} presets`);
+  for (const id of ids) {
+    if ((await page.inputValue('#f-preset')) === id) continue;
+    await afterRun(page, () => page.selectOption('#f-preset', id));
+    await painted(page);
+    await canvasDrawn(page);
+    const errors = await page.evaluate(() => document.body.dataset.errors);
+    assert(errors === '0', `preset ${id} was refused`);
+    await matchesCli(page);
+    if (id === 'contention') {
+      await page.screenshot({ path: join(ARTIFACTS, 'contention.png'), fullPage: true });
+    }
+  }
+}, { timeout: 240000 });
+
+test('an invalid value is explained next to its control and kept', async ({ page }) => {
+  const tp = page.locator('#f-parallel-tp');
+  await tp.fill('3');
+  await page.waitForFunction(() => document.body.dataset.errors === '1');
+  const message = await page.textContent('#f-parallel-tp-err');
+  assert(/3/.test(message) && /valid/i.test(message), `no useful message next to TP: "${message}"`);
+  assert((await tp.inputValue()) === '3', 'the typed value was not kept');
+  assert((await tp.getAttribute('aria-invalid')) === 'true', 'TP is not marked invalid');
+  await tp.fill('4');
+  await page.waitForFunction(() => document.body.dataset.errors === '0');
+  await page.locator('#f-workload-layers').fill('');
+  const local = await page.locator('.field:has(#f-workload-layers) .field-error').first().textContent();
+  assert(/not a number|whole/i.test(local), `no message for a non-number: "${local}"`);
+});
+
+test('keyboard focus reaches every control', async ({ page }) => {
+  const controls = await page.$$eval(
+    'input, select, button, textarea, summary, canvas[tabindex], [tabindex="0"]',
+    (els) => els
+      .filter((e) => e.checkVisibility() && !e.disabled)
+      .map((e, i) => { e.dataset.tabProbe = String(i); return String(i); }),
+  );
+  const seen = new Set();
+  await page.locator('body').focus();
+  for (let k = 0; k < controls.length + 30 && seen.size < controls.length; k++) {
+    await page.keyboard.press('Tab');
+    const id = await page.evaluate(() => document.activeElement?.dataset?.tabProbe ?? null);
+    if (id !== null) seen.add(id);
+  }
+  const missed = controls.filter((c) => !seen.has(c));
+  if (missed.length) {
+    const names = await page.$$eval('[data-tab-probe]', (els, m) =>
+      els.filter((e) => m.includes(e.dataset.tabProbe)).map((e) => e.outerHTML.slice(0, 80)), missed);
+    throw new Error(`Tab never reached ${missed.length} controls: ${names.join(' | ')}`);
+  }
+});
+
+test('the guided tour can be walked to its end', async ({ page }) => {
+  await page.getByRole('button', { name: 'Start the guided tour' }).click();
+  for (let chapter = 1; chapter <= 10; chapter++) {
+    await page.waitForSelector('.tour .predict button');
+    await afterRun(page, () => page.locator('.tour .predict button').first().click());
+    const reveal = await page.textContent('.tour .reveal');
+    assert(/→/.test(reveal), `chapter ${chapter} revealed nothing`);
+    const next = page.getByRole('button', { name: /Next chapter|Finish the tour/ });
+    const finish = /Finish/.test(await next.textContent());
+    await next.click();
+    if (finish) break;
+  }
+  await page.waitForSelector('.tour-done');
+  assert(/Tour complete/.test(await page.textContent('.tour')), 'the tour did not say it is complete');
+});
+
+test('playback: Space plays and pauses, the playhead sweeps', async ({ page }) => {
+  await painted(page);
+  await page.locator('canvas').focus();
+  const frames0 = Number(await page.getAttribute('canvas', 'data-frames'));
+  await page.keyboard.press('Space');
+  await page.waitForSelector('button.play[aria-pressed="true"]');
+  await page.waitForTimeout(400);
+  await page.keyboard.press('Space');
+  await page.waitForSelector('button.play[aria-pressed="false"]');
+  const frames1 = Number(await page.getAttribute('canvas', 'data-frames'));
+  assert(frames1 > frames0 + 5, `only ${frames1 - frames0} frames painted while playing`);
+  const head = Number(await page.inputValue('input[aria-label="Playhead"]'));
+  assert(head > 0 && head < 1000, `playhead at ${head}/1000 after a short play`);
+  await page.getByRole('button', { name: 'Step forward' }).click();
+  const head2 = Number(await page.inputValue('input[aria-label="Playhead"]'));
+  assert(head2 >= head, 'step did not move the playhead forward');
+  await canvasDrawn(page);
+});
+
+test('hover shows what a bar is; wheel and keys zoom', async ({ page }) => {
+  await painted(page);
+  const box = await page.locator('canvas').boundingBox();
+  let found = false;
+  for (let y = 40; y < 200 && !found; y += 4) {
+    await page.mouse.move(box.x + box.width * 0.35, box.y + y);
+    found = (await page.locator('.tooltip').count()) > 0;
+  }
+  assert(found, 'no tooltip over the compute lanes');
+  const tip = await page.textContent('.tooltip');
+  assert(/duration/.test(tip) && /start/.test(tip), `tooltip lacks start/duration: ${tip}`);
+  await page.mouse.wheel(0, -400);
+  await page.locator('canvas').focus();
+  await page.keyboard.press('ArrowRight');
+  await page.keyboard.press('0');
+  await canvasDrawn(page);
+});
+
+test('reduced motion shows the final state at once', async ({ page }) => {
+  await painted(page);
+  const head = Number(await page.inputValue('input[aria-label="Playhead"]'));
+  assert(head === 1000, `playhead at ${head}, expected the end`);
+  await afterRun(page, () => page.getByRole('switch', { name: 'DP overlap' }).click());
+  await painted(page);
+  await canvasDrawn(page);
+}, { reducedMotion: 'reduce' });
+
+test('the table view lists the operations', async ({ page }) => {
+  await page.locator('summary', { hasText: 'Timeline as a table' }).click();
+  await page.waitForSelector('.table-view tbody tr');
+  const rows = await page.locator('.table-view tbody tr').count();
+  assert(rows > 10, `only ${rows} rows`);
+});
+
+test('a 375-pixel phone gets a usable layout', async ({ page }) => {
+  await painted(page);
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert(overflow <= 1, `the page scrolls sideways by ${overflow}px`);
+  await canvasDrawn(page);
+  await page.screenshot({ path: join(ARTIFACTS, 'phone-375.png'), fullPage: false });
+}, { viewport: { width: 375, height: 800 } });
+
+test('dark mode follows prefers-color-scheme', async ({ page }) => {
+  await painted(page);
+  const bg = await page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+  assert(bg !== 'rgb(255, 255, 255)', `dark mode kept a white page (${bg})`);
+  await canvasDrawn(page);
+  await page.screenshot({ path: join(ARTIFACTS, 'dark.png'), fullPage: false });
+}, { colorScheme: 'dark' });
+
+test('the 1T-parameter preset loads and draws', async ({ page }) => {
+  await afterRun(page, () => page.selectOption('#f-preset', 'megatron-1t'));
+  await painted(page);
+  await canvasDrawn(page);
+  await page.screenshot({ path: join(ARTIFACTS, 'megatron-1t.png'), fullPage: false });
+}, { timeout: 120000 });
+
+test('default view screenshot', async ({ page }) => {
+  await painted(page);
+  await page.screenshot({ path: join(ARTIFACTS, 'default.png'), fullPage: true });
+});
+
+// ---------------------------------------------------------------- runner
+
+const filter = process.argv[2];
+const server = await serve(DIST);
+const browser = await launch();
+let passed = 0;
+let failed = 0;
+for (const t of tests) {
+  if (filter && !t.name.includes(filter)) continue;
+  const started = Date.now();
+  let session;
+  try {
+    session = await open(browser, server, t.options);
+    session.page.setDefaultTimeout(t.options.timeout ?? 30000);
+    await t.fn(session);
+    // Let a late console error surface before judging the page clean.
+    await session.page.waitForTimeout(100);
+    if (session.problems.length) throw new Error(session.problems.join('\n'));
+    passed++;
+    console.log(`ok   ${t.name} (${Date.now() - started} ms)`);
+  } catch (err) {
+    failed++;
+    console.log(`FAIL ${t.name}\n     ${String(err.message ?? err).split('\n').join('\n     ')}`);
+    if (session) {
+      await session.page.screenshot({ path: join(ARTIFACTS, `failed-${t.name.replace(/\W+/g, '-')}.png`) }).catch(() => {});
+    }
+  } finally {
+    await session?.context.close().catch(() => {});
+  }
+}
+await browser.close();
+await server.close();
+console.log(`${passed} passed, ${failed} failed`);
+process.exit(failed ? 1 : 0);
