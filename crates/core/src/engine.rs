@@ -12,6 +12,8 @@ use std::collections::BinaryHeap;
 use crate::graph::{Graph, TaskId, COMPUTE};
 use crate::network::{Network, ResourceLog};
 
+const NO_WAIT: u32 = u32::MAX;
+
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Kind {
     /// Latency paid: the bytes start moving.
@@ -70,14 +72,6 @@ pub(crate) struct RunResult {
     pub events: u64,
 }
 
-/// A compute task of a GPU depends on a collective that has finished.
-struct Wait {
-    task: TaskId,
-    on: TaskId,
-    start_s: f64,
-    end_s: f64,
-}
-
 struct GpuState {
     running: Option<TaskId>,
     comm_active: u32,
@@ -85,8 +79,6 @@ struct GpuState {
     inflight_count: [u32; 3],
     inflight_total: [f64; 3],
     inflight_last: [f64; 3],
-    /// Finished collectives that compute tasks of this GPU depend on.
-    waits: Vec<Wait>,
 }
 
 impl GpuState {
@@ -111,6 +103,10 @@ struct Engine<'g> {
     rate: Vec<f64>,
     version: Vec<u32>,
     transferring: Vec<bool>,
+    /// Per compute task, the head of its list of finished collectives it
+    /// depends on (`NO_WAIT` when none): nodes are (next, collective).
+    wait_head: Vec<u32>,
+    wait_nodes: Vec<(u32, TaskId)>,
     res: RunResult,
     gpu: Vec<GpuState>,
     net: Network,
@@ -159,6 +155,8 @@ pub(crate) fn run(g: &Graph, record_links: bool, sm_tax: f64) -> RunResult {
         rate: vec![0.0; n],
         version: vec![0; n],
         transferring: vec![false; n],
+        wait_head: vec![NO_WAIT; n],
+        wait_nodes: Vec::new(),
         res: RunResult {
             start_s: vec![f64::NAN; n],
             end_s: vec![f64::NAN; n],
@@ -178,7 +176,6 @@ pub(crate) fn run(g: &Graph, record_links: bool, sm_tax: f64) -> RunResult {
                 inflight_count: [0; 3],
                 inflight_total: [0.0; 3],
                 inflight_last: [0.0; 3],
-                waits: Vec::new(),
             })
             .collect(),
         net,
@@ -244,10 +241,8 @@ impl Engine<'_> {
         if task.axis == COMPUTE {
             let gpu = task.gpu;
             let idle_from = self.gpu[gpu as usize].idle_since;
-            if now > idle_from {
+            if now > idle_from && self.wait_head[t as usize] != NO_WAIT {
                 self.attribute_idle(t, gpu, idle_from);
-            } else {
-                self.gpu[gpu as usize].waits.retain(|w| w.task != t);
             }
             let st = &mut self.gpu[gpu as usize];
             st.running = Some(t);
@@ -285,23 +280,22 @@ impl Engine<'_> {
     fn attribute_idle(&mut self, t: TaskId, gpu: u32, from: f64) {
         let now = self.now;
         let g = self.g;
-        let st = &mut self.gpu[gpu as usize];
         let mut spans: [Vec<(f64, f64)>; 3] = Default::default();
-        let mut k = 0;
-        while k < st.waits.len() {
-            if st.waits[k].task != t {
-                k += 1;
-                continue;
-            }
-            let w = st.waits.swap_remove(k);
-            let (lo, hi) = (w.start_s.max(from), w.end_s.min(now));
+        let mut node = self.wait_head[t as usize];
+        while node != NO_WAIT {
+            let (next, on) = self.wait_nodes[node as usize];
+            node = next;
+            let (lo, hi) = (
+                self.res.start_s[on as usize].max(from),
+                self.res.end_s[on as usize].min(now),
+            );
             if hi <= lo {
                 continue;
             }
-            let on = &g.tasks[w.on as usize];
-            spans[on.axis as usize].push((lo, hi));
-            if let Some(i) = g.members_of(w.on).iter().position(|&m| m == gpu) {
-                self.res.exposed_s[on.members_start as usize + i] += hi - lo;
+            let on_task = &g.tasks[on as usize];
+            spans[on_task.axis as usize].push((lo, hi));
+            if let Some(i) = g.members_of(on).iter().position(|&m| m == gpu) {
+                self.res.exposed_s[on_task.members_start as usize + i] += hi - lo;
             }
         }
         for (axis, list) in spans.iter_mut().enumerate() {
@@ -398,7 +392,11 @@ impl Engine<'_> {
                 }
                 // Below a part in a billion it is rounding, not contention.
                 let delay = transfer_s - task.work / alone;
-                self.res.contention_s[ti] = if delay > 1e-9 * transfer_s { delay } else { 0.0 };
+                self.res.contention_s[ti] = if delay > 1e-9 * transfer_s {
+                    delay
+                } else {
+                    0.0
+                };
             }
             let axis = task.axis as usize;
             let start = task.members_start as usize;
@@ -427,12 +425,8 @@ impl Engine<'_> {
                 let s = self.succ[i];
                 let st = &g.tasks[s as usize];
                 if st.axis == COMPUTE {
-                    self.gpu[st.gpu as usize].waits.push(Wait {
-                        task: s,
-                        on: t,
-                        start_s: self.res.start_s[ti],
-                        end_s: now,
-                    });
+                    self.wait_nodes.push((self.wait_head[s as usize], t));
+                    self.wait_head[s as usize] = (self.wait_nodes.len() - 1) as u32;
                 }
             }
         }

@@ -301,6 +301,8 @@ impl ScenarioInput {
             let path = e.path().to_string();
             let inner = e.into_inner();
             let message = inner.to_string();
+            // A syntax error has no field (serde_path_to_error says "." or "?").
+            let path = if path == "?" { ".".to_string() } else { path };
             let field = match (path.as_str(), unknown_field_name(&message)) {
                 (".", Some(name)) => name,
                 (p, Some(name)) if !p.ends_with(&name) => format!("{p}.{name}"),

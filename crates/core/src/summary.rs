@@ -20,6 +20,8 @@ pub(crate) fn timeline(g: &Graph, run: &RunResult, reduced: bool) -> Timeline {
         });
         let comm = t.axis != COMPUTE;
         Interval {
+            id: task,
+            owner: t.gpu,
             start_s,
             end_s,
             op: t.op,

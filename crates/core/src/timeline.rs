@@ -117,6 +117,11 @@ pub const NONE: u32 = u32::MAX;
 /// One bar of the timeline.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Interval {
+    /// The op's identity in the step: a collective shows on the lane of each
+    /// GPU it involves, with the same id.
+    pub id: u32,
+    /// Index into `Timeline::gpus` of the GPU that issued it (the sender of a send).
+    pub owner: u32,
     pub start_s: f64,
     pub end_s: f64,
     pub op: OpKind,

@@ -9,22 +9,40 @@ fn refused(json: &str) -> ScenarioError {
 
 fn names(e: &ScenarioError, field: &str, hint: &str) {
     assert!(
-        e.errors.iter().any(|f| f.field == field && f.message.contains(hint)),
+        e.errors
+            .iter()
+            .any(|f| f.field == field && f.message.contains(hint)),
         "expected {field} with \"{hint}\", got: {e}"
     );
 }
 
 #[test]
 fn an_unknown_field_is_named_with_its_path() {
-    names(&refused(r#"{"parallel":{"tpp":2}}"#), "parallel.tpp", "unknown field");
+    names(
+        &refused(r#"{"parallel":{"tpp":2}}"#),
+        "parallel.tpp",
+        "unknown field",
+    );
     names(&refused(r#"{"bogus":1}"#), "bogus", "expected one of");
 }
 
 #[test]
 fn a_wrong_type_names_the_field() {
-    names(&refused(r#"{"parallel":{"tp":"banana"}}"#), "parallel.tp", "invalid type");
-    names(&refused(r#"{"workload":{"recompute":"sometimes"}}"#), "workload.recompute", "full");
-    names(&refused(r#"{"workload":{"layers":-3}}"#), "workload.layers", "invalid value");
+    names(
+        &refused(r#"{"parallel":{"tp":"banana"}}"#),
+        "parallel.tp",
+        "invalid type",
+    );
+    names(
+        &refused(r#"{"workload":{"recompute":"sometimes"}}"#),
+        "workload.recompute",
+        "full",
+    );
+    names(
+        &refused(r#"{"workload":{"layers":-3}}"#),
+        "workload.layers",
+        "invalid value",
+    );
 }
 
 #[test]
@@ -69,16 +87,24 @@ fn every_problem_is_reported_at_once() {
 fn absurd_sizes_are_refused_with_a_stated_limit() {
     let started = std::time::Instant::now();
     names(
-        &refused(r#"{"hardware":{"nodes":125000,"gpus_per_node":8},"parallel":{"tp":8,"pp":1,"dp":1000000}}"#),
+        &refused(
+            r#"{"hardware":{"nodes":125000,"gpus_per_node":8},"parallel":{"tp":8,"pp":1,"dp":1000000}}"#,
+        ),
         "hardware.nodes",
         "1 to 8192",
     );
     names(
-        &refused(r#"{"hardware":{"nodes":8192,"gpus_per_node":16},"parallel":{"tp":8,"pp":1,"dp":16384}}"#),
+        &refused(
+            r#"{"hardware":{"nodes":8192,"gpus_per_node":16},"parallel":{"tp":8,"pp":1,"dp":16384}}"#,
+        ),
         "hardware.nodes",
         "at most 65536 GPUs",
     );
-    names(&refused(r#"{"workload":{"layers":100000}}"#), "workload.layers", "1 to 4096");
+    names(
+        &refused(r#"{"workload":{"layers":100000}}"#),
+        "workload.layers",
+        "1 to 4096",
+    );
     names(
         &refused(r#"{"workload":{"micro_batch":1000000000}}"#),
         "workload.micro_batch",
@@ -86,11 +112,16 @@ fn absurd_sizes_are_refused_with_a_stated_limit() {
     );
     // Inside every field's range, but too many operations to simulate.
     names(
-        &refused(r#"{"workload":{"layers":4096,"global_batch":100000000},"parallel":{"pp":2,"dp":2}}"#),
+        &refused(
+            r#"{"workload":{"layers":4096,"global_batch":100000000},"parallel":{"pp":2,"dp":2}}"#,
+        ),
         "workload.global_batch",
         "limit of",
     );
-    assert!(started.elapsed().as_secs() < 5, "refusals must be immediate");
+    assert!(
+        started.elapsed().as_secs() < 5,
+        "refusals must be immediate"
+    );
 }
 
 #[test]

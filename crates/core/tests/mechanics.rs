@@ -23,7 +23,8 @@ fn a_lone_ring_allreduce_takes_latency_steps_plus_ring_bytes_over_bandwidth() {
     let ar = &sim.timeline.gpus[0].comm[Axis::Tp.index()][0];
     let size = 4096.0 * 4096.0 * 2.0;
     let n = 8.0;
-    let expected = 2.0 * (n - 1.0) * 2e-6 + 2.0 * (n - 1.0) / n * size / (300e9 * COLLECTIVE_EFFICIENCY);
+    let expected =
+        2.0 * (n - 1.0) * 2e-6 + 2.0 * (n - 1.0) / n * size / (300e9 * COLLECTIVE_EFFICIENCY);
     let took = ar.end_s - ar.start_s;
     assert!((took - expected).abs() < 1e-12, "{took} vs {expected}");
     assert_eq!(ar.bytes, 2.0 * (n - 1.0) / n * size);
@@ -95,9 +96,16 @@ fn small_tp_chunks_lose_matmul_efficiency() {
     let base = r#"{"hardware":{"preset":"dgx2-v100","nodes":1},
         "workload":{"kind":"matmul_allreduce","m":24576,"n":3072,"k":768},
         "parallel":{"tp":16},"sm_tax":0,"overlap":{"tp":true,"tp_chunks":CHUNKS}}"#;
-    let compute = |c: u32| simulate(&scenario(&base.replace("CHUNKS", &c.to_string()))).report.compute_ms;
+    let compute = |c: u32| {
+        simulate(&scenario(&base.replace("CHUNKS", &c.to_string())))
+            .report
+            .compute_ms
+    };
     let (one, eight, sixty_four) = (compute(1), compute(8), compute(64));
-    assert!(one < eight && eight < sixty_four, "{one} {eight} {sixty_four}");
+    assert!(
+        one < eight && eight < sixty_four,
+        "{one} {eight} {sixty_four}"
+    );
 }
 
 #[test]
@@ -130,11 +138,17 @@ fn step_flops_with_full_recomputation_equal_megatron_eq3() {
             f64::from(t.vocab),
         );
         let eq3 = 96.0 * b * s_ * l * h * h * (1.0 + s_ / (6.0 * h) + v / (16.0 * l * h));
-        assert!((executed - eq3).abs() / eq3 < 1e-9, "{id}: {executed} vs {eq3}");
+        assert!(
+            (executed - eq3).abs() / eq3 < 1e-9,
+            "{id}: {executed} vs {eq3}"
+        );
         // Model FLOPs leave the recomputed forward out: 72 instead of 96 on the layers.
         let model = r.model_tflops_per_gpu * 1e12 * r.step_time_ms / 1e3 * gpus;
         let expected = 72.0 * b * s_ * l * h * h * (1.0 + s_ / (6.0 * h)) + 6.0 * b * s_ * h * v;
-        assert!((model - expected).abs() / expected < 1e-9, "{id}: {model} vs {expected}");
+        assert!(
+            (model - expected).abs() / expected < 1e-9,
+            "{id}: {model} vs {expected}"
+        );
     }
 }
 
@@ -174,8 +188,14 @@ fn reduced_simulation_equals_full_on_small_clusters() {
         assert_eq!(full.timeline.gpus.len() as u64, s.hardware.gpus());
         assert_eq!(reduced.timeline.gpus.len() as u32, s.parallel.pp);
         let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1e-6);
-        assert!(close(reduced.report.step_time_ms, full.report.step_time_ms), "{json}");
-        assert!(close(reduced.report.baseline_ms, full.report.baseline_ms), "{json}");
+        assert!(
+            close(reduced.report.step_time_ms, full.report.step_time_ms),
+            "{json}"
+        );
+        assert!(
+            close(reduced.report.baseline_ms, full.report.baseline_ms),
+            "{json}"
+        );
         for rep in &reduced.timeline.gpus {
             // Every GPU of the stage, whatever its TP rank and replica, has
             // the representative's timeline.
@@ -183,20 +203,29 @@ fn reduced_simulation_equals_full_on_small_clusters() {
                 assert_eq!(rep.compute.len(), other.compute.len());
                 for (a, b) in rep.compute.iter().zip(&other.compute) {
                     assert_eq!(a.op, b.op);
-                    assert!(close(a.start_s, b.start_s) && close(a.end_s, b.end_s), "{json}: {a:?} vs {b:?}");
+                    assert!(
+                        close(a.start_s, b.start_s) && close(a.end_s, b.end_s),
+                        "{json}: {a:?} vs {b:?}"
+                    );
                 }
                 for axis in Axis::ALL {
                     let (ra, fa) = (&rep.comm[axis.index()], &other.comm[axis.index()]);
                     assert_eq!(ra.len(), fa.len(), "{json} {axis:?}");
                     for (a, b) in ra.iter().zip(fa) {
-                        assert!(close(a.start_s, b.start_s) && close(a.end_s, b.end_s), "{json}: {a:?} vs {b:?}");
+                        assert!(
+                            close(a.start_s, b.start_s) && close(a.end_s, b.end_s),
+                            "{json}: {a:?} vs {b:?}"
+                        );
                     }
                 }
             }
         }
         for axis in Axis::ALL {
             let (a, b) = (reduced.report.axes.get(axis), full.report.axes.get(axis));
-            assert!(close(a.exposed_ms, b.exposed_ms) && close(a.comm_ms, b.comm_ms), "{json} {axis:?}");
+            assert!(
+                close(a.exposed_ms, b.exposed_ms) && close(a.comm_ms, b.comm_ms),
+                "{json} {axis:?}"
+            );
         }
     }
 }
@@ -222,7 +251,10 @@ fn each_axis_has_the_window_its_structure_gives() {
     let (tp, pp, dp) = (&r.axes.tp, &r.axes.pp, &r.axes.dp);
     assert!(pp.window_ms > 10.0 * pp.comm_ms, "{pp:?}");
     assert!(tp.window_ms < 3.0 * tp.comm_ms, "{tp:?}");
-    assert!(dp.window_ms > 0.0 && dp.window_ms < r.compute_ms / 4.0, "{dp:?}");
+    assert!(
+        dp.window_ms > 0.0 && dp.window_ms < r.compute_ms / 4.0,
+        "{dp:?}"
+    );
 }
 
 #[test]
@@ -236,7 +268,10 @@ fn overlap_hides_what_its_window_can_hold() {
     let off = simulate(&off).report;
     assert_eq!(off.step_time_ms, on.baseline_ms);
     for axis in Axis::ALL {
-        assert!(on.axes.get(axis).hidden > off.axes.get(axis).hidden, "{axis:?}");
+        assert!(
+            on.axes.get(axis).hidden > off.axes.get(axis).hidden,
+            "{axis:?}"
+        );
     }
 }
 

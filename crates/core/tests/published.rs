@@ -83,7 +83,10 @@ fn megatron_1t_tflops_per_gpu() {
 fn korthikanti_22b_iteration_times_and_their_ratio() {
     let full = check("korthikanti-22b-full");
     let seqsel = check("korthikanti-22b-seqsel");
-    let (sim, publ) = (full.simulated / seqsel.simulated, full.published / seqsel.published);
+    let (sim, publ) = (
+        full.simulated / seqsel.simulated,
+        full.published / seqsel.published,
+    );
     println!("22B full / seq+sel: published {publ:.3}, simulated {sim:.3}");
     assert!(((sim - publ) / publ).abs() <= TOLERANCE);
 }
@@ -92,7 +95,10 @@ fn korthikanti_22b_iteration_times_and_their_ratio() {
 fn korthikanti_175b_iteration_times_and_their_ratio() {
     let full = check("korthikanti-175b-full");
     let seqsel = check("korthikanti-175b-seqsel");
-    let (sim, publ) = (full.simulated / seqsel.simulated, full.published / seqsel.published);
+    let (sim, publ) = (
+        full.simulated / seqsel.simulated,
+        full.published / seqsel.published,
+    );
     println!("175B full / seq+sel: published {publ:.3}, simulated {sim:.3}");
     assert!(((sim - publ) / publ).abs() <= TOLERANCE);
 }

@@ -388,7 +388,8 @@ impl Builder<'_> {
             self.compute_all(cost, meta.chunk(i));
             let id = self.tp_collective(kind, size, meta.op(Self::collective_op(kind)).chunk(i));
             if i > 0 {
-                self.g.tasks[id as usize].latency_s = pipelined_chunk_latency_s(self.cluster.nvlink_latency_s());
+                self.g.tasks[id as usize].latency_s =
+                    pipelined_chunk_latency_s(self.cluster.nvlink_latency_s());
             }
             if i + 1 < chunks {
                 self.window_next(id);

@@ -1,0 +1,125 @@
+//! The `overlap-lab` command line as scripts use it (interface.md).
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+fn cli(args: &[&str], stdin: Option<&str>) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_overlap-lab"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the binary runs");
+    if let Some(text) = stdin {
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(text.as_bytes())
+            .unwrap();
+    }
+    drop(child.stdin.take());
+    child.wait_with_output().unwrap()
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+#[test]
+fn simulate_json_prints_the_cores_report() {
+    let preset = overlap_core::presets::default_preset();
+    let out = cli(&["simulate", "--json", "-"], Some(preset.json));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let expected = overlap_core::simulate(&preset.input().resolve().unwrap()).report;
+    assert_eq!(
+        report["step_time_ms"].as_f64().unwrap(),
+        expected.step_time_ms
+    );
+    assert_eq!(report["speedup"].as_f64().unwrap(), expected.speedup);
+    for axis in ["tp", "pp", "dp"] {
+        for field in [
+            "comm_ms",
+            "exposed_ms",
+            "hidden",
+            "window_ms",
+            "contention_ms",
+        ] {
+            assert!(report["axes"][axis][field].is_number(), "{axis}.{field}");
+        }
+    }
+    for link in ["nvlink", "network"] {
+        assert!(report["links"][link]["busy"].is_number());
+        assert!(report["links"][link]["shared"].is_number());
+    }
+}
+
+#[test]
+fn simulate_reads_a_file_and_prints_a_readable_summary() {
+    let path = std::env::temp_dir().join("overlap-lab-cli-test.json");
+    std::fs::write(&path, r#"{"overlap":{"tp":false}}"#).unwrap();
+    let out = cli(&["simulate", path.to_str().unwrap()], None);
+    assert!(out.status.success());
+    let text = stdout(&out);
+    assert!(
+        text.contains("step time") && text.contains("speedup"),
+        "{text}"
+    );
+}
+
+#[test]
+fn bad_input_exits_2_with_one_line_naming_the_field() {
+    for (args, stdin, needle) in [
+        (
+            vec!["simulate", "-"],
+            Some(r#"{"parallel":{"tp":3}}"#),
+            "parallel.tp",
+        ),
+        (
+            vec!["simulate", "-"],
+            Some(r#"{"parallel":{"tpp":2}}"#),
+            "parallel.tpp",
+        ),
+        (vec!["simulate", "-"], Some("{not json"), "scenario"),
+        (vec!["simulate", "/no/such/file.json"], None, "cannot read"),
+        (vec!["frobnicate"], None, "unknown command"),
+        (
+            vec!["link", "-"],
+            Some(r#"{"workload":{"layers":100000}}"#),
+            "workload.layers",
+        ),
+    ] {
+        let out = cli(&args, stdin);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(err.contains(needle), "{args:?}: {err}");
+        assert!(out.stdout.is_empty());
+        if args[0] != "frobnicate" {
+            assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+        }
+    }
+}
+
+#[test]
+fn link_prints_the_share_links_query_string() {
+    let out = cli(
+        &["link", "-"],
+        Some(r#"{"overlap":{"tp":false},"sm_tax":0.05}"#),
+    );
+    assert!(out.status.success());
+    assert_eq!(stdout(&out).trim(), "v=1&tp_overlap=0&sm_tax=0.05");
+}
+
+#[test]
+fn trace_writes_chrome_trace_event_json() {
+    let out = cli(&["trace", "preset:contention"], None);
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert!(!v["traceEvents"].as_array().unwrap().is_empty());
+}

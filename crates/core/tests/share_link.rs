@@ -1,0 +1,78 @@
+//! Share links: random valid scenarios survive encode and decode unchanged,
+//! and no string, however broken, panics the decoder.
+
+use overlap_core::presets::PRESETS;
+use overlap_core::scenario::{Recompute, Schedule};
+use overlap_core::share_link::{decode, encode};
+use overlap_core::ScenarioInput;
+use proptest::prelude::*;
+
+/// A preset with random edits; the strategy keeps only scenarios that resolve.
+fn edited() -> impl Strategy<Value = (usize, ScenarioInput)> {
+    (
+        0..PRESETS.len(),
+        proptest::option::of(prop::bool::ANY),
+        proptest::option::of(prop::bool::ANY),
+        proptest::option::of(prop::bool::ANY),
+        proptest::option::of(1u32..=64),
+        proptest::option::of(0.0f64..0.9),
+        proptest::option::of(1.0f64..500.0),
+        proptest::option::of(prop_oneof![
+            Just(Recompute::None),
+            Just(Recompute::Selective),
+            Just(Recompute::Full)
+        ]),
+        proptest::option::of(prop_oneof![Just(Schedule::Gpipe), Just(Schedule::OneFOneB)]),
+        proptest::option::of(1.0f64..100.0),
+    )
+        .prop_map(
+            |(p, tp, pp, dp, chunks, tax, bucket, recompute, schedule, nic)| {
+                let mut i = PRESETS[p].input();
+                i.overlap.tp = tp.or(i.overlap.tp);
+                i.overlap.pp = pp.or(i.overlap.pp);
+                i.overlap.dp = dp.or(i.overlap.dp);
+                i.overlap.tp_chunks = chunks.or(i.overlap.tp_chunks);
+                i.sm_tax = tax.or(i.sm_tax);
+                i.overlap.bucket_mb = bucket.or(i.overlap.bucket_mb);
+                if i.workload.kind != Some(overlap_core::scenario::WorkloadKind::MatmulAllreduce) {
+                    i.workload.recompute = recompute.or(i.workload.recompute);
+                    if i.parallel.schedule != Some(Schedule::Interleaved) {
+                        i.parallel.schedule = schedule.or(i.parallel.schedule);
+                    }
+                }
+                i.hardware.nic_gbps = nic.or(i.hardware.nic_gbps);
+                (p, i)
+            },
+        )
+        .prop_filter("valid scenarios", |(_, i)| i.resolve().is_ok())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(300))]
+
+    #[test]
+    fn random_valid_scenarios_round_trip_through_a_link((p, input) in edited()) {
+        let link = encode(&input, Some(PRESETS[p].id));
+        let back = decode(&link, &[]);
+        prop_assert!(back.errors.is_empty(), "{}: {:?}", link, back.errors);
+        prop_assert_eq!(back.preset, PRESETS[p].id);
+        prop_assert_eq!(back.input.resolve().unwrap(), input.resolve().unwrap(), "{}", link);
+    }
+
+    #[test]
+    fn arbitrary_text_never_panics_the_decoder(text in ".{0,300}") {
+        let d = decode(&text, &["zoom"]);
+        prop_assert!(d.input.resolve().is_ok(), "a decoded link always opens a scenario");
+    }
+
+    #[test]
+    fn mangled_links_never_panic_the_decoder(
+        cut in 0usize..120,
+        junk in "[%&=?a-z0-9+.-]{0,40}",
+    ) {
+        let link = "v=1&preset=contention&tp_overlap=0&tp_chunks=16&sm_tax=0.05&nic_gbps=50";
+        let truncated: String = link.chars().take(cut).collect();
+        let d = decode(&format!("{truncated}{junk}"), &[]);
+        prop_assert!(d.input.resolve().is_ok());
+    }
+}
