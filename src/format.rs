@@ -89,7 +89,7 @@ pub fn tick(t_s: f64, step_s: f64) -> String {
 
 /// A "nice" tick spacing (1, 2 or 5 times a power of ten) near `span / target`.
 pub fn nice_step(span: f64, target: f64) -> f64 {
-    if !(span > 0.0) || !span.is_finite() {
+    if span.is_nan() || span <= 0.0 || !span.is_finite() {
         return 1.0;
     }
     let raw = span / target.max(1.0);

@@ -13,6 +13,9 @@ use crate::dom;
 use crate::palette;
 use crate::scene::PLAY_SECONDS;
 use crate::state::AppState;
+use crate::timeline_draw;
+
+type FrameCallback = Closure<dyn FnMut(f64)>;
 
 struct Driver {
     state: AppState,
@@ -21,7 +24,8 @@ struct Driver {
     last_ts: Cell<Option<f64>>,
     ready: Cell<bool>,
     frames: Cell<u64>,
-    callback: RefCell<Option<Closure<dyn FnMut(f64)>>>,
+    callback: RefCell<Option<FrameCallback>>,
+    cache: RefCell<timeline_draw::Cache>,
 }
 
 thread_local! {
@@ -38,6 +42,7 @@ pub fn install(state: AppState, canvas: HtmlCanvasElement) {
         ready: Cell::new(false),
         frames: Cell::new(0),
         callback: RefCell::new(None),
+        cache: RefCell::new(timeline_draw::Cache::new()),
     });
     let weak = Rc::downgrade(&driver);
     *driver.callback.borrow_mut() = Some(Closure::new(move |ts: f64| {
@@ -103,8 +108,14 @@ fn on_frame(d: &Driver, ts: f64) {
         }
         let morphing = scene.finish_morph_if_done(now);
         let t0 = dom::now_ms();
-        let merged = crate::timeline_draw::draw(&mut scene, &d.canvas, now, palette::current())
-            .unwrap_or(false);
+        let merged = timeline_draw::draw(
+            &mut scene,
+            &d.canvas,
+            &mut d.cache.borrow_mut(),
+            now,
+            palette::current(),
+        )
+        .unwrap_or(false);
         let draw_ms = dom::now_ms() - t0;
         (
             scene.playing || morphing,
@@ -138,6 +149,7 @@ fn on_frame(d: &Driver, ts: f64) {
         d.state.playing.set(false);
     }
     if has_timeline && !d.ready.replace(true) {
+        dom::set_body_data("ready-ms", &format!("{:.1}", dom::now_ms()));
         dom::set_body_data("ready", "1");
     }
     if keep_going {

@@ -18,6 +18,7 @@ pub fn install(state: AppState) {
 }
 
 fn run(state: AppState, input: &ScenarioInput) {
+    let t0 = dom::now_ms();
     let scenario = match input.resolve() {
         Ok(s) => s,
         Err(e) => {
@@ -28,6 +29,8 @@ fn run(state: AppState, input: &ScenarioInput) {
         }
     };
     let sim = overlap_core::simulate(&scenario);
+    // For the page benchmark: how much of a control change is the core's.
+    dom::set_body_data("sim-ms", &format!("{:.1}", dom::now_ms() - t0));
     let gpus = sim.timeline.gpus.len();
     let names: Vec<String> = sim
         .timeline

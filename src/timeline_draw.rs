@@ -30,17 +30,56 @@ impl<'a> Pen<'a> {
     }
 }
 
+/// What the static layer depends on: when none of it changed, the last
+/// painted layer is copied back instead of redrawn, so playback and hover
+/// cost a copy plus the overlay, however many bars the step holds.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LayerKey {
+    seq: u64,
+    win: (f64, f64),
+    size: (u32, u32),
+    link_gpu: usize,
+    dark: bool,
+}
+
+/// The static layer's cache: an offscreen canvas and what it shows.
+pub struct Cache {
+    canvas: Option<HtmlCanvasElement>,
+    key: Option<LayerKey>,
+    merged: bool,
+}
+
+impl Cache {
+    pub fn new() -> Self {
+        let canvas = web_sys::window()
+            .and_then(|w| w.document())
+            .and_then(|d| d.create_element("canvas").ok())
+            .and_then(|e| e.dyn_into::<HtmlCanvasElement>().ok());
+        Self {
+            canvas,
+            key: None,
+            merged: false,
+        }
+    }
+}
+
+fn context(canvas: &HtmlCanvasElement) -> Option<CanvasRenderingContext2d> {
+    canvas
+        .get_context("2d")
+        .ok()
+        .flatten()
+        .and_then(|c| c.dyn_into::<CanvasRenderingContext2d>().ok())
+}
+
 /// Draws the whole scene. Returns whether narrow bars were merged.
 pub fn draw(
     scene: &mut Scene,
     canvas: &HtmlCanvasElement,
+    cache: &mut Cache,
     now_ms: f64,
     pal: &Palette,
 ) -> Result<bool, JsValue> {
-    let Some(ctx) = canvas
-        .get_context("2d")?
-        .and_then(|c| c.dyn_into::<CanvasRenderingContext2d>().ok())
-    else {
+    let Some(ctx) = context(canvas) else {
         return Ok(false);
     };
     let Some(current) = scene.current.as_ref() else {
@@ -63,24 +102,66 @@ pub fn draw(
             .style()
             .set_property("height", &format!("{}px", layout.height));
     }
-    ctx.set_transform(dpr, 0.0, 0.0, dpr, 0.0, 0.0)?;
     scene.layout = layout;
     let morph = scene.morph_progress(now_ms);
     let win = scene.window(morph);
+    let key = LayerKey {
+        seq: scene.seq,
+        win,
+        size: (pw, ph),
+        link_gpu: scene.link_gpu,
+        dark: std::ptr::eq(pal, &crate::palette::DARK),
+    };
+    // While morphing every frame differs: no point caching.
+    let cacheable = morph >= 1.0;
+    let mut merged = cache.merged;
+    ctx.set_transform(1.0, 0.0, 0.0, 1.0, 0.0, 0.0)?;
+    match (&cache.canvas, cacheable && cache.key == Some(key)) {
+        (Some(layer), true) => ctx.draw_image_with_html_canvas_element(layer, 0.0, 0.0)?,
+        _ => {
+            ctx.set_transform(dpr, 0.0, 0.0, dpr, 0.0, 0.0)?;
+            merged = draw_static(scene, &ctx, pal, win, morph)?;
+            cache.key = None;
+            if let (Some(layer), true) = (&cache.canvas, cacheable) {
+                if layer.width() != pw || layer.height() != ph {
+                    layer.set_width(pw);
+                    layer.set_height(ph);
+                }
+                if let Some(lctx) = context(layer) {
+                    lctx.set_transform(1.0, 0.0, 0.0, 1.0, 0.0, 0.0)?;
+                    lctx.draw_image_with_html_canvas_element(canvas, 0.0, 0.0)?;
+                    cache.key = Some(key);
+                    cache.merged = merged;
+                }
+            }
+        }
+    }
+    ctx.set_transform(dpr, 0.0, 0.0, dpr, 0.0, 0.0)?;
     let mut pen = Pen {
         ctx: &ctx,
         fill: "",
     };
+    draw_hover(scene, &mut pen, pal, win);
+    draw_playhead(scene, &mut pen, pal, win);
+    Ok(merged)
+}
+
+/// Everything that does not move with the playhead or the pointer.
+fn draw_static(
+    scene: &Scene,
+    ctx: &CanvasRenderingContext2d,
+    pal: &Palette,
+    win: (f64, f64),
+    morph: f64,
+) -> Result<bool, JsValue> {
+    let mut pen = Pen { ctx, fill: "" };
     pen.ctx.set_fill_style_str(pal.background);
-    ctx.fill_rect(0.0, 0.0, width, scene.layout.height);
+    ctx.fill_rect(0.0, 0.0, scene.layout.right + 8.0, scene.layout.height);
     ctx.set_font("11px system-ui, sans-serif");
     ctx.set_text_baseline("middle");
-
     draw_axis(scene, &mut pen, pal, win);
     let merged = draw_gpus(scene, &mut pen, pal, win, morph)?;
     draw_links(scene, &mut pen, pal, win);
-    draw_hover(scene, &mut pen, pal, win);
-    draw_playhead(scene, &mut pen, pal, win);
     Ok(merged)
 }
 
@@ -436,8 +517,8 @@ fn draw_link_samples<'a>(
         let px = x0.floor();
         match &mut column {
             Some((cx, g, w)) if *cx == px => {
-                for a in 0..3 {
-                    g[a] += s[i].gbps[a] * (x1 - x0);
+                for (acc, v) in g.iter_mut().zip(s[i].gbps) {
+                    *acc += v * (x1 - x0);
                 }
                 *w += x1 - x0;
             }

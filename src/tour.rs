@@ -9,6 +9,9 @@ use overlap_core::{Report, ScenarioInput};
 use crate::format;
 use crate::state::AppState;
 
+/// A figure the reveal shows before and after: its label and where it is in the report.
+type Watch = (&'static str, fn(&Report) -> f64);
+
 struct Chapter {
     title: &'static str,
     preset: &'static str,
@@ -20,7 +23,7 @@ struct Chapter {
     /// The one change the chapter is about.
     action: fn(&mut ScenarioInput),
     /// Which figures the reveal reads: (label, getter).
-    watch: &'static [(&'static str, fn(&Report) -> f64)],
+    watch: &'static [Watch],
     explain: &'static str,
 }
 
