@@ -2,6 +2,8 @@
 //! previous simulation (for the morph), the view window, the playhead and the
 //! lane layout. The canvas is painted from here by `timeline_draw`.
 
+use std::collections::HashMap;
+
 use overlap_core::timeline::{Axis, Direction, Interval, LinkClass};
 use overlap_core::Timeline;
 
@@ -97,6 +99,71 @@ impl Prepared {
         );
         out
     }
+}
+
+/// What identifies "the same operation" across two runs: op, phase,
+/// micro-batch, layer, chunk, and which repeat of that combination it is.
+type OpKey = (u32, u32, u32, u32, u32, u32);
+
+fn op_keys(lane: &[Interval], with_chunk: bool) -> Vec<OpKey> {
+    let mut seen: HashMap<OpKey, u32> = HashMap::new();
+    lane.iter()
+        .map(|iv| {
+            let chunk = if with_chunk { iv.chunk } else { 0 };
+            let base = (
+                iv.op as u32,
+                iv.phase as u32,
+                iv.micro_batch,
+                iv.layer,
+                chunk,
+                0,
+            );
+            let n = seen.entry(base).or_insert(0);
+            *n += 1;
+            (base.0, base.1, base.2, base.3, base.4, *n - 1)
+        })
+        .collect()
+}
+
+/// For each bar of `next`, the span of the same operation in `prev`. Bars of a
+/// newly split GEMM have no exact counterpart: they grow out of the unsplit
+/// one (same op, micro-batch and layer), so chunking reads as a split.
+fn morph_sources(prev: &Prepared, next: &Prepared) -> Vec<[Vec<(f64, f64)>; 4]> {
+    let none = (f64::NAN, f64::NAN);
+    (0..next.timeline.gpus.len())
+        .map(|gpu| {
+            std::array::from_fn(|slot| {
+                let new_lane = next.lane(gpu, slot);
+                if gpu >= prev.timeline.gpus.len() {
+                    return vec![none; new_lane.len()];
+                }
+                let old_lane = prev.lane(gpu, slot);
+                let exact: HashMap<OpKey, (f64, f64)> = op_keys(old_lane, true)
+                    .into_iter()
+                    .zip(old_lane.iter().map(|iv| (iv.start_s, iv.end_s)))
+                    .collect();
+                let mut loose: HashMap<(u32, u32, u32, u32), (f64, f64)> = HashMap::new();
+                for iv in old_lane {
+                    let k = (iv.op as u32, iv.phase as u32, iv.micro_batch, iv.layer);
+                    let e = loose.entry(k).or_insert((iv.start_s, iv.end_s));
+                    e.0 = e.0.min(iv.start_s);
+                    e.1 = e.1.max(iv.end_s);
+                }
+                op_keys(new_lane, true)
+                    .into_iter()
+                    .zip(new_lane)
+                    .map(|(k, iv)| {
+                        exact.get(&k).copied().unwrap_or_else(|| {
+                            loose
+                                .get(&(iv.op as u32, iv.phase as u32, iv.micro_batch, iv.layer))
+                                .copied()
+                                .unwrap_or(none)
+                        })
+                    })
+                    .collect()
+            })
+        })
+        .collect()
 }
 
 fn sort_by_start(lane: &mut [Interval]) {
@@ -266,6 +333,9 @@ pub enum Hit {
 pub struct Scene {
     pub current: Option<Prepared>,
     pub previous: Option<Prepared>,
+    /// While morphing: per GPU and lane slot, where each current bar comes
+    /// from in the previous timeline (NaN when it has no counterpart).
+    pub morph_from: Vec<[Vec<(f64, f64)>; 4]>,
     pub morph_start_ms: Option<f64>,
     pub seq: u64,
     pub view: View,
@@ -282,6 +352,7 @@ impl Scene {
         Self {
             current: None,
             previous: None,
+            morph_from: Vec::new(),
             morph_start_ms: None,
             seq: 0,
             view: View {
@@ -318,6 +389,10 @@ impl Scene {
             self.view.t0 *= ratio;
             self.view.t1 *= ratio;
         }
+        self.morph_from = match (&old, can_morph) {
+            (Some(o), true) => morph_sources(o, &next),
+            _ => Vec::new(),
+        };
         self.previous = if can_morph { old } else { None };
         self.morph_start_ms = can_morph.then_some(now_ms);
         if self.link_gpu >= next.timeline.gpus.len() {
@@ -344,6 +419,7 @@ impl Scene {
         if self.morph_start_ms.is_some() && self.morph_progress(now_ms) >= 1.0 {
             self.morph_start_ms = None;
             self.previous = None;
+            self.morph_from.clear();
         }
         self.morph_start_ms.is_some()
     }

@@ -86,10 +86,29 @@ impl AppState {
         self.scene.get_value()
     }
 
-    /// Replaces the scenario by a preset's.
+    /// Replaces the scenario by a preset's, and shows its whole step.
     pub fn load_preset(&self, preset: &Preset) {
+        self.load(preset, preset.input());
+    }
+
+    /// Starts over from a preset with an edited input (the tour's chapters).
+    pub fn load(&self, preset: &Preset, input: ScenarioInput) {
+        self.reset_view();
         self.preset_id.set(preset.id.to_string());
-        self.input.set(preset.input());
+        self.input.set(input);
+    }
+
+    /// Whole step in view, playhead at the end, paused: a new scenario is
+    /// read as a whole, not from where the last one was left.
+    pub fn reset_view(&self) {
+        {
+            let scene = self.scene();
+            let mut s = scene.borrow_mut();
+            s.fit();
+            s.playing = false;
+            s.playhead_s = f64::INFINITY;
+        }
+        self.playing.set(false);
     }
 
     /// Applies one edit to the scenario input; the simulation effect re-runs.

@@ -61,7 +61,11 @@ fn tip_for(scene: &Scene, hit: Hit, x: f64, y: f64) -> Option<Tip> {
                     ));
                 }
             }
-            let title = format!("{} · {:?}", iv.op.label(), iv.phase).to_lowercase();
+            let title = format!(
+                "{} · {}",
+                iv.op.label(),
+                format!("{:?}", iv.phase).to_lowercase()
+            );
             Some(Tip { x, y, title, lines })
         }
         Hit::Link { link, t_s } => {
@@ -250,7 +254,14 @@ pub fn TimelineCanvas() -> impl IntoView {
                         .tip
                         .get()
                         .map(|t| {
-                            let style = format!("left:{}px;top:{}px", t.x + 14.0, t.y + 14.0);
+                            // Keep the tooltip inside the canvas: flip it left of the
+                            // pointer near the right edge.
+                            let width = state.scene().borrow().layout.right;
+                            let style = if t.x > width - 300.0 {
+                                format!("right:{}px;top:{}px", (width - t.x + 22.0).max(0.0), t.y + 14.0)
+                            } else {
+                                format!("left:{}px;top:{}px", t.x + 14.0, t.y + 14.0)
+                            };
                             view! {
                                 <div class="tooltip" role="tooltip" style=style>
                                     <strong>{t.title}</strong>

@@ -195,14 +195,14 @@ fn draw_axis<'a>(scene: &Scene, pen: &mut Pen<'a>, pal: &'a Palette, win: (f64, 
     ctx.set_text_align("left");
 }
 
-/// Bar position, interpolated from the previous timeline while morphing.
-fn position(cur: &[Interval], prev: Option<&[Interval]>, i: usize, morph: f64) -> (f64, f64) {
+/// Bar position, interpolated from the same operation in the previous
+/// timeline while morphing.
+fn position(cur: &[Interval], from: Option<&[(f64, f64)]>, i: usize, morph: f64) -> (f64, f64) {
     let iv = &cur[i];
-    match prev.and_then(|p| p.get(i)) {
-        Some(old) if morph < 1.0 && old.op == iv.op => (
-            old.start_s + (iv.start_s - old.start_s) * morph,
-            old.end_s + (iv.end_s - old.end_s) * morph,
-        ),
+    match from.and_then(|f| f.get(i)) {
+        Some(&(s0, e0)) if morph < 1.0 && s0.is_finite() => {
+            (s0 + (iv.start_s - s0) * morph, e0 + (iv.end_s - e0) * morph)
+        }
         _ => (iv.start_s, iv.end_s),
     }
 }
@@ -217,7 +217,7 @@ fn draw_gpus<'a>(
     let Some(p) = scene.current.as_ref() else {
         return Ok(false);
     };
-    let prev = scene.previous.as_ref().filter(|_| morph < 1.0);
+    let morphing = morph < 1.0 && !scene.morph_from.is_empty();
     let l = &scene.layout;
     let ctx = pen.ctx;
     let clip = (l.left, l.right);
@@ -259,14 +259,16 @@ fn draw_gpus<'a>(
             let _ = ctx.fill_text(name, l.left - 24.0, lane.y + lane.h / 2.0);
         }
         let bars = p.lane(gpu, slot);
-        let prev_bars = prev.map(|pp| pp.lane(gpu, slot));
-        let range = if prev_bars.is_some() {
+        let from = morphing
+            .then(|| scene.morph_from.get(gpu).map(|f| f[slot].as_slice()))
+            .flatten();
+        let range = if from.is_some() {
             0..bars.len()
         } else {
             lod::visible_range(bars, win.0, win.1, p.max_dur[gpu][slot])
         };
         let pos = |i: usize| {
-            let (s, e) = position(bars, prev_bars, i, morph);
+            let (s, e) = position(bars, from, i, morph);
             (scene.x_of(s, win), scene.x_of(e, win))
         };
         let h = (lane.h - 1.0).max(1.0);
@@ -280,7 +282,13 @@ fn draw_gpus<'a>(
                 } else {
                     pal.axis[slot - 1]
                 };
-                pen.rect(colour, x0, y, (x1 - x0).max(1.0), h);
+                // A hairline gap between wide neighbours, so that ops read as separate.
+                let w = if x1 - x0 > 4.0 {
+                    x1 - x0 - 1.0
+                } else {
+                    (x1 - x0).max(1.0)
+                };
+                pen.rect(colour, x0, y, w, h);
                 if x1 - x0 > 3.0 {
                     wide.push((index, x0, x1));
                 }

@@ -146,8 +146,7 @@ fn enter(state: AppState, chapter: usize) {
     if let Some(p) = presets::find(c.preset) {
         let mut input = p.input();
         (c.setup)(&mut input);
-        state.preset_id.set(p.id.to_string());
-        state.input.set(input);
+        state.load(p, input);
     }
 }
 
