@@ -92,17 +92,29 @@ impl GpuState {
     }
 }
 
+#[derive(Clone, Copy, Default)]
+struct TaskState {
+    /// Compute: full-speed seconds left. Communication: bytes left per member.
+    remaining: f64,
+    /// When `remaining` was last brought up to date.
+    last_update: f64,
+    /// Communication: bytes per second per member now.
+    rate: f64,
+    /// Dependencies not yet finished.
+    pending: u32,
+    /// Bumped whenever the task's finish is re-planned; stale events are skipped.
+    version: u32,
+}
+
 struct Engine<'g> {
     g: &'g Graph,
     sm_speed: f64,
     succ_start: Vec<u32>,
     succ: Vec<TaskId>,
-    pending: Vec<u32>,
-    remaining: Vec<f64>,
-    last_update: Vec<f64>,
-    rate: Vec<f64>,
-    version: Vec<u32>,
-    transferring: Vec<bool>,
+    /// Per task, what changes as it runs (one cache line for two tasks).
+    st: Vec<TaskState>,
+    /// Reused buffer for the flows whose rates a network change touched.
+    changed: Vec<TaskId>,
     /// Per compute task, the head of its list of finished collectives it
     /// depends on (`NO_WAIT` when none): nodes are (next, collective).
     wait_head: Vec<u32>,
@@ -149,12 +161,14 @@ pub(crate) fn run(g: &Graph, record_links: bool, sm_tax: f64) -> RunResult {
         sm_speed: 1.0 - sm_tax,
         succ_start: count,
         succ,
-        pending,
-        remaining: vec![0.0; n],
-        last_update: vec![0.0; n],
-        rate: vec![0.0; n],
-        version: vec![0; n],
-        transferring: vec![false; n],
+        st: pending
+            .iter()
+            .map(|&p| TaskState {
+                pending: p,
+                ..TaskState::default()
+            })
+            .collect(),
+        changed: Vec::new(),
         wait_head: vec![NO_WAIT; n],
         wait_nodes: Vec::new(),
         res: RunResult {
@@ -183,13 +197,14 @@ pub(crate) fn run(g: &Graph, record_links: bool, sm_tax: f64) -> RunResult {
         seq: 0,
         now: 0.0,
     };
+    drop(pending);
     for t in 0..n as TaskId {
-        if e.pending[t as usize] == 0 {
+        if e.st[t as usize].pending == 0 {
             e.start(t);
         }
     }
     while let Some(ev) = e.heap.pop() {
-        if ev.version != e.version[ev.task as usize] {
+        if ev.version != e.st[ev.task as usize].version {
             continue;
         }
         e.now = f64::from_bits(ev.time_bits);
@@ -220,7 +235,7 @@ impl Engine<'_> {
             time_bits: at.max(0.0).to_bits(),
             seq: self.seq,
             task,
-            version: self.version[task as usize],
+            version: self.st[task as usize].version,
             kind,
         });
     }
@@ -246,8 +261,9 @@ impl Engine<'_> {
             }
             let st = &mut self.gpu[gpu as usize];
             st.running = Some(t);
-            self.remaining[t as usize] = task.work;
-            self.last_update[t as usize] = now;
+            let ts = &mut self.st[t as usize];
+            ts.remaining = task.work;
+            ts.last_update = now;
             let speed = self.speed(gpu);
             self.push(now + task.work / speed, t, Kind::Done);
         } else {
@@ -324,13 +340,13 @@ impl Engine<'_> {
         } else {
             self.sm_speed
         };
-        let ti = t as usize;
-        self.remaining[ti] =
-            (self.remaining[ti] - (now - self.last_update[ti]) * old_speed).max(0.0);
-        self.last_update[ti] = now;
-        self.version[ti] += 1;
+        let ts = &mut self.st[t as usize];
+        ts.remaining = (ts.remaining - (now - ts.last_update) * old_speed).max(0.0);
+        ts.last_update = now;
+        ts.version += 1;
+        let remaining = ts.remaining;
         let speed = self.speed(gpu);
-        self.push(now + self.remaining[ti] / speed, t, Kind::Done);
+        self.push(now + remaining / speed, t, Kind::Done);
     }
 
     fn begin_transfer(&mut self, t: TaskId) {
@@ -340,26 +356,29 @@ impl Engine<'_> {
             self.complete(t);
             return;
         }
-        self.remaining[t as usize] = task.work;
-        self.last_update[t as usize] = self.now;
-        self.rate[t as usize] = 0.0;
-        self.transferring[t as usize] = true;
-        let changed = self.net.add(self.now, t, task.pattern, task.axis).to_vec();
+        let ts = &mut self.st[t as usize];
+        ts.remaining = task.work;
+        ts.last_update = self.now;
+        ts.rate = 0.0;
+        let mut changed = std::mem::take(&mut self.changed);
+        changed.clear();
+        changed.extend_from_slice(self.net.add(self.now, t, task.pattern, task.axis));
         self.apply_rates(&changed);
+        self.changed = changed;
     }
 
     /// Flows whose rate changed: account progress at the old rate, re-plan at the new.
     fn apply_rates(&mut self, changed: &[TaskId]) {
         let now = self.now;
         for &f in changed {
-            let fi = f as usize;
-            self.remaining[fi] =
-                (self.remaining[fi] - (now - self.last_update[fi]) * self.rate[fi]).max(0.0);
-            self.last_update[fi] = now;
-            self.rate[fi] = self.net.rate[fi];
-            self.version[fi] += 1;
-            if self.rate[fi] > 0.0 {
-                self.push(now + self.remaining[fi] / self.rate[fi], f, Kind::Done);
+            let ts = &mut self.st[f as usize];
+            ts.remaining = (ts.remaining - (now - ts.last_update) * ts.rate).max(0.0);
+            ts.last_update = now;
+            ts.rate = self.net.rate[f as usize];
+            ts.version += 1;
+            let (remaining, rate) = (ts.remaining, ts.rate);
+            if rate > 0.0 {
+                self.push(now + remaining / rate, f, Kind::Done);
             }
         }
     }
@@ -368,7 +387,7 @@ impl Engine<'_> {
         let now = self.now;
         let ti = t as usize;
         self.res.end_s[ti] = now;
-        self.version[ti] += 1;
+        self.st[ti].version += 1;
         let g = self.g;
         let task = &g.tasks[ti];
         if task.axis == COMPUTE {
@@ -379,11 +398,14 @@ impl Engine<'_> {
             self.res.gpus[gpu].compute_busy_s += now - self.res.start_s[ti];
             self.res.gpus[gpu].end_s = self.res.gpus[gpu].end_s.max(now);
         } else {
-            if self.transferring[ti] {
-                self.transferring[ti] = false;
-                let changed = self.net.remove(now, t).to_vec();
-                self.rate[ti] = 0.0;
+            // Zero-byte collectives never joined the network.
+            if task.work > 0.0 {
+                let mut changed = std::mem::take(&mut self.changed);
+                changed.clear();
+                changed.extend_from_slice(self.net.remove(now, t));
+                self.st[ti].rate = 0.0;
                 self.apply_rates(&changed);
+                self.changed = changed;
                 let alone = self.net.alone_rate(task.pattern);
                 let duration = now - self.res.start_s[ti];
                 let transfer_s = duration - task.latency_s;
@@ -432,8 +454,8 @@ impl Engine<'_> {
         }
         for i in a..b {
             let s = self.succ[i];
-            self.pending[s as usize] -= 1;
-            if self.pending[s as usize] == 0 {
+            self.st[s as usize].pending -= 1;
+            if self.st[s as usize].pending == 0 {
                 self.start(s);
             }
         }

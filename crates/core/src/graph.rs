@@ -11,12 +11,12 @@ pub(crate) type TaskId = u32;
 /// Axis index of a compute task (communication tasks use `Axis::index`).
 pub(crate) const COMPUTE: u8 = 3;
 
+/// What the engine reads for every event: kept small so that a task's hot
+/// fields share a cache line. Everything else sits in `TaskMeta`.
 #[derive(Clone, Debug)]
 pub(crate) struct Task {
     /// Compute: seconds at full speed. Communication: bytes per member transfer.
     pub work: f64,
-    /// Compute: FLOPs executed.
-    pub flops: f64,
     /// Communication: latency paid before the bytes move.
     pub latency_s: f64,
     /// Communication: index of its link usage pattern.
@@ -25,8 +25,15 @@ pub(crate) struct Task {
     pub gpu: u32,
     /// Communication: members (simulated GPUs) in `Graph::members[start..start+len]`.
     pub members_start: u32,
-    pub members_len: u32,
+    pub members_len: u16,
     pub axis: u8,
+}
+
+/// What the timeline shows of a task; not read by the event loop.
+#[derive(Clone, Debug)]
+pub(crate) struct TaskMeta {
+    /// Compute: FLOPs executed.
+    pub flops: f64,
     pub op: OpKind,
     pub phase: Phase,
     pub micro_batch: u32,
@@ -60,6 +67,7 @@ pub(crate) struct ResourceInfo {
 #[derive(Default)]
 pub(crate) struct Graph {
     pub tasks: Vec<Task>,
+    pub meta: Vec<TaskMeta>,
     pub members: Vec<u32>,
     /// (from, to): `to` waits for `from`.
     pub edges: Vec<(TaskId, TaskId)>,
@@ -130,26 +138,19 @@ impl Graph {
         }
         self.tasks.push(Task {
             work: time_s,
-            flops,
             latency_s: 0.0,
             pattern: 0,
             gpu,
             members_start: 0,
             members_len: 0,
             axis: COMPUTE,
-            op: meta.op,
-            phase: meta.phase,
-            micro_batch: meta.micro_batch,
-            layer: meta.layer,
-            chunk: meta.chunk,
-            window: None,
         });
+        self.meta.push(TaskMeta::new(meta, flops));
         if let Some(prev) = self.last_compute(gpu) {
             self.dep(prev, id);
         }
-        let blockers = std::mem::take(&mut self.pending_blockers[gpu as usize]);
-        for b in blockers {
-            self.dep(b, id);
+        for b in self.pending_blockers[gpu as usize].drain(..) {
+            self.edges.push((b, id));
         }
         self.compute_order[gpu as usize].push(id);
         id
@@ -171,26 +172,21 @@ impl Graph {
         self.members.extend_from_slice(members);
         self.tasks.push(Task {
             work: bytes,
-            flops: 0.0,
             latency_s,
             pattern,
             gpu: members[0],
             members_start: start,
-            members_len: members.len() as u32,
+            members_len: members.len() as u16,
             axis,
-            op: meta.op,
-            phase: meta.phase,
-            micro_batch: meta.micro_batch,
-            layer: meta.layer,
-            chunk: meta.chunk,
-            window: None,
         });
+        self.meta.push(TaskMeta::new(meta, 0.0));
         id
     }
 
     pub fn members_of(&self, task: TaskId) -> &[u32] {
         let t = &self.tasks[task as usize];
-        &self.members[t.members_start as usize..(t.members_start + t.members_len) as usize]
+        &self.members
+            [t.members_start as usize..(t.members_start as usize + usize::from(t.members_len))]
     }
 
     /// Full-speed compute seconds of `gpu`'s ops `from..=to`.
@@ -210,6 +206,20 @@ pub(crate) struct Meta {
     pub micro_batch: u32,
     pub layer: u32,
     pub chunk: u32,
+}
+
+impl TaskMeta {
+    fn new(m: Meta, flops: f64) -> Self {
+        Self {
+            flops,
+            op: m.op,
+            phase: m.phase,
+            micro_batch: m.micro_batch,
+            layer: m.layer,
+            chunk: m.chunk,
+            window: None,
+        }
+    }
 }
 
 impl Meta {

@@ -104,8 +104,19 @@ impl Network {
     pub fn add(&mut self, now: f64, flow: u32, pattern: u32, axis: u8) -> &[u32] {
         self.flow_pattern[flow as usize] = pattern;
         self.flow_axis[flow as usize] = axis;
+        let mut alone = true;
         for u in &self.patterns[pattern as usize] {
-            self.users[u.resource as usize].push(flow);
+            let list = &mut self.users[u.resource as usize];
+            alone &= list.is_empty();
+            list.push(flow);
+        }
+        if alone {
+            // Nobody else on its links: it gets its bottleneck, nothing else moves.
+            self.rate[flow as usize] = self.alone_rate(pattern);
+            self.changed.clear();
+            self.changed.push(flow);
+            self.log_pattern(now, pattern);
+            return &self.changed;
         }
         self.recompute(now, flow, true)
     }
@@ -120,7 +131,24 @@ impl Network {
             }
         }
         self.rate[flow as usize] = 0.0;
+        let pattern = &self.patterns[pattern as usize];
+        if pattern
+            .iter()
+            .all(|u| self.users[u.resource as usize].is_empty())
+        {
+            self.changed.clear();
+            self.log_pattern(now, self.flow_pattern[flow as usize]);
+            return &self.changed;
+        }
         self.recompute(now, flow, false)
+    }
+
+    fn log_pattern(&mut self, now: f64, pattern: u32) {
+        self.comp_res.clear();
+        for u in &self.patterns[pattern as usize] {
+            self.comp_res.push(u.resource);
+        }
+        self.log(now);
     }
 
     fn recompute(&mut self, now: f64, seed: u32, seed_active: bool) -> &[u32] {

@@ -10,8 +10,9 @@ use crate::{Axis, Scenario};
 pub(crate) fn timeline(g: &Graph, run: &RunResult, reduced: bool) -> Timeline {
     let interval = |task: u32, exposed_s: f64, with_window: bool| {
         let t = &g.tasks[task as usize];
+        let meta = &g.meta[task as usize];
         let (start_s, end_s) = (run.start_s[task as usize], run.end_s[task as usize]);
-        let window = t.window.filter(|_| with_window).map(|(from, to)| {
+        let window = meta.window.filter(|_| with_window).map(|(from, to)| {
             let order = &g.compute_order[t.gpu as usize];
             (
                 run.start_s[order[from as usize] as usize],
@@ -24,17 +25,17 @@ pub(crate) fn timeline(g: &Graph, run: &RunResult, reduced: bool) -> Timeline {
             owner: t.gpu,
             start_s,
             end_s,
-            op: t.op,
-            phase: t.phase,
-            micro_batch: t.micro_batch,
-            layer: t.layer,
-            chunk: t.chunk,
+            op: meta.op,
+            phase: meta.phase,
+            micro_batch: meta.micro_batch,
+            layer: meta.layer,
+            chunk: meta.chunk,
             bytes: if comm { t.work } else { 0.0 },
             achieved_gbps: run.achieved_gbps[task as usize],
             contention_s: run.contention_s[task as usize],
             exposed_s,
             window,
-            flops: t.flops,
+            flops: meta.flops,
         }
     };
     let mut gpus: Vec<GpuLanes> = g
@@ -117,7 +118,7 @@ pub(crate) fn report(s: &Scenario, g: &Graph, run: &RunResult) -> Report {
             continue;
         }
         contention_s[t.axis as usize] += run.contention_s[id];
-        if let (Some((from, to)), true) = (t.window, t.gpu as usize == gi) {
+        if let (Some((from, to)), true) = (g.meta[id].window, t.gpu as usize == gi) {
             window_s[t.axis as usize] += g.compute_span_s(t.gpu, from, to);
         }
     }

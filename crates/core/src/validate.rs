@@ -102,7 +102,7 @@ impl Checker {
 
 fn divisors(n: u32, limit: u32) -> String {
     let list: Vec<String> = (1..=n.min(limit))
-        .filter(|d| n % d == 0)
+        .filter(|d| n.is_multiple_of(*d))
         .map(|d| d.to_string())
         .collect();
     list.join(", ")
@@ -349,7 +349,7 @@ fn check_layout(c: &mut Checker, hw: &Hardware, p: &Parallel) {
             "parallel.dp"
         };
         let tp_pp = u64::from(p.tp) * u64::from(p.pp);
-        let hint = if gpus % tp_pp == 0 {
+        let hint = if gpus.is_multiple_of(tp_pp) {
             format!(
                 "with tp {} and pp {}, valid dp is {}",
                 p.tp,
@@ -368,7 +368,7 @@ fn check_layout(c: &mut Checker, hw: &Hardware, p: &Parallel) {
         );
         return;
     }
-    if p.tp > hw.gpus_per_node || hw.gpus_per_node % p.tp != 0 {
+    if p.tp > hw.gpus_per_node || !hw.gpus_per_node.is_multiple_of(p.tp) {
         c.fail(
             "parallel.tp",
             format!(
@@ -383,7 +383,8 @@ fn check_layout(c: &mut Checker, hw: &Hardware, p: &Parallel) {
     // Ranks are laid out TP fastest, then DP, then PP (Megatron's order). Every
     // pipeline stage must see the same links for the symmetric reduction.
     let stage_gpus = p.tp * p.dp;
-    if stage_gpus % hw.gpus_per_node != 0 && hw.gpus_per_node % stage_gpus != 0 {
+    if !stage_gpus.is_multiple_of(hw.gpus_per_node) && !hw.gpus_per_node.is_multiple_of(stage_gpus)
+    {
         c.fail(
             "parallel.dp",
             format!(
@@ -410,7 +411,7 @@ fn check_transformer(c: &mut Checker, t: &Transformer, p: &Parallel, o: &Overlap
     if !dims_ok || !par_ok {
         return;
     }
-    if t.hidden % t.heads != 0 {
+    if !t.hidden.is_multiple_of(t.heads) {
         c.fail(
             "workload.heads",
             format!(
@@ -419,7 +420,7 @@ fn check_transformer(c: &mut Checker, t: &Transformer, p: &Parallel, o: &Overlap
             ),
         );
     }
-    if t.heads % p.tp != 0 {
+    if !t.heads.is_multiple_of(p.tp) {
         c.fail(
             "parallel.tp",
             format!(
@@ -430,7 +431,7 @@ fn check_transformer(c: &mut Checker, t: &Transformer, p: &Parallel, o: &Overlap
             ),
         );
     }
-    if t.sequence_parallel && t.seq % p.tp != 0 {
+    if t.sequence_parallel && !t.seq.is_multiple_of(p.tp) {
         c.fail(
             "workload.sequence_parallel",
             format!(
@@ -440,7 +441,7 @@ fn check_transformer(c: &mut Checker, t: &Transformer, p: &Parallel, o: &Overlap
         );
     }
     let stages = p.pp * p.virtual_stages;
-    if t.layers % stages != 0 {
+    if !t.layers.is_multiple_of(stages) {
         c.fail(
             "workload.layers",
             format!(

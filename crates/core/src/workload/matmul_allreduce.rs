@@ -63,7 +63,7 @@ pub(crate) fn build(s: &Scenario, mm: &MatmulAllreduce, fidelity: Fidelity) -> G
             }
             if i + 1 < chunks {
                 let next = g.next_compute_index(members[0]);
-                g.tasks[id as usize].window = Some((next, next));
+                g.meta[id as usize].window = Some((next, next));
             }
         }
     }

@@ -333,7 +333,7 @@ impl Builder<'_> {
     fn window_next(&mut self, task: TaskId) {
         let owner = self.members[0];
         let next = self.g.next_compute_index(owner);
-        self.g.tasks[task as usize].window = Some((next, next));
+        self.g.meta[task as usize].window = Some((next, next));
     }
 
     /// A blocking collective: the compute stream waits for it.
@@ -531,7 +531,7 @@ impl Builder<'_> {
         let mut still_open = Vec::new();
         for (id, from) in std::mem::take(&mut self.open_windows) {
             if next > from {
-                self.g.tasks[id as usize].window = Some((from, next - 1));
+                self.g.meta[id as usize].window = Some((from, next - 1));
             } else {
                 still_open.push((id, from));
             }
@@ -605,7 +605,7 @@ impl Builder<'_> {
                         // The window: backward compute after the first bucket is ready.
                         let from = self.buckets[owner as usize].buckets[i].window_from;
                         if i == 0 && from <= last_bwd {
-                            self.g.tasks[id as usize].window = Some((from, last_bwd));
+                            self.g.meta[id as usize].window = Some((from, last_bwd));
                         }
                         previous = Some(id);
                         reductions.push(id);
