@@ -109,3 +109,14 @@ fn default_sm_tax_sits_in_the_measured_range() {
     let s = presets::scenario("didactic").unwrap();
     assert!((0.10..=0.20).contains(&s.sm_tax));
 }
+
+#[test]
+fn docs_table_is_current() {
+    let docs = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/validation.md"))
+        .expect("docs/validation.md exists");
+    let table = overlap_core::published::table();
+    assert!(
+        docs.contains(&table),
+        "docs/validation.md is stale: replace its table with the output of `overlap-lab published`:\n{table}"
+    );
+}
