@@ -8,9 +8,11 @@ use crate::scenario::*;
 /// The largest cluster accepted. The reduced simulation does not grow with DP,
 /// but a clear limit is friendlier than a number no one can check.
 pub const MAX_GPUS: u64 = 65_536;
-/// Simulated operations (compute ops and collectives) one run may hold; about
-/// 120 bytes each, so the limit keeps a run well under 1 GB.
-pub const MAX_SIMULATED_OPS: u64 = 4_000_000;
+/// Simulated operations (compute ops and collectives) one run may hold. A
+/// step peaks at about 320 bytes per op (graph, engine state and timeline),
+/// so the limit keeps a run near 600 MB at most; the 1T-parameter case
+/// (Narayanan et al., Table 1) is estimated at 2.2 million.
+pub const MAX_SIMULATED_OPS: u64 = 2_500_000;
 
 /// The defaults are the didactic scenario: two DGX A100 nodes, TP 4 x PP 2 x DP 2.
 pub(crate) const DEFAULT_HARDWARE_PRESET: HardwarePreset = HardwarePreset::DgxA100;

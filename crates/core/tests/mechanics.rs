@@ -290,3 +290,61 @@ fn inference_runs_forward_only_with_no_dp_reduction() {
         .flat_map(|g| &g.compute)
         .all(|iv| iv.phase == overlap_core::timeline::Phase::Forward));
 }
+
+mod random {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+
+        /// Whatever valid scenario the page sends, the simulator finishes
+        /// every op and reports finite figures (a panic would kill the page).
+        #[test]
+        fn random_small_scenarios_simulate_to_finite_figures(
+            nodes in 1u32..=4, gpn in prop::sample::select(vec![1u32, 2, 4, 8]),
+            tp_i in 0usize..4, pp in 1u32..=4, v in 1u32..=2,
+            layers_per in 1u32..=2, mb in 1u32..=2, m in 1u32..=6,
+            sched in 0usize..3, recompute in 0usize..3, sp in any::<bool>(), sg in any::<bool>(),
+            o_tp in any::<bool>(), o_pp in any::<bool>(), o_dp in any::<bool>(),
+            chunks in 1u32..=8, bucket in 1.0f64..200.0, tax in 0.0f64..0.9,
+            inference in any::<bool>(), oversub in 1.0f64..4.0,
+        ) {
+            let gpus = nodes * gpn;
+            let tp = [1u32, 2, 4, 8][tp_i].min(gpn);
+            prop_assume!(gpus % (tp * pp) == 0);
+            let dp = gpus / (tp * pp);
+            let schedule = ["gpipe", "1f1b", "interleaved"][sched];
+            let v = if schedule == "interleaved" { v } else { 1 };
+            let json = format!(
+                r#"{{"hardware":{{"nodes":{nodes},"gpus_per_node":{gpn},"oversubscription":{oversub}}},
+                "workload":{{"layers":{},"hidden":512,"heads":8,"seq":256,"vocab":1000,"micro_batch":{mb},
+                  "global_batch":{},"recompute":"{}","sequence_parallel":{sp},"mode":"{}"}},
+                "parallel":{{"tp":{tp},"pp":{pp},"dp":{dp},"schedule":"{schedule}","virtual_stages":{v},"scatter_gather":{sg}}},
+                "overlap":{{"tp":{o_tp},"pp":{o_pp},"dp":{o_dp},"tp_chunks":{chunks},"bucket_mb":{bucket}}},"sm_tax":{tax}}}"#,
+                layers_per * pp * v,
+                mb * dp * m * pp,
+                ["none", "selective", "full"][recompute],
+                if inference { "inference" } else { "train" },
+            );
+            let s = match ScenarioInput::from_json(&json).unwrap().resolve() {
+                Ok(s) => s,
+                Err(_) => return Ok(()), // refused with a message: fine
+            };
+            let sim = simulate(&s);
+            let r = &sim.report;
+            prop_assert!(r.step_time_ms.is_finite() && r.step_time_ms > 0.0, "{json}");
+            prop_assert!(r.baseline_ms.is_finite() && r.speedup.is_finite(), "{json}");
+            for g in &sim.timeline.gpus {
+                for iv in g.compute.iter().chain(g.comm.iter().flatten()) {
+                    prop_assert!(iv.start_s.is_finite() && iv.end_s >= iv.start_s, "{json}: {iv:?}");
+                }
+            }
+            for axis in Axis::ALL {
+                let a = r.axes.get(axis);
+                prop_assert!(a.exposed_ms <= a.comm_ms + 1e-9, "{json}: {axis:?} {a:?}");
+                prop_assert!((0.0..=1.0).contains(&a.hidden));
+            }
+        }
+    }
+}

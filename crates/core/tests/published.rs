@@ -112,8 +112,11 @@ fn default_sm_tax_sits_in_the_measured_range() {
 
 #[test]
 fn docs_table_is_current() {
-    let docs = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/validation.md"))
-        .expect("docs/validation.md exists");
+    let docs = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../docs/validation.md"
+    ))
+    .expect("docs/validation.md exists");
     let table = overlap_core::published::table();
     assert!(
         docs.contains(&table),
