@@ -4,6 +4,8 @@
 
 mod controls;
 mod dom;
+mod embed;
+mod export;
 mod fields;
 mod figures;
 mod format;
@@ -14,6 +16,7 @@ mod playback;
 mod runner;
 mod scenario_json;
 mod scene;
+mod share;
 mod state;
 mod table_view;
 mod timeline_canvas;
@@ -36,7 +39,15 @@ pub fn mount() {
 pub fn App() -> impl IntoView {
     let state = AppState::new();
     provide_context(state);
+    // Before the runner: the first simulation is already the link's scenario.
+    let share = share::install(state);
     runner::install(state);
+    if share.mode.get_value().embed {
+        if let Some(body) = dom::document().and_then(|d| d.body()) {
+            let _ = body.class_list().add_1("embed-mode");
+        }
+        return view! { <embed::EmbedApp /> }.into_any();
+    }
     view! {
         <header class="top">
             <h1>"Overlap Lab"</h1>
@@ -50,10 +61,12 @@ pub fn App() -> impl IntoView {
                 <controls::Controls />
             </aside>
             <div class="content">
+                <share::LinkErrors />
                 <tour::Tour />
                 <figures::Headline />
                 <timeline_canvas::TimelineCanvas />
                 <playback::Playback />
+                <share::SharePanel />
                 <figures::AxisFigures />
                 <table_view::TableView />
                 <scenario_json::ScenarioJson />
@@ -63,4 +76,5 @@ pub fn App() -> impl IntoView {
             <p>"Every figure and bar comes from the same simulator as the " <code>"overlap-lab"</code> " command line."</p>
         </footer>
     }
+    .into_any()
 }

@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { serve, launch, guard, ready, metric, afterRun, painted } from './harness.mjs';
+import { registerShareTests } from './share.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const DIST = resolve(ROOT, process.env.DIST ?? 'dist');
@@ -275,6 +276,11 @@ test('the 1T-parameter preset loads and draws', async ({ page }) => {
 test('default view screenshot', async ({ page }) => {
   await painted(page);
   await page.screenshot({ path: join(ARTIFACTS, 'default.png'), fullPage: true });
+});
+
+// Share links, embedding, export, CSP (issue 5): tests/browser/share.mjs.
+registerShareTests(test, {
+  assert, close, canvasDrawn, cliReport, matchesCli, CLI, TMP, ARTIFACTS, DIST, serverUrl: () => server.url,
 });
 
 // ---------------------------------------------------------------- runner

@@ -1,0 +1,220 @@
+//! The page inside course material (`embed=1`): the figures and the
+//! timeline with little chrome, the controls the link names
+//! (`controls=tp,pp,dp`), and a link back to the full app.
+//!
+//! When framed, it tells its parent its height and accepts exactly these
+//! messages, checked field by field and never evaluated:
+//! - `{type: "overlap-lab:set-scenario", query: "v=1&..."}`: a share-link
+//!   query, decoded by the core (problems are shown in the alert);
+//! - `{type: "overlap-lab:request-height"}`: post the height now.
+//!
+//! It posts `{type: "overlap-lab:height", height}` (CSS pixels) whenever its
+//! height changes. Messages from anything but the parent frame are ignored.
+
+use std::cell::Cell;
+
+use leptos::html;
+use leptos::prelude::*;
+use overlap_core::presets::{self, PRESETS};
+use overlap_core::FieldError;
+use wasm_bindgen::prelude::*;
+
+use crate::dom;
+use crate::fields;
+use crate::figures;
+use crate::playback;
+use crate::share::{self, Share};
+use crate::state::AppState;
+use crate::timeline_canvas;
+use crate::widgets::{NumberPair, SelectField, Toggle};
+
+/// Longest query a set-scenario message may carry.
+pub const MAX_QUERY_CHARS: usize = 4000;
+
+thread_local! {
+    static LAST_HEIGHT: Cell<i32> = const { Cell::new(-1) };
+    static OBSERVER: std::cell::RefCell<Option<JsValue>> = const { std::cell::RefCell::new(None) };
+}
+
+/// The parent frame, when this page is inside one.
+fn parent_frame() -> Option<web_sys::Window> {
+    let w = dom::window()?;
+    let parent = w.parent().ok().flatten()?;
+    (!js_sys::Object::is(&parent, &w)).then_some(parent)
+}
+
+fn content_height(root: &web_sys::Element) -> i32 {
+    let scroll_y = dom::window().and_then(|w| w.scroll_y().ok()).unwrap_or(0.0);
+    (root.get_bounding_client_rect().bottom() + scroll_y).ceil() as i32
+}
+
+/// Posts the height to the parent if it changed (or when `force`).
+fn post_height(root: &web_sys::Element, force: bool) {
+    let Some(parent) = parent_frame() else { return };
+    let height = content_height(root);
+    if !force && LAST_HEIGHT.with(|h| h.replace(height)) == height {
+        return;
+    }
+    LAST_HEIGHT.with(|h| h.set(height));
+    let msg = js_sys::Object::new();
+    let _ = js_sys::Reflect::set(&msg, &"type".into(), &"overlap-lab:height".into());
+    let _ = js_sys::Reflect::set(&msg, &"height".into(), &JsValue::from(height));
+    // The height is no secret: any parent origin may read it.
+    let _ = parent.post_message(&msg, "*");
+}
+
+/// Reports the height whenever the content's box changes size.
+fn observe_height(root: web_sys::Element) -> Option<()> {
+    let w = dom::window()?;
+    let ctor: js_sys::Function = js_sys::Reflect::get(&w, &"ResizeObserver".into())
+        .ok()?
+        .dyn_into()
+        .ok()?;
+    let target = root.clone();
+    let cb = Closure::<dyn Fn()>::new(move || post_height(&target, false));
+    let observer = js_sys::Reflect::construct(&ctor, &js_sys::Array::of1(cb.as_ref())).ok()?;
+    cb.forget();
+    let observe: js_sys::Function = js_sys::Reflect::get(&observer, &"observe".into())
+        .ok()?
+        .dyn_into()
+        .ok()?;
+    observe.call1(&observer, &root).ok()?;
+    OBSERVER.with(|o| *o.borrow_mut() = Some(observer));
+    Some(())
+}
+
+fn string_field(data: &JsValue, key: &str) -> Option<String> {
+    js_sys::Reflect::get(data, &key.into()).ok()?.as_string()
+}
+
+/// Acts on a message only if it comes from the parent frame and is one of
+/// the documented ones, well formed.
+fn on_message(state: AppState, share: Share, root: &web_sys::Element, ev: &web_sys::MessageEvent) {
+    let Some(parent) = parent_frame() else { return };
+    let from_parent = ev.source().is_some_and(|s| js_sys::Object::is(&s, &parent));
+    if !from_parent {
+        return;
+    }
+    let data = ev.data();
+    if !data.is_object() || js_sys::Array::is_array(&data) {
+        return;
+    }
+    match string_field(&data, "type").as_deref() {
+        Some("overlap-lab:set-scenario") => match string_field(&data, "query") {
+            Some(q) if q.chars().count() <= MAX_QUERY_CHARS => {
+                share::apply_message_query(state, share, &q);
+            }
+            _ => share.link_errors.set(vec![FieldError {
+                field: "query".to_string(),
+                message: format!(
+                    "a set-scenario message needs \"query\": a share-link query string of at most \
+                     {MAX_QUERY_CHARS} characters (for example \"v=1&tp_overlap=0\"); nothing was changed"
+                ),
+            }]),
+        },
+        Some("overlap-lab:request-height") => post_height(root, true),
+        _ => {}
+    }
+}
+
+/// One overlap switch, as in the full page (same accessible name).
+fn overlap_switch(state: AppState, axis: usize) -> impl IntoView {
+    let names = ["TP overlap", "PP overlap", "DP overlap"];
+    let fields = ["overlap.tp", "overlap.pp", "overlap.dp"];
+    let classes = ["tp", "pp", "dp"];
+    let checked = Signal::derive(move || {
+        state
+            .input
+            .with(|i| [i.overlap.tp, i.overlap.pp, i.overlap.dp][axis])
+            .or_else(|| {
+                state.resolved.with(|r| {
+                    r.as_ref()
+                        .map(|s| [s.overlap.tp, s.overlap.pp, s.overlap.dp][axis])
+                })
+            })
+            .unwrap_or(false)
+    });
+    let on_change = Callback::new(move |v: bool| {
+        state.edit(|i| match axis {
+            0 => i.overlap.tp = Some(v),
+            1 => i.overlap.pp = Some(v),
+            _ => i.overlap.dp = Some(v),
+        })
+    });
+    view! {
+        <Toggle label=names[axis] field=fields[axis] switch=true axis=classes[axis] checked on_change />
+    }
+}
+
+fn control(state: AppState, name: &'static str) -> AnyView {
+    match name {
+        "tp" => overlap_switch(state, 0).into_any(),
+        "pp" => overlap_switch(state, 1).into_any(),
+        "dp" => overlap_switch(state, 2).into_any(),
+        "tp_chunks" => view! { <NumberPair field=&fields::TP_CHUNKS /> }.into_any(),
+        "bucket_mb" => view! { <NumberPair field=&fields::BUCKET_MB /> }.into_any(),
+        "sm_tax" => view! { <NumberPair field=&fields::SM_TAX /> }.into_any(),
+        "preset" => {
+            let options: Vec<(String, String)> = PRESETS
+                .iter()
+                .map(|p| (p.id.to_string(), p.title.to_string()))
+                .collect();
+            let on_change = Callback::new(move |id: String| {
+                if let Some(p) = presets::find(&id) {
+                    state.load_preset(p);
+                }
+            });
+            view! { <SelectField label="Scenario preset" field="preset" options current=state.preset_id on_change /> }
+                .into_any()
+        }
+        _ => ().into_any(),
+    }
+}
+
+/// The embedded page.
+#[component]
+pub fn EmbedApp() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let share = expect_context::<Share>();
+    let mode = share.mode.get_value();
+    let root = NodeRef::<html::Div>::new();
+    root.on_load(move |el| {
+        let el: web_sys::Element = el.into();
+        if parent_frame().is_none() {
+            return;
+        }
+        observe_height(el.clone());
+        let _ = window_event_listener(leptos::ev::message, move |ev| {
+            on_message(state, share, &el, &ev)
+        });
+    });
+    // After each simulation too: the figures and the canvas change size.
+    Effect::new(move |_| {
+        state.run_seq.track();
+        if let Some(el) = root.get_untracked() {
+            post_height(&el.into(), false);
+        }
+    });
+    let with_playback = mode.controls.contains(&"playback");
+    let controls: Vec<&'static str> = mode
+        .controls
+        .iter()
+        .copied()
+        .filter(|c| *c != "playback")
+        .collect();
+    let open_href = move || format!("{}?{}", share::base_url(), share.query.get());
+    view! {
+        <div class="embed" node_ref=root>
+            <share::LinkErrors />
+            <div class="embed-bar">
+                <div class="embed-controls" role="group" aria-label="Controls">
+                    {controls.into_iter().map(|c| control(state, c)).collect_view()}
+                </div>
+                <a class="open-full" href=open_href target="_blank" rel="noopener">"Open in Overlap Lab"</a>
+            </div>
+            <figures::Headline />
+            <timeline_canvas::TimelineCanvas />
+            {with_playback.then(|| view! { <playback::Playback /> })}
+        </div>
+    }
+}

@@ -1,0 +1,579 @@
+//! Downloads of what the page shows: the Chrome trace of the current
+//! scenario (the core's `chrome_trace`, byte for byte what `overlap-lab trace`
+//! writes), the timeline as SVG (built from the same plain data and colours
+//! as the canvas) and as PNG (the canvas itself), and the figures as CSV.
+
+use std::fmt::Write;
+
+use leptos::prelude::*;
+use overlap_core::timeline::{Direction, Interval, LinkClass, LinkLane};
+use overlap_core::Report;
+use wasm_bindgen::{JsCast, JsValue};
+
+use crate::dom;
+use crate::format;
+use crate::lod::{self, Piece};
+use crate::palette::{self, Palette};
+use crate::scene::{LaneKind, Prepared, Scene};
+use crate::state::AppState;
+
+const AXES: [&str; 3] = ["TP", "PP", "DP"];
+
+/// Saves `url` under `name` through a temporary `<a download>`.
+fn save_url(name: &str, url: &str) -> Option<()> {
+    let doc = dom::document()?;
+    let a = doc
+        .create_element("a")
+        .ok()?
+        .dyn_into::<web_sys::HtmlAnchorElement>()
+        .ok()?;
+    a.set_href(url);
+    a.set_download(name);
+    a.set_hidden(true);
+    doc.body()?.append_child(&a).ok()?;
+    a.click();
+    a.remove();
+    Some(())
+}
+
+/// Saves `text` as a file through a Blob and an object URL.
+pub fn download_text(name: &str, mime: &str, text: &str) -> Option<()> {
+    let parts = js_sys::Array::of1(&JsValue::from_str(text));
+    let bag = web_sys::BlobPropertyBag::new();
+    bag.set_type(mime);
+    let blob = web_sys::Blob::new_with_str_sequence_and_options(&parts, &bag).ok()?;
+    let url = web_sys::Url::create_object_url_with_blob(&blob).ok()?;
+    save_url(name, &url);
+    // The download has started by then; the URL only holds memory.
+    set_timeout(
+        move || {
+            let _ = web_sys::Url::revoke_object_url(&url);
+        },
+        std::time::Duration::from_secs(30),
+    );
+    Some(())
+}
+
+/// The trace of the scenario on screen: simulated again from the resolved
+/// scenario, exactly as the CLI does, so the two files are identical.
+pub fn trace_json(state: AppState) -> Option<String> {
+    let scenario = state.resolved.get_untracked()?;
+    let sim = overlap_core::simulate(&scenario);
+    Some(overlap_core::trace::chrome_trace(&sim.timeline) + "\n")
+}
+
+fn flatten(prefix: &str, v: &serde_json::Value, out: &mut String) {
+    match v {
+        serde_json::Value::Object(map) => {
+            for (k, x) in map {
+                let name = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
+                flatten(&name, x, out);
+            }
+        }
+        serde_json::Value::Number(n) => {
+            let text = n.as_f64().map(format::raw).unwrap_or_else(|| n.to_string());
+            let _ = writeln!(out, "{prefix},{text}");
+        }
+        other => {
+            let text = other.to_string().replace('"', "\"\"");
+            let _ = writeln!(out, "{prefix},\"{text}\"");
+        }
+    }
+}
+
+/// The report as `name,value` rows, names as in `simulate --json` (dotted).
+pub fn figures_csv(report: &Report) -> String {
+    let mut out = String::from("name,value\n");
+    if let Ok(v) = serde_json::to_value(report) {
+        flatten("", &v, &mut out);
+    }
+    out
+}
+
+fn xml_escape(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+struct Svg {
+    out: String,
+}
+
+impl Svg {
+    fn rect(&mut self, fill: &str, x: f64, y: f64, w: f64, h: f64) {
+        let _ = writeln!(
+            self.out,
+            r#"<rect x="{x:.2}" y="{y:.2}" width="{:.2}" height="{:.2}" fill="{}"/>"#,
+            w.max(0.0),
+            h.max(0.0),
+            xml_escape(fill)
+        );
+    }
+    fn text(&mut self, fill: &str, x: f64, y: f64, anchor: &str, text: &str) {
+        let _ = writeln!(
+            self.out,
+            r#"<text x="{x:.2}" y="{y:.2}" fill="{}" text-anchor="{anchor}" dominant-baseline="middle">{}</text>"#,
+            xml_escape(fill),
+            xml_escape(text)
+        );
+    }
+}
+
+/// The timeline as the canvas shows it now (same window, lanes, colours),
+/// as SVG text: one rect per bar or per merged run of narrow bars.
+pub fn timeline_svg(scene: &Scene, pal: &Palette) -> Option<String> {
+    let p = scene.current.as_ref()?;
+    let l = &scene.layout;
+    if l.lanes.is_empty() {
+        return None;
+    }
+    let (width, height) = (l.right + 8.0, l.height);
+    let win = scene.window(1.0);
+    let mut svg = Svg {
+        out: String::with_capacity(64 * 1024),
+    };
+    let _ = writeln!(
+        svg.out,
+        r#"<?xml version="1.0" encoding="UTF-8"?>
+<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0}" height="{height:.0}" viewBox="0 0 {width:.2} {height:.2}" font-family="system-ui, sans-serif" font-size="11">
+<title>Overlap Lab: timeline of one step</title>
+<defs><pattern id="exposed" width="4" height="4" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="4" height="4" fill="{bg}"/><line x1="0" y1="0" x2="0" y2="4" stroke="{stripe}" stroke-width="1"/></pattern></defs>"#,
+        bg = pal.background,
+        stripe = pal.exposed_stripe
+    );
+    svg.rect(pal.background, 0.0, 0.0, width, height);
+
+    // Time axis and grid.
+    let step = format::nice_step(win.1 - win.0, ((l.right - l.left) / 90.0).max(2.0));
+    let first = (win.0 / step).ceil() as i64;
+    let last = (win.1 / step).floor() as i64;
+    for k in first..=last.min(first + 200) {
+        let t = k as f64 * step;
+        let x = scene.x_of(t, win).round() + 0.5;
+        svg.rect(
+            pal.grid,
+            x,
+            l.axis_h - 4.0,
+            1.0,
+            l.link_area.1 - l.axis_h + 4.0,
+        );
+        let anchor = if x > l.right - 24.0 { "end" } else { "middle" };
+        svg.text(
+            pal.muted,
+            x.min(l.right),
+            l.axis_h / 2.0 - 1.0,
+            anchor,
+            &format::tick(t, step),
+        );
+    }
+
+    // GPU labels.
+    let every = (l.bands.len() / 16).max(1);
+    for band in &l.bands {
+        let g = &p.timeline.gpus[band.gpu];
+        if l.label_lanes || band.gpu % every == 0 {
+            let label = if l.label_lanes {
+                format!("GPU {} · st {}", g.rank, g.stage)
+            } else {
+                format!("st {}", g.stage)
+            };
+            svg.text(
+                pal.text,
+                4.0,
+                band.y0 + band.bracket_h + 8.0,
+                "start",
+                &label,
+            );
+            if g.represents > 1 && l.label_lanes {
+                svg.text(
+                    pal.muted,
+                    4.0,
+                    band.y0 + band.bracket_h + 21.0,
+                    "start",
+                    &format!("×{} GPUs", g.represents),
+                );
+            }
+        }
+    }
+
+    for lane in &l.lanes {
+        match lane.kind {
+            LaneKind::Gpu { gpu, slot } => {
+                gpu_lane(&mut svg, scene, p, pal, win, gpu, slot, lane.y, lane.h)
+            }
+            LaneKind::Link { link } => {
+                if let Some(lk) = p.timeline.links.get(link) {
+                    link_lane(&mut svg, scene, p, pal, win, lk, lane.y, lane.h);
+                }
+            }
+        }
+    }
+    if let Some(g) = p
+        .timeline
+        .gpus
+        .get(scene.link_gpu.min(p.timeline.gpus.len().saturating_sub(1)))
+    {
+        svg.text(
+            pal.text,
+            4.0,
+            l.links_y,
+            "start",
+            &format!(
+                "Links of GPU {} (stage {}): bandwidth by axis, dashed = usable capacity",
+                g.rank, g.stage
+            ),
+        );
+    }
+    svg.out.push_str("</svg>\n");
+    Some(svg.out)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn gpu_lane(
+    svg: &mut Svg,
+    scene: &Scene,
+    p: &Prepared,
+    pal: &Palette,
+    win: (f64, f64),
+    gpu: usize,
+    slot: usize,
+    y: f64,
+    lane_h: f64,
+) {
+    let l = &scene.layout;
+    svg.rect(pal.lane, l.left, y, l.right - l.left, lane_h.max(1.0) - 0.5);
+    if slot > 0 && l.label_lanes {
+        svg.text(
+            pal.axis[slot - 1],
+            l.left - 24.0,
+            y + lane_h / 2.0,
+            "start",
+            AXES[slot - 1],
+        );
+    }
+    let bars = p.lane(gpu, slot);
+    let range = lod::visible_range(bars, win.0, win.1, p.max_dur[gpu][slot]);
+    let h = (lane_h - 1.0).max(1.0);
+    let colour = |iv: &Interval| {
+        if slot == 0 {
+            pal.phase(iv.phase)
+        } else {
+            pal.axis[slot - 1]
+        }
+    };
+    let mut wide = Vec::new();
+    let mut pieces = Vec::new();
+    lod::pieces(
+        bars,
+        range,
+        (l.left, l.right),
+        1.5,
+        |i| {
+            (
+                scene.x_of(bars[i].start_s, win),
+                scene.x_of(bars[i].end_s, win),
+            )
+        },
+        |piece| pieces.push(piece),
+    );
+    for piece in pieces {
+        match piece {
+            Piece::Bar { index, x0, x1 } => {
+                svg.rect(colour(&bars[index]), x0, y, (x1 - x0).max(1.0), h);
+                if x1 - x0 > 3.0 {
+                    wide.push((index, x0, x1));
+                }
+            }
+            Piece::Merged {
+                first,
+                x0,
+                x1,
+                exposed,
+                ..
+            } => {
+                svg.rect(colour(&bars[first]), x0, y, x1 - x0, h);
+                if exposed && slot > 0 {
+                    svg.rect(pal.exposed_stripe, x0, y + h - 2.0, x1 - x0, 2.0);
+                }
+            }
+        }
+    }
+    for (index, x0, x1) in wide {
+        let iv = &bars[index];
+        if slot > 0 && iv.exposed_s > 0.0 {
+            let dur = (iv.end_s - iv.start_s).max(1e-15);
+            let frac = (iv.exposed_s / dur).clamp(0.0, 1.0);
+            let ex0 = x1 - (x1 - x0) * frac;
+            let _ = writeln!(
+                svg.out,
+                r#"<rect x="{:.2}" y="{:.2}" width="{:.2}" height="{:.2}" fill="url(#exposed)" stroke="{}"/>"#,
+                ex0 + 0.5,
+                y + 0.5,
+                (x1 - ex0 - 1.0).max(0.5),
+                (h - 1.0).max(0.5),
+                pal.exposed_stripe
+            );
+        }
+        let label = iv.op.label();
+        // The canvas clips labels to their bar; here a label shows when it fits.
+        if l.label_lanes
+            && x1 - x0 > 46.0
+            && h >= 10.0
+            && (label.len() as f64) * 6.2 < x1 - x0 - 4.0
+        {
+            let fill = if slot == 0 { pal.background } else { "#ffffff" };
+            svg.text(fill, x0 + 3.0, y + h / 2.0, "start", label);
+        }
+    }
+    if slot > 0 {
+        brackets(svg, scene, pal, win, gpu, slot, bars);
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn brackets(
+    svg: &mut Svg,
+    scene: &Scene,
+    pal: &Palette,
+    win: (f64, f64),
+    gpu: usize,
+    slot: usize,
+    bars: &[Interval],
+) {
+    let l = &scene.layout;
+    let Some(band) = l.bands.iter().find(|b| b.gpu == gpu) else {
+        return;
+    };
+    if band.bracket_h < 3.0 {
+        return;
+    }
+    let row_h = band.bracket_h / 3.0;
+    let y = band.bracket_y + row_h * (slot - 1) as f64 + 0.5;
+    let mut d = String::new();
+    let (mut last_x0, mut last_x1) = (f64::NEG_INFINITY, f64::NEG_INFINITY);
+    let mut drawn = 0;
+    for iv in bars {
+        let Some((w0, w1)) = iv.window else { continue };
+        if w1 < win.0 || w0 > win.1 || w1 <= w0 {
+            continue;
+        }
+        let x0 = scene.x_of(w0, win).max(l.left);
+        let x1 = scene.x_of(w1, win).min(l.right);
+        if (x0 - last_x0).abs() < 1.0 && (x1 - last_x1).abs() < 1.0 {
+            continue;
+        }
+        (last_x0, last_x1) = (x0, x1);
+        let _ = write!(
+            d,
+            "M{:.2} {:.2}V{:.2}H{:.2}V{:.2}",
+            x0 + 0.5,
+            y + row_h,
+            y,
+            x1 - 0.5,
+            y + row_h
+        );
+        drawn += 1;
+        if drawn > 4000 {
+            break;
+        }
+    }
+    if !d.is_empty() {
+        let _ = writeln!(
+            svg.out,
+            r#"<path d="{d}" fill="none" stroke="{}" stroke-width="1"/>"#,
+            pal.axis[slot - 1]
+        );
+    }
+}
+
+fn link_name(link: &LinkLane) -> &'static str {
+    match (link.gpu, link.class, link.direction) {
+        (None, _, _) => "net core",
+        (_, LinkClass::Nvlink, Direction::Out) => "NVLink out",
+        (_, LinkClass::Nvlink, Direction::In) => "NVLink in",
+        (_, LinkClass::Network, Direction::Out) => "NIC out",
+        (_, LinkClass::Network, Direction::In) => "NIC in",
+    }
+}
+
+/// Bandwidth per axis, stacked and scaled to the usable capacity; samples
+/// narrower than a pixel averaged over it, as on the canvas.
+#[allow(clippy::too_many_arguments)]
+fn link_lane(
+    svg: &mut Svg,
+    scene: &Scene,
+    p: &Prepared,
+    pal: &Palette,
+    win: (f64, f64),
+    lk: &LinkLane,
+    y: f64,
+    h: f64,
+) {
+    let l = &scene.layout;
+    svg.rect(pal.lane, l.left, y, l.right - l.left, h);
+    svg.text(pal.muted, 4.0, y + h / 2.0, "start", link_name(lk));
+    let cap = lk.capacity_gbps.max(1e-9);
+    let s = &lk.samples;
+    let stack = |svg: &mut Svg, x0: f64, w: f64, gbps: [f64; 3]| {
+        let mut top = y + h;
+        for (a, v) in gbps.iter().enumerate() {
+            if *v <= 0.0 {
+                continue;
+            }
+            let bh = (v / cap * h).min(top - y);
+            top -= bh;
+            svg.rect(pal.axis[a], x0, top, w, bh);
+        }
+    };
+    if !s.is_empty() {
+        let start = s.partition_point(|x| x.t_s <= win.0).saturating_sub(1);
+        let mut column: Option<(f64, [f64; 3], f64)> = None;
+        for i in start..s.len() {
+            let t0 = s[i].t_s;
+            let t1 = s.get(i + 1).map(|n| n.t_s).unwrap_or(p.step_s());
+            if t0 > win.1 {
+                break;
+            }
+            if t1 <= t0 {
+                continue;
+            }
+            let x0 = scene.x_of(t0, win).max(l.left);
+            let x1 = scene.x_of(t1, win).min(l.right);
+            if x1 <= x0 {
+                continue;
+            }
+            if x1 - x0 >= 1.0 {
+                if let Some((px, g, w)) = column.take() {
+                    stack(svg, px, 1.0, g.map(|v| v / w));
+                }
+                stack(svg, x0, x1 - x0, s[i].gbps);
+                continue;
+            }
+            let px = x0.floor();
+            match &mut column {
+                Some((cx, g, w)) if *cx == px => {
+                    for (gv, v) in g.iter_mut().zip(s[i].gbps) {
+                        *gv += v * (x1 - x0);
+                    }
+                    *w += x1 - x0;
+                }
+                _ => {
+                    if let Some((cx, g, w)) = column.take() {
+                        stack(svg, cx, 1.0, g.map(|v| v / w));
+                    }
+                    column = Some((px, s[i].gbps.map(|v| v * (x1 - x0)), x1 - x0));
+                }
+            }
+        }
+        if let Some((px, g, w)) = column.take() {
+            stack(svg, px, 1.0, g.map(|v| v / w));
+        }
+    }
+    let _ = writeln!(
+        svg.out,
+        r#"<line x1="{:.2}" y1="{:.2}" x2="{:.2}" y2="{:.2}" stroke="{}" stroke-dasharray="3 3"/>"#,
+        l.left,
+        y + 0.5,
+        l.right,
+        y + 0.5,
+        pal.muted
+    );
+}
+
+fn file_stem(state: AppState) -> String {
+    // Preset ids are the core's own (letters, digits, dashes).
+    let id = state.preset_id.get_untracked();
+    let safe: String = id
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '-')
+        .collect();
+    format!("overlap-lab-{safe}")
+}
+
+fn timeline_canvas() -> Option<web_sys::HtmlCanvasElement> {
+    dom::document()?
+        .query_selector(".timeline canvas")
+        .ok()??
+        .dyn_into()
+        .ok()
+}
+
+/// The export buttons. Each says what it saves; a failure is said next to them.
+#[component]
+pub fn ExportButtons() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let problem = RwSignal::new(None::<&'static str>);
+    let report =
+        move |ok: Option<()>, what: &'static str| problem.set(ok.is_none().then_some(what));
+    let trace = move |_| {
+        let ok = trace_json(state).and_then(|t| {
+            download_text(
+                &format!("{}.trace.json", file_stem(state)),
+                "application/json",
+                &t,
+            )
+        });
+        report(
+            ok,
+            "The trace could not be made: no valid scenario has been simulated yet.",
+        );
+    };
+    let svg = move |_| {
+        let text = {
+            let scene = state.scene();
+            let s = scene.borrow();
+            timeline_svg(&s, palette::current())
+        };
+        let ok = text
+            .and_then(|t| download_text(&format!("{}.svg", file_stem(state)), "image/svg+xml", &t));
+        report(
+            ok,
+            "The SVG could not be made: the timeline has not been drawn yet.",
+        );
+    };
+    let png = move |_| {
+        let ok = timeline_canvas()
+            .and_then(|c| c.to_data_url_with_type("image/png").ok())
+            .and_then(|url| save_url(&format!("{}.png", file_stem(state)), &url));
+        report(
+            ok,
+            "The PNG could not be made: the timeline has not been drawn yet.",
+        );
+    };
+    let csv = move |_| {
+        let ok = state.report.get_untracked().and_then(|r| {
+            download_text(
+                &format!("{}.figures.csv", file_stem(state)),
+                "text/csv",
+                &figures_csv(&r),
+            )
+        });
+        report(
+            ok,
+            "The figures could not be saved: no valid scenario has been simulated yet.",
+        );
+    };
+    view! {
+        <div class="export-buttons" role="group" aria-label="Export">
+            <button type="button" on:click=trace title="Chrome trace-event JSON: open it in Perfetto or chrome://tracing">"Download trace (JSON)"</button>
+            <button type="button" on:click=svg title="The timeline as on screen, as a vector image">"Download SVG"</button>
+            <button type="button" on:click=png title="The timeline as on screen, as a picture">"Download PNG"</button>
+            <button type="button" on:click=csv title="Every figure of the report, one per row">"Download figures (CSV)"</button>
+            {move || problem.get().map(|p| view! { <p class="field-error" role="status">{p}</p> })}
+        </div>
+    }
+}
