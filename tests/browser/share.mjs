@@ -260,6 +260,36 @@ export function registerShareTests(test, h) {
     await page.screenshot({ path: join(ARTIFACTS, 'embed-in-parent.png'), fullPage: true });
   });
 
+  test('docs: the course-author examples open with the CLI figures, embedded too', async ({ page, context }) => {
+    const root = join(DIST, '..');
+    const md = readFileSync(join(root, 'docs/course-authors.md'), 'utf8');
+    const links = [...md.matchAll(/^\?v=1\S*$/gm)].map((m) => m[0]);
+    const files = ['tp-window', 'dp-window', 'contention', 'contention'];
+    assert(links.length === files.length, `expected ${files.length} example links, found ${links.length}`);
+    for (const [i, link] of links.entries()) {
+      const json = readFileSync(join(root, 'docs/examples', `${files[i]}.json`), 'utf8');
+      const scenarioPart = link.split('&').filter((kv) => !/^(zoom|playhead|link_gpu|embed|controls)=/.test(kv)).join('&');
+      if (i < 3) assert(scenarioPart === `?${cli(['link'], json).trim()}`, `${link} is not what \`overlap-lab link\` prints`);
+      await goto(page, link);
+      assert((await page.locator('.link-errors').count()) === 0, `${link} raised the alert`);
+      await canvasDrawn(page);
+      const want = JSON.parse(cli(['simulate', '--json'], json)).step_time_ms;
+      assert(close(await metric(page, 'step_time_ms'), want), `${link}: step time differs from the CLI`);
+    }
+    const origin = new URL(page.url()).origin;
+    const html = readFileSync(join(root, 'docs/examples/course-page.html'), 'utf8')
+      .replaceAll('src="overlap-lab/', 'src="./').replaceAll('loading="lazy"', '');
+    await context.route(`${origin}/__course-page.html`, (route) => route.fulfill({ contentType: 'text/html', body: html }));
+    await page.goto(`${origin}/__course-page.html`);
+    await page.waitForFunction(() => [...document.querySelectorAll('iframe.lab')].every((f) => f.style.height && f.style.height !== '560px'),
+      null, { timeout: 60000 });
+    for (const frame of page.frames().filter((f) => f !== page.mainFrame())) {
+      await ready(frame);
+      assert((await frame.locator('.link-errors').count()) === 0, `${frame.url()} raised the alert`);
+    }
+    await page.screenshot({ path: join(ARTIFACTS, 'course-page.png'), fullPage: true });
+  }, { timeout: 120000 });
+
   test('security: the page has a Content-Security-Policy and no inline script', async ({ page }) => {
     const csp = await page.getAttribute('meta[http-equiv="Content-Security-Policy"]', 'content');
     assert(csp && /script-src 'self' 'wasm-unsafe-eval'(;|$)/.test(csp), `CSP: ${csp}`);
