@@ -66,6 +66,8 @@ pub(crate) struct RunResult {
     pub achieved_gbps: Vec<f64>,
     /// Per entry of `Graph::members`: compute idle time of that member waiting on the task.
     pub exposed_s: Vec<f64>,
+    /// Per entry of `Graph::members`: when that wait began (infinite when none).
+    pub exposed_from_s: Vec<f64>,
     pub gpus: Vec<GpuStats>,
     pub links: Vec<ResourceLog>,
     pub step_time_s: f64,
@@ -177,6 +179,7 @@ pub(crate) fn run(g: &Graph, record_links: bool, sm_tax: f64) -> RunResult {
             contention_s: vec![0.0; n],
             achieved_gbps: vec![0.0; n],
             exposed_s: vec![0.0; g.members.len()],
+            exposed_from_s: vec![f64::INFINITY; g.members.len()],
             gpus: vec![GpuStats::default(); gpus],
             links: Vec::new(),
             step_time_s: 0.0,
@@ -311,7 +314,10 @@ impl Engine<'_> {
             let on_task = &g.tasks[on as usize];
             spans[on_task.axis as usize].push((lo, hi));
             if let Some(i) = g.members_of(on).iter().position(|&m| m == gpu) {
-                self.res.exposed_s[on_task.members_start as usize + i] += hi - lo;
+                let slot = on_task.members_start as usize + i;
+                self.res.exposed_s[slot] += hi - lo;
+                let from = &mut self.res.exposed_from_s[slot];
+                *from = from.min(lo);
             }
         }
         for (axis, list) in spans.iter_mut().enumerate() {

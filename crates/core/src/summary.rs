@@ -8,7 +8,7 @@ use crate::timeline::{GpuLanes, Interval, LinkClass, LinkLane, Timeline};
 use crate::{Axis, Scenario};
 
 pub(crate) fn timeline(g: &Graph, run: &RunResult, reduced: bool) -> Timeline {
-    let interval = |task: u32, exposed_s: f64, with_window: bool| {
+    let interval = |task: u32, exposed: (f64, f64), with_window: bool| {
         let t = &g.tasks[task as usize];
         let meta = &g.meta[task as usize];
         let (start_s, end_s) = (run.start_s[task as usize], run.end_s[task as usize]);
@@ -33,7 +33,8 @@ pub(crate) fn timeline(g: &Graph, run: &RunResult, reduced: bool) -> Timeline {
             bytes: if comm { t.work } else { 0.0 },
             achieved_gbps: run.achieved_gbps[task as usize],
             contention_s: run.contention_s[task as usize],
-            exposed_s,
+            exposed_s: exposed.0,
+            exposed_from_s: if exposed.0 > 0.0 { exposed.1 } else { end_s },
             window,
             flops: meta.flops,
         }
@@ -51,7 +52,7 @@ pub(crate) fn timeline(g: &Graph, run: &RunResult, reduced: bool) -> Timeline {
             represents: info.represents,
             compute: g.compute_order[i]
                 .iter()
-                .map(|&t| interval(t, 0.0, false))
+                .map(|&t| interval(t, (0.0, 0.0), false))
                 .collect(),
             comm: [Vec::new(), Vec::new(), Vec::new()],
         })
@@ -62,7 +63,8 @@ pub(crate) fn timeline(g: &Graph, run: &RunResult, reduced: bool) -> Timeline {
         }
         for (i, &m) in g.members_of(id as u32).iter().enumerate() {
             let slot = t.members_start as usize + i;
-            let iv = interval(id as u32, run.exposed_s[slot], m == t.gpu);
+            let exposed = (run.exposed_s[slot], run.exposed_from_s[slot]);
+            let iv = interval(id as u32, exposed, m == t.gpu);
             gpus[m as usize].comm[t.axis as usize].push(iv);
         }
     }

@@ -139,6 +139,9 @@ pub struct Interval {
     pub contention_s: f64,
     /// Communication: the part of it during which the compute stream waited on it.
     pub exposed_s: f64,
+    /// Communication: when the compute stream began waiting on it (with
+    /// `exposed_s` > 0; the wait runs to the end of the bar).
+    pub exposed_from_s: f64,
     /// Communication: the compute that can hide it (model.md section 5), as a
     /// span on the same GPU's compute lane; `None` when it has no window.
     pub window: Option<(f64, f64)>,

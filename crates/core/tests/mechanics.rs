@@ -348,3 +348,18 @@ mod random {
         }
     }
 }
+
+#[test]
+fn a_simulator_reuses_the_baseline_and_reports_the_same_figures() {
+    let mut sim = overlap_core::Simulator::default();
+    let on = preset("didactic");
+    let mut tp_off = on.clone();
+    tp_off.overlap.tp = false;
+    let first = sim.simulate(&on);
+    let second = sim.simulate(&tp_off);
+    // The second run re-simulated only its scenario: fewer events than both runs.
+    let fresh = simulate(&tp_off);
+    assert!(second.events < fresh.events);
+    assert_eq!(second.report, fresh.report);
+    assert_eq!(first.report, simulate(&on).report);
+}
