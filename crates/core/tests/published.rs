@@ -79,28 +79,26 @@ fn megatron_1t_tflops_per_gpu() {
     check("megatron-1t");
 }
 
-#[test]
-fn korthikanti_22b_iteration_times_and_their_ratio() {
-    let full = check("korthikanti-22b-full");
-    let seqsel = check("korthikanti-22b-seqsel");
+/// Both of Korthikanti et al.'s columns for one model, and their ratio.
+fn check_full_against_seqsel(model: &str) {
+    let full = check(&format!("korthikanti-{model}-full"));
+    let seqsel = check(&format!("korthikanti-{model}-seqsel"));
     let (sim, publ) = (
         full.simulated / seqsel.simulated,
         full.published / seqsel.published,
     );
-    println!("22B full / seq+sel: published {publ:.3}, simulated {sim:.3}");
+    println!("{model} full / seq+sel: published {publ:.3}, simulated {sim:.3}");
     assert!(((sim - publ) / publ).abs() <= TOLERANCE);
 }
 
 #[test]
+fn korthikanti_22b_iteration_times_and_their_ratio() {
+    check_full_against_seqsel("22b");
+}
+
+#[test]
 fn korthikanti_175b_iteration_times_and_their_ratio() {
-    let full = check("korthikanti-175b-full");
-    let seqsel = check("korthikanti-175b-seqsel");
-    let (sim, publ) = (
-        full.simulated / seqsel.simulated,
-        full.published / seqsel.published,
-    );
-    println!("175B full / seq+sel: published {publ:.3}, simulated {sim:.3}");
-    assert!(((sim - publ) / publ).abs() <= TOLERANCE);
+    check_full_against_seqsel("175b");
 }
 
 #[test]

@@ -33,6 +33,13 @@ pub(crate) struct Roofline {
 }
 
 impl Roofline {
+    pub fn of(hw: &crate::hardware::Hardware) -> Self {
+        Self {
+            peak_tflops: hw.peak_tflops,
+            hbm_gbps: hw.hbm_gbps,
+        }
+    }
+
     pub fn kernel(&self, flops: f64, bytes: f64) -> OpCost {
         OpCost {
             time_s: kernel_time_s(flops, bytes, self.peak_tflops, self.hbm_gbps),

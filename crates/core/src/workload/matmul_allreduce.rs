@@ -13,10 +13,7 @@ use crate::Fidelity;
 pub(crate) fn build(s: &Scenario, mm: &MatmulAllreduce, fidelity: Fidelity) -> Graph {
     let mut g = Graph::default();
     let cluster = Cluster::new(&mut g, s, fidelity);
-    let roof = Roofline {
-        peak_tflops: s.hardware.peak_tflops,
-        hbm_gbps: s.hardware.hbm_gbps,
-    };
+    let roof = Roofline::of(&s.hardware);
     let tp = s.parallel.tp;
     let chunks = if s.overlap.tp { s.overlap.tp_chunks } else { 1 };
     let gemm = SplitGemm {

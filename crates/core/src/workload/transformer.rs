@@ -72,10 +72,7 @@ struct Builder<'a> {
 pub(crate) fn build(s: &Scenario, t: &Transformer, fidelity: Fidelity) -> Graph {
     let mut g = Graph::default();
     let cluster = Cluster::new(&mut g, s, fidelity);
-    let roof = Roofline {
-        peak_tflops: s.hardware.peak_tflops,
-        hbm_gbps: s.hardware.hbm_gbps,
-    };
+    let roof = Roofline::of(&s.hardware);
     let tp = s.parallel.tp;
     let cost = layer_cost(t, tp, &roof);
     let tp_on = s.overlap.tp && tp > 1;
