@@ -136,25 +136,31 @@ pub(crate) fn resolve(input: &ScenarioInput) -> Result<Scenario, ScenarioError> 
     c.real(
         "hardware.peak_tflops",
         hardware.peak_tflops,
-        0.0,
+        0.001,
         100_000.0,
-        true,
+        false,
     );
     c.real(
         "hardware.hbm_gbps",
         hardware.hbm_gbps,
-        0.0,
+        0.001,
         1_000_000.0,
-        true,
+        false,
     );
     c.real(
         "hardware.nvlink_gbps",
         hardware.nvlink_gbps,
-        0.0,
+        0.001,
         100_000.0,
-        true,
+        false,
     );
-    c.real("hardware.nic_gbps", hardware.nic_gbps, 0.0, 100_000.0, true);
+    c.real(
+        "hardware.nic_gbps",
+        hardware.nic_gbps,
+        0.001,
+        100_000.0,
+        false,
+    );
     c.real(
         "hardware.oversubscription",
         hardware.oversubscription,

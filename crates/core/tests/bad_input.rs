@@ -136,3 +136,23 @@ fn the_largest_accepted_scenario_still_simulates() {
     let sim = overlap_core::simulate(&s);
     assert!(sim.report.step_time_ms > 0.0);
 }
+
+#[test]
+fn extreme_but_valid_values_give_finite_figures() {
+    for json in [
+        r#"{"hardware":{"peak_tflops":0.001,"hbm_gbps":0.001,"nvlink_gbps":0.001,"nic_gbps":0.001,
+            "nvlink_latency_us":10000,"network_latency_us":10000,"oversubscription":64},"sm_tax":0.9}"#,
+        r#"{"hardware":{"peak_tflops":100000,"hbm_gbps":1000000,"nvlink_gbps":100000,"nic_gbps":100000,
+            "nvlink_latency_us":0,"network_latency_us":0},"sm_tax":0}"#,
+        r#"{"workload":{"hidden":262144,"heads":4096,"seq":1048576,"vocab":10000000,"micro_batch":65536,
+            "global_batch":131072,"layers":2}}"#,
+    ] {
+        let s = parse_scenario(json).unwrap();
+        let r = overlap_core::simulate(&s).report;
+        assert!(
+            r.step_time_ms.is_finite() && r.step_time_ms > 0.0,
+            "{json}: {r:?}"
+        );
+        assert!(r.speedup.is_finite() && r.mfu.is_finite(), "{json}: {r:?}");
+    }
+}
