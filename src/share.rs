@@ -23,7 +23,9 @@ use crate::state::AppState;
 
 /// View keys the page understands besides the scenario's. Interface: course
 /// material uses them; add keys freely, never rename one.
-pub const VIEW_KEYS: &[&str] = &["zoom", "playhead", "link_gpu", "embed", "controls"];
+pub const VIEW_KEYS: &[&str] = &[
+    "zoom", "playhead", "link_gpu", "chapter", "embed", "controls",
+];
 
 /// Controls an embedded page can show (`controls=tp,pp,dp`).
 pub const CONTROL_NAMES: &[&str] = &[
@@ -48,6 +50,8 @@ pub struct ViewParams {
     /// Playhead as a fraction of the step; `None` is the end (all shown).
     pub playhead: Option<f64>,
     pub link_gpu: usize,
+    /// The guided tour's open chapter, 1-based as in the link.
+    pub chapter: Option<usize>,
 }
 
 /// How the page was opened: fixed for the life of the page.
@@ -130,6 +134,17 @@ pub fn parse_view(pairs: &[(String, String)], errors: &mut Vec<FieldError>) -> (
                     format!("\"{raw}\" is not valid: the index of a simulated GPU, 0 or more"),
                 ),
             },
+            "chapter" => match raw.parse::<usize>() {
+                Ok(c) if (1..=crate::tour::chapter_count()).contains(&c) => view.chapter = Some(c),
+                _ => fail(
+                    errors,
+                    "chapter",
+                    format!(
+                        "\"{raw}\" is not a chapter of the guided tour: valid are 1 to {}",
+                        crate::tour::chapter_count()
+                    ),
+                ),
+            },
             "embed" => match raw.as_str() {
                 "1" | "true" => mode.embed = true,
                 "0" | "false" => mode.embed = false,
@@ -198,6 +213,9 @@ fn view_pairs(view: &ViewParams) -> Vec<(&'static str, String)> {
     if view.link_gpu > 0 {
         out.push(("link_gpu", view.link_gpu.to_string()));
     }
+    if let Some(c) = view.chapter {
+        out.push(("chapter", c.to_string()));
+    }
     out
 }
 
@@ -244,6 +262,7 @@ fn current_view(state: AppState, share: Share) -> ViewParams {
         zoom,
         playhead: (playhead < 0.9999).then_some(playhead.max(0.0)),
         link_gpu: state.link_gpu.get_untracked(),
+        chapter: state.tour_chapter.get_untracked().map(|c| c + 1),
     }
 }
 
@@ -288,6 +307,7 @@ fn apply_query(state: AppState, share: Share, query: &str) -> Mode {
     let (view, mode) = parse_view(&decoded.view, &mut errors);
     state.preset_id.set(decoded.preset.to_string());
     state.input.set(decoded.input);
+    state.tour_chapter.set(view.chapter.map(|c| c - 1));
     share.pending_view.set_value(Some(view));
     share.link_errors.set(errors);
     mode
@@ -415,6 +435,7 @@ pub fn install(state: AppState) -> Share {
         state.link_gpu.track();
         state.playing.track();
         state.playhead.track();
+        state.tour_chapter.track();
         schedule_write(state, share);
     });
     // ...and zoom and pan, which live in the non-reactive scene.

@@ -54,6 +54,8 @@ pub struct AppState {
     pub link_gpu: RwSignal<usize>,
     /// Names of the simulated GPUs, for the link-lane picker.
     pub gpu_names: RwSignal<Vec<String>>,
+    /// The guided tour's open chapter (0-based), for share links; `None` when closed.
+    pub tour_chapter: RwSignal<Option<usize>>,
     pub scene: StoredValue<SceneRef, LocalStorage>,
 }
 
@@ -78,6 +80,7 @@ impl AppState {
             lod_note: RwSignal::new(false),
             link_gpu: RwSignal::new(0),
             gpu_names: RwSignal::new(Vec::new()),
+            tour_chapter: RwSignal::new(None),
             scene: StoredValue::new_local(Rc::new(RefCell::new(Scene::new()))),
         }
     }

@@ -133,6 +133,11 @@ const CHAPTERS: &[Chapter] = &[
     },
 ];
 
+/// How many chapters the tour has (share links name them 1 to this).
+pub fn chapter_count() -> usize {
+    CHAPTERS.len()
+}
+
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Stage {
     Off,
@@ -164,8 +169,31 @@ fn show(label: &str, v: f64) -> String {
 #[component]
 pub fn Tour() -> impl IntoView {
     let state = expect_context::<AppState>();
-    let stage = RwSignal::new(Stage::Off);
+    // A share link may open the tour at a chapter (its scenario comes with the link).
+    let opened = state
+        .tour_chapter
+        .get_untracked()
+        .filter(|c| *c < CHAPTERS.len());
+    let stage = RwSignal::new(opened.map_or(Stage::Off, Stage::Ask));
     let picked = RwSignal::new(None::<usize>);
+    let chapter_of = |s: Stage| match s {
+        Stage::Ask(i) | Stage::Revealed(i) => Some(i),
+        Stage::Off | Stage::Done => None,
+    };
+    // The open chapter goes into the address (src/share.rs)...
+    Effect::new(move |_| {
+        let now = chapter_of(stage.get());
+        if state.tour_chapter.get_untracked() != now {
+            state.tour_chapter.set(now);
+        }
+    });
+    // ...and Back/Forward to a link with another chapter open it.
+    Effect::new(move |_| {
+        let wanted = state.tour_chapter.get().filter(|c| *c < CHAPTERS.len());
+        if wanted != chapter_of(stage.get_untracked()) {
+            stage.set(wanted.map_or(Stage::Off, Stage::Ask));
+        }
+    });
     let start = move |_| {
         picked.set(None);
         stage.set(Stage::Ask(0));

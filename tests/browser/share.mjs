@@ -122,6 +122,18 @@ export function registerShareTests(test, h) {
       `the rest of the state was lost: ${await search(page)}`);
   });
 
+  test('share: a link opens the guided tour at its chapter; a bad chapter is named', async ({ page }) => {
+    await goto(page, '?v=1&preset=contention&dp_overlap=0&chapter=4');
+    await page.waitForFunction(() => /Chapter 4 of/.test(document.querySelector('.tour').textContent));
+    await keepsLink(page, '?v=1&preset=contention&dp_overlap=0&chapter=4');
+    await page.getByRole('button', { name: 'Previous chapter' }).click();
+    await page.waitForFunction(() => /chapter=3/.test(location.search), null, { timeout: 5000 });
+    await page.getByRole('button', { name: 'Leave the tour' }).click();
+    await page.waitForFunction(() => !/chapter=/.test(location.search), null, { timeout: 5000 });
+    await goto(page, '?v=1&chapter=9');
+    assert((await alertFields(page)).includes('chapter'), 'chapter=9 was not reported');
+  });
+
   test('share: presets push history entries; Back and Forward move between them', async ({ page }) => {
     const length0 = await page.evaluate(() => history.length);
     await afterRun(page, () => page.selectOption('#f-preset', 'contention'));
