@@ -302,6 +302,26 @@ export function registerShareTests(test, h) {
     await page.screenshot({ path: join(ARTIFACTS, 'course-page.png'), fullPage: true });
   }, { timeout: 120000 });
 
+  test('hosting: dist/ works from a subfolder; links keep the folder', async ({ page, context }) => {
+    const origin = new URL(page.url()).origin;
+    const types = { html: 'text/html', js: 'text/javascript', wasm: 'application/wasm', css: 'text/css', svg: 'image/svg+xml' };
+    await context.route(`${origin}/courses/hpc/lab/**`, (route) => {
+      let path = new URL(route.request().url()).pathname.replace('/courses/hpc/lab/', '') || 'index.html';
+      if (path.endsWith('/')) path += 'index.html';
+      try {
+        const body = readFileSync(join(DIST, path));
+        route.fulfill({ body, contentType: types[path.split('.').pop()] ?? 'application/octet-stream' });
+      } catch {
+        route.fulfill({ status: 404, body: 'not found' });
+      }
+    });
+    await page.goto(`${origin}/courses/hpc/lab/?v=1&preset=contention&embed=1`);
+    await ready(page);
+    await canvasDrawn(page);
+    const href = await page.getAttribute('a.open-full', 'href');
+    assert(href.startsWith(`${origin}/courses/hpc/lab/?v=1&preset=contention`), `"Open in Overlap Lab" goes to ${href}`);
+  });
+
   test('security: the page has a Content-Security-Policy and no inline script', async ({ page }) => {
     const csp = await page.getAttribute('meta[http-equiv="Content-Security-Policy"]', 'content');
     assert(csp && /script-src 'self' 'wasm-unsafe-eval'(;|$)/.test(csp), `CSP: ${csp}`);
