@@ -338,6 +338,17 @@ fn apply_pending_view(state: AppState, share: Share) {
     let gpu = if view.link_gpu < gpus {
         view.link_gpu
     } else {
+        share.link_errors.update(|e| {
+            fail(
+                e,
+                "link_gpu",
+                format!(
+                    "{} is not a simulated GPU of this scenario: valid are 0 to {}",
+                    view.link_gpu,
+                    gpus - 1
+                ),
+            )
+        });
         0
     };
     s.link_gpu = gpu;
@@ -348,6 +359,9 @@ fn apply_pending_view(state: AppState, share: Share) {
         state.playhead.set(p);
     }
     frame::request();
+    // What the page could not take from the link (an out-of-range GPU) is
+    // not a change by the user: the address keeps the link until one.
+    share.last_query.set_value(full_query(state, share));
 }
 
 fn history() -> Option<web_sys::History> {
