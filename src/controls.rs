@@ -75,6 +75,7 @@ fn PresetPicker() -> impl IntoView {
     });
     let preset = Memo::new(move |_| presets::find(&state.preset_id.get()));
     view! {
+        <div class="preset-picker">
         <SelectField label="Scenario preset" field="preset" options current=state.preset_id on_change />
         <p class="preset-desc">{move || preset.get().map(|p| p.description)}</p>
         <p class="published">
@@ -85,6 +86,7 @@ fn PresetPicker() -> impl IntoView {
                     .map(|f| format!("Published: {} = {} ({})", f.metric, f.value, f.source))
             }}
         </p>
+        </div>
     }
 }
 

@@ -226,8 +226,12 @@ fn draw_gpus<'a>(
         let g = &p.timeline.gpus[band.gpu];
         if l.label_lanes || band.gpu % label_every(l.bands.len()) == 0 {
             pen.fill(pal.text);
-            let label = if l.label_lanes {
+            // The narrow gutter of a phone fits only the short form.
+            let narrow = l.left < 80.0;
+            let label = if l.label_lanes && !narrow {
                 format!("GPU {} · st {}", g.rank, g.stage)
+            } else if l.label_lanes {
+                format!("GPU {}", g.rank)
             } else {
                 format!("st {}", g.stage)
             };
@@ -441,10 +445,14 @@ fn draw_links<'a>(scene: &Scene, pen: &mut Pen<'a>, pal: &'a Palette, win: (f64,
     if let Some(g) = p.timeline.gpus.get(gpu) {
         pen.fill(pal.text);
         let _ = ctx.fill_text(
-            &format!(
-                "Links of GPU {} (stage {}): bandwidth by axis, dashed = usable capacity",
-                g.rank, g.stage
-            ),
+            &if l.left < 80.0 {
+                format!("Links of GPU {}, by axis", g.rank)
+            } else {
+                format!(
+                    "Links of GPU {} (stage {}): bandwidth by axis, dashed = usable capacity",
+                    g.rank, g.stage
+                )
+            },
             4.0,
             l.links_y,
         );
