@@ -577,3 +577,60 @@ pub fn ExportButtons() -> impl IntoView {
         </div>
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use overlap_core::presets;
+
+    fn scene_of(preset: &str) -> Scene {
+        let scenario = presets::scenario(preset).expect("presets resolve");
+        let sim = overlap_core::simulate(&scenario);
+        let mut scene = Scene::new();
+        scene.set_timeline(sim.timeline, false, 0.0);
+        scene.layout = crate::scene::Layout::compute(scene.current.as_ref().unwrap(), 900.0, 0);
+        scene
+    }
+
+    #[test]
+    fn csv_has_every_report_figure_by_its_json_name() {
+        let scenario = presets::scenario(presets::DEFAULT_ID).unwrap();
+        let report = overlap_core::simulate(&scenario).report;
+        let csv = figures_csv(&report);
+        let mut lines = csv.lines();
+        assert_eq!(lines.next(), Some("name,value"));
+        let rows: Vec<(&str, f64)> = lines
+            .map(|l| {
+                let (k, v) = l.split_once(',').unwrap();
+                (k, v.parse().unwrap())
+            })
+            .collect();
+        let get = |k: &str| rows.iter().find(|(n, _)| *n == k).map(|(_, v)| *v);
+        assert_eq!(get("step_time_ms"), Some(report.step_time_ms));
+        assert_eq!(get("axes.dp.exposed_ms"), Some(report.axes.dp.exposed_ms));
+        assert_eq!(
+            get("links.network.shared"),
+            Some(report.links.network.shared)
+        );
+    }
+
+    #[test]
+    fn svg_draws_every_lane_in_the_canvas_colours() {
+        for id in [presets::DEFAULT_ID, "contention"] {
+            let scene = scene_of(id);
+            let svg = timeline_svg(&scene, &palette::LIGHT).unwrap();
+            assert!(svg.starts_with("<?xml") && svg.trim_end().ends_with("</svg>"));
+            assert!(svg.matches("<rect").count() > 100, "{id}: too few rects");
+            for colour in palette::LIGHT.axis {
+                assert!(svg.contains(colour), "{id}: no {colour}");
+            }
+            // Every element is closed: no stray markup from the data.
+            assert_eq!(svg.matches('<').count(), svg.matches('>').count());
+        }
+    }
+
+    #[test]
+    fn text_is_escaped_for_xml() {
+        assert_eq!(xml_escape("a<b>&\"'"), "a&lt;b&gt;&amp;&quot;&apos;");
+    }
+}

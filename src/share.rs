@@ -614,3 +614,90 @@ pub fn SharePanel() -> impl IntoView {
         </section>
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pairs(q: &str) -> Vec<(String, String)> {
+        share_link::decode(q, VIEW_KEYS).view
+    }
+
+    #[test]
+    fn view_keys_round_trip_through_their_text() {
+        let view = ViewParams {
+            zoom: Some((0.25, 0.5)),
+            playhead: Some(0.3),
+            link_gpu: 3,
+            chapter: Some(2),
+        };
+        let q = join(
+            share_link::encode(&presets::default_preset().input(), None),
+            &view_pairs(&view),
+        );
+        assert_eq!(q, "v=1&zoom=0.25-0.5&playhead=0.3&link_gpu=3&chapter=2");
+        let mut errors = Vec::new();
+        let (back, mode) = parse_view(&pairs(&q), &mut errors);
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(back, view);
+        assert!(!mode.embed);
+    }
+
+    #[test]
+    fn defaults_are_left_out_of_links() {
+        assert!(view_pairs(&ViewParams::default()).is_empty());
+        let mut errors = Vec::new();
+        let (view, _) = parse_view(&pairs("zoom=0-1&playhead=1"), &mut errors);
+        assert_eq!(view, ViewParams::default());
+        assert!(errors.is_empty());
+    }
+
+    #[test]
+    fn bad_view_values_are_named_with_what_is_valid() {
+        let mut errors = Vec::new();
+        parse_view(
+            &pairs("zoom=0.5-0.2&playhead=2&link_gpu=-1&chapter=0&embed=yes&controls=tp,nope"),
+            &mut errors,
+        );
+        let fields: Vec<&str> = errors.iter().map(|e| e.field.as_str()).collect();
+        assert_eq!(
+            fields,
+            ["zoom", "playhead", "link_gpu", "chapter", "embed", "controls"]
+        );
+        assert!(
+            errors.iter().all(|e| e.message.contains("valid")),
+            "{errors:?}"
+        );
+    }
+
+    #[test]
+    fn controls_keep_link_order_and_default_without_the_key() {
+        let mut errors = Vec::new();
+        let (_, mode) = parse_view(&pairs("embed=1&controls=dp,tp,dp"), &mut errors);
+        assert_eq!(mode.controls, ["dp", "tp"]);
+        assert_eq!(
+            mode_pairs(&mode),
+            [
+                ("embed", "1".to_string()),
+                ("controls", "dp,tp".to_string())
+            ]
+        );
+        let (_, mode) = parse_view(&pairs("embed=1"), &mut errors);
+        assert_eq!(mode.controls, DEFAULT_CONTROLS);
+        let (_, mode) = parse_view(&pairs("embed=1&controls="), &mut errors);
+        assert!(mode.controls.is_empty());
+        assert_eq!(mode_pairs(&mode)[1].1, "none");
+        assert!(errors.is_empty(), "{errors:?}");
+    }
+
+    #[test]
+    fn embed_code_escapes_its_attribute() {
+        assert_eq!(
+            attr_escape("a?b=1&c=\"<x>\""),
+            "a?b=1&amp;c=&quot;&lt;x&gt;&quot;"
+        );
+        assert_eq!(escape("a b,c<"), "a%20b,c%3C");
+        assert_eq!(frac_text(0.300_04, 4), "0.3");
+        assert_eq!(frac_text(1.0, 5), "1");
+    }
+}
