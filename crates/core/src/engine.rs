@@ -60,10 +60,6 @@ pub(crate) struct GpuStats {
 pub(crate) struct RunResult {
     pub start_s: Vec<f64>,
     pub end_s: Vec<f64>,
-    /// Per communication task: how much longer than alone on the same links.
-    pub contention_s: Vec<f64>,
-    /// Per communication task: bytes / transfer time, GB/s.
-    pub achieved_gbps: Vec<f64>,
     /// Per entry of `Graph::members`: compute idle time of that member waiting on the task.
     pub exposed_s: Vec<f64>,
     /// Per entry of `Graph::members`: when that wait began (infinite when none).
@@ -111,8 +107,6 @@ struct TaskState {
 struct Engine<'g> {
     g: &'g Graph,
     sm_speed: f64,
-    succ_start: Vec<u32>,
-    succ: Vec<TaskId>,
     /// Per task, what changes as it runs (one cache line for two tasks).
     st: Vec<TaskState>,
     /// Reused buffer for the flows whose rates a network change touched.
@@ -133,22 +127,6 @@ struct Engine<'g> {
 /// draws them; the baseline run does not need them).
 pub(crate) fn run(g: &Graph, record_links: bool, sm_tax: f64) -> RunResult {
     let n = g.tasks.len();
-    // Successor lists in one flat array (CSR), built once.
-    let mut count = vec![0u32; n + 1];
-    let mut pending = vec![0u32; n];
-    for &(from, to) in &g.edges {
-        count[from as usize + 1] += 1;
-        pending[to as usize] += 1;
-    }
-    for i in 0..n {
-        count[i + 1] += count[i];
-    }
-    let mut fill = count.clone();
-    let mut succ = vec![0; g.edges.len()];
-    for &(from, to) in &g.edges {
-        succ[fill[from as usize] as usize] = to;
-        fill[from as usize] += 1;
-    }
     let mut net = Network::new(
         g.resources.iter().map(|r| r.capacity_bps).collect(),
         n,
@@ -161,9 +139,8 @@ pub(crate) fn run(g: &Graph, record_links: bool, sm_tax: f64) -> RunResult {
     let mut e = Engine {
         g,
         sm_speed: 1.0 - sm_tax,
-        succ_start: count,
-        succ,
-        st: pending
+        st: g
+            .initial_pending
             .iter()
             .map(|&p| TaskState {
                 pending: p,
@@ -176,8 +153,6 @@ pub(crate) fn run(g: &Graph, record_links: bool, sm_tax: f64) -> RunResult {
         res: RunResult {
             start_s: vec![f64::NAN; n],
             end_s: vec![f64::NAN; n],
-            contention_s: vec![0.0; n],
-            achieved_gbps: vec![0.0; n],
             exposed_s: vec![0.0; g.members.len()],
             exposed_from_s: vec![f64::INFINITY; g.members.len()],
             gpus: vec![GpuStats::default(); gpus],
@@ -200,7 +175,6 @@ pub(crate) fn run(g: &Graph, record_links: bool, sm_tax: f64) -> RunResult {
         seq: 0,
         now: 0.0,
     };
-    drop(pending);
     for t in 0..n as TaskId {
         if e.st[t as usize].pending == 0 {
             e.start(t);
@@ -412,19 +386,6 @@ impl Engine<'_> {
                 self.st[ti].rate = 0.0;
                 self.apply_rates(&changed);
                 self.changed = changed;
-                let alone = self.net.alone_rate(task.pattern);
-                let duration = now - self.res.start_s[ti];
-                let transfer_s = duration - task.latency_s;
-                if transfer_s > 0.0 {
-                    self.res.achieved_gbps[ti] = task.work / transfer_s / 1e9;
-                }
-                // Below a part in a billion it is rounding, not contention.
-                let delay = transfer_s - task.work / alone;
-                self.res.contention_s[ti] = if delay > 1e-9 * transfer_s {
-                    delay
-                } else {
-                    0.0
-                };
             }
             let axis = task.axis as usize;
             let start = task.members_start as usize;
@@ -442,15 +403,11 @@ impl Engine<'_> {
                 self.res.gpus[m as usize].end_s = self.res.gpus[m as usize].end_s.max(now);
             }
         }
-        let (a, b) = (
-            self.succ_start[ti] as usize,
-            self.succ_start[ti + 1] as usize,
-        );
+        let successors = g.successors(t);
         if task.axis != COMPUTE {
             // Compute that waits on this collective: remember it, so that the
             // compute stream's idle time can be laid against it.
-            for i in a..b {
-                let s = self.succ[i];
+            for &s in successors {
                 let st = &g.tasks[s as usize];
                 if st.axis == COMPUTE {
                     self.wait_nodes.push((self.wait_head[s as usize], t));
@@ -458,8 +415,7 @@ impl Engine<'_> {
                 }
             }
         }
-        for i in a..b {
-            let s = self.succ[i];
+        for &s in successors {
             self.st[s as usize].pending -= 1;
             if self.st[s as usize].pending == 0 {
                 self.start(s);

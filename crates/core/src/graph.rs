@@ -69,8 +69,13 @@ pub(crate) struct Graph {
     pub tasks: Vec<Task>,
     pub meta: Vec<TaskMeta>,
     pub members: Vec<u32>,
-    /// (from, to): `to` waits for `from`.
-    pub edges: Vec<(TaskId, TaskId)>,
+    /// (from, to): `to` waits for `from`. Emptied by `finish`.
+    edges: Vec<(TaskId, TaskId)>,
+    /// Successors of task i: `succ[succ_start[i]..succ_start[i + 1]]` (built by `finish`).
+    succ_start: Vec<u32>,
+    succ: Vec<TaskId>,
+    /// Dependencies of each task (built by `finish`).
+    pub initial_pending: Vec<u32>,
     pub gpus: Vec<GpuInfo>,
     /// Per GPU, its compute tasks in stream order.
     pub compute_order: Vec<Vec<TaskId>>,
@@ -181,6 +186,43 @@ impl Graph {
         });
         self.meta.push(TaskMeta::new(meta, 0.0));
         id
+    }
+
+    /// Turns the edge list into successor lists (one flat array) and
+    /// dependency counts, and frees the edge list.
+    pub fn finish(&mut self) {
+        let n = self.tasks.len();
+        let mut start = vec![0u32; n + 1];
+        let mut pending = vec![0u32; n];
+        for &(from, to) in &self.edges {
+            start[from as usize + 1] += 1;
+            pending[to as usize] += 1;
+        }
+        for i in 0..n {
+            start[i + 1] += start[i];
+        }
+        let mut fill = start.clone();
+        let mut succ = vec![0; self.edges.len()];
+        for &(from, to) in &self.edges {
+            succ[fill[from as usize] as usize] = to;
+            fill[from as usize] += 1;
+        }
+        self.edges = Vec::new();
+        self.succ_start = start;
+        self.succ = succ;
+        self.initial_pending = pending;
+    }
+
+    pub fn successors(&self, task: TaskId) -> &[TaskId] {
+        let i = task as usize;
+        &self.succ[self.succ_start[i] as usize..self.succ_start[i + 1] as usize]
+    }
+
+    /// Bytes per second per member a collective of `pattern` gets alone on its links.
+    pub fn alone_rate_bps(&self, pattern: u32) -> f64 {
+        crate::network::alone_rate(&self.patterns[pattern as usize], |r| {
+            self.resources[r as usize].capacity_bps
+        })
     }
 
     pub fn members_of(&self, task: TaskId) -> &[u32] {

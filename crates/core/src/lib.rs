@@ -77,8 +77,8 @@ impl Simulator {
         let fidelity = self.fidelity;
         let (timeline, mut report, mut events) = {
             let graph = workload::build(scenario, fidelity);
-            let run = engine::run(&graph, true, scenario.sm_tax);
-            let timeline = summary::timeline(&graph, &run, fidelity == Fidelity::Reduced);
+            let mut run = engine::run(&graph, true, scenario.sm_tax);
+            let timeline = summary::timeline(&graph, &mut run, fidelity == Fidelity::Reduced);
             let report = summary::report(scenario, &graph, &run);
             (timeline, report, run.events)
             // The graph and the run are dropped here, before the baseline is built.

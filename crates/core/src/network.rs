@@ -92,14 +92,6 @@ impl Network {
         self.capacity_bps[r as usize]
     }
 
-    /// Rate per member if the flow were alone on its links.
-    pub fn alone_rate(&self, pattern: u32) -> f64 {
-        self.patterns[pattern as usize]
-            .iter()
-            .map(|u| self.capacity_bps[u.resource as usize] / u.weight)
-            .fold(f64::INFINITY, f64::min)
-    }
-
     /// Starts a flow; returns the flows whose rate changed (the new one included).
     pub fn add(&mut self, now: f64, flow: u32, pattern: u32, axis: u8) -> &[u32] {
         self.flow_pattern[flow as usize] = pattern;
@@ -112,7 +104,9 @@ impl Network {
         }
         if alone {
             // Nobody else on its links: it gets its bottleneck, nothing else moves.
-            self.rate[flow as usize] = self.alone_rate(pattern);
+            self.rate[flow as usize] = alone_rate(&self.patterns[pattern as usize], |r| {
+                self.capacity_bps[r as usize]
+            });
             self.changed.clear();
             self.changed.push(flow);
             self.log_pattern(now, pattern);
@@ -281,6 +275,14 @@ impl Network {
             close(log, now);
         }
     }
+}
+
+/// Rate per member of a flow alone on its links: its most constrained member's share.
+pub fn alone_rate(usage: &[Usage], capacity_bps: impl Fn(ResourceId) -> f64) -> f64 {
+    usage
+        .iter()
+        .map(|u| capacity_bps(u.resource) / u.weight)
+        .fold(f64::INFINITY, f64::min)
 }
 
 fn close(log: &mut ResourceLog, now: f64) {

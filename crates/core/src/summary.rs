@@ -7,7 +7,14 @@ use crate::report::{AxisReport, LinkReport, Report};
 use crate::timeline::{GpuLanes, Interval, LinkClass, LinkLane, Timeline};
 use crate::{Axis, Scenario};
 
-pub(crate) fn timeline(g: &Graph, run: &RunResult, reduced: bool) -> Timeline {
+/// Builds the timeline; the run's link samples move into it.
+pub(crate) fn timeline(g: &Graph, run: &mut RunResult, reduced: bool) -> Timeline {
+    let samples: Vec<_> = run
+        .links
+        .iter_mut()
+        .map(|l| std::mem::take(&mut l.samples))
+        .collect();
+    let run = &*run;
     let interval = |task: u32, exposed: (f64, f64), with_window: bool| {
         let t = &g.tasks[task as usize];
         let meta = &g.meta[task as usize];
@@ -20,6 +27,11 @@ pub(crate) fn timeline(g: &Graph, run: &RunResult, reduced: bool) -> Timeline {
             )
         });
         let comm = t.axis != COMPUTE;
+        let transfer = if comm {
+            transfer(g, run, task as usize)
+        } else {
+            (0.0, 0.0)
+        };
         Interval {
             id: task,
             owner: t.gpu,
@@ -31,8 +43,8 @@ pub(crate) fn timeline(g: &Graph, run: &RunResult, reduced: bool) -> Timeline {
             layer: meta.layer,
             chunk: meta.chunk,
             bytes: if comm { t.work } else { 0.0 },
-            achieved_gbps: run.achieved_gbps[task as usize],
-            contention_s: run.contention_s[task as usize],
+            achieved_gbps: transfer.0,
+            contention_s: transfer.1,
             exposed_s: exposed.0,
             exposed_from_s: if exposed.0 > 0.0 { exposed.1 } else { end_s },
             window,
@@ -76,13 +88,13 @@ pub(crate) fn timeline(g: &Graph, run: &RunResult, reduced: bool) -> Timeline {
     let links = g
         .resources
         .iter()
-        .zip(&run.links)
-        .map(|(r, log)| LinkLane {
+        .zip(samples)
+        .map(|(r, samples)| LinkLane {
             gpu: r.gpu,
             class: r.class,
             direction: r.direction,
             capacity_gbps: r.capacity_bps / 1e9,
-            samples: log.samples.clone(),
+            samples,
         })
         .collect();
     Timeline {
@@ -91,6 +103,25 @@ pub(crate) fn timeline(g: &Graph, run: &RunResult, reduced: bool) -> Timeline {
         gpus,
         links,
     }
+}
+
+/// A collective's achieved bandwidth (bytes over its transfer time, latency
+/// excluded), GB/s, and how much longer its transfer took than it would have
+/// alone on the same links, s.
+fn transfer(g: &Graph, run: &RunResult, id: usize) -> (f64, f64) {
+    let t = &g.tasks[id];
+    let transfer_s = run.end_s[id] - run.start_s[id] - t.latency_s;
+    if t.work <= 0.0 || transfer_s <= 0.0 {
+        return (0.0, 0.0);
+    }
+    let delay = transfer_s - t.work / g.alone_rate_bps(t.pattern);
+    // Below a part in a billion it is rounding, not contention.
+    let contention = if delay > 1e-9 * transfer_s {
+        delay
+    } else {
+        0.0
+    };
+    (t.work / transfer_s / 1e9, contention)
 }
 
 /// The slowest GPU: the one that finishes last (the lowest index on a tie).
@@ -119,7 +150,7 @@ pub(crate) fn report(s: &Scenario, g: &Graph, run: &RunResult) -> Report {
         if t.axis == COMPUTE || !g.members_of(id as u32).contains(&(gi as u32)) {
             continue;
         }
-        contention_s[t.axis as usize] += run.contention_s[id];
+        contention_s[t.axis as usize] += transfer(g, run, id).1;
         if let (Some((from, to)), true) = (g.meta[id].window, t.gpu as usize == gi) {
             window_s[t.axis as usize] += g.compute_span_s(t.gpu, from, to);
         }

@@ -14,10 +14,12 @@ use crate::timeline::{Direction, LinkClass};
 use crate::Fidelity;
 
 pub(crate) fn build(s: &Scenario, fidelity: Fidelity) -> Graph {
-    match &s.workload {
+    let mut g = match &s.workload {
         Workload::Transformer(t) => transformer::build(s, t, fidelity),
         Workload::MatmulAllreduce(mm) => matmul_allreduce::build(s, mm, fidelity),
-    }
+    };
+    g.finish();
+    g
 }
 
 /// Operations one reduced run simulates, estimated before building, so that
