@@ -90,6 +90,14 @@ pub(crate) struct Graph {
 }
 
 impl Graph {
+    /// Room for about `ops` tasks, so that building a large step does not
+    /// copy its arrays over and over as they grow.
+    pub fn reserve(&mut self, ops: usize) {
+        self.tasks.reserve(ops);
+        self.meta.reserve(ops);
+        self.edges.reserve(ops * 2);
+    }
+
     pub fn add_gpu(&mut self, info: GpuInfo) -> u32 {
         self.gpus.push(info);
         self.compute_order.push(Vec::new());

@@ -69,6 +69,20 @@ pub(crate) fn timeline(g: &Graph, run: &mut RunResult, reduced: bool) -> Timelin
             comm: [Vec::new(), Vec::new(), Vec::new()],
         })
         .collect();
+    // Exact room for each communication lane: no copying while filling.
+    let mut lane_len = vec![[0usize; 3]; gpus.len()];
+    for (id, t) in g.tasks.iter().enumerate() {
+        if t.axis != COMPUTE {
+            for &m in g.members_of(id as u32) {
+                lane_len[m as usize][t.axis as usize] += 1;
+            }
+        }
+    }
+    for (lanes, len) in gpus.iter_mut().zip(&lane_len) {
+        for (lane, &n) in lanes.comm.iter_mut().zip(len) {
+            lane.reserve_exact(n);
+        }
+    }
     for (id, t) in g.tasks.iter().enumerate() {
         if t.axis == COMPUTE {
             continue;

@@ -12,6 +12,9 @@ use crate::Fidelity;
 
 pub(crate) fn build(s: &Scenario, mm: &MatmulAllreduce, fidelity: Fidelity) -> Graph {
     let mut g = Graph::default();
+    if fidelity == Fidelity::Reduced {
+        g.reserve(super::estimated_ops(s) as usize);
+    }
     let cluster = Cluster::new(&mut g, s, fidelity);
     let roof = Roofline::of(&s.hardware);
     let tp = s.parallel.tp;

@@ -71,6 +71,9 @@ struct Builder<'a> {
 
 pub(crate) fn build(s: &Scenario, t: &Transformer, fidelity: Fidelity) -> Graph {
     let mut g = Graph::default();
+    if fidelity == Fidelity::Reduced {
+        g.reserve(super::estimated_ops(s) as usize);
+    }
     let cluster = Cluster::new(&mut g, s, fidelity);
     let roof = Roofline::of(&s.hardware);
     let tp = s.parallel.tp;
