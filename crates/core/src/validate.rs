@@ -10,8 +10,8 @@ use crate::scenario::*;
 pub const MAX_GPUS: u64 = 65_536;
 /// Simulated operations (compute ops and collectives) one run may hold. A
 /// step peaks at about 280 bytes per op (graph, engine state and timeline),
-/// so the limit keeps a run under 600 MB (measured: 433 MB for the 1T case); the 1T-parameter case
-/// (Narayanan et al., Table 1) is estimated at 2.2 million.
+/// so the limit keeps a run under 600 MB. The 1T-parameter case (Narayanan
+/// et al., Table 1) is estimated at 2.2 million and peaks at 433 MB.
 pub const MAX_SIMULATED_OPS: u64 = 2_500_000;
 
 /// The defaults are the didactic scenario: two DGX A100 nodes, TP 4 x PP 2 x DP 2.
