@@ -385,7 +385,10 @@ pub fn write_now(state: AppState, share: Share) {
     let preset = state.preset_id.get_untracked();
     let url = format!("?{query}");
     if let Some(h) = history() {
-        let new_preset = preset != share.last_preset.get_value();
+        // Inside course material a history entry would hijack the host
+        // page's Back button: an embedded page only ever replaces.
+        let new_preset =
+            preset != share.last_preset.get_value() && !share.mode.with_value(|m| m.embed);
         let _ = if new_preset {
             h.push_state_with_url(&JsValue::NULL, "", Some(&url))
         } else {

@@ -269,6 +269,14 @@ export function registerShareTests(test, h) {
     await frame.waitForSelector('.link-errors li[data-field="hw"]');
     assert((await frame.locator('.link-errors img').count()) === 0, 'message text became HTML');
     assert((await frame.locator('.embed').count()) === 1, 'an unknown message was acted on');
+    // Inside a frame, even a preset change never adds to the host page's history.
+    const length = await page.evaluate(() => history.length);
+    before = await seq();
+    await post({ type: 'overlap-lab:set-scenario', query: 'v=1&preset=contention' });
+    await frame.waitForFunction((n) => Number(document.body.dataset.runSeq) > n, before);
+    await frame.getByRole('switch', { name: 'DP overlap' }).click();
+    await frame.waitForFunction(() => location.search.startsWith('?v=1&preset=contention&dp_overlap=0&embed=1'), null, { timeout: 5000 });
+    assert((await page.evaluate(() => history.length)) === length, 'the embedded page added history entries');
     await page.screenshot({ path: join(ARTIFACTS, 'embed-in-parent.png'), fullPage: true });
   });
 
