@@ -27,7 +27,15 @@ fn main() -> ExitCode {
 fn run(args: &[String]) -> Result<String, String> {
     let (command, rest) = args.split_first().ok_or(USAGE)?;
     let json = rest.iter().any(|a| a == "--json");
-    let files: Vec<&String> = rest.iter().filter(|a| *a != "--json").collect();
+    let preset = rest
+        .iter()
+        .position(|a| a == "--preset")
+        .map(|i| rest.get(i + 1).ok_or("--preset needs a preset name"))
+        .transpose()?;
+    let files: Vec<&String> = rest
+        .iter()
+        .filter(|a| *a != "--json" && *a != "--preset" && Some(*a) != preset)
+        .collect();
     let file = || -> Result<&String, String> {
         match files.as_slice() {
             [f] => Ok(f),
@@ -47,7 +55,14 @@ fn run(args: &[String]) -> Result<String, String> {
         "link" => {
             let input = load(file()?)?;
             input.resolve().map_err(|e| e.to_string())?;
-            Ok(overlap_core::share_link::encode(&input, None) + "\n")
+            let link = match preset {
+                Some(id) => {
+                    presets::find(id).ok_or_else(|| format!("unknown preset \"{id}\""))?;
+                    overlap_core::share_link::encode(&input, Some(id))
+                }
+                None => overlap_core::share_link::encode_shortest(&input),
+            };
+            Ok(link + "\n")
         }
         "trace" => {
             let scenario = load(file()?)?.resolve().map_err(|e| e.to_string())?;

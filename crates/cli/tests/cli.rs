@@ -117,6 +117,22 @@ fn link_prints_the_share_links_query_string() {
 }
 
 #[test]
+fn link_picks_the_closest_preset_or_the_one_named() {
+    let mut input = overlap_core::presets::find("contention").unwrap().input();
+    input.overlap.dp = Some(false);
+    let json = serde_json::to_string(&input).unwrap();
+    let out = cli(&["link", "-"], Some(&json));
+    assert_eq!(stdout(&out).trim(), "v=1&preset=contention&dp_overlap=0");
+    let out = cli(
+        &["link", "--preset", "didactic", "-"],
+        Some(r#"{"sm_tax":0.05}"#),
+    );
+    assert_eq!(stdout(&out).trim(), "v=1&sm_tax=0.05");
+    let out = cli(&["link", "--preset", "nope", "-"], Some("{}"));
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
 fn trace_writes_chrome_trace_event_json() {
     let out = cli(&["trace", "preset:contention"], None);
     assert!(out.status.success());

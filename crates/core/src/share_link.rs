@@ -270,6 +270,19 @@ pub fn encode_with_view(
     parts.join("&")
 }
 
+/// The shortest query string for `input`: relative to whichever preset it
+/// differs from least (the default preset on a tie).
+pub fn encode_shortest(input: &ScenarioInput) -> String {
+    let mut best = encode(input, None);
+    for p in presets::PRESETS {
+        let candidate = encode(input, Some(p.id));
+        if candidate.len() < best.len() {
+            best = candidate;
+        }
+    }
+    best
+}
+
 /// What a link says.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Decoded {
@@ -442,6 +455,14 @@ mod tests {
             assert!(back.errors.is_empty(), "{link}: {:?}", back.errors);
             assert_eq!(back.input.resolve(), i.resolve(), "{link}");
         }
+    }
+
+    #[test]
+    fn the_shortest_link_picks_the_closest_preset() {
+        let mut i = presets::find("contention").unwrap().input();
+        i.overlap.dp = Some(false);
+        assert_eq!(encode_shortest(&i), "v=1&preset=contention&dp_overlap=0");
+        assert_eq!(encode_shortest(&presets::default_preset().input()), "v=1");
     }
 
     #[test]
