@@ -284,12 +284,12 @@ export function registerShareTests(test, h) {
     const root = join(DIST, '..');
     const md = readFileSync(join(root, 'docs/course-authors.md'), 'utf8');
     const links = [...md.matchAll(/^\?v=1\S*$/gm)].map((m) => m[0]);
-    const files = ['tp-window', 'dp-window', 'contention', 'contention'];
+    const files = ['tp-window', 'dp-window', 'contention'];
     assert(links.length === files.length, `expected ${files.length} example links, found ${links.length}`);
     for (const [i, link] of links.entries()) {
       const json = readFileSync(join(root, 'docs/examples', `${files[i]}.json`), 'utf8');
       const scenarioPart = link.split('&').filter((kv) => !/^(zoom|playhead|link_gpu|embed|controls)=/.test(kv)).join('&');
-      if (i < 3) assert(scenarioPart === `?${cli(['link'], json).trim()}`, `${link} is not what \`overlap-lab link\` prints`);
+      assert(scenarioPart === `?${cli(['link'], json).trim()}`, `${link} is not what \`overlap-lab link\` prints`);
       await goto(page, link);
       assert((await page.locator('.link-errors').count()) === 0, `${link} raised the alert`);
       await canvasDrawn(page);
