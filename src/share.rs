@@ -299,8 +299,8 @@ fn location_search() -> String {
         .unwrap_or_default()
 }
 
-/// Applies a decoded link: preset, scenario, and the view once simulated.
-/// Returns the link's mode. `errors` gathers what could not be used.
+/// Applies a link: preset and scenario now, the view once simulated; what
+/// could not be used goes to the alert. Returns the link's mode.
 fn apply_query(state: AppState, share: Share, query: &str) -> Mode {
     let decoded = share_link::decode(query, VIEW_KEYS);
     let mut errors = decoded.errors;
@@ -445,15 +445,17 @@ pub fn install(state: AppState) -> Share {
             schedule_write(state, share);
         }
     });
-    // Everything the signals carry...
+    // Everything the signals carry (nothing is written while playing:
+    // the playhead moves every frame)...
     Effect::new(move |_| {
         state.input.track();
         state.preset_id.track();
         state.link_gpu.track();
-        state.playing.track();
         state.playhead.track();
         state.tour_chapter.track();
-        schedule_write(state, share);
+        if !state.playing.get() {
+            schedule_write(state, share);
+        }
     });
     // ...and zoom and pan, which live in the non-reactive scene.
     let _wheel = window_event_listener(leptos::ev::wheel, move |_| schedule_write(state, share));
