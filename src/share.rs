@@ -205,7 +205,14 @@ fn frac_text(x: f64, digits: usize) -> String {
 fn view_pairs(view: &ViewParams) -> Vec<(&'static str, String)> {
     let mut out = Vec::new();
     if let Some((a, b)) = view.zoom {
-        out.push(("zoom", format!("{}-{}", frac_text(a, 5), frac_text(b, 5))));
+        // Enough decimals that the window is the same to a pixel however deep
+        // the zoom (the scene allows a millionth of the step).
+        let span = (b - a).max(1e-9);
+        let digits = ((-span.log10()).ceil().max(0.0) as usize + 4).clamp(5, 12);
+        out.push((
+            "zoom",
+            format!("{}-{}", frac_text(a, digits), frac_text(b, digits)),
+        ));
     }
     if let Some(p) = view.playhead {
         out.push(("playhead", frac_text(p, 4)));
@@ -704,5 +711,29 @@ mod tests {
         assert_eq!(escape("a b,c<"), "a%20b,c%3C");
         assert_eq!(frac_text(0.300_04, 4), "0.3");
         assert_eq!(frac_text(1.0, 5), "1");
+    }
+
+    #[test]
+    fn deep_zoom_keeps_enough_digits() {
+        let view = ViewParams {
+            zoom: Some((0.123_456_789, 0.123_457_789)),
+            ..ViewParams::default()
+        };
+        let text = &view_pairs(&view)[0].1;
+        let mut errors = Vec::new();
+        let (back, _) = parse_view(&[("zoom".to_string(), text.clone())], &mut errors);
+        let (a, b) = back.zoom.unwrap();
+        assert!(
+            (a - 0.123_456_789).abs() < 1e-9 && (b - 0.123_457_789).abs() < 1e-9,
+            "{text}"
+        );
+        assert_eq!(
+            view_pairs(&ViewParams {
+                zoom: Some((0.25, 0.5)),
+                ..ViewParams::default()
+            })[0]
+                .1,
+            "0.25-0.5"
+        );
     }
 }
