@@ -510,7 +510,7 @@ pub fn attr_escape(s: &str) -> String {
 pub fn embed_code(state: AppState, share: Share) -> String {
     let src = link(state, share, true);
     format!(
-        "<iframe src=\"{}\" title=\"Overlap Lab: interactive timeline\" width=\"100%\" height=\"560\" \
+        "<iframe src=\"{}\" title=\"Overlap Lab: interactive timeline\" width=\"100%\" height=\"640\" \
          style=\"border:0;max-width:100%\" loading=\"lazy\"></iframe>",
         attr_escape(&src)
     )
