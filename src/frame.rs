@@ -1,6 +1,11 @@
 //! The animation loop. One `requestAnimationFrame` callback advances the
 //! playhead and the morph, then paints; it re-arms itself only while something
 //! moves, so an idle page costs nothing.
+//!
+//! The playhead and the veil over the part of the step not played yet are
+//! positioned elements over the canvas, not pixels in it: a playback frame
+//! moves two boxes and leaves the canvas alone, so its cost does not depend on
+//! the canvas size or on how many bars the step holds.
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -26,6 +31,10 @@ struct Driver {
     frames: Cell<u64>,
     callback: RefCell<Option<FrameCallback>>,
     cache: RefCell<timeline_draw::Cache>,
+    /// Something other than the playhead changed: the canvas must be repainted.
+    dirty: Cell<bool>,
+    /// Playhead line and veils (GPU lanes, link lanes), over the canvas.
+    overlay: [Option<web_sys::HtmlElement>; 3],
 }
 
 thread_local! {
@@ -43,6 +52,12 @@ pub fn install(state: AppState, canvas: HtmlCanvasElement) {
         frames: Cell::new(0),
         callback: RefCell::new(None),
         cache: RefCell::new(timeline_draw::Cache::new()),
+        dirty: Cell::new(true),
+        overlay: ["playhead-line", "veil-gpus", "veil-links"].map(|id| {
+            dom::document()
+                .and_then(|d| d.get_element_by_id(id))
+                .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
+        }),
     });
     let weak = Rc::downgrade(&driver);
     *driver.callback.borrow_mut() = Some(Closure::new(move |ts: f64| {
@@ -51,15 +66,36 @@ pub fn install(state: AppState, canvas: HtmlCanvasElement) {
         }
     }));
     DRIVER.with(|d| *d.borrow_mut() = Some(driver));
+    repaint_on_scheme_change();
     request();
 }
 
 /// Asks for one paint on the next animation frame (several asks coalesce).
 pub fn request() {
+    arm(true);
+}
+
+/// Paints now rather than on the next frame: a new simulation shows without
+/// waiting up to a frame for the callback.
+pub fn paint_now() {
     DRIVER.with(|d| {
         let Some(driver) = d.borrow().clone() else {
             return;
         };
+        driver.dirty.set(true);
+        let ts = dom::now_ms();
+        on_frame(&driver, ts);
+    });
+}
+
+fn arm(repaint: bool) {
+    DRIVER.with(|d| {
+        let Some(driver) = d.borrow().clone() else {
+            return;
+        };
+        if repaint {
+            driver.dirty.set(true);
+        }
         if driver.pending.replace(true) {
             return;
         }
@@ -106,17 +142,24 @@ fn on_frame(d: &Driver, ts: f64) {
                 scene.playhead_s = next;
             }
         }
-        let morphing = scene.finish_morph_if_done(now);
+        let morphing = scene.morph_start_ms.is_some();
+        let still_morphing = scene.finish_morph_if_done(now);
         let t0 = dom::now_ms();
-        let merged = timeline_draw::draw(
-            &mut scene,
-            &d.canvas,
-            &mut d.cache.borrow_mut(),
-            now,
-            palette::current(),
-        )
-        .unwrap_or(false);
+        let merged = if d.dirty.replace(false) || morphing {
+            timeline_draw::draw(
+                &mut scene,
+                &d.canvas,
+                &mut d.cache.borrow_mut(),
+                now,
+                palette::current(),
+            )
+            .unwrap_or(false)
+        } else {
+            d.state.lod_note.get_untracked()
+        };
+        place_overlay(d, &scene);
         let draw_ms = dom::now_ms() - t0;
+        let morphing = still_morphing;
         (
             scene.playing || morphing,
             scene.playhead() / step,
@@ -153,6 +196,71 @@ fn on_frame(d: &Driver, ts: f64) {
         dom::set_body_data("ready", "1");
     }
     if keep_going {
-        request();
+        arm(false);
     }
+}
+
+/// Moves the playhead line and the veils to the playhead; hides them when the
+/// playhead is at the end (the final state).
+fn place_overlay(d: &Driver, scene: &crate::scene::Scene) {
+    let [line, veil_gpus, veil_links] = &d.overlay;
+    let l = &scene.layout;
+    let step = scene.step_s();
+    let t = scene.playhead();
+    let shown = scene.current.is_some() && t < step * 0.999_999;
+    let x = scene.x_of(t, scene.window(1.0)).clamp(l.left, l.right);
+    // The canvas has a 1 px border; the overlay is positioned in its wrapper.
+    let boxes = [
+        (
+            line,
+            x - 1.0,
+            2.0,
+            l.axis_h - 4.0,
+            l.link_area.1 - l.axis_h + 4.0,
+        ),
+        (
+            veil_gpus,
+            x,
+            l.right - x,
+            l.gpu_area.0,
+            l.gpu_area.1 - l.gpu_area.0,
+        ),
+        (
+            veil_links,
+            x,
+            l.right - x,
+            l.link_area.0,
+            l.link_area.1 - l.link_area.0,
+        ),
+    ];
+    for (el, left, width, top, height) in boxes {
+        let Some(el) = el else { continue };
+        el.set_hidden(!shown);
+        if shown {
+            let _ = el.style().set_property(
+                "transform",
+                &format!("translate({:.1}px, {:.1}px)", left + 1.0, top + 1.0),
+            );
+            let _ = el
+                .style()
+                .set_property("width", &format!("{:.1}px", width.max(0.0)));
+            let _ = el
+                .style()
+                .set_property("height", &format!("{:.1}px", height.max(0.0)));
+        }
+    }
+}
+
+/// The canvas reads its colours at paint time; repaint when the user's
+/// light/dark preference flips while the page is open.
+fn repaint_on_scheme_change() {
+    let Some(mql) =
+        dom::window().and_then(|w| w.match_media("(prefers-color-scheme: dark)").ok().flatten())
+    else {
+        return;
+    };
+    let cb: Closure<dyn FnMut()> = Closure::new(request);
+    let _ = mql.add_event_listener_with_callback("change", cb.as_ref().unchecked_ref());
+    // Lives as long as the page: the listener is never removed.
+    cb.forget();
 }

@@ -1,7 +1,8 @@
 //! Colours. One colour per parallelism axis, the same on the canvas, in the
 //! figures and in the legend (the CSS variables `--tp`, `--pp`, `--dp` carry
-//! the same values). Okabe-Ito hues, distinguishable with the common forms of
-//! colour blindness; the dark theme lightens the blue so it stays visible.
+//! the same values; the playhead and its veil are CSS only). Okabe-Ito hues,
+//! distinguishable with the common forms of colour blindness; the dark theme
+//! lightens the blue so it stays visible.
 
 use overlap_core::timeline::Phase;
 
@@ -16,9 +17,6 @@ pub struct Palette {
     pub recompute: &'static str,
     pub backward: &'static str,
     pub step: &'static str,
-    pub playhead: &'static str,
-    /// Drawn over the part of the step the playhead has not reached yet.
-    pub future_veil: &'static str,
     pub exposed_stripe: &'static str,
 }
 
@@ -33,8 +31,6 @@ pub const LIGHT: Palette = Palette {
     recompute: "#c3cad4",
     backward: "#5f6b7a",
     step: "#CC79A7",
-    playhead: "#D55E00",
-    future_veil: "rgba(255,255,255,0.72)",
     exposed_stripe: "rgba(0,0,0,0.55)",
 };
 
@@ -49,8 +45,6 @@ pub const DARK: Palette = Palette {
     recompute: "#4d5663",
     backward: "#aeb8c4",
     step: "#CC79A7",
-    playhead: "#FF8A3D",
-    future_veil: "rgba(21,24,29,0.72)",
     exposed_stripe: "rgba(255,255,255,0.7)",
 };
 

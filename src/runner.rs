@@ -2,6 +2,9 @@
 //! invalid field), simulate, then hand the figures to the signals and the
 //! timeline to the scene. The page computes nothing itself.
 
+use std::cell::Cell;
+use std::time::Duration;
+
 use leptos::prelude::*;
 use overlap_core::ScenarioInput;
 
@@ -9,11 +12,41 @@ use crate::dom;
 use crate::frame;
 use crate::state::AppState;
 
+/// A simulation slower than this blocks the page long enough that a slider
+/// drag would queue one per pixel. Changes arriving within `SETTLE_MS` of a
+/// slow run are coalesced into one run once the input rests; an isolated
+/// change (a click on a switch) still runs at once.
+const SLOW_SIM_MS: f64 = 120.0;
+const SETTLE_MS: f64 = 250.0;
+
+thread_local! {
+    static LAST_SIM_MS: Cell<f64> = const { Cell::new(0.0) };
+    static LAST_RUN_END_MS: Cell<f64> = const { Cell::new(f64::NEG_INFINITY) };
+    static GENERATION: Cell<u64> = const { Cell::new(0) };
+}
+
 /// Re-simulates whenever the scenario input changes.
 pub fn install(state: AppState) {
     Effect::new(move |_| {
         let input = state.input.get();
-        run(state, &input);
+        let generation = GENERATION.with(|g| {
+            g.set(g.get() + 1);
+            g.get()
+        });
+        let slow = LAST_SIM_MS.with(Cell::get) > SLOW_SIM_MS;
+        let recent = dom::now_ms() - LAST_RUN_END_MS.with(Cell::get) < SETTLE_MS;
+        if slow && recent {
+            set_timeout(
+                move || {
+                    if GENERATION.with(Cell::get) == generation {
+                        run(state, &state.input.get_untracked());
+                    }
+                },
+                Duration::from_millis(SETTLE_MS as u64),
+            );
+        } else {
+            run(state, &input);
+        }
     });
 }
 
@@ -29,8 +62,10 @@ fn run(state: AppState, input: &ScenarioInput) {
         }
     };
     let sim = overlap_core::simulate(&scenario);
+    let sim_ms = dom::now_ms() - t0;
+    LAST_SIM_MS.with(|c| c.set(sim_ms));
     // For the page benchmark: how much of a control change is the core's.
-    dom::set_body_data("sim-ms", &format!("{:.1}", dom::now_ms() - t0));
+    dom::set_body_data("sim-ms", &format!("{sim_ms:.1}"));
     let gpus = sim.timeline.gpus.len();
     let names: Vec<String> = sim
         .timeline
@@ -71,8 +106,9 @@ fn run(state: AppState, input: &ScenarioInput) {
     if state.link_gpu.get_untracked() >= gpus {
         state.link_gpu.set(0);
     }
+    LAST_RUN_END_MS.with(|c| c.set(dom::now_ms()));
     state.run_seq.update(|n| *n += 1);
     // Tests wait on this to know the figures belong to the latest input.
     dom::set_body_data("run-seq", &state.run_seq.get_untracked().to_string());
-    frame::request();
+    frame::paint_now();
 }

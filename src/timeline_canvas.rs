@@ -249,6 +249,10 @@ pub fn TimelineCanvas() -> impl IntoView {
                     on:wheel=on_wheel
                     on:keydown=on_key
                 ></canvas>
+                // Positioned by the animation loop (frame.rs), never by Leptos.
+                <div class="veil" id="veil-gpus" hidden=true></div>
+                <div class="veil" id="veil-links" hidden=true></div>
+                <div class="playhead-line" id="playhead-line" hidden=true></div>
                 {move || {
                     state
                         .tip

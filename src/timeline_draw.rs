@@ -142,7 +142,6 @@ pub fn draw(
         fill: "",
     };
     draw_hover(scene, &mut pen, pal, win);
-    draw_playhead(scene, &mut pen, pal, win);
     Ok(merged)
 }
 
@@ -596,36 +595,4 @@ fn draw_hover<'a>(scene: &Scene, pen: &mut Pen<'a>, pal: &'a Palette, win: (f64,
         );
         ctx.set_line_width(1.0);
     }
-}
-
-fn draw_playhead<'a>(scene: &Scene, pen: &mut Pen<'a>, pal: &'a Palette, win: (f64, f64)) {
-    let step = scene.step_s();
-    let t = scene.playhead();
-    if t >= step * 0.999_999 {
-        return;
-    }
-    let l = &scene.layout;
-    let x = scene.x_of(t, win).clamp(l.left, l.right);
-    // Veil what has not happened yet, so the sweep reads as time passing.
-    pen.rect(
-        pal.future_veil,
-        x,
-        l.gpu_area.0,
-        l.right - x,
-        l.gpu_area.1 - l.gpu_area.0,
-    );
-    pen.rect(
-        pal.future_veil,
-        x,
-        l.link_area.0,
-        l.right - x,
-        l.link_area.1 - l.link_area.0,
-    );
-    pen.rect(
-        pal.playhead,
-        x - 1.0,
-        l.axis_h - 4.0,
-        2.0,
-        l.link_area.1 - l.axis_h + 4.0,
-    );
 }
