@@ -106,3 +106,37 @@ pub fn nice_step(span: f64, target: f64) -> f64 {
     };
     nice * pow
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn raw_values_round_trip_exactly() {
+        for v in [100.49183769020148, 1e-7, 0.1 + 0.2, 123456789.123] {
+            assert_eq!(raw(v).parse::<f64>().unwrap().to_bits(), v.to_bits());
+        }
+    }
+
+    #[test]
+    fn tick_steps_are_one_two_or_five_times_a_power_of_ten() {
+        for span in [0.0013, 0.1, 0.7, 18.0, 106.0] {
+            let step = nice_step(span, 8.0);
+            let m = step / 10f64.powf(step.log10().floor());
+            assert!(
+                [1.0, 2.0, 5.0, 10.0].iter().any(|n| (m - n).abs() < 1e-9),
+                "{span}: {step}"
+            );
+            assert!(span / step >= 3.0 && span / step <= 20.0, "{span}: {step}");
+        }
+        assert_eq!(nice_step(0.0, 8.0), 1.0);
+        assert_eq!(nice_step(f64::NAN, 8.0), 1.0);
+    }
+
+    #[test]
+    fn durations_pick_a_readable_unit() {
+        assert_eq!(ms(106769.7), "106.77 s");
+        assert_eq!(ms(100.49), "100.5 ms");
+        assert_eq!(ms(0.2271), "227.1 µs");
+    }
+}

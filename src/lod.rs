@@ -92,3 +92,78 @@ pub fn pieces(
     flush(&mut run, &mut emit);
     merged_any
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use overlap_core::timeline::{OpKind, Phase};
+
+    fn bar(start_s: f64, end_s: f64) -> Interval {
+        Interval {
+            id: 0,
+            owner: 0,
+            exposed_from_s: 0.0,
+            start_s,
+            end_s,
+            op: OpKind::Qkv,
+            phase: Phase::Forward,
+            micro_batch: 0,
+            layer: 0,
+            chunk: 0,
+            bytes: 0.0,
+            achieved_gbps: 0.0,
+            contention_s: 0.0,
+            exposed_s: 0.0,
+            window: None,
+            flops: 0.0,
+        }
+    }
+
+    fn collect(lane: &[Interval], px_per_s: f64) -> Vec<Piece> {
+        let mut out = Vec::new();
+        pieces(
+            lane,
+            0..lane.len(),
+            (0.0, 1e9),
+            1.5,
+            |i| (lane[i].start_s * px_per_s, lane[i].end_s * px_per_s),
+            |p| out.push(p),
+        );
+        out
+    }
+
+    #[test]
+    fn wide_bars_are_drawn_one_by_one() {
+        let lane = vec![bar(0.0, 1.0), bar(1.0, 2.0), bar(3.0, 4.0)];
+        let p = collect(&lane, 10.0);
+        assert_eq!(p.len(), 3);
+        assert!(p.iter().all(|x| matches!(x, Piece::Bar { .. })));
+    }
+
+    #[test]
+    fn a_million_narrow_bars_cost_about_one_piece_per_pixel() {
+        let lane: Vec<Interval> = (0..1_000_000)
+            .map(|i| bar(i as f64, i as f64 + 0.9))
+            .collect();
+        // The whole lane on 1000 pixels: each pixel holds 1000 bars.
+        let p = collect(&lane, 1e-3);
+        assert!(p.len() <= 2, "{} pieces", p.len());
+        assert!(matches!(p[0], Piece::Merged { count, .. } if count > 900_000));
+    }
+
+    #[test]
+    fn gaps_wider_than_a_pixel_are_kept() {
+        // Narrow bars 10 px apart stay separate runs.
+        let lane: Vec<Interval> = (0..10)
+            .map(|i| bar(i as f64 * 10.0, i as f64 * 10.0 + 0.5))
+            .collect();
+        assert_eq!(collect(&lane, 1.0).len(), 10);
+    }
+
+    #[test]
+    fn the_visible_range_finds_a_long_bar_that_started_before_the_view() {
+        let lane = vec![bar(0.0, 100.0), bar(100.0, 101.0), bar(200.0, 201.0)];
+        let r = visible_range(&lane, 50.0, 150.0, 100.0);
+        assert_eq!(r, 0..2);
+    }
+}

@@ -573,3 +573,118 @@ impl Default for Scene {
         Self::new()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use overlap_core::timeline::{GpuLanes, OpKind, Phase};
+
+    fn iv(start_s: f64, end_s: f64, op: OpKind, chunk: u32) -> Interval {
+        Interval {
+            id: 0,
+            owner: 0,
+            exposed_from_s: 0.0,
+            start_s,
+            end_s,
+            op,
+            phase: Phase::Forward,
+            micro_batch: 0,
+            layer: 0,
+            chunk,
+            bytes: 0.0,
+            achieved_gbps: 0.0,
+            contention_s: 0.0,
+            exposed_s: 0.0,
+            window: None,
+            flops: 0.0,
+        }
+    }
+
+    fn timeline(compute: Vec<Interval>, step_time_s: f64) -> Timeline {
+        Timeline {
+            step_time_s,
+            reduced: false,
+            gpus: vec![GpuLanes {
+                rank: 0,
+                node: 0,
+                stage: 0,
+                dp_rank: 0,
+                tp_rank: 0,
+                represents: 1,
+                compute,
+                comm: Default::default(),
+            }],
+            links: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn lanes_are_sorted_for_binary_search() {
+        let p = Prepared::new(timeline(
+            vec![iv(2.0, 3.0, OpKind::Qkv, 0), iv(0.0, 1.0, OpKind::Proj, 0)],
+            3.0,
+        ));
+        assert_eq!(p.lane(0, 0)[0].op, OpKind::Proj);
+        assert_eq!(p.max_dur[0][0], 1.0);
+        assert!(p.axes.is_empty());
+    }
+
+    #[test]
+    fn zoom_keeps_the_time_under_the_pointer_and_stays_inside_the_step() {
+        let mut s = Scene::new();
+        s.set_timeline(
+            timeline(vec![iv(0.0, 10.0, OpKind::Qkv, 0)], 10.0),
+            false,
+            0.0,
+        );
+        s.layout = Layout {
+            left: 0.0,
+            right: 1000.0,
+            ..Layout::default()
+        };
+        s.zoom(0.5, 2.0);
+        let (t0, t1) = s.window(1.0);
+        assert!((t1 - t0 - 5.0).abs() < 1e-9);
+        assert!(
+            (t0 + 0.2 * 5.0 - 2.0).abs() < 1e-9,
+            "2.0 s stays at 20% of the view"
+        );
+        s.pan(-10.0);
+        assert_eq!(s.window(1.0).0, 0.0);
+        s.zoom(100.0, 5.0);
+        assert_eq!(s.window(1.0), (0.0, 10.0));
+    }
+
+    #[test]
+    fn a_split_gemm_morphs_out_of_the_unsplit_one() {
+        let old = Prepared::new(timeline(vec![iv(0.0, 4.0, OpKind::Gemm, 0)], 4.0));
+        let new = Prepared::new(timeline(
+            vec![iv(0.0, 1.5, OpKind::Gemm, 0), iv(1.5, 3.0, OpKind::Gemm, 1)],
+            3.0,
+        ));
+        let from = morph_sources(&old, &new);
+        assert_eq!(from[0][0], vec![(0.0, 4.0), (0.0, 4.0)]);
+    }
+
+    #[test]
+    fn stepping_the_playhead_visits_bar_edges() {
+        let mut s = Scene::new();
+        s.set_timeline(
+            timeline(
+                vec![iv(0.0, 1.0, OpKind::Qkv, 0), iv(1.5, 3.0, OpKind::Proj, 0)],
+                3.0,
+            ),
+            false,
+            0.0,
+        );
+        s.playhead_s = 0.0;
+        let mut seen = Vec::new();
+        for _ in 0..4 {
+            s.step_playhead(true);
+            seen.push(s.playhead());
+        }
+        assert_eq!(seen, vec![1.0, 1.5, 3.0, 3.0]);
+        s.step_playhead(false);
+        assert_eq!(s.playhead(), 1.5);
+    }
+}

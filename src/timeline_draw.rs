@@ -319,11 +319,13 @@ fn draw_gpus<'a>(
         for (index, x0, x1) in wide {
             let iv = &bars[index];
             if slot > 0 && iv.exposed_s > 0.0 {
+                // Compute waited from `exposed_from_s` to the end of the bar.
+                // As a fraction of the bar, so that it follows the morph too.
                 let dur = (iv.end_s - iv.start_s).max(1e-15);
-                // The core gives how long compute waited, not when; the wait
-                // is at the end of a collective, when compute has run out.
-                let frac = (iv.exposed_s / dur).clamp(0.0, 1.0);
-                let ex0 = x1 - (x1 - x0) * frac;
+                let frac = ((iv.end_s - iv.exposed_from_s) / dur).clamp(0.0, 1.0);
+                let (s0, e0) = position(bars, from, index, morph);
+                let (ux0, ux1) = (scene.x_of(s0, win), scene.x_of(e0, win));
+                let ex0 = (ux1 - (ux1 - ux0) * frac).clamp(x0, x1);
                 draw_exposed(pen, pal, ex0, y, x1 - ex0, h);
             }
             if l.label_lanes && x1 - x0 > 46.0 && h >= 10.0 {
