@@ -315,9 +315,9 @@ fn gpu_lane(
     for (index, x0, x1) in wide {
         let iv = &bars[index];
         if slot > 0 && iv.exposed_s > 0.0 {
-            let dur = (iv.end_s - iv.start_s).max(1e-15);
-            let frac = (iv.exposed_s / dur).clamp(0.0, 1.0);
-            let ex0 = x1 - (x1 - x0) * frac;
+            // As on the canvas: compute waited from `exposed_from_s` to the
+            // end of the bar.
+            let ex0 = scene.x_of(iv.exposed_from_s, win).clamp(x0, x1);
             let _ = writeln!(
                 svg.out,
                 r#"<rect x="{:.2}" y="{:.2}" width="{:.2}" height="{:.2}" fill="url(#exposed)" stroke="{}"/>"#,
