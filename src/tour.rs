@@ -25,6 +25,8 @@ struct Chapter {
     /// Which figures the reveal reads: (label, getter).
     watch: &'static [Watch],
     explain: &'static str,
+    /// The controls the chapter is about (field names), outlined on the page.
+    controls: &'static [&'static str],
 }
 
 fn all_off(i: &mut ScenarioInput) {
@@ -51,6 +53,7 @@ const CHAPTERS: &[Chapter] = &[
         explain: "Each gradient bucket is reduced as soon as it is final, under the rest of the backward pass. \
                   With gradient accumulation only the last micro-batch's backward is a window, so whatever does \
                   not fit in it stays exposed.",
+        controls: &["overlap.dp"],
     },
     Chapter {
         title: "TP has a small window; chunking helps, at a cost",
@@ -69,6 +72,7 @@ const CHAPTERS: &[Chapter] = &[
         ],
         explain: "Chunk i's AllReduce runs under chunk i+1's GEMM, but the window is one adjacent GEMM: small next \
                   to the traffic. Smaller GEMMs also run less efficiently, and NCCL's kernels take SMs from compute.",
+        controls: &["overlap.tp", "overlap.tp_chunks"],
     },
     Chapter {
         title: "PP sends hide behind micro-batches",
@@ -90,6 +94,7 @@ const CHAPTERS: &[Chapter] = &[
         ],
         explain: "An asynchronous send lets the sender start the next micro-batch at once: only the receiver waits, \
                   and only when the data is late. The pipeline bubble is another matter: overlap does not fill it.",
+        controls: &["overlap.pp"],
     },
     Chapter {
         title: "All three overlapped contend for the same links",
@@ -110,6 +115,7 @@ const CHAPTERS: &[Chapter] = &[
         explain: "Overlapping each axis with compute does not overlap the axes with each other: the DP reduction \
                   and the pipeline's gradient sends now meet on the same NIC and share it, so both take longer. \
                   Look at the link lanes: two colours stacked on one link.",
+        controls: &["overlap.dp"],
     },
     Chapter {
         title: "Where overlap stops being free",
@@ -130,6 +136,7 @@ const CHAPTERS: &[Chapter] = &[
         ],
         explain: "Tiny chunks run far from peak, each collective pays its latency, and compute slows whenever a \
                   communication kernel runs beside it. Past a point, overlap costs more than it hides.",
+        controls: &["overlap.tp_chunks", "sm_tax"],
     },
 ];
 
@@ -146,6 +153,11 @@ enum Stage {
     Done,
 }
 
+/// The fields a chapter is about, for the controls to outline themselves.
+pub fn focus_fields(chapter: usize) -> &'static [&'static str] {
+    CHAPTERS.get(chapter).map(|c| c.controls).unwrap_or(&[])
+}
+
 fn enter(state: AppState, chapter: usize) {
     let c = &CHAPTERS[chapter];
     if let Some(p) = presets::find(c.preset) {
@@ -153,6 +165,26 @@ fn enter(state: AppState, chapter: usize) {
         (c.setup)(&mut input);
         state.load(p, input);
     }
+    reveal_control(c.controls.first().copied());
+}
+
+/// On a wide screen the controls scroll on their own: bring the chapter's
+/// control into view there, without moving the page away from the tour.
+fn reveal_control(field: Option<&str>) {
+    let Some(field) = field else { return };
+    let Some(doc) = crate::dom::document() else {
+        return;
+    };
+    let id = format!("f-{}", field.replace(['.', '_'], "-"));
+    let (Some(el), Ok(Some(side))) = (doc.get_element_by_id(&id), doc.query_selector(".side"))
+    else {
+        return;
+    };
+    if side.scroll_height() <= side.client_height() {
+        return;
+    }
+    let offset = el.get_bounding_client_rect().top() - side.get_bounding_client_rect().top();
+    side.set_scroll_top(side.scroll_top() + offset as i32 - 48);
 }
 
 /// A value as the reveal shows it.

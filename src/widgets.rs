@@ -11,6 +11,14 @@ use wasm_bindgen::JsCast;
 use crate::fields::NumField;
 use crate::state::AppState;
 
+/// True while the guided tour's chapter is about this field.
+fn tour_focus(state: AppState, field: &'static str) -> bool {
+    state
+        .tour_chapter
+        .get()
+        .is_some_and(|c| crate::tour::focus_fields(c).contains(&field))
+}
+
 /// The serialised name of an enum value (`"1f1b"`), as in scenario JSON.
 pub fn enum_name<T: Serialize>(value: &T) -> String {
     serde_json::to_value(value)
@@ -112,7 +120,11 @@ pub fn NumberPair(
     let number_id = id.clone();
     let described = err_id.clone();
     view! {
-        <div class="field num" class:invalid=move || invalid.get()>
+        <div
+            class="field num"
+            class:invalid=move || invalid.get()
+            class:tour-focus=move || tour_focus(state, field.field)
+        >
             <label for=number_id.clone()>{field.label}</label>
             <div class="pair">
                 <input
@@ -229,8 +241,12 @@ pub fn Toggle(
 ) -> impl IntoView {
     let id = format!("f-{}", field.replace(['.', '_'], "-"));
     let err_id = format!("{id}-err");
+    let state = expect_context::<AppState>();
     view! {
-        <div class=format!("field toggle {axis}")>
+        <div
+            class=format!("field toggle {axis}")
+            class:tour-focus=move || tour_focus(state, field)
+        >
             <input
                 type="checkbox"
                 id=id.clone()
