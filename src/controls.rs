@@ -210,15 +210,22 @@ fn ModelGroup() -> impl IntoView {
     );
     let on_kind = Callback::new(move |v: String| {
         if let Some(k) = enum_parse::<WorkloadKind>(&v) {
+            let resolved = state.resolved.get_untracked();
             state.edit(|i| {
                 i.workload = Default::default();
                 i.workload.kind = Some(k);
-                // Each workload has its own sensible layout; let the core's defaults apply.
-                i.parallel.tp = None;
-                i.parallel.pp = None;
                 i.parallel.dp = None;
                 if k == WorkloadKind::MatmulAllreduce {
+                    // One TP group on one node: the core's defaults for it.
                     i.hardware.nodes = Some(1);
+                    i.parallel.tp = None;
+                    i.parallel.pp = None;
+                } else {
+                    // The didactic layout, TP 4 x PP 2 on two nodes, DP from the node size.
+                    i.hardware.nodes = Some(2);
+                    i.parallel.tp = Some(4);
+                    i.parallel.pp = Some(2);
+                    crate::state::rebalance_dp(i, resolved.as_ref());
                 }
             });
         }

@@ -159,6 +159,31 @@ test('an invalid value is explained next to its control and kept', async ({ page
   assert(/not a number|whole/i.test(local), `no message for a non-number: "${local}"`);
 });
 
+test('slider and number field stay paired; cluster changes keep tp x pp x dp consistent', async ({ page }) => {
+  await afterRun(page, () => page.locator('input[aria-label="TP chunks (slider)"]').fill('8'));
+  assert((await page.inputValue('#f-overlap-tp-chunks')) === '8', 'the number field did not follow the slider');
+  let json = JSON.parse(await page.getAttribute('[data-scenario-json]', 'data-scenario-json'));
+  assert(json.overlap.tp_chunks === 8, 'the slider did not reach the scenario');
+  await afterRun(page, () => page.locator('#f-overlap-tp-chunks').fill('2'));
+  assert((await page.inputValue('input[aria-label="TP chunks (slider)"]')) === '2', 'the slider did not follow the number field');
+  for (const hw of ['dgx2-v100', 'dgx-h100', 'dgx-a100']) {
+    await afterRun(page, () => page.selectOption('#f-hardware-preset', hw));
+    assert((await page.evaluate(() => document.body.dataset.errors)) === '0', `hardware ${hw} was refused`);
+    await matchesCli(page);
+  }
+  await afterRun(page, () => page.locator('#f-hardware-nodes').fill('4'));
+  json = JSON.parse(await page.getAttribute('[data-scenario-json]', 'data-scenario-json'));
+  assert(json.parallel.dp === 4, `DP was not re-derived for 4 nodes: ${JSON.stringify(json.parallel)}`);
+  await afterRun(page, () => page.selectOption('#f-workload-kind', 'matmul_allreduce'));
+  assert((await page.evaluate(() => document.body.dataset.errors)) === '0', 'the micro-benchmark was refused');
+  await page.waitForSelector('#f-workload-m');
+  await matchesCli(page);
+  await afterRun(page, () => page.selectOption('#f-workload-kind', 'transformer'));
+  await matchesCli(page);
+  await painted(page);
+  await canvasDrawn(page);
+});
+
 test('keyboard focus reaches every control', async ({ page }) => {
   const controls = await page.$$eval(
     'input, select, button, textarea, summary, canvas[tabindex], [tabindex="0"]',
