@@ -186,8 +186,11 @@ pub fn timeline_svg(scene: &Scene, pal: &Palette) -> Option<String> {
     for band in &l.bands {
         let g = &p.timeline.gpus[band.gpu];
         if l.label_lanes || band.gpu % every == 0 {
-            let label = if l.label_lanes {
+            // As on the canvas: a phone's narrow gutter fits only the short form.
+            let label = if l.label_lanes && l.left >= 80.0 {
                 format!("GPU {} · st {}", g.rank, g.stage)
+            } else if l.label_lanes {
+                format!("GPU {}", g.rank)
             } else {
                 format!("st {}", g.stage)
             };
@@ -232,10 +235,14 @@ pub fn timeline_svg(scene: &Scene, pal: &Palette) -> Option<String> {
             4.0,
             l.links_y,
             "start",
-            &format!(
-                "Links of GPU {} (stage {}): bandwidth by axis, dashed = usable capacity",
-                g.rank, g.stage
-            ),
+            &if l.left < 80.0 {
+                format!("Links of GPU {}, by axis", g.rank)
+            } else {
+                format!(
+                    "Links of GPU {} (stage {}): bandwidth by axis, dashed = usable capacity",
+                    g.rank, g.stage
+                )
+            },
         );
     }
     svg.out.push_str("</svg>\n");
