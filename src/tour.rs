@@ -10,7 +10,8 @@ use crate::format;
 use crate::state::AppState;
 
 /// A figure the reveal shows before and after: its label and where it is in the report.
-type Watch = (&'static str, fn(&Report) -> f64);
+/// (label, report field name for `data-metric`, getter).
+type Watch = (&'static str, &'static str, fn(&Report) -> f64);
 
 struct Chapter {
     title: &'static str,
@@ -46,9 +47,9 @@ const CHAPTERS: &[Chapter] = &[
         choices: ["Most of it disappears", "It barely changes", "It grows"],
         action: |i| i.overlap.dp = Some(true),
         watch: &[
-            ("step time", |r| r.step_time_ms),
-            ("DP exposed", |r| r.axes.dp.exposed_ms),
-            ("DP window", |r| r.axes.dp.window_ms),
+            ("step time", "step_time_ms", |r| r.step_time_ms),
+            ("DP exposed", "axes.dp.exposed_ms", |r| r.axes.dp.exposed_ms),
+            ("DP window", "axes.dp.window_ms", |r| r.axes.dp.window_ms),
         ],
         explain: "Each gradient bucket is reduced as soon as it is final, under the rest of the backward pass. \
                   With gradient accumulation only the last micro-batch's backward is a window, so whatever does \
@@ -65,10 +66,10 @@ const CHAPTERS: &[Chapter] = &[
         choices: ["Nearly all of it", "Some of it", "None of it"],
         action: |i| i.overlap.tp = Some(true),
         watch: &[
-            ("step time", |r| r.step_time_ms),
-            ("TP exposed", |r| r.axes.tp.exposed_ms),
-            ("TP window", |r| r.axes.tp.window_ms),
-            ("TP comm", |r| r.axes.tp.comm_ms),
+            ("step time", "step_time_ms", |r| r.step_time_ms),
+            ("TP exposed", "axes.tp.exposed_ms", |r| r.axes.tp.exposed_ms),
+            ("TP window", "axes.tp.window_ms", |r| r.axes.tp.window_ms),
+            ("TP comm", "axes.tp.comm_ms", |r| r.axes.tp.comm_ms),
         ],
         explain: "Chunk i's AllReduce runs under chunk i+1's GEMM, but the window is one adjacent GEMM: small next \
                   to the traffic. Smaller GEMMs also run less efficiently, and NCCL's kernels take SMs from compute.",
@@ -87,10 +88,10 @@ const CHAPTERS: &[Chapter] = &[
         choices: ["It mostly disappears", "It barely changes", "It grows"],
         action: |i| i.overlap.pp = Some(true),
         watch: &[
-            ("step time", |r| r.step_time_ms),
-            ("PP exposed", |r| r.axes.pp.exposed_ms),
-            ("PP window", |r| r.axes.pp.window_ms),
-            ("bubble", |r| r.bubble_fraction),
+            ("step time", "step_time_ms", |r| r.step_time_ms),
+            ("PP exposed", "axes.pp.exposed_ms", |r| r.axes.pp.exposed_ms),
+            ("PP window", "axes.pp.window_ms", |r| r.axes.pp.window_ms),
+            ("bubble", "bubble_fraction", |r| r.bubble_fraction),
         ],
         explain: "An asynchronous send lets the sender start the next micro-batch at once: only the receiver waits, \
                   and only when the data is late. The pipeline bubble is another matter: overlap does not fill it.",
@@ -107,10 +108,10 @@ const CHAPTERS: &[Chapter] = &[
         choices: ["It stays the same", "It grows: it shares the NIC with PP", "It shrinks"],
         action: |i| i.overlap.dp = Some(true),
         watch: &[
-            ("step time", |r| r.step_time_ms),
-            ("DP comm", |r| r.axes.dp.comm_ms),
-            ("DP contention", |r| r.axes.dp.contention_ms),
-            ("PP contention", |r| r.axes.pp.contention_ms),
+            ("step time", "step_time_ms", |r| r.step_time_ms),
+            ("DP comm", "axes.dp.comm_ms", |r| r.axes.dp.comm_ms),
+            ("DP contention", "axes.dp.contention_ms", |r| r.axes.dp.contention_ms),
+            ("PP contention", "axes.pp.contention_ms", |r| r.axes.pp.contention_ms),
         ],
         explain: "Overlapping each axis with compute does not overlap the axes with each other: the DP reduction \
                   and the pipeline's gradient sends now meet on the same NIC and share it, so both take longer. \
@@ -129,10 +130,10 @@ const CHAPTERS: &[Chapter] = &[
             i.sm_tax = Some(0.4);
         },
         watch: &[
-            ("step time", |r| r.step_time_ms),
-            ("compute busy", |r| r.compute_ms),
-            ("TP exposed", |r| r.axes.tp.exposed_ms),
-            ("speedup over all-off", |r| r.speedup),
+            ("step time", "step_time_ms", |r| r.step_time_ms),
+            ("compute busy", "compute_ms", |r| r.compute_ms),
+            ("TP exposed", "axes.tp.exposed_ms", |r| r.axes.tp.exposed_ms),
+            ("speedup over all-off", "speedup", |r| r.speedup),
         ],
         explain: "Tiny chunks run far from peak, each collective pays its latency, and compute slows whenever a \
                   communication kernel runs beside it. Past a point, overlap costs more than it hides.",
@@ -284,15 +285,29 @@ pub fn Tour() -> impl IntoView {
                             {move || picked.get().map(|k| format!("You predicted: {}.", c.choices[k]))}
                         </p>
                         <ul class="reveal" aria-live="polite">
-                            {c.watch.iter().map(|(label, get)| {
-                                let get = *get;
-                                let label = *label;
+                            {c.watch.iter().map(|(label, metric, get)| {
+                                let (label, metric, get) = (*label, *metric, *get);
+                                // The current value first: a page query for a metric
+                                // finds it before any "before" value.
                                 view! {
                                     <li>
                                         <span>{label}": "</span>
-                                        {move || state.ghost.get().map(|g| show(label, get(&g)))}
-                                        " → "
-                                        <strong>{move || state.report.get().map(|r| show(label, get(&r)))}</strong>
+                                        <strong
+                                            data-metric=metric
+                                            data-run="current"
+                                            data-value=move || state.report.get().map(|r| format::raw(get(&r)))
+                                        >
+                                            {move || state.report.get().map(|r| show(label, get(&r)))}
+                                        </strong>
+                                        " (before: "
+                                        <span
+                                            data-metric=metric
+                                            data-run="previous"
+                                            data-value=move || state.ghost.get().map(|g| format::raw(get(&g)))
+                                        >
+                                            {move || state.ghost.get().map(|g| show(label, get(&g)))}
+                                        </span>
+                                        ")"
                                     </li>
                                 }
                             }).collect_view()}
