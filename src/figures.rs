@@ -47,7 +47,7 @@ fn Figure(
                 data-value=move || ghost.get().map(format::raw)
                 hidden=move || ghost.get().is_none()
             >
-                {move || ghost.get().map(|g| format!("before: {}", fmt(g)))}
+                {move || ghost.get().map(|g| format!("was {}", fmt(g)))}
             </span>
         </div>
     }
