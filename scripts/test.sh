@@ -14,8 +14,9 @@ cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
 cargo clippy --target wasm32-unknown-unknown -p overlap-lab-app -- -D warnings
 
-step "core and CLI tests"
+step "core, CLI and app unit tests"
 cargo test --workspace --exclude overlap-lab-app
+cargo test -p overlap-lab-app --lib
 
 step "release build: CLI and static site"
 cargo build --release -p overlap-lab
