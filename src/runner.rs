@@ -111,4 +111,6 @@ fn run(state: AppState, input: &ScenarioInput) {
     // Tests wait on this to know the figures belong to the latest input.
     dom::set_body_data("run-seq", &state.run_seq.get_untracked().to_string());
     frame::paint_now();
+    // The whole run, painting included: the page's share is run-ms - sim-ms.
+    dom::set_body_data("run-ms", &format!("{:.1}", dom::now_ms() - t0));
 }
