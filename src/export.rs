@@ -446,50 +446,14 @@ fn link_lane(
             svg.rect(pal.axis[a], x0, top, w, bh);
         }
     };
-    if !s.is_empty() {
-        let start = s.partition_point(|x| x.t_s <= win.0).saturating_sub(1);
-        let mut column: Option<(f64, [f64; 3], f64)> = None;
-        for i in start..s.len() {
-            let t0 = s[i].t_s;
-            let t1 = s.get(i + 1).map(|n| n.t_s).unwrap_or(p.step_s());
-            if t0 > win.1 {
-                break;
-            }
-            if t1 <= t0 {
-                continue;
-            }
-            let x0 = scene.x_of(t0, win).max(l.left);
-            let x1 = scene.x_of(t1, win).min(l.right);
-            if x1 <= x0 {
-                continue;
-            }
-            if x1 - x0 >= 1.0 {
-                if let Some((px, g, w)) = column.take() {
-                    stack(svg, px, 1.0, g.map(|v| v / w));
-                }
-                stack(svg, x0, x1 - x0, s[i].gbps);
-                continue;
-            }
-            let px = x0.floor();
-            match &mut column {
-                Some((cx, g, w)) if *cx == px => {
-                    for (gv, v) in g.iter_mut().zip(s[i].gbps) {
-                        *gv += v * (x1 - x0);
-                    }
-                    *w += x1 - x0;
-                }
-                _ => {
-                    if let Some((cx, g, w)) = column.take() {
-                        stack(svg, cx, 1.0, g.map(|v| v / w));
-                    }
-                    column = Some((px, s[i].gbps.map(|v| v * (x1 - x0)), x1 - x0));
-                }
-            }
-        }
-        if let Some((px, g, w)) = column.take() {
-            stack(svg, px, 1.0, g.map(|v| v / w));
-        }
-    }
+    crate::lod::link_columns(
+        s,
+        win,
+        p.step_s(),
+        (l.left, l.right),
+        |t| scene.x_of(t, win),
+        |x, w, gbps| stack(svg, x, w, gbps),
+    );
     let _ = writeln!(
         svg.out,
         r#"<line x1="{:.2}" y1="{:.2}" x2="{:.2}" y2="{:.2}" stroke="{}" stroke-dasharray="3 3"/>"#,

@@ -26,6 +26,68 @@ pub enum Piece {
 /// The indices of a lane (sorted by start) that can intersect [t0, t1].
 /// `max_dur_s` is the lane's longest bar, so a long bar that started before
 /// t0 is still found.
+/// Link bandwidth as drawable columns: each sample that spans a pixel or
+/// more becomes its own column; samples narrower than a pixel are averaged
+/// over the pixel they fall in (time-weighted). `x_of` maps a time to x;
+/// `emit(x, width, gbps)` receives the columns left to right.
+pub fn link_columns(
+    samples: &[overlap_core::timeline::LinkSample],
+    win: (f64, f64),
+    step_s: f64,
+    (left, right): (f64, f64),
+    x_of: impl Fn(f64) -> f64,
+    mut emit: impl FnMut(f64, f64, [f64; 3]),
+) {
+    if samples.is_empty() {
+        return;
+    }
+    let start = samples
+        .partition_point(|x| x.t_s <= win.0)
+        .saturating_sub(1);
+    // Pixel, time-weighted bandwidth and weight of the column being averaged.
+    let mut column: Option<(f64, [f64; 3], f64)> = None;
+    let flush = |column: &mut Option<(f64, [f64; 3], f64)>,
+                 emit: &mut dyn FnMut(f64, f64, [f64; 3])| {
+        if let Some((px, g, w)) = column.take() {
+            emit(px, 1.0, g.map(|v| v / w));
+        }
+    };
+    for i in start..samples.len() {
+        let t0 = samples[i].t_s;
+        let t1 = samples.get(i + 1).map(|n| n.t_s).unwrap_or(step_s);
+        if t0 > win.1 {
+            break;
+        }
+        if t1 <= t0 {
+            continue;
+        }
+        let x0 = x_of(t0).max(left);
+        let x1 = x_of(t1).min(right);
+        if x1 <= x0 {
+            continue;
+        }
+        if x1 - x0 >= 1.0 {
+            flush(&mut column, &mut emit);
+            emit(x0, x1 - x0, samples[i].gbps);
+            continue;
+        }
+        let px = x0.floor();
+        match &mut column {
+            Some((cx, g, w)) if *cx == px => {
+                for (acc, v) in g.iter_mut().zip(samples[i].gbps) {
+                    *acc += v * (x1 - x0);
+                }
+                *w += x1 - x0;
+            }
+            _ => {
+                flush(&mut column, &mut emit);
+                column = Some((px, samples[i].gbps.map(|v| v * (x1 - x0)), x1 - x0));
+            }
+        }
+    }
+    flush(&mut column, &mut emit);
+}
+
 pub fn visible_range(lane: &[Interval], t0: f64, t1: f64, max_dur_s: f64) -> Range<usize> {
     let lo = lane.partition_point(|iv| iv.start_s < t0 - max_dur_s);
     let hi = lane.partition_point(|iv| iv.start_s <= t1);
@@ -95,6 +157,47 @@ pub fn pieces(
 
 #[cfg(test)]
 mod tests {
+    use overlap_core::timeline::LinkSample;
+
+    #[test]
+    fn link_columns_keep_wide_samples_and_average_narrow_ones() {
+        let sample = |t_s: f64, g: f64| LinkSample {
+            t_s,
+            gbps: [g, 0.0, 0.0],
+        };
+        // x = 10 px per second; two wide samples, then four narrow ones in one pixel.
+        let wide = [sample(0.0, 4.0), sample(1.0, 2.0), sample(2.0, 0.0)];
+        let mut cols = Vec::new();
+        super::link_columns(
+            &wide,
+            (0.0, 3.0),
+            3.0,
+            (0.0, 30.0),
+            |t| t * 10.0,
+            |x, w, g| cols.push((x, w, g[0])),
+        );
+        assert_eq!(
+            cols,
+            vec![(0.0, 10.0, 4.0), (10.0, 10.0, 2.0), (20.0, 10.0, 0.0)]
+        );
+        let narrow = [
+            sample(0.0, 8.0),
+            sample(0.025, 0.0),
+            sample(0.05, 8.0),
+            sample(0.075, 0.0),
+        ];
+        cols.clear();
+        super::link_columns(
+            &narrow,
+            (0.0, 0.1),
+            0.1,
+            (0.0, 30.0),
+            |t| t * 10.0,
+            |x, w, g| cols.push((x, w, g[0])),
+        );
+        assert_eq!(cols, vec![(0.0, 1.0, 4.0)]);
+    }
+
     use super::*;
     use overlap_core::timeline::{OpKind, Phase};
 

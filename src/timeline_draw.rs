@@ -497,8 +497,6 @@ fn draw_link_samples<'a>(
     if s.is_empty() {
         return;
     }
-    let start = s.partition_point(|x| x.t_s <= win.0).saturating_sub(1);
-    let mut column: Option<(f64, [f64; 3], f64)> = None; // pixel, weighted gbps, weight
     let stack = |pen: &mut Pen<'a>, x0: f64, w: f64, gbps: [f64; 3]| {
         let mut top = y + h;
         for (a, v) in gbps.iter().enumerate() {
@@ -510,46 +508,14 @@ fn draw_link_samples<'a>(
             pen.rect(pal.axis[a], x0, top, w, bh);
         }
     };
-    for i in start..s.len() {
-        let t0 = s[i].t_s;
-        let t1 = s.get(i + 1).map(|n| n.t_s).unwrap_or(p.step_s());
-        if t0 > win.1 {
-            break;
-        }
-        if t1 <= t0 {
-            continue;
-        }
-        let x0 = scene.x_of(t0, win).max(l.left);
-        let x1 = scene.x_of(t1, win).min(l.right);
-        if x1 <= x0 {
-            continue;
-        }
-        if x1 - x0 >= 1.0 {
-            if let Some((px, g, w)) = column.take() {
-                stack(pen, px, 1.0, g.map(|v| v / w));
-            }
-            stack(pen, x0, x1 - x0, s[i].gbps);
-            continue;
-        }
-        let px = x0.floor();
-        match &mut column {
-            Some((cx, g, w)) if *cx == px => {
-                for (acc, v) in g.iter_mut().zip(s[i].gbps) {
-                    *acc += v * (x1 - x0);
-                }
-                *w += x1 - x0;
-            }
-            _ => {
-                if let Some((cx, g, w)) = column.take() {
-                    stack(pen, cx, 1.0, g.map(|v| v / w));
-                }
-                column = Some((px, s[i].gbps.map(|v| v * (x1 - x0)), x1 - x0));
-            }
-        }
-    }
-    if let Some((px, g, w)) = column.take() {
-        stack(pen, px, 1.0, g.map(|v| v / w));
-    }
+    crate::lod::link_columns(
+        s,
+        win,
+        p.step_s(),
+        (l.left, l.right),
+        |t| scene.x_of(t, win),
+        |x, w, gbps| stack(pen, x, w, gbps),
+    );
 }
 
 fn draw_hover<'a>(scene: &Scene, pen: &mut Pen<'a>, pal: &'a Palette, win: (f64, f64)) {
