@@ -6,9 +6,9 @@ use std::process::ExitCode;
 
 use overlap_core::{presets, simulate, Axis, Report, Scenario, ScenarioInput};
 
-const USAGE: &str =
-    "usage: overlap-lab simulate [--json] FILE | link FILE | trace FILE | presets | published
-  FILE is scenario JSON (interface.md); - reads standard input; preset:NAME uses a preset";
+const USAGE: &str = "usage: overlap-lab simulate [--json] FILE | link [--preset ID] FILE | trace FILE | presets | published
+  FILE is scenario JSON (interface.md); - reads standard input; preset:NAME uses a preset.
+  link writes the fields that differ from the closest preset, or from --preset ID.";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
