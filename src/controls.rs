@@ -3,7 +3,7 @@
 //! `ScenarioInput` in `AppState`; the core validates and simulates.
 
 use leptos::prelude::*;
-use overlap_core::presets::{self, PRESETS};
+use overlap_core::presets;
 use overlap_core::scenario::{Mode, Recompute, Schedule, Workload, WorkloadKind};
 use overlap_core::HardwarePreset;
 
@@ -64,15 +64,8 @@ fn OtherErrors() -> impl IntoView {
 #[component]
 fn PresetPicker() -> impl IntoView {
     let state = expect_context::<AppState>();
-    let options: Vec<(String, String)> = PRESETS
-        .iter()
-        .map(|p| (p.id.to_string(), p.title.to_string()))
-        .collect();
-    let on_change = Callback::new(move |id: String| {
-        if let Some(p) = presets::find(&id) {
-            state.load_preset(p);
-        }
-    });
+    let options = crate::state::preset_options();
+    let on_change = Callback::new(move |id: String| state.load_preset_id(&id));
     let preset = Memo::new(move |_| presets::find(&state.preset_id.get()));
     view! {
         <div class="preset-picker">

@@ -15,7 +15,6 @@ use std::cell::Cell;
 
 use leptos::html;
 use leptos::prelude::*;
-use overlap_core::presets::{self, PRESETS};
 use overlap_core::FieldError;
 use wasm_bindgen::prelude::*;
 
@@ -155,15 +154,8 @@ fn control(state: AppState, name: &'static str) -> AnyView {
         "bucket_mb" => view! { <NumberPair field=&fields::BUCKET_MB /> }.into_any(),
         "sm_tax" => view! { <NumberPair field=&fields::SM_TAX /> }.into_any(),
         "preset" => {
-            let options: Vec<(String, String)> = PRESETS
-                .iter()
-                .map(|p| (p.id.to_string(), p.title.to_string()))
-                .collect();
-            let on_change = Callback::new(move |id: String| {
-                if let Some(p) = presets::find(&id) {
-                    state.load_preset(p);
-                }
-            });
+            let options = crate::state::preset_options();
+            let on_change = Callback::new(move |id: String| state.load_preset_id(&id));
             view! { <SelectField label="Scenario preset" field="preset" options current=state.preset_id on_change /> }
                 .into_any()
         }

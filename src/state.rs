@@ -94,6 +94,13 @@ impl AppState {
         self.load(preset, preset.input());
     }
 
+    /// A preset picker's choice, by id; an unknown id changes nothing.
+    pub fn load_preset_id(&self, id: &str) {
+        if let Some(p) = presets::find(id) {
+            self.load_preset(p);
+        }
+    }
+
     /// Starts over from a preset with an edited input (the tour's chapters).
     pub fn load(&self, preset: &Preset, input: ScenarioInput) {
         self.reset_view();
@@ -133,6 +140,14 @@ impl AppState {
             }
         });
     }
+}
+
+/// (id, title) of every preset, for the preset pickers.
+pub fn preset_options() -> Vec<(String, String)> {
+    presets::PRESETS
+        .iter()
+        .map(|p| (p.id.to_string(), p.title.to_string()))
+        .collect()
 }
 
 impl Default for AppState {
