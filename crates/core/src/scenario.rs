@@ -3,6 +3,7 @@
 //! gaps from the hardware preset and the defaults, then validates.
 
 use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 
 use crate::hardware::{Hardware, HardwarePreset};
 use crate::validate;
@@ -254,11 +255,97 @@ impl Scenario {
     }
 }
 
+/// The most scenario text read from one source, in bytes: a file, standard
+/// input, a pasted scenario or a share link. The largest preset is under
+/// 2 KB, so this leaves room for any hand-written scenario while a stream
+/// such as /dev/zero is cut off after this many bytes.
+pub const MAX_INPUT_BYTES: usize = 1024 * 1024;
+
+/// How much of one echoed value (a string, a name, a number) an error
+/// message repeats, in characters: enough to recognise it, never the 50 MB
+/// a hostile input could carry.
+pub const MAX_ECHO_CHARS: usize = 80;
+
+/// The most characters one refused field's name or message holds, however
+/// many short values it quotes.
+pub const MAX_MESSAGE_CHARS: usize = 600;
+
+/// `text` made safe to show on one line: each quoted value (`"..."` or
+/// `` `...` ``) and each unquoted word keeps its first [`MAX_ECHO_CHARS`]
+/// characters, control characters are written as escapes, and the whole is
+/// cut at [`MAX_MESSAGE_CHARS`]. A cut is marked with `…`.
+pub fn clip_echoes(text: &str) -> String {
+    let mut out = String::new();
+    let mut shown = 0usize;
+    // The quote that opened the current token, if it is a quoted value.
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    let mut run = 0usize;
+    let mut cut = false;
+    for c in text.chars() {
+        if shown >= MAX_MESSAGE_CHARS {
+            out.push('…');
+            return out;
+        }
+        let ends_token = match quote {
+            Some(q) => !escaped && c == q,
+            None => c.is_whitespace() || c == '"' || c == '`',
+        };
+        if ends_token {
+            if cut {
+                out.push('…');
+            }
+            run = 0;
+            cut = false;
+            escaped = false;
+            if quote.take().is_none() && (c == '"' || c == '`') {
+                quote = Some(c);
+            }
+            push_visible(&mut out, c);
+            shown += 1;
+            continue;
+        }
+        escaped = quote == Some('"') && !escaped && c == '\\';
+        if run < MAX_ECHO_CHARS {
+            push_visible(&mut out, c);
+            shown += 1;
+            run += 1;
+        } else {
+            cut = true;
+        }
+    }
+    if cut {
+        out.push('…');
+    }
+    out
+}
+
+/// Control characters (a newline in a pasted value) would break the one
+/// line an error takes: they are shown as escapes.
+fn push_visible(out: &mut String, c: char) {
+    if c.is_control() {
+        out.extend(c.escape_default());
+    } else {
+        out.push(c);
+    }
+}
+
 /// One refused field: its dotted path and what would be valid.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct FieldError {
     pub field: String,
     pub message: String,
+}
+
+impl FieldError {
+    /// A refusal whose field name and message are clipped with
+    /// [`clip_echoes`], so that neither repeats a long input back.
+    pub fn new(field: &str, message: &str) -> Self {
+        Self {
+            field: clip_echoes(field),
+            message: clip_echoes(message),
+        }
+    }
 }
 
 impl std::fmt::Display for FieldError {
@@ -274,12 +361,10 @@ pub struct ScenarioError {
 }
 
 impl ScenarioError {
+    /// One refused field, clipped as [`FieldError::new`] does.
     pub fn single(field: impl Into<String>, message: impl Into<String>) -> Self {
         Self {
-            errors: vec![FieldError {
-                field: field.into(),
-                message: message.into(),
-            }],
+            errors: vec![FieldError::new(&field.into(), &message.into())],
         }
     }
 }
@@ -294,10 +379,32 @@ impl std::fmt::Display for ScenarioError {
 impl std::error::Error for ScenarioError {}
 
 impl ScenarioInput {
-    /// Parses scenario JSON. Type errors and unknown fields name their path.
+    /// Parses scenario JSON strictly: the text is exactly one JSON object
+    /// of at most [`MAX_INPUT_BYTES`], sections are objects (never arrays
+    /// read by position), and every field holds a single value. Errors name
+    /// the field's path and echo at most [`MAX_ECHO_CHARS`] of any value.
     pub fn from_json(text: &str) -> Result<Self, ScenarioError> {
-        let de = &mut serde_json::Deserializer::from_str(text);
-        serde_path_to_error::deserialize(de).map_err(|e| {
+        if text.len() > MAX_INPUT_BYTES {
+            return Err(too_large(text.len()));
+        }
+        // A first pass reads the text as plain JSON to check the shapes
+        // serde's derived structs would accept by position (an array for a
+        // struct) and what follows the scenario.
+        let mut de = serde_json::Deserializer::from_str(text);
+        let plain = Value::deserialize(&mut de);
+        if let Ok(value) = &plain {
+            refuse_arrays_for_objects(value)?;
+            de.end().map_err(|e| {
+                ScenarioError::single(
+                    "scenario",
+                    format!(
+                        "more follows the scenario ({e}): the input must be exactly one JSON object"
+                    ),
+                )
+            })?;
+        }
+        let mut de = serde_json::Deserializer::from_str(text);
+        let input = serde_path_to_error::deserialize(&mut de).map_err(|e| {
             let path = e.path().to_string();
             let inner = e.into_inner();
             let message = inner.to_string();
@@ -310,7 +417,10 @@ impl ScenarioInput {
                 (p, _) => p.to_string(),
             };
             ScenarioError::single(field, message)
-        })
+        })?;
+        let value = plain.map_err(|e| ScenarioError::single("scenario", e.to_string()))?;
+        refuse_objects_for_values(&value)?;
+        Ok(input)
     }
 
     pub fn to_json_pretty(&self) -> String {
@@ -323,9 +433,112 @@ impl ScenarioInput {
     }
 }
 
+fn too_large(len_bytes: usize) -> ScenarioError {
+    ScenarioError::single(
+        "scenario",
+        format!(
+            "the input is {len_bytes} bytes or more: a scenario is at most {MAX_INPUT_BYTES} bytes (1 MiB)"
+        ),
+    )
+}
+
+/// The refusal for input longer than [`MAX_INPUT_BYTES`], for readers that
+/// stop at the limit (the command line) and so do not know the full length.
+pub fn input_too_large() -> ScenarioError {
+    too_large(MAX_INPUT_BYTES + 1)
+}
+
 fn unknown_field_name(message: &str) -> Option<String> {
     let rest = message.strip_prefix("unknown field `")?;
     Some(rest.split('`').next()?.to_string())
+}
+
+/// Whether the top-level `key` is a section (an object of fields). Asking
+/// serde keeps this in step with the structs as sections are added.
+fn is_section(key: &str) -> bool {
+    let mut probe = Map::new();
+    probe.insert(key.to_string(), Value::Object(Map::new()));
+    serde_json::from_value::<ScenarioInput>(Value::Object(probe)).is_ok()
+}
+
+fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "true or false",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// serde's derived structs read an array by position (`[preset, nodes]`):
+/// the scenario and its sections must be objects with named fields.
+fn refuse_arrays_for_objects(value: &Value) -> Result<(), ScenarioError> {
+    let Some(root) = value.as_object() else {
+        return Err(ScenarioError::single(
+            "scenario",
+            format!(
+                "{} is given where an object is expected: a scenario is {{\"hardware\": {{...}}, \"parallel\": {{...}}, ...}}",
+                kind_of(value)
+            ),
+        ));
+    };
+    for (key, section) in root {
+        if section.is_array() && is_section(key) {
+            return Err(ScenarioError::single(
+                key.as_str(),
+                format!(
+                    "an array is given where an object is expected: write its fields by name, as {{\"{}\": ...}}",
+                    example_field(key)
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn example_field(section: &str) -> &'static str {
+    match section {
+        "hardware" => "nodes",
+        "workload" => "layers",
+        "parallel" => "tp",
+        "overlap" => "tp_chunks",
+        _ => "field",
+    }
+}
+
+/// serde_json reads `{"gpipe": null}` as the enum value `"gpipe"`: every
+/// field holds a single value (number, string, true or false), so an object
+/// anywhere but a section is refused.
+fn refuse_objects_for_values(value: &Value) -> Result<(), ScenarioError> {
+    let Some(root) = value.as_object() else {
+        return Ok(());
+    };
+    for (key, section) in root {
+        let Some(fields) = section.as_object() else {
+            continue;
+        };
+        if !is_section(key) {
+            return Err(single_value_expected(key, section));
+        }
+        for (name, field) in fields {
+            if field.is_object() || field.is_array() {
+                return Err(single_value_expected(&format!("{key}.{name}"), field));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn single_value_expected(field: &str, value: &Value) -> ScenarioError {
+    ScenarioError::single(
+        field,
+        format!(
+            "{} is given where a single value is expected (a number, a string, true or false)",
+            kind_of(value)
+        ),
+    )
 }
 
 /// Parses and resolves in one go.

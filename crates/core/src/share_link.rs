@@ -10,10 +10,14 @@
 use serde_json::{Map, Value};
 
 use crate::presets;
-use crate::scenario::{FieldError, Scenario, ScenarioInput};
+use crate::scenario::{FieldError, Scenario, ScenarioInput, MAX_INPUT_BYTES};
 
 /// The format this code writes. Readers accept every version up to it.
 pub const VERSION: u32 = 1;
+
+/// The most problems one link lists; a last entry counts the rest, so that
+/// a link of a million bad parameters shows a short list.
+pub const MAX_LINK_ERRORS: usize = 20;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Kind {
@@ -299,24 +303,24 @@ fn parse_value(p: &Prop, raw: &str) -> Result<Value, String> {
         Kind::Int => raw
             .parse::<u32>()
             .map(Value::from)
-            .map_err(|_| format!("\"{raw}\" is not a whole number of 0 or more")),
+            .map_err(|_| format!("{raw:?} is not a whole number of 0 or more")),
         Kind::Real => raw
             .parse::<f64>()
             .ok()
             .filter(|x| x.is_finite())
             .map(Value::from)
-            .ok_or_else(|| format!("\"{raw}\" is not a number")),
+            .ok_or_else(|| format!("{raw:?} is not a number")),
         Kind::Bool => match raw {
             "1" | "true" | "on" => Ok(Value::Bool(true)),
             "0" | "false" | "off" => Ok(Value::Bool(false)),
-            _ => Err(format!("\"{raw}\" is not a switch: valid are 1 or 0")),
+            _ => Err(format!("{raw:?} is not a switch: valid are 1 or 0")),
         },
         Kind::Enum(options) => {
             if options.contains(&raw) {
                 Ok(Value::from(raw))
             } else {
                 Err(format!(
-                    "\"{raw}\" is not valid: valid are {}",
+                    "{raw:?} is not valid: valid are {}",
                     options.join(", ")
                 ))
             }
@@ -326,8 +330,27 @@ fn parse_value(p: &Prop, raw: &str) -> Result<Value, String> {
 
 /// Reads a query string (with or without its `?`). `view_keys` are the
 /// non-scenario keys the caller understands (zoom, tour chapter, ...).
+///
+/// A query longer than [`MAX_INPUT_BYTES`] is not read: it opens the
+/// default scenario with one message. Echoed values are clipped as
+/// [`FieldError::new`] does, and at most [`MAX_LINK_ERRORS`] problems are
+/// listed, then one entry that counts the rest.
 pub fn decode(query: &str, view_keys: &[&str]) -> Decoded {
     let query = query.strip_prefix('?').unwrap_or(query);
+    if query.len() > MAX_INPUT_BYTES {
+        return Decoded {
+            preset: presets::DEFAULT_ID,
+            input: presets::default_preset().input(),
+            view: Vec::new(),
+            errors: vec![FieldError::new(
+                "link",
+                &format!(
+                    "the link is {} bytes: a link is at most {MAX_INPUT_BYTES} bytes (1 MiB); the default scenario opened",
+                    query.len()
+                ),
+            )],
+        };
+    }
     let pairs: Vec<(String, String)> = query
         .split('&')
         .filter(|p| !p.is_empty())
@@ -337,11 +360,15 @@ pub fn decode(query: &str, view_keys: &[&str]) -> Decoded {
         })
         .collect();
     let mut errors = Vec::new();
-    let fail = |errors: &mut Vec<FieldError>, field: &str, message: String| {
-        errors.push(FieldError {
-            field: field.to_string(),
-            message,
-        })
+    // Problems past the listed ones are only counted: a link of a million
+    // bad parameters must not build a million messages.
+    let mut unlisted = 0usize;
+    let mut fail = |errors: &mut Vec<FieldError>, field: &str, message: String| {
+        if errors.len() < MAX_LINK_ERRORS {
+            errors.push(FieldError::new(field, &message));
+        } else {
+            unlisted += 1;
+        }
     };
 
     let mut preset = presets::default_preset();
@@ -353,7 +380,7 @@ pub fn decode(query: &str, view_keys: &[&str]) -> Decoded {
                 fail(
                     &mut errors,
                     "preset",
-                    format!("unknown preset \"{name}\": valid are {}", names.join(", ")),
+                    format!("unknown preset {name:?}: valid are {}", names.join(", ")),
                 );
             }
         }
@@ -366,7 +393,7 @@ pub fn decode(query: &str, view_keys: &[&str]) -> Decoded {
                 fail(
                     &mut errors,
                     "v",
-                    format!("unknown link format version \"{v}\": this app reads versions 1 to {VERSION}; the link's scenario fields were not applied"),
+                    format!("unknown link format version {v:?}: this app reads versions 1 to {VERSION}; the link's scenario fields were not applied"),
                 );
                 false
             }
@@ -429,6 +456,12 @@ pub fn decode(query: &str, view_keys: &[&str]) -> Decoded {
             input = preset.input();
             break;
         }
+    }
+    if unlisted > 0 {
+        errors.push(FieldError::new(
+            "link",
+            &format!("{unlisted} more problems are not listed"),
+        ));
     }
     Decoded {
         preset: preset.id,

@@ -71,10 +71,7 @@ struct Checker {
 
 impl Checker {
     fn fail(&mut self, field: &str, message: String) {
-        self.errors.push(FieldError {
-            field: field.to_string(),
-            message,
-        });
+        self.errors.push(FieldError::new(field, &message));
     }
 
     fn int(&mut self, field: &str, value: u32, lo: u32, hi: u32) -> bool {
@@ -94,11 +91,25 @@ impl Checker {
             let low = if lo_open { "above" } else { "from" };
             self.fail(
                 field,
-                format!("{value} is out of range: valid is {low} {lo} to {hi}"),
+                format!(
+                    "{} is out of range: valid is {low} {lo} to {hi}",
+                    shown(value)
+                ),
             );
             return false;
         }
         true
+    }
+}
+
+/// A number as a message shows it: 1e300 in exponent form rather than its
+/// 301 digits.
+fn shown(value: f64) -> String {
+    let plain = value.to_string();
+    if plain.len() > 24 {
+        format!("{value:e}")
+    } else {
+        plain
     }
 }
 
