@@ -1,63 +1,75 @@
 //! `overlap-lab`: the Overlap Lab simulator on the command line
 //! (../shared/interface.md). A thin shell over `overlap_core`.
 
-use std::io::Read;
+mod args;
+
+use std::io::{Read, Write};
 use std::process::ExitCode;
 
+use overlap_core::scenario::{clip_echoes, MAX_INPUT_BYTES};
 use overlap_core::{presets, simulate, Axis, Report, Scenario, ScenarioInput};
 
 const USAGE: &str = "usage: overlap-lab simulate [--json] FILE | link [--preset ID] FILE | trace FILE | presets | published
-  FILE is scenario JSON (interface.md); - reads standard input; preset:NAME uses a preset.
+  FILE is scenario JSON (interface.md) of at most 1 MiB; - reads standard input; preset:NAME uses a preset;
+  -- before FILE lets its name start with -.
   link writes the fields that differ from the closest preset, or from --preset ID.";
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let args: Vec<String> = std::env::args_os()
+        .skip(1)
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
     match run(&args) {
         Ok(out) => {
-            print!("{out}");
-            ExitCode::SUCCESS
+            let mut stdout = std::io::stdout().lock();
+            match stdout
+                .write_all(out.as_bytes())
+                .and_then(|()| stdout.flush())
+            {
+                Ok(()) => ExitCode::SUCCESS,
+                // A reader that stops early (`| head`) is not an error.
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("overlap-lab: cannot write standard output: {e}");
+                    ExitCode::FAILURE
+                }
+            }
         }
         Err(message) => {
-            eprintln!("overlap-lab: {message}");
+            // One line, whatever a message quotes.
+            eprintln!("overlap-lab: {}", message.replace('\n', " "));
             ExitCode::from(2)
         }
     }
 }
 
 fn run(args: &[String]) -> Result<String, String> {
-    let (command, rest) = args.split_first().ok_or(USAGE)?;
-    let json = rest.iter().any(|a| a == "--json");
-    let preset = rest
-        .iter()
-        .position(|a| a == "--preset")
-        .map(|i| rest.get(i + 1).ok_or("--preset needs a preset name"))
-        .transpose()?;
-    let files: Vec<&String> = rest
-        .iter()
-        .filter(|a| *a != "--json" && *a != "--preset" && Some(*a) != preset)
-        .collect();
-    let file = || -> Result<&String, String> {
-        match files.as_slice() {
-            [f] => Ok(f),
-            _ => Err(USAGE.to_string()),
-        }
+    let parsed = args::parse(args)?;
+    if parsed.help || parsed.command == "help" {
+        return Ok(format!("{USAGE}\n"));
+    }
+    let file = || {
+        parsed
+            .file
+            .as_deref()
+            .expect("commands that read a FILE have one")
     };
-    match command.as_str() {
+    match parsed.command {
         "simulate" => {
-            let scenario = load(file()?)?.resolve().map_err(|e| e.to_string())?;
+            let scenario = load(file())?.resolve().map_err(|e| e.to_string())?;
             let sim = simulate(&scenario);
-            if json {
+            if parsed.flag("--json") {
                 Ok(serde_json::to_string_pretty(&sim.report).expect("reports serialise") + "\n")
             } else {
                 Ok(summary(&scenario, &sim.report))
             }
         }
         "link" => {
-            let input = load(file()?)?;
+            let input = load(file())?;
             input.resolve().map_err(|e| e.to_string())?;
-            let link = match preset {
+            let link = match parsed.value("--preset") {
                 Some(id) => {
-                    presets::find(id).ok_or_else(|| format!("unknown preset \"{id}\""))?;
+                    presets::find(id).ok_or_else(|| unknown_preset(id))?;
                     overlap_core::share_link::encode(&input, Some(id))
                 }
                 None => overlap_core::share_link::encode_shortest(&input),
@@ -65,7 +77,7 @@ fn run(args: &[String]) -> Result<String, String> {
             Ok(link + "\n")
         }
         "trace" => {
-            let scenario = load(file()?)?.resolve().map_err(|e| e.to_string())?;
+            let scenario = load(file())?.resolve().map_err(|e| e.to_string())?;
             let sim = simulate(&scenario);
             Ok(overlap_core::trace::chrome_trace(&sim.timeline) + "\n")
         }
@@ -74,27 +86,54 @@ fn run(args: &[String]) -> Result<String, String> {
             .map(|p| format!("{:<26} {}\n", p.id, p.title))
             .collect()),
         "published" => Ok(overlap_core::published::table()),
-        "--help" | "-h" | "help" => Ok(format!("{USAGE}\n")),
-        other => Err(format!("unknown command \"{other}\"\n{USAGE}")),
+        other => unreachable!("args::COMMANDS lists {other} without running it"),
     }
+}
+
+fn unknown_preset(id: &str) -> String {
+    let names: Vec<&str> = presets::PRESETS.iter().map(|p| p.id).collect();
+    clip_echoes(&format!(
+        "unknown preset {id:?}: valid are {}",
+        names.join(", ")
+    ))
 }
 
 fn load(path: &str) -> Result<ScenarioInput, String> {
     if let Some(id) = path.strip_prefix("preset:") {
-        return presets::find(id).map(|p| p.input()).ok_or_else(|| {
-            let names: Vec<&str> = presets::PRESETS.iter().map(|p| p.id).collect();
-            format!("unknown preset \"{id}\": valid are {}", names.join(", "))
-        });
+        return presets::find(id)
+            .map(|p| p.input())
+            .ok_or_else(|| unknown_preset(id));
     }
-    let mut text = String::new();
-    if path == "-" {
-        std::io::stdin()
-            .read_to_string(&mut text)
-            .map_err(|e| format!("cannot read standard input: {e}"))?;
+    let text = if path == "-" {
+        read_capped(std::io::stdin().lock(), "standard input")?
     } else {
-        text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {path}: {e}"))?;
-    }
+        let name = clip_echoes(path);
+        let file = std::fs::File::open(path).map_err(|e| format!("cannot read {name}: {e}"))?;
+        read_capped(file, &name)?
+    };
     ScenarioInput::from_json(&text).map_err(|e| e.to_string())
+}
+
+/// Reads at most one byte more than a scenario may hold, so that an endless
+/// stream (/dev/zero, a pipe that never closes its data) is refused after
+/// [`MAX_INPUT_BYTES`] rather than read until memory runs out.
+fn read_capped(source: impl Read, name: &str) -> Result<String, String> {
+    let mut bytes = Vec::new();
+    source
+        .take(MAX_INPUT_BYTES as u64 + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("cannot read {name}: {e}"))?;
+    if bytes.len() > MAX_INPUT_BYTES {
+        return Err(format!(
+            "{name} holds more than {MAX_INPUT_BYTES} bytes: a scenario is at most 1 MiB; reading stopped there"
+        ));
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        format!(
+            "{name} is not UTF-8 text (byte {} is not): a scenario is JSON text",
+            e.utf8_error().valid_up_to()
+        )
+    })
 }
 
 fn summary(s: &Scenario, r: &Report) -> String {

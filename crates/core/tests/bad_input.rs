@@ -156,3 +156,135 @@ fn extreme_but_valid_values_give_finite_figures() {
         assert!(r.speedup.is_finite() && r.mfu.is_finite(), "{json}: {r:?}");
     }
 }
+
+// Strict parsing: the interface says a scenario is one JSON object whose
+// sections are objects; these were once accepted.
+
+#[test]
+fn trailing_data_after_the_scenario_is_refused() {
+    names(
+        &refused(r#"{"sm_tax":0.1} {"sm_tax":0.9}"#),
+        "scenario",
+        "exactly one JSON object",
+    );
+    names(
+        &refused(r#"{"sm_tax":0.1} x"#),
+        "scenario",
+        "exactly one JSON object",
+    );
+    // Whitespace after the object is not data.
+    assert!(parse_scenario("{\"sm_tax\":0.1}\n\n  ").is_ok());
+}
+
+#[test]
+fn an_array_in_place_of_the_scenario_is_refused() {
+    names(
+        &refused(r#"[{"preset":"dgx-h100","nodes":1},{},{"tp":8,"pp":1,"dp":1}]"#),
+        "scenario",
+        "an object is expected",
+    );
+    names(&refused("[]"), "scenario", "an object is expected");
+    names(&refused("5"), "scenario", "an object is expected");
+    names(&refused("null"), "scenario", "an object is expected");
+}
+
+#[test]
+fn an_array_in_place_of_a_section_is_refused() {
+    names(
+        &refused(r#"{"hardware":["dgx-h100",4]}"#),
+        "hardware",
+        "an object is expected",
+    );
+    for section in ["workload", "parallel", "overlap"] {
+        names(
+            &refused(&format!(r#"{{"{section}":[]}}"#)),
+            section,
+            "an object is expected",
+        );
+    }
+    // A scalar field given an array keeps serde's message for its type.
+    names(&refused(r#"{"sm_tax":[0.1]}"#), "sm_tax", "invalid type");
+    names(
+        &refused(r#"{"parallel":{"tp":[8]}}"#),
+        "parallel.tp",
+        "invalid type",
+    );
+}
+
+#[test]
+fn an_object_in_place_of_a_value_is_refused() {
+    // serde_json would read {"gpipe": null} as the name "gpipe".
+    names(
+        &refused(r#"{"parallel":{"schedule":{"gpipe":null}}}"#),
+        "parallel.schedule",
+        "a single value is expected",
+    );
+    names(
+        &refused(r#"{"hardware":{"preset":{"dgx-h100":null}}}"#),
+        "hardware.preset",
+        "a single value is expected",
+    );
+    names(&refused(r#"{"sm_tax":{}}"#), "sm_tax", "invalid type");
+}
+
+#[test]
+fn input_over_the_size_limit_is_refused_with_the_limit() {
+    let limit = overlap_core::scenario::MAX_INPUT_BYTES;
+    let padded = format!("{{\"sm_tax\":0.1}}{}", " ".repeat(limit));
+    names(
+        &refused(&padded),
+        "scenario",
+        &format!("at most {limit} bytes"),
+    );
+    // Just under the limit still parses.
+    let fits = format!("{{\"sm_tax\":0.1}}{}", " ".repeat(limit - 20));
+    assert!(parse_scenario(&fits).is_ok());
+}
+
+/// The longest run of `c` in `text`.
+fn longest_run(text: &str, c: char) -> usize {
+    text.split(|x| x != c).map(str::len).max().unwrap_or(0)
+}
+
+#[test]
+fn a_long_value_is_echoed_cut_to_80_characters() {
+    let echo = overlap_core::scenario::MAX_ECHO_CHARS;
+    let cap = overlap_core::scenario::MAX_MESSAGE_CHARS;
+    let long = "q".repeat(900_000);
+    let half = &long[..400_000];
+    for json in [
+        format!(r#"{{"workload":{{"mode":"{long}"}}}}"#),
+        format!(r#"{{"workload":{{"layers":"{long}"}}}}"#),
+        format!(r#"{{"hardware":{{"{long}":1}}}}"#),
+        format!(r#"{{"{long}":1}}"#),
+        format!(r#"{{"parallel":{{"schedule":"{half}\n{half}"}}}}"#),
+    ] {
+        let e = refused(&json);
+        let line = e.to_string();
+        assert!(
+            line.contains('q'),
+            "the value is still recognisable: {line}"
+        );
+        assert!(longest_run(&line, 'q') <= echo, "{}", &line[..200]);
+        assert!(
+            line.chars().count() <= 2 * (cap + 1),
+            "{} chars",
+            line.len()
+        );
+        assert!(!line.contains('\n'), "one line: {line}");
+    }
+}
+
+#[test]
+fn a_fifty_megabyte_mode_string_gets_a_short_message() {
+    let json = format!(r#"{{"workload":{{"mode":"{}"}}}}"#, "x".repeat(50 << 20));
+    let line = refused(&json).to_string();
+    assert!(line.len() < 200, "{line}");
+    assert!(line.contains("1 MiB"), "{line}");
+}
+
+#[test]
+fn a_huge_number_is_shown_in_exponent_form() {
+    let e = refused(r#"{"hardware":{"nic_gbps":1e300}}"#);
+    names(&e, "hardware.nic_gbps", "1e300 is out of range");
+}
