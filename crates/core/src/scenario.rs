@@ -276,6 +276,7 @@ pub const MAX_MESSAGE_CHARS: usize = 600;
 /// cut at [`MAX_MESSAGE_CHARS`]. A cut is marked with `…`.
 pub fn clip_echoes(text: &str) -> String {
     let mut out = String::new();
+    // Characters in `out`: an escape counts for each of its characters.
     let mut shown = 0usize;
     // The quote that opened the current token, if it is a quoted value.
     let mut quote: Option<char> = None;
@@ -294,6 +295,7 @@ pub fn clip_echoes(text: &str) -> String {
         if ends_token {
             if cut {
                 out.push('…');
+                shown += 1;
             }
             run = 0;
             cut = false;
@@ -301,14 +303,12 @@ pub fn clip_echoes(text: &str) -> String {
             if quote.take().is_none() && (c == '"' || c == '`') {
                 quote = Some(c);
             }
-            push_visible(&mut out, c);
-            shown += 1;
+            shown += push_visible(&mut out, c);
             continue;
         }
         escaped = quote == Some('"') && !escaped && c == '\\';
         if run < MAX_ECHO_CHARS {
-            push_visible(&mut out, c);
-            shown += 1;
+            shown += push_visible(&mut out, c);
             run += 1;
         } else {
             cut = true;
@@ -321,12 +321,16 @@ pub fn clip_echoes(text: &str) -> String {
 }
 
 /// Control characters (a newline in a pasted value) would break the one
-/// line an error takes: they are shown as escapes.
-fn push_visible(out: &mut String, c: char) {
-    if c.is_control() {
+/// line an error takes: they are shown as escapes. Returns the characters
+/// written.
+fn push_visible(out: &mut String, c: char) -> usize {
+    if c.is_control() || c == '\u{2028}' || c == '\u{2029}' {
+        let before = out.len();
         out.extend(c.escape_default());
+        out.len() - before
     } else {
         out.push(c);
+        1
     }
 }
 
