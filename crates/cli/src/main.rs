@@ -3,7 +3,9 @@
 
 mod args;
 
+use std::ffi::OsString;
 use std::io::{Read, Write};
+use std::path::Path;
 use std::process::ExitCode;
 
 use overlap_core::scenario::{clip_echoes, MAX_INPUT_BYTES};
@@ -15,11 +17,10 @@ const USAGE: &str = "usage: overlap-lab simulate [--json] FILE | link [--preset 
   link writes the fields that differ from the closest preset, or from --preset ID.";
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args_os()
-        .skip(1)
-        .map(|a| a.to_string_lossy().into_owned())
-        .collect();
-    match run(&args) {
+    // Arguments that are not UTF-8 are read in their lossy form, and a FILE
+    // among them is opened by its name as given.
+    let raw: Vec<OsString> = std::env::args_os().skip(1).collect();
+    match run(&raw) {
         Ok(out) => {
             let mut stdout = std::io::stdout().lock();
             match stdout
@@ -43,16 +44,23 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(args: &[String]) -> Result<String, String> {
-    let parsed = args::parse(args)?;
+fn run(raw: &[OsString]) -> Result<String, String> {
+    let args: Vec<String> = raw
+        .iter()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let parsed = args::parse(&args)?;
     if parsed.help || parsed.command == "help" {
         return Ok(format!("{USAGE}\n"));
     }
     let file = || {
-        parsed
-            .file
-            .as_deref()
-            .expect("commands that read a FILE have one")
+        let index = parsed
+            .file_index
+            .expect("commands that read a FILE have one");
+        FileArg {
+            shown: &args[index],
+            path: Path::new(&raw[index]),
+        }
     };
     match parsed.command {
         "simulate" => {
@@ -98,18 +106,25 @@ fn unknown_preset(id: &str) -> String {
     ))
 }
 
-fn load(path: &str) -> Result<ScenarioInput, String> {
-    if let Some(id) = path.strip_prefix("preset:") {
+/// The FILE operand: as shown in messages, and as the name to open.
+struct FileArg<'a> {
+    shown: &'a str,
+    path: &'a Path,
+}
+
+fn load(file: FileArg) -> Result<ScenarioInput, String> {
+    if let Some(id) = file.shown.strip_prefix("preset:") {
         return presets::find(id)
             .map(|p| p.input())
             .ok_or_else(|| unknown_preset(id));
     }
-    let text = if path == "-" {
+    let text = if file.shown == "-" {
         read_capped(std::io::stdin().lock(), "standard input")?
     } else {
-        let name = clip_echoes(path);
-        let file = std::fs::File::open(path).map_err(|e| format!("cannot read {name}: {e}"))?;
-        read_capped(file, &name)?
+        let name = clip_echoes(file.shown);
+        let opened =
+            std::fs::File::open(file.path).map_err(|e| format!("cannot read {name}: {e}"))?;
+        read_capped(opened, &name)?
     };
     ScenarioInput::from_json(&text).map_err(|e| e.to_string())
 }

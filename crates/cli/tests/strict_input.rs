@@ -233,3 +233,24 @@ fn a_reader_that_stops_early_is_not_an_error() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[cfg(unix)]
+#[test]
+fn a_file_name_that_is_not_utf8_is_opened_as_given() {
+    use std::os::unix::ffi::OsStrExt;
+    let dir = scratch("bytes");
+    let name = std::ffi::OsStr::from_bytes(b"scenario-\xff.json");
+    std::fs::write(dir.join(name), r#"{"sm_tax":0.05}"#).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_overlap-lab"))
+        .arg("link")
+        .arg(name)
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "v=1&sm_tax=0.05"
+    );
+    std::fs::remove_dir_all(dir).unwrap();
+}
