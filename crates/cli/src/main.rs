@@ -143,11 +143,16 @@ fn read_capped(source: impl Read, name: &str) -> Result<String, String> {
             "{name} holds more than {MAX_INPUT_BYTES} bytes: a scenario is at most 1 MiB; reading stopped there"
         ));
     }
-    String::from_utf8(bytes).map_err(|e| {
+    let text = String::from_utf8(bytes).map_err(|e| {
         format!(
             "{name} is not UTF-8 text (byte {} is not): a scenario is JSON text",
             e.utf8_error().valid_up_to()
         )
+    })?;
+    // Some editors begin a UTF-8 file with a byte-order mark; it is not JSON.
+    Ok(match text.strip_prefix('\u{feff}') {
+        Some(rest) => rest.to_string(),
+        None => text,
     })
 }
 

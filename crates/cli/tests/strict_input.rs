@@ -254,3 +254,16 @@ fn a_file_name_that_is_not_utf8_is_opened_as_given() {
     );
     std::fs::remove_dir_all(dir).unwrap();
 }
+
+#[test]
+fn a_byte_order_mark_before_the_scenario_is_skipped() {
+    let out = cli(
+        &["link", "-"],
+        Some("\u{feff}{\"sm_tax\":0.05}".as_bytes().to_vec()),
+    );
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        "v=1&sm_tax=0.05"
+    );
+}

@@ -412,6 +412,17 @@ impl ScenarioInput {
             let path = e.path().to_string();
             let inner = e.into_inner();
             let message = inner.to_string();
+            // serde's derived structs read arrays by position, so an index
+            // in the path is an array given for an object (a syntax error
+            // inside it is reported as that).
+            if let Some(at) = path.find('[') {
+                let field = path[..at].trim_start_matches('.');
+                let field = if field.is_empty() { "scenario" } else { field };
+                return ScenarioError::single(
+                    field,
+                    "an array is given where an object is expected",
+                );
+            }
             // A syntax error has no field (serde_path_to_error says "." or "?").
             let path = if path == "?" { ".".to_string() } else { path };
             let field = match (path.as_str(), unknown_field_name(&message)) {
@@ -452,8 +463,11 @@ pub fn input_too_large() -> ScenarioError {
     too_large(MAX_INPUT_BYTES + 1)
 }
 
+/// The field an "unknown field" or "duplicate field" message names.
 fn unknown_field_name(message: &str) -> Option<String> {
-    let rest = message.strip_prefix("unknown field `")?;
+    let rest = message
+        .strip_prefix("unknown field `")
+        .or_else(|| message.strip_prefix("duplicate field `"))?;
     Some(rest.split('`').next()?.to_string())
 }
 

@@ -288,3 +288,39 @@ fn a_huge_number_is_shown_in_exponent_form() {
     let e = refused(r#"{"hardware":{"nic_gbps":1e300}}"#);
     names(&e, "hardware.nic_gbps", "1e300 is out of range");
 }
+
+#[test]
+fn deep_nesting_is_refused_not_overflowed() {
+    let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+    names(&refused(&deep), "scenario", "an object is expected");
+    names(
+        &refused(r#"{"hardware":[[[[[[[[[[]]]]]]]]]]}"#),
+        "hardware",
+        "an object is expected",
+    );
+    names(
+        &refused(r#"{"hardware":["dgx-h100",[1, 2"#),
+        "hardware",
+        "an object is expected",
+    );
+    let deep = format!(
+        r#"{{"hardware":{}{}}}"#,
+        r#"{"a":"#.repeat(10_000),
+        "}".repeat(10_000)
+    );
+    assert!(parse_scenario(&deep).is_err());
+}
+
+#[test]
+fn a_field_given_twice_is_refused() {
+    names(
+        &refused(r#"{"sm_tax":0.1,"sm_tax":0.9}"#),
+        "sm_tax",
+        "duplicate field",
+    );
+    names(
+        &refused(r#"{"parallel":{"tp":2},"parallel":{"tp":4}}"#),
+        "parallel",
+        "duplicate field",
+    );
+}
