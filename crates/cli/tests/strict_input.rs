@@ -267,3 +267,17 @@ fn a_byte_order_mark_before_the_scenario_is_skipped() {
         "v=1&sm_tax=0.05"
     );
 }
+
+#[cfg(unix)]
+#[test]
+fn an_argument_that_is_not_utf8_is_refused_not_panicked() {
+    use std::os::unix::ffi::OsStrExt;
+    let out = Command::new(env!("CARGO_BIN_EXE_overlap-lab"))
+        .arg(std::ffi::OsStr::from_bytes(b"simul\xffate"))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("unknown command"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+}
