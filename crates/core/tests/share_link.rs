@@ -76,3 +76,52 @@ proptest! {
         prop_assert!(d.input.resolve().is_ok());
     }
 }
+
+/// Links as the docs and the course material write them open exactly as
+/// before: the same scenario, the same view, no message.
+#[test]
+fn published_links_open_unchanged() {
+    use overlap_core::presets::find;
+    let view_keys = ["zoom", "chapter", "embed", "controls", "playhead"];
+    let edited = |preset: &str, edit: fn(&mut ScenarioInput)| {
+        let mut i = find(preset).unwrap().input();
+        edit(&mut i);
+        i
+    };
+    for (link, preset, input, view) in [
+        (
+            "v=1&preset=contention&dp_overlap=0&embed=1&controls=tp",
+            "contention",
+            edited("contention", |i| i.overlap.dp = Some(false)),
+            vec![("embed", "1"), ("controls", "tp")],
+        ),
+        (
+            "v=1&tp_chunks=8&zoom=0.25-0.5&playhead=0.3",
+            "didactic",
+            edited("didactic", |i| i.overlap.tp_chunks = Some(8)),
+            vec![("zoom", "0.25-0.5"), ("playhead", "0.3")],
+        ),
+        (
+            "?v=1&tp_overlap=0&chapter=9",
+            "didactic",
+            edited("didactic", |i| i.overlap.tp = Some(false)),
+            vec![("chapter", "9")],
+        ),
+        (
+            "v=1&preset=contention&pp_overlap=0",
+            "contention",
+            edited("contention", |i| i.overlap.pp = Some(false)),
+            vec![],
+        ),
+    ] {
+        let d = decode(link, &view_keys);
+        assert!(d.errors.is_empty(), "{link}: {:?}", d.errors);
+        assert_eq!(d.preset, preset, "{link}");
+        assert_eq!(d.input, input, "{link}");
+        let view: Vec<(String, String)> = view
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        assert_eq!(d.view, view, "{link}");
+    }
+}
