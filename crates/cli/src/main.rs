@@ -8,7 +8,7 @@ use std::io::{Read, Write};
 use std::path::Path;
 use std::process::ExitCode;
 
-use overlap_core::scenario::{clip_echoes, MAX_INPUT_BYTES};
+use overlap_core::scenario::{clip_echoes, MAX_INPUT_BYTES, MAX_INPUT_MIB};
 use overlap_core::{presets, simulate, Axis, Report, Scenario, ScenarioInput};
 
 const USAGE: &str = "usage: overlap-lab simulate [--json] FILE | link [--preset ID] FILE | trace FILE | presets | published
@@ -140,7 +140,7 @@ fn read_capped(source: impl Read, name: &str) -> Result<String, String> {
         .map_err(|e| format!("cannot read {name}: {e}"))?;
     if bytes.len() > MAX_INPUT_BYTES {
         return Err(format!(
-            "{name} holds more than {MAX_INPUT_BYTES} bytes: a scenario is at most 1 MiB; reading stopped there"
+            "{name} holds more than {MAX_INPUT_BYTES} bytes: a scenario is at most {MAX_INPUT_MIB} MiB; reading stopped there"
         ));
     }
     let text = String::from_utf8(bytes).map_err(|e| {

@@ -259,7 +259,10 @@ impl Scenario {
 /// input, a pasted scenario or a share link. The largest preset is under
 /// 2 KB, so this leaves room for any hand-written scenario while a stream
 /// such as /dev/zero is cut off after this many bytes.
-pub const MAX_INPUT_BYTES: usize = 1024 * 1024;
+pub const MAX_INPUT_BYTES: usize = MAX_INPUT_MIB << 20;
+
+/// [`MAX_INPUT_BYTES`] in MiB, as messages state it.
+pub const MAX_INPUT_MIB: usize = 1;
 
 /// How much of one echoed value (a string, a name, a number) an error
 /// message repeats, in characters: enough to recognise it, never the 50 MB
@@ -438,6 +441,8 @@ impl ScenarioInput {
         Ok(input)
     }
 
+    /// The input as indented JSON, only the fields it sets: what the
+    /// command line reads back unchanged.
     pub fn to_json_pretty(&self) -> String {
         serde_json::to_string_pretty(self).expect("scenario input always serialises")
     }
@@ -452,15 +457,9 @@ fn too_large(len_bytes: usize) -> ScenarioError {
     ScenarioError::single(
         "scenario",
         format!(
-            "the input is {len_bytes} bytes or more: a scenario is at most {MAX_INPUT_BYTES} bytes (1 MiB)"
+            "the input is {len_bytes} bytes: a scenario is at most {MAX_INPUT_BYTES} bytes ({MAX_INPUT_MIB} MiB)"
         ),
     )
-}
-
-/// The refusal for input longer than [`MAX_INPUT_BYTES`], for readers that
-/// stop at the limit (the command line) and so do not know the full length.
-pub fn input_too_large() -> ScenarioError {
-    too_large(MAX_INPUT_BYTES + 1)
 }
 
 /// The field an "unknown field" or "duplicate field" message names.

@@ -10,7 +10,7 @@
 use serde_json::{Map, Value};
 
 use crate::presets;
-use crate::scenario::{FieldError, Scenario, ScenarioInput, MAX_INPUT_BYTES};
+use crate::scenario::{FieldError, Scenario, ScenarioInput, MAX_INPUT_BYTES, MAX_INPUT_MIB};
 
 /// The format this code writes. Readers accept every version up to it.
 pub const VERSION: u32 = 1;
@@ -345,7 +345,7 @@ pub fn decode(query: &str, view_keys: &[&str]) -> Decoded {
             errors: vec![FieldError::new(
                 "link",
                 &format!(
-                    "the link is {} bytes: a link is at most {MAX_INPUT_BYTES} bytes (1 MiB); the default scenario opened",
+                    "the link is {} bytes: a link is at most {MAX_INPUT_BYTES} bytes ({MAX_INPUT_MIB} MiB); the default scenario opened",
                     query.len()
                 ),
             )],
