@@ -18,6 +18,7 @@ const page = (title, head, body) => `<!DOCTYPE html>
 <head>
 <meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="${CSP}">
+<link rel="icon" href="data:,">
 <title>${title}</title>
 ${head}
 </head>
@@ -75,8 +76,8 @@ export function registerWidgetTests(test, h) {
     const dir = join(DIST, 'widget-test');
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, 'anywidget.html'),
-      page('anywidget stand-in', '<script type="module" src="anywidget.mjs"></script>', '<div id="out"></div>'));
-    writeFileSync(join(dir, 'anywidget.mjs'), STAND_IN);
+      page('anywidget stand-in', '<script type="module" src="anywidget-model.js"></script>', '<div id="out"></div>'));
+    writeFileSync(join(dir, 'anywidget-model.js'), STAND_IN);
     writeFileSync(join(dir, 'two.html'), TWO);
   }
   const url = (name) => `${h.serverUrl()}widget-test/${name}`;
