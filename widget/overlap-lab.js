@@ -49,8 +49,27 @@ function start() {
   return started;
 }
 
+/** Says in the widget's place why it could not start (as text, never HTML). */
+function showFailure(host, err) {
+  const shadow = host.shadowRoot ?? host.attachShadow({ mode: 'open' });
+  const p = document.createElement('p');
+  p.setAttribute('role', 'alert');
+  p.textContent = `Overlap Lab could not start: ${err?.message ?? err}`;
+  shadow.replaceChildren(p);
+  console.error('overlap-lab:', err);
+}
+
 /** Puts a widget into `host`'s shadow root, its styles there only. */
-async function mountInto(host, { scenario, controls, onScenario }) {
+async function mountInto(host, options) {
+  try {
+    return await mountOnce(host, options);
+  } catch (err) {
+    showFailure(host, err);
+    throw err;
+  }
+}
+
+async function mountOnce(host, { scenario, controls, onScenario }) {
   const shadow = host.shadowRoot ?? host.attachShadow({ mode: 'open' });
   const link = document.createElement('link');
   link.rel = 'stylesheet';
@@ -126,7 +145,7 @@ async function render({ model, el }) {
     if (mine !== generation) m.unmount(); else mounted = m;
   };
   const onScenarioChange = () => mounted?.widget.set_scenario(model.get('scenario') ?? '');
-  const onControls = () => { mount(); };
+  const onControls = () => { mount().catch(() => {}); };
   const onTheme = () => { theme(); mounted?.widget.repaint(); };
   model.on('change:scenario', onScenarioChange);
   model.on('change:controls', onControls);
@@ -154,7 +173,8 @@ class OverlapLabElement extends HTMLElement {
   #writing = false;
 
   connectedCallback() {
-    this.#mount();
+    // A failure is shown inside the element (mountInto).
+    this.#mount().catch(() => {});
   }
 
   disconnectedCallback() {
@@ -166,7 +186,7 @@ class OverlapLabElement extends HTMLElement {
   attributeChangedCallback(name) {
     if (!this.#mounted || this.#writing) return;
     if (name === 'scenario') this.#mounted.widget.set_scenario(this.getAttribute('scenario') ?? '');
-    else if (name === 'controls') this.#mount();
+    else if (name === 'controls') this.#mount().catch(() => {});
     // The styles follow the theme attribute; the canvas is repainted.
     else this.#mounted.widget.repaint();
   }

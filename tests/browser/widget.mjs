@@ -159,6 +159,20 @@ export function registerWidgetTests(test, h) {
     assert((await figure(page, host, 'step_time_ms')) !== before, 'the figures did not change with the scenario');
     await canvasDrawn(page, host);
 
+    // A scenario that cannot be read entirely is explained inside the widget,
+    // and the model keeps the text as given.
+    seq = await runSeqOf(page, host);
+    await page.evaluate(() => window.model.set('scenario', '?v=1&preset=contention&tp=banana'));
+    await settled(page, host, seq);
+    const named = await page.$$eval(`${host} .link-errors[role="alert"] li[data-field]`, (els) => els.map((e) => e.dataset.field));
+    assert(named.includes('tp'), `the widget's alert names ${JSON.stringify(named)}, not tp`);
+    await page.waitForTimeout(400);
+    assert((await page.evaluate(() => window.model.get('scenario'))) === '?v=1&preset=contention&tp=banana',
+      'the widget rewrote a scenario it could not read');
+    seq = await runSeqOf(page, host);
+    await page.evaluate(() => window.model.set('scenario', '?v=1&preset=contention&tp_overlap=0'));
+    await settled(page, host, seq);
+
     // An edit inside is written back through model.set and save_changes.
     seq = await runSeqOf(page, host);
     await page.getByRole('switch', { name: 'DP overlap' }).click();
@@ -168,7 +182,7 @@ export function registerWidgetTests(test, h) {
       sets: window.model.sets, saves: window.model.saves, scenario: window.model.get('scenario'),
     }));
     const written = sets.filter(([k]) => k === 'scenario').map(([, v]) => v);
-    assert(written.length >= 2 && saves >= 1, `no write-back: sets ${JSON.stringify(sets)}, saves ${saves}`);
+    assert(written.length >= 4 && saves >= 1, `no write-back: sets ${JSON.stringify(sets)}, saves ${saves}`);
     assert(/^\?v=1&/.test(scenario) && /preset=contention/.test(scenario) && /dp_overlap=/.test(scenario),
       `the model holds ${scenario}`);
     const edited = await widgetMatchesCli(page, host);
