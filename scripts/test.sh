@@ -20,7 +20,7 @@ cargo test -p overlap-lab-app --lib
 
 step "release build: CLI and static site"
 cargo build --release -p overlap-lab
-trunk build --release --offline --skip-version-check
+scripts/build-site.sh
 
 step "browser tests (headless Chromium, release build)"
 OVERLAP_LAB_CLI="$PWD/target/release/overlap-lab" node tests/browser/run.mjs

@@ -145,7 +145,8 @@ fn overlap_switch(state: AppState, axis: usize) -> impl IntoView {
     }
 }
 
-fn control(state: AppState, name: &'static str) -> AnyView {
+/// One control of the compact layout, by its `controls=` name (also the widget's).
+pub(crate) fn control(state: AppState, name: &'static str) -> AnyView {
     match name {
         "tp" => overlap_switch(state, 0).into_any(),
         "pp" => overlap_switch(state, 1).into_any(),

@@ -38,11 +38,36 @@ struct Driver {
 }
 
 thread_local! {
-    static DRIVER: RefCell<Option<Rc<Driver>>> = const { RefCell::new(None) };
+    /// One driver per mounted timeline: the page has one, each widget its own.
+    static DRIVERS: RefCell<Vec<Rc<Driver>>> = const { RefCell::new(Vec::new()) };
+}
+
+impl Driver {
+    /// False once its instance is gone (a widget removed from its page).
+    fn alive(&self) -> bool {
+        self.state.run_seq.try_get_untracked().is_some()
+    }
+}
+
+/// The live drivers. A removed instance's driver is dropped here, but only
+/// once no frame it asked for is still to come.
+fn drivers() -> Vec<Rc<Driver>> {
+    DRIVERS.with(|d| {
+        let mut d = d.borrow_mut();
+        d.retain(|x| x.alive() || x.pending.get());
+        d.iter().filter(|x| x.alive()).cloned().collect()
+    })
 }
 
 /// Connects the loop to the canvas; called once the canvas is mounted.
 pub fn install(state: AppState, canvas: HtmlCanvasElement) {
+    // Beside this canvas: several timelines may share a page.
+    let overlay = ["playhead-line", "veil-gpus", "veil-links"].map(|id| {
+        canvas
+            .parent_element()
+            .and_then(|p| p.query_selector(&format!("#{id}")).ok().flatten())
+            .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
+    });
     let driver = Rc::new(Driver {
         state,
         canvas,
@@ -53,11 +78,7 @@ pub fn install(state: AppState, canvas: HtmlCanvasElement) {
         callback: RefCell::new(None),
         cache: RefCell::new(timeline_draw::Cache::new()),
         dirty: Cell::new(true),
-        overlay: ["playhead-line", "veil-gpus", "veil-links"].map(|id| {
-            dom::document()
-                .and_then(|d| d.get_element_by_id(id))
-                .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
-        }),
+        overlay,
     });
     let weak = Rc::downgrade(&driver);
     *driver.callback.borrow_mut() = Some(Closure::new(move |ts: f64| {
@@ -65,7 +86,8 @@ pub fn install(state: AppState, canvas: HtmlCanvasElement) {
             on_frame(&d, ts);
         }
     }));
-    DRIVER.with(|d| *d.borrow_mut() = Some(driver));
+    drivers();
+    DRIVERS.with(|d| d.borrow_mut().push(driver));
     repaint_on_scheme_change();
     request();
 }
@@ -78,26 +100,20 @@ pub fn request() {
 /// Paints now rather than on the next frame: a new simulation shows without
 /// waiting up to a frame for the callback.
 pub fn paint_now() {
-    DRIVER.with(|d| {
-        let Some(driver) = d.borrow().clone() else {
-            return;
-        };
+    for driver in drivers() {
         driver.dirty.set(true);
         let ts = dom::now_ms();
         on_frame(&driver, ts);
-    });
+    }
 }
 
 fn arm(repaint: bool) {
-    DRIVER.with(|d| {
-        let Some(driver) = d.borrow().clone() else {
-            return;
-        };
+    for driver in drivers() {
         if repaint {
             driver.dirty.set(true);
         }
         if driver.pending.replace(true) {
-            return;
+            continue;
         }
         let cb = driver.callback.borrow();
         let requested = cb
@@ -111,11 +127,14 @@ fn arm(repaint: bool) {
         if !requested {
             driver.pending.set(false);
         }
-    });
+    }
 }
 
 fn on_frame(d: &Driver, ts: f64) {
     d.pending.set(false);
+    if !d.alive() {
+        return;
+    }
     let scene_ref = d.state.scene();
     let now = dom::now_ms();
     let (keep_going, playhead_frac, merged, painted_seq, playback_ended, has_timeline, draw_ms) = {
@@ -151,7 +170,7 @@ fn on_frame(d: &Driver, ts: f64) {
                 &d.canvas,
                 &mut d.cache.borrow_mut(),
                 now,
-                palette::current(),
+                palette::for_element(&d.canvas),
             )
             .unwrap_or(false)
         } else {

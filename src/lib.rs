@@ -10,6 +10,7 @@ mod fields;
 mod figures;
 mod format;
 mod frame;
+mod host;
 mod lod;
 mod palette;
 mod playback;
@@ -22,11 +23,20 @@ mod table_view;
 mod timeline_canvas;
 mod timeline_draw;
 mod tour;
+pub mod widget;
 mod widgets;
 
 use leptos::prelude::*;
 
 use crate::state::AppState;
+
+/// Starts the module: mounts the full page, unless the widget script
+/// (`overlap-lab.js`) started it, which mounts widgets where it is told to.
+pub fn start() {
+    if !widget::loaded_as_widget() {
+        mount();
+    }
+}
 
 /// Mounts the app on `<body>`.
 pub fn mount() {
@@ -40,7 +50,7 @@ pub fn App() -> impl IntoView {
     let state = AppState::new();
     provide_context(state);
     // Before the runner: the first simulation is already the link's scenario.
-    let share = share::install(state);
+    let share = share::install(state, None);
     runner::install(state);
     if share.mode.get_value().embed {
         if let Some(body) = dom::document().and_then(|d| d.body()) {

@@ -1,5 +1,5 @@
-//! Entry point: mounts the app and nothing else (components live in the library).
+//! Entry point: starts the app and nothing else (components live in the library).
 
 fn main() {
-    overlap_lab_app::mount();
+    overlap_lab_app::start();
 }

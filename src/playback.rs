@@ -3,7 +3,6 @@
 
 use leptos::prelude::*;
 
-use crate::dom;
 use crate::frame;
 use crate::state::AppState;
 
@@ -48,12 +47,15 @@ fn scrub(state: AppState, frac: f64) {
 #[component]
 pub fn Playback() -> impl IntoView {
     let state = expect_context::<AppState>();
-    let _space = window_event_listener(leptos::ev::keydown, move |ev| {
-        if ev.key() == " " && !ev.repeat() && !dom::focus_is_in_text_or_button() {
+    let keys = crate::host::KeyScope::current();
+    let space = window_event_listener(leptos::ev::keydown, move |ev| {
+        if ev.key() == " " && !ev.repeat() && keys.space_plays(&ev) {
             ev.prevent_default();
             toggle(state);
         }
     });
+    // A widget can be removed while the page lives on.
+    on_cleanup(move || space.remove());
     let on_speed = move |ev: leptos::ev::Event| {
         if let Ok(v) = event_target_value(&ev).parse::<f64>() {
             state.speed.set(v);

@@ -3,6 +3,10 @@
 //! (zoom, playhead, link lanes, embedding), keeps the address bar in step with
 //! the page, and offers "Copy link".
 //!
+//! A widget keeps the same query string, but in its host rather than in the
+//! address bar (`host::WidgetHost`): read from the host at mount and on the
+//! host's changes, written back to it after each edit by the user.
+//!
 //! - On startup the link is decoded and applied. Whatever could not be used is
 //!   listed in a `role="alert"` message, and the address bar keeps the link
 //!   exactly as it was until the user changes something.
@@ -19,6 +23,7 @@ use wasm_bindgen::prelude::*;
 
 use crate::dom;
 use crate::frame;
+use crate::host::WidgetHost;
 use crate::state::AppState;
 
 /// View keys the page understands besides the scenario's. Interface: course
@@ -26,6 +31,10 @@ use crate::state::AppState;
 pub const VIEW_KEYS: &[&str] = &[
     "zoom", "playhead", "link_gpu", "chapter", "embed", "controls",
 ];
+
+/// Names that stand for several controls: `controls=overlap` is the three
+/// overlap switches.
+pub const CONTROL_GROUPS: &[(&str, &[&str])] = &[("overlap", &["tp", "pp", "dp"])];
 
 /// Controls an embedded page can show (`controls=tp,pp,dp`).
 pub const CONTROL_NAMES: &[&str] = &[
@@ -78,6 +87,30 @@ pub struct Share {
     /// A link's view waits for the first simulation of its scenario.
     pending_view: StoredValue<Option<ViewParams>>,
     debounce: StoredValue<u64>,
+    /// `None` on the full page (the address bar); a widget's host otherwise.
+    widget: StoredValue<Option<WidgetHost>, LocalStorage>,
+}
+
+impl Share {
+    /// The widget's mount element, or `None` on the full page.
+    pub fn widget_root(&self) -> Option<web_sys::Element> {
+        self.widget
+            .try_with_value(|w| w.as_ref().map(|w| w.root.clone().into()))
+            .flatten()
+    }
+
+    /// Where "Open in Overlap Lab" goes: the full app beside the widget's
+    /// module, or this page.
+    pub fn app_url(&self) -> String {
+        self.widget
+            .try_with_value(|w| w.as_ref().map(|w| w.app_url.clone()))
+            .flatten()
+            .unwrap_or_else(base_url)
+    }
+
+    fn is_widget(&self) -> bool {
+        self.widget.try_with_value(Option::is_some).unwrap_or(false)
+    }
 }
 
 fn fail(errors: &mut Vec<FieldError>, field: &str, message: String) {
@@ -153,18 +186,28 @@ pub fn parse_view(pairs: &[(String, String)], errors: &mut Vec<FieldError>) -> (
             "controls" => {
                 mode.controls_given = true;
                 for name in raw.split(',').map(str::trim).filter(|n| !n.is_empty()) {
-                    match CONTROL_NAMES.iter().find(|c| **c == name) {
-                        Some(c) if !mode.controls.contains(c) => mode.controls.push(c),
-                        Some(_) => {}
-                        None if name == "none" => {}
-                        None => fail(
+                    let group = CONTROL_GROUPS.iter().find(|(g, _)| *g == name);
+                    let members: &[&'static str] = match group {
+                        Some((_, members)) => members,
+                        None => CONTROL_NAMES
+                            .iter()
+                            .position(|c| *c == name)
+                            .map_or(&[], |i| &CONTROL_NAMES[i..=i]),
+                    };
+                    for c in members {
+                        if !mode.controls.contains(c) {
+                            mode.controls.push(c);
+                        }
+                    }
+                    if members.is_empty() && name != "none" {
+                        fail(
                             errors,
                             "controls",
                             format!(
-                                "unknown control \"{name}\": valid are {}",
+                                "unknown control \"{name}\": valid are {}, overlap (tp,pp,dp) or none",
                                 CONTROL_NAMES.join(", ")
                             ),
-                        ),
+                        );
                     }
                 }
             }
@@ -283,6 +326,10 @@ pub fn state_query(state: AppState, share: Share) -> String {
 }
 
 fn full_query(state: AppState, share: Share) -> String {
+    // A widget's mode (its controls) belongs to its host, not to its scenario.
+    if share.is_widget() {
+        return state_query(state, share);
+    }
     join(
         state_query(state, share),
         &mode_pairs(&share.mode.get_value()),
@@ -304,6 +351,13 @@ fn location_search() -> String {
     dom::window()
         .and_then(|w| w.location().search().ok())
         .unwrap_or_default()
+}
+
+/// The query of a scenario given as `?v=1&...`, `v=1&...` or a whole link.
+pub fn query_part(text: &str) -> &str {
+    let text = text.trim();
+    let query = text.split_once('?').map_or(text, |(_, q)| q);
+    query.split('#').next().unwrap_or_default()
 }
 
 /// Applies a link: preset and scenario now, the view once simulated; what
@@ -391,6 +445,13 @@ pub fn write_now(state: AppState, share: Share) {
     }
     let preset = state.preset_id.get_untracked();
     let url = format!("?{query}");
+    if let Some(host) = share.widget.get_value() {
+        // Recorded first: the host may hand the same text straight back.
+        share.last_query.set_value(query.clone());
+        share.last_preset.set_value(preset);
+        host.write(&query);
+        return;
+    }
     if let Some(h) = history() {
         // Inside course material a history entry would hijack the host
         // page's Back button: an embedded page only ever replaces.
@@ -409,11 +470,14 @@ pub fn write_now(state: AppState, share: Share) {
 /// Writes a little after the last change, so that dragging a slider or
 /// zooming with the wheel costs one history update, not hundreds.
 pub fn schedule_write(state: AppState, share: Share) {
-    let seq = share.debounce.get_value() + 1;
+    let Some(seq) = share.debounce.try_get_value().map(|s| s + 1) else {
+        return;
+    };
     share.debounce.set_value(seq);
     set_timeout(
         move || {
-            if share.debounce.get_value() == seq {
+            // A widget may have been removed in the meantime.
+            if share.debounce.try_get_value() == Some(seq) {
                 write_now(state, share);
             }
         },
@@ -421,9 +485,10 @@ pub fn schedule_write(state: AppState, share: Share) {
     );
 }
 
-/// Reads the address, applies it and installs the writers. Call before the
-/// runner, so that the first simulation is already the link's scenario.
-pub fn install(state: AppState) -> Share {
+/// Reads the address (or, for a widget, its host's scenario), applies it and
+/// installs the writers. Call before the runner, so that the first
+/// simulation is already the link's scenario.
+pub fn install(state: AppState, widget: Option<WidgetHost>) -> Share {
     let share = Share {
         link_errors: RwSignal::new(Vec::new()),
         mode: StoredValue::new(Mode::default()),
@@ -432,12 +497,19 @@ pub fn install(state: AppState) -> Share {
         last_preset: StoredValue::new(state.preset_id.get_untracked()),
         pending_view: StoredValue::new(None),
         debounce: StoredValue::new(0),
+        widget: StoredValue::new_local(widget.clone()),
     };
-    let search = location_search();
-    let query = search.trim_start_matches('?');
+    let search = match &widget {
+        Some(host) => host.query.clone(),
+        None => location_search(),
+    };
+    let query = query_part(&search);
     if !query.is_empty() {
         let mode = apply_query(state, share, query);
         share.mode.set_value(mode);
+    }
+    if let Some(host) = &widget {
+        share.mode.set_value(widget_mode(share, host));
     }
     share.last_preset.set_value(state.preset_id.get_untracked());
     // The address keeps the link as typed: it is "written" already.
@@ -465,18 +537,57 @@ pub fn install(state: AppState) -> Share {
         }
     });
     // ...and zoom and pan, which live in the non-reactive scene.
-    let _wheel = window_event_listener(leptos::ev::wheel, move |_| schedule_write(state, share));
-    let _up = window_event_listener(leptos::ev::pointerup, move |_| schedule_write(state, share));
-    let _key = window_event_listener(leptos::ev::keyup, move |_| schedule_write(state, share));
-    let _click = window_event_listener(leptos::ev::click, move |_| schedule_write(state, share));
-    // Back and Forward between presets: read the address again.
-    let _pop = window_event_listener(leptos::ev::popstate, move |_| {
-        let search = location_search();
-        apply_query(state, share, search.trim_start_matches('?'));
-        share.last_preset.set_value(state.preset_id.get_untracked());
-        share.last_query.set_value(full_query(state, share));
-    });
+    let mut listeners = vec![
+        window_event_listener(leptos::ev::wheel, move |_| schedule_write(state, share)),
+        window_event_listener(leptos::ev::pointerup, move |_| schedule_write(state, share)),
+        window_event_listener(leptos::ev::keyup, move |_| schedule_write(state, share)),
+        window_event_listener(leptos::ev::click, move |_| schedule_write(state, share)),
+    ];
+    // Back and Forward between presets: read the address again. A widget's
+    // scenario is not in the address: the host page's history is its own.
+    if widget.is_none() {
+        listeners.push(window_event_listener(leptos::ev::popstate, move |_| {
+            let search = location_search();
+            apply_query(state, share, search.trim_start_matches('?'));
+            share.last_preset.set_value(state.preset_id.get_untracked());
+            share.last_query.set_value(full_query(state, share));
+        }));
+    }
+    // A widget can be removed while its page lives on.
+    on_cleanup(move || listeners.into_iter().for_each(|l| l.remove()));
     share
+}
+
+/// A widget's mode: the compact layout with the host's `controls`, read as
+/// an embed link's; an unknown name is listed in the alert.
+fn widget_mode(share: Share, host: &WidgetHost) -> Mode {
+    let mut errors = Vec::new();
+    let pairs: Vec<(String, String)> = host
+        .controls
+        .iter()
+        .filter(|c| !c.trim().is_empty())
+        .map(|c| ("controls".to_string(), c.clone()))
+        .collect();
+    let (_, mut mode) = parse_view(&pairs, &mut errors);
+    mode.embed = true;
+    if !errors.is_empty() {
+        share.link_errors.update(|e| e.extend(errors));
+    }
+    mode
+}
+
+/// Applies a scenario the widget's host changed (the anywidget model, the
+/// element's attribute). The widget's own edits come back this way too:
+/// they are recognised and change nothing.
+pub fn apply_host_query(state: AppState, share: Share, text: &str) {
+    let query = query_part(text);
+    if query == share.last_query.get_value() || query == share.query.get_untracked() {
+        return;
+    }
+    apply_query(state, share, query);
+    share.last_preset.set_value(state.preset_id.get_untracked());
+    // As for a link: the host keeps the text as given until the user edits.
+    share.last_query.set_value(full_query(state, share));
 }
 
 /// Applies a query that arrived by message (embedding): like a link, but the
@@ -547,9 +658,15 @@ pub fn LinkErrors() -> impl IntoView {
         let name = presets::find(&id).map(|p| p.title).unwrap_or("default");
         format!(
             "Part of this link could not be used. The page shows the \"{name}\" scenario with the parts \
-             listed below left at their preset values; the address bar keeps the link as it was."
+             listed below left at their preset values;"
         )
     };
+    let kept = if share.is_widget() {
+        "the widget's scenario keeps the text as it was"
+    } else {
+        "the address bar keeps the link as it was"
+    };
+    let title = move || format!("{} {kept}.", title());
     view! {
         <Show when=move || any.get()>
             <div class="link-errors" role="alert">
@@ -700,6 +817,33 @@ mod tests {
         assert!(mode.controls.is_empty());
         assert_eq!(mode_pairs(&mode)[1].1, "none");
         assert!(errors.is_empty(), "{errors:?}");
+    }
+
+    #[test]
+    fn overlap_names_the_three_switches() {
+        let mut errors = Vec::new();
+        let (_, mode) = parse_view(&pairs("controls=overlap,preset,tp"), &mut errors);
+        assert_eq!(mode.controls, ["tp", "pp", "dp", "preset"]);
+        parse_view(&pairs("controls=overlaps"), &mut errors);
+        assert_eq!(errors.len(), 1);
+        assert!(
+            errors[0].message.contains("overlap (tp,pp,dp)"),
+            "{errors:?}"
+        );
+    }
+
+    #[test]
+    fn a_scenario_is_read_from_a_query_or_a_whole_link() {
+        assert_eq!(
+            query_part(" ?v=1&preset=contention "),
+            "v=1&preset=contention"
+        );
+        assert_eq!(query_part("v=1&tp_overlap=0"), "v=1&tp_overlap=0");
+        assert_eq!(
+            query_part("https://example.org/lab/?v=1&preset=contention#top"),
+            "v=1&preset=contention"
+        );
+        assert_eq!(query_part(""), "");
     }
 
     #[test]

@@ -107,7 +107,8 @@ pub fn TimelineCanvas() -> impl IntoView {
     let state = expect_context::<AppState>();
     let canvas_ref = NodeRef::<html::Canvas>::new();
     canvas_ref.on_load(move |canvas| frame::install(state, canvas));
-    let _resize = window_event_listener(leptos::ev::resize, |_| frame::request());
+    let resize = window_event_listener(leptos::ev::resize, |_| frame::request());
+    on_cleanup(move || resize.remove());
     let drag = StoredValue::new(None::<f64>);
 
     let update_hover = move |x: f64, y: f64| {

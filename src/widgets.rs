@@ -84,12 +84,11 @@ pub fn NumberPair(
     Effect::new(move |_| {
         let v = value.get();
         if let Some(el) = number_ref.get() {
-            let focused = crate::dom::document()
-                .and_then(|d| d.active_element())
-                .is_some_and(|a| {
-                    let el: &web_sys::Element = el.as_ref();
-                    a == *el
-                });
+            // Inside a widget the document only knows the widget's element.
+            let focused = crate::host::active_element_near(el.as_ref()).is_some_and(|a| {
+                let el: &web_sys::Element = el.as_ref();
+                a == *el
+            });
             if !focused {
                 el.set_value(&v.map(|v| format!("{v}")).unwrap_or_default());
             }

@@ -16,6 +16,7 @@ import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { serve, launch, guard, ready, metric, afterRun, painted } from './harness.mjs';
 import { registerShareTests } from './share.mjs';
+import { registerWidgetTests } from './widget.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const DIST = resolve(ROOT, process.env.DIST ?? 'dist');
@@ -307,6 +308,7 @@ test('default view screenshot', async ({ page }) => {
 registerShareTests(test, {
   assert, close, canvasDrawn, cliReport, matchesCli, CLI, TMP, ARTIFACTS, DIST, serverUrl: () => server.url,
 });
+registerWidgetTests(test, { assert, close, cliReport, ARTIFACTS, DIST, serverUrl: () => server.url });
 
 // ---------------------------------------------------------------- runner
 
