@@ -10,6 +10,7 @@ mod fields;
 mod figures;
 mod format;
 mod frame;
+mod kineto_zip;
 mod lod;
 mod palette;
 mod playback;

@@ -127,7 +127,7 @@ fn place(gpu: &GpuLanes) -> (Vec<Placed<'_>>, Vec<(u32, Lane)>) {
     }
     // Launches from the last kernel backwards: each ends by its kernel's
     // start and before the next launch begins.
-    placed.sort_by(|a, b| (a.ts_us, a.stream, a.iv.id).cmp(&(b.ts_us, b.stream, b.iv.id)));
+    placed.sort_by_key(|k| (k.ts_us, k.stream, k.iv.id));
     let mut next_launch = i64::MAX;
     for k in placed.iter_mut().rev() {
         let end = k.ts_us.min(next_launch);
