@@ -308,6 +308,8 @@ registerShareTests(test, {
   assert, close, canvasDrawn, cliReport, matchesCli, CLI, TMP, ARTIFACTS, DIST, serverUrl: () => server.url,
 });
 
+(await import('./kineto.mjs')).registerKinetoTests(test, { assert, CLI, TMP });
+
 // ---------------------------------------------------------------- runner
 
 const filter = process.argv[2];

@@ -668,6 +668,23 @@ mod tests {
     }
 
     #[test]
+    fn the_slowest_gpus_compute_is_the_reports() {
+        for preset in ["didactic", "contention"] {
+            let (sim, traces) = traces(preset);
+            let want_us = sim.report.compute_ms * 1e3;
+            let found = traces.iter().any(|tr| {
+                let v: Value = serde_json::from_str(&tr.json).unwrap();
+                let got = v["overlapLab"]["compute_us"].as_f64().unwrap();
+                (got - want_us).abs() <= 1e-9 * want_us
+            });
+            assert!(
+                found,
+                "{preset}: no file's compute_us is the report's compute_ms"
+            );
+        }
+    }
+
+    #[test]
     fn rank_ranges_read_as_blocks() {
         assert_eq!(rank_range(8, 8), "8-15");
         assert_eq!(rank_range(5, 1), "5");
