@@ -213,6 +213,30 @@ mod tests {
     }
 
     #[test]
+    fn each_file_stands_for_its_stage_the_full_simulation_agrees() {
+        use crate::{presets, simulate_with, Fidelity};
+        let s = presets::scenario("didactic").unwrap();
+        let reduced = simulate_with(&s, Fidelity::Reduced);
+        let full = simulate_with(&s, Fidelity::Full);
+        let per_stage = &reduced.report.hta_overlap_per_gpu;
+        assert_eq!(per_stage.len(), reduced.timeline.gpus.len());
+        assert_eq!(
+            full.report.hta_overlap_per_gpu.len() as u64,
+            s.hardware.gpus()
+        );
+        for g in &full.timeline.gpus {
+            let ratio = KernelSets::of(g).overlap();
+            let want = per_stage[g.stage as usize];
+            assert!(
+                (ratio - want).abs() < 1e-9,
+                "rank {}: {ratio} vs {want}",
+                g.rank
+            );
+        }
+        assert!((full.report.hta_overlap - reduced.report.hta_overlap).abs() < 1e-9);
+    }
+
+    #[test]
     fn mean_of_no_gpus_is_zero() {
         assert_eq!(mean(&[]), 0.0);
         assert!(close(mean(&[0.25, 0.75]), 0.5));
