@@ -2,7 +2,8 @@
 # Installs what building, serving and testing Overlap Lab needs, and nothing that is
 # already there. Facts behind each step: ../shared/toolchain.md.
 #   scripts/setup.sh        what serving needs (wasm target, trunk, wasm-bindgen, wasm-opt)
-#   scripts/setup.sh test   the above plus headless Chromium and the browser-test driver
+#   scripts/setup.sh test   the above plus headless Chromium and the browser-test driver,
+#                           and HolisticTraceAnalysis in .venv-hta for the trace test
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -47,4 +48,14 @@ if [ "${1:-}" = test ] && ! { [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedr
   if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq chromium chromium-driver >/dev/null
+fi
+
+# HolisticTraceAnalysis reads the Kineto traces in tests/hta; it lives in its
+# own virtual environment so that nothing is installed into the system Python.
+HTA_VERSION=0.5.0
+if [ "${1:-}" = test ] && ! .venv-hta/bin/python -c \
+    "import importlib.metadata as m, sys; sys.exit(m.version('HolisticTraceAnalysis') != '$HTA_VERSION')" 2>/dev/null; then
+  say "installing HolisticTraceAnalysis $HTA_VERSION into .venv-hta (about 3 minutes)"
+  python3 -m venv .venv-hta
+  .venv-hta/bin/pip install --quiet --disable-pip-version-check -r tests/hta/requirements.txt
 fi

@@ -22,5 +22,8 @@ step "release build: CLI and static site"
 cargo build --release -p overlap-lab
 scripts/build-site.sh
 
+step "HolisticTraceAnalysis reads the Kineto traces (tests/hta)"
+OVERLAP_LAB_CLI="$PWD/target/release/overlap-lab" .venv-hta/bin/python -m pytest -q tests/hta
+
 step "browser tests (headless Chromium, release build)"
 OVERLAP_LAB_CLI="$PWD/target/release/overlap-lab" node tests/browser/run.mjs

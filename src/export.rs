@@ -20,7 +20,7 @@ use crate::state::AppState;
 const AXES: [&str; 3] = ["TP", "PP", "DP"];
 
 /// Saves `url` under `name` through a temporary `<a download>`.
-fn save_url(name: &str, url: &str) -> Option<()> {
+pub(crate) fn save_url(name: &str, url: &str) -> Option<()> {
     let doc = dom::document()?;
     let a = doc
         .create_element("a")
@@ -72,6 +72,11 @@ fn flatten(prefix: &str, v: &serde_json::Value, out: &mut String) {
                     format!("{prefix}.{k}")
                 };
                 flatten(&name, x, out);
+            }
+        }
+        serde_json::Value::Array(items) => {
+            for (i, x) in items.iter().enumerate() {
+                flatten(&format!("{prefix}.{i}"), x, out);
             }
         }
         serde_json::Value::Number(n) => {
@@ -465,7 +470,7 @@ fn link_lane(
     );
 }
 
-fn file_stem(state: AppState) -> String {
+pub(crate) fn file_stem(state: AppState) -> String {
     // Preset ids are the core's own (letters, digits, dashes).
     let id = state.preset_id.get_untracked();
     let safe: String = id
@@ -541,6 +546,7 @@ pub fn ExportButtons() -> impl IntoView {
     view! {
         <div class="export-buttons" role="group" aria-label="Export">
             <button type="button" on:click=trace title="Chrome trace-event JSON: open it in Perfetto or chrome://tracing">"Download trace (JSON)"</button>
+            <crate::kineto_zip::KinetoZipButton/>
             <button type="button" on:click=svg title="The timeline as on screen, as a vector image">"Download SVG"</button>
             <button type="button" on:click=png title="The timeline as on screen, as a picture">"Download PNG"</button>
             <button type="button" on:click=csv title="Every figure of the report, one per row">"Download figures (CSV)"</button>

@@ -11,6 +11,7 @@ mod figures;
 mod format;
 mod frame;
 mod host;
+mod kineto_zip;
 mod lod;
 mod palette;
 mod playback;

@@ -310,6 +310,8 @@ registerShareTests(test, {
 });
 registerWidgetTests(test, { assert, close, cliReport, ARTIFACTS, DIST, serverUrl: () => server.url });
 
+(await import('./kineto.mjs')).registerKinetoTests(test, { assert, CLI, TMP });
+
 // ---------------------------------------------------------------- runner
 
 const filter = process.argv[2];

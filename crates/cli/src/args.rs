@@ -34,7 +34,7 @@ pub const COMMANDS: &[CommandSpec] = &[
     CommandSpec {
         name: "trace",
         flags: &[],
-        valued: &[],
+        valued: &[("--kineto", "a directory")],
         reads_file: true,
     },
     CommandSpec {

@@ -11,10 +11,11 @@ use std::process::ExitCode;
 use overlap_core::scenario::{clip_echoes, MAX_INPUT_BYTES, MAX_INPUT_MIB};
 use overlap_core::{presets, simulate, Axis, Report, Scenario, ScenarioInput};
 
-const USAGE: &str = "usage: overlap-lab simulate [--json] FILE | link [--preset ID] FILE | trace FILE | presets | published
+const USAGE: &str = "usage: overlap-lab simulate [--json] FILE | link [--preset ID] FILE | trace [--kineto DIR] FILE | presets | published
   FILE is scenario JSON (interface.md) of at most 1 MiB; - reads standard input; preset:NAME uses a preset;
   -- before FILE lets its name start with -.
-  link writes the fields that differ from the closest preset, or from --preset ID.";
+  link writes the fields that differ from the closest preset, or from --preset ID.
+  trace --kineto DIR writes one PyTorch-profiler trace per simulated GPU, DIR/rank<N>.json.";
 
 fn main() -> ExitCode {
     // Arguments that are not UTF-8 are read in their lossy form, and a FILE
@@ -84,11 +85,14 @@ fn run(raw: &[OsString]) -> Result<String, String> {
             };
             Ok(link + "\n")
         }
-        "trace" => {
-            let scenario = load(file())?.resolve().map_err(|e| e.to_string())?;
-            let sim = simulate(&scenario);
-            Ok(overlap_core::trace::chrome_trace(&sim.timeline) + "\n")
-        }
+        "trace" => match parsed.value("--kineto") {
+            Some(dir) => trace_kineto(dir, file()),
+            None => {
+                let scenario = load(file())?.resolve().map_err(|e| e.to_string())?;
+                let sim = simulate(&scenario);
+                Ok(overlap_core::trace::chrome_trace(&sim.timeline) + "\n")
+            }
+        },
         "presets" => Ok(presets::PRESETS
             .iter()
             .map(|p| format!("{:<26} {}\n", p.id, p.title))
@@ -96,6 +100,39 @@ fn run(raw: &[OsString]) -> Result<String, String> {
         "published" => Ok(overlap_core::published::table()),
         other => unreachable!("args::COMMANDS lists {other} without running it"),
     }
+}
+
+/// `trace --kineto DIR FILE`: one Kineto-style trace per simulated GPU
+/// into DIR, which HolisticTraceAnalysis reads as a job's trace directory.
+fn trace_kineto(dir: &str, file: FileArg) -> Result<String, String> {
+    let scenario = load(file)?.resolve().map_err(|e| e.to_string())?;
+    let sim = simulate(&scenario);
+    let traces = overlap_core::kineto::rank_traces(&scenario, &sim.timeline);
+    let dir = std::path::Path::new(dir);
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    // HTA reads every .json and .gz file in the directory as a rank's trace:
+    // files of another run would be read as ranks of this one.
+    let ours: Vec<&str> = traces.iter().map(|t| t.file_name.as_str()).collect();
+    let entries =
+        std::fs::read_dir(dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if (name.ends_with(".json") || name.ends_with(".gz")) && !ours.contains(&name.as_str()) {
+            return Err(format!(
+                "{} already holds {name}, which HolisticTraceAnalysis would read as a rank's trace: \
+                 use an empty directory or one holding only rank<N>.json files of this scenario",
+                dir.display()
+            ));
+        }
+    }
+    let mut out = String::new();
+    for t in &traces {
+        let path = dir.join(&t.file_name);
+        std::fs::write(&path, &t.json)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+        out += &format!("{}\n", path.display());
+    }
+    Ok(out)
 }
 
 fn unknown_preset(id: &str) -> String {
@@ -191,6 +228,15 @@ fn summary(s: &Scenario, r: &Report) -> String {
             a.contention_ms
         );
     }
+    out += &format!(
+        "\nHTA overlap    {:10.1}%   (communication kernel time under compute; per GPU: {})\n",
+        r.hta_overlap * 100.0,
+        r.hta_overlap_per_gpu
+            .iter()
+            .map(|x| format!("{:.1}%", x * 100.0))
+            .collect::<Vec<_>>()
+            .join(" ")
+    );
     out += &format!(
         "\nlinks   NVLink busy {:.1}% (shared by axes {:.1}%), network busy {:.1}% (shared {:.1}%)\n",
         r.links.nvlink.busy * 100.0,

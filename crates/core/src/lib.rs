@@ -10,6 +10,8 @@ pub mod efficiency;
 mod engine;
 mod graph;
 pub mod hardware;
+pub mod hta;
+pub mod kineto;
 pub mod network;
 pub mod presets;
 pub mod published;
@@ -83,6 +85,8 @@ impl Simulator {
             (timeline, report, run.events)
             // The graph and the run are dropped here, before the baseline is built.
         };
+        report.hta_overlap_per_gpu = hta::overlap_per_gpu(&timeline);
+        report.hta_overlap = hta::mean(&report.hta_overlap_per_gpu);
         let off = scenario.all_overlap_off();
         report.baseline_ms = if off == *scenario {
             report.step_time_ms

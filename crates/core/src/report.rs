@@ -70,4 +70,10 @@ pub struct Report {
     /// FLOPs executed per GPU in the step, recomputation included (Megatron's
     /// eq. 3 counts these), divided by step time: what Narayanan et al. report.
     pub hardware_tflops_per_gpu: f64,
+    /// Share of communication kernel time during which a compute kernel runs,
+    /// as HolisticTraceAnalysis's `get_comm_comp_overlap` computes it from a
+    /// trace (`hta.rs`), averaged over the simulated GPUs; 0..1.
+    pub hta_overlap: f64,
+    /// The same per simulated GPU, in rank order (one per `rank<N>.json`).
+    pub hta_overlap_per_gpu: Vec<f64>,
 }

@@ -1,0 +1,692 @@
+//! PyTorch-profiler (Kineto) style traces of a timeline, one per simulated
+//! GPU, which HolisticTraceAnalysis loads as it loads a real job's traces
+//! (`TraceAnalysis(trace_dir=...)`). `overlap-lab trace --kineto` writes them
+//! into a directory; the page zips them.
+//!
+//! What HTA needs, and how each file provides it:
+//! - the rank: `distributedInfo.rank`, found by the pattern `"rank":\s+\d+`
+//!   before it parses the file, so keys are followed by a space;
+//! - GPU kernels: `cat: "kernel"` events with `args.stream` and
+//!   `args.device`, one thread per stream. Communication kernels are named
+//!   as NCCL names them (`ncclDevKernel_...`), which is how HTA tells them
+//!   from computation; compute kernels carry cuBLAS, FlashAttention and
+//!   fused-optimizer names;
+//! - the host side: a `cuda_runtime` launch per kernel sharing its
+//!   `args.correlation`, joined by an `ac2g` flow as Kineto draws it, inside
+//!   one `ProfilerStep#1` annotation;
+//! - whole microseconds: HTA rounds fractional timestamps inwards (start up,
+//!   end down), which would shorten every kernel; integers pass unchanged.
+//!
+//! The model's own description of each kernel (op, phase, layer,
+//! micro-batch) rides along in its args, and the top-level `overlapLab`
+//! object states the simulator's figures for the GPU and which ranks the
+//! file stands for.
+
+use std::io;
+
+use serde::Serialize;
+
+use crate::hardware::HardwarePreset;
+use crate::hta::KernelSets;
+use crate::timeline::{Axis, GpuLanes, Interval, OpKind, Phase, Timeline, NONE};
+use crate::Scenario;
+
+/// One rank's trace file.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RankTrace {
+    /// Global rank of the simulated GPU.
+    pub rank: u32,
+    /// `rank<N>.json`.
+    pub file_name: String,
+    /// The file's contents.
+    pub json: String,
+}
+
+/// Host time a kernel launch takes, µs (a `cudaLaunchKernel` call is a few µs).
+const LAUNCH_US: i64 = 4;
+/// CUDA streams as PyTorch's default compute stream and NCCL's streams often
+/// number them; streams beyond these (kernels of one lane that overlap each
+/// other) are numbered from `EXTRA_STREAM`.
+const COMPUTE_STREAM: u32 = 7;
+const AXIS_STREAM: [u32; 3] = [13, 17, 21];
+const EXTRA_STREAM: u32 = 31;
+/// Host process ids are made up; they only have to differ from device ids.
+const HOST_PID_BASE: u32 = 4000;
+
+fn us(seconds: f64) -> i64 {
+    (seconds * 1e6).round() as i64
+}
+
+/// Which lane of the timeline a kernel comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Lane {
+    Compute,
+    Comm(Axis),
+}
+
+/// A kernel placed on a stream with its launch, before the file is written.
+struct Placed<'a> {
+    iv: &'a Interval,
+    lane: Lane,
+    ts_us: i64,
+    end_us: i64,
+    stream: u32,
+    launch_us: i64,
+}
+
+/// Puts each lane's kernels on streams so that no two overlap on one stream
+/// (a CUDA stream runs its kernels one after another), then gives every
+/// kernel a host launch that ends by its start, on one host thread, as late
+/// as the launches after it allow.
+fn place(gpu: &GpuLanes) -> (Vec<Placed<'_>>, Vec<(u32, Lane)>) {
+    let lanes = std::iter::once((Lane::Compute, &gpu.compute)).chain(
+        Axis::ALL
+            .iter()
+            .map(|&a| (Lane::Comm(a), &gpu.comm[a.index()])),
+    );
+    let mut placed = Vec::new();
+    let mut streams: Vec<(u32, Lane)> = Vec::new();
+    let mut next_extra = EXTRA_STREAM;
+    for (lane, intervals) in lanes {
+        let first = match lane {
+            Lane::Compute => COMPUTE_STREAM,
+            Lane::Comm(a) => AXIS_STREAM[a.index()],
+        };
+        let mut order: Vec<&Interval> = intervals.iter().collect();
+        order.sort_by(|a, b| a.start_s.total_cmp(&b.start_s).then(a.id.cmp(&b.id)));
+        // (stream id, end of its last kernel) per stream of this lane.
+        let mut lane_streams: Vec<(u32, i64)> = Vec::new();
+        for iv in order {
+            let (ts_us, end_us) = (us(iv.start_s), us(iv.end_s).max(us(iv.start_s)));
+            let stream = match lane_streams.iter_mut().find(|(_, end)| *end <= ts_us) {
+                Some(slot) => {
+                    slot.1 = end_us;
+                    slot.0
+                }
+                None => {
+                    let id = if lane_streams.is_empty() {
+                        first
+                    } else {
+                        next_extra += 1;
+                        next_extra - 1
+                    };
+                    lane_streams.push((id, end_us));
+                    streams.push((id, lane));
+                    id
+                }
+            };
+            placed.push(Placed {
+                iv,
+                lane,
+                ts_us,
+                end_us,
+                stream,
+                launch_us: 0,
+            });
+        }
+    }
+    // Launches from the last kernel backwards: each ends by its kernel's
+    // start and before the next launch begins.
+    placed.sort_by_key(|k| (k.ts_us, k.stream, k.iv.id));
+    let mut next_launch = i64::MAX;
+    for k in placed.iter_mut().rev() {
+        let end = k.ts_us.min(next_launch);
+        k.launch_us = end - LAUNCH_US;
+        next_launch = k.launch_us;
+    }
+    (placed, streams)
+}
+
+#[derive(Serialize)]
+struct RankFile<'a> {
+    #[serde(rename = "schemaVersion")]
+    schema_version: u32,
+    // First: HTA takes the first `"rank": N` in the file as its rank.
+    #[serde(rename = "distributedInfo")]
+    distributed_info: DistributedInfo,
+    #[serde(rename = "deviceProperties")]
+    device_properties: [DeviceProperties; 1],
+    #[serde(rename = "overlapLab")]
+    overlap_lab: SimulatedGpu,
+    #[serde(rename = "displayTimeUnit")]
+    display_time_unit: &'static str,
+    #[serde(rename = "traceEvents")]
+    trace_events: Vec<Event<'a>>,
+}
+
+#[derive(Serialize)]
+struct DistributedInfo {
+    backend: &'static str,
+    rank: u32,
+    world_size: u64,
+}
+
+#[derive(Serialize)]
+struct DeviceProperties {
+    id: u32,
+    name: &'static str,
+}
+
+/// What the simulator says of this GPU, for readers and for checking HTA.
+#[derive(Serialize)]
+struct SimulatedGpu {
+    /// Ranks this file stands for under the symmetric reduction, e.g. "0-7".
+    stands_for: String,
+    stands_for_count: u32,
+    pipeline_stage: u32,
+    step_time_ms: f64,
+    /// HTA's overlap ratio computed from the timeline (the report's figure).
+    hta_overlap: f64,
+    /// HTA's temporal breakdown computed from the timeline, µs.
+    kernel_span_us: f64,
+    compute_us: f64,
+    idle_us: f64,
+}
+
+#[derive(Serialize)]
+struct Event<'a> {
+    ph: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cat: Option<&'static str>,
+    name: String,
+    pid: u32,
+    tid: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ts: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    dur: Option<i64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    id: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    bp: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    args: Option<Args<'a>>,
+}
+
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Args<'a> {
+    Name { name: String },
+    Launch { correlation: u64 },
+    Kernel(KernelArgs<'a>),
+}
+
+#[derive(Serialize)]
+struct KernelArgs<'a> {
+    queued: u32,
+    device: u32,
+    context: u32,
+    stream: u32,
+    correlation: u64,
+    /// The model's op, as the page labels it.
+    op: &'a str,
+    phase: Phase,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    layer: Option<u32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    micro_batch: Option<u32>,
+    chunk: u32,
+    /// Communication: bytes each rank sends to its ring neighbour.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    message_bytes: Option<f64>,
+}
+
+impl<'a> Event<'a> {
+    fn meta(name: &str, pid: u32, tid: u32, value: String) -> Self {
+        Event {
+            ph: "M",
+            cat: None,
+            name: name.to_string(),
+            pid,
+            tid,
+            ts: None,
+            dur: None,
+            id: None,
+            bp: None,
+            args: Some(Args::Name { name: value }),
+        }
+    }
+
+    fn slice(cat: &'static str, name: String, pid: u32, tid: u32, ts: i64, dur: i64) -> Self {
+        Event {
+            ph: "X",
+            cat: Some(cat),
+            name,
+            pid,
+            tid,
+            ts: Some(ts),
+            dur: Some(dur),
+            id: None,
+            bp: None,
+            args: None,
+        }
+    }
+
+    fn flow(ph: &'static str, id: u64, pid: u32, tid: u32, ts: i64) -> Self {
+        Event {
+            ph,
+            cat: Some("ac2g"),
+            name: "ac2g".to_string(),
+            pid,
+            tid,
+            ts: Some(ts),
+            dur: None,
+            id: Some(id),
+            bp: (ph == "f").then_some("e"),
+            args: None,
+        }
+    }
+}
+
+fn device_name(preset: HardwarePreset) -> &'static str {
+    match preset {
+        HardwarePreset::Dgx2V100 => "Tesla V100-SXM3-32GB",
+        HardwarePreset::DgxA100 => "NVIDIA A100-SXM4-80GB",
+        HardwarePreset::DgxH100 => "NVIDIA H100 80GB HBM3",
+    }
+}
+
+/// The name a profiler would show for the kernel that does most of the op.
+/// HTA classifies by name: `nccl...Kernel` is communication, and a name with
+/// neither "Memcpy", "Memset" nor "Sync" in it is computation.
+fn kernel_name(iv: &Interval, lane: Lane, s: &Scenario) -> String {
+    let v100 = s.hardware_preset == HardwarePreset::Dgx2V100;
+    let half = if v100 { "f16" } else { "bf16" };
+    if let Lane::Comm(axis) = lane {
+        let dtype = if axis == Axis::Dp && s.overlap.grad_bytes == 4 {
+            "f32"
+        } else {
+            half
+        };
+        // Only the name depends on it: NCCL picks LL for small messages and
+        // Simple for large ones (model.md section 2b).
+        let protocol = if iv.bytes < 1048576.0 { "LL" } else { "SIMPLE" };
+        let signature = "(ncclDevComm*, unsigned long, ncclWork*)";
+        return match iv.op {
+            OpKind::AllReduce => {
+                format!("ncclDevKernel_AllReduce_Sum_{dtype}_RING_{protocol}{signature}")
+            }
+            OpKind::ReduceScatter => {
+                format!("ncclDevKernel_ReduceScatter_Sum_{dtype}_RING_{protocol}{signature}")
+            }
+            OpKind::AllGather => format!("ncclDevKernel_AllGather_RING_{protocol}{signature}"),
+            _ => format!("ncclDevKernel_SendRecv{signature}"),
+        };
+    }
+    // cuBLAS names end in the operand layouts: forward and input gradient
+    // differ from the weight gradient.
+    let layout = match iv.op {
+        OpKind::MlpUpDgrad | OpKind::QkvDgrad => "nn",
+        OpKind::MlpUpWgrad | OpKind::QkvWgrad => "nt",
+        _ => "tn",
+    };
+    let gemm = |layout: &str| {
+        match s.hardware_preset {
+        HardwarePreset::Dgx2V100 => format!("volta_fp16_s884gemm_fp16_128x128_ldg8_f2f_{layout}"),
+        HardwarePreset::DgxA100 => {
+            format!("ampere_bf16_s16816gemm_bf16_256x128_ldg8_f2f_stages_64x3_{layout}")
+        }
+        HardwarePreset::DgxH100 => format!(
+            "sm90_xmma_gemm_bf16bf16_bf16f32_f32_{layout}_n_tilesize128x256x64_warpgroupsize2x1x1_execute_segment_k_off_kernel__5x_cublas"
+        ),
+    }
+    };
+    match iv.op {
+        OpKind::Attention if v100 => "fmha_cutlassF_f16_aligned_64x64_rf_sm70".to_string(),
+        OpKind::Attention => "flash_fwd_kernel".to_string(),
+        OpKind::AttentionBackward if v100 => "fmha_cutlassB_f16_aligned_64x64_k64_sm70".to_string(),
+        OpKind::AttentionBackward => "flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel".to_string(),
+        OpKind::Optimizer => "multi_tensor_apply_kernel".to_string(),
+        _ => gemm(layout),
+    }
+}
+
+fn lane_name(lane: Lane) -> &'static str {
+    match lane {
+        Lane::Compute => "compute",
+        Lane::Comm(Axis::Tp) => "TP NCCL",
+        Lane::Comm(Axis::Pp) => "PP NCCL",
+        Lane::Comm(Axis::Dp) => "DP NCCL",
+    }
+}
+
+/// "0-7" for a block of ranks, "5" for one.
+fn rank_range(first: u32, count: u32) -> String {
+    if count <= 1 {
+        first.to_string()
+    } else {
+        format!("{first}-{}", first + count - 1)
+    }
+}
+
+/// One trace per simulated GPU, in rank order.
+///
+/// Under the symmetric reduction each simulated GPU stands for its pipeline
+/// stage's TP group and DP replicas: with Megatron's rank order (TP fastest,
+/// then DP, then PP) those are the `represents` ranks from its own rank on.
+pub fn rank_traces(s: &Scenario, t: &Timeline) -> Vec<RankTrace> {
+    let mut gpus: Vec<&GpuLanes> = t.gpus.iter().collect();
+    gpus.sort_by_key(|g| g.rank);
+    let plans: Vec<_> = gpus.iter().map(|g| place(g)).collect();
+    // All ranks share one clock, shifted so that the earliest launch is at 0.
+    let first_launch = plans
+        .iter()
+        .flat_map(|(p, _)| p.iter().map(|k| k.launch_us))
+        .min()
+        .unwrap_or(0)
+        .min(0);
+    let shift = -first_launch;
+    let step_end = plans
+        .iter()
+        .flat_map(|(p, _)| p.iter().map(|k| k.end_us))
+        .max()
+        .unwrap_or(0)
+        .max(us(t.step_time_s));
+    gpus.iter()
+        .zip(&plans)
+        .map(|(g, (placed, streams))| {
+            let json = rank_json(s, t, g, placed, streams, shift, step_end + shift);
+            RankTrace {
+                rank: g.rank,
+                file_name: format!("rank{}.json", g.rank),
+                json,
+            }
+        })
+        .collect()
+}
+
+fn rank_json(
+    s: &Scenario,
+    t: &Timeline,
+    g: &GpuLanes,
+    placed: &[Placed<'_>],
+    streams: &[(u32, Lane)],
+    shift: i64,
+    step_end_us: i64,
+) -> String {
+    let device = g.rank % s.hardware.gpus_per_node.max(1);
+    let host = HOST_PID_BASE + g.rank;
+    let mut events = Vec::with_capacity(8 + streams.len() + 4 * placed.len());
+    events.push(Event::meta("process_name", host, 0, "python".into()));
+    events.push(Event::meta(
+        "thread_name",
+        host,
+        host,
+        "python main thread".into(),
+    ));
+    events.push(Event::meta(
+        "process_name",
+        device,
+        0,
+        format!("GPU {device}"),
+    ));
+    for &(stream, lane) in streams {
+        events.push(Event::meta(
+            "thread_name",
+            device,
+            stream,
+            format!("stream {stream} ({})", lane_name(lane)),
+        ));
+    }
+    events.push(Event::slice(
+        "user_annotation",
+        "ProfilerStep#1".into(),
+        host,
+        host,
+        0,
+        step_end_us,
+    ));
+    for (i, k) in placed.iter().enumerate() {
+        let correlation = i as u64 + 1;
+        let (launch, ts) = (k.launch_us + shift, k.ts_us + shift);
+        let mut call = Event::slice(
+            "cuda_runtime",
+            "cudaLaunchKernel".into(),
+            host,
+            host,
+            launch,
+            LAUNCH_US,
+        );
+        call.args = Some(Args::Launch { correlation });
+        events.push(call);
+        let iv = k.iv;
+        let mut kernel = Event::slice(
+            "kernel",
+            kernel_name(iv, k.lane, s),
+            device,
+            k.stream,
+            ts,
+            k.end_us - k.ts_us,
+        );
+        kernel.args = Some(Args::Kernel(KernelArgs {
+            queued: 0,
+            device,
+            context: 1,
+            stream: k.stream,
+            correlation,
+            op: iv.op.label(),
+            phase: iv.phase,
+            layer: (iv.layer != NONE).then_some(iv.layer),
+            micro_batch: (iv.micro_batch != NONE).then_some(iv.micro_batch),
+            chunk: iv.chunk,
+            message_bytes: iv.op.is_comm().then_some(iv.bytes),
+        }));
+        events.push(kernel);
+        events.push(Event::flow("s", correlation, host, host, launch));
+        events.push(Event::flow("f", correlation, device, k.stream, ts));
+    }
+    let sets = KernelSets::of(g);
+    let breakdown = sets.breakdown();
+    let file = RankFile {
+        schema_version: 1,
+        distributed_info: DistributedInfo {
+            backend: "nccl",
+            rank: g.rank,
+            world_size: s.hardware.gpus(),
+        },
+        device_properties: [DeviceProperties {
+            id: device,
+            name: device_name(s.hardware_preset),
+        }],
+        overlap_lab: SimulatedGpu {
+            stands_for: rank_range(g.rank, g.represents),
+            stands_for_count: g.represents,
+            pipeline_stage: g.stage,
+            step_time_ms: t.step_time_s * 1e3,
+            hta_overlap: sets.overlap(),
+            kernel_span_us: breakdown.span_s * 1e6,
+            compute_us: breakdown.compute_s * 1e6,
+            idle_us: breakdown.idle_s * 1e6,
+        },
+        display_time_unit: "ms",
+        trace_events: events,
+    };
+    let mut out = Vec::with_capacity(160 * file.trace_events.len());
+    let mut ser = serde_json::Serializer::with_formatter(&mut out, TraceFormatter::default());
+    file.serialize(&mut ser).expect("a trace serialises");
+    out.push(b'\n');
+    String::from_utf8(out).expect("serde_json writes UTF-8")
+}
+
+/// Compact JSON with a space after every colon (HTA's rank pattern needs
+/// it), each top-level key and each trace event on a line of its own.
+#[derive(Default)]
+struct TraceFormatter {
+    depth: usize,
+}
+
+impl serde_json::ser::Formatter for TraceFormatter {
+    fn begin_object<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.depth += 1;
+        w.write_all(b"{")
+    }
+
+    fn end_object<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+        self.depth -= 1;
+        w.write_all(if self.depth == 0 { b"\n}" } else { b"}" })
+    }
+
+    fn begin_object_key<W: ?Sized + io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> io::Result<()> {
+        if !first {
+            w.write_all(b",")?;
+        }
+        if self.depth == 1 {
+            w.write_all(b"\n")?;
+        }
+        Ok(())
+    }
+
+    fn begin_object_value<W: ?Sized + io::Write>(&mut self, w: &mut W) -> io::Result<()> {
+        w.write_all(b": ")
+    }
+
+    fn begin_array_value<W: ?Sized + io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> io::Result<()> {
+        w.write_all(if first { b"\n" } else { b",\n" })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{presets, simulate};
+    use serde_json::Value;
+
+    fn traces(preset: &str) -> (crate::Simulation, Vec<RankTrace>) {
+        let s = presets::scenario(preset).unwrap();
+        let sim = simulate(&s);
+        let traces = rank_traces(&s, &sim.timeline);
+        (sim, traces)
+    }
+
+    #[test]
+    fn one_file_per_simulated_gpu_with_its_rank_where_hta_looks() {
+        let (sim, traces) = traces("didactic");
+        assert_eq!(traces.len(), sim.timeline.gpus.len());
+        for tr in &traces {
+            assert_eq!(tr.file_name, format!("rank{}.json", tr.rank));
+            // HTA's own pattern, `"rank":\s+(\d+)`, on the first line that has it.
+            let line = tr.json.lines().find(|l| l.contains("\"rank\":")).unwrap();
+            let at = line.find("\"rank\": ").expect("a space after the colon");
+            let digits: String = line[at + 8..]
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .collect();
+            assert_eq!(digits.parse::<u32>().unwrap(), tr.rank);
+            let v: Value = serde_json::from_str(&tr.json).expect("valid JSON");
+            assert_eq!(v["distributedInfo"]["rank"], tr.rank);
+            assert_eq!(v["distributedInfo"]["world_size"], 16);
+        }
+    }
+
+    #[test]
+    fn every_kernel_has_a_launch_before_it_and_streams_never_overlap() {
+        let (sim, traces) = traces("contention");
+        for (tr, gpu) in traces.iter().zip(&sim.timeline.gpus) {
+            let v: Value = serde_json::from_str(&tr.json).unwrap();
+            let events = v["traceEvents"].as_array().unwrap();
+            let mut launches = std::collections::HashMap::new();
+            let mut kernels = Vec::new();
+            let mut steps = 0;
+            for e in events {
+                match e["cat"].as_str() {
+                    Some("cuda_runtime") => {
+                        let c = e["args"]["correlation"].as_u64().unwrap();
+                        let end = e["ts"].as_i64().unwrap() + e["dur"].as_i64().unwrap();
+                        assert!(launches.insert(c, end).is_none(), "correlation reused");
+                    }
+                    Some("kernel") => kernels.push(e),
+                    Some("user_annotation") => {
+                        steps += 1;
+                        assert_eq!(e["name"], "ProfilerStep#1");
+                    }
+                    _ => {}
+                }
+            }
+            assert_eq!(steps, 1);
+            let intervals = gpu.compute.len() + gpu.comm.iter().map(Vec::len).sum::<usize>();
+            assert_eq!(kernels.len(), intervals);
+            let mut by_stream: std::collections::BTreeMap<u64, Vec<(i64, i64)>> =
+                Default::default();
+            for k in &kernels {
+                let (ts, dur) = (k["ts"].as_i64().unwrap(), k["dur"].as_i64().unwrap());
+                let c = k["args"]["correlation"].as_u64().unwrap();
+                assert!(launches[&c] <= ts, "kernel starts before its launch ends");
+                assert_eq!(k["args"]["stream"], k["tid"]);
+                assert_eq!(k["args"]["device"], k["pid"]);
+                by_stream
+                    .entry(k["args"]["stream"].as_u64().unwrap())
+                    .or_default()
+                    .push((ts, ts + dur));
+            }
+            for spans in by_stream.values_mut() {
+                spans.sort();
+                assert!(
+                    spans.windows(2).all(|w| w[0].1 <= w[1].0),
+                    "kernels overlap on a stream"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn kernel_names_classify_as_hta_classifies_them() {
+        let (_, traces) = traces("didactic");
+        let v: Value = serde_json::from_str(&traces[0].json).unwrap();
+        let (mut comm, mut comp) = (0, 0);
+        for e in v["traceEvents"].as_array().unwrap() {
+            if e["cat"] != "kernel" {
+                continue;
+            }
+            let name = e["name"].as_str().unwrap();
+            let nccl = name.starts_with("nccl") && name.contains("Kernel");
+            assert_eq!(nccl, e["args"]["message_bytes"].is_number(), "{name}");
+            assert!(!name.contains("Memcpy") && !name.contains("Memset") && !name.contains("Sync"));
+            if nccl {
+                comm += 1
+            } else {
+                comp += 1
+            }
+        }
+        assert!(comm > 0 && comp > 0);
+    }
+
+    #[test]
+    fn the_files_figures_match_the_report() {
+        let (sim, traces) = traces("contention");
+        for (tr, want) in traces.iter().zip(&sim.report.hta_overlap_per_gpu) {
+            let v: Value = serde_json::from_str(&tr.json).unwrap();
+            assert_eq!(v["overlapLab"]["hta_overlap"].as_f64().unwrap(), *want);
+        }
+    }
+
+    #[test]
+    fn the_slowest_gpus_compute_is_the_reports() {
+        for preset in ["didactic", "contention"] {
+            let (sim, traces) = traces(preset);
+            let want_us = sim.report.compute_ms * 1e3;
+            let found = traces.iter().any(|tr| {
+                let v: Value = serde_json::from_str(&tr.json).unwrap();
+                let got = v["overlapLab"]["compute_us"].as_f64().unwrap();
+                (got - want_us).abs() <= 1e-9 * want_us
+            });
+            assert!(
+                found,
+                "{preset}: no file's compute_us is the report's compute_ms"
+            );
+        }
+    }
+
+    #[test]
+    fn rank_ranges_read_as_blocks() {
+        assert_eq!(rank_range(8, 8), "8-15");
+        assert_eq!(rank_range(5, 1), "5");
+    }
+}
