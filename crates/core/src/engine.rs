@@ -5,12 +5,16 @@
 //! then join the network, whose rates change whenever a flow starts or ends.
 //! Events are ordered by time, then by a sequence number, so equal inputs
 //! give identical timelines bit for bit.
+//!
+//! Cost per event is bounded: a flow class (see `network`) has one pending
+//! event for its first finisher however many flows it holds, and superseded
+//! events are dropped from the heap once they outnumber the live ones.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 use crate::graph::{Graph, TaskId, COMPUTE};
-use crate::network::{Network, ResourceLog};
+use crate::network::{ClassId, Network, ResourceLog};
 
 const NO_WAIT: u32 = u32::MAX;
 
@@ -27,7 +31,8 @@ struct Event {
     /// Bit pattern of a non-negative f64: orders like the number.
     time_bits: u64,
     seq: u64,
-    task: TaskId,
+    /// A task (below the task count) or a flow class (task count + class).
+    entity: u32,
     version: u32,
     kind: Kind,
 }
@@ -92,25 +97,30 @@ impl GpuState {
 
 #[derive(Clone, Copy, Default)]
 struct TaskState {
-    /// Compute: full-speed seconds left. Communication: bytes left per member.
+    /// Compute: full-speed seconds left.
     remaining: f64,
     /// When `remaining` was last brought up to date.
     last_update: f64,
-    /// Communication: bytes per second per member now.
-    rate: f64,
     /// Dependencies not yet finished.
     pending: u32,
-    /// Bumped whenever the task's finish is re-planned; stale events are skipped.
-    version: u32,
 }
 
 struct Engine<'g> {
     g: &'g Graph,
     sm_speed: f64,
-    /// Per task, what changes as it runs (one cache line for two tasks).
+    /// Per task, what changes as it runs.
     st: Vec<TaskState>,
-    /// Reused buffer for the flows whose rates a network change touched.
-    changed: Vec<TaskId>,
+    /// Per entity (tasks, then flow classes): bumped whenever its pending
+    /// event is superseded, so that the old one is skipped.
+    version: Vec<u32>,
+    /// Per entity: whether an event of the current version is in the heap.
+    scheduled: Vec<bool>,
+    /// Heap entries whose version is stale.
+    stale: usize,
+    /// Reused buffer for the classes whose rates a network change touched.
+    changed: Vec<ClassId>,
+    /// Reused buffers for `attribute_idle`, one per axis.
+    spans: [Vec<(f64, f64)>; 3],
     /// Per compute task, the head of its list of finished collectives it
     /// depends on (`NO_WAIT` when none): nodes are (next, collective).
     wait_head: Vec<u32>,
@@ -129,12 +139,12 @@ pub(crate) fn run(g: &Graph, record_links: bool, sm_tax: f64) -> RunResult {
     let n = g.tasks.len();
     let mut net = Network::new(
         g.resources.iter().map(|r| r.capacity_bps).collect(),
-        n,
         record_links,
     );
     for p in &g.patterns {
         net.add_pattern(p.clone());
     }
+    let entities = n + net.class_count();
     let gpus = g.gpus.len();
     let mut e = Engine {
         g,
@@ -147,7 +157,11 @@ pub(crate) fn run(g: &Graph, record_links: bool, sm_tax: f64) -> RunResult {
                 ..TaskState::default()
             })
             .collect(),
+        version: vec![0; entities],
+        scheduled: vec![false; entities],
+        stale: 0,
         changed: Vec::new(),
+        spans: Default::default(),
         wait_head: vec![NO_WAIT; n],
         wait_nodes: Vec::new(),
         res: RunResult {
@@ -181,14 +195,23 @@ pub(crate) fn run(g: &Graph, record_links: bool, sm_tax: f64) -> RunResult {
         }
     }
     while let Some(ev) = e.heap.pop() {
-        if ev.version != e.st[ev.task as usize].version {
+        let entity = ev.entity as usize;
+        if ev.version != e.version[entity] {
+            e.stale -= 1;
             continue;
         }
+        e.scheduled[entity] = false;
         e.now = f64::from_bits(ev.time_bits);
         e.res.events += 1;
-        match ev.kind {
-            Kind::LatencyDone => e.begin_transfer(ev.task),
-            Kind::Done => e.complete(ev.task),
+        if entity >= n {
+            let class = (entity - n) as ClassId;
+            let task = e.net.pop_finished(e.now, class);
+            e.complete(task);
+        } else {
+            match ev.kind {
+                Kind::LatencyDone => e.begin_transfer(ev.entity),
+                Kind::Done => e.complete(ev.entity),
+            }
         }
     }
     let unfinished = e.res.end_s.iter().filter(|t| t.is_nan()).count();
@@ -206,15 +229,44 @@ pub(crate) fn run(g: &Graph, record_links: bool, sm_tax: f64) -> RunResult {
 }
 
 impl Engine<'_> {
-    fn push(&mut self, at: f64, task: TaskId, kind: Kind) {
+    /// Schedules the entity's next event, superseding any pending one.
+    fn push(&mut self, at: f64, entity: u32, kind: Kind) {
+        self.cancel(entity);
+        self.scheduled[entity as usize] = true;
         self.seq += 1;
         self.heap.push(Event {
             time_bits: at.max(0.0).to_bits(),
             seq: self.seq,
-            task,
-            version: self.st[task as usize].version,
+            entity,
+            version: self.version[entity as usize],
             kind,
         });
+    }
+
+    /// Drops the entity's pending event, if any. When superseded entries
+    /// outnumber live ones the heap is rebuilt without them, so that it never
+    /// holds more than twice the live events (plus a constant).
+    fn cancel(&mut self, entity: u32) {
+        let e = entity as usize;
+        self.version[e] = self.version[e].wrapping_add(1);
+        if std::mem::take(&mut self.scheduled[e]) {
+            self.stale += 1;
+            if self.stale > 1024 && self.stale * 2 > self.heap.len() {
+                let version = &self.version;
+                self.heap
+                    .retain(|ev| ev.version == version[ev.entity as usize]);
+                self.stale = 0;
+            }
+        }
+    }
+
+    /// Plans the class's next finish (after its rate or its queue changed).
+    fn schedule_class(&mut self, class: ClassId) {
+        let entity = self.g.tasks.len() as u32 + class;
+        match self.net.next_finish(class) {
+            Some((at, _)) => self.push(at, entity, Kind::Done),
+            None => self.cancel(entity),
+        }
     }
 
     fn speed(&self, gpu: u32) -> f64 {
@@ -273,7 +325,10 @@ impl Engine<'_> {
     fn attribute_idle(&mut self, t: TaskId, gpu: u32, from: f64) {
         let now = self.now;
         let g = self.g;
-        let mut spans: [Vec<(f64, f64)>; 3] = Default::default();
+        let mut spans = std::mem::take(&mut self.spans);
+        for list in &mut spans {
+            list.clear();
+        }
         let mut node = self.wait_head[t as usize];
         while node != NO_WAIT {
             let (next, on) = self.wait_nodes[node as usize];
@@ -307,6 +362,7 @@ impl Engine<'_> {
             }
             self.res.gpus[gpu as usize].exposed_s[axis] += covered;
         }
+        self.spans = spans;
     }
 
     /// The GPU's compute speed changed: re-plan its running op.
@@ -323,7 +379,6 @@ impl Engine<'_> {
         let ts = &mut self.st[t as usize];
         ts.remaining = (ts.remaining - (now - ts.last_update) * old_speed).max(0.0);
         ts.last_update = now;
-        ts.version += 1;
         let remaining = ts.remaining;
         let speed = self.speed(gpu);
         self.push(now + remaining / speed, t, Kind::Done);
@@ -336,38 +391,28 @@ impl Engine<'_> {
             self.complete(t);
             return;
         }
-        let ts = &mut self.st[t as usize];
-        ts.remaining = task.work;
-        ts.last_update = self.now;
-        ts.rate = 0.0;
         let mut changed = std::mem::take(&mut self.changed);
         changed.clear();
-        changed.extend_from_slice(self.net.add(self.now, t, task.pattern, task.axis));
-        self.apply_rates(&changed);
-        self.changed = changed;
-    }
-
-    /// Flows whose rate changed: account progress at the old rate, re-plan at the new.
-    fn apply_rates(&mut self, changed: &[TaskId]) {
-        let now = self.now;
-        for &f in changed {
-            let ts = &mut self.st[f as usize];
-            ts.remaining = (ts.remaining - (now - ts.last_update) * ts.rate).max(0.0);
-            ts.last_update = now;
-            ts.rate = self.net.rate[f as usize];
-            ts.version += 1;
-            let (remaining, rate) = (ts.remaining, ts.rate);
-            if rate > 0.0 {
-                self.push(now + remaining / rate, f, Kind::Done);
-            }
+        changed.extend_from_slice(
+            self.net
+                .add(self.now, t, task.pattern, task.axis, task.work),
+        );
+        let own = Network::class_of(task.pattern, task.axis);
+        // Its own class's first finisher may have changed even if its rate did not.
+        if !changed.contains(&own) {
+            changed.push(own);
         }
+        for &c in &changed {
+            self.schedule_class(c);
+        }
+        self.changed = changed;
     }
 
     fn complete(&mut self, t: TaskId) {
         let now = self.now;
         let ti = t as usize;
         self.res.end_s[ti] = now;
-        self.st[ti].version += 1;
+        self.cancel(t);
         let g = self.g;
         let task = &g.tasks[ti];
         if task.axis == COMPUTE {
@@ -380,11 +425,16 @@ impl Engine<'_> {
         } else {
             // Zero-byte collectives never joined the network.
             if task.work > 0.0 {
+                let own = Network::class_of(task.pattern, task.axis);
                 let mut changed = std::mem::take(&mut self.changed);
                 changed.clear();
-                changed.extend_from_slice(self.net.remove(now, t));
-                self.st[ti].rate = 0.0;
-                self.apply_rates(&changed);
+                changed.extend_from_slice(self.net.remove(now, own));
+                if !changed.contains(&own) {
+                    changed.push(own);
+                }
+                for &c in &changed {
+                    self.schedule_class(c);
+                }
                 self.changed = changed;
             }
             let axis = task.axis as usize;

@@ -11,6 +11,7 @@ mod engine;
 mod graph;
 pub mod hardware;
 pub mod network;
+mod plain;
 pub mod presets;
 pub mod published;
 pub mod report;
@@ -52,8 +53,19 @@ pub fn simulate(scenario: &Scenario) -> Simulation {
     simulate_with(scenario, Fidelity::Reduced)
 }
 
+/// Simulates at the given fidelity (`Full` simulates every GPU).
 pub fn simulate_with(scenario: &Scenario, fidelity: Fidelity) -> Simulation {
     Simulator::new(fidelity).simulate(scenario)
+}
+
+/// The same simulation by the plain engine, flow by flow and event by event:
+/// the reference the fast engine is tested against. Its cost grows with the
+/// square of concurrent flows; not for large scenarios.
+#[doc(hidden)]
+pub fn simulate_plain(scenario: &Scenario, fidelity: Fidelity) -> Simulation {
+    let mut sim = Simulator::new(fidelity);
+    sim.plain = true;
+    sim.simulate(scenario)
 }
 
 /// Simulates scenarios one after another, remembering the last all-off
@@ -63,6 +75,8 @@ pub struct Simulator {
     fidelity: Fidelity,
     /// The all-off scenario last simulated and its step time, ms.
     baseline: Option<(Scenario, f64)>,
+    /// Run the plain reference engine instead of the fast one.
+    plain: bool,
 }
 
 impl Simulator {
@@ -70,6 +84,7 @@ impl Simulator {
         Self {
             fidelity,
             baseline: None,
+            plain: false,
         }
     }
 
@@ -77,7 +92,7 @@ impl Simulator {
         let fidelity = self.fidelity;
         let (timeline, mut report, mut events) = {
             let graph = workload::build(scenario, fidelity);
-            let mut run = engine::run(&graph, true, scenario.sm_tax);
+            let mut run = self.run(&graph, true, scenario.sm_tax);
             let timeline = summary::timeline(&graph, &mut run, fidelity == Fidelity::Reduced);
             let report = summary::report(scenario, &graph, &run);
             (timeline, report, run.events)
@@ -90,7 +105,7 @@ impl Simulator {
             *ms
         } else {
             let graph = workload::build(&off, fidelity);
-            let run = engine::run(&graph, false, off.sm_tax);
+            let run = self.run(&graph, false, off.sm_tax);
             events += run.events;
             run.step_time_s * 1e3
         };
@@ -104,6 +119,16 @@ impl Simulator {
             timeline,
             report,
             events,
+        }
+    }
+}
+
+impl Simulator {
+    fn run(&self, graph: &graph::Graph, record_links: bool, sm_tax: f64) -> engine::RunResult {
+        if self.plain {
+            plain::run(graph, record_links, sm_tax)
+        } else {
+            engine::run(graph, record_links, sm_tax)
         }
     }
 }
