@@ -73,6 +73,8 @@ pub(crate) struct RunResult {
     pub links: Vec<ResourceLog>,
     pub step_time_s: f64,
     pub events: u64,
+    /// Events planned (heap pushes), superseded ones included.
+    pub planned_events: u64,
 }
 
 struct GpuState {
@@ -173,6 +175,7 @@ pub(crate) fn run(g: &Graph, record_links: bool, sm_tax: f64) -> RunResult {
             links: Vec::new(),
             step_time_s: 0.0,
             events: 0,
+            planned_events: 0,
         },
         gpu: (0..gpus)
             .map(|_| GpuState {
@@ -233,6 +236,7 @@ impl Engine<'_> {
     fn push(&mut self, at: f64, entity: u32, kind: Kind) {
         self.cancel(entity);
         self.scheduled[entity as usize] = true;
+        self.res.planned_events += 1;
         self.seq += 1;
         self.heap.push(Event {
             time_bits: at.max(0.0).to_bits(),

@@ -81,6 +81,9 @@ pub(crate) struct Graph {
     pub compute_order: Vec<Vec<TaskId>>,
     pub resources: Vec<ResourceInfo>,
     pub patterns: Vec<Vec<Usage>>,
+    /// Each distinct pattern once: equal patterns share an id, so that their
+    /// flows share one class in the engine (max-min gives them one rate).
+    pattern_ids: std::collections::HashMap<Vec<(u32, u64)>, u32>,
     /// Compute waits for these before its next op (blocking sends, blocking collectives).
     pending_blockers: Vec<Vec<TaskId>>,
     pub peak_tflops: f64,
@@ -111,10 +114,18 @@ impl Graph {
         (self.resources.len() - 1) as u32
     }
 
-    /// Registers a link usage pattern; builders cache the ids they reuse.
+    /// Registers a link usage pattern, or finds the equal one registered before.
     pub fn add_pattern(&mut self, usage: Vec<Usage>) -> u32 {
-        self.patterns.push(usage);
-        (self.patterns.len() - 1) as u32
+        let key: Vec<(u32, u64)> = usage
+            .iter()
+            .map(|u| (u.resource, u.weight.to_bits()))
+            .collect();
+        let next = self.patterns.len() as u32;
+        let id = *self.pattern_ids.entry(key).or_insert(next);
+        if id == next {
+            self.patterns.push(usage);
+        }
+        id
     }
 
     pub fn dep(&mut self, from: TaskId, to: TaskId) {

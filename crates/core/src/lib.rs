@@ -37,6 +37,9 @@ pub struct Simulation {
     pub report: Report,
     /// Events the engine processed, both runs counted (for benchmarks).
     pub events: u64,
+    /// Events the engine planned, superseded ones included (its work), both
+    /// runs counted: never above `workload::cost::cost(scenario).planned_events`.
+    pub planned_events: u64,
 }
 
 /// How much of the cluster to simulate.
@@ -90,12 +93,12 @@ impl Simulator {
 
     pub fn simulate(&mut self, scenario: &Scenario) -> Simulation {
         let fidelity = self.fidelity;
-        let (timeline, mut report, mut events) = {
-            let graph = workload::build(scenario, fidelity);
+        let (timeline, mut report, mut events, mut planned_events) = {
+            let graph = workload::build(scenario, fidelity, self.reserve(scenario));
             let mut run = self.run(&graph, true, scenario.sm_tax);
             let timeline = summary::timeline(&graph, &mut run, fidelity == Fidelity::Reduced);
             let report = summary::report(scenario, &graph, &run);
-            (timeline, report, run.events)
+            (timeline, report, run.events, run.planned_events)
             // The graph and the run are dropped here, before the baseline is built.
         };
         let off = scenario.all_overlap_off();
@@ -104,9 +107,10 @@ impl Simulator {
         } else if let Some((_, ms)) = self.baseline.as_ref().filter(|(s, _)| *s == off) {
             *ms
         } else {
-            let graph = workload::build(&off, fidelity);
+            let graph = workload::build(&off, fidelity, self.reserve(&off));
             let run = self.run(&graph, false, off.sm_tax);
             events += run.events;
+            planned_events += run.planned_events;
             run.step_time_s * 1e3
         };
         self.baseline = Some((off, report.baseline_ms));
@@ -119,11 +123,22 @@ impl Simulator {
             timeline,
             report,
             events,
+            planned_events,
         }
     }
 }
 
 impl Simulator {
+    /// Room to reserve for the graph: its exact op count when reduced, so
+    /// that building a large step does not copy its arrays as they grow.
+    fn reserve(&self, s: &Scenario) -> usize {
+        // Small steps grow their arrays a few times at most: not worth counting.
+        if self.fidelity == Fidelity::Full || s.micro_batches() <= 64 {
+            return 0;
+        }
+        workload::cost::run_cost(s).ops as usize
+    }
+
     fn run(&self, graph: &graph::Graph, record_links: bool, sm_tax: f64) -> engine::RunResult {
         if self.plain {
             plain::run(graph, record_links, sm_tax)

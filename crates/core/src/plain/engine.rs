@@ -137,6 +137,7 @@ pub(crate) fn run(g: &Graph, record_links: bool, sm_tax: f64) -> RunResult {
             links: Vec::new(),
             step_time_s: 0.0,
             events: 0,
+            planned_events: 0,
         },
         gpu: (0..gpus)
             .map(|_| GpuState {
@@ -186,6 +187,7 @@ pub(crate) fn run(g: &Graph, record_links: bool, sm_tax: f64) -> RunResult {
 impl Engine<'_> {
     fn push(&mut self, at: f64, task: TaskId, kind: Kind) {
         self.seq += 1;
+        self.res.planned_events += 1;
         self.heap.push(Event {
             time_bits: at.max(0.0).to_bits(),
             seq: self.seq,

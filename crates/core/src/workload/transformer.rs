@@ -69,11 +69,14 @@ struct Builder<'a> {
     open_windows: Vec<(TaskId, u32)>,
 }
 
-pub(crate) fn build(s: &Scenario, t: &Transformer, fidelity: Fidelity) -> Graph {
+pub(crate) fn build(
+    s: &Scenario,
+    t: &Transformer,
+    fidelity: Fidelity,
+    reserve_ops: usize,
+) -> Graph {
     let mut g = Graph::default();
-    if fidelity == Fidelity::Reduced {
-        g.reserve(super::estimated_ops(s) as usize);
-    }
+    g.reserve(reserve_ops);
     let cluster = Cluster::new(&mut g, s, fidelity);
     let roof = Roofline::of(&s.hardware);
     let tp = s.parallel.tp;
