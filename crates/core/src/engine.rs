@@ -103,8 +103,6 @@ struct TaskState {
     remaining: f64,
     /// When `remaining` was last brought up to date.
     last_update: f64,
-    /// Dependencies not yet finished.
-    pending: u32,
 }
 
 struct Engine<'g> {
@@ -112,6 +110,11 @@ struct Engine<'g> {
     sm_speed: f64,
     /// Per task, what changes as it runs.
     st: Vec<TaskState>,
+    /// Per task, dependencies not yet finished (dense: read for every edge).
+    pending: Vec<u32>,
+    /// Whether to record what the timeline and the report read (exposure,
+    /// link logs); the baseline needs only its step time.
+    record: bool,
     /// Per entity (tasks, then flow classes): bumped whenever its pending
     /// event is superseded, so that the old one is skipped.
     version: Vec<u32>,
@@ -136,7 +139,8 @@ struct Engine<'g> {
 }
 
 /// Runs the graph. `record_links` keeps per-link bandwidth samples (the page
-/// draws them; the baseline run does not need them).
+/// draws them), link logs and exposure; the baseline run needs none of them,
+/// only its step time.
 pub(crate) fn run(g: &Graph, record_links: bool, sm_tax: f64) -> RunResult {
     let n = g.tasks.len();
     let mut net = Network::new(
@@ -151,14 +155,9 @@ pub(crate) fn run(g: &Graph, record_links: bool, sm_tax: f64) -> RunResult {
     let mut e = Engine {
         g,
         sm_speed: 1.0 - sm_tax,
-        st: g
-            .initial_pending
-            .iter()
-            .map(|&p| TaskState {
-                pending: p,
-                ..TaskState::default()
-            })
-            .collect(),
+        st: vec![TaskState::default(); n],
+        pending: g.initial_pending.clone(),
+        record: record_links,
         version: vec![0; entities],
         scheduled: vec![false; entities],
         stale: 0,
@@ -193,7 +192,7 @@ pub(crate) fn run(g: &Graph, record_links: bool, sm_tax: f64) -> RunResult {
         now: 0.0,
     };
     for t in 0..n as TaskId {
-        if e.st[t as usize].pending == 0 {
+        if e.pending[t as usize] == 0 {
             e.start(t);
         }
     }
@@ -289,7 +288,7 @@ impl Engine<'_> {
         if task.axis == COMPUTE {
             let gpu = task.gpu;
             let idle_from = self.gpu[gpu as usize].idle_since;
-            if now > idle_from && self.wait_head[t as usize] != NO_WAIT {
+            if self.record && now > idle_from && self.wait_head[t as usize] != NO_WAIT {
                 self.attribute_idle(t, gpu, idle_from);
             }
             let st = &mut self.gpu[gpu as usize];
@@ -458,7 +457,7 @@ impl Engine<'_> {
             }
         }
         let successors = g.successors(t);
-        if task.axis != COMPUTE {
+        if task.axis != COMPUTE && self.record {
             // Compute that waits on this collective: remember it, so that the
             // compute stream's idle time can be laid against it.
             for &s in successors {
@@ -470,8 +469,8 @@ impl Engine<'_> {
             }
         }
         for &s in successors {
-            self.st[s as usize].pending -= 1;
-            if self.st[s as usize].pending == 0 {
+            self.pending[s as usize] -= 1;
+            if self.pending[s as usize] == 0 {
                 self.start(s);
             }
         }

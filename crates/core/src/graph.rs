@@ -232,6 +232,16 @@ impl Graph {
         self.initial_pending = pending;
     }
 
+    /// Frees the dependency arrays once the engine has run: the timeline
+    /// and the report do not read them, and the step's peak memory is reached
+    /// while the timeline is built.
+    pub fn release_dependencies(&mut self) {
+        self.succ = Vec::new();
+        self.succ_start = Vec::new();
+        self.initial_pending = Vec::new();
+        self.pattern_ids = Default::default();
+    }
+
     pub fn successors(&self, task: TaskId) -> &[TaskId] {
         let i = task as usize;
         &self.succ[self.succ_start[i] as usize..self.succ_start[i + 1] as usize]

@@ -94,8 +94,9 @@ impl Simulator {
     pub fn simulate(&mut self, scenario: &Scenario) -> Simulation {
         let fidelity = self.fidelity;
         let (timeline, mut report, mut events, mut planned_events) = {
-            let graph = workload::build(scenario, fidelity, self.reserve(scenario));
+            let mut graph = workload::build(scenario, fidelity, self.reserve(scenario));
             let mut run = self.run(&graph, true, scenario.sm_tax);
+            graph.release_dependencies();
             let timeline = summary::timeline(&graph, &mut run, fidelity == Fidelity::Reduced);
             let report = summary::report(scenario, &graph, &run);
             (timeline, report, run.events, run.planned_events)

@@ -81,6 +81,7 @@ pub(crate) struct Network {
     patterns: Vec<Vec<Usage>>,
     classes: Vec<FlowClass>,
     pub logs: Vec<ResourceLog>,
+    /// Whether to keep link logs and samples at all (the baseline does not).
     record_samples: bool,
     /// Arrival counter: ties in a class's queue finish in arrival order.
     arrivals: u64,
@@ -336,6 +337,9 @@ impl Network {
     /// Closes the time since each component resource's last change and
     /// records its new per-axis bandwidth.
     fn log(&mut self, now: f64) {
+        if !self.record_samples {
+            return;
+        }
         for &r in &self.comp_res {
             let mut gbps = [0.0f64; 3];
             for &k in &self.users[r as usize] {
@@ -350,15 +354,13 @@ impl Network {
             close(log, now);
             if gbps != log.last_gbps {
                 log.last_gbps = gbps;
-                if self.record_samples {
-                    if let Some(last) = log.samples.last_mut() {
-                        if last.t_s == now {
-                            last.gbps = gbps;
-                            continue;
-                        }
+                if let Some(last) = log.samples.last_mut() {
+                    if last.t_s == now {
+                        last.gbps = gbps;
+                        continue;
                     }
-                    log.samples.push(LinkSample { t_s: now, gbps });
                 }
+                log.samples.push(LinkSample { t_s: now, gbps });
             }
         }
     }
