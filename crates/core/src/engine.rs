@@ -97,12 +97,26 @@ impl GpuState {
     }
 }
 
-#[derive(Clone, Copy, Default)]
+/// Everything the engine changes about one task, in one place: an event
+/// touches a task's state with one cache miss instead of one per array.
+#[derive(Clone, Copy)]
 struct TaskState {
     /// Compute: full-speed seconds left.
     remaining: f64,
     /// When `remaining` was last brought up to date.
     last_update: f64,
+    start_s: f64,
+    end_s: f64,
+    /// Dependencies not yet finished.
+    pending: u32,
+    /// Bumped whenever the task's pending event is superseded, so that the
+    /// old one is skipped.
+    version: u32,
+    /// Compute: the head of its list of finished collectives it depends on
+    /// (`NO_WAIT` when none).
+    wait_head: u32,
+    /// Whether an event of the current version is in the heap.
+    scheduled: bool,
 }
 
 struct Engine<'g> {
@@ -110,25 +124,19 @@ struct Engine<'g> {
     sm_speed: f64,
     /// Per task, what changes as it runs.
     st: Vec<TaskState>,
-    /// Per task, dependencies not yet finished (dense: read for every edge).
-    pending: Vec<u32>,
     /// Whether to record what the timeline and the report read (exposure,
     /// link logs); the baseline needs only its step time.
     record: bool,
-    /// Per entity (tasks, then flow classes): bumped whenever its pending
-    /// event is superseded, so that the old one is skipped.
-    version: Vec<u32>,
-    /// Per entity: whether an event of the current version is in the heap.
-    scheduled: Vec<bool>,
+    /// Per flow class: as `TaskState::version` and `scheduled`.
+    class_version: Vec<u32>,
+    class_scheduled: Vec<bool>,
     /// Heap entries whose version is stale.
     stale: usize,
     /// Reused buffer for the classes whose rates a network change touched.
     changed: Vec<ClassId>,
     /// Reused buffers for `attribute_idle`, one per axis.
     spans: [Vec<(f64, f64)>; 3],
-    /// Per compute task, the head of its list of finished collectives it
-    /// depends on (`NO_WAIT` when none): nodes are (next, collective).
-    wait_head: Vec<u32>,
+    /// The lists `TaskState::wait_head` starts: nodes are (next, collective).
     wait_nodes: Vec<(u32, TaskId)>,
     res: RunResult,
     gpu: Vec<GpuState>,
@@ -150,24 +158,35 @@ pub(crate) fn run(g: &Graph, record_links: bool, sm_tax: f64) -> RunResult {
     for p in &g.patterns {
         net.add_pattern(p.clone());
     }
-    let entities = n + net.class_count();
+    let classes = net.class_count();
     let gpus = g.gpus.len();
     let mut e = Engine {
         g,
         sm_speed: 1.0 - sm_tax,
-        st: vec![TaskState::default(); n],
-        pending: g.initial_pending.clone(),
+        st: g
+            .initial_pending
+            .iter()
+            .map(|&pending| TaskState {
+                remaining: 0.0,
+                last_update: 0.0,
+                start_s: f64::NAN,
+                end_s: f64::NAN,
+                pending,
+                version: 0,
+                wait_head: NO_WAIT,
+                scheduled: false,
+            })
+            .collect(),
         record: record_links,
-        version: vec![0; entities],
-        scheduled: vec![false; entities],
+        class_version: vec![0; classes],
+        class_scheduled: vec![false; classes],
         stale: 0,
         changed: Vec::new(),
         spans: Default::default(),
-        wait_head: vec![NO_WAIT; n],
         wait_nodes: Vec::new(),
         res: RunResult {
-            start_s: vec![f64::NAN; n],
-            end_s: vec![f64::NAN; n],
+            start_s: Vec::new(),
+            end_s: Vec::new(),
             exposed_s: vec![0.0; g.members.len()],
             exposed_from_s: vec![f64::INFINITY; g.members.len()],
             gpus: vec![GpuStats::default(); gpus],
@@ -192,17 +211,18 @@ pub(crate) fn run(g: &Graph, record_links: bool, sm_tax: f64) -> RunResult {
         now: 0.0,
     };
     for t in 0..n as TaskId {
-        if e.pending[t as usize] == 0 {
+        if e.st[t as usize].pending == 0 {
             e.start(t);
         }
     }
     while let Some(ev) = e.heap.pop() {
         let entity = ev.entity as usize;
-        if ev.version != e.version[entity] {
+        let (version, scheduled) = e.slot(ev.entity);
+        if ev.version != *version {
             e.stale -= 1;
             continue;
         }
-        e.scheduled[entity] = false;
+        *scheduled = false;
         e.now = f64::from_bits(ev.time_bits);
         e.res.events += 1;
         if entity >= n {
@@ -216,6 +236,8 @@ pub(crate) fn run(g: &Graph, record_links: bool, sm_tax: f64) -> RunResult {
             }
         }
     }
+    e.res.start_s = e.st.iter().map(|t| t.start_s).collect();
+    e.res.end_s = e.st.iter().map(|t| t.end_s).collect();
     let unfinished = e.res.end_s.iter().filter(|t| t.is_nan()).count();
     debug_assert_eq!(unfinished, 0, "task graph has a cycle");
     let step = e.now;
@@ -234,30 +256,51 @@ impl Engine<'_> {
     /// Schedules the entity's next event, superseding any pending one.
     fn push(&mut self, at: f64, entity: u32, kind: Kind) {
         self.cancel(entity);
-        self.scheduled[entity as usize] = true;
+        let (version, scheduled) = self.slot(entity);
+        *scheduled = true;
+        let version = *version;
         self.res.planned_events += 1;
         self.seq += 1;
         self.heap.push(Event {
             time_bits: at.max(0.0).to_bits(),
             seq: self.seq,
             entity,
-            version: self.version[entity as usize],
+            version,
             kind,
         });
+    }
+
+    /// The entity's event version and whether it has an event in the heap.
+    fn slot(&mut self, entity: u32) -> (&mut u32, &mut bool) {
+        let n = self.st.len();
+        let e = entity as usize;
+        if e < n {
+            let t = &mut self.st[e];
+            (&mut t.version, &mut t.scheduled)
+        } else {
+            (
+                &mut self.class_version[e - n],
+                &mut self.class_scheduled[e - n],
+            )
+        }
     }
 
     /// Drops the entity's pending event, if any. When superseded entries
     /// outnumber live ones the heap is rebuilt without them, so that it never
     /// holds more than twice the live events (plus a constant).
     fn cancel(&mut self, entity: u32) {
-        let e = entity as usize;
-        self.version[e] = self.version[e].wrapping_add(1);
-        if std::mem::take(&mut self.scheduled[e]) {
+        let (version, scheduled) = self.slot(entity);
+        *version = version.wrapping_add(1);
+        if std::mem::take(scheduled) {
             self.stale += 1;
             if self.stale > 1024 && self.stale * 2 > self.heap.len() {
-                let version = &self.version;
-                self.heap
-                    .retain(|ev| ev.version == version[ev.entity as usize]);
+                let (st, classes) = (&self.st, &self.class_version);
+                let n = st.len();
+                self.heap.retain(|ev| {
+                    let e = ev.entity as usize;
+                    let current = if e < n { st[e].version } else { classes[e - n] };
+                    ev.version == current
+                });
                 self.stale = 0;
             }
         }
@@ -282,13 +325,13 @@ impl Engine<'_> {
 
     fn start(&mut self, t: TaskId) {
         let now = self.now;
-        self.res.start_s[t as usize] = now;
+        self.st[t as usize].start_s = now;
         let g = self.g;
         let task = &g.tasks[t as usize];
         if task.axis == COMPUTE {
             let gpu = task.gpu;
             let idle_from = self.gpu[gpu as usize].idle_since;
-            if self.record && now > idle_from && self.wait_head[t as usize] != NO_WAIT {
+            if self.record && now > idle_from && self.st[t as usize].wait_head != NO_WAIT {
                 self.attribute_idle(t, gpu, idle_from);
             }
             let st = &mut self.gpu[gpu as usize];
@@ -332,13 +375,13 @@ impl Engine<'_> {
         for list in &mut spans {
             list.clear();
         }
-        let mut node = self.wait_head[t as usize];
+        let mut node = self.st[t as usize].wait_head;
         while node != NO_WAIT {
             let (next, on) = self.wait_nodes[node as usize];
             node = next;
             let (lo, hi) = (
-                self.res.start_s[on as usize].max(from),
-                self.res.end_s[on as usize].min(now),
+                self.st[on as usize].start_s.max(from),
+                self.st[on as usize].end_s.min(now),
             );
             if hi <= lo {
                 continue;
@@ -414,7 +457,7 @@ impl Engine<'_> {
     fn complete(&mut self, t: TaskId) {
         let now = self.now;
         let ti = t as usize;
-        self.res.end_s[ti] = now;
+        self.st[ti].end_s = now;
         self.cancel(t);
         let g = self.g;
         let task = &g.tasks[ti];
@@ -423,7 +466,7 @@ impl Engine<'_> {
             let st = &mut self.gpu[gpu];
             st.running = None;
             st.idle_since = now;
-            self.res.gpus[gpu].compute_busy_s += now - self.res.start_s[ti];
+            self.res.gpus[gpu].compute_busy_s += now - self.st[ti].start_s;
             self.res.gpus[gpu].end_s = self.res.gpus[gpu].end_s.max(now);
         } else {
             // Zero-byte collectives never joined the network.
@@ -463,14 +506,14 @@ impl Engine<'_> {
             for &s in successors {
                 let st = &g.tasks[s as usize];
                 if st.axis == COMPUTE {
-                    self.wait_nodes.push((self.wait_head[s as usize], t));
-                    self.wait_head[s as usize] = (self.wait_nodes.len() - 1) as u32;
+                    self.wait_nodes.push((self.st[s as usize].wait_head, t));
+                    self.st[s as usize].wait_head = (self.wait_nodes.len() - 1) as u32;
                 }
             }
         }
         for &s in successors {
-            self.pending[s as usize] -= 1;
-            if self.pending[s as usize] == 0 {
+            self.st[s as usize].pending -= 1;
+            if self.st[s as usize].pending == 0 {
                 self.start(s);
             }
         }

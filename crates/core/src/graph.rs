@@ -64,7 +64,6 @@ pub(crate) struct ResourceInfo {
     pub capacity_bps: f64,
 }
 
-#[derive(Default)]
 pub(crate) struct Graph {
     pub tasks: Vec<Task>,
     pub meta: Vec<TaskMeta>,
@@ -90,9 +89,41 @@ pub(crate) struct Graph {
     pub hbm_gbps: f64,
     /// Per GPU: FLOPs of the model (recomputation not counted) and FLOPs executed.
     pub flops: Vec<(f64, f64)>,
+    /// Builders stop adding ops (layer by layer) once the graph holds more
+    /// than this: counting a step that is over budget must stay cheap.
+    pub cap_ops: usize,
+}
+
+impl Default for Graph {
+    fn default() -> Self {
+        Self {
+            tasks: Vec::new(),
+            meta: Vec::new(),
+            members: Vec::new(),
+            edges: Vec::new(),
+            succ_start: Vec::new(),
+            succ: Vec::new(),
+            initial_pending: Vec::new(),
+            gpus: Vec::new(),
+            compute_order: Vec::new(),
+            resources: Vec::new(),
+            patterns: Vec::new(),
+            pattern_ids: Default::default(),
+            pending_blockers: Vec::new(),
+            peak_tflops: 0.0,
+            hbm_gbps: 0.0,
+            flops: Vec::new(),
+            cap_ops: usize::MAX,
+        }
+    }
 }
 
 impl Graph {
+    /// Whether the builder has passed `cap_ops` (the graph is then incomplete).
+    pub fn over_cap(&self) -> bool {
+        self.tasks.len() > self.cap_ops
+    }
+
     /// Room for about `ops` tasks, so that building a large step does not
     /// copy its arrays over and over as they grow.
     pub fn reserve(&mut self, ops: usize) {

@@ -9,9 +9,11 @@ use crate::scenario::*;
 /// but a clear limit is friendlier than a number no one can check.
 pub const MAX_GPUS: u64 = 65_536;
 /// Simulated operations (compute ops and collectives) one run may hold,
-/// counted by the builder (`workload::cost`). Memory grows with them: the
-/// graph, the engine's state and the timeline's bars.
-pub const MAX_SIMULATED_OPS: u64 = 5_000_000;
+/// counted by the builder (`workload::cost`). Memory grows with them, about
+/// 280 bytes per op at the peak (the graph, the engine's state and the
+/// timeline's bars): the 1T-parameter step with every overlap on at four TP
+/// chunks holds 3.1 million and peaks near 0.9 GB.
+pub const MAX_SIMULATED_OPS: u64 = 3_500_000;
 /// Events the engine may plan for one scenario and its baseline (the bound
 /// `workload::cost` proves; the engine's work is linear in it). With flows
 /// of one pattern sharing one class, concurrent flows no longer multiply it.
@@ -499,8 +501,14 @@ fn check_transformer(c: &mut Checker, t: &Transformer, p: &Parallel, o: &Overlap
     }
 }
 
-/// Whether a cost fits the budget, and why not.
-fn overshoot(c: &crate::workload::cost::Cost) -> Option<String> {
+/// Whether a cost fits the budget, and why not (`None` cost: over the op
+/// limit, counting stopped there).
+fn overshoot(c: Option<&crate::workload::cost::Cost>) -> Option<String> {
+    let Some(c) = c else {
+        return Some(format!(
+            "this step would simulate more operations than the limit of {MAX_SIMULATED_OPS}"
+        ));
+    };
     if c.ops > MAX_SIMULATED_OPS {
         Some(format!(
             "this step would simulate {} operations, more than the limit of {MAX_SIMULATED_OPS}",
@@ -516,8 +524,12 @@ fn overshoot(c: &crate::workload::cost::Cost) -> Option<String> {
     }
 }
 
+fn cost(s: &Scenario) -> Option<crate::workload::cost::Cost> {
+    crate::workload::cost::cost_within(s, MAX_SIMULATED_OPS)
+}
+
 fn fits(s: &Scenario) -> bool {
-    overshoot(&crate::workload::cost::cost(s)).is_none()
+    overshoot(cost(s).as_ref()).is_none()
 }
 
 /// Refuses, before anything runs, a scenario whose predicted cost exceeds
@@ -526,7 +538,7 @@ fn fits(s: &Scenario) -> bool {
 /// overlap (its chunks multiply the layer's ops), the global batch (ops grow
 /// with micro-batches), then the layers.
 fn over_budget(s: &Scenario) -> Option<FieldError> {
-    let reason = overshoot(&crate::workload::cost::cost(s))?;
+    let reason = overshoot(cost(s).as_ref())?;
     let Workload::Transformer(t) = &s.workload else {
         return Some(FieldError {
             field: "overlap.tp_chunks".into(),
@@ -579,19 +591,20 @@ fn over_budget(s: &Scenario) -> Option<FieldError> {
     let m = s.micro_batches();
     if m > unit && fits(&with_mbs(unit)) {
         // Costs are affine in the micro-batch count: solve for the largest.
-        let one = crate::workload::cost::cost(&with_mbs(unit));
-        let two = crate::workload::cost::cost(&with_mbs(2 * unit));
         let steps = |at_one: u64, at_two: u64, limit: u64| {
             let slope = at_two.saturating_sub(at_one).max(1);
             1 + limit.saturating_sub(at_one) / slope
         };
-        let k = steps(one.ops, two.ops, MAX_SIMULATED_OPS)
-            .min(steps(
-                one.planned_events,
-                two.planned_events,
-                MAX_PLANNED_EVENTS,
-            ))
-            .min(u64::from(m / unit - 1));
+        let k = match (cost(&with_mbs(unit)), cost(&with_mbs(2 * unit))) {
+            (Some(one), Some(two)) => steps(one.ops, two.ops, MAX_SIMULATED_OPS)
+                .min(steps(
+                    one.planned_events,
+                    two.planned_events,
+                    MAX_PLANNED_EVENTS,
+                ))
+                .min(u64::from(m / unit - 1)),
+            _ => 1,
+        };
         let k = u32::try_from(k).unwrap_or(1).max(1);
         return err(
             "workload.global_batch",

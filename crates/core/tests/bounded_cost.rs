@@ -181,3 +181,29 @@ mod random {
         }
     }
 }
+
+#[test]
+fn a_step_far_over_budget_is_refused_without_building_it() {
+    // One stage of 4096 layers with 64 chunks per GEMM: millions of ops in
+    // a single micro-batch. Counting stops at the limit, so the refusal does
+    // not build the step first.
+    let e = json(
+        r#"{"hardware":{"nodes":1},"workload":{"layers":4096,"hidden":4096,"heads":32,"seq":4096,
+        "global_batch":100000000,"sequence_parallel":true,"recompute":"full"},
+        "parallel":{"tp":8,"pp":1,"dp":1},"overlap":{"tp":true,"tp_chunks":64}}"#,
+    )
+    .resolve()
+    .unwrap_err();
+    let first = &e.errors[0];
+    assert!(first.message.contains("limit of"), "{first}");
+    assert!(
+        [
+            "overlap.tp_chunks",
+            "overlap.tp",
+            "workload.global_batch",
+            "workload.layers"
+        ]
+        .contains(&first.field.as_str()),
+        "{first}"
+    );
+}

@@ -39,9 +39,11 @@ pub struct Cost {
 }
 
 impl Cost {
-    fn add(self, o: Cost) -> Cost {
+    /// Two runs one after the other: their events add up, their ops do not
+    /// coexist (one run's graph is gone before the next is built).
+    fn then(self, o: Cost) -> Cost {
         Cost {
-            ops: self.ops + o.ops,
+            ops: self.ops.max(o.ops),
             events: self.events + o.events,
             planned_events: self.planned_events + o.planned_events,
             peak_flows: self.peak_flows.max(o.peak_flows),
@@ -63,19 +65,36 @@ impl Cost {
 /// What `Simulator::simulate` runs: the scenario and, when it differs, its
 /// all-overlap-off baseline.
 pub fn cost(s: &Scenario) -> Cost {
-    let off = s.all_overlap_off();
-    let run = run_cost(s);
-    if off == *s {
-        run
-    } else {
-        run.add(run_cost(&off))
-    }
+    cost_within(s, u64::MAX).expect("no cap")
 }
 
 /// One reduced run of the scenario.
 pub fn run_cost(s: &Scenario) -> Cost {
+    run_cost_within(s, u64::MAX).expect("no cap")
+}
+
+/// As [`cost`], or `None` as soon as a run is seen to hold more than
+/// `cap_ops` ops: the builder stops counting there, so that a scenario far
+/// over budget costs little to refuse.
+pub fn cost_within(s: &Scenario, cap_ops: u64) -> Option<Cost> {
+    let off = s.all_overlap_off();
+    let run = run_cost_within(s, cap_ops)?;
+    if off == *s {
+        Some(run)
+    } else {
+        Some(run.then(run_cost_within(&off, cap_ops)?))
+    }
+}
+
+/// As [`run_cost`], or `None` when the run holds more than `cap_ops` ops.
+pub fn run_cost_within(s: &Scenario, cap_ops: u64) -> Option<Cost> {
+    let cap = usize::try_from(cap_ops).unwrap_or(usize::MAX);
+    let count = |s: &Scenario| {
+        let g = super::build_capped(s, Fidelity::Reduced, 0, cap);
+        (!g.over_cap()).then(|| graph_cost(&g))
+    };
     let Workload::Transformer(t) = &s.workload else {
-        return graph_cost(&super::build(s, Fidelity::Reduced, 0));
+        return count(s);
     };
     let unit = if s.parallel.schedule == Schedule::Interleaved {
         s.parallel.pp
@@ -88,13 +107,14 @@ pub fn run_cost(s: &Scenario) -> Cost {
         if let Workload::Transformer(st) = &mut small.workload {
             st.global_batch = micro_batches * t.micro_batch * s.parallel.dp;
         }
-        graph_cost(&super::build(&small, Fidelity::Reduced, 0))
+        count(&small)
     };
     if m <= 2 * unit {
         return with(m);
     }
-    let (one, two) = (with(unit), with(2 * unit));
-    one.extrapolate(two, u64::from((m - unit) / unit))
+    let (one, two) = (with(unit)?, with(2 * unit)?);
+    let c = one.extrapolate(two, u64::from((m - unit) / unit));
+    (c.ops <= cap_ops).then_some(c)
 }
 
 /// Counts a built graph.

@@ -16,8 +16,19 @@ use crate::Fidelity;
 
 /// Builds the step's task graph, with room for `reserve_ops` tasks.
 pub(crate) fn build(s: &Scenario, fidelity: Fidelity, reserve_ops: usize) -> Graph {
+    build_capped(s, fidelity, reserve_ops, usize::MAX)
+}
+
+/// Builds the graph but stops adding ops soon after it holds `cap_ops`
+/// (see `Graph::over_cap`): the result is then only good for counting.
+pub(crate) fn build_capped(
+    s: &Scenario,
+    fidelity: Fidelity,
+    reserve_ops: usize,
+    cap_ops: usize,
+) -> Graph {
     let mut g = match &s.workload {
-        Workload::Transformer(t) => transformer::build(s, t, fidelity, reserve_ops),
+        Workload::Transformer(t) => transformer::build(s, t, fidelity, reserve_ops, cap_ops),
         Workload::MatmulAllreduce(mm) => matmul_allreduce::build(s, mm, fidelity, reserve_ops),
     };
     g.finish();
