@@ -95,6 +95,10 @@ pub(crate) struct Network {
     wsum: Vec<f64>,
     frozen: Vec<bool>,
     changed: Vec<ClassId>,
+    /// Per resource, its index in `comp_res` during a recomputation.
+    res_pos: Vec<u32>,
+    /// (fair level, index in `comp_res`), lowest first; stale entries skipped.
+    levels: BinaryHeap<Reverse<(u64, u32)>>,
 }
 
 impl Network {
@@ -116,6 +120,8 @@ impl Network {
             wsum: vec![0.0; r],
             frozen: Vec::new(),
             changed: Vec::new(),
+            res_pos: vec![0; r],
+            levels: BinaryHeap::new(),
             capacity_bps,
         }
     }
@@ -298,22 +304,27 @@ impl Network {
                 self.wsum[u.resource as usize] += u.weight * n;
             }
         }
+        // The next bottleneck is the resource with the lowest fair level;
+        // a heap of levels, refreshed as flows freeze, finds it without
+        // rescanning the component (ties go to the first resource found).
+        self.levels.clear();
+        for (i, &r) in self.comp_res.iter().enumerate() {
+            self.res_pos[r as usize] = i as u32;
+            if let Some(level) = self.level(r) {
+                self.levels.push(Reverse((level.to_bits(), i as u32)));
+            }
+        }
         let mut unfrozen = self.comp_classes.len();
         while unfrozen > 0 {
-            let mut best: Option<(f64, ResourceId)> = None;
-            for &r in &self.comp_res {
-                let w = self.wsum[r as usize];
-                if w <= 1e-12 {
-                    continue;
-                }
-                let level = self.residual[r as usize].max(0.0) / w;
-                if best.is_none_or(|(l, _)| level < l) {
-                    best = Some((level, r));
-                }
-            }
-            let Some((level, bottleneck)) = best else {
+            let Some(Reverse((bits, i))) = self.levels.pop() else {
                 break;
             };
+            let bottleneck = self.comp_res[i as usize];
+            // A superseded entry: the resource's level has changed since.
+            if self.level(bottleneck).map(f64::to_bits) != Some(bits) {
+                continue;
+            }
+            let level = f64::from_bits(bits);
             for idx in 0..self.users[bottleneck as usize].len() {
                 let k = self.users[bottleneck as usize][idx];
                 if self.frozen[k as usize] {
@@ -323,15 +334,47 @@ impl Network {
                 unfrozen -= 1;
                 self.set_rate(now, k, level);
                 let n = f64::from(self.classes[k as usize].count);
-                for u in &self.patterns[Self::pattern_of(k)] {
-                    self.residual[u.resource as usize] -= u.weight * n * level;
-                    self.wsum[u.resource as usize] -= u.weight * n;
+                for j in 0..self.patterns[Self::pattern_of(k)].len() {
+                    let u = self.patterns[Self::pattern_of(k)][j];
+                    let r = u.resource as usize;
+                    self.residual[r] -= u.weight * n * level;
+                    self.wsum[r] -= u.weight * n;
+                    if let Some(l) = self.level(u.resource) {
+                        let pos = self.res_pos[r];
+                        self.levels.push(Reverse((l.to_bits(), pos)));
+                    }
                 }
             }
         }
         self.changed.sort_unstable();
+        // Only links whose flows changed need a new sample: the seed's and
+        // those of every class whose rate moved.
+        self.comp_res.clear();
+        self.epoch = self.epoch.wrapping_add(1);
+        if self.epoch == 0 {
+            self.res_mark.iter_mut().for_each(|m| *m = 0);
+            self.epoch = 1;
+        }
+        let epoch = self.epoch;
+        let seed_pattern = Self::pattern_of(seed);
+        for k in
+            std::iter::once(seed_pattern).chain(self.changed.iter().map(|&k| Self::pattern_of(k)))
+        {
+            for u in &self.patterns[k] {
+                if self.res_mark[u.resource as usize] != epoch {
+                    self.res_mark[u.resource as usize] = epoch;
+                    self.comp_res.push(u.resource);
+                }
+            }
+        }
         self.log(now);
         &self.changed
+    }
+
+    /// The fair level of a resource still shared by unfrozen flows.
+    fn level(&self, r: ResourceId) -> Option<f64> {
+        let w = self.wsum[r as usize];
+        (w > 1e-12).then(|| self.residual[r as usize].max(0.0) / w)
     }
 
     /// Closes the time since each component resource's last change and
