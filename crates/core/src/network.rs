@@ -62,9 +62,34 @@ struct FlowClass {
     last_update: f64,
     /// (served level at which the flow finishes, arrival order, task).
     queue: BinaryHeap<Reverse<(u64, u64, u32)>>,
+    /// Flows finished since the clock was last brought back to zero.
+    finished_since_rebase: usize,
 }
 
 impl FlowClass {
+    /// Brings the clock back to zero, every level with it, so that levels
+    /// keep the precision of one flow's bytes, not of all bytes the class
+    /// ever moved. Subtracting one number keeps the heap's order, so the
+    /// heap is rebuilt in linear time; done after as many finishes as flows
+    /// queued, its cost per finish is constant.
+    fn rebase(&mut self) {
+        let served = self.served;
+        let entries: Vec<_> = std::mem::take(&mut self.queue)
+            .into_vec()
+            .into_iter()
+            .map(|Reverse((level, seq, task))| {
+                Reverse((
+                    (f64::from_bits(level) - served).max(0.0).to_bits(),
+                    seq,
+                    task,
+                ))
+            })
+            .collect();
+        self.queue = BinaryHeap::from(entries);
+        self.served = 0.0;
+        self.finished_since_rebase = 0;
+    }
+
     /// Brings the virtual clock up to `now` at the current rate.
     fn advance(&mut self, now: f64) {
         if now > self.last_update {
@@ -170,6 +195,13 @@ impl Network {
         let Reverse((level, _, task)) = c.queue.pop().expect("a finishing flow is queued");
         // It has received all its bytes: rounding must not leave the clock behind.
         c.served = c.served.max(f64::from_bits(level));
+        c.finished_since_rebase += 1;
+        if c.queue.is_empty() {
+            c.served = 0.0;
+            c.finished_since_rebase = 0;
+        } else if c.finished_since_rebase >= c.queue.len().max(8) {
+            c.rebase();
+        }
         task
     }
 

@@ -213,12 +213,26 @@ fn many_queued_sends_on_one_nic_equal_plain() {
     check("queued sends", &s, Fidelity::Reduced);
 }
 
+#[test]
+fn sends_through_an_oversubscribed_core_equal_plain() {
+    // Found by the random test: sends of four stages share a slow,
+    // oversubscribed core.
+    let s = scenario(
+        r#"{"hardware":{"nodes":4,"gpus_per_node":1,"oversubscription":1.9841880441348851,"nic_gbps":0.01},
+        "workload":{"layers":4,"hidden":512,"heads":8,"seq":256,"vocab":1000,"micro_batch":1,
+          "global_batch":16,"recompute":"selective","sequence_parallel":false,"mode":"inference"},
+        "parallel":{"tp":1,"pp":4,"dp":1,"schedule":"interleaved","virtual_stages":1,"scatter_gather":false},
+        "overlap":{"tp":false,"pp":true,"dp":true,"tp_chunks":6,"bucket_mb":134.41884059347575},"sm_tax":0.8306264312935724}"#,
+    );
+    check("oversubscribed core", &s, Fidelity::Reduced);
+}
+
 mod random {
     use super::*;
     use proptest::prelude::*;
 
     proptest! {
-        #![proptest_config(ProptestConfig::with_cases(60))]
+        #![proptest_config(ProptestConfig::with_cases(150))]
 
         #[test]
         fn random_scenarios_give_the_plain_engines_figures(
