@@ -1,14 +1,16 @@
 //! Criterion benchmarks of a whole simulated step, each counting the scenario
 //! and its all-off baseline (what the page and the CLI run). Besides
-//! criterion's timings it prints simulated events per second and the
-//! process's peak memory. Figures, never assertions.
+//! criterion's timings it prints, per scenario, the time per simulate, the
+//! events processed and planned, and the peak memory that scenario alone
+//! reached (the peak is reset before each). Figures, never assertions.
 
 use std::time::Instant;
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use overlap_core::{presets, simulate};
+use overlap_core::workload::cost::cost;
+use overlap_core::{presets, simulate, Scenario};
 
-/// Peak resident memory of this process so far (Linux), in MB.
+/// Peak resident memory of this process since the last reset (Linux), in MB.
 fn peak_memory_mb() -> Option<f64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
@@ -16,39 +18,72 @@ fn peak_memory_mb() -> Option<f64> {
     Some(kb / 1024.0)
 }
 
-fn report(id: &str) {
-    let scenario = presets::scenario(id).expect("preset resolves");
-    let runs: u32 = if id == "megatron-1t" { 3 } else { 200 };
+/// Resets the peak to the current resident size (Linux `clear_refs` 5).
+fn reset_peak_memory() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
+/// 1T with all three overlaps on at four TP chunks.
+fn one_t_on() -> Scenario {
+    let mut s = presets::scenario("megatron-1t").unwrap();
+    s.overlap.tp = true;
+    s.overlap.pp = true;
+    s.overlap.dp = true;
+    s.overlap.tp_chunks = 4;
+    s
+}
+
+fn cases() -> Vec<(&'static str, Scenario, u32)> {
+    let p = |id| presets::scenario(id).unwrap();
+    vec![
+        ("default", p(presets::DEFAULT_ID), 300),
+        ("contention", p("contention"), 300),
+        ("megatron-145.6b", p("megatron-145.6b"), 10),
+        ("megatron-1t (overlap off)", p("megatron-1t"), 3),
+        ("megatron-1t (all overlaps, tp_chunks 4)", one_t_on(), 3),
+    ]
+}
+
+fn report(name: &str, scenario: &Scenario, runs: u32) {
+    reset_peak_memory();
+    let base = peak_memory_mb();
     let started = Instant::now();
-    let mut events = 0;
+    let (mut events, mut planned) = (0, 0);
     for _ in 0..runs {
-        events += simulate(&scenario).events;
+        let sim = simulate(scenario);
+        events += sim.events;
+        planned += sim.planned_events;
     }
     let seconds = started.elapsed().as_secs_f64();
+    let predicted = cost(scenario);
     println!(
-        "{id}: {:.3} ms per simulate (scenario + baseline), {:.1} M events/s, {} events, peak memory {}",
+        "{name}: {:.3} ms per simulate (scenario + baseline), {} ops, {} events ({} planned, bound {}), peak memory {}",
         seconds / f64::from(runs) * 1e3,
-        events as f64 / seconds / 1e6,
+        predicted.ops,
         events / u64::from(runs),
-        peak_memory_mb().map_or("unknown".to_string(), |m| format!("{m:.0} MB"))
+        planned / u64::from(runs),
+        predicted.planned_events,
+        match (peak_memory_mb(), base) {
+            (Some(peak), Some(base)) => format!("{peak:.0} MB ({:.0} MB above the process's start)", peak - base),
+            _ => "unknown".to_string(),
+        }
     );
 }
 
 fn benches(c: &mut Criterion) {
-    let default = presets::scenario(presets::DEFAULT_ID).unwrap();
-    c.bench_function("simulate default (with baseline)", |b| {
-        b.iter(|| simulate(std::hint::black_box(&default)))
-    });
-    report(presets::DEFAULT_ID);
-
-    let one_t = presets::scenario("megatron-1t").unwrap();
-    let mut group = c.benchmark_group("large");
-    group.sample_size(10);
-    group.bench_function("simulate megatron-1t (with baseline)", |b| {
-        b.iter(|| simulate(std::hint::black_box(&one_t)))
-    });
+    for (name, scenario, runs) in cases() {
+        report(name, &scenario, runs);
+    }
+    let mut group = c.benchmark_group("simulate (with baseline)");
+    for (name, scenario, runs) in cases() {
+        if runs < 300 {
+            group.sample_size(10);
+        }
+        group.bench_function(name, |b| {
+            b.iter(|| simulate(std::hint::black_box(&scenario)))
+        });
+    }
     group.finish();
-    report("megatron-1t");
 }
 
 criterion_group!(simulate_step, benches);

@@ -5,12 +5,16 @@
 //! then join the network, whose rates change whenever a flow starts or ends.
 //! Events are ordered by time, then by a sequence number, so equal inputs
 //! give identical timelines bit for bit.
+//!
+//! Cost per event is bounded: a flow class (see `network`) has one pending
+//! event for its first finisher however many flows it holds, and superseded
+//! events are dropped from the heap once they outnumber the live ones.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 use crate::graph::{Graph, TaskId, COMPUTE};
-use crate::network::{Network, ResourceLog};
+use crate::network::{ClassId, Network, ResourceLog};
 
 const NO_WAIT: u32 = u32::MAX;
 
@@ -27,7 +31,8 @@ struct Event {
     /// Bit pattern of a non-negative f64: orders like the number.
     time_bits: u64,
     seq: u64,
-    task: TaskId,
+    /// A task (below the task count) or a flow class (task count + class).
+    entity: u32,
     version: u32,
     kind: Kind,
 }
@@ -68,6 +73,8 @@ pub(crate) struct RunResult {
     pub links: Vec<ResourceLog>,
     pub step_time_s: f64,
     pub events: u64,
+    /// Events planned (heap pushes), superseded ones included.
+    pub planned_events: u64,
 }
 
 struct GpuState {
@@ -90,30 +97,46 @@ impl GpuState {
     }
 }
 
-#[derive(Clone, Copy, Default)]
+/// Everything the engine changes about one task, in one place: an event
+/// touches a task's state with one cache miss instead of one per array.
+#[derive(Clone, Copy)]
 struct TaskState {
-    /// Compute: full-speed seconds left. Communication: bytes left per member.
+    /// Compute: full-speed seconds left.
     remaining: f64,
     /// When `remaining` was last brought up to date.
     last_update: f64,
-    /// Communication: bytes per second per member now.
-    rate: f64,
+    start_s: f64,
+    end_s: f64,
     /// Dependencies not yet finished.
     pending: u32,
-    /// Bumped whenever the task's finish is re-planned; stale events are skipped.
+    /// Bumped whenever the task's pending event is superseded, so that the
+    /// old one is skipped.
     version: u32,
+    /// Compute: the head of its list of finished collectives it depends on
+    /// (`NO_WAIT` when none).
+    wait_head: u32,
+    /// Whether an event of the current version is in the heap.
+    scheduled: bool,
 }
 
 struct Engine<'g> {
     g: &'g Graph,
     sm_speed: f64,
-    /// Per task, what changes as it runs (one cache line for two tasks).
+    /// Per task, what changes as it runs.
     st: Vec<TaskState>,
-    /// Reused buffer for the flows whose rates a network change touched.
-    changed: Vec<TaskId>,
-    /// Per compute task, the head of its list of finished collectives it
-    /// depends on (`NO_WAIT` when none): nodes are (next, collective).
-    wait_head: Vec<u32>,
+    /// Whether to record what the timeline and the report read (exposure,
+    /// link logs); the baseline needs only its step time.
+    record: bool,
+    /// Per flow class: as `TaskState::version` and `scheduled`.
+    class_version: Vec<u32>,
+    class_scheduled: Vec<bool>,
+    /// Heap entries whose version is stale.
+    stale: usize,
+    /// Reused buffer for the classes whose rates a network change touched.
+    changed: Vec<ClassId>,
+    /// Reused buffers for `attribute_idle`, one per axis.
+    spans: [Vec<(f64, f64)>; 3],
+    /// The lists `TaskState::wait_head` starts: nodes are (next, collective).
     wait_nodes: Vec<(u32, TaskId)>,
     res: RunResult,
     gpu: Vec<GpuState>,
@@ -124,17 +147,18 @@ struct Engine<'g> {
 }
 
 /// Runs the graph. `record_links` keeps per-link bandwidth samples (the page
-/// draws them; the baseline run does not need them).
+/// draws them), link logs and exposure; the baseline run needs none of them,
+/// only its step time.
 pub(crate) fn run(g: &Graph, record_links: bool, sm_tax: f64) -> RunResult {
     let n = g.tasks.len();
     let mut net = Network::new(
         g.resources.iter().map(|r| r.capacity_bps).collect(),
-        n,
         record_links,
     );
     for p in &g.patterns {
         net.add_pattern(p.clone());
     }
+    let classes = net.class_count();
     let gpus = g.gpus.len();
     let mut e = Engine {
         g,
@@ -142,23 +166,34 @@ pub(crate) fn run(g: &Graph, record_links: bool, sm_tax: f64) -> RunResult {
         st: g
             .initial_pending
             .iter()
-            .map(|&p| TaskState {
-                pending: p,
-                ..TaskState::default()
+            .map(|&pending| TaskState {
+                remaining: 0.0,
+                last_update: 0.0,
+                start_s: f64::NAN,
+                end_s: f64::NAN,
+                pending,
+                version: 0,
+                wait_head: NO_WAIT,
+                scheduled: false,
             })
             .collect(),
+        record: record_links,
+        class_version: vec![0; classes],
+        class_scheduled: vec![false; classes],
+        stale: 0,
         changed: Vec::new(),
-        wait_head: vec![NO_WAIT; n],
+        spans: Default::default(),
         wait_nodes: Vec::new(),
         res: RunResult {
-            start_s: vec![f64::NAN; n],
-            end_s: vec![f64::NAN; n],
+            start_s: Vec::new(),
+            end_s: Vec::new(),
             exposed_s: vec![0.0; g.members.len()],
             exposed_from_s: vec![f64::INFINITY; g.members.len()],
             gpus: vec![GpuStats::default(); gpus],
             links: Vec::new(),
             step_time_s: 0.0,
             events: 0,
+            planned_events: 0,
         },
         gpu: (0..gpus)
             .map(|_| GpuState {
@@ -181,16 +216,28 @@ pub(crate) fn run(g: &Graph, record_links: bool, sm_tax: f64) -> RunResult {
         }
     }
     while let Some(ev) = e.heap.pop() {
-        if ev.version != e.st[ev.task as usize].version {
+        let entity = ev.entity as usize;
+        let (version, scheduled) = e.slot(ev.entity);
+        if ev.version != *version {
+            e.stale -= 1;
             continue;
         }
+        *scheduled = false;
         e.now = f64::from_bits(ev.time_bits);
         e.res.events += 1;
-        match ev.kind {
-            Kind::LatencyDone => e.begin_transfer(ev.task),
-            Kind::Done => e.complete(ev.task),
+        if entity >= n {
+            let class = (entity - n) as ClassId;
+            let task = e.net.pop_finished(e.now, class);
+            e.complete(task);
+        } else {
+            match ev.kind {
+                Kind::LatencyDone => e.begin_transfer(ev.entity),
+                Kind::Done => e.complete(ev.entity),
+            }
         }
     }
+    e.res.start_s = e.st.iter().map(|t| t.start_s).collect();
+    e.res.end_s = e.st.iter().map(|t| t.end_s).collect();
     let unfinished = e.res.end_s.iter().filter(|t| t.is_nan()).count();
     debug_assert_eq!(unfinished, 0, "task graph has a cycle");
     let step = e.now;
@@ -206,15 +253,66 @@ pub(crate) fn run(g: &Graph, record_links: bool, sm_tax: f64) -> RunResult {
 }
 
 impl Engine<'_> {
-    fn push(&mut self, at: f64, task: TaskId, kind: Kind) {
+    /// Schedules the entity's next event, superseding any pending one.
+    fn push(&mut self, at: f64, entity: u32, kind: Kind) {
+        self.cancel(entity);
+        let (version, scheduled) = self.slot(entity);
+        *scheduled = true;
+        let version = *version;
+        self.res.planned_events += 1;
         self.seq += 1;
         self.heap.push(Event {
             time_bits: at.max(0.0).to_bits(),
             seq: self.seq,
-            task,
-            version: self.st[task as usize].version,
+            entity,
+            version,
             kind,
         });
+    }
+
+    /// The entity's event version and whether it has an event in the heap.
+    fn slot(&mut self, entity: u32) -> (&mut u32, &mut bool) {
+        let n = self.st.len();
+        let e = entity as usize;
+        if e < n {
+            let t = &mut self.st[e];
+            (&mut t.version, &mut t.scheduled)
+        } else {
+            (
+                &mut self.class_version[e - n],
+                &mut self.class_scheduled[e - n],
+            )
+        }
+    }
+
+    /// Drops the entity's pending event, if any. When superseded entries
+    /// outnumber live ones the heap is rebuilt without them, so that it never
+    /// holds more than twice the live events (plus a constant).
+    fn cancel(&mut self, entity: u32) {
+        let (version, scheduled) = self.slot(entity);
+        *version = version.wrapping_add(1);
+        if std::mem::take(scheduled) {
+            self.stale += 1;
+            if self.stale > 1024 && self.stale * 2 > self.heap.len() {
+                let (st, classes) = (&self.st, &self.class_version);
+                let n = st.len();
+                self.heap.retain(|ev| {
+                    let e = ev.entity as usize;
+                    let current = if e < n { st[e].version } else { classes[e - n] };
+                    ev.version == current
+                });
+                self.stale = 0;
+            }
+        }
+    }
+
+    /// Plans the class's next finish (after its rate or its queue changed).
+    fn schedule_class(&mut self, class: ClassId) {
+        let entity = self.g.tasks.len() as u32 + class;
+        match self.net.next_finish(class) {
+            Some((at, _)) => self.push(at, entity, Kind::Done),
+            None => self.cancel(entity),
+        }
     }
 
     fn speed(&self, gpu: u32) -> f64 {
@@ -227,13 +325,13 @@ impl Engine<'_> {
 
     fn start(&mut self, t: TaskId) {
         let now = self.now;
-        self.res.start_s[t as usize] = now;
+        self.st[t as usize].start_s = now;
         let g = self.g;
         let task = &g.tasks[t as usize];
         if task.axis == COMPUTE {
             let gpu = task.gpu;
             let idle_from = self.gpu[gpu as usize].idle_since;
-            if now > idle_from && self.wait_head[t as usize] != NO_WAIT {
+            if self.record && now > idle_from && self.st[t as usize].wait_head != NO_WAIT {
                 self.attribute_idle(t, gpu, idle_from);
             }
             let st = &mut self.gpu[gpu as usize];
@@ -273,14 +371,17 @@ impl Engine<'_> {
     fn attribute_idle(&mut self, t: TaskId, gpu: u32, from: f64) {
         let now = self.now;
         let g = self.g;
-        let mut spans: [Vec<(f64, f64)>; 3] = Default::default();
-        let mut node = self.wait_head[t as usize];
+        let mut spans = std::mem::take(&mut self.spans);
+        for list in &mut spans {
+            list.clear();
+        }
+        let mut node = self.st[t as usize].wait_head;
         while node != NO_WAIT {
             let (next, on) = self.wait_nodes[node as usize];
             node = next;
             let (lo, hi) = (
-                self.res.start_s[on as usize].max(from),
-                self.res.end_s[on as usize].min(now),
+                self.st[on as usize].start_s.max(from),
+                self.st[on as usize].end_s.min(now),
             );
             if hi <= lo {
                 continue;
@@ -307,6 +408,7 @@ impl Engine<'_> {
             }
             self.res.gpus[gpu as usize].exposed_s[axis] += covered;
         }
+        self.spans = spans;
     }
 
     /// The GPU's compute speed changed: re-plan its running op.
@@ -323,7 +425,6 @@ impl Engine<'_> {
         let ts = &mut self.st[t as usize];
         ts.remaining = (ts.remaining - (now - ts.last_update) * old_speed).max(0.0);
         ts.last_update = now;
-        ts.version += 1;
         let remaining = ts.remaining;
         let speed = self.speed(gpu);
         self.push(now + remaining / speed, t, Kind::Done);
@@ -336,38 +437,28 @@ impl Engine<'_> {
             self.complete(t);
             return;
         }
-        let ts = &mut self.st[t as usize];
-        ts.remaining = task.work;
-        ts.last_update = self.now;
-        ts.rate = 0.0;
         let mut changed = std::mem::take(&mut self.changed);
         changed.clear();
-        changed.extend_from_slice(self.net.add(self.now, t, task.pattern, task.axis));
-        self.apply_rates(&changed);
-        self.changed = changed;
-    }
-
-    /// Flows whose rate changed: account progress at the old rate, re-plan at the new.
-    fn apply_rates(&mut self, changed: &[TaskId]) {
-        let now = self.now;
-        for &f in changed {
-            let ts = &mut self.st[f as usize];
-            ts.remaining = (ts.remaining - (now - ts.last_update) * ts.rate).max(0.0);
-            ts.last_update = now;
-            ts.rate = self.net.rate[f as usize];
-            ts.version += 1;
-            let (remaining, rate) = (ts.remaining, ts.rate);
-            if rate > 0.0 {
-                self.push(now + remaining / rate, f, Kind::Done);
-            }
+        changed.extend_from_slice(
+            self.net
+                .add(self.now, t, task.pattern, task.axis, task.work),
+        );
+        let own = Network::class_of(task.pattern, task.axis);
+        // Its own class's first finisher may have changed even if its rate did not.
+        if !changed.contains(&own) {
+            changed.push(own);
         }
+        for &c in &changed {
+            self.schedule_class(c);
+        }
+        self.changed = changed;
     }
 
     fn complete(&mut self, t: TaskId) {
         let now = self.now;
         let ti = t as usize;
-        self.res.end_s[ti] = now;
-        self.st[ti].version += 1;
+        self.st[ti].end_s = now;
+        self.cancel(t);
         let g = self.g;
         let task = &g.tasks[ti];
         if task.axis == COMPUTE {
@@ -375,16 +466,21 @@ impl Engine<'_> {
             let st = &mut self.gpu[gpu];
             st.running = None;
             st.idle_since = now;
-            self.res.gpus[gpu].compute_busy_s += now - self.res.start_s[ti];
+            self.res.gpus[gpu].compute_busy_s += now - self.st[ti].start_s;
             self.res.gpus[gpu].end_s = self.res.gpus[gpu].end_s.max(now);
         } else {
             // Zero-byte collectives never joined the network.
             if task.work > 0.0 {
+                let own = Network::class_of(task.pattern, task.axis);
                 let mut changed = std::mem::take(&mut self.changed);
                 changed.clear();
-                changed.extend_from_slice(self.net.remove(now, t));
-                self.st[ti].rate = 0.0;
-                self.apply_rates(&changed);
+                changed.extend_from_slice(self.net.remove(now, own));
+                if !changed.contains(&own) {
+                    changed.push(own);
+                }
+                for &c in &changed {
+                    self.schedule_class(c);
+                }
                 self.changed = changed;
             }
             let axis = task.axis as usize;
@@ -404,14 +500,14 @@ impl Engine<'_> {
             }
         }
         let successors = g.successors(t);
-        if task.axis != COMPUTE {
+        if task.axis != COMPUTE && self.record {
             // Compute that waits on this collective: remember it, so that the
             // compute stream's idle time can be laid against it.
             for &s in successors {
                 let st = &g.tasks[s as usize];
                 if st.axis == COMPUTE {
-                    self.wait_nodes.push((self.wait_head[s as usize], t));
-                    self.wait_head[s as usize] = (self.wait_nodes.len() - 1) as u32;
+                    self.wait_nodes.push((self.st[s as usize].wait_head, t));
+                    self.st[s as usize].wait_head = (self.wait_nodes.len() - 1) as u32;
                 }
             }
         }

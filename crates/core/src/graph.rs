@@ -64,7 +64,6 @@ pub(crate) struct ResourceInfo {
     pub capacity_bps: f64,
 }
 
-#[derive(Default)]
 pub(crate) struct Graph {
     pub tasks: Vec<Task>,
     pub meta: Vec<TaskMeta>,
@@ -81,15 +80,50 @@ pub(crate) struct Graph {
     pub compute_order: Vec<Vec<TaskId>>,
     pub resources: Vec<ResourceInfo>,
     pub patterns: Vec<Vec<Usage>>,
+    /// Each distinct pattern once: equal patterns share an id, so that their
+    /// flows share one class in the engine (max-min gives them one rate).
+    pattern_ids: std::collections::HashMap<Vec<(u32, u64)>, u32>,
     /// Compute waits for these before its next op (blocking sends, blocking collectives).
     pending_blockers: Vec<Vec<TaskId>>,
     pub peak_tflops: f64,
     pub hbm_gbps: f64,
     /// Per GPU: FLOPs of the model (recomputation not counted) and FLOPs executed.
     pub flops: Vec<(f64, f64)>,
+    /// Builders stop adding ops (layer by layer) once the graph holds more
+    /// than this: counting a step that is over budget must stay cheap.
+    pub cap_ops: usize,
+}
+
+impl Default for Graph {
+    fn default() -> Self {
+        Self {
+            tasks: Vec::new(),
+            meta: Vec::new(),
+            members: Vec::new(),
+            edges: Vec::new(),
+            succ_start: Vec::new(),
+            succ: Vec::new(),
+            initial_pending: Vec::new(),
+            gpus: Vec::new(),
+            compute_order: Vec::new(),
+            resources: Vec::new(),
+            patterns: Vec::new(),
+            pattern_ids: Default::default(),
+            pending_blockers: Vec::new(),
+            peak_tflops: 0.0,
+            hbm_gbps: 0.0,
+            flops: Vec::new(),
+            cap_ops: usize::MAX,
+        }
+    }
 }
 
 impl Graph {
+    /// Whether the builder has passed `cap_ops` (the graph is then incomplete).
+    pub fn over_cap(&self) -> bool {
+        self.tasks.len() > self.cap_ops
+    }
+
     /// Room for about `ops` tasks, so that building a large step does not
     /// copy its arrays over and over as they grow.
     pub fn reserve(&mut self, ops: usize) {
@@ -111,10 +145,18 @@ impl Graph {
         (self.resources.len() - 1) as u32
     }
 
-    /// Registers a link usage pattern; builders cache the ids they reuse.
+    /// Registers a link usage pattern, or finds the equal one registered before.
     pub fn add_pattern(&mut self, usage: Vec<Usage>) -> u32 {
-        self.patterns.push(usage);
-        (self.patterns.len() - 1) as u32
+        let key: Vec<(u32, u64)> = usage
+            .iter()
+            .map(|u| (u.resource, u.weight.to_bits()))
+            .collect();
+        let next = self.patterns.len() as u32;
+        let id = *self.pattern_ids.entry(key).or_insert(next);
+        if id == next {
+            self.patterns.push(usage);
+        }
+        id
     }
 
     pub fn dep(&mut self, from: TaskId, to: TaskId) {
@@ -219,6 +261,16 @@ impl Graph {
         self.succ_start = start;
         self.succ = succ;
         self.initial_pending = pending;
+    }
+
+    /// Frees the dependency arrays once the engine has run: the timeline
+    /// and the report do not read them, and the step's peak memory is reached
+    /// while the timeline is built.
+    pub fn release_dependencies(&mut self) {
+        self.succ = Vec::new();
+        self.succ_start = Vec::new();
+        self.initial_pending = Vec::new();
+        self.pattern_ids = Default::default();
     }
 
     pub fn successors(&self, task: TaskId) -> &[TaskId] {

@@ -13,6 +13,7 @@ pub mod hardware;
 pub mod hta;
 pub mod kineto;
 pub mod network;
+mod plain;
 pub mod presets;
 pub mod published;
 pub mod report;
@@ -38,6 +39,9 @@ pub struct Simulation {
     pub report: Report,
     /// Events the engine processed, both runs counted (for benchmarks).
     pub events: u64,
+    /// Events the engine planned, superseded ones included (its work), both
+    /// runs counted: never above `workload::cost::cost(scenario).planned_events`.
+    pub planned_events: u64,
 }
 
 /// How much of the cluster to simulate.
@@ -54,8 +58,19 @@ pub fn simulate(scenario: &Scenario) -> Simulation {
     simulate_with(scenario, Fidelity::Reduced)
 }
 
+/// Simulates at the given fidelity (`Full` simulates every GPU).
 pub fn simulate_with(scenario: &Scenario, fidelity: Fidelity) -> Simulation {
     Simulator::new(fidelity).simulate(scenario)
+}
+
+/// The same simulation by the plain engine, flow by flow and event by event:
+/// the reference the fast engine is tested against. Its cost grows with the
+/// square of concurrent flows; not for large scenarios.
+#[doc(hidden)]
+pub fn simulate_plain(scenario: &Scenario, fidelity: Fidelity) -> Simulation {
+    let mut sim = Simulator::new(fidelity);
+    sim.plain = true;
+    sim.simulate(scenario)
 }
 
 /// Simulates scenarios one after another, remembering the last all-off
@@ -65,6 +80,8 @@ pub struct Simulator {
     fidelity: Fidelity,
     /// The all-off scenario last simulated and its step time, ms.
     baseline: Option<(Scenario, f64)>,
+    /// Run the plain reference engine instead of the fast one.
+    plain: bool,
 }
 
 impl Simulator {
@@ -72,17 +89,19 @@ impl Simulator {
         Self {
             fidelity,
             baseline: None,
+            plain: false,
         }
     }
 
     pub fn simulate(&mut self, scenario: &Scenario) -> Simulation {
         let fidelity = self.fidelity;
-        let (timeline, mut report, mut events) = {
-            let graph = workload::build(scenario, fidelity);
-            let mut run = engine::run(&graph, true, scenario.sm_tax);
+        let (timeline, mut report, mut events, mut planned_events) = {
+            let mut graph = workload::build(scenario, fidelity, self.reserve(scenario));
+            let mut run = self.run(&graph, true, scenario.sm_tax);
+            graph.release_dependencies();
             let timeline = summary::timeline(&graph, &mut run, fidelity == Fidelity::Reduced);
             let report = summary::report(scenario, &graph, &run);
-            (timeline, report, run.events)
+            (timeline, report, run.events, run.planned_events)
             // The graph and the run are dropped here, before the baseline is built.
         };
         report.hta_overlap_per_gpu = hta::overlap_per_gpu(&timeline);
@@ -93,9 +112,10 @@ impl Simulator {
         } else if let Some((_, ms)) = self.baseline.as_ref().filter(|(s, _)| *s == off) {
             *ms
         } else {
-            let graph = workload::build(&off, fidelity);
-            let run = engine::run(&graph, false, off.sm_tax);
+            let graph = workload::build(&off, fidelity, self.reserve(&off));
+            let run = self.run(&graph, false, off.sm_tax);
             events += run.events;
+            planned_events += run.planned_events;
             run.step_time_s * 1e3
         };
         self.baseline = Some((off, report.baseline_ms));
@@ -108,6 +128,27 @@ impl Simulator {
             timeline,
             report,
             events,
+            planned_events,
+        }
+    }
+}
+
+impl Simulator {
+    /// Room to reserve for the graph: its exact op count when reduced, so
+    /// that building a large step does not copy its arrays as they grow.
+    fn reserve(&self, s: &Scenario) -> usize {
+        // Small steps grow their arrays a few times at most: not worth counting.
+        if self.fidelity == Fidelity::Full || s.micro_batches() <= 64 {
+            return 0;
+        }
+        workload::cost::run_cost(s).ops as usize
+    }
+
+    fn run(&self, graph: &graph::Graph, record_links: bool, sm_tax: f64) -> engine::RunResult {
+        if self.plain {
+            plain::run(graph, record_links, sm_tax)
+        } else {
+            engine::run(graph, record_links, sm_tax)
         }
     }
 }

@@ -5,6 +5,21 @@
 //! flows connected to it through shared resources are recomputed by weighted
 //! max-min fairness (progressive filling). Flows elsewhere keep their rates:
 //! their allocation cannot change, and skipping them keeps an event cheap.
+//!
+//! Flows with the same usage pattern and axis form a *class*. Max-min
+//! fairness gives every flow of a class the same rate (they cross the same
+//! resources with the same weights), so the class is what gets rated: its
+//! weight on a resource is its flow count times the pattern's weight, and one
+//! rate change is one update however many flows the class holds. Inside a
+//! class the flows share that rate as a processor-sharing queue: the class
+//! keeps its served bytes per member (a virtual clock), each flow finishes
+//! when the clock reaches the level at which it joined plus its bytes, and
+//! a heap ordered by that level yields the next finisher. A thousand sends
+//! queued on one NIC therefore cost a heap operation each, not a re-rating
+//! of all the others.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 use crate::timeline::LinkSample;
 
@@ -27,53 +42,111 @@ pub struct ResourceLog {
     /// Bytes that crossed it.
     pub bytes: f64,
     pub samples: Vec<LinkSample>,
-    last_t: f64,
-    last_gbps: [f64; 3],
+    pub(crate) last_t: f64,
+    pub(crate) last_gbps: [f64; 3],
 }
 
-pub struct Network {
+/// Index of a flow class: `pattern * 3 + axis`.
+pub(crate) type ClassId = u32;
+
+/// The flows of one pattern and axis: one rate, one processor-sharing queue.
+#[derive(Clone, Debug, Default)]
+struct FlowClass {
+    /// Flows in the class now.
+    count: u32,
+    /// Bytes per second per member of each of its flows.
+    rate: f64,
+    /// Bytes per member each flow of the class has received since the class
+    /// was created, as of `last_update`: the class's virtual clock.
+    served: f64,
+    last_update: f64,
+    /// (served level at which the flow finishes, arrival order, task).
+    queue: BinaryHeap<Reverse<(u64, u64, u32)>>,
+    /// Flows finished since the clock was last brought back to zero.
+    finished_since_rebase: usize,
+}
+
+impl FlowClass {
+    /// Brings the clock back to zero, every level with it, so that levels
+    /// keep the precision of one flow's bytes, not of all bytes the class
+    /// ever moved. Subtracting one number keeps the heap's order, so the
+    /// heap is rebuilt in linear time; done after as many finishes as flows
+    /// queued, its cost per finish is constant.
+    fn rebase(&mut self) {
+        let served = self.served;
+        let entries: Vec<_> = std::mem::take(&mut self.queue)
+            .into_vec()
+            .into_iter()
+            .map(|Reverse((level, seq, task))| {
+                Reverse((
+                    (f64::from_bits(level) - served).max(0.0).to_bits(),
+                    seq,
+                    task,
+                ))
+            })
+            .collect();
+        self.queue = BinaryHeap::from(entries);
+        self.served = 0.0;
+        self.finished_since_rebase = 0;
+    }
+
+    /// Brings the virtual clock up to `now` at the current rate.
+    fn advance(&mut self, now: f64) {
+        if now > self.last_update {
+            self.served += (now - self.last_update) * self.rate;
+        }
+        self.last_update = now;
+    }
+}
+
+pub(crate) struct Network {
     capacity_bps: Vec<f64>,
-    /// Active flows per resource.
-    users: Vec<Vec<u32>>,
+    /// Active classes per resource.
+    users: Vec<Vec<ClassId>>,
     patterns: Vec<Vec<Usage>>,
-    flow_pattern: Vec<u32>,
-    flow_axis: Vec<u8>,
-    /// Bytes per second per member, for active flows.
-    pub rate: Vec<f64>,
+    classes: Vec<FlowClass>,
     pub logs: Vec<ResourceLog>,
+    /// Whether to keep link logs and samples at all (the baseline does not).
     record_samples: bool,
+    /// Arrival counter: ties in a class's queue finish in arrival order.
+    arrivals: u64,
     // Scratch for one recomputation, reused to avoid allocation per event.
     epoch: u32,
     res_mark: Vec<u32>,
-    flow_mark: Vec<u32>,
+    class_mark: Vec<u32>,
     comp_res: Vec<ResourceId>,
-    comp_flows: Vec<u32>,
+    comp_classes: Vec<ClassId>,
     residual: Vec<f64>,
     wsum: Vec<f64>,
     frozen: Vec<bool>,
-    changed: Vec<u32>,
+    changed: Vec<ClassId>,
+    /// Per resource, its index in `comp_res` during a recomputation.
+    res_pos: Vec<u32>,
+    /// (fair level, index in `comp_res`), lowest first; stale entries skipped.
+    levels: BinaryHeap<Reverse<(u64, u32)>>,
 }
 
 impl Network {
-    pub fn new(capacity_bps: Vec<f64>, flows: usize, record_samples: bool) -> Self {
+    pub fn new(capacity_bps: Vec<f64>, record_samples: bool) -> Self {
         let r = capacity_bps.len();
         Self {
             users: vec![Vec::new(); r],
             patterns: Vec::new(),
-            flow_pattern: vec![0; flows],
-            flow_axis: vec![0; flows],
-            rate: vec![0.0; flows],
+            classes: Vec::new(),
             logs: vec![ResourceLog::default(); r],
             record_samples,
+            arrivals: 0,
             epoch: 0,
             res_mark: vec![0; r],
-            flow_mark: vec![0; flows],
+            class_mark: Vec::new(),
             comp_res: Vec::new(),
-            comp_flows: Vec::new(),
+            comp_classes: Vec::new(),
             residual: vec![0.0; r],
             wsum: vec![0.0; r],
-            frozen: vec![false; flows],
+            frozen: Vec::new(),
             changed: Vec::new(),
+            res_pos: vec![0; r],
+            levels: BinaryHeap::new(),
             capacity_bps,
         }
     }
@@ -81,104 +154,164 @@ impl Network {
     /// Registers a usage pattern; flows refer to it by index.
     pub fn add_pattern(&mut self, usage: Vec<Usage>) -> u32 {
         self.patterns.push(usage);
+        for _ in 0..3 {
+            self.classes.push(FlowClass::default());
+            self.class_mark.push(0);
+            self.frozen.push(false);
+        }
         (self.patterns.len() - 1) as u32
     }
 
-    pub fn pattern(&self, id: u32) -> &[Usage] {
-        &self.patterns[id as usize]
+    /// Number of classes (three per pattern, one per axis).
+    pub fn class_count(&self) -> usize {
+        self.classes.len()
     }
 
-    pub fn capacity_bps(&self, r: ResourceId) -> f64 {
-        self.capacity_bps[r as usize]
+    pub fn class_of(pattern: u32, axis: u8) -> ClassId {
+        pattern * 3 + u32::from(axis)
     }
 
-    /// Starts a flow; returns the flows whose rate changed (the new one included).
-    pub fn add(&mut self, now: f64, flow: u32, pattern: u32, axis: u8) -> &[u32] {
-        self.flow_pattern[flow as usize] = pattern;
-        self.flow_axis[flow as usize] = axis;
+    fn pattern_of(class: ClassId) -> usize {
+        (class / 3) as usize
+    }
+
+    /// When the class's next flow finishes and which task it is, if any flow
+    /// is moving.
+    pub fn next_finish(&self, class: ClassId) -> Option<(f64, u32)> {
+        let c = &self.classes[class as usize];
+        let Reverse((level, _, task)) = *c.queue.peek()?;
+        if c.rate <= 0.0 {
+            return None;
+        }
+        let left = (f64::from_bits(level) - c.served).max(0.0);
+        Some((c.last_update + left / c.rate, task))
+    }
+
+    /// The class's first finisher has finished at `now`: takes it off the
+    /// queue (the flow still counts until `remove`).
+    pub fn pop_finished(&mut self, now: f64, class: ClassId) -> u32 {
+        let c = &mut self.classes[class as usize];
+        c.advance(now);
+        let Reverse((level, _, task)) = c.queue.pop().expect("a finishing flow is queued");
+        // It has received all its bytes: rounding must not leave the clock behind.
+        c.served = c.served.max(f64::from_bits(level));
+        c.finished_since_rebase += 1;
+        if c.queue.is_empty() {
+            c.served = 0.0;
+            c.finished_since_rebase = 0;
+        } else if c.finished_since_rebase >= c.queue.len().max(8) {
+            c.rebase();
+        }
+        task
+    }
+
+    /// Starts a flow of `bytes` per member; returns the classes whose rate
+    /// changed (the flow's own class may or may not be among them).
+    pub fn add(&mut self, now: f64, task: u32, pattern: u32, axis: u8, bytes: f64) -> &[ClassId] {
+        let class = Self::class_of(pattern, axis);
+        self.arrivals += 1;
+        let c = &mut self.classes[class as usize];
+        c.advance(now);
+        let level = (c.served + bytes).to_bits();
+        c.queue.push(Reverse((level, self.arrivals, task)));
+        c.count += 1;
+        let first = c.count == 1;
         let mut alone = true;
         for u in &self.patterns[pattern as usize] {
             let list = &mut self.users[u.resource as usize];
-            alone &= list.is_empty();
-            list.push(flow);
+            if first {
+                list.push(class);
+            }
+            alone &= list.len() == 1;
         }
         if alone {
-            // Nobody else on its links: it gets its bottleneck, nothing else moves.
-            self.rate[flow as usize] = alone_rate(&self.patterns[pattern as usize], |r| {
+            // Nobody else on its links: the class gets its bottleneck, shared
+            // by its flows, and nothing else moves.
+            let rate = alone_rate(&self.patterns[pattern as usize], |r| {
                 self.capacity_bps[r as usize]
-            });
+            }) / f64::from(self.classes[class as usize].count);
             self.changed.clear();
-            self.changed.push(flow);
-            self.log_pattern(now, pattern);
+            self.set_rate(now, class, rate);
+            self.log_pattern(now, pattern as usize);
             return &self.changed;
         }
-        self.recompute(now, flow, true)
+        self.recompute(now, class)
     }
 
-    /// Ends a flow; returns the flows whose rate changed.
-    pub fn remove(&mut self, now: f64, flow: u32) -> &[u32] {
-        let pattern = self.flow_pattern[flow as usize];
-        for u in &self.patterns[pattern as usize] {
-            let list = &mut self.users[u.resource as usize];
-            if let Some(pos) = list.iter().position(|&f| f == flow) {
-                list.swap_remove(pos);
+    /// Ends a flow of `class` (already popped by `pop_finished`); returns the
+    /// classes whose rate changed.
+    pub fn remove(&mut self, now: f64, class: ClassId) -> &[ClassId] {
+        let pattern = Self::pattern_of(class);
+        let c = &mut self.classes[class as usize];
+        c.advance(now);
+        c.count -= 1;
+        if c.count == 0 {
+            c.rate = 0.0;
+            for u in &self.patterns[pattern] {
+                let list = &mut self.users[u.resource as usize];
+                if let Some(pos) = list.iter().position(|&k| k == class) {
+                    list.swap_remove(pos);
+                }
+            }
+            if self.patterns[pattern]
+                .iter()
+                .all(|u| self.users[u.resource as usize].is_empty())
+            {
+                self.changed.clear();
+                self.log_pattern(now, pattern);
+                return &self.changed;
             }
         }
-        self.rate[flow as usize] = 0.0;
-        let pattern = &self.patterns[pattern as usize];
-        if pattern
-            .iter()
-            .all(|u| self.users[u.resource as usize].is_empty())
-        {
-            self.changed.clear();
-            self.log_pattern(now, self.flow_pattern[flow as usize]);
-            return &self.changed;
-        }
-        self.recompute(now, flow, false)
+        self.recompute(now, class)
     }
 
-    fn log_pattern(&mut self, now: f64, pattern: u32) {
+    fn set_rate(&mut self, now: f64, class: ClassId, rate: f64) {
+        let c = &mut self.classes[class as usize];
+        if c.rate != rate {
+            c.advance(now);
+            c.rate = rate;
+            self.changed.push(class);
+        }
+    }
+
+    fn log_pattern(&mut self, now: f64, pattern: usize) {
         self.comp_res.clear();
-        for u in &self.patterns[pattern as usize] {
+        for u in &self.patterns[pattern] {
             self.comp_res.push(u.resource);
         }
         self.log(now);
     }
 
-    fn recompute(&mut self, now: f64, seed: u32, seed_active: bool) -> &[u32] {
+    fn recompute(&mut self, now: f64, seed: ClassId) -> &[ClassId] {
         self.epoch = self.epoch.wrapping_add(1);
         if self.epoch == 0 {
             self.res_mark.iter_mut().for_each(|m| *m = 0);
-            self.flow_mark.iter_mut().for_each(|m| *m = 0);
+            self.class_mark.iter_mut().for_each(|m| *m = 0);
             self.epoch = 1;
         }
         let epoch = self.epoch;
         self.comp_res.clear();
-        self.comp_flows.clear();
+        self.comp_classes.clear();
         self.changed.clear();
 
-        // The connected component: resources of the seed, every flow on them,
-        // their resources, and so on.
-        for u in &self.patterns[self.flow_pattern[seed as usize] as usize] {
+        // The connected component: resources of the seed, every class on
+        // them, their resources, and so on.
+        for u in &self.patterns[Self::pattern_of(seed)] {
             if self.res_mark[u.resource as usize] != epoch {
                 self.res_mark[u.resource as usize] = epoch;
                 self.comp_res.push(u.resource);
             }
         }
-        if seed_active {
-            self.flow_mark[seed as usize] = epoch;
-            self.comp_flows.push(seed);
-        }
         let mut i = 0;
         while i < self.comp_res.len() {
             let r = self.comp_res[i] as usize;
-            for &f in &self.users[r] {
-                if self.flow_mark[f as usize] == epoch {
+            for &k in &self.users[r] {
+                if self.class_mark[k as usize] == epoch {
                     continue;
                 }
-                self.flow_mark[f as usize] = epoch;
-                self.comp_flows.push(f);
-                for u in &self.patterns[self.flow_pattern[f as usize] as usize] {
+                self.class_mark[k as usize] = epoch;
+                self.comp_classes.push(k);
+                for u in &self.patterns[Self::pattern_of(k)] {
                     if self.res_mark[u.resource as usize] != epoch {
                         self.res_mark[u.resource as usize] = epoch;
                         self.comp_res.push(u.resource);
@@ -188,7 +321,7 @@ impl Network {
             i += 1;
         }
         // Deterministic order whatever the insertion history.
-        self.comp_flows.sort_unstable();
+        self.comp_classes.sort_unstable();
 
         // Progressive filling: every unfrozen flow rises at the same per-member
         // rate; when a resource saturates, the flows crossing it freeze.
@@ -196,75 +329,113 @@ impl Network {
             self.residual[r as usize] = self.capacity_bps[r as usize];
             self.wsum[r as usize] = 0.0;
         }
-        for &f in &self.comp_flows {
-            self.frozen[f as usize] = false;
-            for u in &self.patterns[self.flow_pattern[f as usize] as usize] {
-                self.wsum[u.resource as usize] += u.weight;
+        for &k in &self.comp_classes {
+            self.frozen[k as usize] = false;
+            let n = f64::from(self.classes[k as usize].count);
+            for u in &self.patterns[Self::pattern_of(k)] {
+                self.wsum[u.resource as usize] += u.weight * n;
             }
         }
-        let mut unfrozen = self.comp_flows.len();
-        while unfrozen > 0 {
-            let mut best: Option<(f64, ResourceId)> = None;
-            for &r in &self.comp_res {
-                let w = self.wsum[r as usize];
-                if w <= 1e-12 {
-                    continue;
-                }
-                let level = self.residual[r as usize].max(0.0) / w;
-                if best.is_none_or(|(l, _)| level < l) {
-                    best = Some((level, r));
-                }
+        // The next bottleneck is the resource with the lowest fair level;
+        // a heap of levels, refreshed as flows freeze, finds it without
+        // rescanning the component (ties go to the first resource found).
+        self.levels.clear();
+        for (i, &r) in self.comp_res.iter().enumerate() {
+            self.res_pos[r as usize] = i as u32;
+            if let Some(level) = self.level(r) {
+                self.levels.push(Reverse((level.to_bits(), i as u32)));
             }
-            let Some((level, bottleneck)) = best else {
+        }
+        let mut unfrozen = self.comp_classes.len();
+        while unfrozen > 0 {
+            let Some(Reverse((bits, i))) = self.levels.pop() else {
                 break;
             };
+            let bottleneck = self.comp_res[i as usize];
+            // A superseded entry: the resource's level has changed since.
+            if self.level(bottleneck).map(f64::to_bits) != Some(bits) {
+                continue;
+            }
+            let level = f64::from_bits(bits);
             for idx in 0..self.users[bottleneck as usize].len() {
-                let f = self.users[bottleneck as usize][idx];
-                if self.frozen[f as usize] {
+                let k = self.users[bottleneck as usize][idx];
+                if self.frozen[k as usize] {
                     continue;
                 }
-                self.frozen[f as usize] = true;
+                self.frozen[k as usize] = true;
                 unfrozen -= 1;
-                if self.rate[f as usize] != level {
-                    self.rate[f as usize] = level;
-                    self.changed.push(f);
-                }
-                for u in &self.patterns[self.flow_pattern[f as usize] as usize] {
-                    self.residual[u.resource as usize] -= u.weight * level;
-                    self.wsum[u.resource as usize] -= u.weight;
+                self.set_rate(now, k, level);
+                let n = f64::from(self.classes[k as usize].count);
+                for j in 0..self.patterns[Self::pattern_of(k)].len() {
+                    let u = self.patterns[Self::pattern_of(k)][j];
+                    let r = u.resource as usize;
+                    self.residual[r] -= u.weight * n * level;
+                    self.wsum[r] -= u.weight * n;
+                    if let Some(l) = self.level(u.resource) {
+                        let pos = self.res_pos[r];
+                        self.levels.push(Reverse((l.to_bits(), pos)));
+                    }
                 }
             }
         }
         self.changed.sort_unstable();
+        // Only links whose flows changed need a new sample: the seed's and
+        // those of every class whose rate moved.
+        self.comp_res.clear();
+        self.epoch = self.epoch.wrapping_add(1);
+        if self.epoch == 0 {
+            self.res_mark.iter_mut().for_each(|m| *m = 0);
+            self.epoch = 1;
+        }
+        let epoch = self.epoch;
+        let seed_pattern = Self::pattern_of(seed);
+        for k in
+            std::iter::once(seed_pattern).chain(self.changed.iter().map(|&k| Self::pattern_of(k)))
+        {
+            for u in &self.patterns[k] {
+                if self.res_mark[u.resource as usize] != epoch {
+                    self.res_mark[u.resource as usize] = epoch;
+                    self.comp_res.push(u.resource);
+                }
+            }
+        }
         self.log(now);
         &self.changed
+    }
+
+    /// The fair level of a resource still shared by unfrozen flows.
+    fn level(&self, r: ResourceId) -> Option<f64> {
+        let w = self.wsum[r as usize];
+        (w > 1e-12).then(|| self.residual[r as usize].max(0.0) / w)
     }
 
     /// Closes the time since each component resource's last change and
     /// records its new per-axis bandwidth.
     fn log(&mut self, now: f64) {
+        if !self.record_samples {
+            return;
+        }
         for &r in &self.comp_res {
             let mut gbps = [0.0f64; 3];
-            for &f in &self.users[r as usize] {
-                let w = self.patterns[self.flow_pattern[f as usize] as usize]
+            for &k in &self.users[r as usize] {
+                let w = self.patterns[Self::pattern_of(k)]
                     .iter()
                     .find(|u| u.resource == r)
                     .map_or(0.0, |u| u.weight);
-                gbps[self.flow_axis[f as usize] as usize] += self.rate[f as usize] * w / 1e9;
+                let c = &self.classes[k as usize];
+                gbps[(k % 3) as usize] += c.rate * w * f64::from(c.count) / 1e9;
             }
             let log = &mut self.logs[r as usize];
             close(log, now);
             if gbps != log.last_gbps {
                 log.last_gbps = gbps;
-                if self.record_samples {
-                    if let Some(last) = log.samples.last_mut() {
-                        if last.t_s == now {
-                            last.gbps = gbps;
-                            continue;
-                        }
+                if let Some(last) = log.samples.last_mut() {
+                    if last.t_s == now {
+                        last.gbps = gbps;
+                        continue;
                     }
-                    log.samples.push(LinkSample { t_s: now, gbps });
                 }
+                log.samples.push(LinkSample { t_s: now, gbps });
             }
         }
     }
@@ -285,7 +456,7 @@ pub fn alone_rate(usage: &[Usage], capacity_bps: impl Fn(ResourceId) -> f64) -> 
         .fold(f64::INFINITY, f64::min)
 }
 
-fn close(log: &mut ResourceLog, now: f64) {
+pub(crate) fn close(log: &mut ResourceLog, now: f64) {
     let dt = now - log.last_t;
     if dt > 0.0 {
         let active = log.last_gbps.iter().filter(|g| **g > 1e-9).count();
@@ -304,64 +475,63 @@ fn close(log: &mut ResourceLog, now: f64) {
 mod tests {
     use super::*;
 
-    fn net(caps: &[f64]) -> Network {
-        Network::new(caps.to_vec(), 8, true)
+    fn one(resource: ResourceId, weight: f64) -> Usage {
+        Usage { resource, weight }
+    }
+
+    fn rate(n: &Network, pattern: u32, axis: u8) -> f64 {
+        n.classes[Network::class_of(pattern, axis) as usize].rate
     }
 
     #[test]
     fn two_equal_transfers_on_one_link_each_get_half_its_bandwidth() {
-        let mut n = net(&[100.0]);
-        let p = n.add_pattern(vec![Usage {
-            resource: 0,
-            weight: 1.0,
-        }]);
-        n.add(0.0, 0, p, 0);
-        assert_eq!(n.rate[0], 100.0);
-        n.add(0.0, 1, p, 1);
-        assert_eq!((n.rate[0], n.rate[1]), (50.0, 50.0));
-        n.remove(1.0, 0);
-        assert_eq!(n.rate[1], 100.0);
+        let mut n = Network::new(vec![100.0], true);
+        let p = n.add_pattern(vec![one(0, 1.0)]);
+        n.add(0.0, 0, p, 0, 1.0);
+        assert_eq!(rate(&n, p, 0), 100.0);
+        n.add(0.0, 1, p, 1, 1.0);
+        assert_eq!((rate(&n, p, 0), rate(&n, p, 1)), (50.0, 50.0));
+        n.remove(1.0, Network::class_of(p, 0));
+        assert_eq!(rate(&n, p, 1), 100.0);
+    }
+
+    #[test]
+    fn flows_of_one_class_share_its_rate_and_finish_shortest_first() {
+        let mut n = Network::new(vec![100.0], false);
+        let p = n.add_pattern(vec![one(0, 1.0)]);
+        let c = Network::class_of(p, 1);
+        n.add(0.0, 7, p, 1, 300.0);
+        n.add(0.0, 8, p, 1, 100.0);
+        assert_eq!(rate(&n, p, 1), 50.0);
+        // 100 bytes at 50 B/s: the short one leaves at 2 s.
+        assert_eq!(n.next_finish(c), Some((2.0, 8)));
+        assert_eq!(n.pop_finished(2.0, c), 8);
+        n.remove(2.0, c);
+        // The long one has 200 bytes left, alone at 100 B/s.
+        assert_eq!(n.next_finish(c), Some((4.0, 7)));
     }
 
     #[test]
     fn a_coflow_weighs_by_its_members_and_moves_at_its_bottleneck() {
         // Flow 0 has two members on resource 0; flow 1 one member on it and
         // is also limited by resource 1.
-        let mut n = net(&[90.0, 20.0]);
-        let a = n.add_pattern(vec![Usage {
-            resource: 0,
-            weight: 2.0,
-        }]);
-        let b = n.add_pattern(vec![
-            Usage {
-                resource: 0,
-                weight: 1.0,
-            },
-            Usage {
-                resource: 1,
-                weight: 1.0,
-            },
-        ]);
-        n.add(0.0, 0, a, 0);
-        n.add(0.0, 1, b, 1);
-        assert_eq!(n.rate[1], 20.0);
-        assert_eq!(n.rate[0], 35.0);
+        let mut n = Network::new(vec![90.0, 20.0], true);
+        let a = n.add_pattern(vec![one(0, 2.0)]);
+        let b = n.add_pattern(vec![one(0, 1.0), one(1, 1.0)]);
+        n.add(0.0, 0, a, 0, 1.0);
+        n.add(0.0, 1, b, 1, 1.0);
+        assert_eq!(rate(&n, b, 1), 20.0);
+        assert_eq!(rate(&n, a, 0), 35.0);
     }
 
     #[test]
     fn flows_on_other_links_keep_their_rates() {
-        let mut n = net(&[10.0, 10.0]);
-        let a = n.add_pattern(vec![Usage {
-            resource: 0,
-            weight: 1.0,
-        }]);
-        let b = n.add_pattern(vec![Usage {
-            resource: 1,
-            weight: 1.0,
-        }]);
-        n.add(0.0, 0, a, 0);
-        let changed = n.add(0.0, 1, b, 0).to_vec();
-        assert_eq!(changed, vec![1]);
-        assert_eq!(n.rate[0], 10.0);
+        let mut n = Network::new(vec![10.0, 10.0], true);
+        let a = n.add_pattern(vec![one(0, 1.0)]);
+        let b = n.add_pattern(vec![one(1, 1.0)]);
+        n.add(0.0, 0, a, 0, 1.0);
+        let changed = n.add(0.0, 1, b, 0, 1.0).to_vec();
+        assert_eq!(changed, vec![Network::class_of(b, 0)]);
+        assert_eq!(rate(&n, a, 0), 10.0);
     }
 }

@@ -8,11 +8,16 @@ use crate::scenario::*;
 /// The largest cluster accepted. The reduced simulation does not grow with DP,
 /// but a clear limit is friendlier than a number no one can check.
 pub const MAX_GPUS: u64 = 65_536;
-/// Simulated operations (compute ops and collectives) one run may hold. A
-/// step peaks at about 280 bytes per op (graph, engine state and timeline),
-/// so the limit keeps a run under 600 MB. The 1T-parameter case (Narayanan
-/// et al., Table 1) is estimated at 2.2 million and peaks at 433 MB.
-pub const MAX_SIMULATED_OPS: u64 = 2_500_000;
+/// Simulated operations (compute ops and collectives) one run may hold,
+/// counted by the builder (`workload::cost`). Memory grows with them, about
+/// 280 bytes per op at the peak (the graph, the engine's state and the
+/// timeline's bars): the 1T-parameter step with every overlap on at four TP
+/// chunks holds 3.1 million and peaks near 0.9 GB.
+pub const MAX_SIMULATED_OPS: u64 = 3_500_000;
+/// Events the engine may plan for one scenario and its baseline (the bound
+/// `workload::cost` proves; the engine's work is linear in it). With flows
+/// of one pattern sharing one class, concurrent flows no longer multiply it.
+pub const MAX_PLANNED_EVENTS: u64 = 200_000_000;
 
 /// The defaults are the didactic scenario: two DGX A100 nodes, TP 4 x PP 2 x DP 2.
 pub(crate) const DEFAULT_HARDWARE_PRESET: HardwarePreset = HardwarePreset::DgxA100;
@@ -345,15 +350,8 @@ pub(crate) fn resolve(input: &ScenarioInput) -> Result<Scenario, ScenarioError> 
         overlap,
         sm_tax,
     };
-    let ops = crate::workload::estimated_ops(&scenario);
-    if ops > MAX_SIMULATED_OPS {
-        return Err(ScenarioError::single(
-            "workload.global_batch",
-            format!(
-                "this step would simulate about {ops} operations, more than the limit of {MAX_SIMULATED_OPS}: \
-                 lower global_batch or layers, raise micro_batch, or lower overlap.tp_chunks"
-            ),
-        ));
+    if let Some(e) = over_budget(&scenario) {
+        return Err(ScenarioError { errors: vec![e] });
     }
     Ok(scenario)
 }
@@ -512,4 +510,157 @@ fn check_transformer(c: &mut Checker, t: &Transformer, p: &Parallel, o: &Overlap
             ),
         );
     }
+}
+
+/// Whether a cost fits the budget, and why not (`None` cost: over the op
+/// limit, counting stopped there).
+fn overshoot(c: Option<&crate::workload::cost::Cost>) -> Option<String> {
+    let Some(c) = c else {
+        return Some(format!(
+            "this step would simulate more operations than the limit of {MAX_SIMULATED_OPS}"
+        ));
+    };
+    if c.ops > MAX_SIMULATED_OPS {
+        Some(format!(
+            "this step would simulate {} operations, more than the limit of {MAX_SIMULATED_OPS}",
+            c.ops
+        ))
+    } else if c.planned_events > MAX_PLANNED_EVENTS {
+        Some(format!(
+            "this step and its baseline could take up to {} engine events, more than the limit of {MAX_PLANNED_EVENTS}",
+            c.planned_events
+        ))
+    } else {
+        None
+    }
+}
+
+fn cost(s: &Scenario) -> Option<crate::workload::cost::Cost> {
+    crate::workload::cost::cost_within(s, MAX_SIMULATED_OPS)
+}
+
+fn fits(s: &Scenario) -> bool {
+    overshoot(cost(s).as_ref()).is_none()
+}
+
+/// Refuses, before anything runs, a scenario whose predicted cost exceeds
+/// the budget. The field named is the control that most directly caused the
+/// overshoot, with the largest value of it that fits, in this order: TP
+/// overlap (its chunks multiply the layer's ops), the global batch (ops grow
+/// with micro-batches), then the layers.
+fn over_budget(s: &Scenario) -> Option<FieldError> {
+    let reason = overshoot(cost(s).as_ref())?;
+    let Workload::Transformer(t) = &s.workload else {
+        return Some(FieldError {
+            field: "overlap.tp_chunks".into(),
+            message: format!("{reason}: lower overlap.tp_chunks"),
+        });
+    };
+    let err = |field: &str, hint: String| {
+        Some(FieldError {
+            field: field.to_string(),
+            message: format!("{reason}: {hint}"),
+        })
+    };
+    if s.overlap.tp && s.parallel.tp > 1 {
+        let with_chunks = |c: u32| {
+            let mut x = s.clone();
+            x.overlap.tp_chunks = c;
+            x
+        };
+        if s.overlap.tp_chunks > 2 && fits(&with_chunks(2)) {
+            let best = largest(2, s.overlap.tp_chunks - 1, |c| fits(&with_chunks(c)));
+            return err(
+                "overlap.tp_chunks",
+                format!("the largest valid overlap.tp_chunks here is {best}"),
+            );
+        }
+        let mut off = s.clone();
+        off.overlap.tp = false;
+        if fits(&off) {
+            return err(
+                "overlap.tp",
+                "switch TP overlap off here (even 2 chunks per GEMM do not fit), or lower global_batch"
+                    .to_string(),
+            );
+        }
+    }
+    // Micro-batches per pipeline, in the steps the schedule allows.
+    let unit = if s.parallel.schedule == Schedule::Interleaved {
+        s.parallel.pp
+    } else {
+        1
+    };
+    let per_mb = t.micro_batch * s.parallel.dp;
+    let with_mbs = |m: u32| {
+        let mut x = s.clone();
+        if let Workload::Transformer(xt) = &mut x.workload {
+            xt.global_batch = m * per_mb;
+        }
+        x
+    };
+    let m = s.micro_batches();
+    if m > unit && fits(&with_mbs(unit)) {
+        // Costs are affine in the micro-batch count: solve for the largest.
+        let steps = |at_one: u64, at_two: u64, limit: u64| {
+            let slope = at_two.saturating_sub(at_one).max(1);
+            1 + limit.saturating_sub(at_one) / slope
+        };
+        let k = match (cost(&with_mbs(unit)), cost(&with_mbs(2 * unit))) {
+            (Some(one), Some(two)) => steps(one.ops, two.ops, MAX_SIMULATED_OPS)
+                .min(steps(
+                    one.planned_events,
+                    two.planned_events,
+                    MAX_PLANNED_EVENTS,
+                ))
+                .min(u64::from(m / unit - 1)),
+            _ => 1,
+        };
+        let k = u32::try_from(k).unwrap_or(1).max(1);
+        return err(
+            "workload.global_batch",
+            format!(
+                "the largest valid global_batch here is {}",
+                k * unit * per_mb
+            ),
+        );
+    }
+    let stages = s.parallel.pp * s.parallel.virtual_stages;
+    let with_layers = |k: u32| {
+        let mut x = with_mbs(unit.min(m));
+        if let Workload::Transformer(xt) = &mut x.workload {
+            xt.layers = k * stages;
+        }
+        x
+    };
+    if t.layers > stages && fits(&with_layers(1)) {
+        let best = largest(1, t.layers / stages - 1, |k| fits(&with_layers(k)));
+        return err(
+            "workload.layers",
+            format!(
+                "the largest valid layers here is {} (with global_batch {})",
+                best * stages,
+                unit.min(m) * per_mb
+            ),
+        );
+    }
+    err(
+        "parallel.pp",
+        "even one layer per stage and one micro-batch do not fit: use fewer pipeline stages".into(),
+    )
+}
+
+/// The largest `k` in `lo..=hi` with `ok(k)`, given `ok(lo)` and that `ok`
+/// holds up to some point and not after (costs grow with `k`).
+fn largest(lo: u32, hi: u32, ok: impl Fn(u32) -> bool) -> u32 {
+    let (mut lo, mut hi) = (lo, hi);
+    while lo < hi {
+        let mid = lo + (hi - lo).div_ceil(2);
+        if ok(mid) {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    lo
 }

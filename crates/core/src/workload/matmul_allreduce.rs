@@ -10,11 +10,14 @@ use crate::scenario::{MatmulAllreduce, Scenario};
 use crate::timeline::{Axis, OpKind, Phase};
 use crate::Fidelity;
 
-pub(crate) fn build(s: &Scenario, mm: &MatmulAllreduce, fidelity: Fidelity) -> Graph {
+pub(crate) fn build(
+    s: &Scenario,
+    mm: &MatmulAllreduce,
+    fidelity: Fidelity,
+    reserve_ops: usize,
+) -> Graph {
     let mut g = Graph::default();
-    if fidelity == Fidelity::Reduced {
-        g.reserve(super::estimated_ops(s) as usize);
-    }
+    g.reserve(reserve_ops);
     let cluster = Cluster::new(&mut g, s, fidelity);
     let roof = Roofline::of(&s.hardware);
     let tp = s.parallel.tp;

@@ -1,6 +1,7 @@
 //! Workloads turn a scenario into a task graph: where each GPU sits, which
 //! links each collective crosses, and the ops of the step.
 
+pub mod cost;
 mod layer_cost;
 mod matmul_allreduce;
 mod transformer;
@@ -9,42 +10,35 @@ use crate::collective::Collective;
 use crate::efficiency::COLLECTIVE_EFFICIENCY;
 use crate::graph::{GpuInfo, Graph, ResourceInfo};
 use crate::network::Usage;
-use crate::scenario::{Recompute, Scenario, Workload};
+use crate::scenario::{Scenario, Workload};
 use crate::timeline::{Direction, LinkClass};
 use crate::Fidelity;
 
-pub(crate) fn build(s: &Scenario, fidelity: Fidelity) -> Graph {
+/// Builds the step's task graph, with room for `reserve_ops` tasks.
+pub(crate) fn build(s: &Scenario, fidelity: Fidelity, reserve_ops: usize) -> Graph {
+    build_capped(s, fidelity, reserve_ops, usize::MAX)
+}
+
+/// Builds the graph but stops adding ops soon after it holds `cap_ops`
+/// (see `Graph::over_cap`): the result is then only good for counting.
+pub(crate) fn build_capped(
+    s: &Scenario,
+    fidelity: Fidelity,
+    reserve_ops: usize,
+    cap_ops: usize,
+) -> Graph {
     let mut g = match &s.workload {
-        Workload::Transformer(t) => transformer::build(s, t, fidelity),
-        Workload::MatmulAllreduce(mm) => matmul_allreduce::build(s, mm, fidelity),
+        Workload::Transformer(t) => transformer::build(s, t, fidelity, reserve_ops, cap_ops),
+        Workload::MatmulAllreduce(mm) => matmul_allreduce::build(s, mm, fidelity, reserve_ops),
     };
     g.finish();
     g
 }
 
-/// Operations one reduced run simulates, estimated before building, so that
-/// absurd scenarios are refused instead of exhausting memory.
+/// Operations (compute ops and collectives) one reduced run of the scenario
+/// simulates, counted by the builder itself (see [`cost`]).
 pub fn estimated_ops(s: &Scenario) -> u64 {
-    match &s.workload {
-        Workload::MatmulAllreduce(_) => 2 * u64::from(s.overlap.tp_chunks) + 2,
-        Workload::Transformer(t) => {
-            let chunks = if s.overlap.tp && s.parallel.tp > 1 {
-                u64::from(s.overlap.tp_chunks)
-            } else {
-                1
-            };
-            // Forward: 5 compute ops, 2 row-parallel GEMMs split into chunks,
-            // each chunk with its collective, plus two AllGathers with SP.
-            let forward = 5 + 4 * (chunks - 1) + 2 + 2;
-            let per_layer = match (t.mode, t.recompute) {
-                (crate::scenario::Mode::Inference, _) => forward,
-                (_, Recompute::Full) => 2 * forward + 13,
-                _ => forward + 13,
-            };
-            let m = u64::from(s.micro_batches());
-            m * u64::from(t.layers) * per_layer + 6 * m * u64::from(s.parallel.pp)
-        }
-    }
+    cost::run_cost(s).ops
 }
 
 /// Where GPUs sit: TP fastest, then DP, then PP (Megatron's rank order).

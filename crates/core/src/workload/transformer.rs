@@ -69,11 +69,16 @@ struct Builder<'a> {
     open_windows: Vec<(TaskId, u32)>,
 }
 
-pub(crate) fn build(s: &Scenario, t: &Transformer, fidelity: Fidelity) -> Graph {
+pub(crate) fn build(
+    s: &Scenario,
+    t: &Transformer,
+    fidelity: Fidelity,
+    reserve_ops: usize,
+    cap_ops: usize,
+) -> Graph {
     let mut g = Graph::default();
-    if fidelity == Fidelity::Reduced {
-        g.reserve(super::estimated_ops(s) as usize);
-    }
+    g.cap_ops = cap_ops;
+    g.reserve(reserve_ops);
     let cluster = Cluster::new(&mut g, s, fidelity);
     let roof = Roofline::of(&s.hardware);
     let tp = s.parallel.tp;
@@ -106,10 +111,13 @@ pub(crate) fn build(s: &Scenario, t: &Transformer, fidelity: Fidelity) -> Graph 
     let layout = b.cluster.layout.clone();
     for replica in 0..layout.replicas() {
         for stage in 0..layout.pp {
+            if b.g.over_cap() {
+                break;
+            }
             b.stage(replica, stage);
         }
     }
-    if t.mode == Mode::Train {
+    if t.mode == Mode::Train && !b.g.over_cap() {
         b.dp_reduction_and_optimizer();
     }
     b.g
@@ -214,6 +222,9 @@ impl Builder<'_> {
             train,
         );
         for step in program {
+            if self.g.over_cap() {
+                break;
+            }
             self.step(replica, stage, step);
             self.close_windows();
         }
@@ -247,6 +258,9 @@ impl Builder<'_> {
                     self.receive(replica, vs - 1, mb, Pass::Forward, Phase::Forward);
                 }
                 for layer in layers {
+                    if self.g.over_cap() {
+                        return;
+                    }
                     self.layer_forward(layer, mb, Phase::Forward);
                 }
                 if vs == last_vs {
@@ -274,6 +288,9 @@ impl Builder<'_> {
                     }
                 }
                 for layer in layers.rev() {
+                    if self.g.over_cap() {
+                        return;
+                    }
                     if self.t.recompute == Recompute::Full {
                         self.layer_forward(layer, mb, Phase::Recompute);
                     }

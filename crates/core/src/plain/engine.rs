@@ -1,0 +1,405 @@
+//! The plain event loop, one event per flow: the reference the fast engine
+//! (`crate::engine`) is checked against. It re-rates every flow of a changed
+//! component one by one, so its cost grows with concurrent flows; only tests
+//! and `simulate_plain` run it.
+//!
+//! Compute progresses at full speed, or at (1 - sm_tax) while a collective of
+//! the same GPU runs (NCCL kernels take SMs). Collectives pay their latency,
+//! then join the network, whose rates change whenever a flow starts or ends.
+//! Events are ordered by time, then by a sequence number, so equal inputs
+//! give identical timelines bit for bit.
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+use super::network::Network;
+use crate::engine::{GpuStats, RunResult};
+use crate::graph::{Graph, TaskId, COMPUTE};
+
+const NO_WAIT: u32 = u32::MAX;
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// Latency paid: the bytes start moving.
+    LatencyDone,
+    /// Compute finished, or the last byte arrived.
+    Done,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Event {
+    /// Bit pattern of a non-negative f64: orders like the number.
+    time_bits: u64,
+    seq: u64,
+    task: TaskId,
+    version: u32,
+    kind: Kind,
+}
+
+impl Ord for Event {
+    fn cmp(&self, other: &Self) -> Ordering {
+        // Reversed: BinaryHeap is a max-heap and we want the earliest event.
+        (other.time_bits, other.seq).cmp(&(self.time_bits, self.seq))
+    }
+}
+impl PartialOrd for Event {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+struct GpuState {
+    running: Option<TaskId>,
+    comm_active: u32,
+    idle_since: f64,
+    inflight_count: [u32; 3],
+    inflight_total: [f64; 3],
+    inflight_last: [f64; 3],
+}
+
+impl GpuState {
+    fn inflight_at(&self, axis: usize, now: f64) -> f64 {
+        let open = if self.inflight_count[axis] > 0 {
+            now - self.inflight_last[axis]
+        } else {
+            0.0
+        };
+        self.inflight_total[axis] + open
+    }
+}
+
+#[derive(Clone, Copy, Default)]
+struct TaskState {
+    /// Compute: full-speed seconds left. Communication: bytes left per member.
+    remaining: f64,
+    /// When `remaining` was last brought up to date.
+    last_update: f64,
+    /// Communication: bytes per second per member now.
+    rate: f64,
+    /// Dependencies not yet finished.
+    pending: u32,
+    /// Bumped whenever the task's finish is re-planned; stale events are skipped.
+    version: u32,
+}
+
+struct Engine<'g> {
+    g: &'g Graph,
+    sm_speed: f64,
+    /// Per task, what changes as it runs (one cache line for two tasks).
+    st: Vec<TaskState>,
+    /// Reused buffer for the flows whose rates a network change touched.
+    changed: Vec<TaskId>,
+    /// Per compute task, the head of its list of finished collectives it
+    /// depends on (`NO_WAIT` when none): nodes are (next, collective).
+    wait_head: Vec<u32>,
+    wait_nodes: Vec<(u32, TaskId)>,
+    res: RunResult,
+    gpu: Vec<GpuState>,
+    net: Network,
+    heap: BinaryHeap<Event>,
+    seq: u64,
+    now: f64,
+}
+
+/// Runs the graph. `record_links` keeps per-link bandwidth samples (the page
+/// draws them; the baseline run does not need them).
+pub(crate) fn run(g: &Graph, record_links: bool, sm_tax: f64) -> RunResult {
+    let n = g.tasks.len();
+    let mut net = Network::new(
+        g.resources.iter().map(|r| r.capacity_bps).collect(),
+        n,
+        record_links,
+    );
+    for p in &g.patterns {
+        net.add_pattern(p.clone());
+    }
+    let gpus = g.gpus.len();
+    let mut e = Engine {
+        g,
+        sm_speed: 1.0 - sm_tax,
+        st: g
+            .initial_pending
+            .iter()
+            .map(|&p| TaskState {
+                pending: p,
+                ..TaskState::default()
+            })
+            .collect(),
+        changed: Vec::new(),
+        wait_head: vec![NO_WAIT; n],
+        wait_nodes: Vec::new(),
+        res: RunResult {
+            start_s: vec![f64::NAN; n],
+            end_s: vec![f64::NAN; n],
+            exposed_s: vec![0.0; g.members.len()],
+            exposed_from_s: vec![f64::INFINITY; g.members.len()],
+            gpus: vec![GpuStats::default(); gpus],
+            links: Vec::new(),
+            step_time_s: 0.0,
+            events: 0,
+            planned_events: 0,
+        },
+        gpu: (0..gpus)
+            .map(|_| GpuState {
+                running: None,
+                comm_active: 0,
+                idle_since: 0.0,
+                inflight_count: [0; 3],
+                inflight_total: [0.0; 3],
+                inflight_last: [0.0; 3],
+            })
+            .collect(),
+        net,
+        heap: BinaryHeap::with_capacity(1024),
+        seq: 0,
+        now: 0.0,
+    };
+    for t in 0..n as TaskId {
+        if e.st[t as usize].pending == 0 {
+            e.start(t);
+        }
+    }
+    while let Some(ev) = e.heap.pop() {
+        if ev.version != e.st[ev.task as usize].version {
+            continue;
+        }
+        e.now = f64::from_bits(ev.time_bits);
+        e.res.events += 1;
+        match ev.kind {
+            Kind::LatencyDone => e.begin_transfer(ev.task),
+            Kind::Done => e.complete(ev.task),
+        }
+    }
+    let unfinished = e.res.end_s.iter().filter(|t| t.is_nan()).count();
+    debug_assert_eq!(unfinished, 0, "task graph has a cycle");
+    let step = e.now;
+    e.net.finish(step);
+    for (i, st) in e.gpu.iter().enumerate() {
+        for a in 0..3 {
+            e.res.gpus[i].comm_s[a] = st.inflight_at(a, step);
+        }
+    }
+    e.res.step_time_s = step;
+    e.res.links = std::mem::take(&mut e.net.logs);
+    e.res
+}
+
+impl Engine<'_> {
+    fn push(&mut self, at: f64, task: TaskId, kind: Kind) {
+        self.seq += 1;
+        self.res.planned_events += 1;
+        self.heap.push(Event {
+            time_bits: at.max(0.0).to_bits(),
+            seq: self.seq,
+            task,
+            version: self.st[task as usize].version,
+            kind,
+        });
+    }
+
+    fn speed(&self, gpu: u32) -> f64 {
+        if self.gpu[gpu as usize].comm_active > 0 {
+            self.sm_speed
+        } else {
+            1.0
+        }
+    }
+
+    fn start(&mut self, t: TaskId) {
+        let now = self.now;
+        self.res.start_s[t as usize] = now;
+        let g = self.g;
+        let task = &g.tasks[t as usize];
+        if task.axis == COMPUTE {
+            let gpu = task.gpu;
+            let idle_from = self.gpu[gpu as usize].idle_since;
+            if now > idle_from && self.wait_head[t as usize] != NO_WAIT {
+                self.attribute_idle(t, gpu, idle_from);
+            }
+            let st = &mut self.gpu[gpu as usize];
+            st.running = Some(t);
+            let ts = &mut self.st[t as usize];
+            ts.remaining = task.work;
+            ts.last_update = now;
+            let speed = self.speed(gpu);
+            self.push(now + task.work / speed, t, Kind::Done);
+        } else {
+            let axis = task.axis as usize;
+            let start = task.members_start as usize;
+            for i in 0..task.members_len as usize {
+                let m = g.members[start + i];
+                let st = &mut self.gpu[m as usize];
+                if st.inflight_count[axis] == 0 {
+                    st.inflight_last[axis] = now;
+                }
+                st.inflight_count[axis] += 1;
+                st.comm_active += 1;
+                if st.comm_active == 1 {
+                    self.retime_compute(m);
+                }
+            }
+            if task.latency_s > 0.0 {
+                self.push(now + task.latency_s, t, Kind::LatencyDone);
+            } else {
+                self.begin_transfer(t);
+            }
+        }
+    }
+
+    /// Compute task `t` starts after the stream stood idle since `from`: the
+    /// idle time during which a collective it depends on was in flight is
+    /// exposed communication of that collective's axis (the union per axis,
+    /// so chained chunks are not counted twice). The rest is the bubble.
+    fn attribute_idle(&mut self, t: TaskId, gpu: u32, from: f64) {
+        let now = self.now;
+        let g = self.g;
+        let mut spans: [Vec<(f64, f64)>; 3] = Default::default();
+        let mut node = self.wait_head[t as usize];
+        while node != NO_WAIT {
+            let (next, on) = self.wait_nodes[node as usize];
+            node = next;
+            let (lo, hi) = (
+                self.res.start_s[on as usize].max(from),
+                self.res.end_s[on as usize].min(now),
+            );
+            if hi <= lo {
+                continue;
+            }
+            let on_task = &g.tasks[on as usize];
+            spans[on_task.axis as usize].push((lo, hi));
+            if let Some(i) = g.members_of(on).iter().position(|&m| m == gpu) {
+                let slot = on_task.members_start as usize + i;
+                self.res.exposed_s[slot] += hi - lo;
+                let from = &mut self.res.exposed_from_s[slot];
+                *from = from.min(lo);
+            }
+        }
+        for (axis, list) in spans.iter_mut().enumerate() {
+            list.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let mut covered = 0.0;
+            let mut reach = f64::NEG_INFINITY;
+            for &(lo, hi) in list.iter() {
+                let lo = lo.max(reach);
+                if hi > lo {
+                    covered += hi - lo;
+                    reach = hi;
+                }
+            }
+            self.res.gpus[gpu as usize].exposed_s[axis] += covered;
+        }
+    }
+
+    /// The GPU's compute speed changed: re-plan its running op.
+    fn retime_compute(&mut self, gpu: u32) {
+        let Some(t) = self.gpu[gpu as usize].running else {
+            return;
+        };
+        let now = self.now;
+        let old_speed = if self.gpu[gpu as usize].comm_active > 0 {
+            1.0
+        } else {
+            self.sm_speed
+        };
+        let ts = &mut self.st[t as usize];
+        ts.remaining = (ts.remaining - (now - ts.last_update) * old_speed).max(0.0);
+        ts.last_update = now;
+        ts.version += 1;
+        let remaining = ts.remaining;
+        let speed = self.speed(gpu);
+        self.push(now + remaining / speed, t, Kind::Done);
+    }
+
+    fn begin_transfer(&mut self, t: TaskId) {
+        let g = self.g;
+        let task = &g.tasks[t as usize];
+        if task.work <= 0.0 {
+            self.complete(t);
+            return;
+        }
+        let ts = &mut self.st[t as usize];
+        ts.remaining = task.work;
+        ts.last_update = self.now;
+        ts.rate = 0.0;
+        let mut changed = std::mem::take(&mut self.changed);
+        changed.clear();
+        changed.extend_from_slice(self.net.add(self.now, t, task.pattern, task.axis));
+        self.apply_rates(&changed);
+        self.changed = changed;
+    }
+
+    /// Flows whose rate changed: account progress at the old rate, re-plan at the new.
+    fn apply_rates(&mut self, changed: &[TaskId]) {
+        let now = self.now;
+        for &f in changed {
+            let ts = &mut self.st[f as usize];
+            ts.remaining = (ts.remaining - (now - ts.last_update) * ts.rate).max(0.0);
+            ts.last_update = now;
+            ts.rate = self.net.rate[f as usize];
+            ts.version += 1;
+            let (remaining, rate) = (ts.remaining, ts.rate);
+            if rate > 0.0 {
+                self.push(now + remaining / rate, f, Kind::Done);
+            }
+        }
+    }
+
+    fn complete(&mut self, t: TaskId) {
+        let now = self.now;
+        let ti = t as usize;
+        self.res.end_s[ti] = now;
+        self.st[ti].version += 1;
+        let g = self.g;
+        let task = &g.tasks[ti];
+        if task.axis == COMPUTE {
+            let gpu = task.gpu as usize;
+            let st = &mut self.gpu[gpu];
+            st.running = None;
+            st.idle_since = now;
+            self.res.gpus[gpu].compute_busy_s += now - self.res.start_s[ti];
+            self.res.gpus[gpu].end_s = self.res.gpus[gpu].end_s.max(now);
+        } else {
+            // Zero-byte collectives never joined the network.
+            if task.work > 0.0 {
+                let mut changed = std::mem::take(&mut self.changed);
+                changed.clear();
+                changed.extend_from_slice(self.net.remove(now, t));
+                self.st[ti].rate = 0.0;
+                self.apply_rates(&changed);
+                self.changed = changed;
+            }
+            let axis = task.axis as usize;
+            let start = task.members_start as usize;
+            for i in 0..task.members_len as usize {
+                let m = g.members[start + i];
+                let st = &mut self.gpu[m as usize];
+                st.inflight_count[axis] -= 1;
+                if st.inflight_count[axis] == 0 {
+                    st.inflight_total[axis] += now - st.inflight_last[axis];
+                }
+                st.comm_active -= 1;
+                if st.comm_active == 0 {
+                    self.retime_compute(m);
+                }
+                self.res.gpus[m as usize].end_s = self.res.gpus[m as usize].end_s.max(now);
+            }
+        }
+        let successors = g.successors(t);
+        if task.axis != COMPUTE {
+            // Compute that waits on this collective: remember it, so that the
+            // compute stream's idle time can be laid against it.
+            for &s in successors {
+                let st = &g.tasks[s as usize];
+                if st.axis == COMPUTE {
+                    self.wait_nodes.push((self.wait_head[s as usize], t));
+                    self.wait_head[s as usize] = (self.wait_nodes.len() - 1) as u32;
+                }
+            }
+        }
+        for &s in successors {
+            self.st[s as usize].pending -= 1;
+            if self.st[s as usize].pending == 0 {
+                self.start(s);
+            }
+        }
+    }
+}

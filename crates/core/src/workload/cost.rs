@@ -1,0 +1,230 @@
+//! What a scenario costs to simulate, counted by the builder itself before
+//! anything runs, so that the validator can refuse a step the page could not
+//! afford.
+//!
+//! The builder builds the step at one and at two "units" of micro-batches
+//! (one micro-batch; `pp` for the interleaved schedule, whose micro-batch
+//! count must be a multiple of it). Every count below is a sum over the
+//! ops of the step, and each schedule runs every micro-batch through the same
+//! ops, so each count is affine in the micro-batch count: two small builds
+//! give it exactly for any batch (a test checks this against full builds).
+//!
+//! The engine's bounds per op (see `engine` and `network`):
+//! - Events processed: one per compute op (its finish; a re-planned finish
+//!   supersedes the old one, which is skipped), at most two per collective
+//!   (latency paid, last byte in).
+//! - Events planned (heap pushes, superseded ones included): one per
+//!   compute op; per collective one for its latency, one re-plan of the
+//!   compute of each member when it starts and when it ends (NCCL kernels
+//!   take SMs), and one re-plan of each flow class that can share a link
+//!   with it, when it starts and when it ends. Classes that can share a link
+//!   are those of its static component: the patterns connected to its own
+//!   through common resources.
+
+use crate::graph::{Graph, COMPUTE};
+use crate::scenario::{Scenario, Schedule, Workload};
+use crate::Fidelity;
+
+/// The predicted cost of simulating one scenario.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Cost {
+    /// Operations (compute ops and collectives) of the step.
+    pub ops: u64,
+    /// Upper bound on the events the engine processes.
+    pub events: u64,
+    /// Upper bound on the events the engine plans (heap pushes): its work.
+    pub planned_events: u64,
+    /// Upper bound on flows moving at once (every transfer of the step).
+    pub peak_flows: u64,
+}
+
+impl Cost {
+    /// Two runs one after the other: their events add up, their ops do not
+    /// coexist (one run's graph is gone before the next is built).
+    fn then(self, o: Cost) -> Cost {
+        Cost {
+            ops: self.ops.max(o.ops),
+            events: self.events + o.events,
+            planned_events: self.planned_events + o.planned_events,
+            peak_flows: self.peak_flows.max(o.peak_flows),
+        }
+    }
+
+    /// `self + (other - self) * k`, field by field (affine extrapolation).
+    fn extrapolate(self, other: Cost, k: u64) -> Cost {
+        let f = |a: u64, b: u64| a + (b - a) * k;
+        Cost {
+            ops: f(self.ops, other.ops),
+            events: f(self.events, other.events),
+            planned_events: f(self.planned_events, other.planned_events),
+            peak_flows: f(self.peak_flows, other.peak_flows),
+        }
+    }
+}
+
+/// What `Simulator::simulate` runs: the scenario and, when it differs, its
+/// all-overlap-off baseline.
+pub fn cost(s: &Scenario) -> Cost {
+    cost_within(s, u64::MAX).expect("no cap")
+}
+
+/// One reduced run of the scenario.
+pub fn run_cost(s: &Scenario) -> Cost {
+    run_cost_within(s, u64::MAX).expect("no cap")
+}
+
+/// As [`cost`], or `None` as soon as a run is seen to hold more than
+/// `cap_ops` ops: the builder stops counting there, so that a scenario far
+/// over budget costs little to refuse.
+pub fn cost_within(s: &Scenario, cap_ops: u64) -> Option<Cost> {
+    let off = s.all_overlap_off();
+    let run = run_cost_within(s, cap_ops)?;
+    if off == *s {
+        Some(run)
+    } else {
+        Some(run.then(run_cost_within(&off, cap_ops)?))
+    }
+}
+
+/// As [`run_cost`], or `None` when the run holds more than `cap_ops` ops.
+pub fn run_cost_within(s: &Scenario, cap_ops: u64) -> Option<Cost> {
+    let cap = usize::try_from(cap_ops).unwrap_or(usize::MAX);
+    let count = |s: &Scenario| {
+        let g = super::build_capped(s, Fidelity::Reduced, 0, cap);
+        (!g.over_cap()).then(|| graph_cost(&g))
+    };
+    let Workload::Transformer(t) = &s.workload else {
+        return count(s);
+    };
+    let unit = if s.parallel.schedule == Schedule::Interleaved {
+        s.parallel.pp
+    } else {
+        1
+    };
+    let m = s.micro_batches();
+    let with = |micro_batches: u32| {
+        let mut small = s.clone();
+        if let Workload::Transformer(st) = &mut small.workload {
+            st.global_batch = micro_batches * t.micro_batch * s.parallel.dp;
+        }
+        count(&small)
+    };
+    if m <= 2 * unit {
+        return with(m);
+    }
+    let (one, two) = (with(unit)?, with(2 * unit)?);
+    let c = one.extrapolate(two, u64::from((m - unit) / unit));
+    (c.ops <= cap_ops).then_some(c)
+}
+
+/// Counts a built graph.
+pub(crate) fn graph_cost(g: &Graph) -> Cost {
+    let components = Components::of(g);
+    let mut c = Cost {
+        ops: g.tasks.len() as u64,
+        ..Cost::default()
+    };
+    for (id, task) in g.tasks.iter().enumerate() {
+        if task.axis == COMPUTE {
+            c.events += 1;
+            c.planned_events += 1;
+            continue;
+        }
+        let members = g.members_of(id as u32).len() as u64;
+        c.events += 2;
+        c.planned_events += 1 + 2 * members;
+        if task.work > 0.0 {
+            c.peak_flows += 1;
+            c.planned_events += 2 * components.classes_near(task.pattern);
+        }
+    }
+    c
+}
+
+/// Link resources joined by the patterns that cross them, and the flow
+/// classes (pattern and axis) each group of joined resources can carry.
+struct Components {
+    /// Per pattern, its component (the root resource of its first usage).
+    pattern_root: Vec<u32>,
+    /// Per root resource, the classes used on its component.
+    classes: Vec<u64>,
+}
+
+impl Components {
+    fn of(g: &Graph) -> Self {
+        let mut parent: Vec<u32> = (0..g.resources.len() as u32).collect();
+        fn find(parent: &mut [u32], mut r: u32) -> u32 {
+            while parent[r as usize] != r {
+                parent[r as usize] = parent[parent[r as usize] as usize];
+                r = parent[r as usize];
+            }
+            r
+        }
+        for p in &g.patterns {
+            if let Some(first) = p.first() {
+                let a = find(&mut parent, first.resource);
+                for u in &p[1..] {
+                    let b = find(&mut parent, u.resource);
+                    if a != b {
+                        parent[b as usize] = a;
+                    }
+                }
+            }
+        }
+        let pattern_root: Vec<u32> = g
+            .patterns
+            .iter()
+            .map(|p| p.first().map_or(0, |u| find(&mut parent, u.resource)))
+            .collect();
+        // Distinct (pattern, axis) pairs that the step's transfers use.
+        let mut used = vec![[false; 3]; g.patterns.len()];
+        for t in &g.tasks {
+            if t.axis != COMPUTE && t.work > 0.0 {
+                used[t.pattern as usize][t.axis as usize] = true;
+            }
+        }
+        let mut classes = vec![0u64; g.resources.len().max(1)];
+        for (p, axes) in used.iter().enumerate() {
+            let n = axes.iter().filter(|u| **u).count() as u64;
+            classes[pattern_root[p] as usize] += n;
+        }
+        Self {
+            pattern_root,
+            classes,
+        }
+    }
+
+    fn classes_near(&self, pattern: u32) -> u64 {
+        self.classes[self.pattern_root[pattern as usize] as usize]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse_scenario;
+
+    /// Two small builds give exactly what the full build counts.
+    #[test]
+    fn extrapolated_cost_equals_the_full_builds_count() {
+        for (json, batch) in [
+            (r#"{"workload":{"global_batch":GB}}"#, 96),
+            (
+                r#"{"workload":{"global_batch":GB,"sequence_parallel":true,"recompute":"full"},"parallel":{"schedule":"gpipe"}}"#,
+                40,
+            ),
+            (
+                r#"{"workload":{"global_batch":GB,"recompute":"selective"},"parallel":{"schedule":"interleaved","virtual_stages":2}}"#,
+                48,
+            ),
+            (
+                r#"{"workload":{"global_batch":GB,"mode":"inference"},"parallel":{"scatter_gather":false},"overlap":{"tp":false}}"#,
+                30,
+            ),
+        ] {
+            let s = parse_scenario(&json.replace("GB", &batch.to_string())).unwrap();
+            let full = graph_cost(&super::super::build(&s, Fidelity::Reduced, 0));
+            assert_eq!(run_cost(&s), full, "{json}");
+        }
+    }
+}

@@ -1,0 +1,209 @@
+//! Bounded by construction: the validator predicts what a scenario costs
+//! before it runs, refuses what exceeds the budget with the control to
+//! change, and the engine never does more than it predicted.
+
+use overlap_core::share_link::decode;
+use overlap_core::workload::cost::cost;
+use overlap_core::{parse_scenario, simulate, FieldError, Scenario, ScenarioInput};
+
+/// The scenario runs to finite figures within its predicted cost, or it is
+/// refused with a message naming a field. Either way, no hang, no abort.
+fn finished_or_refused(input: ScenarioInput) -> Result<Scenario, FieldError> {
+    match input.resolve() {
+        Ok(s) => {
+            let predicted = cost(&s);
+            let sim = simulate(&s);
+            assert!(sim.report.step_time_ms.is_finite() && sim.report.step_time_ms > 0.0);
+            assert!(
+                sim.events <= predicted.events,
+                "{} > {predicted:?}",
+                sim.events
+            );
+            assert!(
+                sim.planned_events <= predicted.planned_events,
+                "{} > {predicted:?}",
+                sim.planned_events
+            );
+            Ok(s)
+        }
+        Err(e) => {
+            let first = e
+                .errors
+                .into_iter()
+                .next()
+                .expect("a refusal names a field");
+            assert!(!first.field.is_empty() && !first.message.is_empty());
+            Err(first)
+        }
+    }
+}
+
+fn json(text: &str) -> ScenarioInput {
+    ScenarioInput::from_json(text).unwrap()
+}
+
+fn link(query: &str) -> ScenarioInput {
+    let d = decode(query, &[]);
+    assert!(d.errors.is_empty(), "{:?}", d.errors);
+    d.input
+}
+
+/// Issue 8's `s.json`: 83,333 sends queued on one 1 MB/s NIC.
+const QUEUED_SENDS: &str = r#"{"hardware":{"nodes":2,"gpus_per_node":1,"nic_gbps":0.001},"workload":{"mode":"inference","layers":2,"hidden":64,"heads":1,"seq":1,"vocab":1,"micro_batch":1,"global_batch":83333},"parallel":{"tp":1,"pp":2,"dp":1,"schedule":"gpipe"},"overlap":{"pp":true,"tp":false}}"#;
+
+#[test]
+fn queued_sends_on_a_slow_nic_finish_or_are_refused() {
+    let _ = finished_or_refused(json(QUEUED_SENDS));
+    for batch in ["1000", "4000", "16000"] {
+        let _ = finished_or_refused(json(&QUEUED_SENDS.replace("83333", batch)));
+    }
+}
+
+#[test]
+fn the_same_scenario_as_a_link_finishes_or_is_refused() {
+    for batch in ["83333", "4000"] {
+        let _ = finished_or_refused(link(&format!(
+            "?v=1&gpus_per_node=1&nic_gbps=0.001&mode=inference&layers=2&hidden=64&heads=1&seq=1&vocab=1&global_batch={batch}&tp=1&dp=1&schedule=gpipe&tp_overlap=0"
+        )));
+    }
+}
+
+#[test]
+fn an_ordinary_looking_inference_link_finishes_or_is_refused() {
+    let _ = finished_or_refused(link(
+        "?v=1&nic_gbps=1&mode=inference&layers=2&global_batch=8000&schedule=gpipe",
+    ));
+}
+
+#[test]
+fn queued_sends_share_one_class_so_their_cost_grows_linearly() {
+    // With F sends queued on one NIC the plain engine plans about F^2
+    // events; the fast engine plans a bounded number per send.
+    let per_send = |batch: u32| {
+        let s = parse_scenario(&QUEUED_SENDS.replace("83333", &batch.to_string())).unwrap();
+        simulate(&s).planned_events as f64 / f64::from(batch)
+    };
+    let (small, large) = (per_send(500), per_send(8000));
+    assert!(large < small * 1.5, "{small} vs {large} events per send");
+}
+
+#[test]
+fn one_t_with_every_overlap_at_four_chunks_is_accepted() {
+    let mut s = overlap_core::presets::scenario("megatron-1t").unwrap();
+    s.overlap.tp = true;
+    s.overlap.pp = true;
+    s.overlap.dp = true;
+    s.overlap.tp_chunks = 4;
+    let input = overlap_core::share_link::complete_input(&s);
+    assert!(input.resolve().is_ok());
+}
+
+#[test]
+fn over_budget_tp_chunks_blames_the_chunks_with_the_largest_that_fits() {
+    // A long pipeline with many micro-batches: 64 chunks per GEMM overflow.
+    let base = r#"{"hardware":{"nodes":16},"workload":{"layers":64,"hidden":1024,"heads":8,"seq":512,"global_batch":GB},
+        "parallel":{"tp":8,"pp":16,"dp":1},"overlap":{"tp":true,"tp_chunks":CHUNKS}}"#;
+    let make = |gb: u32, chunks: u32| {
+        json(
+            &base
+                .replace("GB", &gb.to_string())
+                .replace("CHUNKS", &chunks.to_string()),
+        )
+    };
+    let e = make(2048, 64).resolve().unwrap_err();
+    let first = &e.errors[0];
+    assert_eq!(first.field, "overlap.tp_chunks", "{first}");
+    let best: u32 = first
+        .message
+        .rsplit(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap_or_else(|_| panic!("{first}"));
+    assert!(make(2048, best).resolve().is_ok(), "{first}");
+    assert!(make(2048, best + 1).resolve().is_err(), "{first}");
+}
+
+#[test]
+fn over_budget_batch_blames_the_batch_with_the_largest_that_fits() {
+    let base = r#"{"workload":{"layers":64,"global_batch":GB},"parallel":{"pp":2,"dp":2},"overlap":{"tp":false}}"#;
+    let make = |gb: u64| json(&base.replace("GB", &gb.to_string()));
+    let e = make(100_000_000).resolve().unwrap_err();
+    let first = &e.errors[0];
+    assert_eq!(first.field, "workload.global_batch", "{first}");
+    let best: u64 = first.message.rsplit(' ').next().unwrap().parse().unwrap();
+    assert!(make(best).resolve().is_ok(), "{first}");
+    // The next valid batch (one more micro-batch per replica) is refused.
+    assert!(make(best + 2).resolve().is_err(), "{first}");
+}
+
+mod random {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(40))]
+
+        /// Random valid scenarios, slow links and large batches included:
+        /// accepted ones stay within the cost the validator predicted.
+        #[test]
+        fn the_engine_stays_within_the_predicted_cost(
+            nodes in 1u32..=4, gpn in prop::sample::select(vec![1u32, 2, 4, 8]),
+            tp_i in 0usize..4, pp in 1u32..=4, v in 1u32..=2,
+            layers_per in 1u32..=2, m in prop::sample::select(vec![1u32, 3, 16, 200, 2000]),
+            sched in 0usize..3, recompute in 0usize..3, sp in any::<bool>(), sg in any::<bool>(),
+            o_tp in any::<bool>(), o_pp in any::<bool>(), o_dp in any::<bool>(),
+            chunks in 1u32..=8, bucket in 0.1f64..200.0, tax in 0.0f64..0.9,
+            inference in any::<bool>(), oversub in 1.0f64..8.0,
+            nic in prop::sample::select(vec![0.001f64, 0.1, 25.0, 100_000.0]),
+            nvlink in prop::sample::select(vec![0.001f64, 300.0]),
+            latency in prop::sample::select(vec![0.0f64, 5.0, 10_000.0]),
+        ) {
+            let gpus = nodes * gpn;
+            let tp = [1u32, 2, 4, 8][tp_i].min(gpn);
+            prop_assume!(gpus % (tp * pp) == 0);
+            let dp = gpus / (tp * pp);
+            let schedule = ["gpipe", "1f1b", "interleaved"][sched];
+            let v = if schedule == "interleaved" { v } else { 1 };
+            let text = format!(
+                r#"{{"hardware":{{"nodes":{nodes},"gpus_per_node":{gpn},"oversubscription":{oversub},
+                  "nic_gbps":{nic},"nvlink_gbps":{nvlink},"network_latency_us":{latency}}},
+                "workload":{{"layers":{},"hidden":256,"heads":8,"seq":128,"vocab":1000,"micro_batch":1,
+                  "global_batch":{},"recompute":"{}","sequence_parallel":{sp},"mode":"{}"}},
+                "parallel":{{"tp":{tp},"pp":{pp},"dp":{dp},"schedule":"{schedule}","virtual_stages":{v},"scatter_gather":{sg}}},
+                "overlap":{{"tp":{o_tp},"pp":{o_pp},"dp":{o_dp},"tp_chunks":{chunks},"bucket_mb":{bucket}}},"sm_tax":{tax}}}"#,
+                layers_per * pp * v,
+                dp * m * pp,
+                ["none", "selective", "full"][recompute],
+                if inference { "inference" } else { "train" },
+            );
+            let _ = finished_or_refused(json(&text));
+        }
+    }
+}
+
+#[test]
+fn a_step_far_over_budget_is_refused_without_building_it() {
+    // One stage of 4096 layers with 64 chunks per GEMM: millions of ops in
+    // a single micro-batch. Counting stops at the limit, so the refusal does
+    // not build the step first.
+    let e = json(
+        r#"{"hardware":{"nodes":1},"workload":{"layers":4096,"hidden":4096,"heads":32,"seq":4096,
+        "global_batch":100000000,"sequence_parallel":true,"recompute":"full"},
+        "parallel":{"tp":8,"pp":1,"dp":1},"overlap":{"tp":true,"tp_chunks":64}}"#,
+    )
+    .resolve()
+    .unwrap_err();
+    let first = &e.errors[0];
+    assert!(first.message.contains("limit of"), "{first}");
+    assert!(
+        [
+            "overlap.tp_chunks",
+            "overlap.tp",
+            "workload.global_batch",
+            "workload.layers"
+        ]
+        .contains(&first.field.as_str()),
+        "{first}"
+    );
+}

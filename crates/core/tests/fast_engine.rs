@@ -1,0 +1,273 @@
+//! The fast engine against the plain one: the same timeline and report to a
+//! part in a billion, on small and medium scenarios along every axis,
+//! schedule and overlap switch, reduced and full.
+
+use overlap_core::timeline::{Interval, Timeline};
+use overlap_core::{
+    presets, simulate_plain, simulate_with, Fidelity, Report, Scenario, ScenarioInput,
+};
+
+fn scenario(json: &str) -> Scenario {
+    ScenarioInput::from_json(json).unwrap().resolve().unwrap()
+}
+
+fn close(a: f64, b: f64) -> bool {
+    a == b || (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1e-6)
+}
+
+/// Times agree to 1e-9 of the step: a duration that is a difference of
+/// times (exposed, contention, transfer) is held to the same absolute bound,
+/// not to 1e-9 of itself, which rounding in the subtraction can exceed.
+fn close_in(step_s: f64, a: f64, b: f64) -> bool {
+    a == b || (a - b).abs() <= 1e-9 * step_s.max(1e-6)
+}
+
+fn same_interval(what: &str, step_s: f64, a: &Interval, b: &Interval) {
+    let t = |x: f64, y: f64| close_in(step_s, x, y);
+    let transfer = |iv: &Interval| {
+        if iv.achieved_gbps > 0.0 {
+            iv.bytes / iv.achieved_gbps / 1e9
+        } else {
+            0.0
+        }
+    };
+    let ok = a.id == b.id
+        && a.op == b.op
+        && a.owner == b.owner
+        && a.micro_batch == b.micro_batch
+        && a.layer == b.layer
+        && a.chunk == b.chunk
+        && t(a.start_s, b.start_s)
+        && t(a.end_s, b.end_s)
+        && close(a.bytes, b.bytes)
+        && t(transfer(a), transfer(b))
+        && t(a.contention_s, b.contention_s)
+        && t(a.exposed_s, b.exposed_s)
+        && t(a.exposed_from_s, b.exposed_from_s)
+        && a.window.is_some() == b.window.is_some()
+        && a.window
+            .zip(b.window)
+            .is_none_or(|(x, y)| t(x.0, y.0) && t(x.1, y.1))
+        && close(a.flops, b.flops);
+    assert!(ok, "{what}:\n fast  {a:?}\n plain {b:?}");
+}
+
+fn same_timeline(what: &str, fast: &Timeline, plain: &Timeline) {
+    assert!(close(fast.step_time_s, plain.step_time_s), "{what}: step");
+    let step = plain.step_time_s;
+    assert_eq!(fast.gpus.len(), plain.gpus.len(), "{what}");
+    for (f, p) in fast.gpus.iter().zip(&plain.gpus) {
+        assert_eq!(f.compute.len(), p.compute.len(), "{what}: compute ops");
+        for (a, b) in f.compute.iter().zip(&p.compute) {
+            same_interval(what, step, a, b);
+        }
+        for (fl, pl) in f.comm.iter().zip(&p.comm) {
+            assert_eq!(fl.len(), pl.len(), "{what}: collectives");
+            // Lanes are sorted by start; equal starts may come in either order.
+            let key = |iv: &&Interval| (iv.id, iv.owner);
+            let mut fl: Vec<&Interval> = fl.iter().collect();
+            let mut pl: Vec<&Interval> = pl.iter().collect();
+            fl.sort_by_key(key);
+            pl.sort_by_key(key);
+            for (a, b) in fl.iter().zip(&pl) {
+                same_interval(what, step, a, b);
+            }
+        }
+    }
+    assert_eq!(fast.links.len(), plain.links.len());
+    for (f, p) in fast.links.iter().zip(&plain.links) {
+        // Bytes on each link: the integral of its samples.
+        let bytes = |l: &overlap_core::timeline::LinkLane| -> f64 {
+            l.samples
+                .windows(2)
+                .map(|w| w[0].gbps.iter().sum::<f64>() * (w[1].t_s - w[0].t_s))
+                .sum()
+        };
+        // GB/s x s: the bytes moved, to 1e-9 of the link's capacity over the step.
+        let (a, b) = (bytes(f), bytes(p));
+        assert!(
+            (a - b).abs() <= 1e-9 * p.capacity_gbps * step.max(1e-6),
+            "{what}: link bytes {a} vs {b}"
+        );
+    }
+}
+
+fn same_report(what: &str, f: &Report, p: &Report) {
+    let fj = serde_json::to_value(f).unwrap();
+    let pj = serde_json::to_value(p).unwrap();
+    compare_json(what, p.step_time_ms.max(p.baseline_ms), "", &fj, &pj);
+}
+
+/// Figures in ms agree to 1e-9 of the step; fractions (shares of a time)
+/// to 1e-8, since a share of a short time amplifies the step's rounding.
+fn compare_json(
+    what: &str,
+    step_ms: f64,
+    path: &str,
+    a: &serde_json::Value,
+    b: &serde_json::Value,
+) {
+    use serde_json::Value;
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            for (k, v) in x {
+                compare_json(what, step_ms, &format!("{path}.{k}"), v, &y[k]);
+            }
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            assert_eq!(x.len(), y.len(), "{what}{path}");
+            for (i, (v, w)) in x.iter().zip(y).enumerate() {
+                compare_json(what, step_ms, &format!("{path}[{i}]"), v, w);
+            }
+        }
+        (Value::Number(x), Value::Number(y)) => {
+            let (x, y) = (x.as_f64().unwrap(), y.as_f64().unwrap());
+            let ok = close(x, y)
+                || (path.ends_with("_ms") && close_in(step_ms, x, y))
+                || (!path.ends_with("_ms") && (x - y).abs() <= 1e-8);
+            assert!(ok, "{what}{path}: fast {x} vs plain {y}");
+        }
+        _ => assert_eq!(a, b, "{what}{path}"),
+    }
+}
+
+fn check(what: &str, s: &Scenario, fidelity: Fidelity) {
+    let fast = simulate_with(s, fidelity);
+    let plain = simulate_plain(s, fidelity);
+    same_timeline(what, &fast.timeline, &plain.timeline);
+    same_report(what, &fast.report, &plain.report);
+}
+
+/// Every schedule, every overlap switch, SP, recomputation, inference,
+/// scatter/gather off, an oversubscribed core and the micro-benchmark.
+fn grid() -> Vec<String> {
+    let mut out = Vec::new();
+    for schedule in ["gpipe", "1f1b", "interleaved"] {
+        for (o_tp, o_pp, o_dp) in [
+            (false, false, false),
+            (true, true, true),
+            (true, false, true),
+            (false, true, false),
+        ] {
+            for (sp, recompute, mode) in [
+                (false, "none", "train"),
+                (true, "full", "train"),
+                (false, "selective", "inference"),
+            ] {
+                let v = if schedule == "interleaved" { 2 } else { 1 };
+                out.push(format!(
+                    r#"{{"hardware":{{"nodes":4,"gpus_per_node":4,"oversubscription":2}},
+                    "workload":{{"layers":{},"hidden":1024,"heads":8,"seq":512,"global_batch":16,
+                      "sequence_parallel":{sp},"recompute":"{recompute}","mode":"{mode}"}},
+                    "parallel":{{"tp":2,"pp":2,"dp":4,"schedule":"{schedule}","virtual_stages":{v}}},
+                    "overlap":{{"tp":{o_tp},"pp":{o_pp},"dp":{o_dp},"tp_chunks":3,"bucket_mb":5}}}}"#,
+                    4 * v
+                ));
+            }
+        }
+    }
+    out.push(
+        r#"{"hardware":{"nodes":2,"gpus_per_node":4},"workload":{"layers":4,"hidden":1024,"heads":8,"seq":512,"global_batch":8},
+        "parallel":{"tp":4,"pp":2,"dp":1,"scatter_gather":false},"overlap":{"pp":false,"dp":false}}"#
+            .to_string(),
+    );
+    out.push(
+        r#"{"hardware":{"preset":"dgx-a100","nodes":1},"workload":{"kind":"matmul_allreduce","m":8192,"n":4096,"k":1024},
+        "parallel":{"tp":8},"overlap":{"tp":true,"tp_chunks":6}}"#
+            .to_string(),
+    );
+    out
+}
+
+#[test]
+fn fast_engine_equals_plain_on_small_scenarios_reduced_and_full() {
+    for json in grid() {
+        let s = scenario(&json);
+        check(&json, &s, Fidelity::Reduced);
+        check(&json, &s, Fidelity::Full);
+    }
+}
+
+#[test]
+fn fast_engine_equals_plain_on_medium_presets() {
+    for id in [
+        "didactic",
+        "contention",
+        "coconet",
+        "megatron-1.7b",
+        "korthikanti-22b-seqsel",
+    ] {
+        let s = presets::scenario(id).unwrap();
+        check(id, &s, Fidelity::Reduced);
+    }
+}
+
+#[test]
+fn many_queued_sends_on_one_nic_equal_plain() {
+    // Hundreds of concurrent sends on one slow NIC: one class, one queue.
+    let s = scenario(
+        r#"{"hardware":{"nodes":2,"gpus_per_node":1,"nic_gbps":0.01},"workload":{"mode":"inference","layers":2,
+        "hidden":64,"heads":1,"seq":1,"vocab":1,"micro_batch":1,"global_batch":300},
+        "parallel":{"tp":1,"pp":2,"dp":1,"schedule":"gpipe"},"overlap":{"pp":true,"tp":false}}"#,
+    );
+    check("queued sends", &s, Fidelity::Reduced);
+}
+
+#[test]
+fn sends_through_an_oversubscribed_core_equal_plain() {
+    // Found by the random test: sends of four stages share a slow,
+    // oversubscribed core.
+    let s = scenario(
+        r#"{"hardware":{"nodes":4,"gpus_per_node":1,"oversubscription":1.9841880441348851,"nic_gbps":0.01},
+        "workload":{"layers":4,"hidden":512,"heads":8,"seq":256,"vocab":1000,"micro_batch":1,
+          "global_batch":16,"recompute":"selective","sequence_parallel":false,"mode":"inference"},
+        "parallel":{"tp":1,"pp":4,"dp":1,"schedule":"interleaved","virtual_stages":1,"scatter_gather":false},
+        "overlap":{"tp":false,"pp":true,"dp":true,"tp_chunks":6,"bucket_mb":134.41884059347575},"sm_tax":0.8306264312935724}"#,
+    );
+    check("oversubscribed core", &s, Fidelity::Reduced);
+}
+
+mod random {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(150))]
+
+        #[test]
+        fn random_scenarios_give_the_plain_engines_figures(
+            nodes in 1u32..=4, gpn in prop::sample::select(vec![1u32, 2, 4, 8]),
+            tp_i in 0usize..4, pp in 1u32..=4, v in 1u32..=2,
+            layers_per in 1u32..=2, mb in 1u32..=2, m in 1u32..=4,
+            sched in 0usize..3, recompute in 0usize..3, sp in any::<bool>(), sg in any::<bool>(),
+            o_tp in any::<bool>(), o_pp in any::<bool>(), o_dp in any::<bool>(),
+            chunks in 1u32..=6, bucket in 1.0f64..200.0, tax in 0.0f64..0.9,
+            inference in any::<bool>(), oversub in 1.0f64..4.0, nic in prop::sample::select(vec![0.01f64, 1.0, 25.0]),
+        ) {
+            let gpus = nodes * gpn;
+            let tp = [1u32, 2, 4, 8][tp_i].min(gpn);
+            prop_assume!(gpus % (tp * pp) == 0);
+            let dp = gpus / (tp * pp);
+            let schedule = ["gpipe", "1f1b", "interleaved"][sched];
+            let v = if schedule == "interleaved" { v } else { 1 };
+            let json = format!(
+                r#"{{"hardware":{{"nodes":{nodes},"gpus_per_node":{gpn},"oversubscription":{oversub},"nic_gbps":{nic}}},
+                "workload":{{"layers":{},"hidden":512,"heads":8,"seq":256,"vocab":1000,"micro_batch":{mb},
+                  "global_batch":{},"recompute":"{}","sequence_parallel":{sp},"mode":"{}"}},
+                "parallel":{{"tp":{tp},"pp":{pp},"dp":{dp},"schedule":"{schedule}","virtual_stages":{v},"scatter_gather":{sg}}},
+                "overlap":{{"tp":{o_tp},"pp":{o_pp},"dp":{o_dp},"tp_chunks":{chunks},"bucket_mb":{bucket}}},"sm_tax":{tax}}}"#,
+                layers_per * pp * v,
+                mb * dp * m * pp,
+                ["none", "selective", "full"][recompute],
+                if inference { "inference" } else { "train" },
+            );
+            let Ok(s) = ScenarioInput::from_json(&json).unwrap().resolve() else {
+                return Ok(());
+            };
+            check(&json, &s, Fidelity::Reduced);
+            if gpus <= 8 {
+                check(&json, &s, Fidelity::Full);
+            }
+        }
+    }
+}
