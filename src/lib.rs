@@ -23,10 +23,21 @@ mod timeline_canvas;
 mod timeline_draw;
 mod tour;
 mod widgets;
+mod worker;
 
 use leptos::prelude::*;
 
 use crate::state::AppState;
+
+/// In the simulation worker (`www/sim-worker.js` runs this same module):
+/// serves simulations and returns true. On a page, returns false.
+pub fn serve_if_worker() -> bool {
+    let in_worker = worker::in_worker_scope();
+    if in_worker {
+        worker::start();
+    }
+    in_worker
+}
 
 /// Mounts the app on `<body>`.
 pub fn mount() {
@@ -64,6 +75,8 @@ pub fn App() -> impl IntoView {
                 <share::LinkErrors />
                 <tour::Tour />
                 <figures::Headline />
+                <runner::RunAlertView />
+                <runner::SimStatus />
                 <timeline_canvas::TimelineCanvas />
                 <playback::Playback />
                 <share::SharePanel />

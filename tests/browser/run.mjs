@@ -16,6 +16,7 @@ import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { serve, launch, guard, ready, metric, afterRun, painted } from './harness.mjs';
 import { registerShareTests } from './share.mjs';
+import { registerPageTests } from './page.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const DIST = resolve(ROOT, process.env.DIST ?? 'dist');
@@ -307,6 +308,8 @@ test('default view screenshot', async ({ page }) => {
 registerShareTests(test, {
   assert, close, canvasDrawn, cliReport, matchesCli, CLI, TMP, ARTIFACTS, DIST, serverUrl: () => server.url,
 });
+// The simulation worker: large scenarios, failing runs, exports at any size (issues 14 and 8).
+registerPageTests(test, { assert, close, canvasDrawn, matchesCli, ARTIFACTS });
 
 // ---------------------------------------------------------------- runner
 
