@@ -93,6 +93,8 @@ fn string_field(data: &JsValue, key: &str) -> Option<String> {
 struct Coalesce {
     query: StoredValue<Option<String>, LocalStorage>,
     timer: StoredValue<Option<Timeout>, LocalStorage>,
+    /// A message's scenario was applied: its run is to rewrite the address.
+    rewrite: StoredValue<bool, LocalStorage>,
 }
 
 impl Coalesce {
@@ -100,6 +102,7 @@ impl Coalesce {
         Self {
             query: StoredValue::new_local(None),
             timer: StoredValue::new_local(None),
+            rewrite: StoredValue::new_local(false),
         }
     }
 
@@ -113,8 +116,7 @@ impl Coalesce {
             self.timer.set_value(None);
             if let Some(q) = self.query.try_update_value(Option::take).flatten() {
                 share::apply_message_query(state, share, &q);
-                // The frame's own address follows, so that reloading it keeps the scenario.
-                share::schedule_write(state, share);
+                self.rewrite.set_value(true);
             }
         });
         self.timer.set_value(Some(timer));
@@ -227,6 +229,13 @@ pub fn EmbedApp() -> impl IntoView {
         state.run_seq.track();
         if let Some(el) = root.get_untracked() {
             post_height(&el.into(), false);
+        }
+        if coalesce.rewrite.get_value() {
+            coalesce.rewrite.set_value(false);
+            // The frame's own address follows the message, so that reloading
+            // it keeps the scenario; after this run's other effects (the
+            // link's view is applied first).
+            Timeout::new(0, move || share::write_address(state, share)).forget();
         }
     });
     let with_playback = mode.controls.contains(&"playback");

@@ -276,7 +276,7 @@ impl Decoder {
         let (gpus, links) = (head[2] as usize, head[4] as usize);
         let header_u32 = 5 + gpus * U32_PER_GPU + links * U32_PER_LINK;
         check(
-            words.len_u32() >= header_u32 && words.len_f64() >= 1 + links,
+            words.len_u32() >= header_u32 && words.len_f64() > links,
             "header cut short",
         )?;
         let mut u = vec![0u32; header_u32 - 5];

@@ -82,6 +82,26 @@ pub fn spawn(
     let options = WorkerOptions::new();
     options.set_type(WorkerType::Module);
     let worker = Worker::new_with_options(&url, &options)
+        .or_else(|_| {
+            // A worker script must come from the page's own origin; when the
+            // app is served from another one, a same-origin bootstrap (a Blob)
+            // imports the script from there instead.
+            let source = format!(
+                "import {};\n",
+                js_sys::JSON::stringify(&url.as_str().into())
+                    .ok()
+                    .and_then(|s| s.as_string())
+                    .unwrap_or_default()
+            );
+            let bag = web_sys::BlobPropertyBag::new();
+            bag.set_type("text/javascript");
+            let blob = web_sys::Blob::new_with_str_sequence_and_options(
+                &js_sys::Array::of1(&source.into()),
+                &bag,
+            )?;
+            let blob_url = web_sys::Url::create_object_url_with_blob(&blob)?;
+            Worker::new_with_options(&blob_url, &options)
+        })
         .map_err(|e| format!("the browser refused to start a worker from {url}: {e:?}"))?;
     let on_message =
         Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| on_message(ev.data()));
