@@ -548,7 +548,17 @@ impl Runner {
                     records_per_slice: 20_000,
                     _next: None,
                 });
-                self.decode_slice();
+                // In a task of its own: receiving a large result costs the
+                // main thread a few milliseconds already.
+                let weak = self.weak();
+                let first = Timeout::new(0, move || {
+                    if let Some(r) = weak.upgrade() {
+                        r.decode_slice();
+                    }
+                });
+                if let Some(d) = self.inner.borrow_mut().decoding.as_mut() {
+                    d._next = Some(first);
+                }
             }
             (Err(e), _) => self.alert(
                 format!("The simulation's report could not be read: {e}."),
