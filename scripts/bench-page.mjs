@@ -1,150 +1,218 @@
 #!/usr/bin/env node
 // Page benchmark: figures printed, never asserted. Needs a release build in
-// dist/ (`trunk build --release`). For the default preset and the 1T preset:
-//   - control change to painted timeline, p50 and p95 (DP overlap switch toggled;
-//     reduced motion, so "painted" is the final state, not the first morph frame);
-//   - frame time during playback;
-//   - time to first timeline (navigation start to the first painted timeline);
-// and the gzipped wasm size.
+// dist/ (`trunk build --release`). Prints:
+//   - the gzipped size of each wasm module;
+//   - time to first timeline: navigation to the first painted timeline
+//     (default scenario), and the 1T preset chosen to its painted timeline;
+//   - per preset, the longest main-thread task (Long Tasks API: tasks over
+//     50 ms are reported; "none over 50 ms" otherwise) while the preset is
+//     chosen, simulated, drawn, and one overlap switch flipped and drawn;
+//   - on 1T, switch-to-figures: a switch flipped to its new figures shown,
+//     for TP overlap (refused until the core can simulate it) and DP overlap;
+//   - control change to painted timeline on the default scenario, p50/p95.
+//
+//   node scripts/bench-page.mjs            every preset
+//   node scripts/bench-page.mjs 1t         only presets whose id contains "1t"
 
 import { readdirSync, readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { join, resolve, dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { serve, launch, guard, ready, afterRun, painted } from '../tests/browser/harness.mjs';
+import { serve, launch, guard, ready, painted } from '../tests/browser/harness.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const DIST = resolve(ROOT, process.env.DIST ?? 'dist');
+const filter = process.argv[2];
 
 const pct = (xs, p) => {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))];
 };
-const f = (x) => x.toFixed(1);
+const f = (x) => (Number.isFinite(x) ? x.toFixed(1) : String(x));
 
-async function firstTimeline(browser, url, preset, runs) {
-  const times = [];
-  for (let i = 0; i < runs; i++) {
-    const page = await browser.newPage();
-    await page.goto(url);
-    await ready(page);
-    times.push(Number(await page.evaluate(() => document.body.dataset.readyMs)));
-    if (preset !== 'didactic') {
-      // The 1T preset is reached by selecting it: time from the change to its timeline.
-      const t = await page.evaluate(async (id) => {
-        const sel = document.querySelector('#f-preset');
-        const canvas = document.querySelector('canvas');
-        const seq = Number(document.body.dataset.runSeq);
-        const t0 = performance.now();
-        const done = new Promise((res) => {
-          const ob = new MutationObserver(() => {
-            if (Number(canvas.dataset.paintedSeq) > seq) { ob.disconnect(); res(performance.now() - t0); }
-          });
-          ob.observe(canvas, { attributes: true, attributeFilter: ['data-painted-seq'] });
-        });
-        sel.value = id;
-        sel.dispatchEvent(new Event('change', { bubbles: true }));
-        return done;
-      }, preset);
-      times[times.length - 1] = t;
-    }
-    await page.close();
+/** Records every long task from page start, in `window.__longTasks`. */
+function recordLongTasks() {
+  window.__longTasks = [];
+  try {
+    new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) window.__longTasks.push({ start: e.startTime, ms: e.duration });
+    }).observe({ type: 'longtask', buffered: true });
+  } catch {
+    window.__longTasks = null;
   }
-  return times;
 }
 
-async function controlChange(page, n) {
-  return page.evaluate(async (n) => {
-    const sw = document.querySelector('#f-overlap-dp');
-    const canvas = document.querySelector('canvas');
-    const out = [];
-    for (let i = 0; i < n; i++) {
-      const seq = Number(document.body.dataset.runSeq);
-      const t0 = performance.now();
-      const done = new Promise((res) => {
-        const ob = new MutationObserver(() => {
-          if (Number(canvas.dataset.paintedSeq) > seq) { ob.disconnect(); res(performance.now() - t0); }
-        });
-        ob.observe(canvas, { attributes: true, attributeFilter: ['data-painted-seq'] });
-      });
-      sw.click();
-      const total = await done;
-      const runMs = Number(document.body.dataset.runMs);
-      out.push([total, Number(document.body.dataset.simMs), runMs]);
-      // A pause between changes, as a user's: changes arriving right after a
-      // slow run are coalesced on purpose (src/runner.rs), which would add its
-      // settle time to the next measurement.
-      await new Promise((r) => setTimeout(r, 300));
-    }
-    return out;
-  }, n);
+async function newPage(browser, options = {}) {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, reducedMotion: 'reduce', ...options });
+  await context.addInitScript(recordLongTasks);
+  await context.addInitScript(installAct);
+  const page = await context.newPage();
+  const problems = guard(page);
+  return { context, page, problems };
 }
 
-async function playback(page, ms) {
-  return page.evaluate(async (ms) => {
+/** Runs `action` in the page and resolves when the canvas shows a newer run, or errors show. */
+async function untilPainted(page, action, arg) {
+  return page.evaluate(async ([source, arg]) => {
     const canvas = document.querySelector('canvas');
-    const draws = [];
-    const ob = new MutationObserver(() => draws.push(Number(canvas.dataset.drawMs)));
-    ob.observe(canvas, { attributes: true, attributeFilter: ['data-draw-ms'] });
-    const play = document.querySelector('button.play');
-    play.click();
-    const stamps = [];
-    await new Promise((res) => {
-      const t0 = performance.now();
-      const tick = (t) => { stamps.push(t); if (t - t0 < ms) requestAnimationFrame(tick); else res(); };
-      requestAnimationFrame(tick);
+    const seq = Number(document.body.dataset.runSeq ?? '0');
+    const t0 = performance.now();
+    const done = new Promise((res) => {
+      const check = () => {
+        if (Number(canvas.dataset.paintedSeq) > seq) return res({ ms: performance.now() - t0, refused: false });
+        if (document.body.dataset.errors === '1') return res({ ms: performance.now() - t0, refused: true });
+        if (document.body.dataset.runAlert === '1') return res({ ms: performance.now() - t0, refused: true });
+        return null;
+      };
+      const ob = new MutationObserver(() => { if (check() !== null) ob.disconnect(); });
+      ob.observe(document.body, { attributes: true, subtree: true, attributeFilter: ['data-painted-seq', 'data-errors', 'data-run-alert'] });
     });
-    if (play.getAttribute('aria-pressed') === 'true') play.click();
-    ob.disconnect();
-    const gaps = stamps.slice(1).map((t, i) => t - stamps[i]);
-    return { gaps, draws };
-  }, ms);
+    act(source, arg);
+    return done;
+  }, [action, arg]);
 }
+
+/** Resolves when the figures of a newer run are shown (run-seq moves), or errors show. */
+async function untilFigures(page, action, arg) {
+  return page.evaluate(async ([source, arg]) => {
+    const seq = Number(document.body.dataset.runSeq ?? '0');
+    const t0 = performance.now();
+    const done = new Promise((res) => {
+      const ob = new MutationObserver(() => {
+        if (Number(document.body.dataset.runSeq) > seq) { ob.disconnect(); res({ ms: performance.now() - t0, refused: false }); }
+        else if (document.body.dataset.errors === '1' || document.body.dataset.runAlert === '1') {
+          ob.disconnect(); res({ ms: performance.now() - t0, refused: true });
+        }
+      });
+      ob.observe(document.body, { attributes: true, attributeFilter: ['data-run-seq', 'data-errors', 'data-run-alert'] });
+    });
+    act(source, arg);
+    return done;
+  }, [action, arg]);
+}
+
+// What the page does for an action (the page's CSP forbids evaluating code it is sent).
+const SELECT_PRESET = 'select-preset';
+const CLICK = 'click';
+function installAct() {
+  window.act = (kind, arg) => {
+    if (kind === 'select-preset') {
+      const s = document.querySelector('#f-preset');
+      s.value = arg;
+      s.dispatchEvent(new Event('change', { bubbles: true }));
+    } else {
+      document.querySelector(arg).click();
+    }
+  };
+}
+
+const longest = async (page) => page.evaluate(() => {
+  if (window.__longTasks === null) return { supported: false };
+  const xs = window.__longTasks;
+  return { supported: true, count: xs.length, max: xs.reduce((m, e) => Math.max(m, e.ms), 0) };
+});
+const resetLong = (page) => page.evaluate(() => { if (window.__longTasks) window.__longTasks.length = 0; });
+const describeLong = (l) => (!l.supported ? 'Long Tasks API unavailable'
+  : l.count === 0 ? 'none over 50 ms' : `${f(l.max)} ms (${l.count} task${l.count === 1 ? '' : 's'} over 50 ms)`);
 
 const server = await serve(DIST);
 const browser = await launch();
-const wasm = readdirSync(DIST).find((n) => n.endsWith('.wasm'));
-const raw = readFileSync(join(DIST, wasm));
-console.log(`gzipped wasm: ${f(gzipSync(raw, { level: 9 }).length / 1024)} KB (${f(raw.length / 1024)} KB raw)`);
 
-for (const preset of ['didactic', 'megatron-1t']) {
-  console.log(`\n== ${preset}`);
-  const first = await firstTimeline(browser, server.url, preset, preset === 'didactic' ? 5 : 3);
-  const what = preset === 'didactic' ? 'navigation to first timeline' : 'preset selected to its first timeline';
-  console.log(`time to first timeline (${what}): p50 ${f(pct(first, 50))} ms, max ${f(Math.max(...first))} ms`);
+for (const wasm of readdirSync(DIST).filter((n) => n.endsWith('.wasm'))) {
+  const raw = readFileSync(join(DIST, wasm));
+  console.log(`gzipped wasm ${wasm}: ${f(gzipSync(raw, { level: 9 }).length / 1024)} KB (${f(raw.length / 1024)} KB raw)`);
+}
 
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, reducedMotion: 'reduce' });
-  const page = await context.newPage();
-  const problems = guard(page);
+// First timeline.
+{
+  const firsts = [];
+  for (let i = 0; i < 3; i++) {
+    const { context, page } = await newPage(browser);
+    await page.goto(server.url);
+    await ready(page);
+    firsts.push(Number(await page.evaluate(() => document.body.dataset.readyMs)));
+    await context.close();
+  }
+  console.log(`\nfirst timeline (navigation to painted, default scenario): p50 ${f(pct(firsts, 50))} ms, max ${f(Math.max(...firsts))} ms`);
+  const { context, page } = await newPage(browser);
   await page.goto(server.url);
   await ready(page);
-  if (preset !== 'didactic') {
-    await afterRun(page, () => page.selectOption('#f-preset', preset));
-  }
   await painted(page);
-  const pairs = await controlChange(page, preset === 'didactic' ? 30 : 10);
-  const changes = pairs.map((p) => p[0]);
-  const sims = pairs.map((p) => p[1]);
-  const runs = pairs.map((p) => p[2]);
-  console.log(`control change to painted timeline: p50 ${f(pct(changes, 50))} ms, p95 ${f(pct(changes, 95))} ms (n=${changes.length}); ` +
-    `of which the core's resolve + simulate: p50 ${f(pct(sims, 50))} ms, the whole run with its first paint: p50 ${f(pct(runs, 50))} ms`);
+  const t = await untilPainted(page, SELECT_PRESET, 'megatron-1t');
+  console.log(`first timeline of 1T (preset chosen to painted): ${f(t.ms)} ms` +
+    ` (core ${await page.evaluate(() => document.body.dataset.simMs)} ms in the worker, ` +
+    `decode ${await page.evaluate(() => document.body.dataset.decodeMs)} ms in slices)`);
   await context.close();
+}
 
-  const motion = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  const p2 = await motion.newPage();
-  guard(p2);
-  await p2.goto(server.url);
-  await ready(p2);
-  if (preset !== 'didactic') {
-    await afterRun(p2, () => p2.selectOption('#f-preset', preset));
+// Longest main-thread task per preset.
+console.log('\nlongest main-thread task (preset chosen, simulated, drawn; then DP overlap flipped and drawn):');
+{
+  const { context, page } = await newPage(browser);
+  await page.goto(server.url);
+  await ready(page);
+  const ids = await page.$$eval('#f-preset option', (os) => os.map((o) => o.value));
+  await context.close();
+  for (const id of ids) {
+    if (filter && !id.includes(filter)) continue;
+    const { context: c, page: p, problems } = await newPage(browser);
+    await p.goto(server.url);
+    await ready(p);
+    await painted(p);
+    await resetLong(p);
+    const load = id === (await p.inputValue('#f-preset')) ? { ms: 0, refused: false } : await untilPainted(p, SELECT_PRESET, id);
+    const sw = await untilPainted(p, CLICK, '#f-overlap-dp');
+    // Let a last task (a paint) finish before reading.
+    await p.waitForTimeout(200);
+    const l = await longest(p);
+    console.log(`  ${id.padEnd(26)} ${describeLong(l).padEnd(34)} preset to painted ${f(load.ms)} ms${load.refused ? ' (refused)' : ''}, ` +
+      `switch to painted ${f(sw.ms)} ms${sw.refused ? ' (refused)' : ''}`);
+    if (problems.length) console.log(`    page problems: ${problems.join('; ')}`);
+    await c.close();
   }
-  await painted(p2);
-  const { gaps, draws } = await playback(p2, 3000);
-  const mean = gaps.reduce((a, b) => a + b, 0) / Math.max(1, gaps.length);
-  console.log(`playback frame interval: mean ${f(mean)} ms (${f(1000 / mean)} fps), p95 ${f(pct(gaps, 95))} ms; ` +
-    `draw per frame p50 ${f(pct(draws, 50))} ms, p95 ${f(pct(draws, 95))} ms`);
-  await motion.close();
-  if (problems.length) console.log(`page problems: ${problems.join('; ')}`);
+}
+
+// 1T switch to figures.
+{
+  const { context, page } = await newPage(browser);
+  await page.goto(server.url);
+  await ready(page);
+  await untilPainted(page, SELECT_PRESET, 'megatron-1t');
+  await painted(page);
+  for (const [name, sel] of [['TP overlap', '#f-overlap-tp'], ['DP overlap', '#f-overlap-dp']]) {
+    const times = [];
+    let refused = false;
+    for (let i = 0; i < 4; i++) {
+      await page.waitForTimeout(300);
+      const r = await untilFigures(page, CLICK, sel);
+      if (r.refused) {
+        refused = true;
+        // Flip it back to a valid scenario before the next try.
+        await untilFigures(page, CLICK, sel).catch(() => {});
+        break;
+      }
+      times.push(r.ms);
+      await painted(page);
+    }
+    console.log(refused ? `1T ${name} switched: refused by the core (over its operation limit)`
+      : `1T switch to figures, ${name}: p50 ${f(pct(times, 50))} ms, max ${f(Math.max(...times))} ms (n=${times.length})`);
+  }
+  await context.close();
+}
+
+// Control change on the default scenario.
+{
+  const { context, page } = await newPage(browser);
+  await page.goto(server.url);
+  await ready(page);
+  await painted(page);
+  const times = [];
+  for (let i = 0; i < 20; i++) {
+    times.push((await untilPainted(page, CLICK, '#f-overlap-dp')).ms);
+    await page.waitForTimeout(100);
+  }
+  console.log(`\ndefault scenario, control change to painted timeline: p50 ${f(pct(times, 50))} ms, p95 ${f(pct(times, 95))} ms`);
+  await context.close();
 }
 
 await browser.close();

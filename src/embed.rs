@@ -13,6 +13,7 @@
 
 use std::cell::Cell;
 
+use gloo_timers::callback::Timeout;
 use leptos::html;
 use leptos::prelude::*;
 use overlap_core::FieldError;
@@ -86,9 +87,51 @@ fn string_field(data: &JsValue, key: &str) -> Option<String> {
     js_sys::Reflect::get(data, &key.into()).ok()?.as_string()
 }
 
+/// The newest set-scenario query not yet applied, and the timer that applies
+/// it: a burst of messages costs one scenario change, the last one.
+#[derive(Clone, Copy)]
+struct Coalesce {
+    query: StoredValue<Option<String>, LocalStorage>,
+    timer: StoredValue<Option<Timeout>, LocalStorage>,
+    /// A message's scenario was applied: its run is to rewrite the address.
+    rewrite: StoredValue<bool, LocalStorage>,
+}
+
+impl Coalesce {
+    fn new() -> Self {
+        Self {
+            query: StoredValue::new_local(None),
+            timer: StoredValue::new_local(None),
+            rewrite: StoredValue::new_local(false),
+        }
+    }
+
+    /// Keeps `query` as the newest; applies it once the burst has been read.
+    fn set_scenario(self, state: AppState, share: Share, query: String) {
+        self.query.set_value(Some(query));
+        if self.timer.with_value(Option::is_some) {
+            return;
+        }
+        let timer = Timeout::new(0, move || {
+            self.timer.set_value(None);
+            if let Some(q) = self.query.try_update_value(Option::take).flatten() {
+                share::apply_message_query(state, share, &q);
+                self.rewrite.set_value(true);
+            }
+        });
+        self.timer.set_value(Some(timer));
+    }
+}
+
 /// Acts on a message only if it comes from the parent frame and is one of
 /// the documented ones, well formed.
-fn on_message(state: AppState, share: Share, root: &web_sys::Element, ev: &web_sys::MessageEvent) {
+fn on_message(
+    state: AppState,
+    share: Share,
+    coalesce: Coalesce,
+    root: &web_sys::Element,
+    ev: &web_sys::MessageEvent,
+) {
     let Some(parent) = parent_frame() else { return };
     let from_parent = ev.source().is_some_and(|s| js_sys::Object::is(&s, &parent));
     if !from_parent {
@@ -101,7 +144,7 @@ fn on_message(state: AppState, share: Share, root: &web_sys::Element, ev: &web_s
     match string_field(&data, "type").as_deref() {
         Some("overlap-lab:set-scenario") => match string_field(&data, "query") {
             Some(q) if q.chars().count() <= MAX_QUERY_CHARS => {
-                share::apply_message_query(state, share, &q);
+                coalesce.set_scenario(state, share, q);
             }
             _ => share.link_errors.set(vec![FieldError {
                 field: "query".to_string(),
@@ -171,6 +214,7 @@ pub fn EmbedApp() -> impl IntoView {
     let share = expect_context::<Share>();
     let mode = share.mode.get_value();
     let root = NodeRef::<html::Div>::new();
+    let coalesce = Coalesce::new();
     root.on_load(move |el| {
         let el: web_sys::Element = el.into();
         if parent_frame().is_none() {
@@ -178,7 +222,7 @@ pub fn EmbedApp() -> impl IntoView {
         }
         observe_height(el.clone());
         let _ = window_event_listener(leptos::ev::message, move |ev| {
-            on_message(state, share, &el, &ev)
+            on_message(state, share, coalesce, &el, &ev)
         });
     });
     // After each simulation too: the figures and the canvas change size.
@@ -186,6 +230,13 @@ pub fn EmbedApp() -> impl IntoView {
         state.run_seq.track();
         if let Some(el) = root.get_untracked() {
             post_height(&el.into(), false);
+        }
+        if coalesce.rewrite.get_value() {
+            coalesce.rewrite.set_value(false);
+            // The frame's own address follows the message, so that reloading
+            // it keeps the scenario; after this run's other effects (the
+            // link's view is applied first).
+            Timeout::new(0, move || share::write_address(state, share)).forget();
         }
     });
     let with_playback = mode.controls.contains(&"playback");
@@ -206,6 +257,8 @@ pub fn EmbedApp() -> impl IntoView {
                 <a class="open-full" href=open_href target="_blank" rel="noopener">"Open in Overlap Lab"</a>
             </div>
             <figures::Headline />
+            <crate::runner::RunAlertView />
+            <crate::runner::SimStatus />
             <timeline_canvas::TimelineCanvas />
             {with_playback.then(|| view! { <playback::Playback /> })}
         </div>

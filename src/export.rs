@@ -5,9 +5,10 @@
 
 use std::fmt::Write;
 
+use gloo_timers::callback::Timeout;
 use leptos::prelude::*;
 use overlap_core::timeline::{Direction, Interval, LinkClass, LinkLane};
-use overlap_core::Report;
+use overlap_core::{Report, ScenarioInput};
 use wasm_bindgen::{JsCast, JsValue};
 
 use crate::dom;
@@ -36,30 +37,125 @@ pub(crate) fn save_url(name: &str, url: &str) -> Option<()> {
     Some(())
 }
 
-/// Saves `text` as a file through a Blob and an object URL.
+/// Saves a Blob under `name` through an object URL.
+fn save_blob(name: &str, blob: &web_sys::Blob) -> Option<()> {
+    let url = web_sys::Url::create_object_url_with_blob(blob).ok()?;
+    save_url(name, &url);
+    // The download has started by then; the URL only holds memory.
+    Timeout::new(30_000, move || {
+        let _ = web_sys::Url::revoke_object_url(&url);
+    })
+    .forget();
+    Some(())
+}
+
+/// Saves `text` as a file through a Blob and an object URL; never an empty file.
 pub fn download_text(name: &str, mime: &str, text: &str) -> Option<()> {
+    if text.is_empty() {
+        return None;
+    }
     let parts = js_sys::Array::of1(&JsValue::from_str(text));
     let bag = web_sys::BlobPropertyBag::new();
     bag.set_type(mime);
     let blob = web_sys::Blob::new_with_str_sequence_and_options(&parts, &bag).ok()?;
-    let url = web_sys::Url::create_object_url_with_blob(&blob).ok()?;
-    save_url(name, &url);
-    // The download has started by then; the URL only holds memory.
-    set_timeout(
-        move || {
-            let _ = web_sys::Url::revoke_object_url(&url);
-        },
-        std::time::Duration::from_secs(30),
-    );
-    Some(())
+    save_blob(name, &blob)
 }
 
-/// The trace of the scenario on screen: simulated again from the resolved
-/// scenario, exactly as the CLI does, so the two files are identical.
-pub fn trace_json(state: AppState) -> Option<String> {
-    let scenario = state.resolved.get_untracked()?;
-    let sim = overlap_core::simulate(&scenario);
-    Some(overlap_core::trace::chrome_trace(&sim.timeline) + "\n")
+/// Saves bytes (built in a worker) as a file; never an empty one.
+fn download_bytes(name: &str, mime: &str, bytes: &js_sys::Uint8Array) -> Option<()> {
+    if bytes.length() == 0 {
+        return None;
+    }
+    let bag = web_sys::BlobPropertyBag::new();
+    bag.set_type(mime);
+    let blob =
+        web_sys::Blob::new_with_u8_array_sequence_and_options(&js_sys::Array::of1(bytes), &bag)
+            .ok()?;
+    save_blob(name, &blob)
+}
+
+/// The page builds a trace up to this size; a larger one would hold
+/// hundreds of megabytes several times over (simulation, text, download)
+/// in a browser tab.
+pub const MAX_TRACE_BYTES: f64 = 256.0 * 1024.0 * 1024.0;
+/// A trace that takes longer than this to build is abandoned.
+const TRACE_BUDGET_MS: u32 = 60_000;
+
+/// The two trace files the page builds, each in a worker of its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TraceKind {
+    /// One Chrome trace-event file, what `overlap-lab trace` writes.
+    Chrome,
+    /// One PyTorch-profiler (Kineto) trace per simulated GPU, zipped: what
+    /// `overlap-lab trace --kineto DIR` writes, for HolisticTraceAnalysis.
+    Kineto,
+}
+
+impl TraceKind {
+    /// The worker message that asks for it and carries it back.
+    pub fn message(self) -> &'static str {
+        match self {
+            Self::Chrome => "trace",
+            Self::Kineto => "kineto",
+        }
+    }
+
+    /// What one bar costs at most in the (uncompressed) trace with its share
+    /// of the counters, flow arrows or launch events, measured on the
+    /// presets (`trace_size_estimates_hold_on_the_presets` prints them):
+    /// Chrome 165 to 340 bytes, Kineto about 630. Erring high only refuses
+    /// a little early.
+    fn bytes_per_bar(self) -> f64 {
+        match self {
+            Self::Chrome => 340.0,
+            Self::Kineto => 650.0,
+        }
+    }
+
+    fn file_name(self, stem: &str) -> (String, &'static str) {
+        match self {
+            Self::Chrome => (format!("{stem}.trace.json"), "application/json"),
+            Self::Kineto => (format!("{stem}-kineto.zip"), "application/zip"),
+        }
+    }
+
+    /// The command that writes it outside the browser.
+    fn command(self, scenario: &str) -> String {
+        match self {
+            Self::Chrome => format!("overlap-lab trace {scenario} > trace.json"),
+            Self::Kineto => format!("overlap-lab trace --kineto traces {scenario}"),
+        }
+    }
+}
+
+/// The trace's size, estimated from the number of bars on screen.
+pub fn estimated_trace_bytes(kind: TraceKind, bars: usize) -> f64 {
+    bars as f64 * kind.bytes_per_bar()
+}
+
+/// Why the page does not build this trace, with the command that does; `None`
+/// when the page builds it.
+pub fn trace_refusal(
+    kind: TraceKind,
+    bars: usize,
+    preset_id: &str,
+    is_preset: bool,
+) -> Option<String> {
+    let bytes = estimated_trace_bytes(kind, bars);
+    if bytes <= MAX_TRACE_BYTES {
+        return None;
+    }
+    let command = if is_preset {
+        kind.command(&format!("preset:{preset_id}"))
+    } else {
+        kind.command("scenario.json") + ", with the scenario JSON below saved as scenario.json"
+    };
+    Some(format!(
+        "This trace would be about {:.0} MB ({bars} bars), more than the {:.0} MB a browser tab can build \
+         safely, so the page does not make it. The command line writes it: {command}",
+        bytes / 1e6,
+        MAX_TRACE_BYTES / 1e6,
+    ))
 }
 
 fn flatten(prefix: &str, v: &serde_json::Value, out: &mut String) {
@@ -488,25 +584,130 @@ fn timeline_canvas() -> Option<web_sys::HtmlCanvasElement> {
         .ok()
 }
 
+/// A trace being built in a worker of its own (the simulation worker stays
+/// free for the controls); dropping it stops the build.
+struct TraceJob {
+    _worker: crate::worker::spawn::WorkerHandle,
+    _budget: Timeout,
+}
+
+/// Builds the trace of `input` in a new worker; `done` gets the bytes or why not.
+fn build_trace(
+    kind: TraceKind,
+    input: &ScenarioInput,
+    folder: String,
+    done: impl Fn(Result<js_sys::Uint8Array, String>) + Clone + 'static,
+) -> Result<TraceJob, String> {
+    let input_json = serde_json::to_string(input).map_err(|e| e.to_string())?;
+    let worker_slot = std::rc::Rc::new(std::cell::RefCell::new(None::<web_sys::Worker>));
+    let on_message = {
+        let done = done.clone();
+        let worker_slot = worker_slot.clone();
+        move |data: JsValue| {
+            let get =
+                |k: &str| js_sys::Reflect::get(&data, &k.into()).unwrap_or(JsValue::UNDEFINED);
+            match get("type").as_string().as_deref() {
+                Some("ready") => {
+                    let msg = js_sys::Object::new();
+                    let _ = js_sys::Reflect::set(&msg, &"type".into(), &kind.message().into());
+                    let _ = js_sys::Reflect::set(&msg, &"folder".into(), &folder.clone().into());
+                    let _ = js_sys::Reflect::set(&msg, &"input".into(), &input_json.clone().into());
+                    if let Some(w) = worker_slot.borrow().as_ref() {
+                        let _ = w.post_message(&msg);
+                    }
+                }
+                Some(t) if t == kind.message() => {
+                    match get("bytes").dyn_into::<js_sys::Uint8Array>() {
+                        Ok(bytes) => done(Ok(bytes)),
+                        Err(_) => done(Err("the worker sent no trace".to_string())),
+                    }
+                }
+                Some("refused" | "panic" | "crashed") => done(Err(get("message")
+                    .as_string()
+                    .unwrap_or_else(|| "the worker stopped".to_string()))),
+                _ => {}
+            }
+        }
+    };
+    let on_error = {
+        let done = done.clone();
+        move |text: String| done(Err(text))
+    };
+    let worker = crate::worker::spawn::spawn(on_message, on_error)?;
+    *worker_slot.borrow_mut() = Some(worker.worker().clone());
+    let budget = Timeout::new(TRACE_BUDGET_MS, move || {
+        done(Err(format!(
+            "building it took longer than {} s",
+            TRACE_BUDGET_MS / 1000
+        )))
+    });
+    Ok(TraceJob {
+        _worker: worker,
+        _budget: budget,
+    })
+}
+
 /// The export buttons. Each says what it saves; a failure is said next to them.
 #[component]
 pub fn ExportButtons() -> impl IntoView {
     let state = expect_context::<AppState>();
-    let problem = RwSignal::new(None::<&'static str>);
-    let report =
-        move |ok: Option<()>, what: &'static str| problem.set(ok.is_none().then_some(what));
-    let trace = move |_| {
-        let ok = trace_json(state).and_then(|t| {
-            download_text(
-                &format!("{}.trace.json", file_stem(state)),
-                "application/json",
-                &t,
-            )
-        });
-        report(
-            ok,
-            "The trace could not be made: no valid scenario has been simulated yet.",
-        );
+    let problem = RwSignal::new(None::<String>);
+    let tracing = RwSignal::new(false);
+    let job = StoredValue::new_local(None::<TraceJob>);
+    let report = move |ok: Option<()>, what: &'static str| {
+        problem.set(ok.is_none().then(|| what.to_string()))
+    };
+    let trace = move |kind: TraceKind| {
+        if state.resolved.with_untracked(Option::is_none) {
+            report(
+                None,
+                "The trace could not be made: no valid scenario has been simulated yet.",
+            );
+            return;
+        }
+        let bars = state
+            .scene()
+            .borrow()
+            .current
+            .as_ref()
+            .map_or(0, |p| p.bars);
+        let preset_id = state.preset_id.get_untracked();
+        let input = state.input.get_untracked();
+        let is_preset = overlap_core::presets::find(&preset_id).is_some_and(|p| p.input() == input);
+        if let Some(why) = trace_refusal(kind, bars, &preset_id, is_preset) {
+            problem.set(Some(why));
+            return;
+        }
+        problem.set(None);
+        tracing.set(true);
+        let stem = file_stem(state);
+        let (name, mime) = kind.file_name(&stem);
+        let done = move |result: Result<js_sys::Uint8Array, String>| {
+            if !tracing.get_untracked() {
+                return;
+            }
+            tracing.set(false);
+            match result {
+                Ok(bytes) => {
+                    if download_bytes(&name, mime, &bytes).is_none() {
+                        problem.set(Some(
+                            "The trace could not be saved: it came out empty or the browser refused the download."
+                                .to_string(),
+                        ));
+                    }
+                }
+                Err(why) => problem.set(Some(format!("The trace could not be made: {why}."))),
+            }
+            // Ends the worker, once this callback has returned.
+            Timeout::new(0, move || job.set_value(None)).forget();
+        };
+        match build_trace(kind, &input, format!("{stem}-kineto"), done) {
+            Ok(j) => job.set_value(Some(j)),
+            Err(e) => {
+                tracing.set(false);
+                problem.set(Some(format!("The trace could not be made: {e}.")));
+            }
+        }
     };
     let svg = move |_| {
         let text = {
@@ -545,12 +746,13 @@ pub fn ExportButtons() -> impl IntoView {
     };
     view! {
         <div class="export-buttons" role="group" aria-label="Export">
-            <button type="button" on:click=trace title="Chrome trace-event JSON: open it in Perfetto or chrome://tracing">"Download trace (JSON)"</button>
-            <crate::kineto_zip::KinetoZipButton/>
+            <button type="button" on:click=move |_| trace(TraceKind::Chrome) disabled=move || tracing.get() title="Chrome trace-event JSON: open it in Perfetto or chrome://tracing">"Download trace (JSON)"</button>
+            <button type="button" on:click=move |_| trace(TraceKind::Kineto) disabled=move || tracing.get() title="PyTorch-profiler (Kineto) traces, one per simulated GPU: unzip and open the folder with HolisticTraceAnalysis">"Download traces for HTA (zip)"</button>
             <button type="button" on:click=svg title="The timeline as on screen, as a vector image">"Download SVG"</button>
             <button type="button" on:click=png title="The timeline as on screen, as a picture">"Download PNG"</button>
             <button type="button" on:click=csv title="Every figure of the report, one per row">"Download figures (CSV)"</button>
-            {move || problem.get().map(|p| view! { <p class="field-error" role="status">{p}</p> })}
+            {move || tracing.get().then(|| view! { <p class="note" role="status">"Building the trace in the background…"</p> })}
+            {move || problem.get().map(|p| view! { <p class="field-error trace-problem" role="status">{p}</p> })}
         </div>
     }
 }
@@ -603,6 +805,58 @@ mod tests {
             }
             // Every element is closed: no stray markup from the data.
             assert_eq!(svg.matches('<').count(), svg.matches('>').count());
+        }
+    }
+
+    #[test]
+    fn a_trace_too_large_for_the_page_is_refused_with_the_cli_command() {
+        let chrome = TraceKind::Chrome;
+        assert_eq!(
+            trace_refusal(chrome, 200_000, "megatron-145.6b", true),
+            None
+        );
+        let why = trace_refusal(chrome, 1_636_546, "megatron-1t", true).expect("refused");
+        assert!(why.contains("556 MB"), "{why}");
+        assert!(
+            why.contains("overlap-lab trace preset:megatron-1t"),
+            "{why}"
+        );
+        let edited = trace_refusal(chrome, 1_636_546, "megatron-1t", false).expect("refused");
+        assert!(edited.contains("scenario.json"), "{edited}");
+        let kineto =
+            trace_refusal(TraceKind::Kineto, 1_636_546, "megatron-1t", true).expect("refused");
+        assert!(
+            kineto.contains("overlap-lab trace --kineto traces preset:megatron-1t"),
+            "{kineto}"
+        );
+    }
+
+    /// The size guard estimates from the bars on screen: the estimate must
+    /// cover what the trace really weighs, without refusing far too early.
+    #[test]
+    fn trace_size_estimates_hold_on_the_presets() {
+        for preset in [
+            "didactic",
+            "contention",
+            "megatron-1.7b",
+            "korthikanti-22b-full",
+        ] {
+            let scenario = presets::scenario(preset).expect("presets resolve");
+            let sim = overlap_core::simulate(&scenario);
+            let bars = scene_of(preset).current.as_ref().unwrap().bars;
+            let chrome = overlap_core::trace::chrome_trace(&sim.timeline).len() as f64;
+            let kineto: f64 = overlap_core::kineto::rank_traces(&scenario, &sim.timeline)
+                .iter()
+                .map(|t| t.json.len() as f64)
+                .sum();
+            for (kind, actual) in [(TraceKind::Chrome, chrome), (TraceKind::Kineto, kineto)] {
+                let estimate = estimated_trace_bytes(kind, bars);
+                println!("{preset} {kind:?}: {bars} bars, {actual} bytes, estimate {estimate}");
+                assert!(
+                    estimate >= 0.9 * actual && estimate <= 2.5 * actual,
+                    "{preset} {kind:?}: estimate {estimate} for {actual} bytes"
+                );
+            }
         }
     }
 

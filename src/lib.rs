@@ -26,6 +26,7 @@ mod timeline_draw;
 mod tour;
 pub mod widget;
 mod widgets;
+mod worker;
 
 use leptos::prelude::*;
 
@@ -37,6 +38,16 @@ pub fn start() {
     if !widget::loaded_as_widget() {
         mount();
     }
+}
+
+/// In the simulation worker (`www/sim-worker.js` runs this same module):
+/// serves simulations and returns true. On a page, returns false.
+pub fn serve_if_worker() -> bool {
+    let in_worker = worker::in_worker_scope();
+    if in_worker {
+        worker::start();
+    }
+    in_worker
 }
 
 /// Mounts the app on `<body>`.
@@ -75,6 +86,8 @@ pub fn App() -> impl IntoView {
                 <share::LinkErrors />
                 <tour::Tour />
                 <figures::Headline />
+                <runner::RunAlertView />
+                <runner::SimStatus />
                 <timeline_canvas::TimelineCanvas />
                 <playback::Playback />
                 <share::SharePanel />

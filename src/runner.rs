@@ -1,120 +1,832 @@
-//! Runs the core on the current scenario input: resolve (which explains any
-//! invalid field), simulate, then hand the figures to the signals and the
-//! timeline to the scene. The page computes nothing itself.
+//! Runs the core on the current scenario input. The page resolves the input
+//! itself (that is quick, and explains any invalid field at once); the
+//! simulation runs in a Web Worker (`crate::worker`), so that the page stays
+//! responsive however long it takes. The figures and the timeline then come
+//! back to the signals and the scene. The page computes nothing itself.
+//!
+//! - The newest request wins: a request made while another runs replaces any
+//!   request still waiting, and a slow run that has been overtaken is
+//!   stopped (its worker is terminated and a new one started) rather than
+//!   finished. A result that is no longer the newest is dropped.
+//! - While a run is in flight the previous timeline stays, dimmed, under a
+//!   "Simulating" status with a Stop button.
+//! - Every run has a time budget; a run over it, a stopped run, a panic in
+//!   the simulator or a crashed worker becomes an alert that names the cause
+//!   (with the link to report, for a panic), and the previous timeline stays.
+//! - The timeline arrives as two typed arrays and is decoded a slice at a
+//!   time, so that no single task holds the main thread for long.
+//!
+//! All of it is per app instance: the runner hangs on the instance's
+//! `AppState`, with its own worker.
 
-use std::cell::Cell;
-use std::time::Duration;
+use std::cell::RefCell;
+use std::rc::{Rc, Weak};
 
+use gloo_timers::callback::Timeout;
 use leptos::prelude::*;
-use overlap_core::ScenarioInput;
+use overlap_core::{Report, Scenario, ScenarioInput, Timeline};
+use wasm_bindgen::JsCast;
+use wasm_bindgen::JsValue;
 
 use crate::dom;
 use crate::frame;
+use crate::share::{self, Share};
 use crate::state::AppState;
+use crate::worker::codec::{Decoder, Words};
+use crate::worker::spawn::{self, WorkerHandle};
 
-/// A simulation slower than this blocks the page long enough that a slider
-/// drag would queue one per pixel. Changes arriving within `SETTLE_MS` of a
-/// slow run are coalesced into one run once the input rests; an isolated
-/// change (a click on a switch) still runs at once.
-const SLOW_SIM_MS: f64 = 120.0;
-const SETTLE_MS: f64 = 250.0;
+/// A run that takes longer than this is stopped and reported: the page's
+/// time budget for one simulation. The command line has none.
+pub const RUN_BUDGET_MS: u32 = 15_000;
+/// A worker whose memory grew past this is retired after its run (WebAssembly
+/// memory never shrinks; a new worker starts small).
+const WORKER_MEMORY_LIMIT_BYTES: f64 = 1024.0 * 1024.0 * 1024.0;
+/// A run this short is let finish when a newer request arrives; a longer one
+/// is stopped in favour of the newer request.
+const FAST_RUN_MS: f64 = 80.0;
+/// After a slow run, input that keeps changing (a slider being dragged) is
+/// sent once it rests this long.
+const SETTLE_MS: u32 = 150;
+/// A timeline up to this many bars is painted in the same task that shows
+/// its figures (no frame of delay); a larger one on the next frame.
+const PAINT_NOW_MAX_BARS: usize = 100_000;
+/// The decoder aims at slices of about this long on the main thread.
+const SLICE_TARGET_MS: f64 = 8.0;
 
-thread_local! {
-    /// Remembers the last all-off baseline: flipping an overlap switch then
-    /// re-simulates only the scenario, not its unchanged baseline.
-    static SIMULATOR: std::cell::RefCell<overlap_core::Simulator> =
-        std::cell::RefCell::new(overlap_core::Simulator::default());
-    static LAST_SIM_MS: Cell<f64> = const { Cell::new(0.0) };
-    static LAST_RUN_END_MS: Cell<f64> = const { Cell::new(f64::NEG_INFINITY) };
-    static GENERATION: Cell<u64> = const { Cell::new(0) };
+/// Why the last run did not show, in the page's alert.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunAlert {
+    /// One sentence naming the cause and what the page shows instead.
+    pub cause: String,
+    /// The share link to report, for an internal error.
+    pub report_link: Option<String>,
+}
+
+struct Request {
+    gen: u64,
+    input_json: String,
+    scenario: Scenario,
+}
+
+struct InFlight {
+    gen: u64,
+    scenario: Scenario,
+    started_ms: f64,
+    /// Dropping it cancels the budget.
+    _budget: Timeout,
+}
+
+/// The typed arrays of one result.
+struct JsWords {
+    f64s: js_sys::Float64Array,
+    u32s: js_sys::Uint32Array,
+}
+
+impl Words for JsWords {
+    fn len_f64(&self) -> usize {
+        self.f64s.length() as usize
+    }
+    fn len_u32(&self) -> usize {
+        self.u32s.length() as usize
+    }
+    fn read_f64(&self, at: usize, out: &mut [f64]) {
+        self.f64s
+            .subarray(at as u32, (at + out.len()) as u32)
+            .copy_to(out);
+    }
+    fn read_u32(&self, at: usize, out: &mut [u32]) {
+        self.u32s
+            .subarray(at as u32, (at + out.len()) as u32)
+            .copy_to(out);
+    }
+}
+
+struct Decoding {
+    gen: u64,
+    decoder: Decoder,
+    words: JsWords,
+    report: Report,
+    scenario: Scenario,
+    sim_ms: f64,
+    received_ms: f64,
+    records_per_slice: usize,
+    _next: Option<Timeout>,
+}
+
+#[derive(Default)]
+struct Inner {
+    worker: Option<WorkerHandle>,
+    ready: bool,
+    /// The newest request's number; results of older ones are dropped.
+    latest_gen: u64,
+    in_flight: Option<InFlight>,
+    pending: Option<Request>,
+    decoding: Option<Decoding>,
+    settle: Option<Timeout>,
+    last_sim_ms: f64,
+    last_result_ms: f64,
+    /// Set when the worker reported a panic, so that the trap that follows is not reported twice.
+    panicked: bool,
+    /// The last input that resolved, to tell which control made the scenario invalid.
+    last_valid: Option<ScenarioInput>,
+}
+
+/// One app instance's simulation runner.
+#[derive(Default)]
+pub struct Runner {
+    inner: RefCell<Inner>,
+    me: RefCell<Weak<Runner>>,
+    state: RefCell<Option<AppState>>,
+    share: RefCell<Option<Share>>,
+}
+
+impl Runner {
+    /// A runner with no worker yet: one starts with the first request.
+    pub fn new() -> Rc<Self> {
+        let r = Rc::new(Self::default());
+        *r.me.borrow_mut() = Rc::downgrade(&r);
+        r
+    }
+
+    fn weak(&self) -> Weak<Runner> {
+        self.me.borrow().clone()
+    }
+
+    fn state(&self) -> Option<AppState> {
+        *self.state.borrow()
+    }
+
+    /// Busy while anything is requested, running or being decoded.
+    fn sync_busy(&self) {
+        let busy = {
+            let i = self.inner.borrow();
+            i.pending.is_some() || i.in_flight.is_some() || i.decoding.is_some()
+        };
+        if let Some(state) = self.state() {
+            if state.busy.get_untracked() != busy {
+                state.busy.set(busy);
+            }
+        }
+        dom::set_body_data("simulating", if busy { "1" } else { "0" });
+    }
+
+    fn alert(&self, cause: String, with_link: bool) {
+        let Some(state) = self.state() else { return };
+        let report_link = with_link
+            .then(|| self.share.borrow().map(|s| share::link(state, s, false)))
+            .flatten();
+        state.run_alert.set(Some(RunAlert { cause, report_link }));
+        dom::set_body_data("run-alert", "1");
+    }
+
+    /// A new scenario input: explain it if invalid, else ask for a run.
+    fn request(&self, input: ScenarioInput) {
+        let Some(state) = self.state() else { return };
+        let scenario = match input.resolve() {
+            Ok(s) => s,
+            Err(e) => {
+                // Keep the last valid timeline on screen; the controls explain.
+                let culprits = self
+                    .inner
+                    .borrow()
+                    .last_valid
+                    .as_ref()
+                    .map(|prev| changed_fields(prev, &input))
+                    .unwrap_or_default();
+                state.culprits.set(culprits);
+                state.errors.set(e.errors);
+                dom::set_body_data("errors", "1");
+                self.supersede();
+                return;
+            }
+        };
+        if !state.errors.with_untracked(Vec::is_empty) {
+            state.errors.set(Vec::new());
+        }
+        if !state.culprits.with_untracked(Vec::is_empty) {
+            state.culprits.set(Vec::new());
+        }
+        dom::set_body_data("errors", "0");
+        let input_json = serde_json::to_string(&input).unwrap_or_default();
+        let settle = {
+            let mut i = self.inner.borrow_mut();
+            i.last_valid = Some(input);
+            i.latest_gen += 1;
+            i.pending = Some(Request {
+                gen: i.latest_gen,
+                input_json,
+                scenario,
+            });
+            // Only the newest timeline is worth decoding.
+            i.decoding = None;
+            let slow = i.last_sim_ms > FAST_RUN_MS;
+            let recent = dom::now_ms() - i.last_result_ms < f64::from(SETTLE_MS) * 2.0;
+            slow && (recent || i.in_flight.is_some() || i.settle.is_some())
+        };
+        self.sync_busy();
+        if settle {
+            let weak = self.weak();
+            let timer = Timeout::new(SETTLE_MS, move || {
+                if let Some(r) = weak.upgrade() {
+                    r.inner.borrow_mut().settle = None;
+                    r.pump();
+                }
+            });
+            // Replacing the timer cancels the previous one: input that keeps
+            // coming keeps postponing the run.
+            self.inner.borrow_mut().settle = Some(timer);
+        } else {
+            self.inner.borrow_mut().settle = None;
+            self.pump();
+        }
+    }
+
+    /// The input became invalid: nothing waiting is worth running, and a
+    /// slow run in flight is stopped.
+    fn supersede(&self) {
+        {
+            let mut i = self.inner.borrow_mut();
+            i.latest_gen += 1;
+            i.pending = None;
+            i.settle = None;
+            i.decoding = None;
+            let slow = i.in_flight.as_ref().is_some_and(|f| {
+                i.last_sim_ms > FAST_RUN_MS || dom::now_ms() - f.started_ms > FAST_RUN_MS
+            });
+            if slow {
+                i.in_flight = None;
+                i.worker = None;
+                i.ready = false;
+            }
+        }
+        self.sync_busy();
+    }
+
+    fn spawn_worker(&self) {
+        let on_message = {
+            let weak = self.weak();
+            move |data: JsValue| {
+                if let Some(r) = weak.upgrade() {
+                    r.on_message(&data);
+                }
+            }
+        };
+        let on_error = {
+            let weak = self.weak();
+            move |text: String| {
+                if let Some(r) = weak.upgrade() {
+                    r.on_crash(text);
+                }
+            }
+        };
+        match spawn::spawn(on_message, on_error) {
+            Ok(handle) => {
+                let mut i = self.inner.borrow_mut();
+                i.worker = Some(handle);
+                i.ready = false;
+                i.panicked = false;
+            }
+            Err(e) => {
+                {
+                    let mut i = self.inner.borrow_mut();
+                    i.pending = None;
+                }
+                self.alert(
+                    format!("The simulation could not start: {e}. The timeline shows the last scenario that finished."),
+                    false,
+                );
+                self.sync_busy();
+            }
+        }
+    }
+
+    /// Sends the newest request when the worker can take it.
+    fn pump(&self) {
+        enum Next {
+            Nothing,
+            Spawn,
+            Send,
+        }
+        let next = {
+            let mut i = self.inner.borrow_mut();
+            if i.pending.is_none() || i.settle.is_some() {
+                Next::Nothing
+            } else if i.worker.is_none() {
+                Next::Spawn
+            } else if !i.ready {
+                Next::Nothing
+            } else if let Some(f) = &i.in_flight {
+                let fast = i.last_sim_ms <= FAST_RUN_MS
+                    && dom::now_ms() - f.started_ms <= FAST_RUN_MS * 4.0;
+                if fast {
+                    // Let it finish: a new worker would cost more than the wait.
+                    Next::Nothing
+                } else {
+                    // Overtaken and slow: stop it rather than finish it.
+                    i.in_flight = None;
+                    i.worker = None;
+                    i.ready = false;
+                    Next::Spawn
+                }
+            } else {
+                Next::Send
+            }
+        };
+        match next {
+            Next::Nothing => {}
+            Next::Spawn => self.spawn_worker(),
+            Next::Send => self.send(),
+        }
+        self.sync_busy();
+    }
+
+    fn send(&self) {
+        let mut i = self.inner.borrow_mut();
+        let Some(req) = i.pending.take() else { return };
+        let msg = js_sys::Object::new();
+        let put = |k: &str, v: JsValue| {
+            let _ = js_sys::Reflect::set(&msg, &k.into(), &v);
+        };
+        put("type", "simulate".into());
+        put("gen", (req.gen as f64).into());
+        put("input", req.input_json.into());
+        let sent = i.worker.as_ref().map(|w| w.post(&msg).is_ok());
+        if sent != Some(true) {
+            i.worker = None;
+            i.ready = false;
+            drop(i);
+            self.alert(
+                "The simulation worker did not accept the scenario; the timeline shows the last scenario that finished."
+                    .to_string(),
+                true,
+            );
+            return;
+        }
+        let weak = self.weak();
+        let gen = req.gen;
+        let budget = Timeout::new(RUN_BUDGET_MS, move || {
+            if let Some(r) = weak.upgrade() {
+                r.on_budget(gen);
+            }
+        });
+        i.in_flight = Some(InFlight {
+            gen,
+            scenario: req.scenario,
+            started_ms: dom::now_ms(),
+            _budget: budget,
+        });
+    }
+
+    fn on_budget(&self, gen: u64) {
+        {
+            let mut i = self.inner.borrow_mut();
+            if i.in_flight.as_ref().map(|f| f.gen) != Some(gen) {
+                return;
+            }
+            i.in_flight = None;
+            i.worker = None;
+            i.ready = false;
+        }
+        self.alert(
+            format!(
+                "Stopped: simulating this scenario took longer than {} s, the page's time budget. \
+                 The timeline shows the last scenario that finished. The command line has no such limit \
+                 (overlap-lab simulate scenario.json).",
+                RUN_BUDGET_MS / 1000
+            ),
+            false,
+        );
+        self.pump();
+    }
+
+    /// The user pressed Stop.
+    pub fn stop(&self) {
+        let stopped = {
+            let mut i = self.inner.borrow_mut();
+            let any = i.in_flight.is_some() || i.pending.is_some() || i.decoding.is_some();
+            i.latest_gen += 1;
+            i.pending = None;
+            i.settle = None;
+            i.decoding = None;
+            if i.in_flight.take().is_some() {
+                i.worker = None;
+                i.ready = false;
+            }
+            any
+        };
+        if stopped {
+            self.alert(
+                "Cancelled: you stopped the simulation. The timeline and figures show the last scenario that finished."
+                    .to_string(),
+                false,
+            );
+        }
+        self.sync_busy();
+    }
+
+    fn on_crash(&self, text: String) {
+        let already = {
+            let mut i = self.inner.borrow_mut();
+            let already = i.panicked;
+            i.in_flight = None;
+            i.worker = None;
+            i.ready = false;
+            i.panicked = false;
+            already
+        };
+        if !already {
+            self.alert(
+                format!(
+                    "The simulation stopped: {text}. This usually means it ran out of memory. \
+                     The timeline shows the last scenario that finished. Please report this link:"
+                ),
+                true,
+            );
+        }
+        self.pump();
+    }
+
+    fn on_message(&self, data: &JsValue) {
+        let get = |k: &str| js_sys::Reflect::get(data, &k.into()).unwrap_or(JsValue::UNDEFINED);
+        let kind = get("type").as_string().unwrap_or_default();
+        let gen = get("gen").as_f64().unwrap_or(-1.0) as u64;
+        match kind.as_str() {
+            "ready" => {
+                self.inner.borrow_mut().ready = true;
+                self.pump();
+            }
+            "result" => self.on_result(gen, data),
+            "refused" => {
+                let latest = {
+                    let mut i = self.inner.borrow_mut();
+                    if i.in_flight.as_ref().map(|f| f.gen) == Some(gen) {
+                        i.in_flight = None;
+                    }
+                    i.latest_gen == gen
+                };
+                if latest {
+                    let text = get("message").as_string().unwrap_or_default();
+                    self.alert(
+                        format!(
+                            "The simulator refused this scenario: {text}. Please report this link:"
+                        ),
+                        true,
+                    );
+                }
+                self.pump();
+            }
+            "panic" => {
+                let text = get("message").as_string().unwrap_or_default();
+                {
+                    let mut i = self.inner.borrow_mut();
+                    i.in_flight = None;
+                    i.worker = None;
+                    i.ready = false;
+                    i.panicked = true;
+                }
+                self.alert(
+                    format!(
+                        "The simulator stopped with an internal error ({text}). The timeline shows the last \
+                         scenario that finished. This is a bug: please report this link:"
+                    ),
+                    true,
+                );
+                self.pump();
+            }
+            "crashed" => {
+                let text = get("message").as_string().unwrap_or_default();
+                self.on_crash(text);
+            }
+            _ => {}
+        }
+    }
+
+    fn on_result(&self, gen: u64, data: &JsValue) {
+        let get = |k: &str| js_sys::Reflect::get(data, &k.into()).unwrap_or(JsValue::UNDEFINED);
+        let sim_ms = get("sim_ms").as_f64().unwrap_or(0.0);
+        let memory_bytes = get("memory_bytes").as_f64().unwrap_or(0.0);
+        let (scenario, latest) = {
+            let mut i = self.inner.borrow_mut();
+            let flight = i.in_flight.take_if(|f| f.gen == gen);
+            i.last_sim_ms = sim_ms;
+            i.last_result_ms = dom::now_ms();
+            if memory_bytes > WORKER_MEMORY_LIMIT_BYTES {
+                i.worker = None;
+                i.ready = false;
+            }
+            (flight.map(|f| f.scenario), i.latest_gen == gen)
+        };
+        let (Some(scenario), true) = (scenario, latest) else {
+            // Overtaken by a newer request: dropped.
+            self.pump();
+            return;
+        };
+        let words = match (
+            get("f64").dyn_into::<js_sys::Float64Array>(),
+            get("u32").dyn_into::<js_sys::Uint32Array>(),
+        ) {
+            (Ok(f64s), Ok(u32s)) => JsWords { f64s, u32s },
+            _ => {
+                self.alert("The simulation worker sent no timeline.".to_string(), true);
+                self.pump();
+                return;
+            }
+        };
+        let report: Result<Report, _> =
+            serde_json::from_str(&get("report").as_string().unwrap_or_default());
+        let decoder = Decoder::new(&words);
+        match (report, decoder) {
+            (Ok(report), Ok(decoder)) => {
+                self.inner.borrow_mut().decoding = Some(Decoding {
+                    gen,
+                    decoder,
+                    words,
+                    report,
+                    scenario,
+                    sim_ms,
+                    received_ms: dom::now_ms(),
+                    records_per_slice: 20_000,
+                    _next: None,
+                });
+                // In a task of its own: receiving a large result costs the
+                // main thread a few milliseconds already.
+                let weak = self.weak();
+                let first = Timeout::new(0, move || {
+                    if let Some(r) = weak.upgrade() {
+                        r.decode_slice();
+                    }
+                });
+                if let Some(d) = self.inner.borrow_mut().decoding.as_mut() {
+                    d._next = Some(first);
+                }
+            }
+            (Err(e), _) => self.alert(
+                format!("The simulation's report could not be read: {e}."),
+                true,
+            ),
+            (_, Err(e)) => self.alert(
+                format!("The simulation's timeline could not be read: {}.", e.0),
+                true,
+            ),
+        }
+        self.pump();
+    }
+
+    /// Decodes one slice of the newest result; schedules the next slice or
+    /// shows the result when it is complete.
+    fn decode_slice(&self) {
+        let t0 = dom::now_ms();
+        let done = {
+            let mut i = self.inner.borrow_mut();
+            let Some(d) = i.decoding.as_mut() else { return };
+            match d.decoder.step(&d.words, d.records_per_slice) {
+                Ok(done) => {
+                    let took = dom::now_ms() - t0;
+                    // Aim each slice at SLICE_TARGET_MS.
+                    if took < SLICE_TARGET_MS / 2.0 {
+                        d.records_per_slice = (d.records_per_slice * 2).min(1 << 20);
+                    } else if took > SLICE_TARGET_MS * 2.0 {
+                        d.records_per_slice = (d.records_per_slice / 2).max(1000);
+                    }
+                    Ok(done)
+                }
+                Err(e) => Err(e),
+            }
+        };
+        match done {
+            Ok(true) => {
+                let d = self.inner.borrow_mut().decoding.take();
+                if let Some(d) = d {
+                    let timeline = d.decoder.finish();
+                    self.apply(
+                        d.gen,
+                        d.scenario,
+                        d.report,
+                        timeline,
+                        d.sim_ms,
+                        d.received_ms,
+                    );
+                }
+            }
+            Ok(false) => {
+                let weak = self.weak();
+                let next = Timeout::new(0, move || {
+                    if let Some(r) = weak.upgrade() {
+                        r.decode_slice();
+                    }
+                });
+                if let Some(d) = self.inner.borrow_mut().decoding.as_mut() {
+                    d._next = Some(next);
+                }
+            }
+            Err(e) => {
+                self.inner.borrow_mut().decoding = None;
+                self.alert(
+                    format!("The simulation's timeline could not be read: {}.", e.0),
+                    true,
+                );
+            }
+        }
+        self.sync_busy();
+    }
+
+    /// Shows a finished run: figures, timeline, notes.
+    fn apply(
+        &self,
+        gen: u64,
+        scenario: Scenario,
+        report: Report,
+        timeline: Timeline,
+        sim_ms: f64,
+        received_ms: f64,
+    ) {
+        let Some(state) = self.state() else { return };
+        if self.inner.borrow().latest_gen != gen {
+            return;
+        }
+        let t0 = dom::now_ms();
+        // For the page benchmark: how much of a change is the core's, and how
+        // long the page spent decoding.
+        dom::set_body_data("sim-ms", &format!("{sim_ms:.1}"));
+        dom::set_body_data("decode-ms", &format!("{:.1}", t0 - received_ms));
+        let gpus = timeline.gpus.len();
+        let names: Vec<String> = timeline
+            .gpus
+            .iter()
+            .map(|g| format!("GPU {} (stage {})", g.rank, g.stage))
+            .collect();
+        let represents = timeline.gpus.first().map(|g| g.represents).unwrap_or(1);
+        let note = if timeline.reduced && represents > 1 {
+            format!(
+                "{gpus} simulated GPU{} stand for all {} GPUs: each lane group is one GPU standing for {represents} \
+                 (its TP group and DP replicas behave identically, so they are simulated once).",
+                if gpus == 1 { "" } else { "s" },
+                scenario.hardware.gpus()
+            )
+        } else {
+            format!("Every one of the {gpus} GPUs is simulated and drawn.")
+        };
+        let bars = timeline.interval_count();
+        {
+            let scene = state.scene();
+            let mut scene = scene.borrow_mut();
+            scene.set_timeline(timeline, !dom::reduced_motion(), dom::now_ms());
+            if dom::reduced_motion() {
+                scene.playing = false;
+                scene.playhead_s = f64::INFINITY;
+            }
+        }
+        let previous = state.report.get_untracked();
+        if previous.is_some() {
+            state.ghost.set(previous);
+        }
+        state.report.set(Some(report));
+        state.resolved.set(Some(scenario));
+        state.represents_note.set(note);
+        state.gpu_names.set(names);
+        if state.run_alert.with_untracked(Option::is_some) {
+            state.run_alert.set(None);
+            dom::set_body_data("run-alert", "0");
+        }
+        if state.link_gpu.get_untracked() >= gpus {
+            state.link_gpu.set(0);
+        }
+        state.run_seq.update(|n| *n += 1);
+        // Tests wait on this to know the figures belong to the latest input.
+        dom::set_body_data("run-seq", &state.run_seq.get_untracked().to_string());
+        if bars <= PAINT_NOW_MAX_BARS {
+            frame::paint_now();
+        } else {
+            // A large timeline is painted on the next frame, in a task of its own.
+            frame::request();
+        }
+        dom::set_body_data("apply-ms", &format!("{:.1}", dom::now_ms() - t0));
+    }
+}
+
+/// Dotted names of the scenario fields that differ between two inputs
+/// (`overlap.tp`), to mark the control whose change made a scenario invalid.
+pub fn changed_fields(before: &ScenarioInput, after: &ScenarioInput) -> Vec<String> {
+    fn flatten(prefix: &str, v: &serde_json::Value, out: &mut Vec<(String, serde_json::Value)>) {
+        match v {
+            serde_json::Value::Object(map) => {
+                for (k, x) in map {
+                    let name = if prefix.is_empty() {
+                        k.clone()
+                    } else {
+                        format!("{prefix}.{k}")
+                    };
+                    flatten(&name, x, out);
+                }
+            }
+            other => out.push((prefix.to_string(), other.clone())),
+        }
+    }
+    let pairs = |i: &ScenarioInput| {
+        let mut out = Vec::new();
+        if let Ok(v) = serde_json::to_value(i) {
+            flatten("", &v, &mut out);
+        }
+        out
+    };
+    let (a, b) = (pairs(before), pairs(after));
+    let value_in = |list: &[(String, serde_json::Value)], name: &str| {
+        list.iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.clone())
+            .unwrap_or(serde_json::Value::Null)
+    };
+    let mut names: Vec<String> = a.iter().chain(b.iter()).map(|(n, _)| n.clone()).collect();
+    names.sort();
+    names.dedup();
+    names
+        .into_iter()
+        .filter(|n| value_in(&a, n) != value_in(&b, n))
+        .collect()
 }
 
 /// Re-simulates whenever the scenario input changes.
 pub fn install(state: AppState) {
+    let runner = state.runner.get_value();
+    *runner.state.borrow_mut() = Some(state);
+    *runner.share.borrow_mut() = use_context::<Share>();
     Effect::new(move |_| {
         let input = state.input.get();
-        let generation = GENERATION.with(|g| {
-            g.set(g.get() + 1);
-            g.get()
-        });
-        let slow = LAST_SIM_MS.with(Cell::get) > SLOW_SIM_MS;
-        let recent = dom::now_ms() - LAST_RUN_END_MS.with(Cell::get) < SETTLE_MS;
-        if slow && recent {
-            set_timeout(
-                move || {
-                    if GENERATION.with(Cell::get) == generation {
-                        run(state, &state.input.get_untracked());
-                    }
-                },
-                Duration::from_millis(SETTLE_MS as u64),
-            );
-        } else {
-            run(state, &input);
-        }
+        state.runner.get_value().request(input);
     });
+    if spawn::test_hooks_on() {
+        // Test-only: `overlap-lab-test:panic` on the window makes the worker
+        // panic, so that a browser test can check how the page reports it.
+        let _ = window_event_listener(
+            leptos::ev::Custom::<web_sys::Event>::new("overlap-lab-test:panic"),
+            move |_| {
+                let runner = state.runner.get_value();
+                let i = runner.inner.borrow();
+                if let Some(w) = &i.worker {
+                    let msg = js_sys::Object::new();
+                    let _ = js_sys::Reflect::set(&msg, &"type".into(), &"panic".into());
+                    let _ = w.post(&msg);
+                }
+            },
+        );
+    }
 }
 
-fn run(state: AppState, input: &ScenarioInput) {
-    let t0 = dom::now_ms();
-    let scenario = match input.resolve() {
-        Ok(s) => s,
-        Err(e) => {
-            // Keep the last valid timeline on screen; the controls explain.
-            state.errors.set(e.errors);
-            dom::set_body_data("errors", "1");
-            return;
-        }
-    };
-    let sim = SIMULATOR.with(|s| s.borrow_mut().simulate(&scenario));
-    let sim_ms = dom::now_ms() - t0;
-    LAST_SIM_MS.with(|c| c.set(sim_ms));
-    // For the page benchmark: how much of a control change is the core's.
-    dom::set_body_data("sim-ms", &format!("{sim_ms:.1}"));
-    let gpus = sim.timeline.gpus.len();
-    let names: Vec<String> = sim
-        .timeline
-        .gpus
-        .iter()
-        .map(|g| format!("GPU {} (stage {})", g.rank, g.stage))
-        .collect();
-    let represents = sim.timeline.gpus.first().map(|g| g.represents).unwrap_or(1);
-    let note = if sim.timeline.reduced && represents > 1 {
-        format!(
-            "{gpus} simulated GPU{} stand for all {} GPUs: each lane group is one GPU standing for {represents} \
-             (its TP group and DP replicas behave identically, so they are simulated once).",
-            if gpus == 1 { "" } else { "s" },
-            scenario.hardware.gpus()
-        )
-    } else {
-        format!("Every one of the {gpus} GPUs is simulated and drawn.")
-    };
-    {
-        let scene = state.scene();
-        let mut scene = scene.borrow_mut();
-        scene.set_timeline(sim.timeline, !dom::reduced_motion(), dom::now_ms());
-        if dom::reduced_motion() {
-            scene.playing = false;
-            scene.playhead_s = f64::INFINITY;
-        }
+/// "Simulating…" with a Stop button while a run is in flight; the timeline
+/// after it is dimmed meanwhile (style.css).
+#[component]
+pub fn SimStatus() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    view! {
+        <div class="sim-status" class:busy=move || state.busy.get() data-busy=move || state.busy.get().to_string()>
+            <Show when=move || state.busy.get()>
+                <p role="status">
+                    <span class="spinner" aria-hidden="true"></span>
+                    "Simulating… the timeline below is the previous scenario's. "
+                    <button type="button" class="stop" on:click=move |_| state.runner.get_value().stop()>"Stop"</button>
+                </p>
+            </Show>
+        </div>
     }
-    let previous = state.report.get_untracked();
-    if previous.is_some() {
-        state.ghost.set(previous);
+}
+
+/// Why the last run did not show: over budget, stopped, or an internal error.
+#[component]
+pub fn RunAlertView() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    view! {
+        {move || {
+            state
+                .run_alert
+                .get()
+                .map(|a| {
+                    view! {
+                        <div class="run-alert" role="alert">
+                            <p>{a.cause}</p>
+                            {a.report_link.map(|l| {
+                                let href = l.clone();
+                                view! { <p class="report-link"><a href=href>{l}</a></p> }
+                            })}
+                        </div>
+                    }
+                })
+        }}
     }
-    state.report.set(Some(sim.report));
-    state.errors.set(Vec::new());
-    dom::set_body_data("errors", "0");
-    state.resolved.set(Some(scenario));
-    state.represents_note.set(note);
-    state.gpu_names.set(names);
-    if state.link_gpu.get_untracked() >= gpus {
-        state.link_gpu.set(0);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn changed_fields_names_the_switch_that_changed() {
+        let before = overlap_core::presets::default_preset().input();
+        let mut after = before.clone();
+        after.overlap.tp = Some(!before.overlap.tp.unwrap_or(false));
+        assert_eq!(
+            changed_fields(&before, &after),
+            vec!["overlap.tp".to_string()]
+        );
+        assert!(changed_fields(&before, &before).is_empty());
     }
-    LAST_RUN_END_MS.with(|c| c.set(dom::now_ms()));
-    state.run_seq.update(|n| *n += 1);
-    // Tests wait on this to know the figures belong to the latest input.
-    dom::set_body_data("run-seq", &state.run_seq.get_untracked().to_string());
-    frame::paint_now();
-    // The whole run, painting included: the page's share is run-ms - sim-ms.
-    dom::set_body_data("run-ms", &format!("{:.1}", dom::now_ms() - t0));
 }

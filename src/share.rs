@@ -591,10 +591,19 @@ pub fn apply_host_query(state: AppState, share: Share, text: &str) {
 }
 
 /// Applies a query that arrived by message (embedding): like a link, but the
-/// address is then rewritten to match (no new history entry).
+/// address is then rewritten to match (no new history entry) by
+/// [`write_address`] once the scenario has run.
 pub fn apply_message_query(state: AppState, share: Share, query: &str) {
     apply_query(state, share, query);
     share.last_preset.set_value(state.preset_id.get_untracked());
+}
+
+/// Writes the page's state into the address now, even where the address
+/// still holds the link the page was opened with: after a set-scenario
+/// message, reloading the frame must keep the scenario.
+pub fn write_address(state: AppState, share: Share) {
+    share.last_query.set_value(String::new());
+    write_now(state, share);
 }
 
 /// The link to the page's current state; `embed` adds the embedding keys.

@@ -57,6 +57,15 @@ pub struct AppState {
     /// The guided tour's open chapter (0-based), for share links; `None` when closed.
     pub tour_chapter: RwSignal<Option<usize>>,
     pub scene: StoredValue<SceneRef, LocalStorage>,
+    /// True while a simulation is requested, running or being decoded.
+    pub busy: RwSignal<bool>,
+    /// Why the last requested run did not show (over budget, stopped, an
+    /// internal error); cleared by the next run that shows.
+    pub run_alert: RwSignal<Option<crate::runner::RunAlert>>,
+    /// Fields whose change made the scenario invalid, for the controls to mark.
+    pub culprits: RwSignal<Vec<String>>,
+    /// This instance's simulation runner and its worker.
+    pub runner: StoredValue<Rc<crate::runner::Runner>, LocalStorage>,
 }
 
 impl AppState {
@@ -82,6 +91,10 @@ impl AppState {
             gpu_names: RwSignal::new(Vec::new()),
             tour_chapter: RwSignal::new(None),
             scene: StoredValue::new_local(Rc::new(RefCell::new(Scene::new()))),
+            busy: RwSignal::new(false),
+            run_alert: RwSignal::new(None),
+            culprits: RwSignal::new(Vec::new()),
+            runner: StoredValue::new_local(crate::runner::Runner::new()),
         }
     }
 

@@ -241,9 +241,27 @@ pub fn Toggle(
     let id = format!("f-{}", field.replace(['.', '_'], "-"));
     let err_id = format!("{id}-err");
     let state = expect_context::<AppState>();
+    let named = Memo::new(move |_| state.errors.with(|e| e.iter().any(|e| e.field == field)));
+    // Flipping this switch is what made the scenario invalid, though the
+    // core's message may name another field: say so here, next to the switch.
+    let culprit = Memo::new(move |_| {
+        if named.get() || !state.culprits.with(|c| c.iter().any(|c| c == field)) {
+            return None;
+        }
+        state.errors.with(|e| {
+            e.first().map(|e| {
+                format!(
+                    "Switching this made the scenario invalid ({}: {}). Switch it back, or change that field.",
+                    e.field, e.message
+                )
+            })
+        })
+    });
+    let invalid = move || named.get() || culprit.with(Option::is_some);
     view! {
         <div
             class=format!("field toggle {axis}")
+            class:invalid=invalid
             class:tour-focus=move || tour_focus(state, field)
         >
             <input
@@ -251,11 +269,13 @@ pub fn Toggle(
                 id=id.clone()
                 role=switch.then_some("switch")
                 aria-describedby=err_id.clone()
+                aria-invalid=move || invalid().to_string()
                 prop:checked=move || checked.get()
                 on:change=move |ev| on_change.run(event_target_checked(&ev))
             />
             <label for=id>{label}</label>
             <FieldErrors field=field id=err_id />
+            {move || culprit.get().map(|m| view! { <div class="field-error culprit" aria-live="polite"><p>{m}</p></div> })}
         </div>
     }
 }

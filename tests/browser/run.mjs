@@ -17,6 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { serve, launch, guard, ready, metric, afterRun, painted } from './harness.mjs';
 import { registerShareTests } from './share.mjs';
 import { registerWidgetTests } from './widget.mjs';
+import { registerPageTests } from './page.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const DIST = resolve(ROOT, process.env.DIST ?? 'dist');
@@ -311,6 +312,8 @@ registerShareTests(test, {
 registerWidgetTests(test, { assert, close, cliReport, ARTIFACTS, DIST, serverUrl: () => server.url });
 
 (await import('./kineto.mjs')).registerKinetoTests(test, { assert, CLI, TMP });
+// The simulation worker: large scenarios, failing runs, exports at any size (issues 14 and 8).
+registerPageTests(test, { assert, close, canvasDrawn, matchesCli, ARTIFACTS });
 
 // ---------------------------------------------------------------- runner
 

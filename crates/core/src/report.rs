@@ -1,9 +1,9 @@
 //! The figures of model.md section 6, in the shape of interface.md's report.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Per-axis figures, milliseconds per step on the slowest GPU.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct AxisReport {
     /// Time its collectives were in flight.
     pub comm_ms: f64,
@@ -17,7 +17,7 @@ pub struct AxisReport {
     pub contention_ms: f64,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Axes {
     pub tp: AxisReport,
     pub pp: AxisReport,
@@ -43,20 +43,20 @@ impl Axes {
 }
 
 /// Busy fraction of a link class, and the fraction of busy time two or more axes shared.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct LinkReport {
     pub busy: f64,
     pub shared: f64,
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Links {
     pub nvlink: LinkReport,
     pub network: LinkReport,
 }
 
 /// `overlap-lab simulate --json`.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Report {
     pub step_time_ms: f64,
     pub baseline_ms: f64,

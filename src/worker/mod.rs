@@ -1,0 +1,212 @@
+//! The simulation worker: the same WebAssembly module as the page, started
+//! in a dedicated Web Worker by `www/sim-worker.js`, so that a long
+//! simulation never holds the page's main thread.
+//!
+//! Messages from the page (plain objects):
+//! - `{type: "simulate", gen, input}`: `input` is the scenario JSON; the
+//!   answer is `{type: "result", gen, report, sim_ms, memory_bytes, f64, u32}`
+//!   with the report as JSON text and the timeline as two typed arrays
+//!   (`codec`), transferred rather than copied; or `{type: "refused", gen, message}`.
+//! - `{type: "trace", gen, input}`: `{type: "trace", gen, bytes}`, the Chrome
+//!   trace as UTF-8 bytes, exactly what `overlap-lab trace` writes.
+//! - `{type: "kineto", gen, input}`: `{type: "kineto", gen, bytes}`, the
+//!   zip of the Kineto traces, the files `overlap-lab trace --kineto` writes.
+//! - `{type: "panic"}`: panics on purpose, only when the page started the
+//!   worker with its test hooks on (`testHooks` in the init message), so
+//!   that the browser tests can check how a panic is reported.
+//!
+//! A panic posts `{type: "panic", message}` before the module traps; the
+//! worker script then posts `{type: "crashed", message}`. The page treats a
+//! worker that panicked or crashed as gone and starts a new one.
+
+pub mod codec;
+pub mod spawn;
+
+use std::cell::RefCell;
+
+use overlap_core::{ScenarioInput, Simulator};
+use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
+use web_sys::DedicatedWorkerGlobalScope;
+
+thread_local! {
+    /// One per worker, and a worker serves one app instance: it remembers
+    /// that instance's last all-off baseline.
+    static SIMULATOR: RefCell<Simulator> = RefCell::new(Simulator::default());
+}
+
+/// True inside a dedicated worker (where there is no page to mount).
+pub fn in_worker_scope() -> bool {
+    js_sys::global()
+        .dyn_into::<DedicatedWorkerGlobalScope>()
+        .is_ok()
+}
+
+fn scope() -> Option<DedicatedWorkerGlobalScope> {
+    js_sys::global().dyn_into().ok()
+}
+
+fn set(obj: &js_sys::Object, key: &str, value: &JsValue) {
+    let _ = js_sys::Reflect::set(obj, &key.into(), value);
+}
+
+fn post(msg: &js_sys::Object, transfer: &[JsValue]) {
+    let Some(scope) = scope() else { return };
+    let list = transfer.iter().collect::<js_sys::Array>();
+    let _ = scope.post_message_with_transfer(msg, &list);
+}
+
+fn message(kind: &str, gen: f64) -> js_sys::Object {
+    let msg = js_sys::Object::new();
+    set(&msg, "type", &kind.into());
+    set(&msg, "gen", &gen.into());
+    msg
+}
+
+fn now_ms() -> f64 {
+    scope()
+        .and_then(|s| s.performance())
+        .map(|p| p.now())
+        .unwrap_or(0.0)
+}
+
+/// Installs the message handler and the panic reporter, then says "ready".
+pub fn start() {
+    let Some(scope) = scope() else { return };
+    let test_hooks = js_sys::Reflect::get(&scope, &"overlapLabTestHooks".into())
+        .ok()
+        .and_then(|v| v.as_bool())
+        .unwrap_or(false);
+    std::panic::set_hook(Box::new(|info| {
+        let msg = js_sys::Object::new();
+        set(&msg, "type", &"panic".into());
+        set(&msg, "message", &info.to_string().into());
+        post(&msg, &[]);
+    }));
+    let handler =
+        Closure::<dyn Fn(web_sys::MessageEvent)>::new(move |ev: web_sys::MessageEvent| {
+            handle(&ev.data(), test_hooks)
+        });
+    scope.set_onmessage(Some(handler.as_ref().unchecked_ref()));
+    // The handler lives as long as the worker.
+    handler.forget();
+    post(&message("ready", 0.0), &[]);
+}
+
+fn field(data: &JsValue, key: &str) -> JsValue {
+    js_sys::Reflect::get(data, &key.into()).unwrap_or(JsValue::UNDEFINED)
+}
+
+fn handle(data: &JsValue, test_hooks: bool) {
+    let kind = field(data, "type").as_string().unwrap_or_default();
+    let gen = field(data, "gen").as_f64().unwrap_or(0.0);
+    let input = field(data, "input").as_string().unwrap_or_default();
+    match kind.as_str() {
+        "simulate" => simulate(gen, &input),
+        "trace" => trace(gen, &input),
+        "kineto" => {
+            // The folder the archive unpacks to, named by the page like the file.
+            let folder = field(data, "folder")
+                .as_string()
+                .unwrap_or_else(|| "overlap-lab-kineto".to_string());
+            kineto(gen, &input, &folder)
+        }
+        "panic" if test_hooks => panic!("a test asked the simulation worker to panic"),
+        _ => {}
+    }
+}
+
+fn refused(gen: f64, text: String) {
+    let msg = message("refused", gen);
+    set(&msg, "message", &text.into());
+    post(&msg, &[]);
+}
+
+fn resolve(gen: f64, input: &str) -> Option<overlap_core::Scenario> {
+    let parsed: ScenarioInput = match serde_json::from_str(input) {
+        Ok(i) => i,
+        Err(e) => {
+            refused(gen, format!("the worker could not read the scenario: {e}"));
+            return None;
+        }
+    };
+    match parsed.resolve() {
+        Ok(s) => Some(s),
+        Err(e) => {
+            let text = e
+                .errors
+                .iter()
+                .map(|f| format!("{}: {}", f.field, f.message))
+                .collect::<Vec<_>>()
+                .join("; ");
+            refused(gen, text);
+            None
+        }
+    }
+}
+
+fn simulate(gen: f64, input: &str) {
+    let Some(scenario) = resolve(gen, input) else {
+        return;
+    };
+    let t0 = now_ms();
+    let mut sim = SIMULATOR.with(|s| s.borrow_mut().simulate(&scenario));
+    let sim_ms = now_ms() - t0;
+    codec::sort_lanes(&mut sim.timeline);
+    let encoded = codec::encode(&sim.timeline);
+    drop(sim.timeline);
+    let report = serde_json::to_string(&sim.report).unwrap_or_default();
+    let f64s = js_sys::Float64Array::from(&encoded.f64s[..]);
+    let u32s = js_sys::Uint32Array::from(&encoded.u32s[..]);
+    drop(encoded);
+    let msg = message("result", gen);
+    set(&msg, "report", &report.into());
+    set(&msg, "sim_ms", &sim_ms.into());
+    let memory_bytes = wasm_bindgen::memory()
+        .dyn_into::<js_sys::WebAssembly::Memory>()
+        .ok()
+        .and_then(|m| m.buffer().dyn_into::<js_sys::ArrayBuffer>().ok())
+        .map(|b| b.byte_length())
+        .unwrap_or(0);
+    set(&msg, "memory_bytes", &f64::from(memory_bytes).into());
+    set(&msg, "f64", &f64s);
+    set(&msg, "u32", &u32s);
+    post(&msg, &[f64s.buffer().into(), u32s.buffer().into()]);
+}
+
+fn trace(gen: f64, input: &str) {
+    let Some(scenario) = resolve(gen, input) else {
+        return;
+    };
+    // Simulated afresh, as the CLI does, so that the file is byte for byte
+    // what `overlap-lab trace` writes.
+    let sim = overlap_core::simulate(&scenario);
+    let mut text = overlap_core::trace::chrome_trace(&sim.timeline);
+    drop(sim);
+    text.push('\n');
+    let bytes = js_sys::Uint8Array::from(text.as_bytes());
+    drop(text);
+    let msg = message("trace", gen);
+    set(&msg, "bytes", &bytes);
+    post(&msg, &[bytes.buffer().into()]);
+}
+
+fn kineto(gen: f64, input: &str, folder: &str) {
+    let Some(scenario) = resolve(gen, input) else {
+        return;
+    };
+    let sim = overlap_core::simulate(&scenario);
+    let traces = overlap_core::kineto::rank_traces(&scenario, &sim.timeline);
+    drop(sim);
+    match crate::kineto_zip::zip_traces(folder, &traces) {
+        Ok(zip) => {
+            drop(traces);
+            let bytes = js_sys::Uint8Array::from(&zip[..]);
+            drop(zip);
+            let msg = message("kineto", gen);
+            set(&msg, "bytes", &bytes);
+            post(&msg, &[bytes.buffer().into()]);
+        }
+        Err(e) => refused(gen, format!("the zip could not be written: {e}")),
+    }
+}
