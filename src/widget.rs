@@ -156,6 +156,8 @@ fn WidgetApp() -> impl IntoView {
                 <a class="open-full" href=open_href target="_blank" rel="noopener">"Open in Overlap Lab"</a>
             </div>
             <figures::Headline />
+            <crate::runner::RunAlertView />
+            <crate::runner::SimStatus />
             <timeline_canvas::TimelineCanvas />
             {with_playback.then(|| view! { <playback::Playback /> })}
         </div>
