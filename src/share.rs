@@ -113,11 +113,12 @@ impl Share {
     }
 }
 
+/// Records one unusable view key, clipped as the core clips a link's own
+/// errors, and at most as many as it lists.
 fn fail(errors: &mut Vec<FieldError>, field: &str, message: String) {
-    errors.push(FieldError {
-        field: field.to_string(),
-        message,
-    });
+    if errors.len() < overlap_core::share_link::MAX_LINK_ERRORS {
+        errors.push(FieldError::new(field, &message));
+    }
 }
 
 fn fraction(raw: &str) -> Option<f64> {
@@ -759,6 +760,26 @@ mod tests {
 
     fn pairs(q: &str) -> Vec<(String, String)> {
         share_link::decode(q, VIEW_KEYS).view
+    }
+
+    #[test]
+    fn view_key_errors_are_clipped_and_counted_like_the_links_own() {
+        let long = "9".repeat(10_000);
+        let mut errors = Vec::new();
+        parse_view(&[("zoom".to_string(), long)], &mut errors);
+        assert_eq!(errors.len(), 1);
+        let shown = errors[0].to_string();
+        assert!(
+            shown.chars().count() < 800,
+            "{} characters",
+            shown.chars().count()
+        );
+        let many: Vec<(String, String)> = (0..100)
+            .map(|i| ("playhead".to_string(), format!("bad{i}")))
+            .collect();
+        let mut errors = Vec::new();
+        parse_view(&many, &mut errors);
+        assert_eq!(errors.len(), share_link::MAX_LINK_ERRORS);
     }
 
     #[test]

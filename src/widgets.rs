@@ -96,10 +96,11 @@ pub fn NumberPair(
     });
     let commit = move |raw: String, as_number: f64| {
         if raw.trim().is_empty() || !as_number.is_finite() {
-            local_error.set(Some(format!(
+            // Clipped: a pasted megabyte must not come back in the message.
+            local_error.set(Some(overlap_core::scenario::clip_echoes(&format!(
                 "\"{raw}\" is not a number: enter a {} value",
                 kind(field)
-            )));
+            ))));
             return;
         }
         if field.integer && (as_number.fract() != 0.0 || as_number < 0.0) {
