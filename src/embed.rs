@@ -239,28 +239,36 @@ pub fn EmbedApp() -> impl IntoView {
             Timeout::new(0, move || share::write_address(state, share)).forget();
         }
     });
-    let with_playback = mode.controls.contains(&"playback");
-    let controls: Vec<&'static str> = mode
-        .controls
-        .iter()
-        .copied()
-        .filter(|c| *c != "playback")
-        .collect();
     let open_href = move || format!("{}?{}", share::base_url(), share.query.get());
     view! {
         <div class="embed" node_ref=root>
-            <share::LinkErrors />
-            <div class="embed-bar">
-                <div class="embed-controls" role="group" aria-label="Controls">
-                    {controls.into_iter().map(|c| control(state, c)).collect_view()}
-                </div>
-                <a class="open-full" href=open_href target="_blank" rel="noopener">"Open in Overlap Lab"</a>
-            </div>
-            <figures::Headline />
-            <crate::runner::RunAlertView />
-            <crate::runner::SimStatus />
-            <timeline_canvas::TimelineCanvas />
-            {with_playback.then(|| view! { <playback::Playback /> })}
+            {compact_body(state, mode.controls, open_href)}
         </div>
+    }
+}
+
+/// What the iframe embed and the widget show: the chosen controls (the
+/// `controls=` list; `playback` adds the playback bar), the headline figures,
+/// the run's state and the timeline, with a link to the full app.
+pub(crate) fn compact_body(
+    state: AppState,
+    chosen: Vec<&'static str>,
+    open_href: impl Fn() -> String + Send + Sync + 'static,
+) -> impl IntoView {
+    let with_playback = chosen.contains(&"playback");
+    let controls: Vec<&'static str> = chosen.into_iter().filter(|c| *c != "playback").collect();
+    view! {
+        <share::LinkErrors />
+        <div class="embed-bar">
+            <div class="embed-controls" role="group" aria-label="Controls">
+                {controls.into_iter().map(|c| control(state, c)).collect_view()}
+            </div>
+            <a class="open-full" href=open_href target="_blank" rel="noopener">"Open in Overlap Lab"</a>
+        </div>
+        <figures::Headline />
+        <crate::runner::RunAlertView />
+        <crate::runner::SimStatus />
+        <timeline_canvas::TimelineCanvas />
+        {with_playback.then(|| view! { <playback::Playback /> })}
     }
 }

@@ -158,39 +158,58 @@ pub fn trace_refusal(
     ))
 }
 
-fn flatten(prefix: &str, v: &serde_json::Value, out: &mut String) {
-    match v {
-        serde_json::Value::Object(map) => {
-            for (k, x) in map {
-                let name = if prefix.is_empty() {
-                    k.clone()
-                } else {
-                    format!("{prefix}.{k}")
-                };
-                flatten(&name, x, out);
+/// The leaves of a JSON value under their dotted names (`axes.tp.comm_ms`,
+/// array items as `hta_overlap_per_gpu.0`), in document order: the names the
+/// CSV rows and the page's field marks use, as `simulate --json` spells them.
+pub fn json_leaves(v: &serde_json::Value) -> Vec<(String, &serde_json::Value)> {
+    fn walk<'v>(
+        prefix: &str,
+        v: &'v serde_json::Value,
+        out: &mut Vec<(String, &'v serde_json::Value)>,
+    ) {
+        let name = |k: &str| {
+            if prefix.is_empty() {
+                k.to_string()
+            } else {
+                format!("{prefix}.{k}")
             }
-        }
-        serde_json::Value::Array(items) => {
-            for (i, x) in items.iter().enumerate() {
-                flatten(&format!("{prefix}.{i}"), x, out);
+        };
+        match v {
+            serde_json::Value::Object(map) => {
+                for (k, x) in map {
+                    walk(&name(k), x, out);
+                }
             }
-        }
-        serde_json::Value::Number(n) => {
-            let text = n.as_f64().map(format::raw).unwrap_or_else(|| n.to_string());
-            let _ = writeln!(out, "{prefix},{text}");
-        }
-        other => {
-            let text = other.to_string().replace('"', "\"\"");
-            let _ = writeln!(out, "{prefix},\"{text}\"");
+            serde_json::Value::Array(items) => {
+                for (i, x) in items.iter().enumerate() {
+                    walk(&name(&i.to_string()), x, out);
+                }
+            }
+            leaf => out.push((prefix.to_string(), leaf)),
         }
     }
+    let mut out = Vec::new();
+    walk("", v, &mut out);
+    out
 }
 
 /// The report as `name,value` rows, names as in `simulate --json` (dotted).
 pub fn figures_csv(report: &Report) -> String {
     let mut out = String::from("name,value\n");
-    if let Ok(v) = serde_json::to_value(report) {
-        flatten("", &v, &mut out);
+    let Ok(v) = serde_json::to_value(report) else {
+        return out;
+    };
+    for (name, leaf) in json_leaves(&v) {
+        match leaf {
+            serde_json::Value::Number(n) => {
+                let text = n.as_f64().map(format::raw).unwrap_or_else(|| n.to_string());
+                let _ = writeln!(out, "{name},{text}");
+            }
+            other => {
+                let text = other.to_string().replace('"', "\"\"");
+                let _ = writeln!(out, "{name},\"{text}\"");
+            }
+        }
     }
     out
 }

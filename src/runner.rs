@@ -707,27 +707,15 @@ impl Runner {
 /// Dotted names of the scenario fields that differ between two inputs
 /// (`overlap.tp`), to mark the control whose change made a scenario invalid.
 pub fn changed_fields(before: &ScenarioInput, after: &ScenarioInput) -> Vec<String> {
-    fn flatten(prefix: &str, v: &serde_json::Value, out: &mut Vec<(String, serde_json::Value)>) {
-        match v {
-            serde_json::Value::Object(map) => {
-                for (k, x) in map {
-                    let name = if prefix.is_empty() {
-                        k.clone()
-                    } else {
-                        format!("{prefix}.{k}")
-                    };
-                    flatten(&name, x, out);
-                }
-            }
-            other => out.push((prefix.to_string(), other.clone())),
-        }
-    }
-    let pairs = |i: &ScenarioInput| {
-        let mut out = Vec::new();
-        if let Ok(v) = serde_json::to_value(i) {
-            flatten("", &v, &mut out);
-        }
-        out
+    let pairs = |i: &ScenarioInput| -> Vec<(String, serde_json::Value)> {
+        serde_json::to_value(i)
+            .map(|v| {
+                crate::export::json_leaves(&v)
+                    .into_iter()
+                    .map(|(n, leaf)| (n, leaf.clone()))
+                    .collect()
+            })
+            .unwrap_or_default()
     };
     let (a, b) = (pairs(before), pairs(after));
     let value_in = |list: &[(String, serde_json::Value)], name: &str| {

@@ -13,13 +13,10 @@ use leptos::prelude::*;
 use overlap_core::ScenarioInput;
 use wasm_bindgen::prelude::*;
 
-use crate::figures;
 use crate::frame;
 use crate::host::WidgetHost;
-use crate::playback;
 use crate::share::{self, Share};
 use crate::state::AppState;
-use crate::timeline_canvas;
 
 /// Set by `overlap-lab.js` before it starts the module, so that starting
 /// it does not mount the full page into the host page's body.
@@ -137,29 +134,11 @@ fn WidgetApp() -> impl IntoView {
         }
     });
     let json = Memo::new(move |_| state.input.with(ScenarioInput::to_json_pretty));
-    let with_playback = mode.controls.contains(&"playback");
-    let controls: Vec<&'static str> = mode
-        .controls
-        .iter()
-        .copied()
-        .filter(|c| *c != "playback")
-        .collect();
     let app_url = share.app_url();
     let open_href = move || format!("{app_url}?{}", share.query.get());
     view! {
         <div class="embed widget" node_ref=root data-scenario-json=move || json.get()>
-            <share::LinkErrors />
-            <div class="embed-bar">
-                <div class="embed-controls" role="group" aria-label="Controls">
-                    {controls.into_iter().map(|c| crate::embed::control(state, c)).collect_view()}
-                </div>
-                <a class="open-full" href=open_href target="_blank" rel="noopener">"Open in Overlap Lab"</a>
-            </div>
-            <figures::Headline />
-            <crate::runner::RunAlertView />
-            <crate::runner::SimStatus />
-            <timeline_canvas::TimelineCanvas />
-            {with_playback.then(|| view! { <playback::Playback /> })}
+            {crate::embed::compact_body(state, mode.controls, open_href)}
         </div>
     }
 }
