@@ -2,29 +2,13 @@
 //! one JSON value, arrays for objects, input over the size limit, and every
 //! misuse of its arguments, each with exit status 2 and one short line.
 
-use std::io::{Read, Write};
+mod common;
+
+use std::io::Read;
 use std::process::{Command, Output, Stdio};
 
-/// Runs the binary with `stdin` written from a thread: past the size limit
-/// the binary stops reading and closes the pipe, so a failed write is
-/// expected here.
 fn cli(args: &[&str], stdin: Option<Vec<u8>>) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_overlap-lab"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the binary runs");
-    let mut pipe = child.stdin.take().unwrap();
-    let writer = std::thread::spawn(move || {
-        if let Some(bytes) = stdin {
-            let _ = pipe.write_all(&bytes);
-        }
-    });
-    let out = child.wait_with_output().unwrap();
-    writer.join().unwrap();
-    out
+    common::run_cli(args, stdin)
 }
 
 /// Asserts exit status 2, nothing on standard output and one line on
