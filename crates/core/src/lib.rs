@@ -5,32 +5,39 @@
 //! The model is `../shared/model.md`; the scenario and report formats are
 //! `../shared/interface.md`.
 
-pub mod collective;
-pub mod efficiency;
-mod engine;
-mod graph;
-pub mod hardware;
-pub mod hta;
-pub mod kineto;
-pub mod network;
-mod plain;
-pub mod presets;
+#![allow(missing_docs)]
+
+// The layers, bottom up. Each imports only from the layers below it
+// (`tests/layers.rs` checks this): model <- workload <- sim <- output,
+// and input (parsing, presets, links, validation) over model and workload.
+pub mod input;
+pub mod model;
+pub mod output;
 pub mod published;
-pub mod report;
-pub mod scenario;
-pub mod schedule;
-pub mod share_link;
-mod summary;
-pub mod timeline;
-pub mod trace;
-mod validate;
+pub mod sim;
 pub mod workload;
 
+// The first version's flat paths, kept for the CLI, the app and course
+// material that import them.
+pub use input::{presets, share_link};
+pub use model::hardware;
+pub use output::{hta, kineto, report, timeline, trace};
+pub use sim::network;
+pub use workload::{collective, efficiency, schedule};
+
+/// The scenario: its validated form (`model::scenario`) and how users
+/// write it (`input::parse`), under one path.
+pub mod scenario {
+    pub use crate::input::parse::*;
+    pub use crate::model::scenario::*;
+}
+
 pub use hardware::{Hardware, HardwarePreset};
+pub use input::validate::{MAX_GPUS, MAX_SIMULATED_OPS};
+pub use model::fidelity::Fidelity;
 pub use report::Report;
 pub use scenario::{parse_scenario, FieldError, Scenario, ScenarioError, ScenarioInput};
-pub use timeline::{Axis, Timeline};
-pub use validate::{MAX_GPUS, MAX_SIMULATED_OPS};
+pub use timeline::{Axis, Lane, Timeline};
 
 /// A simulated step with its all-off baseline folded into the report.
 #[derive(Clone, Debug, serde::Serialize)]
@@ -42,15 +49,6 @@ pub struct Simulation {
     /// Events the engine planned, superseded ones included (its work), both
     /// runs counted: never above `workload::cost::cost(scenario).planned_events`.
     pub planned_events: u64,
-}
-
-/// How much of the cluster to simulate.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Fidelity {
-    /// One GPU per pipeline stage stands for its TP group and DP replicas (model.md section 7).
-    Reduced,
-    /// Every GPU; for checking the reduction on small clusters.
-    Full,
 }
 
 /// Simulates one step of the scenario and its all-overlap-off baseline.
@@ -99,8 +97,9 @@ impl Simulator {
             let mut graph = workload::build(scenario, fidelity, self.reserve(scenario));
             let mut run = self.run(&graph, true, scenario.sm_tax);
             graph.release_dependencies();
-            let timeline = summary::timeline(&graph, &mut run, fidelity == Fidelity::Reduced);
-            let report = summary::report(scenario, &graph, &run);
+            let timeline =
+                output::summary::timeline(&graph, &mut run, fidelity == Fidelity::Reduced);
+            let report = output::summary::report(scenario, &graph, &run);
             (timeline, report, run.events, run.planned_events)
             // The graph and the run are dropped here, before the baseline is built.
         };
@@ -144,11 +143,16 @@ impl Simulator {
         workload::cost::run_cost(s).ops as usize
     }
 
-    fn run(&self, graph: &graph::Graph, record_links: bool, sm_tax: f64) -> engine::RunResult {
+    fn run(
+        &self,
+        graph: &workload::graph::Graph,
+        record_links: bool,
+        sm_tax: f64,
+    ) -> sim::engine::RunResult {
         if self.plain {
-            plain::run(graph, record_links, sm_tax)
+            sim::plain::run(graph, record_links, sm_tax)
         } else {
-            engine::run(graph, record_links, sm_tax)
+            sim::engine::run(graph, record_links, sm_tax)
         }
     }
 }

@@ -1,7 +1,7 @@
 //! The published results of ../shared/validation/published.md, simulated:
 //! one function computes each preset's figure the way its paper measured it.
 
-use crate::presets::{Preset, PRESETS};
+use crate::input::presets::{Preset, PRESETS};
 use crate::simulate;
 
 /// Relative tolerance of published.md.

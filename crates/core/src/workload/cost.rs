@@ -21,9 +21,9 @@
 //!   are those of its static component: the patterns connected to its own
 //!   through common resources.
 
-use crate::graph::{Graph, COMPUTE};
-use crate::scenario::{Scenario, Schedule, Workload};
-use crate::Fidelity;
+use crate::model::fidelity::Fidelity;
+use crate::model::scenario::{Scenario, Schedule, Workload};
+use crate::workload::graph::{Graph, COMPUTE};
 
 /// The predicted cost of simulating one scenario.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

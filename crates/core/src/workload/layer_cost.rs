@@ -8,8 +8,8 @@
 //! LayerNorms and dropouts run on the full [b, s, h] activation on every TP
 //! rank; with it, on 1/t of it.
 
-use crate::efficiency::{kernel_time_s, matmul_efficiency};
-use crate::scenario::{Recompute, Transformer};
+use crate::model::scenario::{Recompute, Transformer};
+use crate::workload::efficiency::{kernel_time_s, matmul_efficiency};
 
 /// One op: seconds at full speed on an idle GPU, and its FLOPs.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -33,7 +33,7 @@ pub(crate) struct Roofline {
 }
 
 impl Roofline {
-    pub fn of(hw: &crate::hardware::Hardware) -> Self {
+    pub fn of(hw: &crate::model::hardware::Hardware) -> Self {
         Self {
             peak_tflops: hw.peak_tflops,
             hbm_gbps: hw.hbm_gbps,

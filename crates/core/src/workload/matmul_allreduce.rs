@@ -4,11 +4,12 @@
 
 use super::layer_cost::{Roofline, SplitGemm};
 use super::Cluster;
-use crate::collective::Collective;
-use crate::graph::{Graph, Meta};
-use crate::scenario::{MatmulAllreduce, Scenario};
-use crate::timeline::{Axis, OpKind, Phase};
-use crate::Fidelity;
+use crate::model::axis::Axis;
+use crate::model::fidelity::Fidelity;
+use crate::model::op::{OpKind, Phase};
+use crate::model::scenario::{MatmulAllreduce, Scenario};
+use crate::workload::collective::Collective;
+use crate::workload::graph::{Graph, Meta};
 
 pub(crate) fn build(
     s: &Scenario,

@@ -1,18 +1,22 @@
 //! Workloads turn a scenario into a task graph: where each GPU sits, which
 //! links each collective crosses, and the ops of the step.
 
+pub mod collective;
 pub mod cost;
+pub mod efficiency;
+pub(crate) mod graph;
 mod layer_cost;
 mod matmul_allreduce;
+pub mod schedule;
 mod transformer;
 
-use crate::collective::Collective;
-use crate::efficiency::COLLECTIVE_EFFICIENCY;
-use crate::graph::{GpuInfo, Graph, ResourceInfo};
-use crate::network::Usage;
-use crate::scenario::{Scenario, Workload};
-use crate::timeline::{Direction, LinkClass};
-use crate::Fidelity;
+use crate::model::fidelity::Fidelity;
+use crate::model::link::{Direction, LinkClass};
+use crate::model::scenario::{Scenario, Workload};
+use crate::workload::collective::Collective;
+use crate::workload::efficiency::COLLECTIVE_EFFICIENCY;
+use crate::workload::graph::Usage;
+use crate::workload::graph::{GpuInfo, Graph, ResourceInfo};
 
 /// Builds the step's task graph, with room for `reserve_ops` tasks.
 pub(crate) fn build(s: &Scenario, fidelity: Fidelity, reserve_ops: usize) -> Graph {

@@ -7,12 +7,13 @@ use super::layer_cost::{
     layer_cost, layer_params, LayerCost, OpCost, Roofline, SplitGemm, OPTIMIZER_BYTES_PER_PARAM,
 };
 use super::Cluster;
-use crate::collective::Collective;
-use crate::graph::{Graph, Meta, TaskId};
-use crate::scenario::{Mode, Recompute, Scenario, Transformer};
-use crate::schedule::{stage_program, Pass, Step};
-use crate::timeline::{Axis, OpKind, Phase};
-use crate::Fidelity;
+use crate::model::axis::Axis;
+use crate::model::fidelity::Fidelity;
+use crate::model::op::{OpKind, Phase};
+use crate::model::scenario::{Mode, Recompute, Scenario, Transformer};
+use crate::workload::collective::Collective;
+use crate::workload::graph::{Graph, Meta, TaskId};
+use crate::workload::schedule::{stage_program, Pass, Step};
 
 const TP: u8 = Axis::Tp as u8;
 const PP: u8 = Axis::Pp as u8;

@@ -13,8 +13,8 @@
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
-use crate::graph::{Graph, TaskId, COMPUTE};
-use crate::network::{ClassId, Network, ResourceLog};
+use crate::sim::network::{ClassId, Network, ResourceLog};
+use crate::workload::graph::{Graph, TaskId, COMPUTE};
 
 const NO_WAIT: u32 = u32::MAX;
 

@@ -1,5 +1,5 @@
 //! The plain event loop, one event per flow: the reference the fast engine
-//! (`crate::engine`) is checked against. It re-rates every flow of a changed
+//! (`crate::sim::engine`) is checked against. It re-rates every flow of a changed
 //! component one by one, so its cost grows with concurrent flows; only tests
 //! and `simulate_plain` run it.
 //!
@@ -13,8 +13,8 @@ use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 use super::network::Network;
-use crate::engine::{GpuStats, RunResult};
-use crate::graph::{Graph, TaskId, COMPUTE};
+use crate::sim::engine::{GpuStats, RunResult};
+use crate::workload::graph::{Graph, TaskId, COMPUTE};
 
 const NO_WAIT: u32 = u32::MAX;
 

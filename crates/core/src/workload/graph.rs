@@ -3,8 +3,25 @@
 //! Workloads build it; the engine runs it. Dependencies carry every ordering:
 //! a stream's FIFO, a blocking collective, a pipeline receive.
 
-use crate::network::Usage;
-use crate::timeline::{OpKind, Phase, NONE};
+use crate::model::op::{OpKind, Phase, NONE};
+
+/// Index of a link resource.
+pub type ResourceId = u32;
+
+/// A flow's use of one resource: `weight` member transfers cross it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Usage {
+    pub resource: ResourceId,
+    pub weight: f64,
+}
+
+/// Rate per member of a flow alone on its links: its most constrained member's share.
+pub fn alone_rate(usage: &[Usage], capacity_bps: impl Fn(ResourceId) -> f64) -> f64 {
+    usage
+        .iter()
+        .map(|u| capacity_bps(u.resource) / u.weight)
+        .fold(f64::INFINITY, f64::min)
+}
 
 pub(crate) type TaskId = u32;
 
@@ -59,8 +76,8 @@ pub(crate) struct GpuInfo {
 #[derive(Clone, Debug)]
 pub(crate) struct ResourceInfo {
     pub gpu: Option<usize>,
-    pub class: crate::timeline::LinkClass,
-    pub direction: crate::timeline::Direction,
+    pub class: crate::model::link::LinkClass,
+    pub direction: crate::model::link::Direction,
     pub capacity_bps: f64,
 }
 
@@ -280,7 +297,7 @@ impl Graph {
 
     /// Bytes per second per member a collective of `pattern` gets alone on its links.
     pub fn alone_rate_bps(&self, pattern: u32) -> f64 {
-        crate::network::alone_rate(&self.patterns[pattern as usize], |r| {
+        alone_rate(&self.patterns[pattern as usize], |r| {
             self.resources[r as usize].capacity_bps
         })
     }

@@ -1,11 +1,13 @@
 //! Turns an engine run into what readers get: the timeline (plain data for
 //! the page and the trace) and the report (model.md section 6).
 
-use crate::engine::RunResult;
-use crate::graph::{Graph, COMPUTE};
-use crate::report::{AxisReport, LinkReport, Report};
-use crate::timeline::{GpuLanes, Interval, LinkClass, LinkLane, Timeline};
-use crate::{Axis, Scenario};
+use crate::model::axis::Axis;
+use crate::model::link::LinkClass;
+use crate::model::scenario::Scenario;
+use crate::output::report::{AxisReport, LinkReport, Report};
+use crate::output::timeline::{GpuLanes, Interval, LinkLane, Timeline};
+use crate::sim::engine::RunResult;
+use crate::workload::graph::{Graph, COMPUTE};
 
 /// Builds the timeline; the run's link samples move into it.
 pub(crate) fn timeline(g: &Graph, run: &mut RunResult, reduced: bool) -> Timeline {

@@ -9,8 +9,9 @@
 
 use serde_json::{Map, Value};
 
-use crate::presets;
-use crate::scenario::{FieldError, Scenario, ScenarioInput, MAX_INPUT_BYTES, MAX_INPUT_MIB};
+use crate::input::parse::{FieldError, ScenarioInput, MAX_INPUT_BYTES, MAX_INPUT_MIB};
+use crate::input::presets;
+use crate::model::scenario::Scenario;
 
 /// The format this code writes. Readers accept every version up to it.
 pub const VERSION: u32 = 1;
@@ -124,7 +125,8 @@ fn set(v: &mut Value, p: &Prop, value: Option<Value>) {
 
 /// A resolved scenario written back as complete input: every field set.
 pub fn complete_input(s: &Scenario) -> ScenarioInput {
-    use crate::scenario::*;
+    use crate::input::parse::*;
+    use crate::model::scenario::*;
     let mut i = ScenarioInput::default();
     let hw = &s.hardware;
     i.hardware = HardwareInput {

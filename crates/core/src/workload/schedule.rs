@@ -2,7 +2,7 @@
 //! backward passes of its micro-batches (and, interleaved, of its virtual
 //! stages). GPipe, 1F1B (PipeDream-Flush) and Megatron's interleaved 1F1B.
 
-use crate::scenario::Schedule;
+use crate::model::scenario::Schedule;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Pass {

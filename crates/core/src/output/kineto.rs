@@ -26,10 +26,12 @@ use std::io;
 
 use serde::Serialize;
 
-use crate::hardware::HardwarePreset;
-use crate::hta::KernelSets;
-use crate::timeline::{Axis, GpuLanes, Interval, OpKind, Phase, Timeline, NONE};
-use crate::Scenario;
+use crate::model::axis::Axis;
+use crate::model::hardware::HardwarePreset;
+use crate::model::op::{OpKind, Phase, NONE};
+use crate::model::scenario::Scenario;
+use crate::output::hta::KernelSets;
+use crate::output::timeline::{GpuLanes, Interval, Timeline};
 
 /// One rank's trace file.
 #[derive(Clone, Debug, PartialEq)]

@@ -21,16 +21,15 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use crate::timeline::LinkSample;
+use serde::Serialize;
 
-/// Index of a link resource.
-pub type ResourceId = u32;
+pub use crate::workload::graph::{alone_rate, ResourceId, Usage};
 
-/// A flow's use of one resource: `weight` member transfers cross it.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Usage {
-    pub resource: ResourceId,
-    pub weight: f64,
+/// Bandwidth on one link from `t_s` until the next sample, per axis, GB/s.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LinkSample {
+    pub t_s: f64,
+    pub gbps: [f64; 3],
 }
 
 /// Busy and shared time of one resource, and optionally its bandwidth samples.
@@ -446,14 +445,6 @@ impl Network {
             close(log, now);
         }
     }
-}
-
-/// Rate per member of a flow alone on its links: its most constrained member's share.
-pub fn alone_rate(usage: &[Usage], capacity_bps: impl Fn(ResourceId) -> f64) -> f64 {
-    usage
-        .iter()
-        .map(|u| capacity_bps(u.resource) / u.weight)
-        .fold(f64::INFINITY, f64::min)
 }
 
 pub(crate) fn close(log: &mut ResourceLog, now: f64) {

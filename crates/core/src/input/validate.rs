@@ -2,8 +2,9 @@
 //! refusal naming its field and what would be valid. Limits keep absurd
 //! scenarios from hanging the page or exhausting memory.
 
-use crate::hardware::{Hardware, HardwarePreset};
-use crate::scenario::*;
+use crate::input::parse::*;
+use crate::model::hardware::{Hardware, HardwarePreset};
+use crate::model::scenario::*;
 
 /// The largest cluster accepted. The reduced simulation does not grow with DP,
 /// but a clear limit is friendlier than a number no one can check.

@@ -25,19 +25,19 @@ pub struct Axes {
 }
 
 impl Axes {
-    pub fn get(&self, axis: crate::Axis) -> &AxisReport {
+    pub fn get(&self, axis: crate::model::axis::Axis) -> &AxisReport {
         match axis {
-            crate::Axis::Tp => &self.tp,
-            crate::Axis::Pp => &self.pp,
-            crate::Axis::Dp => &self.dp,
+            crate::model::axis::Axis::Tp => &self.tp,
+            crate::model::axis::Axis::Pp => &self.pp,
+            crate::model::axis::Axis::Dp => &self.dp,
         }
     }
 
-    pub fn get_mut(&mut self, axis: crate::Axis) -> &mut AxisReport {
+    pub fn get_mut(&mut self, axis: crate::model::axis::Axis) -> &mut AxisReport {
         match axis {
-            crate::Axis::Tp => &mut self.tp,
-            crate::Axis::Pp => &mut self.pp,
-            crate::Axis::Dp => &mut self.dp,
+            crate::model::axis::Axis::Tp => &mut self.tp,
+            crate::model::axis::Axis::Pp => &mut self.pp,
+            crate::model::axis::Axis::Dp => &mut self.dp,
         }
     }
 }

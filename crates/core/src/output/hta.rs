@@ -16,7 +16,7 @@
 
 use serde::Serialize;
 
-use crate::timeline::{GpuLanes, Timeline};
+use crate::output::timeline::{GpuLanes, Timeline};
 
 /// Merges intervals `(start, end)` into disjoint ones, sorted by start.
 /// Touching intervals merge; empty or reversed ones are dropped.

@@ -6,7 +6,13 @@
 
 use std::fmt::Write;
 
-use crate::timeline::{Axis, Direction, Interval, LinkClass, OpKind, Timeline, NONE};
+use crate::model::axis::Axis;
+
+use crate::model::link::{Direction, LinkClass};
+
+use crate::output::timeline::{Interval, Timeline};
+
+use crate::model::op::{OpKind, NONE};
 
 const LANES: [&str; 4] = ["compute", "TP", "PP", "DP"];
 

@@ -1,5 +1,5 @@
 //! Fluid bandwidth sharing flow by flow (model.md section 2): the reference
-//! for `crate::network`, which shares one rate among the flows of a class.
+//! for `crate::sim::network`, which shares one rate among the flows of a class.
 //! Each link resource has a capacity; each active flow is a coflow that crosses resources with a weight
 //! (the number of its lock-step member transfers on that resource) and moves
 //! at one rate per member. Whenever a flow starts or ends, the rates of the
@@ -7,8 +7,8 @@
 //! max-min fairness (progressive filling). Flows elsewhere keep their rates:
 //! their allocation cannot change, and skipping them keeps an event cheap.
 
-use crate::network::{alone_rate, close, ResourceId, ResourceLog, Usage};
-use crate::timeline::LinkSample;
+use crate::sim::network::LinkSample;
+use crate::sim::network::{alone_rate, close, ResourceId, ResourceLog, Usage};
 
 pub(crate) struct Network {
     capacity_bps: Vec<f64>,

@@ -2,7 +2,7 @@
 //! case of ../shared/validation/published.md. Each is scenario JSON, so that
 //! users see and edit the same fields a share link carries.
 
-use crate::scenario::{ScenarioError, ScenarioInput};
+use crate::input::parse::{ScenarioError, ScenarioInput};
 
 /// One published figure a preset reproduces.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -210,7 +210,7 @@ pub fn default_preset() -> &'static Preset {
 }
 
 /// The preset's scenario, resolved.
-pub fn scenario(id: &str) -> Result<crate::Scenario, ScenarioError> {
+pub fn scenario(id: &str) -> Result<crate::model::scenario::Scenario, ScenarioError> {
     let preset = find(id).ok_or_else(|| {
         let names: Vec<&str> = PRESETS.iter().map(|p| p.id).collect();
         ScenarioError::single(

@@ -1,0 +1,87 @@
+//! The names the whole model speaks in: the three parallelism axes and the
+//! lanes of a GPU's timeline.
+
+use serde::Serialize;
+
+/// The three parallelism axes; each has its own communication stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Axis {
+    Tp,
+    Pp,
+    Dp,
+}
+
+impl Axis {
+    pub const ALL: [Axis; 3] = [Axis::Tp, Axis::Pp, Axis::Dp];
+
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// The lower-case key used in scenario fields, share links and CSS classes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Axis::Tp => "tp",
+            Axis::Pp => "pp",
+            Axis::Dp => "dp",
+        }
+    }
+
+    /// The label readers see: "TP", "PP", "DP".
+    pub fn label(self) -> &'static str {
+        match self {
+            Axis::Tp => "TP",
+            Axis::Pp => "PP",
+            Axis::Dp => "DP",
+        }
+    }
+}
+
+/// One row of a GPU's timeline: its compute stream or one axis's
+/// communication stream. Rows are drawn in the order of [`Lane::ALL`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Lane {
+    Compute,
+    Comm(Axis),
+}
+
+impl Lane {
+    /// Every lane of a GPU, compute first.
+    pub const ALL: [Lane; 4] = [
+        Lane::Compute,
+        Lane::Comm(Axis::Tp),
+        Lane::Comm(Axis::Pp),
+        Lane::Comm(Axis::Dp),
+    ];
+
+    /// The row index: 0 for compute, 1 + the axis index for communication.
+    pub fn index(self) -> usize {
+        match self {
+            Lane::Compute => 0,
+            Lane::Comm(axis) => 1 + axis.index(),
+        }
+    }
+
+    /// The lane at a row index, if any.
+    pub fn from_index(index: usize) -> Option<Lane> {
+        Lane::ALL.get(index).copied()
+    }
+
+    /// The label readers see: "compute", "TP", "PP", "DP".
+    pub fn label(self) -> &'static str {
+        match self {
+            Lane::Compute => "compute",
+            Lane::Comm(axis) => axis.label(),
+        }
+    }
+
+    /// The axis whose traffic the lane carries, if it is a communication lane.
+    pub fn axis(self) -> Option<Axis> {
+        match self {
+            Lane::Compute => None,
+            Lane::Comm(axis) => Some(axis),
+        }
+    }
+}

@@ -1,0 +1,10 @@
+//! The bottom layer: hardware, the scenario as plain data, and the names
+//! every other layer speaks in (axes, lanes, ops, links). It imports nothing
+//! from the layers above.
+
+pub mod axis;
+pub mod fidelity;
+pub mod hardware;
+pub mod link;
+pub mod op;
+pub mod scenario;

@@ -1,0 +1,102 @@
+//! What an op is: its pass and its kind. The builder creates ops, the engine
+//! runs them, and the timeline, trace and page label them from here.
+
+use serde::Serialize;
+
+/// Which pass an op belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Phase {
+    Forward,
+    Recompute,
+    Backward,
+    Step,
+}
+
+impl Phase {
+    /// The label readers see in tooltips, tables and traces.
+    pub fn label(self) -> &'static str {
+        match self {
+            Phase::Forward => "forward",
+            Phase::Recompute => "recompute",
+            Phase::Backward => "backward",
+            Phase::Step => "optimizer step",
+        }
+    }
+}
+
+/// What an interval is. Compute ops first, then collectives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OpKind {
+    /// LayerNorm, then the QKV GEMM (6bsh^2/t).
+    Qkv,
+    /// The attention core (4bs^2h/t) with its softmax and dropout.
+    Attention,
+    /// The attention output projection (2bsh^2/t), row-parallel: its output is reduced.
+    Proj,
+    /// Bias-dropout-residual, LayerNorm, the first MLP GEMM (8bsh^2/t) and GeLU.
+    MlpUp,
+    /// The second MLP GEMM (8bsh^2/t), row-parallel: its output is reduced.
+    MlpDown,
+    /// The logits GEMM and the loss on the last stage (2bshV/t).
+    Logits,
+    /// Backward of the second MLP GEMM: input and weight gradients.
+    MlpDownBackward,
+    /// Input gradient of the first MLP GEMM; its TP reduction follows.
+    MlpUpDgrad,
+    /// Weight gradient of the first MLP GEMM: the window of that reduction.
+    MlpUpWgrad,
+    /// Backward of the projection and of the attention core.
+    AttentionBackward,
+    /// Input gradient of the QKV GEMM; its TP reduction follows.
+    QkvDgrad,
+    /// Weight gradient of the QKV GEMM: the window of that reduction.
+    QkvWgrad,
+    LogitsBackward,
+    /// The optimizer step: memory-bound, after the DP reduction.
+    Optimizer,
+    /// The micro-benchmark's GEMM (or one chunk of it).
+    Gemm,
+    AllReduce,
+    ReduceScatter,
+    AllGather,
+    /// Pipeline send of activations (forward) or gradients (backward).
+    Send,
+}
+
+impl OpKind {
+    pub fn label(self) -> &'static str {
+        match self {
+            OpKind::Qkv => "QKV GEMM",
+            OpKind::Attention => "attention",
+            OpKind::Proj => "attn proj GEMM",
+            OpKind::MlpUp => "MLP up GEMM",
+            OpKind::MlpDown => "MLP down GEMM",
+            OpKind::Logits => "logits",
+            OpKind::MlpDownBackward => "MLP down bwd",
+            OpKind::MlpUpDgrad => "MLP up dgrad",
+            OpKind::MlpUpWgrad => "MLP up wgrad",
+            OpKind::AttentionBackward => "attention bwd",
+            OpKind::QkvDgrad => "QKV dgrad",
+            OpKind::QkvWgrad => "QKV wgrad",
+            OpKind::LogitsBackward => "logits bwd",
+            OpKind::Optimizer => "optimizer",
+            OpKind::Gemm => "GEMM",
+            OpKind::AllReduce => "AllReduce",
+            OpKind::ReduceScatter => "ReduceScatter",
+            OpKind::AllGather => "AllGather",
+            OpKind::Send => "send",
+        }
+    }
+
+    pub fn is_comm(self) -> bool {
+        matches!(
+            self,
+            OpKind::AllReduce | OpKind::ReduceScatter | OpKind::AllGather | OpKind::Send
+        )
+    }
+}
+
+/// `u32::MAX` in `layer` or `micro_batch` means "not applicable".
+pub const NONE: u32 = u32::MAX;

@@ -1,0 +1,9 @@
+//! What a run produces: the timeline, the report and its summary, and the
+//! traces (Chrome, Kineto) and the HTA overlap figure read from them.
+
+pub mod hta;
+pub mod kineto;
+pub mod report;
+pub(crate) mod summary;
+pub mod timeline;
+pub mod trace;
