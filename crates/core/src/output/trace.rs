@@ -1,66 +1,165 @@
 //! Chrome trace-event JSON of a timeline, for Perfetto and chrome://tracing:
-//! one process per simulated GPU with a thread for compute and one per axis,
-//! a flow arrow from each pipeline send to its receiver, and counter tracks
-//! of link bandwidth per axis. The page's export and `overlap-lab trace`
-//! both call this function.
+//! one process per simulated GPU with a thread per lane (compute, then one
+//! per axis), a flow arrow from each pipeline send to its receiver, and
+//! counter tracks of link bandwidth per axis. The page's export and
+//! `overlap-lab trace` both call [`chrome_trace`].
+//!
+//! Events are serialised one by one as the timeline is walked, so a large
+//! step never holds its events twice in memory.
 
-use std::fmt::Write;
+use serde::ser::{SerializeSeq, Serializer};
+use serde::Serialize;
 
-use crate::model::axis::Axis;
-
+use crate::model::axis::{Axis, Lane};
 use crate::model::link::{Direction, LinkClass};
-
+use crate::model::op::{OpKind, Phase, NONE};
 use crate::output::timeline::{Interval, Timeline};
 
-use crate::model::op::{OpKind, NONE};
-
-const LANES: [&str; 4] = ["compute", "TP", "PP", "DP"];
-
+/// Microseconds, rounded to the nanosecond: the trace format's time unit,
+/// without float noise in the file.
 fn us(seconds: f64) -> f64 {
-    seconds * 1e6
+    (seconds * 1e9).round() / 1e3
 }
 
-/// JSON string literal (names here are ASCII, but stay safe).
-fn quote(s: &str) -> String {
-    serde_json::to_string(s).expect("strings serialise")
+/// Rounded to three decimals, as the trace shows rates.
+fn milli(x: f64) -> f64 {
+    (x * 1e3).round() / 1e3
 }
 
-fn slice(out: &mut String, pid: usize, tid: usize, iv: &Interval) {
+/// One trace event; `ph` tells the viewer which kind.
+#[derive(Serialize)]
+#[serde(tag = "ph")]
+enum Event<'a> {
+    /// Metadata: process and thread names, sort order, the step time.
+    #[serde(rename = "M")]
+    Meta {
+        pid: usize,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        tid: Option<usize>,
+        name: &'static str,
+        args: MetaArgs,
+    },
+    /// A complete slice: one interval of a lane.
+    #[serde(rename = "X")]
+    Slice {
+        pid: usize,
+        tid: usize,
+        name: String,
+        cat: &'static str,
+        ts: f64,
+        dur: f64,
+        args: SliceArgs,
+    },
+    /// The start of a flow arrow (the sender's end of a pipeline send).
+    #[serde(rename = "s")]
+    FlowStart {
+        id: u32,
+        pid: usize,
+        tid: usize,
+        name: &'static str,
+        cat: &'static str,
+        ts: f64,
+    },
+    /// The end of a flow arrow, bound to the enclosing slice.
+    #[serde(rename = "f")]
+    FlowEnd {
+        bp: &'static str,
+        id: u32,
+        pid: usize,
+        tid: usize,
+        name: &'static str,
+        cat: &'static str,
+        ts: f64,
+    },
+    /// A counter sample: a link's bandwidth per axis, GB/s.
+    #[serde(rename = "C")]
+    Counter {
+        pid: usize,
+        name: &'a str,
+        ts: f64,
+        args: PerAxisGbps,
+    },
+}
+
+#[derive(Serialize)]
+#[serde(untagged)]
+enum MetaArgs {
+    Name { name: String },
+    SortIndex { sort_index: usize },
+    Value { value: f64 },
+}
+
+#[derive(Serialize)]
+struct SliceArgs {
+    phase: Phase,
+    chunk: u32,
+    #[serde(flatten)]
+    work: Work,
+}
+
+/// What a slice moved or computed.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Work {
+    Transfer {
+        bytes: f64,
+        achieved_gbps: f64,
+        contention_us: f64,
+        exposed_us: f64,
+    },
+    Compute {
+        flops: f64,
+    },
+}
+
+#[derive(Serialize)]
+struct PerAxisGbps {
+    tp: f64,
+    pp: f64,
+    dp: f64,
+}
+
+fn slice(pid: usize, lane: Lane, iv: &Interval) -> Event<'static> {
     let mut name = iv.op.label().to_string();
     if iv.layer != NONE {
-        let _ = write!(name, " L{}", iv.layer);
+        name.push_str(&format!(" L{}", iv.layer));
     }
     if iv.micro_batch != NONE {
-        let _ = write!(name, " mb{}", iv.micro_batch);
+        name.push_str(&format!(" mb{}", iv.micro_batch));
     }
-    let _ = write!(
-        out,
-        r#"{{"ph":"X","pid":{pid},"tid":{tid},"name":{},"cat":"{}","ts":{:.3},"dur":{:.3},"args":{{"phase":"{:?}","chunk":{}"#,
-        quote(&name),
-        LANES[tid],
-        us(iv.start_s),
-        us(iv.end_s - iv.start_s),
-        iv.phase,
-        iv.chunk
-    );
-    if iv.op.is_comm() {
-        let _ = write!(
-            out,
-            r#","bytes":{},"achieved_gbps":{:.3},"contention_us":{:.3},"exposed_us":{:.3}"#,
-            iv.bytes,
-            iv.achieved_gbps,
-            us(iv.contention_s),
-            us(iv.exposed_s)
-        );
+    let work = if iv.op.is_comm() {
+        Work::Transfer {
+            bytes: iv.bytes,
+            achieved_gbps: milli(iv.achieved_gbps),
+            contention_us: us(iv.contention_s),
+            exposed_us: us(iv.exposed_s),
+        }
     } else {
-        let _ = write!(out, r#","flops":{}"#, iv.flops);
+        Work::Compute { flops: iv.flops }
+    };
+    Event::Slice {
+        pid,
+        tid: lane.index(),
+        name,
+        cat: lane.label(),
+        ts: us(iv.start_s),
+        dur: us(iv.end_s - iv.start_s),
+        args: SliceArgs {
+            phase: iv.phase,
+            chunk: iv.chunk,
+            work,
+        },
     }
-    out.push_str("}},\n");
 }
 
-pub fn chrome_trace(t: &Timeline) -> String {
-    let mut out = String::with_capacity(256 + t.interval_count() * 200);
-    out.push_str("{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n");
+/// Every event of the timeline, in file order, handed to `emit` one by one.
+fn for_each_event<E>(t: &Timeline, mut emit: impl FnMut(&Event) -> Result<(), E>) -> Result<(), E> {
+    let meta = |pid, tid, name, args| Event::Meta {
+        pid,
+        tid,
+        name,
+        args,
+    };
     for (pid, g) in t.gpus.iter().enumerate() {
         let name = if g.represents > 1 {
             format!(
@@ -70,44 +169,50 @@ pub fn chrome_trace(t: &Timeline) -> String {
         } else {
             format!("GPU {} (stage {}, node {})", g.rank, g.stage, g.node)
         };
-        let _ = writeln!(
-            out,
-            r#"{{"ph":"M","pid":{pid},"name":"process_name","args":{{"name":{}}}}},"#,
-            quote(&name)
-        );
-        let _ = writeln!(
-            out,
-            r#"{{"ph":"M","pid":{pid},"name":"process_sort_index","args":{{"sort_index":{pid}}}}},"#
-        );
-        for (tid, lane) in LANES.iter().enumerate() {
-            let _ = writeln!(
-                out,
-                r#"{{"ph":"M","pid":{pid},"tid":{tid},"name":"thread_name","args":{{"name":"{lane}"}}}},"#
-            );
+        emit(&meta(pid, None, "process_name", MetaArgs::Name { name }))?;
+        emit(&meta(
+            pid,
+            None,
+            "process_sort_index",
+            MetaArgs::SortIndex { sort_index: pid },
+        ))?;
+        for lane in Lane::ALL {
+            let name = lane.label().to_string();
+            emit(&meta(
+                pid,
+                Some(lane.index()),
+                "thread_name",
+                MetaArgs::Name { name },
+            ))?;
         }
         for iv in &g.compute {
-            slice(&mut out, pid, 0, iv);
+            emit(&slice(pid, Lane::Compute, iv))?;
         }
         for axis in Axis::ALL {
+            let lane = Lane::Comm(axis);
             for iv in &g.comm[axis.index()] {
-                slice(&mut out, pid, axis.index() + 1, iv);
+                emit(&slice(pid, lane, iv))?;
                 // A send shows on both ends: draw the arrow from the sender's
                 // slice to the receiver's.
                 if iv.op == OpKind::Send && iv.owner as usize != pid {
-                    let tid = axis.index() + 1;
-                    let _ = writeln!(
-                        out,
-                        r#"{{"ph":"s","id":{},"pid":{},"tid":{tid},"name":"send","cat":"PP","ts":{:.3}}},"#,
-                        iv.id,
-                        iv.owner,
-                        us(iv.start_s)
-                    );
-                    let _ = writeln!(
-                        out,
-                        r#"{{"ph":"f","bp":"e","id":{},"pid":{pid},"tid":{tid},"name":"send","cat":"PP","ts":{:.3}}},"#,
-                        iv.id,
-                        us(iv.end_s)
-                    );
+                    let (tid, cat) = (lane.index(), axis.label());
+                    emit(&Event::FlowStart {
+                        id: iv.id,
+                        pid: iv.owner as usize,
+                        tid,
+                        name: "send",
+                        cat,
+                        ts: us(iv.start_s),
+                    })?;
+                    emit(&Event::FlowEnd {
+                        bp: "e",
+                        id: iv.id,
+                        pid,
+                        tid,
+                        name: "send",
+                        cat,
+                        ts: us(iv.end_s),
+                    })?;
                 }
             }
         }
@@ -126,24 +231,56 @@ pub fn chrome_trace(t: &Timeline) -> String {
             None => (t.gpus.len(), "network core GB/s".to_string()),
         };
         for s in &link.samples {
-            let _ = writeln!(
-                out,
-                r#"{{"ph":"C","pid":{pid},"name":{},"ts":{:.3},"args":{{"tp":{:.3},"pp":{:.3},"dp":{:.3}}}}},"#,
-                quote(&name),
-                us(s.t_s),
-                s.gbps[0],
-                s.gbps[1],
-                s.gbps[2]
-            );
+            emit(&Event::Counter {
+                pid,
+                name: &name,
+                ts: us(s.t_s),
+                args: PerAxisGbps {
+                    tp: milli(s.gbps[Axis::Tp.index()]),
+                    pp: milli(s.gbps[Axis::Pp.index()]),
+                    dp: milli(s.gbps[Axis::Dp.index()]),
+                },
+            })?;
         }
     }
-    // A last metadata event closes the array without a trailing comma.
-    let _ = write!(
-        out,
-        r#"{{"ph":"M","pid":0,"name":"step_time_ms","args":{{"value":{}}}}}]}}"#,
-        t.step_time_s * 1e3
-    );
-    out
+    emit(&meta(
+        0,
+        None,
+        "step_time_ms",
+        MetaArgs::Value {
+            value: t.step_time_s * 1e3,
+        },
+    ))
+}
+
+/// The trace's events as a JSON array, written as they are walked.
+struct Events<'a>(&'a Timeline);
+
+impl Serialize for Events<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut seq = serializer.serialize_seq(None)?;
+        for_each_event(self.0, |e| seq.serialize_element(e))?;
+        seq.end()
+    }
+}
+
+/// The trace file's top-level object.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct TraceFile<'a> {
+    display_time_unit: &'static str,
+    trace_events: Events<'a>,
+}
+
+/// The timeline as a Chrome trace-event JSON document.
+pub fn chrome_trace(t: &Timeline) -> String {
+    let file = TraceFile {
+        display_time_unit: "ms",
+        trace_events: Events(t),
+    };
+    let mut out = Vec::with_capacity(256 + t.interval_count() * 200);
+    serde_json::to_writer(&mut out, &file).expect("a trace serialises: its keys are strings");
+    String::from_utf8(out).expect("serde_json writes UTF-8")
 }
 
 #[cfg(test)]
