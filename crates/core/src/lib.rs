@@ -42,7 +42,9 @@ pub use timeline::{Axis, Lane, Timeline};
 /// A simulated step with its all-off baseline folded into the report.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct Simulation {
+    /// Every GPU's lanes and the links' bandwidth over the step.
     pub timeline: Timeline,
+    /// The figures, the baseline folded in.
     pub report: Report,
     /// Events the engine processed, both runs counted (for benchmarks).
     pub events: u64,
@@ -83,6 +85,7 @@ pub struct Simulator {
 }
 
 impl Simulator {
+    /// A simulator that remembers no baseline yet.
     pub fn new(fidelity: Fidelity) -> Self {
         Self {
             fidelity,
@@ -91,6 +94,7 @@ impl Simulator {
         }
     }
 
+    /// Simulates the scenario, reusing the last baseline when it still applies.
     pub fn simulate(&mut self, scenario: &Scenario) -> Simulation {
         let fidelity = self.fidelity;
         let (timeline, mut report, mut events, mut planned_events) = {

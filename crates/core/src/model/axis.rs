@@ -7,14 +7,19 @@ use serde::Serialize;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Axis {
+    /// Tensor parallelism: collectives inside a layer.
     Tp,
+    /// Pipeline parallelism: sends between stages.
     Pp,
+    /// Data parallelism: the gradient reduction.
     Dp,
 }
 
 impl Axis {
+    /// The three axes in lane order.
     pub const ALL: [Axis; 3] = [Axis::Tp, Axis::Pp, Axis::Dp];
 
+    /// The axis's position in per-axis arrays.
     pub fn index(self) -> usize {
         self as usize
     }
@@ -43,7 +48,9 @@ impl Axis {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Lane {
+    /// The compute stream.
     Compute,
+    /// One axis's communication stream.
     Comm(Axis),
 }
 

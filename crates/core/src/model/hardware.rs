@@ -7,16 +7,21 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum HardwarePreset {
     #[serde(rename = "dgx2-v100")]
+    /// DGX-2: 16 V100 per node on NVSwitch, 8 EDR NICs.
     Dgx2V100,
     #[serde(rename = "dgx-a100")]
+    /// DGX A100: 8 A100 per node on NVSwitch, 8 HDR NICs.
     DgxA100,
     #[serde(rename = "dgx-h100")]
+    /// DGX H100: 8 H100 per node on NVSwitch 3, 8 NDR NICs.
     DgxH100,
 }
 
 impl HardwarePreset {
+    /// Every preset, in the order the page lists them.
     pub const ALL: [HardwarePreset; 3] = [Self::Dgx2V100, Self::DgxA100, Self::DgxH100];
 
+    /// The preset's key in scenarios and share links.
     pub fn name(self) -> &'static str {
         match self {
             Self::Dgx2V100 => "dgx2-v100",
@@ -25,6 +30,7 @@ impl HardwarePreset {
         }
     }
 
+    /// The preset with this key, if any.
     pub fn from_name(name: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|p| p.name() == name)
     }
@@ -58,7 +64,9 @@ impl HardwarePreset {
 /// The hardware of one scenario, with units in the field names.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Hardware {
+    /// Nodes in the cluster.
     pub nodes: u32,
+    /// GPUs in each node, all on one NVLink switch.
     pub gpus_per_node: u32,
     /// Dense fp16/bf16 peak per GPU.
     pub peak_tflops: f64,
@@ -70,11 +78,14 @@ pub struct Hardware {
     pub nic_gbps: f64,
     /// 1 = non-blocking fat tree; 2 = the core carries half of what the NICs could send.
     pub oversubscription: f64,
+    /// Latency of one NVLink hop, microseconds.
     pub nvlink_latency_us: f64,
+    /// Latency of one network hop, microseconds.
     pub network_latency_us: f64,
 }
 
 impl Hardware {
+    /// GPUs in the cluster.
     pub fn gpus(&self) -> u64 {
         u64::from(self.nodes) * u64::from(self.gpus_per_node)
     }

@@ -7,9 +7,13 @@ use serde::Serialize;
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Phase {
+    /// The forward pass of a micro-batch.
     Forward,
+    /// The forward pass recomputed before its backward (activation recomputation).
     Recompute,
+    /// The backward pass of a micro-batch.
     Backward,
+    /// The optimizer step after the gradient reduction.
     Step,
 }
 
@@ -53,19 +57,24 @@ pub enum OpKind {
     QkvDgrad,
     /// Weight gradient of the QKV GEMM: the window of that reduction.
     QkvWgrad,
+    /// Backward of the logits GEMM and the loss.
     LogitsBackward,
     /// The optimizer step: memory-bound, after the DP reduction.
     Optimizer,
     /// The micro-benchmark's GEMM (or one chunk of it).
     Gemm,
+    /// An all-reduce: a TP output, or a DP gradient bucket.
     AllReduce,
+    /// A reduce-scatter: sequence-parallel TP output, or sharded DP gradients.
     ReduceScatter,
+    /// An all-gather: sequence-parallel TP input, or sharded DP parameters.
     AllGather,
     /// Pipeline send of activations (forward) or gradients (backward).
     Send,
 }
 
 impl OpKind {
+    /// The label readers see in tooltips, tables and traces.
     pub fn label(self) -> &'static str {
         match self {
             OpKind::Qkv => "QKV GEMM",
@@ -90,6 +99,7 @@ impl OpKind {
         }
     }
 
+    /// Whether the op is a transfer rather than compute.
     pub fn is_comm(self) -> bool {
         matches!(
             self,

@@ -18,13 +18,18 @@ pub struct AxisReport {
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+/// The per-axis figures, one field per axis as in the report's JSON.
 pub struct Axes {
+    /// Tensor parallelism.
     pub tp: AxisReport,
+    /// Pipeline parallelism.
     pub pp: AxisReport,
+    /// Data parallelism.
     pub dp: AxisReport,
 }
 
 impl Axes {
+    /// The figures of one axis.
     pub fn get(&self, axis: crate::model::axis::Axis) -> &AxisReport {
         match axis {
             crate::model::axis::Axis::Tp => &self.tp,
@@ -33,6 +38,7 @@ impl Axes {
         }
     }
 
+    /// The figures of one axis, to fill in.
     pub fn get_mut(&mut self, axis: crate::model::axis::Axis) -> &mut AxisReport {
         match axis {
             crate::model::axis::Axis::Tp => &mut self.tp,
@@ -45,27 +51,41 @@ impl Axes {
 /// Busy fraction of a link class, and the fraction of busy time two or more axes shared.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct LinkReport {
+    /// Fraction of the step the link class carried traffic.
     pub busy: f64,
+    /// Fraction of its busy time shared by two or more axes.
     pub shared: f64,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+/// The per-link-class figures.
 pub struct Links {
+    /// NVLink inside the nodes.
     pub nvlink: LinkReport,
+    /// The inter-node network.
     pub network: LinkReport,
 }
 
 /// `overlap-lab simulate --json`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Report {
+    /// Simulated time of one step, ms.
     pub step_time_ms: f64,
+    /// The same scenario with every overlap off, ms.
     pub baseline_ms: f64,
+    /// `baseline_ms / step_time_ms`.
     pub speedup: f64,
+    /// The slowest GPU's busy compute time, ms.
     pub compute_ms: f64,
+    /// Model FLOPs (recomputation not counted) per second per GPU, TFLOP/s.
     pub model_tflops_per_gpu: f64,
+    /// Model FLOPs utilisation against the datasheet peak, 0..1.
     pub mfu: f64,
+    /// Fraction of the step the pipeline's compute streams stand idle, 0..1.
     pub bubble_fraction: f64,
+    /// Communication per axis: traffic, exposure, window, contention.
     pub axes: Axes,
+    /// Busy and shared fractions per link class.
     pub links: Links,
     /// FLOPs executed per GPU in the step, recomputation included (Megatron's
     /// eq. 3 counts these), divided by step time: what Narayanan et al. report.

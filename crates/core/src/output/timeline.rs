@@ -16,11 +16,17 @@ pub struct Interval {
     pub id: u32,
     /// Index into `Timeline::gpus` of the GPU that issued it (the sender of a send).
     pub owner: u32,
+    /// When the op started, seconds from the step's start.
     pub start_s: f64,
+    /// When the op ended, seconds from the step's start.
     pub end_s: f64,
+    /// What the op is.
     pub op: OpKind,
+    /// Which pass it belongs to.
     pub phase: Phase,
+    /// Its micro-batch, or `NONE`.
     pub micro_batch: u32,
+    /// Its layer, or `NONE`.
     pub layer: u32,
     /// 0-based chunk of a split GEMM and its collective; 0 when not split.
     pub chunk: u32,
@@ -48,12 +54,17 @@ pub struct Interval {
 pub struct GpuLanes {
     /// Global rank of the GPU simulated.
     pub rank: u32,
+    /// The node the GPU sits in.
     pub node: u32,
+    /// Its pipeline stage.
     pub stage: u32,
+    /// Its rank in the data-parallel group.
     pub dp_rank: u32,
+    /// Its rank in the tensor-parallel group.
     pub tp_rank: u32,
     /// How many real GPUs this one stands for (TP ranks x DP replicas when reduced).
     pub represents: u32,
+    /// The compute stream's intervals, in time order.
     pub compute: Vec<Interval>,
     /// Communication lanes, indexed by `Axis::index`.
     pub comm: [Vec<Interval>; 3],
@@ -64,20 +75,26 @@ pub struct GpuLanes {
 pub struct LinkLane {
     /// Index into `Timeline::gpus`; `None` for the network core.
     pub gpu: Option<usize>,
+    /// NVLink or network.
     pub class: LinkClass,
+    /// Out of the GPU or into it.
     pub direction: Direction,
     /// What the collectives can use: datasheet bandwidth x collective efficiency.
     pub capacity_gbps: f64,
+    /// The link's bandwidth per axis over time, from the step's start.
     pub samples: Vec<LinkSample>,
 }
 
 /// The whole step.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Timeline {
+    /// The step's simulated time, seconds.
     pub step_time_s: f64,
     /// True when each simulated GPU stands for its TP group and DP replicas.
     pub reduced: bool,
+    /// The simulated GPUs, in rank order.
     pub gpus: Vec<GpuLanes>,
+    /// The link resources, with bandwidth samples when recorded.
     pub links: Vec<LinkLane>,
 }
 

@@ -11,7 +11,9 @@ pub type ResourceId = u32;
 /// A flow's use of one resource: `weight` member transfers cross it.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Usage {
+    /// The link resource crossed.
     pub resource: ResourceId,
+    /// How many member transfers of the flow cross it.
     pub weight: f64,
 }
 
