@@ -22,7 +22,8 @@
 //!   through common resources.
 
 use crate::graph::{Graph, COMPUTE};
-use crate::scenario::{Scenario, Schedule, Workload};
+use crate::scenario::{Scenario, Workload};
+use crate::schedule::affine_micro_batches;
 use crate::Fidelity;
 
 /// The predicted cost of simulating one scenario.
@@ -96,11 +97,7 @@ pub fn run_cost_within(s: &Scenario, cap_ops: u64) -> Option<Cost> {
     let Workload::Transformer(t) = &s.workload else {
         return count(s);
     };
-    let unit = if s.parallel.schedule == Schedule::Interleaved {
-        s.parallel.pp
-    } else {
-        1
-    };
+    let (base, unit) = affine_micro_batches(s.parallel.schedule, s.parallel.pp);
     let m = s.micro_batches();
     let with = |micro_batches: u32| {
         let mut small = s.clone();
@@ -109,11 +106,11 @@ pub fn run_cost_within(s: &Scenario, cap_ops: u64) -> Option<Cost> {
         }
         count(&small)
     };
-    if m <= 2 * unit {
+    if m <= base + unit {
         return with(m);
     }
-    let (one, two) = (with(unit)?, with(2 * unit)?);
-    let c = one.extrapolate(two, u64::from((m - unit) / unit));
+    let (one, two) = (with(base)?, with(base + unit)?);
+    let c = one.extrapolate(two, u64::from((m - base) / unit));
     (c.ops <= cap_ops).then_some(c)
 }
 
