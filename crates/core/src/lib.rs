@@ -12,6 +12,7 @@ mod graph;
 pub mod hardware;
 pub mod hta;
 pub mod kineto;
+pub mod memory;
 pub mod network;
 mod plain;
 pub mod presets;
@@ -25,6 +26,7 @@ pub mod timeline;
 pub mod trace;
 mod validate;
 pub mod workload;
+pub mod zero_bubble;
 
 pub use hardware::{Hardware, HardwarePreset};
 pub use report::Report;
@@ -106,6 +108,7 @@ impl Simulator {
         };
         report.hta_overlap_per_gpu = hta::overlap_per_gpu(&timeline);
         report.hta_overlap = hta::mean(&report.hta_overlap_per_gpu);
+        report.memory_gb = memory::memory_gb(scenario);
         let off = scenario.all_overlap_off();
         report.baseline_ms = if off == *scenario {
             report.step_time_ms

@@ -107,7 +107,10 @@ const TIMES: [Times; 4] = [
 ];
 
 fn assert_close(got: f64, want: f64, what: &str) {
-    assert!((got - want).abs() < 1e-9, "{what}: bubble {got}, formula {want}");
+    assert!(
+        (got - want).abs() < 1e-9,
+        "{what}: bubble {got}, formula {want}"
+    );
 }
 
 // In published.md section 6 (the DualPipe README's notation) B is the whole
@@ -174,7 +177,10 @@ fn zb_v_bubble_is_at_most_dualpipe_v_and_half_of_zb_1p() {
             // ZB-1p on whole stages (two chunks' worth of F, B and W).
             let zb1p = f64::from(p - 1) * 2.0 * (t.f + t.b - t.w);
             assert!(zbv <= dpv + 1e-9, "ZB-V {zbv} above DualPipeV {dpv}");
-            assert!(zbv <= zb1p / 2.0 + 1e-9, "ZB-V {zbv} above half of ZB-1p {zb1p}");
+            assert!(
+                zbv <= zb1p / 2.0 + 1e-9,
+                "ZB-V {zbv} above half of ZB-1p {zb1p}"
+            );
         }
     }
 }
@@ -184,7 +190,11 @@ fn interleaved_bubble_is_one_f_one_b_over_v() {
     let t = TIMES[1];
     for (p, m, v) in [(4, 8, 2), (4, 12, 3), (2, 6, 2)] {
         let want = f64::from(p - 1) * (t.f + t.b + t.w);
-        assert_close(bubble(Schedule::Interleaved, p, m, v, t), want, "interleaved");
+        assert_close(
+            bubble(Schedule::Interleaved, p, m, v, t),
+            want,
+            "interleaved",
+        );
     }
 }
 
@@ -258,11 +268,17 @@ fn activations_in_flight_follow_the_schedule() {
     };
     let (p, m) = (4, 16);
     for stage in 0..p {
-        assert_eq!(peak(Schedule::OneFOneB, stage, p, m, 1), f64::from(p - stage));
+        assert_eq!(
+            peak(Schedule::OneFOneB, stage, p, m, 1),
+            f64::from(p - stage)
+        );
         assert_eq!(peak(Schedule::Gpipe, stage, p, m, 1), f64::from(m));
         // ZB-1p holds W back but never more than stage 0 of 1F1B.
         assert_eq!(peak(Schedule::ZeroBubble1p, stage, p, m, 1), f64::from(p));
-        assert_eq!(peak(Schedule::ZeroBubble2p, stage, p, m, 1), f64::from(2 * p));
+        assert_eq!(
+            peak(Schedule::ZeroBubble2p, stage, p, m, 1),
+            f64::from(2 * p)
+        );
     }
     // DualPipeV: PP + 1 chunks of activations with PP = 2p stages (README),
     // here in micro-batches of a whole GPU (two chunks).
@@ -304,10 +320,17 @@ fn assert_dependencies_hold(json: &str) {
     let mut first_b: HashMap<(u32, u32), f64> = HashMap::new();
     for &(mb, layer, start, end, w) in &bwd {
         let f = fwd_end[&(mb, layer)];
-        assert!(start + eps >= f, "backward of mb {mb} layer {layer} before its forward");
+        assert!(
+            start + eps >= f,
+            "backward of mb {mb} layer {layer} before its forward"
+        );
         if layer > 0 {
             let prev = fwd_end[&(mb, layer - 1)];
-            assert!(f >= prev, "forward of layer {layer} before layer {}", layer - 1);
+            assert!(
+                f >= prev,
+                "forward of layer {layer} before layer {}",
+                layer - 1
+            );
         }
         if !w {
             let e = b_end.entry((mb, layer)).or_insert(0.0);
@@ -321,7 +344,10 @@ fn assert_dependencies_hold(json: &str) {
             // A W op follows the dgrad that produced its output gradient;
             // the MLP's W follows the MLP's dgrads, which come first.
             let first = first_b[&(mb, layer)];
-            assert!(start + eps >= first, "W of mb {mb} layer {layer} before its B");
+            assert!(
+                start + eps >= first,
+                "W of mb {mb} layer {layer} before its B"
+            );
         }
         if let Some(&after) = first_b.get(&(mb, layer + 1)) {
             let _ = after;
