@@ -218,6 +218,18 @@ mod tests {
                 r#"{"workload":{"global_batch":GB,"mode":"inference"},"parallel":{"scatter_gather":false},"overlap":{"tp":false}}"#,
                 30,
             ),
+            (
+                r#"{"workload":{"global_batch":GB,"sequence_parallel":true},"parallel":{"schedule":"zb-2p"}}"#,
+                42,
+            ),
+            (
+                r#"{"workload":{"global_batch":GB},"parallel":{"schedule":"zb-v","virtual_stages":2}}"#,
+                34,
+            ),
+            (
+                r#"{"workload":{"global_batch":GB,"recompute":"full"},"parallel":{"schedule":"dualpipe-v","virtual_stages":2}}"#,
+                36,
+            ),
         ] {
             let s = parse_scenario(&json.replace("GB", &batch.to_string())).unwrap();
             let full = graph_cost(&super::super::build(&s, Fidelity::Reduced, 0));
