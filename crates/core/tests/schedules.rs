@@ -381,3 +381,84 @@ fn the_simulated_step_never_runs_an_op_before_its_inputs() {
         }
     }
 }
+
+fn refused(json: &str) -> overlap_core::ScenarioError {
+    overlap_core::parse_scenario(json).expect_err("refused")
+}
+
+fn names(e: &overlap_core::ScenarioError, field: &str, hint: &str) {
+    assert!(
+        e.errors
+            .iter()
+            .any(|f| f.field == field && f.message.contains(hint)),
+        "expected {field} with \"{hint}\": {e:?}"
+    );
+}
+
+#[test]
+fn bad_schedule_combinations_name_the_field_and_what_is_valid() {
+    let base = |parallel: &str, batch: u32| {
+        format!(
+            r#"{{"hardware":{{"preset":"dgx-a100","nodes":1}},
+            "workload":{{"layers":24,"hidden":1024,"heads":16,"seq":512,"micro_batch":1,"global_batch":{batch}}},
+            "parallel":{parallel}}}"#
+        )
+    };
+    let e = refused(&base(
+        r#"{"tp":1,"pp":8,"dp":1,"schedule":"zb-v","virtual_stages":1}"#,
+        32,
+    ));
+    names(&e, "parallel.virtual_stages", "valid is 2");
+    let e = refused(&base(
+        r#"{"tp":1,"pp":8,"dp":1,"schedule":"zb-v","virtual_stages":3}"#,
+        32,
+    ));
+    names(&e, "parallel.virtual_stages", "valid is 2");
+    let e = refused(&base(
+        r#"{"tp":8,"pp":1,"dp":1,"schedule":"dualpipe-v","virtual_stages":2}"#,
+        32,
+    ));
+    names(&e, "parallel.pp", "valid are even pp");
+    let e = refused(&base(
+        r#"{"tp":1,"pp":8,"dp":1,"schedule":"dualpipe-v","virtual_stages":2}"#,
+        15,
+    ));
+    names(
+        &e,
+        "workload.global_batch",
+        "at least 2 x pp = 16 micro-batches",
+    );
+    let e = refused(&base(
+        r#"{"tp":1,"pp":8,"dp":1,"schedule":"zb-1p","virtual_stages":3}"#,
+        32,
+    ));
+    names(&e, "parallel.virtual_stages", "with \"zb-1p\" valid is 1");
+    let e = refused(&base(r#"{"tp":1,"pp":8,"dp":1,"schedule":"zb-3p"}"#, 32));
+    assert!(
+        e.to_string().contains("zb-2p"),
+        "an unknown schedule lists the valid ones: {e}"
+    );
+}
+
+#[test]
+fn share_links_carry_the_new_schedules() {
+    use overlap_core::share_link::{decode, encode};
+    for (schedule, v) in [("zb-1p", 1), ("zb-2p", 1), ("zb-v", 2), ("dualpipe-v", 2)] {
+        let json = format!(
+            r#"{{"workload":{{"global_batch":16}},"parallel":{{"schedule":"{schedule}","virtual_stages":{v}}}}}"#
+        );
+        let input = ScenarioInput::from_json(&json).unwrap();
+        let scenario = input.resolve().unwrap();
+        let link = encode(&input, None);
+        assert!(link.contains(&format!("schedule={schedule}")), "{link}");
+        let back = decode(&link, &[]);
+        assert!(back.errors.is_empty(), "{link}: {:?}", back.errors);
+        assert_eq!(back.input.resolve().unwrap(), scenario, "{link}");
+    }
+    let bad = decode("v=1&schedule=zb-9p", &[]);
+    assert!(
+        bad.errors.iter().any(|e| e.message.contains("dualpipe-v")),
+        "{:?}",
+        bad.errors
+    );
+}
