@@ -97,7 +97,11 @@ fn run(raw: &[OsString]) -> Result<String, String> {
             .iter()
             .map(|p| format!("{:<26} {}\n", p.id, p.title))
             .collect()),
-        "published" => Ok(overlap_core::published::table()),
+        "published" => Ok(format!(
+            "{}\nZero-bubble pipelines (throughput relative to 1F1B; memory of the fullest GPU):\n\n{}",
+            overlap_core::published::table(),
+            overlap_core::zero_bubble::table()
+        )),
         other => unreachable!("args::COMMANDS lists {other} without running it"),
     }
 }
@@ -243,6 +247,17 @@ fn summary(s: &Scenario, r: &Report) -> String {
         r.links.nvlink.shared * 100.0,
         r.links.network.busy * 100.0,
         r.links.network.shared * 100.0
+    );
+    let m = &r.memory_gb;
+    out += &format!(
+        "memory  {:.1} of {:.0} GB on the fullest GPU ({}): weights {:.1}, gradients {:.1}, optimizer {:.1}, activations {:.1}\n",
+        m.total,
+        m.capacity,
+        if m.fits { "fits" } else { "does not fit" },
+        m.weights,
+        m.gradients,
+        m.optimizer,
+        m.activations
     );
     out
 }

@@ -16,12 +16,13 @@ pub mod output;
 pub mod published;
 pub mod sim;
 pub mod workload;
+pub mod zero_bubble;
 
 // The first version's flat paths, kept for the CLI, the app and course
 // material that import them.
 pub use input::{presets, share_link};
 pub use model::hardware;
-pub use output::{hta, kineto, report, timeline, trace};
+pub use output::{hta, kineto, memory, report, timeline, trace};
 pub use sim::network;
 pub use workload::{collective, efficiency, schedule};
 
@@ -109,6 +110,7 @@ impl Simulator {
         };
         report.hta_overlap_per_gpu = hta::overlap_per_gpu(&timeline);
         report.hta_overlap = hta::mean(&report.hta_overlap_per_gpu);
+        report.memory_gb = output::memory::memory_gb(scenario);
         let off = scenario.all_overlap_off();
         report.baseline_ms = if off == *scenario {
             report.step_time_ms

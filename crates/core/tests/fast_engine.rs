@@ -142,19 +142,37 @@ fn check(what: &str, s: &Scenario, fidelity: Fidelity) {
 /// scatter/gather off, an oversubscribed core and the micro-benchmark.
 fn grid() -> Vec<String> {
     let mut out = Vec::new();
-    for schedule in ["gpipe", "1f1b", "interleaved"] {
+    for schedule in [
+        "gpipe",
+        "1f1b",
+        "interleaved",
+        "zb-1p",
+        "zb-2p",
+        "zb-v",
+        "dualpipe-v",
+    ] {
+        let split_backward = schedule.starts_with("zb") || schedule == "dualpipe-v";
         for (o_tp, o_pp, o_dp) in [
             (false, false, false),
             (true, true, true),
             (true, false, true),
             (false, true, false),
         ] {
+            // The split-backward schedules share the builder's other paths:
+            // all switches off and all on cover what is theirs.
+            if split_backward && o_tp != o_dp {
+                continue;
+            }
             for (sp, recompute, mode) in [
                 (false, "none", "train"),
                 (true, "full", "train"),
                 (false, "selective", "inference"),
             ] {
-                let v = if schedule == "interleaved" { 2 } else { 1 };
+                let v = if ["interleaved", "zb-v", "dualpipe-v"].contains(&schedule) {
+                    2
+                } else {
+                    1
+                };
                 out.push(format!(
                     r#"{{"hardware":{{"nodes":4,"gpus_per_node":4,"oversubscription":2}},
                     "workload":{{"layers":{},"hidden":1024,"heads":8,"seq":512,"global_batch":16,
@@ -239,7 +257,7 @@ mod random {
             nodes in 1u32..=4, gpn in prop::sample::select(vec![1u32, 2, 4, 8]),
             tp_i in 0usize..4, pp in 1u32..=4, v in 1u32..=2,
             layers_per in 1u32..=2, mb in 1u32..=2, m in 1u32..=4,
-            sched in 0usize..3, recompute in 0usize..3, sp in any::<bool>(), sg in any::<bool>(),
+            sched in 0usize..7, recompute in 0usize..3, sp in any::<bool>(), sg in any::<bool>(),
             o_tp in any::<bool>(), o_pp in any::<bool>(), o_dp in any::<bool>(),
             chunks in 1u32..=6, bucket in 1.0f64..200.0, tax in 0.0f64..0.9,
             inference in any::<bool>(), oversub in 1.0f64..4.0, nic in prop::sample::select(vec![0.01f64, 1.0, 25.0]),
@@ -248,8 +266,12 @@ mod random {
             let tp = [1u32, 2, 4, 8][tp_i].min(gpn);
             prop_assume!(gpus % (tp * pp) == 0);
             let dp = gpus / (tp * pp);
-            let schedule = ["gpipe", "1f1b", "interleaved"][sched];
-            let v = if schedule == "interleaved" { v } else { 1 };
+            let schedule = ["gpipe", "1f1b", "interleaved", "zb-1p", "zb-2p", "zb-v", "dualpipe-v"][sched];
+            let v = match schedule {
+                "interleaved" => v,
+                "zb-v" | "dualpipe-v" => 2,
+                _ => 1,
+            };
             let json = format!(
                 r#"{{"hardware":{{"nodes":{nodes},"gpus_per_node":{gpn},"oversubscription":{oversub},"nic_gbps":{nic}}},
                 "workload":{{"layers":{},"hidden":512,"heads":8,"seq":256,"vocab":1000,"micro_batch":{mb},

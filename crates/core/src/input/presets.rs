@@ -48,6 +48,24 @@ macro_rules! megatron_row {
     };
 }
 
+// Zero-bubble pipelines (Qi et al. 2024, arXiv 2401.10241, Tables 3-4): GPT-3
+// like models on one node of 8 A100, pure pipeline parallelism, seq 1024,
+// vocab 51200 (not stated in the paper). The paper gives the first and last
+// stage one layer fewer (22 and 30 layers); layers here divide evenly over
+// the 8 stages, so the presets carry 24 and 32 layers. Megatron-LM's
+// pipeline sends are asynchronous; TP and DP do not exist here.
+macro_rules! zero_bubble_row {
+    ($layers:expr, $heads:expr, $hidden:expr, $micro_batch:expr, $global_batch:expr, $schedule:expr) => {
+        concat!(
+            r#"{"hardware":{"preset":"dgx-a100","nodes":1},"workload":{"layers":"#, $layers,
+            r#","hidden":"#, $hidden, r#","heads":"#, $heads,
+            r#","seq":1024,"vocab":51200,"micro_batch":"#, $micro_batch, r#","global_batch":"#, $global_batch,
+            r#","recompute":"none","sequence_parallel":false},"parallel":{"tp":1,"pp":8,"dp":1,"schedule":""#, $schedule,
+            r#"","virtual_stages":1},"overlap":{"tp":false,"pp":true,"dp":false}}"#
+        )
+    };
+}
+
 pub const PRESETS: &[Preset] = &[
     Preset {
         id: DEFAULT_ID,
@@ -198,6 +216,45 @@ pub const PRESETS: &[Preset] = &[
             value: 13.75,
             source: "Korthikanti et al. 2022 (arXiv 2205.05198), Table 5",
         }),
+    },
+    Preset {
+        id: "zb-1.5b-24",
+        title: "Zero bubble: 1.5B on 8 A100, 1F1B, 24 micro-batches",
+        description: "Qi et al. 2024, Table 3: a GPT-3-like 1.5B model in a pipeline of 8 GPUs. \
+            Switch the schedule to zb-1p or zb-2p and watch W, the weight gradient, move into the bubble.",
+        json: zero_bubble_row!(24, 24, 2304, 6, 144, "1f1b"),
+        published: None,
+    },
+    Preset {
+        id: "zb-1.5b-24-zb2p",
+        title: "Zero bubble: the same 1.5B model with ZB-2p",
+        description: "The 1.5B model of the 1F1B preset with ZB-2p: twice the micro-batches in flight \
+            fill the warm-up and cool-down with forwards and deferred weight gradients, for about twice \
+            the activation memory.",
+        json: zero_bubble_row!(24, 24, 2304, 6, 144, "zb-2p"),
+        published: None,
+    },
+    Preset {
+        id: "zb-1.5b-64",
+        title: "Zero bubble: 1.5B on 8 A100, 1F1B, 64 micro-batches",
+        description: "Qi et al. 2024, Table 3: the 1.5B model with 64 micro-batches, where the bubble \
+            is a smaller share of the step.",
+        json: zero_bubble_row!(24, 24, 2304, 6, 384, "1f1b"),
+        published: None,
+    },
+    Preset {
+        id: "zb-6.2b-24",
+        title: "Zero bubble: 6.2B on 8 A100, 1F1B, 24 micro-batches",
+        description: "Qi et al. 2024, Table 3: a GPT-3-like 6.2B model in a pipeline of 8 GPUs.",
+        json: zero_bubble_row!(32, 32, 4096, 3, 72, "1f1b"),
+        published: None,
+    },
+    Preset {
+        id: "zb-6.2b-64",
+        title: "Zero bubble: 6.2B on 8 A100, 1F1B, 64 micro-batches",
+        description: "Qi et al. 2024, Table 3: the 6.2B model with 64 micro-batches.",
+        json: zero_bubble_row!(32, 32, 4096, 3, 192, "1f1b"),
+        published: None,
     },
 ];
 

@@ -468,12 +468,14 @@ fn check_transformer(c: &mut Checker, t: &Transformer, p: &Parallel, o: &Overlap
             ),
         );
     }
-    if p.virtual_stages > 1 && p.schedule != Schedule::Interleaved {
+    if p.virtual_stages > 1 && p.schedule != Schedule::Interleaved && !p.schedule.v_shape() {
         c.fail(
             "parallel.virtual_stages",
             format!(
-                "{} virtual stages need schedule \"interleaved\"; with {:?} valid is 1",
-                p.virtual_stages, p.schedule
+                "{} virtual stages need schedule \"interleaved\" (or 2 with \"zb-v\" or \"dualpipe-v\"); \
+                 with \"{}\" valid is 1",
+                p.virtual_stages,
+                p.schedule.name()
             ),
         );
     }
@@ -489,6 +491,7 @@ fn check_transformer(c: &mut Checker, t: &Transformer, p: &Parallel, o: &Overlap
         return;
     }
     let m = u64::from(t.global_batch) / per_step;
+    check_split_backward_schedule(c, p, m, per_step);
     if p.schedule == Schedule::Interleaved && m % u64::from(p.pp) != 0 {
         c.fail(
             "workload.global_batch",
@@ -508,6 +511,47 @@ fn check_transformer(c: &mut Checker, t: &Transformer, p: &Parallel, o: &Overlap
                 "{} chunks of a GEMM with {gemm_rows} rows: valid is 1 to {}",
                 o.tp_chunks,
                 gemm_rows.min(64)
+            ),
+        );
+    }
+}
+
+/// The conditions of the V-shaped schedules (ZB-V, Qi et al. 2024;
+/// DualPipeV, DualPipe README): two chunks per GPU, and at least 2 x pp
+/// micro-batches, which their warm-up alone runs (DualPipe's reference
+/// implementation asserts the same). DualPipeV also keeps DualPipe's even
+/// pipeline: its two halves meet in the middle of the GPUs.
+fn check_split_backward_schedule(c: &mut Checker, p: &Parallel, m: u64, per_step: u64) {
+    if !p.schedule.v_shape() {
+        return;
+    }
+    let name = p.schedule.name();
+    if p.virtual_stages != 2 {
+        c.fail(
+            "parallel.virtual_stages",
+            format!(
+                "{} virtual stages with schedule \"{name}\", which runs two chunks per GPU in a V: valid is 2",
+                p.virtual_stages
+            ),
+        );
+    }
+    if p.schedule == Schedule::DualPipeV && p.pp % 2 == 1 {
+        c.fail(
+            "parallel.pp",
+            format!(
+                "pp {} is odd; schedule \"dualpipe-v\" pairs the GPUs of the pipeline: valid are even pp",
+                p.pp
+            ),
+        );
+    }
+    let needed = 2 * u64::from(p.pp);
+    if m < needed {
+        c.fail(
+            "workload.global_batch",
+            format!(
+                "schedule \"{name}\" needs at least 2 x pp = {needed} micro-batches per pipeline, here {m}: \
+                 valid global_batch are multiples of {per_step} from {}",
+                needed * per_step
             ),
         );
     }
@@ -587,10 +631,10 @@ fn over_budget(s: &Scenario) -> Option<FieldError> {
         }
     }
     // Micro-batches per pipeline, in the steps the schedule allows.
-    let unit = if s.parallel.schedule == Schedule::Interleaved {
-        s.parallel.pp
-    } else {
-        1
+    let unit = match s.parallel.schedule {
+        Schedule::Interleaved => s.parallel.pp,
+        Schedule::ZeroBubbleV | Schedule::DualPipeV => 2 * s.parallel.pp,
+        _ => 1,
     };
     let per_mb = t.micro_batch * s.parallel.dp;
     let with_mbs = |m: u32| {

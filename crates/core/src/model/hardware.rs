@@ -35,6 +35,15 @@ impl HardwarePreset {
         Self::ALL.into_iter().find(|p| p.name() == name)
     }
 
+    /// Memory per GPU, GB, from the datasheets: V100 32 GB (the DGX-2's
+    /// SXM3 parts), A100 80 GB, H100 80 GB.
+    pub fn hbm_gb(self) -> f64 {
+        match self {
+            Self::Dgx2V100 => 32.0,
+            Self::DgxA100 | Self::DgxH100 => 80.0,
+        }
+    }
+
     /// Datasheet figures, one node. NIC bandwidth is per GPU: a DGX-2 has
     /// 8 x 100 Gb/s EDR for 16 GPUs (6.25 GB/s each), a DGX A100 one 200 Gb/s
     /// HDR port per GPU (25 GB/s), a DGX H100 one 400 Gb/s NDR port (50 GB/s).

@@ -33,6 +33,18 @@ pub enum Schedule {
     #[serde(rename = "1f1b")]
     OneFOneB,
     Interleaved,
+    /// Zero bubble with 1F1B's activation memory (Qi et al. 2024, ZB-H1).
+    #[serde(rename = "zb-1p")]
+    ZeroBubble1p,
+    /// Zero bubble with twice 1F1B's activation memory (Qi et al. 2024, ZB-H2).
+    #[serde(rename = "zb-2p")]
+    ZeroBubble2p,
+    /// Zero bubble on two chunks per GPU in a V shape (Qi et al. 2024, ZB-V).
+    #[serde(rename = "zb-v")]
+    ZeroBubbleV,
+    /// DeepSeek's DualPipe cut in half to a V shape (DualPipe README).
+    #[serde(rename = "dualpipe-v")]
+    DualPipeV,
 }
 
 /// A GPT-style transformer (model.md section 4).

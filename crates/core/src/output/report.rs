@@ -66,6 +66,27 @@ pub struct Links {
     pub network: LinkReport,
 }
 
+/// Memory of the fullest GPU, GB (2^30 bytes, as PyTorch and nvidia-smi
+/// count them): model.md section 4, computed by `memory.rs`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct MemoryGb {
+    /// Half-precision weights of the layers and embeddings the GPU holds.
+    pub weights: f64,
+    /// The gradient buffers, `overlap.grad_bytes` per parameter.
+    pub gradients: f64,
+    /// Adam's fp32 master weights, momentum and variance.
+    pub optimizer: f64,
+    /// Activations kept for the backward, for every micro-batch in flight.
+    pub activations: f64,
+    /// The sum of the four parts.
+    pub total: f64,
+    /// The GPU's memory (`hbm_gb` of the hardware).
+    pub capacity: f64,
+    /// Whether `total` is at most `capacity`. A scenario that does not fit
+    /// still simulates.
+    pub fits: bool,
+}
+
 /// `overlap-lab simulate --json`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Report {
@@ -96,4 +117,6 @@ pub struct Report {
     pub hta_overlap: f64,
     /// The same per simulated GPU, in rank order (one per `rank<N>.json`).
     pub hta_overlap_per_gpu: Vec<f64>,
+    /// Memory of the fullest GPU.
+    pub memory_gb: MemoryGb,
 }

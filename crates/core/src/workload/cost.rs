@@ -22,8 +22,9 @@
 //!   through common resources.
 
 use crate::model::fidelity::Fidelity;
-use crate::model::scenario::{Scenario, Schedule, Workload};
+use crate::model::scenario::{Scenario, Workload};
 use crate::workload::graph::{Graph, COMPUTE};
+use crate::workload::schedule::affine_micro_batches;
 
 /// The predicted cost of simulating one scenario.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -96,11 +97,7 @@ pub fn run_cost_within(s: &Scenario, cap_ops: u64) -> Option<Cost> {
     let Workload::Transformer(t) = &s.workload else {
         return count(s);
     };
-    let unit = if s.parallel.schedule == Schedule::Interleaved {
-        s.parallel.pp
-    } else {
-        1
-    };
+    let (base, unit) = affine_micro_batches(s.parallel.schedule, s.parallel.pp);
     let m = s.micro_batches();
     let with = |micro_batches: u32| {
         let mut small = s.clone();
@@ -109,11 +106,11 @@ pub fn run_cost_within(s: &Scenario, cap_ops: u64) -> Option<Cost> {
         }
         count(&small)
     };
-    if m <= 2 * unit {
+    if m <= base + unit {
         return with(m);
     }
-    let (one, two) = (with(unit)?, with(2 * unit)?);
-    let c = one.extrapolate(two, u64::from((m - unit) / unit));
+    let (one, two) = (with(base)?, with(base + unit)?);
+    let c = one.extrapolate(two, u64::from((m - base) / unit));
     (c.ops <= cap_ops).then_some(c)
 }
 
@@ -220,6 +217,18 @@ mod tests {
             (
                 r#"{"workload":{"global_batch":GB,"mode":"inference"},"parallel":{"scatter_gather":false},"overlap":{"tp":false}}"#,
                 30,
+            ),
+            (
+                r#"{"workload":{"global_batch":GB,"sequence_parallel":true},"parallel":{"schedule":"zb-2p"}}"#,
+                42,
+            ),
+            (
+                r#"{"workload":{"global_batch":GB},"parallel":{"schedule":"zb-v","virtual_stages":2}}"#,
+                34,
+            ),
+            (
+                r#"{"workload":{"global_batch":GB,"recompute":"full"},"parallel":{"schedule":"dualpipe-v","virtual_stages":2}}"#,
+                36,
             ),
         ] {
             let s = parse_scenario(&json.replace("GB", &batch.to_string())).unwrap();

@@ -5,7 +5,7 @@ pub mod collective;
 pub mod cost;
 pub mod efficiency;
 pub(crate) mod graph;
-mod layer_cost;
+pub(crate) mod layer_cost;
 mod matmul_allreduce;
 pub mod schedule;
 mod transformer;

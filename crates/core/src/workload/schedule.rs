@@ -1,22 +1,90 @@
 //! Pipeline schedules: the order in which one stage runs the forward and
-//! backward passes of its micro-batches (and, interleaved, of its virtual
-//! stages). GPipe, 1F1B (PipeDream-Flush) and Megatron's interleaved 1F1B.
+//! backward passes of its micro-batches (and, with several chunks per GPU,
+//! of its virtual stages). GPipe, 1F1B (PipeDream-Flush), Megatron's
+//! interleaved 1F1B, and the zero-bubble family, which splits the backward
+//! into B (input gradient, on the critical path) and W (weight gradient,
+//! movable): ZB-1p, ZB-2p and ZB-V (Qi et al. 2024, arXiv 2401.10241) and
+//! DualPipeV (DeepSeek's DualPipe cut in half, DualPipe README).
+
+mod v_shape;
 
 use crate::model::scenario::Schedule;
 
+/// What one entry of a stage's program computes for one chunk of one micro-batch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Pass {
+    /// The forward pass.
     Forward,
+    /// The whole backward: input and weight gradients one after the other.
     Backward,
+    /// B: the input gradient alone, which the previous stage waits for.
+    InputGrad,
+    /// W: the weight gradient alone, after its B; nothing waits for it but
+    /// the gradient reduction.
+    WeightGrad,
 }
 
 /// One entry of a stage's program.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Step {
+    /// Which pass of the chunk runs.
     pub pass: Pass,
+    /// The micro-batch, 0-based.
     pub micro_batch: u32,
-    /// Virtual stage (model chunk) on this device, 0..virtual_stages.
+    /// Model chunk on this device, 0..chunks (virtual stage index on the device).
     pub chunk: u32,
+}
+
+impl Schedule {
+    /// Whether the schedule runs B and W as separate steps.
+    pub fn splits_backward(self) -> bool {
+        matches!(
+            self,
+            Schedule::ZeroBubble1p
+                | Schedule::ZeroBubble2p
+                | Schedule::ZeroBubbleV
+                | Schedule::DualPipeV
+        )
+    }
+
+    /// Whether the two chunks of each GPU form a V: chunk 0 runs the first
+    /// `pp` virtual stages down the pipeline, chunk 1 the next `pp` back up,
+    /// so that the first GPU holds the first and the last virtual stage.
+    pub fn v_shape(self) -> bool {
+        matches!(self, Schedule::ZeroBubbleV | Schedule::DualPipeV)
+    }
+
+    /// The name used in scenario JSON and share links.
+    pub fn name(self) -> &'static str {
+        match self {
+            Schedule::Gpipe => "gpipe",
+            Schedule::OneFOneB => "1f1b",
+            Schedule::Interleaved => "interleaved",
+            Schedule::ZeroBubble1p => "zb-1p",
+            Schedule::ZeroBubble2p => "zb-2p",
+            Schedule::ZeroBubbleV => "zb-v",
+            Schedule::DualPipeV => "dualpipe-v",
+        }
+    }
+
+    /// The virtual stage (index along the model) that `chunk` of `stage` runs.
+    pub fn virtual_stage(self, stage: u32, chunk: u32, stages: u32) -> u32 {
+        if self.v_shape() && chunk == 1 {
+            2 * stages - 1 - stage
+        } else {
+            chunk * stages + stage
+        }
+    }
+
+    /// The stage and chunk that run virtual stage `vs`: the inverse of
+    /// [`Schedule::virtual_stage`].
+    pub fn stage_and_chunk(self, vs: u32, stages: u32) -> (u32, u32) {
+        if self.v_shape() && vs >= stages {
+            (2 * stages - 1 - vs, 1)
+        } else {
+            (vs % stages, vs / stages)
+        }
+    }
 }
 
 /// The program of `stage` out of `stages`, for `micro_batches` micro-batches
@@ -42,9 +110,13 @@ pub fn stage_program(
     };
     let m = micro_batches;
     if !train {
-        // Forward only, micro-batch by micro-batch, chunk by chunk.
+        // Forward only, micro-batch by micro-batch, in model order.
         return (0..m)
-            .flat_map(|mb| (0..chunks).map(move |c| fwd(mb, c)))
+            .flat_map(|mb| {
+                let mut order: Vec<u32> = (0..chunks).collect();
+                order.sort_by_key(|&c| schedule.virtual_stage(stage, c, stages));
+                order.into_iter().map(move |c| fwd(mb, c))
+            })
             .collect();
     }
     match schedule {
@@ -64,7 +136,89 @@ pub fn stage_program(
             out
         }
         Schedule::Interleaved => interleaved(stage, stages, m, chunks),
+        // ZB-H1: 1F1B's warm-up, and stage i holds back its first i W, which
+        // then fill the cool-down; every stage keeps at most `stages`
+        // micro-batches between F and W, as stage 0 of 1F1B does.
+        Schedule::ZeroBubble1p => {
+            let warmup = stages - stage - 1;
+            zero_bubble(m, warmup, stage)
+        }
+        // ZB-H2: 2(p - 1 - i) + 1 forwards of warm-up fill the start, and
+        // stage i holds back 2i W to fill the end: at most 2p micro-batches
+        // between F and W on every stage.
+        Schedule::ZeroBubble2p => {
+            let warmup = 2 * (stages - stage - 1) + 1;
+            zero_bubble(m, warmup, 2 * stage)
+        }
+        // Fewer micro-batches than the V needs are refused by validation;
+        // the cost estimate still builds them, as a plain forward-then-backward.
+        Schedule::ZeroBubbleV | Schedule::DualPipeV if m < 2 * stages => (0..2)
+            .flat_map(|c| (0..m).map(move |mb| fwd(mb, c)))
+            .chain((0..2).rev().flat_map(|c| (0..m).map(move |mb| bwd(mb, c))))
+            .collect(),
+        Schedule::ZeroBubbleV => v_shape::zero_bubble_v(stage, stages, m),
+        Schedule::DualPipeV => v_shape::dualpipe_v(stage, stages, m),
     }
+}
+
+/// Micro-batch counts from which a step's cost grows by the same amount per
+/// further `unit` micro-batches: (base, unit). The interleaved schedule
+/// steps in groups of `stages`; the V schedules reach their steady state
+/// from 2 x `stages` on.
+pub(crate) fn affine_micro_batches(schedule: Schedule, stages: u32) -> (u32, u32) {
+    match schedule {
+        Schedule::Interleaved => (stages, stages),
+        Schedule::ZeroBubbleV | Schedule::DualPipeV => (2 * stages, 1),
+        _ => (1, 1),
+    }
+}
+
+/// One chunk per GPU, backward split: `warmup` forwards, then F and B in
+/// turn, each B followed by the oldest W once `delay` W are held back; the
+/// held-back W close the program.
+fn zero_bubble(m: u32, warmup: u32, delay: u32) -> Vec<Step> {
+    let step = |pass, micro_batch| Step {
+        pass,
+        micro_batch,
+        chunk: 0,
+    };
+    let warmup = warmup.min(m);
+    let mut out = Vec::with_capacity(3 * m as usize);
+    out.extend((0..warmup).map(|mb| step(Pass::Forward, mb)));
+    let (mut next_f, mut next_w) = (warmup, 0);
+    for b in 0..m {
+        if next_f < m {
+            out.push(step(Pass::Forward, next_f));
+            next_f += 1;
+        }
+        out.push(step(Pass::InputGrad, b));
+        if b + 1 - next_w > delay {
+            out.push(step(Pass::WeightGrad, next_w));
+            next_w += 1;
+        }
+    }
+    out.extend((next_w..m).map(|mb| step(Pass::WeightGrad, mb)));
+    out
+}
+
+/// Micro-batches whose activations a stage holds at its peak, in units of
+/// one micro-batch on the whole stage (all its chunks): a chunk's
+/// activations live from its forward to its backward, or to its W when the
+/// backward is split, since the weight gradient still reads the layer inputs
+/// and the output gradients B computed.
+pub fn peak_in_flight(steps: &[Step], chunks: u32) -> f64 {
+    let (mut alive, mut peak) = (0u32, 0u32);
+    for s in steps {
+        match s.pass {
+            Pass::Forward => {
+                alive += 1;
+                peak = peak.max(alive);
+            }
+            Pass::Backward | Pass::WeightGrad => alive = alive.saturating_sub(1),
+            Pass::InputGrad => {}
+        }
+    }
+    f64::from(peak) / f64::from(chunks.max(1))
 }
 
 /// Megatron-LM's interleaved schedule (Narayanan et al. 2021, section 2.2):

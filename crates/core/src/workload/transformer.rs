@@ -147,7 +147,7 @@ impl Builder<'_> {
         let l = &self.cluster.layout;
         let dir = match pass {
             Pass::Forward => 0,
-            Pass::Backward => 1,
+            Pass::Backward | Pass::InputGrad | Pass::WeightGrad => 1,
         };
         let group = replica * l.tp_ranks() + tp_rank;
         (((group * self.virtual_stages_total() + from_vs) * self.micro_batches + mb) * 2 + dir)
@@ -175,7 +175,9 @@ impl Builder<'_> {
                             let id = match to_vs {
                                 None => TaskId::MAX,
                                 Some(to_vs) => {
-                                    let (a, b) = (from_vs % l.pp, to_vs % l.pp);
+                                    let schedule = self.s.parallel.schedule;
+                                    let (a, chunk) = schedule.stage_and_chunk(from_vs, l.pp);
+                                    let b = schedule.stage_and_chunk(to_vs, l.pp).0;
                                     let from = self.cluster.gpu(a, replica, k);
                                     let to = self.cluster.gpu(b, replica, k);
                                     let same_node = l.stages_share_node(a, b);
@@ -185,10 +187,9 @@ impl Builder<'_> {
                                         });
                                     let phase = match pass {
                                         Pass::Forward => Phase::Forward,
-                                        Pass::Backward => Phase::Backward,
+                                        _ => Phase::Backward,
                                     };
-                                    let meta =
-                                        Meta::new(OpKind::Send, phase).mb(mb).chunk(from_vs / l.pp);
+                                    let meta = Meta::new(OpKind::Send, phase).mb(mb).chunk(chunk);
                                     self.g.comm(&[from, to], PP, pattern, bytes, latency, meta)
                                 }
                             };
@@ -234,10 +235,12 @@ impl Builder<'_> {
         let vocab_params = f64::from(self.t.vocab) * f64::from(self.t.hidden) / f64::from(self.tp);
         let mut params = f64::from(self.virtual_stages * self.layers_per_virtual_stage)
             * layer_params(self.t.hidden, self.tp);
-        if stage == 0 {
+        let schedule = self.s.parallel.schedule;
+        let last_vs = self.virtual_stages_total() - 1;
+        if schedule.stage_and_chunk(0, l.pp).0 == stage {
             params += vocab_params;
         }
-        if stage == l.pp - 1 && (l.pp > 1 || self.virtual_stages_total() > 1) {
+        if last_vs > 0 && schedule.stage_and_chunk(last_vs, l.pp).0 == stage {
             params += vocab_params;
         }
         for &m in &members {
@@ -247,7 +250,11 @@ impl Builder<'_> {
     }
 
     fn step(&mut self, replica: u32, stage: u32, step: Step) {
-        let vs = step.chunk * self.cluster.layout.pp + stage;
+        let vs = self
+            .s
+            .parallel
+            .schedule
+            .virtual_stage(stage, step.chunk, self.cluster.layout.pp);
         let last_vs = self.virtual_stages_total() - 1;
         let mb = step.micro_batch;
         let final_mb = mb + 1 == self.micro_batches;
@@ -272,7 +279,8 @@ impl Builder<'_> {
                     self.send(replica, vs, mb, Pass::Forward);
                 }
             }
-            Pass::Backward => {
+            Pass::Backward | Pass::InputGrad => {
+                let whole = step.pass == Pass::Backward;
                 if vs < last_vs {
                     self.receive(replica, vs + 1, mb, Pass::Backward, Phase::Backward);
                 } else {
@@ -295,18 +303,39 @@ impl Builder<'_> {
                     if self.t.recompute == Recompute::Full {
                         self.layer_forward(layer, mb, Phase::Recompute);
                     }
+                    if !whole {
+                        self.layer_input_grad(layer, mb);
+                        continue;
+                    }
                     self.layer_backward(layer, mb);
                     if final_mb {
                         self.grads_final(layer_params(self.t.hidden, self.tp));
                     }
                 }
-                if vs == 0 && final_mb {
+                if whole && vs == 0 && final_mb {
                     let embedding =
                         f64::from(self.t.vocab) * f64::from(self.t.hidden) / f64::from(self.tp);
                     self.grads_final(embedding);
                 }
                 if vs > 0 {
                     self.send(replica, vs, mb, Pass::Backward);
+                }
+            }
+            Pass::WeightGrad => {
+                for layer in layers.rev() {
+                    if self.g.over_cap() {
+                        return;
+                    }
+                    self.layer_weight_grad(layer, mb);
+                    if final_mb {
+                        self.grads_final(layer_params(self.t.hidden, self.tp));
+                    }
+                }
+                // The input embedding's gradient is a weight gradient too.
+                if vs == 0 && final_mb {
+                    let embedding =
+                        f64::from(self.t.vocab) * f64::from(self.t.hidden) / f64::from(self.tp);
+                    self.grads_final(embedding);
                 }
             }
         }
@@ -451,6 +480,77 @@ impl Builder<'_> {
             self.cost.qkv_dgrad,
             self.cost.qkv_wgrad,
             meta.op(OpKind::QkvDgrad),
+            meta.op(OpKind::QkvWgrad),
+        );
+    }
+
+    /// B of one layer: the input gradients only (Qi et al. 2024), with the TP
+    /// collectives they need: the mirrors of the forward's reductions and
+    /// the reduction of each column-parallel GEMM's input gradient, which the
+    /// next B op consumes. The weight-gradient GEMMs wait for W.
+    fn layer_input_grad(&mut self, layer: u32, mb: u32) {
+        let meta = Meta::new(OpKind::MlpDownBackward, Phase::Backward)
+            .mb(mb)
+            .layer(layer);
+        let sp = self.t.sequence_parallel && self.tp > 1;
+        if sp {
+            self.tp_blocking(Collective::AllGather, meta.op(OpKind::AllGather));
+        }
+        let down_wgrad = self.cost.mlp_down.chunk(&self.roof, 1);
+        self.compute_all(without(self.cost.mlp_down_backward, down_wgrad), meta);
+        self.input_grad_reduced(self.cost.mlp_up_dgrad, meta.op(OpKind::MlpUpDgrad));
+        if sp {
+            self.tp_blocking(Collective::AllGather, meta.op(OpKind::AllGather));
+        }
+        let proj_wgrad = self.cost.proj.chunk(&self.roof, 1);
+        self.compute_all(
+            without(self.cost.attention_backward, proj_wgrad),
+            meta.op(OpKind::AttentionBackward),
+        );
+        for i in 0..self.members.len() {
+            let m = self.members[i];
+            self.g
+                .count_as_recompute(m, self.cost.attention_recompute_flops);
+        }
+        self.input_grad_reduced(self.cost.qkv_dgrad, meta.op(OpKind::QkvDgrad));
+    }
+
+    /// A column-parallel GEMM's input gradient and its reduction across the
+    /// TP group, which the next op waits for: in a split backward no weight
+    /// gradient follows to hide it.
+    fn input_grad_reduced(&mut self, dgrad: OpCost, meta: Meta) {
+        self.compute_all(dgrad, meta);
+        if self.tp == 1 {
+            return;
+        }
+        let kind = if self.t.sequence_parallel {
+            Collective::ReduceScatter
+        } else {
+            Collective::AllReduce
+        };
+        self.tp_blocking(kind, meta.op(Self::collective_op(kind)));
+    }
+
+    /// W of one layer: the four weight-gradient GEMMs, as one op for the MLP
+    /// and one for attention. With sequence parallelism each column-parallel
+    /// GEMM's input is gathered again across the TP group first (the
+    /// AllGather Megatron runs under the input gradient in a whole backward).
+    fn layer_weight_grad(&mut self, layer: u32, mb: u32) {
+        let meta = Meta::new(OpKind::MlpUpWgrad, Phase::Backward)
+            .mb(mb)
+            .layer(layer);
+        let sp = self.t.sequence_parallel && self.tp > 1;
+        if sp {
+            self.tp_blocking(Collective::AllGather, meta.op(OpKind::AllGather));
+        }
+        let down_wgrad = self.cost.mlp_down.chunk(&self.roof, 1);
+        self.compute_all(add(down_wgrad, self.cost.mlp_up_wgrad), meta);
+        if sp {
+            self.tp_blocking(Collective::AllGather, meta.op(OpKind::AllGather));
+        }
+        let proj_wgrad = self.cost.proj.chunk(&self.roof, 1);
+        self.compute_all(
+            add(proj_wgrad, self.cost.qkv_wgrad),
             meta.op(OpKind::QkvWgrad),
         );
     }
@@ -645,5 +745,21 @@ impl Builder<'_> {
                 }
             }
         }
+    }
+}
+
+/// Two kernels run back to back, as one op.
+fn add(a: OpCost, b: OpCost) -> OpCost {
+    OpCost {
+        time_s: a.time_s + b.time_s,
+        flops: a.flops + b.flops,
+    }
+}
+
+/// A fused backward op without one of the kernels it was summed from.
+fn without(whole: OpCost, part: OpCost) -> OpCost {
+    OpCost {
+        time_s: whole.time_s - part.time_s,
+        flops: whole.flops - part.flops,
     }
 }

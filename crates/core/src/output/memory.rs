@@ -1,0 +1,168 @@
+//! Memory per GPU (model.md section 4): the weights, gradients and optimizer
+//! states of the layers a GPU holds, and the activations of every
+//! micro-batch it has in flight, which the pipeline schedule sets. Reported
+//! for the fullest GPU.
+//!
+//! Bytes per parameter follow mixed-precision Adam as ZeRO counts it
+//! (Rajbhandari et al. 2020, section 3.1): 2 for the half-precision weight,
+//! the gradient buffer at `overlap.grad_bytes` (2 as in ZeRO's count; 4 is
+//! Megatron-LM's fp32 `main_grad` accumulation, the buffer its DP reduction
+//! sends), and 12 for the fp32 master weight, momentum and variance.
+
+use crate::model::scenario::{Mode, Recompute, Scenario, Transformer, Workload};
+use crate::output::report::MemoryGb;
+use crate::workload::layer_cost::layer_params;
+use crate::workload::schedule::{peak_in_flight, stage_program};
+
+/// Half-precision weight, bytes per parameter.
+pub const WEIGHT_BYTES_PER_PARAM: f64 = 2.0;
+/// Adam's fp32 master weight, momentum and variance, bytes per parameter.
+pub const OPTIMIZER_BYTES_PER_PARAM: f64 = 12.0;
+
+const BYTES_PER_GB: f64 = (1u64 << 30) as f64;
+
+/// Bytes of activations one transformer layer keeps for its backward, per
+/// micro-batch, on one TP rank: Korthikanti et al. 2022 (arXiv 2205.05198),
+/// section 4 and Table 2, with s the sequence, b the micro-batch, h the
+/// hidden size, a the heads and t the TP degree:
+/// - no recomputation: sbh(10 + 24/t + 5as/(ht)); with sequence
+///   parallelism sbh(34 + 5as/h)/t (both sbh(34 + 5as/h) at t = 1);
+/// - selective recomputation (the attention core is recomputed, its
+///   5as/h term goes): sbh(10 + 24/t), with sequence parallelism 34sbh/t;
+/// - full recomputation keeps only the layer's input, 2sbh (2sbh/t when
+///   sequence parallelism shards it).
+pub fn activation_bytes_per_layer(t: &Transformer, tp: u32) -> f64 {
+    let (s, b, h, a) = (
+        f64::from(t.seq),
+        f64::from(t.micro_batch),
+        f64::from(t.hidden),
+        f64::from(t.heads),
+    );
+    let tp = f64::from(tp);
+    let sbh = s * b * h;
+    let sp = t.sequence_parallel;
+    let attention_scores = 5.0 * a * s / h;
+    match (t.recompute, sp) {
+        (Recompute::None, false) => sbh * (10.0 + 24.0 / tp + attention_scores / tp),
+        (Recompute::None, true) => sbh * (34.0 + attention_scores) / tp,
+        (Recompute::Selective, false) => sbh * (10.0 + 24.0 / tp),
+        (Recompute::Selective, true) => sbh * 34.0 / tp,
+        (Recompute::Full, false) => 2.0 * sbh,
+        (Recompute::Full, true) => 2.0 * sbh / tp,
+    }
+}
+
+/// What one pipeline stage's GPU holds, in bytes.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StageMemory {
+    /// Parameters on the GPU (per TP rank).
+    pub params: f64,
+    /// Micro-batches whose activations are alive at the peak, in whole-GPU units.
+    pub in_flight: f64,
+    /// Bytes of activations at that peak.
+    pub activation_bytes: f64,
+}
+
+/// Parameters and peak activations of every pipeline stage's GPU.
+pub fn stage_memory(s: &Scenario, t: &Transformer) -> Vec<StageMemory> {
+    let p = &s.parallel;
+    let chunks = p.virtual_stages;
+    let virtual_stages = p.pp * chunks;
+    let layers_per_chunk = t.layers / virtual_stages;
+    let layer = layer_params(t.hidden, p.tp);
+    let embedding = f64::from(t.vocab) * f64::from(t.hidden) / f64::from(p.tp);
+    let per_layer = activation_bytes_per_layer(t, p.tp);
+    let train = t.mode == Mode::Train;
+    let m = s.micro_batches();
+    (0..p.pp)
+        .map(|stage| {
+            let mut params = f64::from(layers_per_chunk * chunks) * layer;
+            // The input embedding on the first virtual stage, the output layer
+            // (the tied embedding's copy) on the last, as the builder counts them.
+            if p.schedule.stage_and_chunk(0, p.pp).0 == stage {
+                params += embedding;
+            }
+            let last = virtual_stages - 1;
+            if last > 0 && p.schedule.stage_and_chunk(last, p.pp).0 == stage {
+                params += embedding;
+            }
+            // Inference keeps no activations for a backward: one layer's
+            // worth of one micro-batch is the working set.
+            let (in_flight, activation_bytes) = if train {
+                let program = stage_program(p.schedule, stage, p.pp, m, chunks, true);
+                let in_flight = peak_in_flight(&program, chunks);
+                let layers = f64::from(layers_per_chunk * chunks);
+                (in_flight, in_flight * layers * per_layer)
+            } else {
+                (1.0, per_layer)
+            };
+            StageMemory {
+                params,
+                in_flight,
+                activation_bytes,
+            }
+        })
+        .collect()
+}
+
+/// Optimizer and gradient shards across the DP replicas: 1 while every
+/// replica keeps the whole optimizer (`dp_sharding` "none"). A distributed
+/// optimizer divides `optimizer` by the DP degree (ZeRO-1; ZeRO-2 the
+/// gradients too) and FSDP also the weights: the hook for those settings.
+fn dp_shards(_s: &Scenario) -> (f64, f64, f64) {
+    (1.0, 1.0, 1.0)
+}
+
+/// The memory report of the fullest GPU.
+pub fn memory_gb(s: &Scenario) -> MemoryGb {
+    let capacity = s.hardware_preset.hbm_gb();
+    let (weights_b, grads_b, optimizer_b, activations_b) = match &s.workload {
+        Workload::Transformer(t) => {
+            let train = t.mode == Mode::Train;
+            let (weight_shards, grad_shards, optimizer_shards) = dp_shards(s);
+            let grad_bytes = f64::from(s.overlap.grad_bytes);
+            stage_memory(s, t)
+                .into_iter()
+                .map(|m| {
+                    let (grads, optimizer) = if train {
+                        (
+                            m.params * grad_bytes / grad_shards,
+                            m.params * OPTIMIZER_BYTES_PER_PARAM / optimizer_shards,
+                        )
+                    } else {
+                        (0.0, 0.0)
+                    };
+                    (
+                        m.params * WEIGHT_BYTES_PER_PARAM / weight_shards,
+                        grads,
+                        optimizer,
+                        m.activation_bytes,
+                    )
+                })
+                .max_by(|a, b| (a.0 + a.1 + a.2 + a.3).total_cmp(&(b.0 + b.1 + b.2 + b.3)))
+                .unwrap_or_default()
+        }
+        // The micro-benchmark holds its GEMM's operands and output.
+        Workload::MatmulAllreduce(mm) => {
+            let (m, n, k) = (f64::from(mm.m), f64::from(mm.n), f64::from(mm.k));
+            (2.0 * k * n, 0.0, 0.0, 2.0 * (m * k + m * n))
+        }
+    };
+    let gb = |bytes: f64| bytes / BYTES_PER_GB;
+    let (weights, gradients, optimizer, activations) = (
+        gb(weights_b),
+        gb(grads_b),
+        gb(optimizer_b),
+        gb(activations_b),
+    );
+    let total = weights + gradients + optimizer + activations;
+    MemoryGb {
+        weights,
+        gradients,
+        optimizer,
+        activations,
+        total,
+        capacity,
+        fits: total <= capacity,
+    }
+}

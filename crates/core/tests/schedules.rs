@@ -1,0 +1,464 @@
+//! Pipeline schedules on their own: each stage's program run with fixed F,
+//! B and W chunk times and no communication gives the bubbles of
+//! published.md section 6; every pass runs once; and in the full simulation
+//! no op starts before what it depends on has finished.
+
+use overlap_core::scenario::Schedule;
+use overlap_core::schedule::{peak_in_flight, stage_program, Pass, Step};
+use overlap_core::timeline::{OpKind, Phase, NONE};
+use overlap_core::{simulate_with, Fidelity, ScenarioInput};
+use std::collections::HashMap;
+
+/// Chunk times: forward, input gradient (B) and weight gradient (W).
+#[derive(Clone, Copy)]
+struct Times {
+    f: f64,
+    b: f64,
+    w: f64,
+}
+
+/// Runs every stage's program in order, each op as soon as its stage is free
+/// and its inputs exist: a forward after the previous virtual stage's
+/// forward, a backward after the next virtual stage's backward (the last
+/// one after its own forward), a W after its B. Returns the step time, or
+/// `None` if the programs deadlock.
+fn run_programs(schedule: Schedule, p: u32, m: u32, v: u32, t: Times) -> Option<f64> {
+    let programs: Vec<Vec<Step>> = (0..p)
+        .map(|s| stage_program(schedule, s, p, m, v, true))
+        .collect();
+    let last_vs = p * v - 1;
+    // (pass kind, virtual stage, micro-batch) -> end time; kinds: 0 F, 1 B, 2 W.
+    let mut end: HashMap<(u8, u32, u32), f64> = HashMap::new();
+    let mut next = vec![0usize; p as usize];
+    let mut free = vec![0.0f64; p as usize];
+    loop {
+        let mut progressed = false;
+        for s in 0..p {
+            let si = s as usize;
+            while let Some(step) = programs[si].get(next[si]) {
+                let vs = schedule.virtual_stage(s, step.chunk, p);
+                let mb = step.micro_batch;
+                let needs: Vec<(u8, u32, u32)> = match step.pass {
+                    Pass::Forward if vs == 0 => vec![],
+                    Pass::Forward => vec![(0, vs - 1, mb)],
+                    Pass::Backward | Pass::InputGrad if vs == last_vs => vec![(0, vs, mb)],
+                    Pass::Backward | Pass::InputGrad => vec![(0, vs, mb), (1, vs + 1, mb)],
+                    Pass::WeightGrad => vec![(1, vs, mb)],
+                };
+                let Some(ready) = needs
+                    .iter()
+                    .map(|k| end.get(k).copied())
+                    .try_fold(0.0f64, |a, e| e.map(|e| a.max(e)))
+                else {
+                    break;
+                };
+                let start = ready.max(free[si]);
+                let (kind, dur, b_end) = match step.pass {
+                    Pass::Forward => (0, t.f, None),
+                    Pass::Backward => (2, t.b + t.w, Some(start + t.b + t.w)),
+                    Pass::InputGrad => (1, t.b, None),
+                    Pass::WeightGrad => (2, t.w, None),
+                };
+                if let Some(b_end) = b_end {
+                    end.insert((1, vs, mb), b_end);
+                }
+                let e = start + dur;
+                end.insert((kind, vs, mb), e);
+                free[si] = e;
+                next[si] += 1;
+                progressed = true;
+            }
+        }
+        if !progressed {
+            break;
+        }
+    }
+    let done = (0..p as usize).all(|s| next[s] == programs[s].len());
+    done.then(|| free.iter().copied().fold(0.0, f64::max))
+}
+
+/// Idle time of every stage: the step minus one stage's compute.
+fn bubble(schedule: Schedule, p: u32, m: u32, v: u32, t: Times) -> f64 {
+    let step = run_programs(schedule, p, m, v, t).expect("no deadlock");
+    step - f64::from(m * v) * (t.f + t.b + t.w)
+}
+
+const TIMES: [Times; 4] = [
+    Times {
+        f: 1.0,
+        b: 1.0,
+        w: 1.0,
+    },
+    Times {
+        f: 1.0,
+        b: 1.2,
+        w: 0.8,
+    },
+    Times {
+        f: 1.3,
+        b: 1.0,
+        w: 0.7,
+    },
+    Times {
+        f: 1.0,
+        b: 1.5,
+        w: 0.5,
+    },
+];
+
+fn assert_close(got: f64, want: f64, what: &str) {
+    assert!(
+        (got - want).abs() < 1e-9,
+        "{what}: bubble {got}, formula {want}"
+    );
+}
+
+// In published.md section 6 (the DualPipe README's notation) B is the whole
+// backward of a chunk, here `b + w`.
+
+#[test]
+fn one_f_one_b_bubble_is_p_minus_1_times_f_plus_b() {
+    for t in TIMES {
+        for (p, m) in [(2, 4), (4, 8), (4, 13), (8, 24)] {
+            let want = f64::from(p - 1) * (t.f + t.b + t.w);
+            assert_close(bubble(Schedule::OneFOneB, p, m, 1, t), want, "1F1B");
+            assert_close(bubble(Schedule::Gpipe, p, m, 1, t), want, "GPipe");
+        }
+    }
+}
+
+#[test]
+fn zb_1p_bubble_is_p_minus_1_times_f_plus_b_minus_2w() {
+    for t in TIMES {
+        for (p, m) in [(2, 4), (4, 8), (4, 13), (6, 12), (8, 24)] {
+            let whole_b = t.b + t.w;
+            let want = f64::from(p - 1) * (t.f + whole_b - 2.0 * t.w);
+            assert_close(bubble(Schedule::ZeroBubble1p, p, m, 1, t), want, "ZB-1p");
+        }
+    }
+}
+
+#[test]
+fn zb_2p_bubble_is_the_first_forwards_alone_when_b_and_w_are_equal() {
+    // ZB-H2 (Qi et al. 2024, figure 4) fills every bubble after the last
+    // stage's first forward arrives; what is left is that wait, (p - 1)F.
+    for t in [TIMES[0], TIMES[1], TIMES[2]] {
+        for (p, m) in [(4, 12), (8, 24), (8, 64)] {
+            let want = f64::from(p - 1) * t.f;
+            assert_close(bubble(Schedule::ZeroBubble2p, p, m, 1, t), want, "ZB-2p");
+        }
+    }
+}
+
+#[test]
+fn dualpipe_v_bubble_matches_its_formula_without_forward_backward_overlap() {
+    // DualPipeV runs 2p chunks on p GPUs. In the README's formula
+    // (PP/2 - 1)(F&B + B - 3W) with PP = 2p stages, F&B is a forward and a
+    // backward run together on one GPU, overlapping their communication;
+    // this simulator runs one compute stream, so the pair costs F + B and
+    // the reference order gives (p - 1)(F + B - 2W): the bubble of ZB-1p on
+    // chunks half as large. Exact where W is large enough to fill the
+    // cool-down; not for every ratio (F 1, B 1.2, W 0.8, p 8: 10.2 against 9.8).
+    for t in [TIMES[0], TIMES[2]] {
+        for (p, m) in [(2, 4), (4, 8), (4, 12), (6, 15), (8, 16), (8, 24)] {
+            let whole_b = t.b + t.w;
+            let want = f64::from(p - 1) * (t.f + whole_b - 2.0 * t.w);
+            assert_close(bubble(Schedule::DualPipeV, p, m, 2, t), want, "DualPipeV");
+        }
+    }
+}
+
+#[test]
+fn zb_v_bubble_is_at_most_dualpipe_v_and_half_of_zb_1p() {
+    for t in TIMES {
+        for (p, m) in [(2, 4), (4, 8), (4, 12), (8, 16), (8, 24)] {
+            let zbv = bubble(Schedule::ZeroBubbleV, p, m, 2, t);
+            let dpv = bubble(Schedule::DualPipeV, p, m, 2, t);
+            // ZB-1p on whole stages (two chunks' worth of F, B and W).
+            let zb1p = f64::from(p - 1) * 2.0 * (t.f + t.b - t.w);
+            assert!(zbv <= dpv + 1e-9, "ZB-V {zbv} above DualPipeV {dpv}");
+            assert!(
+                zbv <= zb1p / 2.0 + 1e-9,
+                "ZB-V {zbv} above half of ZB-1p {zb1p}"
+            );
+        }
+    }
+}
+
+#[test]
+fn interleaved_bubble_is_one_f_one_b_over_v() {
+    let t = TIMES[1];
+    for (p, m, v) in [(4, 8, 2), (4, 12, 3), (2, 6, 2)] {
+        let want = f64::from(p - 1) * (t.f + t.b + t.w);
+        assert_close(
+            bubble(Schedule::Interleaved, p, m, v, t),
+            want,
+            "interleaved",
+        );
+    }
+}
+
+const ALL: [(Schedule, u32); 7] = [
+    (Schedule::Gpipe, 1),
+    (Schedule::OneFOneB, 1),
+    (Schedule::Interleaved, 2),
+    (Schedule::ZeroBubble1p, 1),
+    (Schedule::ZeroBubble2p, 1),
+    (Schedule::ZeroBubbleV, 2),
+    (Schedule::DualPipeV, 2),
+];
+
+#[test]
+fn every_micro_batch_runs_f_b_and_w_once_per_chunk() {
+    for (schedule, v) in ALL {
+        for p in 1..=6 {
+            for m in [2 * p, 2 * p + 1, 3 * p, 5 * p] {
+                if schedule == Schedule::Interleaved && m % p != 0 {
+                    continue;
+                }
+                for stage in 0..p {
+                    let steps = stage_program(schedule, stage, p, m, v, true);
+                    let mut f = HashMap::new();
+                    let mut b = HashMap::new();
+                    let mut w = HashMap::new();
+                    for s in &steps {
+                        let key = (s.micro_batch, s.chunk);
+                        assert!(s.micro_batch < m && s.chunk < v, "{schedule:?} {s:?}");
+                        let counts: &mut [&mut HashMap<_, u32>] = match s.pass {
+                            Pass::Forward => &mut [&mut f],
+                            Pass::Backward => &mut [&mut b, &mut w],
+                            Pass::InputGrad => &mut [&mut b],
+                            Pass::WeightGrad => &mut [&mut w],
+                        };
+                        for c in counts.iter_mut() {
+                            *c.entry(key).or_insert(0) += 1;
+                        }
+                    }
+                    for map in [&f, &b, &w] {
+                        assert_eq!(map.len() as u32, m * v, "{schedule:?} p {p} m {m}");
+                        assert!(map.values().all(|&n| n == 1), "{schedule:?} p {p} m {m}");
+                    }
+                    // Within a stage, W never comes before its B nor B before its F.
+                    let pos = |pass: Pass, key: (u32, u32)| {
+                        steps.iter().position(|s| {
+                            (s.pass == pass || (s.pass == Pass::Backward && pass != Pass::Forward))
+                                && (s.micro_batch, s.chunk) == key
+                        })
+                    };
+                    for &key in f.keys() {
+                        let pf = pos(Pass::Forward, key).unwrap();
+                        let pb = pos(Pass::InputGrad, key).unwrap();
+                        let pw = pos(Pass::WeightGrad, key).unwrap();
+                        assert!(pf < pb && pb <= pw, "{schedule:?} {key:?}");
+                    }
+                }
+                assert!(
+                    run_programs(schedule, p, m, v, TIMES[1]).is_some(),
+                    "{schedule:?} p {p} m {m} deadlocks"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn activations_in_flight_follow_the_schedule() {
+    let peak = |schedule, stage, p, m, v| {
+        peak_in_flight(&stage_program(schedule, stage, p, m, v, true), v)
+    };
+    let (p, m) = (4, 16);
+    for stage in 0..p {
+        assert_eq!(
+            peak(Schedule::OneFOneB, stage, p, m, 1),
+            f64::from(p - stage)
+        );
+        assert_eq!(peak(Schedule::Gpipe, stage, p, m, 1), f64::from(m));
+        // ZB-1p holds W back but never more than stage 0 of 1F1B.
+        assert_eq!(peak(Schedule::ZeroBubble1p, stage, p, m, 1), f64::from(p));
+        assert_eq!(
+            peak(Schedule::ZeroBubble2p, stage, p, m, 1),
+            f64::from(2 * p)
+        );
+    }
+    // DualPipeV: PP + 1 chunks of activations with PP = 2p stages (README),
+    // here in micro-batches of a whole GPU (two chunks).
+    assert_eq!(
+        peak(Schedule::DualPipeV, 0, p, m, 2),
+        f64::from(2 * p + 1) / 2.0
+    );
+}
+
+/// Every op of the simulated step after what it needs, on every GPU.
+fn assert_dependencies_hold(json: &str) {
+    let s = ScenarioInput::from_json(json).unwrap().resolve().unwrap();
+    let sim = simulate_with(&s, Fidelity::Full);
+    // Per (micro-batch, layer): end of its forward, start of its first
+    // backward op, end of its last B op and start of its first W op.
+    let mut fwd_end: HashMap<(u32, u32), f64> = HashMap::new();
+    let mut bwd: Vec<(u32, u32, f64, f64, bool)> = Vec::new();
+    for gpu in &sim.timeline.gpus {
+        for iv in &gpu.compute {
+            if iv.micro_batch == NONE || iv.layer == NONE {
+                continue;
+            }
+            let key = (iv.micro_batch, iv.layer);
+            match iv.phase {
+                Phase::Forward => {
+                    let e = fwd_end.entry(key).or_insert(0.0);
+                    *e = e.max(iv.end_s);
+                }
+                Phase::Backward => {
+                    let w = matches!(iv.op, OpKind::MlpUpWgrad | OpKind::QkvWgrad);
+                    bwd.push((key.0, key.1, iv.start_s, iv.end_s, w));
+                }
+                _ => {}
+            }
+        }
+    }
+    let eps = 1e-12;
+    let mut b_end: HashMap<(u32, u32), f64> = HashMap::new();
+    let mut first_b: HashMap<(u32, u32), f64> = HashMap::new();
+    for &(mb, layer, start, end, w) in &bwd {
+        let f = fwd_end[&(mb, layer)];
+        assert!(
+            start + eps >= f,
+            "backward of mb {mb} layer {layer} before its forward"
+        );
+        if layer > 0 {
+            let prev = fwd_end[&(mb, layer - 1)];
+            assert!(
+                f >= prev,
+                "forward of layer {layer} before layer {}",
+                layer - 1
+            );
+        }
+        if !w {
+            let e = b_end.entry((mb, layer)).or_insert(0.0);
+            *e = e.max(end);
+            let s = first_b.entry((mb, layer)).or_insert(f64::MAX);
+            *s = s.min(start);
+        }
+    }
+    for &(mb, layer, start, _, w) in &bwd {
+        if w {
+            // A W op follows the dgrad that produced its output gradient;
+            // the MLP's W follows the MLP's dgrads, which come first.
+            let first = first_b[&(mb, layer)];
+            assert!(
+                start + eps >= first,
+                "W of mb {mb} layer {layer} before its B"
+            );
+        }
+        if let Some(&after) = first_b.get(&(mb, layer + 1)) {
+            let _ = after;
+            let upper = b_end[&(mb, layer + 1)];
+            let own_first = first_b[&(mb, layer)];
+            assert!(
+                own_first + eps >= upper,
+                "B of mb {mb} layer {layer} before layer {} finished its B",
+                layer + 1
+            );
+        }
+    }
+}
+
+#[test]
+fn the_simulated_step_never_runs_an_op_before_its_inputs() {
+    for (schedule, v) in [
+        ("zb-1p", 1),
+        ("zb-2p", 1),
+        ("zb-v", 2),
+        ("dualpipe-v", 2),
+        ("1f1b", 1),
+    ] {
+        for extra in ["", r#","sequence_parallel":true,"recompute":"selective""#] {
+            let json = format!(
+                r#"{{"hardware":{{"preset":"dgx-a100","nodes":2}},
+                "workload":{{"layers":8,"hidden":1024,"heads":16,"seq":512,"micro_batch":1,"global_batch":16{extra}}},
+                "parallel":{{"tp":2,"pp":4,"dp":2,"schedule":"{schedule}","virtual_stages":{v}}}}}"#
+            );
+            assert_dependencies_hold(&json);
+        }
+    }
+}
+
+fn refused(json: &str) -> overlap_core::ScenarioError {
+    overlap_core::parse_scenario(json).expect_err("refused")
+}
+
+fn names(e: &overlap_core::ScenarioError, field: &str, hint: &str) {
+    assert!(
+        e.errors
+            .iter()
+            .any(|f| f.field == field && f.message.contains(hint)),
+        "expected {field} with \"{hint}\": {e:?}"
+    );
+}
+
+#[test]
+fn bad_schedule_combinations_name_the_field_and_what_is_valid() {
+    let base = |parallel: &str, batch: u32| {
+        format!(
+            r#"{{"hardware":{{"preset":"dgx-a100","nodes":1}},
+            "workload":{{"layers":24,"hidden":1024,"heads":16,"seq":512,"micro_batch":1,"global_batch":{batch}}},
+            "parallel":{parallel}}}"#
+        )
+    };
+    let e = refused(&base(
+        r#"{"tp":1,"pp":8,"dp":1,"schedule":"zb-v","virtual_stages":1}"#,
+        32,
+    ));
+    names(&e, "parallel.virtual_stages", "valid is 2");
+    let e = refused(&base(
+        r#"{"tp":1,"pp":8,"dp":1,"schedule":"zb-v","virtual_stages":3}"#,
+        32,
+    ));
+    names(&e, "parallel.virtual_stages", "valid is 2");
+    let e = refused(&base(
+        r#"{"tp":8,"pp":1,"dp":1,"schedule":"dualpipe-v","virtual_stages":2}"#,
+        32,
+    ));
+    names(&e, "parallel.pp", "valid are even pp");
+    let e = refused(&base(
+        r#"{"tp":1,"pp":8,"dp":1,"schedule":"dualpipe-v","virtual_stages":2}"#,
+        15,
+    ));
+    names(
+        &e,
+        "workload.global_batch",
+        "at least 2 x pp = 16 micro-batches",
+    );
+    let e = refused(&base(
+        r#"{"tp":1,"pp":8,"dp":1,"schedule":"zb-1p","virtual_stages":3}"#,
+        32,
+    ));
+    names(&e, "parallel.virtual_stages", "with \"zb-1p\" valid is 1");
+    let e = refused(&base(r#"{"tp":1,"pp":8,"dp":1,"schedule":"zb-3p"}"#, 32));
+    assert!(
+        e.to_string().contains("zb-2p"),
+        "an unknown schedule lists the valid ones: {e}"
+    );
+}
+
+#[test]
+fn share_links_carry_the_new_schedules() {
+    use overlap_core::share_link::{decode, encode};
+    for (schedule, v) in [("zb-1p", 1), ("zb-2p", 1), ("zb-v", 2), ("dualpipe-v", 2)] {
+        let json = format!(
+            r#"{{"workload":{{"global_batch":16}},"parallel":{{"schedule":"{schedule}","virtual_stages":{v}}}}}"#
+        );
+        let input = ScenarioInput::from_json(&json).unwrap();
+        let scenario = input.resolve().unwrap();
+        let link = encode(&input, None);
+        assert!(link.contains(&format!("schedule={schedule}")), "{link}");
+        let back = decode(&link, &[]);
+        assert!(back.errors.is_empty(), "{link}: {:?}", back.errors);
+        assert_eq!(back.input.resolve().unwrap(), scenario, "{link}");
+    }
+    let bad = decode("v=1&schedule=zb-9p", &[]);
+    assert!(
+        bad.errors.iter().any(|e| e.message.contains("dualpipe-v")),
+        "{:?}",
+        bad.errors
+    );
+}
