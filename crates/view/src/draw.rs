@@ -200,7 +200,12 @@ fn gpu_lane(
     }
     let bars = p.lane(gpu, lane);
     let from = (morph < 1.0)
-        .then(|| scene.morph_from.get(gpu).map(|f| f[lane.index()].as_slice()))
+        .then(|| {
+            scene
+                .morph_from
+                .get(gpu)
+                .map(|f| f[lane.index()].as_slice())
+        })
         .flatten();
     // While morphing, bars move in from outside the window: walk them all
     // (morphing is limited to small timelines).

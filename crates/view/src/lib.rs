@@ -22,9 +22,12 @@ pub mod lod;
 pub mod morph;
 pub mod palette;
 pub mod prepared;
+pub mod report_csv;
 pub mod scene;
 pub mod svg;
+pub mod table;
 pub mod tip;
+pub mod trace_size;
 pub mod view_query;
 
 #[cfg(test)]

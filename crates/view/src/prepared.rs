@@ -60,9 +60,7 @@ impl Prepared {
     /// The longest bar of a lane, seconds: how far before a window a bar
     /// that reaches into it can start.
     pub fn max_dur_s(&self, gpu: usize, lane: Lane) -> f64 {
-        self.max_dur_s
-            .get(gpu)
-            .map_or(0.0, |md| md[lane.index()])
+        self.max_dur_s.get(gpu).map_or(0.0, |md| md[lane.index()])
     }
 
     /// The step's length, seconds (never zero).

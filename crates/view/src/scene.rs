@@ -361,7 +361,10 @@ mod tests {
     fn the_pointer_finds_the_bar_under_it() {
         let mut s = Scene::new();
         s.set_timeline(
-            timeline(vec![iv(0.0, 1.0, OpKind::Qkv, 0), iv(2.0, 3.0, OpKind::Proj, 0)], 4.0),
+            timeline(
+                vec![iv(0.0, 1.0, OpKind::Qkv, 0), iv(2.0, 3.0, OpKind::Proj, 0)],
+                4.0,
+            ),
             false,
             0.0,
         );

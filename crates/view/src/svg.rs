@@ -64,7 +64,12 @@ fn rect_attrs(r: &Rect) -> String {
 fn shape_element(out: &mut String, shape: &Shape, pal: &Palette) {
     let _ = match shape {
         Shape::Rect { rect, fill } => {
-            writeln!(out, r#"<rect {} fill="{}"/>"#, rect_attrs(rect), pal.colour(*fill))
+            writeln!(
+                out,
+                r#"<rect {} fill="{}"/>"#,
+                rect_attrs(rect),
+                pal.colour(*fill)
+            )
         }
         Shape::Veil { rect, fill, alpha } => writeln!(
             out,

@@ -32,7 +32,10 @@ pub fn tip_for(scene: &Scene, hit: Hit, x: f64, y: f64) -> Option<Tip> {
                 Lane::Comm(axis) => format!("{} communication", axis.label()),
             };
             let mut lines = vec![
-                row("GPU", format!("{} (stage {}), {lane_name}", g.rank, g.stage)),
+                row(
+                    "GPU",
+                    format!("{} (stage {}), {lane_name}", g.rank, g.stage),
+                ),
                 row("start", format::secs(iv.start_s)),
                 row("duration", format::secs(iv.end_s - iv.start_s)),
             ];

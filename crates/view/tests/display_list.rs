@@ -99,7 +99,10 @@ fn one_rect_per_visible_interval_in_its_lane_colour() {
         let roles: Vec<Role> = rects_in(&list, row).map(|(_, r)| r).collect();
         assert_eq!(roles, [Role::Axis(axis)], "{axis:?}");
     }
-    assert!(l.row_of(0, Lane::Comm(Axis::Pp)).is_none(), "PP has no traffic, so no lane");
+    assert!(
+        l.row_of(0, Lane::Comm(Axis::Pp)).is_none(),
+        "PP has no traffic, so no lane"
+    );
     assert!(!list.merged);
 
     // Zoomed on the second half, the first compute bar is gone.
@@ -123,21 +126,31 @@ fn only_the_exposed_part_is_hatched_and_no_text_crosses_it() {
             _ => None,
         })
         .collect();
-    assert_eq!(hatches.len(), 1, "only the TP collective left compute waiting");
+    assert_eq!(
+        hatches.len(),
+        1,
+        "only the TP collective left compute waiting"
+    );
     let h = hatches[0];
     let tp = scene.layout.row_of(0, Lane::Comm(Axis::Tp)).unwrap();
     assert!(inside(h, tp));
-    assert!((h.x - scene.x_of(1.2, win)).abs() < 1e-9, "starts when compute began waiting");
-    assert!((h.right() - scene.x_of(1.5, win)).abs() < 1.0, "runs to the bar's end");
+    assert!(
+        (h.x - scene.x_of(1.2, win)).abs() < 1e-9,
+        "starts when compute began waiting"
+    );
+    assert!(
+        (h.right() - scene.x_of(1.5, win)).abs() < 1.0,
+        "runs to the bar's end"
+    );
     let mut labels = 0;
     for s in &list.shapes {
-        if let Shape::Text {
-            clip: Some(c), ..
-        } = s
-        {
+        if let Shape::Text { clip: Some(c), .. } = s {
             labels += 1;
             let overlaps_y = c.y < h.y + h.h && h.y < c.y + c.h;
-            assert!(!(overlaps_y && c.right() > h.x + 1e-9), "{c:?} crosses {h:?}");
+            assert!(
+                !(overlaps_y && c.right() > h.x + 1e-9),
+                "{c:?} crosses {h:?}"
+            );
         }
     }
     assert_eq!(labels, 4, "every bar is wide enough for its name");
@@ -153,7 +166,10 @@ fn window_brackets_sit_above_the_compute_lane_in_the_axis_colour() {
         .iter()
         .filter_map(|s| match s {
             Shape::Brackets {
-                y, h, spans, stroke,
+                y,
+                h,
+                spans,
+                stroke,
             } => Some((*y, *h, spans.clone(), *stroke)),
             _ => None,
         })
@@ -205,7 +221,10 @@ fn the_svg_has_every_shape_of_the_list_in_the_palette_colours() {
             // Nothing is drawn outside the picture.
             for s in &list.shapes {
                 if let Shape::Rect { rect, .. } = s {
-                    assert!(rect.x >= -1e-9 && rect.right() <= list.width + 1e-9, "{id}: {rect:?}");
+                    assert!(
+                        rect.x >= -1e-9 && rect.right() <= list.width + 1e-9,
+                        "{id}: {rect:?}"
+                    );
                 }
             }
         }
@@ -219,8 +238,20 @@ fn hover_outlines_the_bar_and_veils_its_window() {
     let x = scene.x_of(1.0, scene.window(1.0));
     scene.hover = scene.hit(x, tp.y + 1.0);
     let shapes = draw::hover(&scene, scene.window(1.0));
-    assert!(matches!(shapes[0], Shape::Veil { fill: Role::Axis(Axis::Tp), .. }));
-    assert!(matches!(shapes[1], Shape::Outline { stroke: Role::Text, .. }));
+    assert!(matches!(
+        shapes[0],
+        Shape::Veil {
+            fill: Role::Axis(Axis::Tp),
+            ..
+        }
+    ));
+    assert!(matches!(
+        shapes[1],
+        Shape::Outline {
+            stroke: Role::Text,
+            ..
+        }
+    ));
     scene.hover = None;
     assert!(draw::hover(&scene, scene.window(1.0)).is_empty());
 }
