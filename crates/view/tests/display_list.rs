@@ -255,3 +255,33 @@ fn hover_outlines_the_bar_and_veils_its_window() {
     scene.hover = None;
     assert!(draw::hover(&scene, scene.window(1.0)).is_empty());
 }
+
+#[test]
+fn on_a_preset_no_bar_label_crosses_a_hatch() {
+    let scenario = presets::scenario("contention").expect("presets resolve");
+    let sim = overlap_core::simulate(&scenario);
+    let scene = scene_of(sim.timeline, 1040.0);
+    let list = list_of(&scene);
+    let hatches: Vec<&Rect> = list
+        .shapes
+        .iter()
+        .filter_map(|s| match s {
+            Shape::Hatch { rect } => Some(rect),
+            _ => None,
+        })
+        .collect();
+    assert!(!hatches.is_empty(), "this preset leaves compute waiting");
+    let mut labels = 0;
+    for s in &list.shapes {
+        let Shape::Text { clip: Some(c), .. } = s else {
+            continue;
+        };
+        labels += 1;
+        for h in &hatches {
+            let same_row = c.y < h.y + h.h && h.y < c.y + c.h;
+            let overlap = c.x < h.right() && h.x < c.right();
+            assert!(!(same_row && overlap), "{c:?} crosses {h:?}");
+        }
+    }
+    assert!(labels > 0, "some bars are wide enough for their names");
+}
