@@ -118,3 +118,26 @@ impl Palette {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The legend and the figures colour the axes with the style sheet's
+    /// `--tp`, `--pp`, `--dp`: they must be the canvas's colours.
+    #[test]
+    fn the_style_sheet_axis_colours_are_the_palettes() {
+        let css = include_str!("../../../www/style.css");
+        let (light, dark) = css
+            .split_once("prefers-color-scheme: dark")
+            .expect("the style sheet has a dark theme");
+        for axis in Axis::ALL {
+            let var = format!("--{}: {};", axis.name(), LIGHT.axis[axis.index()]);
+            assert!(light.contains(&var), "light theme lacks {var}");
+            if DARK.axis[axis.index()] != LIGHT.axis[axis.index()] {
+                let var = format!("--{}: {};", axis.name(), DARK.axis[axis.index()]);
+                assert!(dark.contains(&var), "dark theme lacks {var}");
+            }
+        }
+    }
+}
