@@ -14,7 +14,7 @@ cargo fmt --all -- --check
 cargo clippy --workspace --all-targets -- -D warnings
 cargo clippy --target wasm32-unknown-unknown -p overlap-lab-app -- -D warnings
 
-step "core, CLI and app unit tests"
+step "core, view, CLI and app unit tests"
 cargo test --workspace --exclude overlap-lab-app
 cargo test -p overlap-lab-app --lib
 

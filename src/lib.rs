@@ -1,32 +1,38 @@
 //! Overlap Lab in the browser: a Leptos (client-side) shell over
-//! `overlap_core`. The core computes every number and the timeline; this
-//! crate lays out controls, figures and a canvas timeline.
+//! `overlap_core` and `overlap_view`. The core computes every number and the
+//! timeline; the view crate turns it into a display list; this crate lays
+//! out controls and figures, paints the list on a canvas and talks to the
+//! browser.
+//!
+//! - `ui/`: components (embedded page, export and share, playback, tables);
+//! - `timeline/`: the canvas backend, the animation loop, pointer and keys;
+//! - `web/`: DOM helpers, downloads, the address bar, the widget and its host;
+//! - `worker/`: the simulation worker and the page's side of it;
+//! - `runner.rs`: requests simulations, newest wins, within a time budget;
+//! - `state.rs`: the signals the page shows.
 
+mod runner;
+mod state;
+mod timeline;
+mod ui;
+mod web;
+mod worker;
+
+// Built around a single field table elsewhere; they import the modules below
+// by their crate-root names.
 mod controls;
-mod dom;
-mod embed;
-mod export;
 mod fields;
 mod figures;
-mod format;
-mod frame;
-mod host;
-mod kineto_zip;
-mod lod;
-mod palette;
-mod playback;
-mod runner;
-mod scenario_json;
-mod scene;
-mod share;
-mod state;
-mod table_view;
-mod timeline_canvas;
-mod timeline_draw;
 mod tour;
-pub mod widget;
 mod widgets;
-mod worker;
+
+// Crate-root names for modules that live in the folders above or in the
+// view crate, so that `crate::dom`, `crate::format`, `crate::share`, ... keep
+// meaning what they always meant.
+use overlap_view::format;
+use timeline::frame;
+pub use web::widget;
+use web::{address as share, dom, host};
 
 use leptos::prelude::*;
 
@@ -68,7 +74,7 @@ pub fn App() -> impl IntoView {
         if let Some(body) = dom::document().and_then(|d| d.body()) {
             let _ = body.class_list().add_1("embed-mode");
         }
-        return view! { <embed::EmbedApp /> }.into_any();
+        return view! { <ui::embed::EmbedApp /> }.into_any();
     }
     view! {
         <header class="top">
@@ -83,17 +89,17 @@ pub fn App() -> impl IntoView {
                 <controls::Controls />
             </aside>
             <div class="content">
-                <share::LinkErrors />
+                <ui::share_panel::LinkErrors />
                 <tour::Tour />
                 <figures::Headline />
                 <runner::RunAlertView />
                 <runner::SimStatus />
-                <timeline_canvas::TimelineCanvas />
-                <playback::Playback />
-                <share::SharePanel />
+                <timeline::panel::TimelineCanvas />
+                <ui::playback::Playback />
+                <ui::share_panel::SharePanel />
                 <figures::AxisFigures />
-                <table_view::TableView />
-                <scenario_json::ScenarioJson />
+                <ui::table_view::TableView />
+                <ui::scenario_json::ScenarioJson />
             </div>
         </main>
         <footer class="foot">

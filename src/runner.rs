@@ -710,7 +710,7 @@ pub fn changed_fields(before: &ScenarioInput, after: &ScenarioInput) -> Vec<Stri
     let pairs = |i: &ScenarioInput| -> Vec<(String, serde_json::Value)> {
         serde_json::to_value(i)
             .map(|v| {
-                crate::export::json_leaves(&v)
+                overlap_view::report_csv::json_leaves(&v)
                     .into_iter()
                     .map(|(n, leaf)| (n, leaf.clone()))
                     .collect()

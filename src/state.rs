@@ -13,18 +13,10 @@ use overlap_core::presets::{self, Preset};
 use overlap_core::{FieldError, Report, Scenario, ScenarioInput};
 
 use crate::fields;
-use crate::scene::Scene;
+use overlap_view::scene::Scene;
+pub use overlap_view::tip::Tip;
 
 pub type SceneRef = Rc<RefCell<Scene>>;
-
-/// What the hover tooltip shows; built from one timeline bar or link sample.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Tip {
-    pub x: f64,
-    pub y: f64,
-    pub title: String,
-    pub lines: Vec<(String, String)>,
-}
 
 #[derive(Clone, Copy)]
 pub struct AppState {

@@ -16,7 +16,7 @@
 //! time, so that no single task holds the main thread for long.
 
 use overlap_core::timeline::{
-    Direction, GpuLanes, Interval, LinkClass, LinkLane, LinkSample, OpKind, Phase,
+    Direction, GpuLanes, Interval, Lane, LinkClass, LinkLane, LinkSample, OpKind, Phase,
 };
 use overlap_core::Timeline;
 
@@ -233,10 +233,10 @@ pub fn encode(t: &Timeline) -> Encoded {
     Encoded { f64s: f, u32s: u }
 }
 
-/// Where the decoder is: which lane (GPU, slot 0..4) or link it fills next.
+/// Where the decoder is: which lane of which GPU, or which link, it fills next.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Cursor {
-    Lane { gpu: usize, slot: usize },
+    Lane { gpu: usize, lane: Lane },
     Link(usize),
     Done,
 }
@@ -244,7 +244,7 @@ enum Cursor {
 /// Decodes an encoded timeline a bounded number of records at a time.
 pub struct Decoder {
     timeline: Timeline,
-    /// Lane lengths per GPU (compute, TP, PP, DP), from the header.
+    /// Lane lengths per GPU, by `Lane::index`, from the header.
     lane_lens: Vec<[usize; 4]>,
     sample_lens: Vec<usize>,
     at_f64: usize,
@@ -345,7 +345,10 @@ impl Decoder {
             sample_lens,
             at_f64: 1 + links,
             at_u32: header_u32,
-            cursor: Cursor::Lane { gpu: 0, slot: 0 },
+            cursor: Cursor::Lane {
+                gpu: 0,
+                lane: Lane::Compute,
+            },
             scratch_f64: Vec::new(),
             scratch_u32: Vec::new(),
         };
@@ -357,20 +360,18 @@ impl Decoder {
     fn skip_empty(&mut self) {
         loop {
             let next = match self.cursor {
-                Cursor::Lane { gpu, slot } => {
+                Cursor::Lane { gpu, lane } => {
                     if gpu >= self.lane_lens.len() {
                         Cursor::Link(0)
-                    } else if self.lane(gpu, slot).len() < self.lane_lens[gpu][slot] {
+                    } else if self.lane(gpu, lane).len() < self.lane_lens[gpu][lane.index()] {
                         return;
-                    } else if slot < 3 {
-                        Cursor::Lane {
-                            gpu,
-                            slot: slot + 1,
-                        }
                     } else {
-                        Cursor::Lane {
-                            gpu: gpu + 1,
-                            slot: 0,
+                        match Lane::from_index(lane.index() + 1) {
+                            Some(next) => Cursor::Lane { gpu, lane: next },
+                            None => Cursor::Lane {
+                                gpu: gpu + 1,
+                                lane: Lane::Compute,
+                            },
                         }
                     }
                 }
@@ -389,21 +390,19 @@ impl Decoder {
         }
     }
 
-    fn lane(&self, gpu: usize, slot: usize) -> &Vec<Interval> {
+    fn lane(&self, gpu: usize, lane: Lane) -> &Vec<Interval> {
         let g = &self.timeline.gpus[gpu];
-        if slot == 0 {
-            &g.compute
-        } else {
-            &g.comm[slot - 1]
+        match lane {
+            Lane::Compute => &g.compute,
+            Lane::Comm(axis) => &g.comm[axis.index()],
         }
     }
 
-    fn lane_mut(&mut self, gpu: usize, slot: usize) -> &mut Vec<Interval> {
+    fn lane_mut(&mut self, gpu: usize, lane: Lane) -> &mut Vec<Interval> {
         let g = &mut self.timeline.gpus[gpu];
-        if slot == 0 {
-            &mut g.compute
-        } else {
-            &mut g.comm[slot - 1]
+        match lane {
+            Lane::Compute => &mut g.compute,
+            Lane::Comm(axis) => &mut g.comm[axis.index()],
         }
     }
 
@@ -414,8 +413,8 @@ impl Decoder {
         while budget > 0 {
             match self.cursor {
                 Cursor::Done => return Ok(true),
-                Cursor::Lane { gpu, slot } => {
-                    let left = self.lane_lens[gpu][slot] - self.lane(gpu, slot).len();
+                Cursor::Lane { gpu, lane } => {
+                    let left = self.lane_lens[gpu][lane.index()] - self.lane(gpu, lane).len();
                     let n = left.min(budget);
                     self.scratch_u32.resize(n * U32_PER_INTERVAL, 0);
                     self.scratch_f64.resize(n * F64_PER_INTERVAL, 0.0);
@@ -454,7 +453,7 @@ impl Decoder {
                             flops: f[9],
                         });
                     }
-                    self.lane_mut(gpu, slot).extend(decoded);
+                    self.lane_mut(gpu, lane).extend(decoded);
                     budget -= n;
                 }
                 Cursor::Link(i) => {

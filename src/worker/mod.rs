@@ -20,6 +20,7 @@
 //! worker that panicked or crashed as gone and starts a new one.
 
 pub mod codec;
+mod kineto_zip;
 pub mod spawn;
 
 use std::cell::RefCell;
@@ -198,7 +199,7 @@ fn kineto(gen: f64, input: &str, folder: &str) {
     let sim = overlap_core::simulate(&scenario);
     let traces = overlap_core::kineto::rank_traces(&scenario, &sim.timeline);
     drop(sim);
-    match crate::kineto_zip::zip_traces(folder, &traces) {
+    match kineto_zip::zip_traces(folder, &traces) {
         Ok(zip) => {
             drop(traces);
             let bytes = js_sys::Uint8Array::from(&zip[..]);

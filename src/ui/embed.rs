@@ -22,10 +22,11 @@ use wasm_bindgen::prelude::*;
 use crate::dom;
 use crate::fields;
 use crate::figures;
-use crate::playback;
 use crate::share::{self, Share};
 use crate::state::AppState;
-use crate::timeline_canvas;
+use crate::timeline::panel;
+use crate::ui::playback;
+use crate::ui::share_panel;
 use crate::widgets::{NumberPair, SelectField, Toggle};
 
 /// Longest query a set-scenario message may carry.
@@ -258,7 +259,7 @@ pub(crate) fn compact_body(
     let with_playback = chosen.contains(&"playback");
     let controls: Vec<&'static str> = chosen.into_iter().filter(|c| *c != "playback").collect();
     view! {
-        <share::LinkErrors />
+        <share_panel::LinkErrors />
         <div class="embed-bar">
             <div class="embed-controls" role="group" aria-label="Controls">
                 {controls.into_iter().map(|c| control(state, c)).collect_view()}
@@ -268,7 +269,7 @@ pub(crate) fn compact_body(
         <figures::Headline />
         <crate::runner::RunAlertView />
         <crate::runner::SimStatus />
-        <timeline_canvas::TimelineCanvas />
+        <panel::TimelineCanvas />
         {with_playback.then(|| view! { <playback::Playback /> })}
     }
 }

@@ -35,6 +35,7 @@ pub fn pct(v: f64) -> String {
     format!("{:.1}%", v * 100.0)
 }
 
+/// A ratio such as a speed-up, with three decimals.
 pub fn ratio(v: f64) -> String {
     if !v.is_finite() {
         return "–".to_string();
@@ -42,10 +43,12 @@ pub fn ratio(v: f64) -> String {
     format!("{v:.3}×")
 }
 
+/// TFLOP/s with one decimal (the unit is written beside it).
 pub fn tflops(v: f64) -> String {
     format!("{v:.1}")
 }
 
+/// A byte count in B, kB, MB or GB.
 pub fn bytes(v: f64) -> String {
     let a = v.abs();
     if a >= 1e9 {
@@ -59,6 +62,7 @@ pub fn bytes(v: f64) -> String {
     }
 }
 
+/// A bandwidth in GB/s.
 pub fn gbps(v: f64) -> String {
     if v >= 100.0 {
         format!("{v:.0} GB/s")

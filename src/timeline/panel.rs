@@ -3,105 +3,13 @@
 
 use leptos::html;
 use leptos::prelude::*;
-use overlap_core::timeline::{Direction, LinkClass};
+use overlap_core::timeline::Axis;
+use overlap_view::tip::tip_for;
 
-use crate::format;
 use crate::frame;
-use crate::scene::{Hit, Scene};
-use crate::state::{AppState, Tip};
+use crate::state::AppState;
 
-const AXES: [&str; 3] = ["TP", "PP", "DP"];
-
-/// The tooltip for whatever is under the pointer, from the timeline's data.
-fn tip_for(scene: &Scene, hit: Hit, x: f64, y: f64) -> Option<Tip> {
-    let p = scene.current.as_ref()?;
-    match hit {
-        Hit::Bar { gpu, slot, index } => {
-            let iv = p.lane(gpu, slot).get(index)?;
-            let g = &p.timeline.gpus[gpu];
-            let lane = if slot == 0 {
-                "compute".to_string()
-            } else {
-                format!("{} communication", AXES[slot - 1])
-            };
-            let mut lines = vec![
-                (
-                    "GPU".to_string(),
-                    format!("{} (stage {}), {lane}", g.rank, g.stage),
-                ),
-                ("start".to_string(), format::secs(iv.start_s)),
-                ("duration".to_string(), format::secs(iv.end_s - iv.start_s)),
-            ];
-            if iv.micro_batch != overlap_core::timeline::NONE {
-                lines.push(("micro-batch".to_string(), iv.micro_batch.to_string()));
-            }
-            if iv.layer != overlap_core::timeline::NONE {
-                lines.push(("layer".to_string(), iv.layer.to_string()));
-            }
-            if slot == 0 {
-                lines.push(("work".to_string(), format!("{:.3} TFLOP", iv.flops / 1e12)));
-            } else {
-                lines.push(("bytes".to_string(), format::bytes(iv.bytes)));
-                lines.push((
-                    "achieved bandwidth".to_string(),
-                    format::gbps(iv.achieved_gbps),
-                ));
-                lines.push((
-                    "contention delay".to_string(),
-                    format::secs(iv.contention_s),
-                ));
-                lines.push((
-                    "exposed (compute waited)".to_string(),
-                    format::secs(iv.exposed_s),
-                ));
-                if let Some((w0, w1)) = iv.window {
-                    lines.push((
-                        "window".to_string(),
-                        format!("{} to {}", format::secs(w0), format::secs(w1)),
-                    ));
-                }
-            }
-            let title = format!(
-                "{} · {}",
-                iv.op.label(),
-                format!("{:?}", iv.phase).to_lowercase()
-            );
-            Some(Tip { x, y, title, lines })
-        }
-        Hit::Link { link, t_s } => {
-            let lk = p.timeline.links.get(link)?;
-            let i = lk
-                .samples
-                .partition_point(|s| s.t_s <= t_s)
-                .checked_sub(1)?;
-            let s = &lk.samples[i];
-            let class = match lk.class {
-                LinkClass::Nvlink => "NVLink",
-                LinkClass::Network => "network",
-            };
-            let dir = match lk.direction {
-                Direction::Out => "out",
-                Direction::In => "in",
-            };
-            let mut lines = vec![("at".to_string(), format::secs(t_s))];
-            for (a, name) in AXES.iter().enumerate() {
-                lines.push((format!("{name} traffic"), format::gbps(s.gbps[a])));
-            }
-            lines.push((
-                "usable capacity".to_string(),
-                format::gbps(lk.capacity_gbps),
-            ));
-            Some(Tip {
-                x,
-                y,
-                title: format!("{class} {dir}"),
-                lines,
-            })
-        }
-    }
-}
-
-/// The canvas with its interactions. The drawing itself is `timeline_draw`.
+/// The canvas with its interactions. The drawing itself is `canvas`.
 #[component]
 pub fn TimelineCanvas() -> impl IntoView {
     let state = expect_context::<AppState>();
@@ -294,9 +202,9 @@ pub fn TimelineCanvas() -> impl IntoView {
 fn Legend() -> impl IntoView {
     view! {
         <ul class="legend" aria-label="Legend">
-            <li><span class="sw tp"></span>"TP"</li>
-            <li><span class="sw pp"></span>"PP"</li>
-            <li><span class="sw dp"></span>"DP"</li>
+            {Axis::ALL
+                .map(|axis| view! { <li><span class=format!("sw {}", axis.name())></span>{axis.label()}</li> })
+                .collect_view()}
             <li><span class="sw fwd"></span>"forward"</li>
             <li><span class="sw bwd"></span>"backward"</li>
             <li><span class="sw rec"></span>"recompute"</li>

@@ -10,22 +10,31 @@ use overlap_core::timeline::Interval;
 /// One thing to paint on a lane.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Piece {
-    /// A bar wide enough to draw on its own: index into the lane, pixel span.
-    Bar { index: usize, x0: f64, x1: f64 },
+    /// A bar wide enough to draw on its own.
+    Bar {
+        /// Index into the lane.
+        index: usize,
+        /// Left edge, px.
+        x0: f64,
+        /// Right edge, px.
+        x1: f64,
+    },
     /// Several narrow bars merged: the first one's index, how many, pixel span,
     /// and whether any of them left compute waiting.
     Merged {
+        /// Index into the lane of the first bar.
         first: usize,
+        /// How many bars.
         count: usize,
+        /// Left edge, px.
         x0: f64,
+        /// Right edge, px.
         x1: f64,
+        /// Whether any of them left compute waiting.
         exposed: bool,
     },
 }
 
-/// The indices of a lane (sorted by start) that can intersect [t0, t1].
-/// `max_dur_s` is the lane's longest bar, so a long bar that started before
-/// t0 is still found.
 /// Link bandwidth as drawable columns: each sample that spans a pixel or
 /// more becomes its own column; samples narrower than a pixel are averaged
 /// over the pixel they fall in (time-weighted). `x_of` maps a time to x;
@@ -88,6 +97,9 @@ pub fn link_columns(
     flush(&mut column, &mut emit);
 }
 
+/// The indices of a lane (sorted by start) that can intersect [t0, t1].
+/// `max_dur_s` is the lane's longest bar, so a long bar that started before
+/// t0 is still found.
 pub fn visible_range(lane: &[Interval], t0: f64, t1: f64, max_dur_s: f64) -> Range<usize> {
     let lo = lane.partition_point(|iv| iv.start_s < t0 - max_dur_s);
     let hi = lane.partition_point(|iv| iv.start_s <= t1);

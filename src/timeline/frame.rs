@@ -15,10 +15,11 @@ use wasm_bindgen::prelude::*;
 use web_sys::HtmlCanvasElement;
 
 use crate::dom;
-use crate::palette;
-use crate::scene::PLAY_SECONDS;
+use overlap_view::scene::{Scene, PLAY_SECONDS};
+
 use crate::state::AppState;
-use crate::timeline_draw;
+use crate::timeline::canvas;
+use crate::web::theme;
 
 type FrameCallback = Closure<dyn FnMut(f64)>;
 
@@ -30,7 +31,7 @@ struct Driver {
     ready: Cell<bool>,
     frames: Cell<u64>,
     callback: RefCell<Option<FrameCallback>>,
-    cache: RefCell<timeline_draw::Cache>,
+    cache: RefCell<canvas::Cache>,
     /// Something other than the playhead changed: the canvas must be repainted.
     dirty: Cell<bool>,
     /// Playhead line and veils (GPU lanes, link lanes), over the canvas.
@@ -76,7 +77,7 @@ pub fn install(state: AppState, canvas: HtmlCanvasElement) {
         ready: Cell::new(false),
         frames: Cell::new(0),
         callback: RefCell::new(None),
-        cache: RefCell::new(timeline_draw::Cache::new()),
+        cache: RefCell::new(canvas::Cache::new()),
         dirty: Cell::new(true),
         overlay,
     });
@@ -165,12 +166,12 @@ fn on_frame(d: &Driver, ts: f64) {
         let still_morphing = scene.finish_morph_if_done(now);
         let t0 = dom::now_ms();
         let merged = if d.dirty.replace(false) || morphing {
-            timeline_draw::draw(
+            canvas::draw(
                 &mut scene,
                 &d.canvas,
                 &mut d.cache.borrow_mut(),
                 now,
-                palette::for_element(&d.canvas),
+                theme::for_element(&d.canvas),
             )
             .unwrap_or(false)
         } else {
@@ -221,7 +222,7 @@ fn on_frame(d: &Driver, ts: f64) {
 
 /// Moves the playhead line and the veils to the playhead; hides them when the
 /// playhead is at the end (the final state).
-fn place_overlay(d: &Driver, scene: &crate::scene::Scene) {
+fn place_overlay(d: &Driver, scene: &Scene) {
     let [line, veil_gpus, veil_links] = &d.overlay;
     let l = &scene.layout;
     let step = scene.step_s();

@@ -1,0 +1,404 @@
+//! Builds the display list of the scene: the time axis, GPU labels, bars
+//! (level-of-detail merged), exposed spans, bar labels, window brackets and
+//! link bandwidth. The only place the timeline's look is decided; the canvas
+//! and the SVG writer only paint what this returns.
+
+use overlap_core::timeline::{Axis, Interval, Lane, LinkLane};
+
+use crate::display_list::{Align, DisplayList, Rect, Shape};
+use crate::format;
+use crate::layout::{Band, Row, RowKind};
+use crate::links::link_name;
+use crate::lod::{self, Piece};
+use crate::morph;
+use crate::palette::Role;
+use crate::prepared::Prepared;
+use crate::scene::{Hit, Scene};
+
+/// Bars narrower than this merge with close neighbours, px.
+const MIN_BAR_PX: f64 = 1.5;
+/// A bar wider than this gets its exposed span hatched, px.
+const HATCH_MIN_PX: f64 = 3.0;
+/// A bar wider than this gets its op name, px.
+const LABEL_MIN_PX: f64 = 46.0;
+/// The part of a bar left of its hatch must be this wide for a label, px.
+const LABEL_CLEAR_PX: f64 = 20.0;
+/// At most this many brackets per lane: more would be one smear.
+const MAX_BRACKETS: usize = 4000;
+
+/// Everything that does not move with the playhead or the pointer, for the
+/// window `win` at morph progress `morph` (1 when not morphing).
+pub fn timeline(scene: &Scene, win: (f64, f64), morph: f64) -> DisplayList {
+    let l = &scene.layout;
+    let mut list = DisplayList::new(l.right + 8.0, l.height);
+    let Some(p) = scene.current.as_ref() else {
+        return list;
+    };
+    list.rect(Role::Background, 0.0, 0.0, list.width, list.height);
+    axis(scene, &mut list, win);
+    gpu_labels(scene, p, &mut list);
+    for row in &l.rows {
+        match row.kind {
+            RowKind::Gpu { gpu, lane } => gpu_lane(scene, p, &mut list, win, morph, gpu, lane, row),
+            RowKind::Link { link } => {
+                if let Some(lk) = p.timeline.links.get(link) {
+                    link_lane(scene, p, &mut list, win, lk, row);
+                }
+            }
+        }
+    }
+    links_heading(scene, p, &mut list);
+    list
+}
+
+/// The hover marks, drawn over the timeline: the hovered bar's outline and,
+/// for a collective, its window on the compute lane.
+pub fn hover(scene: &Scene, win: (f64, f64)) -> Vec<Shape> {
+    let mut out = Vec::new();
+    let (Some(Hit::Bar { gpu, lane, index }), Some(p)) = (scene.hover, scene.current.as_ref())
+    else {
+        return out;
+    };
+    let Some(iv) = p.lane(gpu, lane).get(index) else {
+        return out;
+    };
+    let l = &scene.layout;
+    if let (Some((w0, w1)), Some(compute), Some(axis)) =
+        (iv.window, l.row_of(gpu, Lane::Compute), lane.axis())
+    {
+        let x0 = scene.x_of(w0, win).max(l.left);
+        let x1 = scene.x_of(w1, win).min(l.right);
+        out.push(Shape::Veil {
+            rect: Rect {
+                x: x0,
+                y: compute.y - 2.0,
+                w: (x1 - x0).max(1.0),
+                h: compute.h + 4.0,
+            },
+            fill: Role::Axis(axis),
+            alpha: 0.3,
+        });
+    }
+    if let Some(row) = l.row_of(gpu, lane) {
+        let x0 = scene.x_of(iv.start_s, win).max(l.left);
+        let x1 = scene.x_of(iv.end_s, win).min(l.right);
+        out.push(Shape::Outline {
+            rect: Rect {
+                x: x0 - 1.0,
+                y: row.y - 1.0,
+                w: (x1 - x0).max(1.0) + 2.0,
+                h: row.h + 1.0,
+            },
+            stroke: Role::Text,
+            width: 2.0,
+        });
+    }
+    out
+}
+
+fn axis(scene: &Scene, list: &mut DisplayList, win: (f64, f64)) {
+    let l = &scene.layout;
+    let step = format::nice_step(win.1 - win.0, ((l.right - l.left) / 90.0).max(2.0));
+    let first = (win.0 / step).ceil() as i64;
+    let last = (win.1 / step).floor() as i64;
+    for k in first..=last.min(first + 200) {
+        let t = k as f64 * step;
+        let x = scene.x_of(t, win).round() + 0.5;
+        list.rect(
+            Role::Grid,
+            x,
+            l.axis_h - 4.0,
+            1.0,
+            l.link_area.1 - l.axis_h + 4.0,
+        );
+        // Keep the last label inside the picture.
+        let align = if x > l.right - 24.0 {
+            Align::End
+        } else {
+            Align::Middle
+        };
+        list.text(
+            Role::Muted,
+            x.min(l.right),
+            l.axis_h / 2.0 - 1.0,
+            align,
+            format::tick(t, step),
+        );
+    }
+}
+
+fn gpu_labels(scene: &Scene, p: &Prepared, list: &mut DisplayList) {
+    let l = &scene.layout;
+    let every = (l.bands.len() / 16).max(1);
+    for band in &l.bands {
+        let g = &p.timeline.gpus[band.gpu];
+        if !(l.label_lanes || band.gpu % every == 0) {
+            continue;
+        }
+        // The narrow gutter of a phone fits only the short form.
+        let narrow = l.left < 80.0;
+        let label = if l.label_lanes && !narrow {
+            format!("GPU {} · st {}", g.rank, g.stage)
+        } else if l.label_lanes {
+            format!("GPU {}", g.rank)
+        } else {
+            format!("st {}", g.stage)
+        };
+        list.text(
+            Role::Text,
+            4.0,
+            band.y0 + band.bracket_h + 8.0,
+            Align::Start,
+            label,
+        );
+        if g.represents > 1 && l.label_lanes {
+            list.text(
+                Role::Muted,
+                4.0,
+                band.y0 + band.bracket_h + 21.0,
+                Align::Start,
+                format!("×{} GPUs", g.represents),
+            );
+        }
+    }
+}
+
+fn bar_role(lane: Lane, iv: &Interval) -> Role {
+    match lane {
+        Lane::Compute => Role::Phase(iv.phase),
+        Lane::Comm(axis) => Role::Axis(axis),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn gpu_lane(
+    scene: &Scene,
+    p: &Prepared,
+    list: &mut DisplayList,
+    win: (f64, f64),
+    morph: f64,
+    gpu: usize,
+    lane: Lane,
+    row: &Row,
+) {
+    let l = &scene.layout;
+    list.rect(
+        Role::Lane,
+        l.left,
+        row.y,
+        l.right - l.left,
+        row.h.max(1.0) - 0.5,
+    );
+    if let (Lane::Comm(axis), true) = (lane, l.label_lanes) {
+        list.text(
+            Role::Axis(axis),
+            l.left - 24.0,
+            row.y + row.h / 2.0,
+            Align::Start,
+            axis.label(),
+        );
+    }
+    let bars = p.lane(gpu, lane);
+    let from = (morph < 1.0)
+        .then(|| {
+            scene
+                .morph_from
+                .get(gpu)
+                .map(|f| f[lane.index()].as_slice())
+        })
+        .flatten();
+    // While morphing, bars move in from outside the window: walk them all
+    // (morphing is limited to small timelines).
+    let range = if from.is_some() {
+        0..bars.len()
+    } else {
+        lod::visible_range(bars, win.0, win.1, p.max_dur_s(gpu, lane))
+    };
+    let pos = |i: usize| {
+        let (s, e) = morph::position(bars, from, i, morph);
+        (scene.x_of(s, win), scene.x_of(e, win))
+    };
+    let h = (row.h - 1.0).max(1.0);
+    let y = row.y;
+    let mut wide = Vec::new();
+    let merged = lod::pieces(bars, range, (l.left, l.right), MIN_BAR_PX, pos, |piece| {
+        match piece {
+            Piece::Bar { index, x0, x1 } => {
+                // A hairline gap between wide neighbours, so that ops read as separate.
+                let w = if x1 - x0 > 4.0 {
+                    x1 - x0 - 1.0
+                } else {
+                    (x1 - x0).max(1.0)
+                };
+                list.rect(bar_role(lane, &bars[index]), x0, y, w, h);
+                if x1 - x0 > HATCH_MIN_PX {
+                    wide.push((index, x0, x1));
+                }
+            }
+            Piece::Merged {
+                first,
+                x0,
+                x1,
+                exposed,
+                ..
+            } => {
+                list.rect(bar_role(lane, &bars[first]), x0, y, x1 - x0, h);
+                if let (true, Lane::Comm(_)) = (exposed, lane) {
+                    list.rect(Role::ExposedStripe, x0, y + h - 2.0, x1 - x0, 2.0);
+                }
+            }
+        }
+    });
+    list.merged |= merged;
+    for (index, x0, x1) in wide {
+        let iv = &bars[index];
+        let mut clear_x1 = x1;
+        if let (Lane::Comm(_), true) = (lane, iv.exposed_s > 0.0) {
+            // Compute waited from `exposed_from_s` to the end of the bar. As a
+            // fraction of the bar, so that it follows the morph too.
+            let dur = (iv.end_s - iv.start_s).max(1e-15);
+            let frac = ((iv.end_s - iv.exposed_from_s) / dur).clamp(0.0, 1.0);
+            let (ux0, ux1) = pos(index);
+            let ex0 = (ux1 - (ux1 - ux0) * frac).clamp(x0, x1);
+            list.shapes.push(Shape::Hatch {
+                rect: Rect {
+                    x: ex0,
+                    y,
+                    w: x1 - ex0,
+                    h,
+                },
+            });
+            clear_x1 = ex0;
+        }
+        // Labels stay left of the hatch: text over stripes does not read.
+        let clip = Rect {
+            x: x0 + 1.0,
+            y,
+            w: clear_x1 - x0 - 2.0,
+            h,
+        };
+        if l.label_lanes && x1 - x0 > LABEL_MIN_PX && h >= 10.0 && clip.w > LABEL_CLEAR_PX {
+            let fill = match lane {
+                Lane::Compute => Role::Background,
+                Lane::Comm(_) => Role::OnComm,
+            };
+            list.shapes.push(Shape::Text {
+                x: x0 + 3.0,
+                y: y + h / 2.0,
+                text: iv.op.label().into(),
+                fill,
+                align: Align::Start,
+                clip: Some(clip),
+            });
+        }
+    }
+    if let Lane::Comm(axis) = lane {
+        if let Some(band) = l.bands.iter().find(|b| b.gpu == gpu) {
+            brackets(scene, list, win, band, axis, bars);
+        }
+    }
+}
+
+/// Window brackets: for each visible collective, the compute span that can
+/// hide it, drawn in its axis colour in the strip above the compute lane.
+fn brackets(
+    scene: &Scene,
+    list: &mut DisplayList,
+    win: (f64, f64),
+    band: &Band,
+    axis: Axis,
+    bars: &[Interval],
+) {
+    if band.bracket_h < 3.0 {
+        return;
+    }
+    let l = &scene.layout;
+    let row_h = band.bracket_h / 3.0;
+    let y = band.bracket_y + row_h * axis.index() as f64 + 0.5;
+    let mut spans = Vec::new();
+    let (mut last_x0, mut last_x1) = (f64::NEG_INFINITY, f64::NEG_INFINITY);
+    for iv in bars {
+        let Some((w0, w1)) = iv.window else { continue };
+        if w1 < win.0 || w0 > win.1 || w1 <= w0 {
+            continue;
+        }
+        let x0 = scene.x_of(w0, win).max(l.left);
+        let x1 = scene.x_of(w1, win).min(l.right);
+        // Brackets that land on the same pixels add nothing.
+        if (x0 - last_x0).abs() < 1.0 && (x1 - last_x1).abs() < 1.0 {
+            continue;
+        }
+        (last_x0, last_x1) = (x0, x1);
+        spans.push((x0, x1));
+        if spans.len() > MAX_BRACKETS {
+            break;
+        }
+    }
+    if !spans.is_empty() {
+        list.shapes.push(Shape::Brackets {
+            y,
+            h: row_h,
+            spans,
+            stroke: Role::Axis(axis),
+        });
+    }
+}
+
+fn links_heading(scene: &Scene, p: &Prepared, list: &mut DisplayList) {
+    let l = &scene.layout;
+    let gpu = scene.link_gpu.min(p.timeline.gpus.len().saturating_sub(1));
+    let Some(g) = p.timeline.gpus.get(gpu) else {
+        return;
+    };
+    let text = if l.left < 80.0 {
+        format!("Links of GPU {}, by axis", g.rank)
+    } else {
+        format!(
+            "Links of GPU {} (stage {}): bandwidth by axis, dashed = usable capacity",
+            g.rank, g.stage
+        )
+    };
+    list.text(Role::Text, 4.0, l.links_y, Align::Start, text);
+}
+
+/// Bandwidth per axis, stacked, scaled to the link's usable capacity. Samples
+/// narrower than a pixel are averaged over the pixel (time-weighted).
+fn link_lane(
+    scene: &Scene,
+    p: &Prepared,
+    list: &mut DisplayList,
+    win: (f64, f64),
+    lk: &LinkLane,
+    row: &Row,
+) {
+    let l = &scene.layout;
+    let (y, h) = (row.y, row.h);
+    list.rect(Role::Lane, l.left, y, l.right - l.left, h);
+    list.text(Role::Muted, 4.0, y + h / 2.0, Align::Start, link_name(lk));
+    let cap = lk.capacity_gbps.max(1e-9);
+    lod::link_columns(
+        &lk.samples,
+        win,
+        p.step_s(),
+        (l.left, l.right),
+        |t| scene.x_of(t, win),
+        |x, w, gbps| {
+            let mut top = y + h;
+            for axis in Axis::ALL {
+                let v = gbps[axis.index()];
+                if v <= 0.0 {
+                    continue;
+                }
+                let bh = (v / cap * h).min(top - y);
+                top -= bh;
+                list.rect(Role::Axis(axis), x, top, w, bh);
+            }
+        },
+    );
+    list.shapes.push(Shape::Line {
+        from: (l.left, y + 0.5),
+        to: (l.right, y + 0.5),
+        stroke: Role::Muted,
+        dashed: true,
+    });
+}

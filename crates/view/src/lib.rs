@@ -1,0 +1,34 @@
+//! The platform-free part of Overlap Lab's page: everything between the
+//! core's `Timeline` and pixels that does not need a browser.
+//!
+//! - [`prepared`], [`layout`], [`scene`], [`morph`], [`lod`]: the timeline
+//!   made ready for drawing, where its rows sit, the view window and the
+//!   playhead, the morph between runs, and the level of detail;
+//! - [`draw`] builds a [`display_list::DisplayList`] from the scene, in
+//!   [`palette`] roles; [`svg`] writes it as SVG, and the app's canvas
+//!   painter paints the same list;
+//! - [`view_query`]: the view keys of share links; [`tip`]: the tooltip's
+//!   text; [`format`]: how numbers are written.
+//!
+//! No web dependency: every test here runs natively.
+#![warn(missing_docs)]
+
+pub mod display_list;
+pub mod draw;
+pub mod format;
+pub mod layout;
+pub mod links;
+pub mod lod;
+pub mod morph;
+pub mod palette;
+pub mod prepared;
+pub mod report_csv;
+pub mod scene;
+pub mod svg;
+pub mod table;
+pub mod tip;
+pub mod trace_size;
+pub mod view_query;
+
+#[cfg(test)]
+mod testing;

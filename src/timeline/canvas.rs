@@ -1,0 +1,271 @@
+//! The canvas backend of the display list (`overlap_view::draw`): paints its
+//! shapes in order, in the palette's colours. Not reactive: called once per
+//! animation frame when something changed. The list holds only visible,
+//! level-of-detail merged shapes (about one rectangle per pixel per lane),
+//! so its cost does not grow with the step's bar count.
+
+use overlap_view::display_list::{Align, Rect, Shape, FONT, HATCH_STEP_PX};
+use overlap_view::draw;
+use overlap_view::layout::Layout;
+use overlap_view::palette::{Palette, DARK};
+use overlap_view::scene::Scene;
+use wasm_bindgen::{JsCast, JsValue};
+use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};
+
+/// Fill style changes cross into JavaScript; skip the ones that change nothing.
+struct Pen<'a> {
+    ctx: &'a CanvasRenderingContext2d,
+    fill: &'static str,
+}
+
+impl Pen<'_> {
+    fn fill(&mut self, colour: &'static str) {
+        if self.fill != colour {
+            self.ctx.set_fill_style_str(colour);
+            self.fill = colour;
+        }
+    }
+
+    fn rect(&mut self, colour: &'static str, r: &Rect) {
+        self.fill(colour);
+        self.ctx.fill_rect(r.x, r.y, r.w, r.h);
+    }
+}
+
+/// What the static layer depends on: when none of it changed, the last
+/// painted layer is copied back instead of redrawn, so playback and hover
+/// cost a copy plus the overlay, however many bars the step holds.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LayerKey {
+    seq: u64,
+    win: (f64, f64),
+    size: (u32, u32),
+    link_gpu: usize,
+    dark: bool,
+}
+
+/// The static layer's cache: an offscreen canvas and what it shows.
+pub struct Cache {
+    canvas: Option<HtmlCanvasElement>,
+    key: Option<LayerKey>,
+    merged: bool,
+}
+
+impl Cache {
+    /// An empty cache with its offscreen canvas.
+    pub fn new() -> Self {
+        let canvas = crate::dom::document()
+            .and_then(|d| d.create_element("canvas").ok())
+            .and_then(|e| e.dyn_into::<HtmlCanvasElement>().ok());
+        Self {
+            canvas,
+            key: None,
+            merged: false,
+        }
+    }
+}
+
+fn context(canvas: &HtmlCanvasElement) -> Option<CanvasRenderingContext2d> {
+    canvas
+        .get_context("2d")
+        .ok()
+        .flatten()
+        .and_then(|c| c.dyn_into::<CanvasRenderingContext2d>().ok())
+}
+
+/// Lays the scene out for the canvas's width and draws it. Returns whether
+/// narrow bars were merged.
+pub fn draw(
+    scene: &mut Scene,
+    canvas: &HtmlCanvasElement,
+    cache: &mut Cache,
+    now_ms: f64,
+    pal: &'static Palette,
+) -> Result<bool, JsValue> {
+    let Some(ctx) = context(canvas) else {
+        return Ok(false);
+    };
+    let Some(current) = scene.current.as_ref() else {
+        return Ok(false);
+    };
+    let width = f64::from(canvas.client_width().max(300));
+    let layout = Layout::compute(current, width, scene.link_gpu);
+    let dpr = crate::dom::window()
+        .map(|w| w.device_pixel_ratio())
+        .unwrap_or(1.0)
+        .max(1.0);
+    let (pw, ph) = (
+        (width * dpr).round() as u32,
+        (layout.height * dpr).round() as u32,
+    );
+    if canvas.width() != pw || canvas.height() != ph {
+        canvas.set_width(pw);
+        canvas.set_height(ph);
+        let _ = canvas
+            .style()
+            .set_property("height", &format!("{}px", layout.height));
+    }
+    scene.layout = layout;
+    let morph = scene.morph_progress(now_ms);
+    let win = scene.window(morph);
+    let key = LayerKey {
+        seq: scene.seq,
+        win,
+        size: (pw, ph),
+        link_gpu: scene.link_gpu,
+        // By value: a constant has no single address to compare.
+        dark: *pal == DARK,
+    };
+    // While morphing every frame differs: no point caching.
+    let cacheable = morph >= 1.0;
+    let mut merged = cache.merged;
+    ctx.set_transform(1.0, 0.0, 0.0, 1.0, 0.0, 0.0)?;
+    match (&cache.canvas, cacheable && cache.key == Some(key)) {
+        (Some(layer), true) => ctx.draw_image_with_html_canvas_element(layer, 0.0, 0.0)?,
+        _ => {
+            ctx.set_transform(dpr, 0.0, 0.0, dpr, 0.0, 0.0)?;
+            let list = draw::timeline(scene, win, morph);
+            paint(&ctx, &list.shapes, pal);
+            merged = list.merged;
+            cache.key = None;
+            if let (Some(layer), true) = (&cache.canvas, cacheable) {
+                if layer.width() != pw || layer.height() != ph {
+                    layer.set_width(pw);
+                    layer.set_height(ph);
+                }
+                if let Some(lctx) = context(layer) {
+                    lctx.set_transform(1.0, 0.0, 0.0, 1.0, 0.0, 0.0)?;
+                    lctx.draw_image_with_html_canvas_element(canvas, 0.0, 0.0)?;
+                    cache.key = Some(key);
+                    cache.merged = merged;
+                }
+            }
+        }
+    }
+    ctx.set_transform(dpr, 0.0, 0.0, dpr, 0.0, 0.0)?;
+    paint(&ctx, &draw::hover(scene, win), pal);
+    Ok(merged)
+}
+
+/// Paints shapes in order.
+pub fn paint(ctx: &CanvasRenderingContext2d, shapes: &[Shape], pal: &Palette) {
+    let mut pen = Pen { ctx, fill: "" };
+    ctx.set_font(FONT);
+    ctx.set_text_baseline("middle");
+    ctx.set_text_align("left");
+    ctx.set_line_width(1.0);
+    let mut align = Align::Start;
+    for shape in shapes {
+        match shape {
+            Shape::Rect { rect, fill } => pen.rect(pal.colour(*fill), rect),
+            Shape::Veil { rect, fill, alpha } => {
+                ctx.set_global_alpha(*alpha);
+                pen.rect(pal.colour(*fill), rect);
+                ctx.set_global_alpha(1.0);
+            }
+            Shape::Hatch { rect } => hatch(&mut pen, pal, rect),
+            Shape::Brackets {
+                y,
+                h,
+                spans,
+                stroke,
+            } => {
+                ctx.set_stroke_style_str(pal.colour(*stroke));
+                ctx.begin_path();
+                for (x0, x1) in spans {
+                    ctx.move_to(x0 + 0.5, y + h);
+                    ctx.line_to(x0 + 0.5, *y);
+                    ctx.line_to(x1 - 0.5, *y);
+                    ctx.line_to(x1 - 0.5, y + h);
+                }
+                ctx.stroke();
+            }
+            Shape::Text {
+                x,
+                y,
+                text,
+                fill,
+                align: a,
+                clip,
+            } => {
+                if *a != align {
+                    align = *a;
+                    ctx.set_text_align(match align {
+                        Align::Start => "left",
+                        Align::Middle => "center",
+                        Align::End => "right",
+                    });
+                }
+                pen.fill(pal.colour(*fill));
+                match clip {
+                    Some(c) => {
+                        ctx.save();
+                        ctx.begin_path();
+                        ctx.rect(c.x, c.y, c.w, c.h);
+                        ctx.clip();
+                        let _ = ctx.fill_text(text, *x, *y);
+                        ctx.restore();
+                    }
+                    None => {
+                        let _ = ctx.fill_text(text, *x, *y);
+                    }
+                }
+            }
+            Shape::Line {
+                from,
+                to,
+                stroke,
+                dashed,
+            } => {
+                ctx.set_stroke_style_str(pal.colour(*stroke));
+                if *dashed {
+                    let _ = ctx.set_line_dash(&js_sys::Array::of2(&3.into(), &3.into()));
+                }
+                ctx.begin_path();
+                ctx.move_to(from.0, from.1);
+                ctx.line_to(to.0, to.1);
+                ctx.stroke();
+                if *dashed {
+                    let _ = ctx.set_line_dash(&js_sys::Array::new());
+                }
+            }
+            Shape::Outline {
+                rect,
+                stroke,
+                width,
+            } => {
+                ctx.set_stroke_style_str(pal.colour(*stroke));
+                ctx.set_line_width(*width);
+                ctx.stroke_rect(rect.x, rect.y, rect.w, rect.h);
+                ctx.set_line_width(1.0);
+            }
+        }
+    }
+}
+
+/// The exposed part of a collective: background, diagonal stripes, outline.
+fn hatch(pen: &mut Pen<'_>, pal: &Palette, r: &Rect) {
+    let ctx = pen.ctx;
+    pen.rect(pal.background, r);
+    ctx.save();
+    ctx.begin_path();
+    ctx.rect(r.x, r.y, r.w, r.h);
+    ctx.clip();
+    ctx.set_stroke_style_str(pal.exposed_stripe);
+    ctx.begin_path();
+    let mut sx = r.x - r.h;
+    while sx < r.x + r.w {
+        ctx.move_to(sx, r.y + r.h);
+        ctx.line_to(sx + r.h, r.y);
+        sx += HATCH_STEP_PX;
+    }
+    ctx.stroke();
+    ctx.restore();
+    ctx.set_stroke_style_str(pal.exposed_stripe);
+    ctx.stroke_rect(
+        r.x + 0.5,
+        r.y + 0.5,
+        (r.w - 1.0).max(0.5),
+        (r.h - 1.0).max(0.5),
+    );
+}

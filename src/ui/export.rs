@@ -1,0 +1,231 @@
+//! The export buttons: the Chrome trace and the Kineto traces of the current
+//! scenario (built in a worker of their own, byte for byte what
+//! `overlap-lab trace` writes), the timeline as SVG (the display list the
+//! canvas paints, through `overlap_view::svg`) and as PNG, and the figures
+//! as CSV.
+//!
+//! The PNG is read from the canvas itself: it is the rasterised picture
+//! already on screen, at the screen's pixel ratio, and rasterising the SVG
+//! again would need an image decode round trip for the same pixels.
+
+use gloo_timers::callback::Timeout;
+use leptos::prelude::*;
+use overlap_core::ScenarioInput;
+use overlap_view::report_csv::figures_csv;
+use overlap_view::trace_size::{trace_refusal, TraceKind};
+use overlap_view::{draw, svg};
+use wasm_bindgen::{JsCast, JsValue};
+
+use crate::dom;
+use crate::state::AppState;
+use crate::web::download::{download_bytes, download_text, save_url};
+use crate::web::theme;
+
+/// A trace that takes longer than this to build is abandoned.
+const TRACE_BUDGET_MS: u32 = 60_000;
+
+/// The timeline as the canvas shows it now (same window, rows, colours):
+/// the same display list, written as SVG.
+fn timeline_svg(state: AppState) -> Option<String> {
+    let scene = state.scene();
+    let s = scene.borrow();
+    if s.current.is_none() || s.layout.rows.is_empty() {
+        return None;
+    }
+    let list = draw::timeline(&s, s.window(1.0), 1.0);
+    Some(svg::write(
+        &list,
+        // The canvas's own theme: a widget may fix one.
+        timeline_canvas()
+            .map(|c| theme::for_element(&c))
+            .unwrap_or_else(theme::current),
+        "Overlap Lab: timeline of one step",
+    ))
+}
+
+pub(crate) fn file_stem(state: AppState) -> String {
+    // Preset ids are the core's own (letters, digits, dashes).
+    let id = state.preset_id.get_untracked();
+    let safe: String = id
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '-')
+        .collect();
+    format!("overlap-lab-{safe}")
+}
+
+fn timeline_canvas() -> Option<web_sys::HtmlCanvasElement> {
+    dom::document()?
+        .query_selector(".timeline canvas")
+        .ok()??
+        .dyn_into()
+        .ok()
+}
+
+/// A trace being built in a worker of its own (the simulation worker stays
+/// free for the controls); dropping it stops the build.
+struct TraceJob {
+    _worker: crate::worker::spawn::WorkerHandle,
+    _budget: Timeout,
+}
+
+/// Builds the trace of `input` in a new worker; `done` gets the bytes or why not.
+fn build_trace(
+    kind: TraceKind,
+    input: &ScenarioInput,
+    folder: String,
+    done: impl Fn(Result<js_sys::Uint8Array, String>) + Clone + 'static,
+) -> Result<TraceJob, String> {
+    let input_json = serde_json::to_string(input).map_err(|e| e.to_string())?;
+    let worker_slot = std::rc::Rc::new(std::cell::RefCell::new(None::<web_sys::Worker>));
+    let on_message = {
+        let done = done.clone();
+        let worker_slot = worker_slot.clone();
+        move |data: JsValue| {
+            let get =
+                |k: &str| js_sys::Reflect::get(&data, &k.into()).unwrap_or(JsValue::UNDEFINED);
+            match get("type").as_string().as_deref() {
+                Some("ready") => {
+                    let msg = js_sys::Object::new();
+                    let _ = js_sys::Reflect::set(&msg, &"type".into(), &kind.message().into());
+                    let _ = js_sys::Reflect::set(&msg, &"folder".into(), &folder.clone().into());
+                    let _ = js_sys::Reflect::set(&msg, &"input".into(), &input_json.clone().into());
+                    if let Some(w) = worker_slot.borrow().as_ref() {
+                        let _ = w.post_message(&msg);
+                    }
+                }
+                Some(t) if t == kind.message() => {
+                    match get("bytes").dyn_into::<js_sys::Uint8Array>() {
+                        Ok(bytes) => done(Ok(bytes)),
+                        Err(_) => done(Err("the worker sent no trace".to_string())),
+                    }
+                }
+                Some("refused" | "panic" | "crashed") => done(Err(get("message")
+                    .as_string()
+                    .unwrap_or_else(|| "the worker stopped".to_string()))),
+                _ => {}
+            }
+        }
+    };
+    let on_error = {
+        let done = done.clone();
+        move |text: String| done(Err(text))
+    };
+    let worker = crate::worker::spawn::spawn(on_message, on_error)?;
+    *worker_slot.borrow_mut() = Some(worker.worker().clone());
+    let budget = Timeout::new(TRACE_BUDGET_MS, move || {
+        done(Err(format!(
+            "building it took longer than {} s",
+            TRACE_BUDGET_MS / 1000
+        )))
+    });
+    Ok(TraceJob {
+        _worker: worker,
+        _budget: budget,
+    })
+}
+
+/// The export buttons. Each says what it saves; a failure is said next to them.
+#[component]
+pub fn ExportButtons() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let problem = RwSignal::new(None::<String>);
+    let tracing = RwSignal::new(false);
+    let job = StoredValue::new_local(None::<TraceJob>);
+    let report = move |ok: Option<()>, what: &'static str| {
+        problem.set(ok.is_none().then(|| what.to_string()))
+    };
+    let trace = move |kind: TraceKind| {
+        if state.resolved.with_untracked(Option::is_none) {
+            report(
+                None,
+                "The trace could not be made: no valid scenario has been simulated yet.",
+            );
+            return;
+        }
+        let bars = state
+            .scene()
+            .borrow()
+            .current
+            .as_ref()
+            .map_or(0, |p| p.bars);
+        let preset_id = state.preset_id.get_untracked();
+        let input = state.input.get_untracked();
+        let is_preset = overlap_core::presets::find(&preset_id).is_some_and(|p| p.input() == input);
+        if let Some(why) = trace_refusal(kind, bars, &preset_id, is_preset) {
+            problem.set(Some(why));
+            return;
+        }
+        problem.set(None);
+        tracing.set(true);
+        let stem = file_stem(state);
+        let (name, mime) = kind.file_name(&stem);
+        let done = move |result: Result<js_sys::Uint8Array, String>| {
+            if !tracing.get_untracked() {
+                return;
+            }
+            tracing.set(false);
+            match result {
+                Ok(bytes) => {
+                    if download_bytes(&name, mime, &bytes).is_none() {
+                        problem.set(Some(
+                            "The trace could not be saved: it came out empty or the browser refused the download."
+                                .to_string(),
+                        ));
+                    }
+                }
+                Err(why) => problem.set(Some(format!("The trace could not be made: {why}."))),
+            }
+            // Ends the worker, once this callback has returned.
+            Timeout::new(0, move || job.set_value(None)).forget();
+        };
+        match build_trace(kind, &input, format!("{stem}-kineto"), done) {
+            Ok(j) => job.set_value(Some(j)),
+            Err(e) => {
+                tracing.set(false);
+                problem.set(Some(format!("The trace could not be made: {e}.")));
+            }
+        }
+    };
+    let svg = move |_| {
+        let text = timeline_svg(state);
+        let ok = text
+            .and_then(|t| download_text(&format!("{}.svg", file_stem(state)), "image/svg+xml", &t));
+        report(
+            ok,
+            "The SVG could not be made: the timeline has not been drawn yet.",
+        );
+    };
+    let png = move |_| {
+        let ok = timeline_canvas()
+            .and_then(|c| c.to_data_url_with_type("image/png").ok())
+            .and_then(|url| save_url(&format!("{}.png", file_stem(state)), &url));
+        report(
+            ok,
+            "The PNG could not be made: the timeline has not been drawn yet.",
+        );
+    };
+    let csv = move |_| {
+        let ok = state.report.get_untracked().and_then(|r| {
+            download_text(
+                &format!("{}.figures.csv", file_stem(state)),
+                "text/csv",
+                &figures_csv(&r),
+            )
+        });
+        report(
+            ok,
+            "The figures could not be saved: no valid scenario has been simulated yet.",
+        );
+    };
+    view! {
+        <div class="export-buttons" role="group" aria-label="Export">
+            <button type="button" on:click=move |_| trace(TraceKind::Chrome) disabled=move || tracing.get() title="Chrome trace-event JSON: open it in Perfetto or chrome://tracing">"Download trace (JSON)"</button>
+            <button type="button" on:click=move |_| trace(TraceKind::Kineto) disabled=move || tracing.get() title="PyTorch-profiler (Kineto) traces, one per simulated GPU: unzip and open the folder with HolisticTraceAnalysis">"Download traces for HTA (zip)"</button>
+            <button type="button" on:click=svg title="The timeline as on screen, as a vector image">"Download SVG"</button>
+            <button type="button" on:click=png title="The timeline as on screen, as a picture">"Download PNG"</button>
+            <button type="button" on:click=csv title="Every figure of the report, one per row">"Download figures (CSV)"</button>
+            {move || tracing.get().then(|| view! { <p class="note" role="status">"Building the trace in the background…"</p> })}
+            {move || problem.get().map(|p| view! { <p class="field-error trace-problem" role="status">{p}</p> })}
+        </div>
+    }
+}

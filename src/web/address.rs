@@ -1,0 +1,384 @@
+//! The page's state in its address (interface.md, "Share links"). The core's
+//! `share_link` writes and reads the scenario part, `overlap_view::view_query`
+//! the view (zoom, playhead, link lanes, embedding); this module keeps the
+//! address bar in step with the page.
+//!
+//! A widget keeps the same query string, but in its host rather than in the
+//! address bar (`host::WidgetHost`): read from the host at mount and on the
+//! host's changes, written back to it after each edit by the user.
+//!
+//! - On startup the link is decoded and applied. Whatever could not be used is
+//!   listed in a `role="alert"` message, and the address bar keeps the link
+//!   exactly as it was until the user changes something.
+//! - Afterwards every change rewrites the query with `history.replaceState`
+//!   (debounced, and never while playing), except a change of preset, which
+//!   pushes a history entry so that Back and Forward move between presets.
+//! - Text from a link only ever reaches the page as text nodes.
+
+use leptos::prelude::*;
+use overlap_core::share_link;
+use overlap_core::FieldError;
+use overlap_view::view_query::{fail, join, mode_pairs, parse_view, view_pairs};
+pub use overlap_view::view_query::{query_part, Mode, ViewParams, VIEW_KEYS};
+use wasm_bindgen::prelude::*;
+
+use crate::dom;
+use crate::frame;
+use crate::host::WidgetHost;
+use crate::state::AppState;
+
+#[derive(Clone, Copy)]
+pub struct Share {
+    /// What could not be used from the link (or the last history entry or
+    /// message), each naming its key and what is valid.
+    pub link_errors: RwSignal<Vec<FieldError>>,
+    pub mode: StoredValue<Mode>,
+    /// The query the page's state corresponds to, without the embedding keys.
+    pub query: RwSignal<String>,
+    /// The query last written to (or found in) the address bar, in canonical form.
+    last_query: StoredValue<String>,
+    last_preset: StoredValue<String>,
+    /// A link's view waits for the first simulation of its scenario.
+    pending_view: StoredValue<Option<ViewParams>>,
+    debounce: StoredValue<u64>,
+    /// `None` on the full page (the address bar); a widget's host otherwise.
+    widget: StoredValue<Option<WidgetHost>, LocalStorage>,
+}
+
+impl Share {
+    /// The widget's mount element, or `None` on the full page.
+    pub fn widget_root(&self) -> Option<web_sys::Element> {
+        self.widget
+            .try_with_value(|w| w.as_ref().map(|w| w.root.clone().into()))
+            .flatten()
+    }
+
+    /// Where "Open in Overlap Lab" goes: the full app beside the widget's
+    /// module, or this page.
+    pub fn app_url(&self) -> String {
+        self.widget
+            .try_with_value(|w| w.as_ref().map(|w| w.app_url.clone()))
+            .flatten()
+            .unwrap_or_else(base_url)
+    }
+
+    /// Whether this instance is a widget (its state goes to its host).
+    pub fn is_widget(&self) -> bool {
+        self.widget.try_with_value(Option::is_some).unwrap_or(false)
+    }
+}
+
+/// The view as the page shows it now (or as a link asked, until applied).
+fn current_view(state: AppState, share: Share) -> ViewParams {
+    if let Some(v) = share.pending_view.get_value() {
+        return v;
+    }
+    let scene = state.scene();
+    let s = scene.borrow();
+    let step = s.step_s();
+    let zoom = (!s.view.fit && s.current.is_some())
+        .then(|| (s.view.t0 / step, s.view.t1 / step))
+        .filter(|(a, b)| *a > 1e-6 || *b < 1.0 - 1e-6);
+    let playhead = state.playhead.get_untracked();
+    ViewParams {
+        zoom,
+        playhead: (playhead < 0.9999).then_some(playhead.max(0.0)),
+        link_gpu: state.link_gpu.get_untracked(),
+        chapter: state.tour_chapter.get_untracked().map(|c| c + 1),
+    }
+}
+
+/// The query of the page's state, without the embedding keys.
+pub fn state_query(state: AppState, share: Share) -> String {
+    let preset = state.preset_id.get_untracked();
+    let scenario = state
+        .input
+        .with_untracked(|i| share_link::encode(i, Some(&preset)));
+    join(scenario, &view_pairs(&current_view(state, share)))
+}
+
+fn full_query(state: AppState, share: Share) -> String {
+    // A widget's mode (its controls) belongs to its host, not to its scenario.
+    if share.is_widget() {
+        return state_query(state, share);
+    }
+    join(
+        state_query(state, share),
+        &mode_pairs(&share.mode.get_value()),
+    )
+}
+
+/// The page's address without query or fragment.
+pub fn base_url() -> String {
+    let href = dom::window()
+        .and_then(|w| w.location().href().ok())
+        .unwrap_or_default();
+    href.split(['?', '#'])
+        .next()
+        .unwrap_or_default()
+        .to_string()
+}
+
+fn location_search() -> String {
+    dom::window()
+        .and_then(|w| w.location().search().ok())
+        .unwrap_or_default()
+}
+
+/// Applies a link: preset and scenario now, the view once simulated; what
+/// could not be used goes to the alert. Returns the link's mode.
+fn apply_query(state: AppState, share: Share, query: &str) -> Mode {
+    let decoded = share_link::decode(query, VIEW_KEYS);
+    let mut errors = decoded.errors;
+    let (view, mode) = parse_view(&decoded.view, crate::tour::chapter_count(), &mut errors);
+    state.preset_id.set(decoded.preset.to_string());
+    state.input.set(decoded.input);
+    state.tour_chapter.set(view.chapter.map(|c| c - 1));
+    share.pending_view.set_value(Some(view));
+    share.link_errors.set(errors);
+    mode
+}
+
+/// Moves a link's view onto the scene once its timeline exists.
+fn apply_pending_view(state: AppState, share: Share) {
+    let Some(view) = share.pending_view.get_value() else {
+        return;
+    };
+    share.pending_view.set_value(None);
+    let scene = state.scene();
+    let mut s = scene.borrow_mut();
+    let step = s.step_s();
+    match view.zoom {
+        Some((a, b)) => {
+            s.view.t0 = a * step;
+            s.view.t1 = b * step;
+            s.view.fit = false;
+        }
+        None => s.fit(),
+    }
+    if let Some(p) = view.playhead {
+        s.playing = false;
+        s.playhead_s = p * step;
+    }
+    let gpus = s.current.as_ref().map_or(1, |c| c.timeline.gpus.len());
+    let gpu = if view.link_gpu < gpus {
+        view.link_gpu
+    } else {
+        share.link_errors.update(|e| {
+            fail(
+                e,
+                "link_gpu",
+                format!(
+                    "{} is not a simulated GPU of this scenario: valid are 0 to {}",
+                    view.link_gpu,
+                    gpus - 1
+                ),
+            )
+        });
+        0
+    };
+    s.link_gpu = gpu;
+    drop(s);
+    state.link_gpu.set(gpu);
+    state.playing.set(false);
+    if let Some(p) = view.playhead {
+        state.playhead.set(p);
+    }
+    frame::request();
+    // What the page could not take from the link (an out-of-range GPU) is
+    // not a change by the user: the address keeps the link until one.
+    share.last_query.set_value(full_query(state, share));
+}
+
+fn history() -> Option<web_sys::History> {
+    dom::window()?.history().ok()
+}
+
+/// Writes the page's state into the address bar if it changed since the
+/// last write (or since the link was opened).
+pub fn write_now(state: AppState, share: Share) {
+    if state.playing.get_untracked() || share.pending_view.get_value().is_some() {
+        return;
+    }
+    let query = full_query(state, share);
+    let plain = state_query(state, share);
+    if share.query.get_untracked() != plain {
+        share.query.set(plain);
+    }
+    if query == share.last_query.get_value() {
+        return;
+    }
+    let preset = state.preset_id.get_untracked();
+    let url = format!("?{query}");
+    if let Some(host) = share.widget.get_value() {
+        // Recorded first: the host may hand the same text straight back.
+        share.last_query.set_value(query.clone());
+        share.last_preset.set_value(preset);
+        host.write(&query);
+        return;
+    }
+    if let Some(h) = history() {
+        // Inside course material a history entry would hijack the host
+        // page's Back button: an embedded page only ever replaces.
+        let new_preset =
+            preset != share.last_preset.get_value() && !share.mode.with_value(|m| m.embed);
+        let _ = if new_preset {
+            h.push_state_with_url(&JsValue::NULL, "", Some(&url))
+        } else {
+            h.replace_state_with_url(&JsValue::NULL, "", Some(&url))
+        };
+    }
+    share.last_query.set_value(query);
+    share.last_preset.set_value(preset);
+}
+
+/// Writes a little after the last change, so that dragging a slider or
+/// zooming with the wheel costs one history update, not hundreds.
+pub fn schedule_write(state: AppState, share: Share) {
+    let Some(seq) = share.debounce.try_get_value().map(|s| s + 1) else {
+        return;
+    };
+    share.debounce.set_value(seq);
+    set_timeout(
+        move || {
+            // A widget may have been removed in the meantime.
+            if share.debounce.try_get_value() == Some(seq) {
+                write_now(state, share);
+            }
+        },
+        std::time::Duration::from_millis(250),
+    );
+}
+
+/// Reads the address (or, for a widget, its host's scenario), applies it and
+/// installs the writers. Call before the runner, so that the first
+/// simulation is already the link's scenario.
+pub fn install(state: AppState, widget: Option<WidgetHost>) -> Share {
+    let share = Share {
+        link_errors: RwSignal::new(Vec::new()),
+        mode: StoredValue::new(Mode::default()),
+        query: RwSignal::new(String::new()),
+        last_query: StoredValue::new(String::new()),
+        last_preset: StoredValue::new(state.preset_id.get_untracked()),
+        pending_view: StoredValue::new(None),
+        debounce: StoredValue::new(0),
+        widget: StoredValue::new_local(widget.clone()),
+    };
+    let search = match &widget {
+        Some(host) => host.query.clone(),
+        None => location_search(),
+    };
+    let query = query_part(&search);
+    if !query.is_empty() {
+        let mode = apply_query(state, share, query);
+        share.mode.set_value(mode);
+    }
+    if let Some(host) = &widget {
+        share.mode.set_value(widget_mode(share, host));
+    }
+    share.last_preset.set_value(state.preset_id.get_untracked());
+    // The address keeps the link as typed: it is "written" already.
+    share.last_query.set_value(full_query(state, share));
+    share.query.set(state_query(state, share));
+    provide_context(share);
+
+    // A link's view applies once its scenario has been simulated.
+    Effect::new(move |_| {
+        if state.run_seq.get() > 0 {
+            apply_pending_view(state, share);
+            schedule_write(state, share);
+        }
+    });
+    // Everything the signals carry (nothing is written while playing:
+    // the playhead moves every frame)...
+    Effect::new(move |_| {
+        state.input.track();
+        state.preset_id.track();
+        state.link_gpu.track();
+        state.playhead.track();
+        state.tour_chapter.track();
+        if !state.playing.get() {
+            schedule_write(state, share);
+        }
+    });
+    // ...and zoom and pan, which live in the non-reactive scene.
+    let mut listeners = vec![
+        window_event_listener(leptos::ev::wheel, move |_| schedule_write(state, share)),
+        window_event_listener(leptos::ev::pointerup, move |_| schedule_write(state, share)),
+        window_event_listener(leptos::ev::keyup, move |_| schedule_write(state, share)),
+        window_event_listener(leptos::ev::click, move |_| schedule_write(state, share)),
+    ];
+    // Back and Forward between presets: read the address again. A widget's
+    // scenario is not in the address: the host page's history is its own.
+    if widget.is_none() {
+        listeners.push(window_event_listener(leptos::ev::popstate, move |_| {
+            let search = location_search();
+            apply_query(state, share, search.trim_start_matches('?'));
+            share.last_preset.set_value(state.preset_id.get_untracked());
+            share.last_query.set_value(full_query(state, share));
+        }));
+    }
+    // A widget can be removed while its page lives on.
+    on_cleanup(move || listeners.into_iter().for_each(|l| l.remove()));
+    share
+}
+
+/// A widget's mode: the compact layout with the host's `controls`, read as
+/// an embed link's; an unknown name is listed in the alert.
+fn widget_mode(share: Share, host: &WidgetHost) -> Mode {
+    let mut errors = Vec::new();
+    let pairs: Vec<(String, String)> = host
+        .controls
+        .iter()
+        .filter(|c| !c.trim().is_empty())
+        .map(|c| ("controls".to_string(), c.clone()))
+        .collect();
+    let (_, mut mode) = parse_view(&pairs, crate::tour::chapter_count(), &mut errors);
+    mode.embed = true;
+    if !errors.is_empty() {
+        share.link_errors.update(|e| e.extend(errors));
+    }
+    mode
+}
+
+/// Applies a scenario the widget's host changed (the anywidget model, the
+/// element's attribute). The widget's own edits come back this way too:
+/// they are recognised and change nothing.
+pub fn apply_host_query(state: AppState, share: Share, text: &str) {
+    let query = query_part(text);
+    if query == share.last_query.get_value() || query == share.query.get_untracked() {
+        return;
+    }
+    apply_query(state, share, query);
+    share.last_preset.set_value(state.preset_id.get_untracked());
+    // As for a link: the host keeps the text as given until the user edits.
+    share.last_query.set_value(full_query(state, share));
+}
+
+/// Applies a query that arrived by message (embedding): like a link, but the
+/// address is then rewritten to match (no new history entry) by
+/// [`write_address`] once the scenario has run.
+pub fn apply_message_query(state: AppState, share: Share, query: &str) {
+    apply_query(state, share, query);
+    share.last_preset.set_value(state.preset_id.get_untracked());
+}
+
+/// Writes the page's state into the address now, even where the address
+/// still holds the link the page was opened with: after a set-scenario
+/// message, reloading the frame must keep the scenario.
+pub fn write_address(state: AppState, share: Share) {
+    share.last_query.set_value(String::new());
+    write_now(state, share);
+}
+
+/// The link to the page's current state; `embed` adds the embedding keys.
+pub fn link(state: AppState, share: Share, embed: bool) -> String {
+    let q = state_query(state, share);
+    if embed {
+        let mut mode = share.mode.get_value();
+        mode.embed = true;
+        format!("{}?{}", base_url(), join(q, &mode_pairs(&mode)))
+    } else {
+        format!("{}?{q}", base_url())
+    }
+}
