@@ -97,7 +97,11 @@ fn run(raw: &[OsString]) -> Result<String, String> {
             .iter()
             .map(|p| format!("{:<26} {}\n", p.id, p.title))
             .collect()),
-        "published" => Ok(overlap_core::published::table()),
+        "published" => Ok(format!(
+            "{}\nOverlap: the interference model against public measurements\n\n{}",
+            overlap_core::published::table(),
+            overlap_core::published::overlap_table()
+        )),
         other => unreachable!("args::COMMANDS lists {other} without running it"),
     }
 }

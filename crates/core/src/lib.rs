@@ -5,13 +5,16 @@
 //! The model is `../shared/model.md`; the scenario and report formats are
 //! `../shared/interface.md`.
 
+pub mod calibration;
 pub mod collective;
 pub mod efficiency;
 mod engine;
 mod graph;
 pub mod hardware;
 pub mod hta;
+pub mod interference;
 pub mod kineto;
+mod nccl_channels;
 pub mod network;
 mod plain;
 pub mod presets;
@@ -27,6 +30,7 @@ mod validate;
 pub mod workload;
 
 pub use hardware::{Hardware, HardwarePreset};
+use interference::Sharing;
 pub use report::Report;
 pub use scenario::{parse_scenario, FieldError, Scenario, ScenarioError, ScenarioInput};
 pub use timeline::{Axis, Timeline};
@@ -97,7 +101,7 @@ impl Simulator {
         let fidelity = self.fidelity;
         let (timeline, mut report, mut events, mut planned_events) = {
             let mut graph = workload::build(scenario, fidelity, self.reserve(scenario));
-            let mut run = self.run(&graph, true, scenario.sm_tax);
+            let mut run = self.run(&graph, true, &Sharing::of(scenario));
             graph.release_dependencies();
             let timeline = summary::timeline(&graph, &mut run, fidelity == Fidelity::Reduced);
             let report = summary::report(scenario, &graph, &run);
@@ -113,7 +117,7 @@ impl Simulator {
             *ms
         } else {
             let graph = workload::build(&off, fidelity, self.reserve(&off));
-            let run = self.run(&graph, false, off.sm_tax);
+            let run = self.run(&graph, false, &Sharing::of(&off));
             events += run.events;
             planned_events += run.planned_events;
             run.step_time_s * 1e3
@@ -144,11 +148,16 @@ impl Simulator {
         workload::cost::run_cost(s).ops as usize
     }
 
-    fn run(&self, graph: &graph::Graph, record_links: bool, sm_tax: f64) -> engine::RunResult {
+    fn run(
+        &self,
+        graph: &graph::Graph,
+        record_links: bool,
+        sharing: &Sharing,
+    ) -> engine::RunResult {
         if self.plain {
-            plain::run(graph, record_links, sm_tax)
+            plain::run(graph, record_links, sharing)
         } else {
-            engine::run(graph, record_links, sm_tax)
+            engine::run(graph, record_links, sharing)
         }
     }
 }

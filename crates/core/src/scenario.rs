@@ -30,6 +30,17 @@ pub enum Recompute {
     Full,
 }
 
+/// Whether compute and communication of a GPU slow each other when they
+/// overlap (model.md section 3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Interference {
+    /// They share the GPU's SMs and HBM bandwidth.
+    Modelled,
+    /// Free overlap: neither ever slows the other.
+    Off,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Schedule {
@@ -53,6 +64,8 @@ pub struct ScenarioInput {
     pub overlap: OverlapInput,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sm_tax: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interference: Option<Interference>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -78,6 +91,8 @@ pub struct HardwareInput {
     pub nvlink_latency_us: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub network_latency_us: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sms: Option<u32>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -155,7 +170,7 @@ macro_rules! all_none {
 impl HardwareInput {
     pub fn is_empty(&self) -> bool {
         all_none!(self; preset, nodes, gpus_per_node, peak_tflops, hbm_gbps, nvlink_gbps,
-            nic_gbps, oversubscription, nvlink_latency_us, network_latency_us)
+            nic_gbps, oversubscription, nvlink_latency_us, network_latency_us, sms)
     }
 }
 impl WorkloadInput {
@@ -233,7 +248,11 @@ pub struct Scenario {
     pub workload: Workload,
     pub parallel: Parallel,
     pub overlap: Overlap,
-    pub sm_tax: f64,
+    /// v1: a fixed compute slowdown while a collective runs, when given;
+    /// it then replaces the modelled interference.
+    pub sm_tax: Option<f64>,
+    /// Whether compute and communication slow each other.
+    pub interference: Interference,
 }
 
 impl Scenario {

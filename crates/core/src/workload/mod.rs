@@ -2,7 +2,7 @@
 //! links each collective crosses, and the ops of the step.
 
 pub mod cost;
-mod layer_cost;
+pub(crate) mod layer_cost;
 mod matmul_allreduce;
 mod transformer;
 
