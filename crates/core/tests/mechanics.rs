@@ -446,3 +446,46 @@ fn a_v1_link_with_sm_tax_gives_the_same_figures_as_before() {
         }
     }
 }
+
+#[test]
+fn sp_allgathers_before_column_parallel_gemms_overlap_them_in_chunks() {
+    let chunks = 4;
+    let s = scenario(&format!(
+        r#"{{"hardware":{{"preset":"dgx-a100","nodes":1}},
+            "workload":{{"layers":2,"hidden":4096,"heads":32,"seq":2048,"global_batch":1,
+                        "sequence_parallel":true,"recompute":"none","mode":"inference"}},
+            "parallel":{{"tp":8,"pp":1,"dp":1}},"overlap":{{"tp":true,"tp_chunks":{chunks}}}}}"#
+    ));
+    let sim = simulate(&s);
+    let gpu = &sim.timeline.gpus[0];
+    let gathers: Vec<_> = gpu.comm[Axis::Tp.index()]
+        .iter()
+        .filter(|c| c.op == OpKind::AllGather)
+        .collect();
+    // Two gathers per layer (before QKV and before the MLP), each in chunks.
+    assert_eq!(gathers.len() as u32, 2 * 2 * chunks);
+    let overlapped = |c: &&overlap_core::timeline::Interval| {
+        gpu.compute
+            .iter()
+            .any(|op| op.start_s.max(c.start_s) < op.end_s.min(c.end_s))
+    };
+    for c in &gathers {
+        // Every piece after the first has the GEMM on the piece before it
+        // as its window, and runs under it.
+        assert_eq!(c.window.is_some(), c.chunk > 0, "{c:?}");
+        if c.chunk > 0 {
+            assert!(overlapped(c), "{c:?}");
+        }
+    }
+    // Off: each gather is one blocking piece, under no compute.
+    let mut off = s.clone();
+    off.overlap.tp = false;
+    let sim_off = simulate(&off);
+    let gpu = &sim_off.timeline.gpus[0];
+    let blocking: Vec<_> = gpu.comm[Axis::Tp.index()]
+        .iter()
+        .filter(|c| c.op == OpKind::AllGather)
+        .collect();
+    assert_eq!(blocking.len(), 4);
+    assert!(sim.report.axes.tp.hidden > sim_off.report.axes.tp.hidden);
+}
