@@ -124,8 +124,11 @@ struct TaskState {
     wait_head: u32,
     /// Whether an event of the current version is in the heap.
     scheduled: bool,
-    /// Compute: its memory-bound part is moving through HBM (a network flow).
+    /// Compute: its memory-bound part is moving through HBM.
     in_memory_phase: bool,
+    /// ... as a network flow (it shares HBM with a collective), not timed
+    /// alone at the full HBM bandwidth.
+    memory_in_network: bool,
 }
 
 struct Engine<'g> {
@@ -185,6 +188,7 @@ pub(crate) fn run<'g>(g: &'g Graph, record_links: bool, sharing: &'g Sharing) ->
                 wait_head: NO_WAIT,
                 scheduled: false,
                 in_memory_phase: false,
+                memory_in_network: false,
             })
             .collect(),
         record: record_links,
@@ -248,6 +252,7 @@ pub(crate) fn run<'g>(g: &'g Graph, record_links: bool, sharing: &'g Sharing) ->
         } else {
             match ev.kind {
                 Kind::LatencyDone => e.begin_transfer(ev.entity),
+                Kind::Done if e.st[entity].in_memory_phase => e.memory_done(ev.entity),
                 Kind::Done => e.complete(ev.entity),
             }
         }
@@ -369,6 +374,9 @@ impl Engine<'_> {
                 st.inflight_count[axis] += 1;
                 st.comm_active += 1;
                 st.sms.change(task.axis, kind, true);
+                if st.comm_active == 1 {
+                    self.memory_joins_network(m);
+                }
                 self.retime_compute(m);
             }
             if task.latency_s > 0.0 {
@@ -460,13 +468,39 @@ impl Engine<'_> {
 
     /// Compute task `t` first moves its memory-bound bytes through its GPU's
     /// HBM, sharing it with collectives as a flow.
+    /// Alone on HBM (no collective of its GPU in flight) it takes the full
+    /// bandwidth, timed without the network; it joins the network when a
+    /// collective of its GPU starts.
     fn begin_memory_phase(&mut self, t: TaskId, memory_s: f64) {
-        let g = self.g;
-        let gpu = g.tasks[t as usize].gpu;
+        let now = self.now;
+        let gpu = self.g.tasks[t as usize].gpu;
+        let ts = &mut self.st[t as usize];
+        ts.in_memory_phase = true;
+        ts.remaining = memory_s;
+        ts.last_update = now;
+        if self.gpu[gpu as usize].comm_active == 0 {
+            self.push(now + memory_s, t, Kind::Done);
+        } else {
+            self.memory_joins_network(gpu);
+        }
+    }
+
+    /// A collective of `gpu` starts: the memory-bound part its running op
+    /// moves alone, if any, joins the network with the bytes left.
+    fn memory_joins_network(&mut self, gpu: u32) {
+        let Some(t) = self.gpu[gpu as usize].running else {
+            return;
+        };
+        let ts = &mut self.st[t as usize];
+        if !ts.in_memory_phase || ts.memory_in_network {
+            return;
+        }
+        ts.memory_in_network = true;
+        let left_s = (ts.remaining - (self.now - ts.last_update)).max(0.0);
+        self.cancel(t);
         let hbm_bps = self.sharing.modelled().map_or(0.0, |m| m.hbm_bps);
-        let pattern = self.setup.kernel_pattern(g, gpu);
-        self.st[t as usize].in_memory_phase = true;
-        self.join_network(t, pattern, 0, memory_s * hbm_bps);
+        let pattern = self.setup.kernel_pattern(self.g, gpu);
+        self.join_network(t, pattern, 0, left_s * hbm_bps);
     }
 
     /// The memory-bound part of compute task `t` is done: it leaves HBM
@@ -474,8 +508,11 @@ impl Engine<'_> {
     fn memory_done(&mut self, t: TaskId) {
         let g = self.g;
         let gpu = g.tasks[t as usize].gpu;
-        self.st[t as usize].in_memory_phase = false;
-        self.leave_network(Network::class_of(self.setup.kernel_pattern(g, gpu), 0));
+        let ts = &mut self.st[t as usize];
+        ts.in_memory_phase = false;
+        if std::mem::take(&mut ts.memory_in_network) {
+            self.leave_network(Network::class_of(self.setup.kernel_pattern(g, gpu), 0));
+        }
         let left_s = g.tasks[t as usize].work - memory_phase_s(g, self.sharing, t as usize);
         if left_s > 0.0 {
             self.begin_compute_phase(t, left_s);

@@ -87,8 +87,11 @@ struct TaskState {
     pending: u32,
     /// Bumped whenever the task's finish is re-planned; stale events are skipped.
     version: u32,
-    /// Compute: its memory-bound part is moving through HBM (a network flow).
+    /// Compute: its memory-bound part is moving through HBM.
     in_memory_phase: bool,
+    /// ... as a network flow (it shares HBM with a collective), not timed
+    /// alone at the full HBM bandwidth.
+    memory_in_network: bool,
 }
 
 struct Engine<'g> {
@@ -246,6 +249,9 @@ impl Engine<'_> {
                 st.inflight_count[axis] += 1;
                 st.comm_active += 1;
                 st.sms.change(task.axis, kind, true);
+                if st.comm_active == 1 {
+                    self.memory_joins_network(m);
+                }
                 self.retime_compute(m);
             }
             if task.latency_s > 0.0 {
@@ -335,20 +341,47 @@ impl Engine<'_> {
     }
 
     /// Compute task `t` first moves its memory-bound bytes through its GPU's
-    /// HBM, sharing it with collectives as a flow.
+    /// HBM. Alone on HBM (no collective of its GPU in flight) it takes the
+    /// full bandwidth, timed without the network; it joins the network when
+    /// a collective of its GPU starts.
     fn begin_memory_phase(&mut self, t: TaskId, memory_s: f64) {
-        let g = self.g;
-        let gpu = g.tasks[t as usize].gpu;
-        let hbm_bps = self.sharing.modelled().map_or(0.0, |m| m.hbm_bps);
-        let pattern = self.setup.kernel_pattern(g, gpu);
+        let now = self.now;
+        let gpu = self.g.tasks[t as usize].gpu;
         let ts = &mut self.st[t as usize];
         ts.in_memory_phase = true;
-        ts.remaining = memory_s * hbm_bps;
-        ts.last_update = self.now;
+        ts.remaining = memory_s;
+        ts.last_update = now;
         ts.rate = 0.0;
+        ts.version += 1;
+        if self.gpu[gpu as usize].comm_active == 0 {
+            self.push(now + memory_s, t, Kind::Done);
+        } else {
+            self.memory_joins_network(gpu);
+        }
+    }
+
+    /// A collective of `gpu` starts: the memory-bound part its running op
+    /// moves alone, if any, joins the network with the bytes left.
+    fn memory_joins_network(&mut self, gpu: u32) {
+        let Some(t) = self.gpu[gpu as usize].running else {
+            return;
+        };
+        let now = self.now;
+        let hbm_bps = self.sharing.modelled().map_or(0.0, |m| m.hbm_bps);
+        let ts = &mut self.st[t as usize];
+        if !ts.in_memory_phase || ts.memory_in_network {
+            return;
+        }
+        ts.memory_in_network = true;
+        let left_s = (ts.remaining - (now - ts.last_update)).max(0.0);
+        ts.remaining = left_s * hbm_bps;
+        ts.last_update = now;
+        ts.rate = 0.0;
+        ts.version += 1;
+        let pattern = self.setup.kernel_pattern(self.g, gpu);
         let mut changed = std::mem::take(&mut self.changed);
         changed.clear();
-        changed.extend_from_slice(self.net.add(self.now, t, pattern, 0));
+        changed.extend_from_slice(self.net.add(now, t, pattern, 0));
         self.apply_rates(&changed);
         self.changed = changed;
     }
@@ -358,12 +391,14 @@ impl Engine<'_> {
     fn memory_done(&mut self, t: TaskId) {
         let g = self.g;
         self.st[t as usize].in_memory_phase = false;
-        let mut changed = std::mem::take(&mut self.changed);
-        changed.clear();
-        changed.extend_from_slice(self.net.remove(self.now, t));
-        self.st[t as usize].rate = 0.0;
-        self.apply_rates(&changed);
-        self.changed = changed;
+        if std::mem::take(&mut self.st[t as usize].memory_in_network) {
+            let mut changed = std::mem::take(&mut self.changed);
+            changed.clear();
+            changed.extend_from_slice(self.net.remove(self.now, t));
+            self.st[t as usize].rate = 0.0;
+            self.apply_rates(&changed);
+            self.changed = changed;
+        }
         let left_s = g.tasks[t as usize].work - memory_phase_s(g, self.sharing, t as usize);
         if left_s > 0.0 {
             self.begin_compute_phase(t, left_s);
