@@ -318,7 +318,7 @@ pub const SM_TAX: NumField = NumField {
     slider: (0.0, 0.5, 0.01),
     integer: false,
     get: |i| i.sm_tax,
-    resolved: |s| Some(s.sm_tax),
+    resolved: |s| s.sm_tax,
     set: |i, v| i.sm_tax = Some(v),
 };
 

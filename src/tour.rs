@@ -121,7 +121,7 @@ const CHAPTERS: &[Chapter] = &[
     Chapter {
         title: "Where overlap stops being free",
         preset: "didactic",
-        setup: |_| {},
+        setup: |i| i.sm_tax = Some(0.15),
         intro: "All overlaps on, 4 TP chunks, NCCL kernels slowing compute by 15% while they run.",
         question: "Split each TP GEMM into 32 chunks and let communication take 40% of the SMs. The step gets…",
         choices: ["Shorter: more overlap", "About the same", "Longer"],

@@ -98,8 +98,9 @@ fn run(raw: &[OsString]) -> Result<String, String> {
             .map(|p| format!("{:<26} {}\n", p.id, p.title))
             .collect()),
         "published" => Ok(format!(
-            "{}\nZero-bubble pipelines (throughput relative to 1F1B; memory of the fullest GPU):\n\n{}",
+            "{}\nOverlap: the interference model against public measurements\n\n{}\nZero-bubble pipelines (throughput relative to 1F1B; memory of the fullest GPU):\n\n{}",
             overlap_core::published::table(),
+            overlap_core::published::overlap_table(),
             overlap_core::zero_bubble::table()
         )),
         other => unreachable!("args::COMMANDS lists {other} without running it"),

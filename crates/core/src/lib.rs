@@ -10,6 +10,7 @@
 // The layers, bottom up. Each imports only from the layers below it
 // (`tests/layers.rs` checks this): model <- workload <- sim <- output,
 // and input (parsing, presets, links, validation) over model and workload.
+pub mod calibration;
 pub mod input;
 pub mod model;
 pub mod output;
@@ -39,6 +40,7 @@ pub use model::fidelity::Fidelity;
 pub use report::Report;
 pub use scenario::{parse_scenario, FieldError, Scenario, ScenarioError, ScenarioInput};
 pub use timeline::{Axis, Lane, Timeline};
+use workload::interference::Sharing;
 
 /// A simulated step with its all-off baseline folded into the report.
 #[derive(Clone, Debug, serde::Serialize)]
@@ -100,7 +102,7 @@ impl Simulator {
         let fidelity = self.fidelity;
         let (timeline, mut report, mut events, mut planned_events) = {
             let mut graph = workload::build(scenario, fidelity, self.reserve(scenario));
-            let mut run = self.run(&graph, true, scenario.sm_tax);
+            let mut run = self.run(&graph, true, &Sharing::of(scenario));
             graph.release_dependencies();
             let timeline =
                 output::summary::timeline(&graph, &mut run, fidelity == Fidelity::Reduced);
@@ -118,7 +120,7 @@ impl Simulator {
             *ms
         } else {
             let graph = workload::build(&off, fidelity, self.reserve(&off));
-            let run = self.run(&graph, false, off.sm_tax);
+            let run = self.run(&graph, false, &Sharing::of(&off));
             events += run.events;
             planned_events += run.planned_events;
             run.step_time_s * 1e3
@@ -153,12 +155,12 @@ impl Simulator {
         &self,
         graph: &workload::graph::Graph,
         record_links: bool,
-        sm_tax: f64,
+        sharing: &Sharing,
     ) -> sim::engine::RunResult {
         if self.plain {
-            sim::plain::run(graph, record_links, sm_tax)
+            sim::plain::run(graph, record_links, sharing)
         } else {
-            sim::engine::run(graph, record_links, sm_tax)
+            sim::engine::run(graph, record_links, sharing)
         }
     }
 }

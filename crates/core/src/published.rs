@@ -95,3 +95,9 @@ pub fn table() -> String {
     }
     out
 }
+
+/// The overlap cases (published.md section 4): the interference model's
+/// calibration figures, as a Markdown table.
+pub fn overlap_table() -> String {
+    crate::calibration::table()
+}

@@ -158,7 +158,15 @@ mod random {
             nic in prop::sample::select(vec![0.001f64, 0.1, 25.0, 100_000.0]),
             nvlink in prop::sample::select(vec![0.001f64, 300.0]),
             latency in prop::sample::select(vec![0.0f64, 5.0, 10_000.0]),
+            interference in 0usize..3, hbm in prop::sample::select(vec![0.01f64, 200.0, 2039.0]),
         ) {
+            // v1 `sm_tax`, the modelled SMs and HBM (HBM from scarce to
+            // ample), or free overlap.
+            let tail = match interference {
+                0 => format!(r#","sm_tax":{tax}"#),
+                1 => String::new(),
+                _ => r#","interference":"off""#.to_string(),
+            };
             let gpus = nodes * gpn;
             let tp = [1u32, 2, 4, 8][tp_i].min(gpn);
             prop_assume!(gpus % (tp * pp) == 0);
@@ -167,11 +175,11 @@ mod random {
             let v = if schedule == "interleaved" { v } else { 1 };
             let text = format!(
                 r#"{{"hardware":{{"nodes":{nodes},"gpus_per_node":{gpn},"oversubscription":{oversub},
-                  "nic_gbps":{nic},"nvlink_gbps":{nvlink},"network_latency_us":{latency}}},
+                  "nic_gbps":{nic},"nvlink_gbps":{nvlink},"network_latency_us":{latency},"hbm_gbps":{hbm}}},
                 "workload":{{"layers":{},"hidden":256,"heads":8,"seq":128,"vocab":1000,"micro_batch":1,
                   "global_batch":{},"recompute":"{}","sequence_parallel":{sp},"mode":"{}"}},
                 "parallel":{{"tp":{tp},"pp":{pp},"dp":{dp},"schedule":"{schedule}","virtual_stages":{v},"scatter_gather":{sg}}},
-                "overlap":{{"tp":{o_tp},"pp":{o_pp},"dp":{o_dp},"tp_chunks":{chunks},"bucket_mb":{bucket}}},"sm_tax":{tax}}}"#,
+                "overlap":{{"tp":{o_tp},"pp":{o_pp},"dp":{o_dp},"tp_chunks":{chunks},"bucket_mb":{bucket}}}{tail}}}"#,
                 layers_per * pp * v,
                 dp * m * pp,
                 ["none", "selective", "full"][recompute],

@@ -261,7 +261,16 @@ mod random {
             o_tp in any::<bool>(), o_pp in any::<bool>(), o_dp in any::<bool>(),
             chunks in 1u32..=6, bucket in 1.0f64..200.0, tax in 0.0f64..0.9,
             inference in any::<bool>(), oversub in 1.0f64..4.0, nic in prop::sample::select(vec![0.01f64, 1.0, 25.0]),
+            interference in 0usize..4,
         ) {
+            // v1 `sm_tax`; modelled SMs and HBM; modelled with HBM scarce
+            // enough to bind beside collectives; off.
+            let (hbm, tail) = match interference {
+                0 => (2039.0, format!(r#","sm_tax":{tax}"#)),
+                1 => (2039.0, String::new()),
+                2 => (150.0 + tax * 500.0, String::new()),
+                _ => (2039.0, r#","interference":"off""#.to_string()),
+            };
             let gpus = nodes * gpn;
             let tp = [1u32, 2, 4, 8][tp_i].min(gpn);
             prop_assume!(gpus % (tp * pp) == 0);
@@ -273,11 +282,11 @@ mod random {
                 _ => 1,
             };
             let json = format!(
-                r#"{{"hardware":{{"nodes":{nodes},"gpus_per_node":{gpn},"oversubscription":{oversub},"nic_gbps":{nic}}},
+                r#"{{"hardware":{{"nodes":{nodes},"gpus_per_node":{gpn},"oversubscription":{oversub},"nic_gbps":{nic},"hbm_gbps":{hbm}}},
                 "workload":{{"layers":{},"hidden":512,"heads":8,"seq":256,"vocab":1000,"micro_batch":{mb},
                   "global_batch":{},"recompute":"{}","sequence_parallel":{sp},"mode":"{}"}},
                 "parallel":{{"tp":{tp},"pp":{pp},"dp":{dp},"schedule":"{schedule}","virtual_stages":{v},"scatter_gather":{sg}}},
-                "overlap":{{"tp":{o_tp},"pp":{o_pp},"dp":{o_dp},"tp_chunks":{chunks},"bucket_mb":{bucket}}},"sm_tax":{tax}}}"#,
+                "overlap":{{"tp":{o_tp},"pp":{o_pp},"dp":{o_dp},"tp_chunks":{chunks},"bucket_mb":{bucket}}}{tail}}}"#,
                 layers_per * pp * v,
                 mb * dp * m * pp,
                 ["none", "selective", "full"][recompute],

@@ -112,7 +112,7 @@ fn small_tp_chunks_lose_matmul_efficiency() {
 fn sm_tax_slows_compute_that_overlaps_communication() {
     let with_tax = |tax: f64| {
         let mut s = preset("coconet");
-        s.sm_tax = tax;
+        s.sm_tax = Some(tax);
         simulate(&s).report.compute_ms
     };
     let (free, taxed) = (with_tax(0.0), with_tax(0.3));
@@ -362,4 +362,130 @@ fn a_simulator_reuses_the_baseline_and_reports_the_same_figures() {
     assert!(second.events < fresh.events);
     assert_eq!(second.report, fresh.report);
     assert_eq!(first.report, simulate(&on).report);
+}
+
+#[test]
+fn interference_off_gives_free_overlap() {
+    // Off: compute never slows, exactly as a v1 link with `sm_tax` 0.
+    for id in ["coconet", "didactic", "contention"] {
+        let mut off = preset(id);
+        off.interference = overlap_core::scenario::Interference::Off;
+        let mut zero_tax = preset(id);
+        zero_tax.sm_tax = Some(0.0);
+        let (a, b) = (simulate(&off).report, simulate(&zero_tax).report);
+        assert_eq!(a.step_time_ms, b.step_time_ms, "{id}");
+        assert_eq!(a.compute_ms, b.compute_ms, "{id}");
+        // Modelled: compute that overlaps communication is slower.
+        let modelled = simulate(&preset(id)).report;
+        assert!(
+            modelled.compute_ms > a.compute_ms * 1.001,
+            "{id}: {} vs {}",
+            modelled.compute_ms,
+            a.compute_ms
+        );
+    }
+}
+
+#[test]
+fn off_or_modelled_interference_survives_a_share_link() {
+    let mut i = presets::find("didactic").unwrap().input();
+    i.interference = Some(overlap_core::scenario::Interference::Off);
+    let link = overlap_core::share_link::encode_shortest(&i);
+    assert!(link.contains("interference=off"), "{link}");
+    let back = overlap_core::share_link::decode(&link, &[])
+        .input
+        .resolve()
+        .unwrap();
+    assert_eq!(back.interference, overlap_core::scenario::Interference::Off);
+    assert_eq!(back.sm_tax, None);
+}
+
+/// Figures of v1 links with `sm_tax`, simulated before the interference
+/// model existed: a given `sm_tax` keeps its v1 meaning and figures.
+#[test]
+fn a_v1_link_with_sm_tax_gives_the_same_figures_as_before() {
+    let cases = [
+        (
+            r#"{"hardware":{"preset":"dgx-a100","nodes":2},"parallel":{"tp":4,"pp":2,"dp":2},
+                "overlap":{"tp":true,"pp":true,"dp":true,"tp_chunks":4},"sm_tax":0.15}"#,
+            100.76188769020142,
+            108.70803622404712,
+            68.15741829640619,
+        ),
+        (
+            r#"{"hardware":{"preset":"dgx-a100","nodes":4,"nic_gbps":12.5},
+                "workload":{"layers":8,"hidden":4096,"heads":32,"seq":2048,"micro_batch":1,
+                            "global_batch":16,"recompute":"none"},
+                "parallel":{"tp":8,"pp":2,"dp":2,"schedule":"interleaved","virtual_stages":2,
+                            "scatter_gather":false},
+                "overlap":{"tp":true,"pp":true,"dp":true,"tp_chunks":4,"bucket_mb":25},"sm_tax":0.3}"#,
+            142.62908172361134,
+            183.07811074550528,
+            86.18152890532538,
+        ),
+        (
+            r#"{"hardware":{"preset":"dgx2-v100","nodes":1},
+                "workload":{"kind":"matmul_allreduce","m":24576,"n":3072,"k":768},
+                "parallel":{"tp":16,"pp":1,"dp":1},"overlap":{"tp":true,"tp_chunks":8},"sm_tax":0.1}"#,
+            2.675554582855012,
+            3.891477035800466,
+            1.5954823640350166,
+        ),
+    ];
+    for (json, step_ms, baseline_ms, compute_ms) in cases {
+        let r = simulate(&scenario(json)).report;
+        for (got, want) in [
+            (r.step_time_ms, step_ms),
+            (r.baseline_ms, baseline_ms),
+            (r.compute_ms, compute_ms),
+        ] {
+            assert!(
+                (got - want).abs() <= want * 1e-12,
+                "{got} vs {want} for {json}"
+            );
+        }
+    }
+}
+
+#[test]
+fn sp_allgathers_before_column_parallel_gemms_overlap_them_in_chunks() {
+    let chunks = 4;
+    let s = scenario(&format!(
+        r#"{{"hardware":{{"preset":"dgx-a100","nodes":1}},
+            "workload":{{"layers":2,"hidden":4096,"heads":32,"seq":2048,"global_batch":1,
+                        "sequence_parallel":true,"recompute":"none","mode":"inference"}},
+            "parallel":{{"tp":8,"pp":1,"dp":1}},"overlap":{{"tp":true,"tp_chunks":{chunks}}}}}"#
+    ));
+    let sim = simulate(&s);
+    let gpu = &sim.timeline.gpus[0];
+    let gathers: Vec<_> = gpu.comm[Axis::Tp.index()]
+        .iter()
+        .filter(|c| c.op == OpKind::AllGather)
+        .collect();
+    // Two gathers per layer (before QKV and before the MLP), each in chunks.
+    assert_eq!(gathers.len() as u32, 2 * 2 * chunks);
+    let overlapped = |c: &&overlap_core::timeline::Interval| {
+        gpu.compute
+            .iter()
+            .any(|op| op.start_s.max(c.start_s) < op.end_s.min(c.end_s))
+    };
+    for c in &gathers {
+        // Every piece after the first has the GEMM on the piece before it
+        // as its window, and runs under it.
+        assert_eq!(c.window.is_some(), c.chunk > 0, "{c:?}");
+        if c.chunk > 0 {
+            assert!(overlapped(c), "{c:?}");
+        }
+    }
+    // Off: each gather is one blocking piece, under no compute.
+    let mut off = s.clone();
+    off.overlap.tp = false;
+    let sim_off = simulate(&off);
+    let gpu = &sim_off.timeline.gpus[0];
+    let blocking: Vec<_> = gpu.comm[Axis::Tp.index()]
+        .iter()
+        .filter(|c| c.op == OpKind::AllGather)
+        .collect();
+    assert_eq!(blocking.len(), 4);
+    assert!(sim.report.axes.tp.hidden > sim_off.report.axes.tp.hidden);
 }

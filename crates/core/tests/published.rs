@@ -2,6 +2,7 @@
 //! simulated and the published figure; all use the same global efficiencies.
 
 use overlap_core::published::{compare, Comparison, TOLERANCE};
+use overlap_core::scenario::Interference;
 use overlap_core::{presets, simulate};
 
 fn check(id: &str) -> Comparison {
@@ -24,25 +25,30 @@ fn check(id: &str) -> Comparison {
     c
 }
 
-/// Known gap, kept visible: the model reaches 1.50x at the best chunking,
-/// above published.md's [1.25, 1.45] and 10% above CoCoNet's 1.36x. The model
-/// charges overlap only on compute (sm_tax); CoCoNet measured the AllReduce
-/// itself slowing while a GEMM shares the GPU's SMs and memory bandwidth,
-/// which the model does not charge. The fix is that mechanism, not a
-/// constant: when the model gains it, this test starts failing and loses
-/// its `should_panic`.
+/// Known gap, pinned: published.md section 1 asks for [1.25, 1.45] at the
+/// best tp_chunks; the model gives 1.50 (at 32 chunks). With the SMs and HBM
+/// shared (model.md section 3) the GEMM slows by 16 of 80 SMs while an
+/// AllReduce runs, but the step is bound by the AllReduce (2.4 ms against
+/// 1.4 ms of GEMM), and a compute-bound GEMM reads about 140 GB/s of the
+/// V100's 900, too little to slow the collective through HBM. What remains
+/// is the cost of 32 small AllReduces (NCCL's latency and protocol per call,
+/// model.md section 2b), which the collectives model brings; until then the
+/// figure is pinned so that no change moves it silently.
 #[test]
-#[should_panic(expected = "not within")]
 fn coconet_matmul_allreduce_speedup_at_the_best_chunking() {
-    let c = check("coconet");
-    // published.md: speedup in [1.25, 1.45] at the best tp_chunks.
-    assert!((1.25..=1.45).contains(&c.simulated), "{}", c.simulated);
+    let c = compare(presets::find("coconet").unwrap()).unwrap();
+    println!(
+        "coconet: speedup published {:.3}, simulated {:.3} ({}); published.md range [1.25, 1.45]",
+        c.published, c.simulated, c.note
+    );
+    assert!((1.48..=1.52).contains(&c.simulated), "{}", c.simulated);
 }
 
 #[test]
 fn coconet_overlap_hides_more_than_80_percent_of_the_matmul() {
+    // Free overlap (published.md: "with sm_tax = 0").
     let mut s = presets::scenario("coconet").unwrap();
-    s.sm_tax = 0.0;
+    s.interference = Interference::Off;
     let mut sequential = s.clone();
     sequential.overlap.tp = false;
     let matmul_ms = simulate(&sequential).report.compute_ms;
@@ -102,10 +108,44 @@ fn korthikanti_175b_iteration_times_and_their_ratio() {
 }
 
 #[test]
-fn default_sm_tax_sits_in_the_measured_range() {
-    // published.md section 4: 10-20% on average.
-    let s = presets::scenario("didactic").unwrap();
-    assert!((0.10..=0.20).contains(&s.sm_tax));
+fn presets_use_the_modelled_interference() {
+    // No preset pins a v1 `sm_tax`: interference follows from the hardware.
+    for p in presets::PRESETS {
+        let s = presets::scenario(p.id).unwrap();
+        assert_eq!(s.sm_tax, None, "{}", p.id);
+        assert_eq!(s.interference, Interference::Modelled, "{}", p.id);
+    }
+}
+
+/// One test per calibration figure of published.md section 4 would repeat
+/// the same loop: each figure prints next to its public counterpart and
+/// must lie in its band (the band and its reason are in `calibration.rs`).
+#[test]
+fn interference_calibration_figures_lie_in_their_bands() {
+    let cases = overlap_core::calibration::interference_cases();
+    for c in &cases {
+        println!(
+            "{}: published {:.3}, simulated {:.3}, accepted {:.3} to {:.3} ({}; {})",
+            c.case, c.published, c.simulated, c.band.0, c.band.1, c.source, c.note
+        );
+    }
+    for c in &cases {
+        assert!(
+            c.within_band(),
+            "{}: {} outside {:?}",
+            c.case,
+            c.simulated,
+            c.band
+        );
+    }
+}
+
+/// The collectives' issue-1468 case (published.md section 7) joins the
+/// overlap cases once hardware queues are modelled.
+#[test]
+#[ignore = "pending: hardware queues (max_connections) are modelled on another branch"]
+fn megatron_issue_1468_overlap_hides_nothing_with_one_queue() {
+    unimplemented!("pending: needs `hardware.max_connections`");
 }
 
 #[test]
@@ -115,9 +155,13 @@ fn docs_table_is_current() {
         "/../../docs/validation.md"
     ))
     .expect("docs/validation.md exists");
-    let table = overlap_core::published::table();
-    assert!(
-        docs.contains(&table),
-        "docs/validation.md is stale: replace its table with the output of `overlap-lab published`:\n{table}"
-    );
+    for table in [
+        overlap_core::published::table(),
+        overlap_core::published::overlap_table(),
+    ] {
+        assert!(
+            docs.contains(&table),
+            "docs/validation.md is stale: replace its tables with the output of `overlap-lab published`:\n{table}"
+        );
+    }
 }

@@ -23,6 +23,8 @@ pub struct ScenarioInput {
     pub overlap: OverlapInput,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sm_tax: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interference: Option<Interference>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -48,6 +50,8 @@ pub struct HardwareInput {
     pub nvlink_latency_us: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub network_latency_us: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sms: Option<u32>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -125,7 +129,7 @@ macro_rules! all_none {
 impl HardwareInput {
     pub fn is_empty(&self) -> bool {
         all_none!(self; preset, nodes, gpus_per_node, peak_tflops, hbm_gbps, nvlink_gbps,
-            nic_gbps, oversubscription, nvlink_latency_us, network_latency_us)
+            nic_gbps, oversubscription, nvlink_latency_us, network_latency_us, sms)
     }
 }
 impl WorkloadInput {

@@ -76,8 +76,7 @@ pub const PRESETS: &[Preset] = &[
             "workload":{"kind":"transformer","mode":"train","layers":8,"hidden":4096,"heads":32,"seq":2048,
                         "vocab":51200,"micro_batch":1,"global_batch":8,"recompute":"none","sequence_parallel":false},
             "parallel":{"tp":4,"pp":2,"dp":2,"schedule":"1f1b","virtual_stages":1,"scatter_gather":true},
-            "overlap":{"tp":true,"pp":true,"dp":true,"tp_chunks":4,"bucket_mb":25,"grad_bytes":2},
-            "sm_tax":0.15}"#,
+            "overlap":{"tp":true,"pp":true,"dp":true,"tp_chunks":4,"bucket_mb":25,"grad_bytes":2}}"#,
         published: None,
     },
     Preset {
@@ -90,8 +89,7 @@ pub const PRESETS: &[Preset] = &[
             "workload":{"layers":8,"hidden":4096,"heads":32,"seq":2048,"micro_batch":1,"global_batch":16,
                         "recompute":"none"},
             "parallel":{"tp":8,"pp":2,"dp":2,"schedule":"interleaved","virtual_stages":2,"scatter_gather":false},
-            "overlap":{"tp":true,"pp":true,"dp":true,"tp_chunks":4,"bucket_mb":25},
-            "sm_tax":0.15}"#,
+            "overlap":{"tp":true,"pp":true,"dp":true,"tp_chunks":4,"bucket_mb":25}}"#,
         published: None,
     },
     Preset {
@@ -102,8 +100,7 @@ pub const PRESETS: &[Preset] = &[
         json: r#"{"hardware":{"preset":"dgx2-v100","nodes":1},
             "workload":{"kind":"matmul_allreduce","m":24576,"n":3072,"k":768},
             "parallel":{"tp":16,"pp":1,"dp":1},
-            "overlap":{"tp":true,"tp_chunks":8},
-            "sm_tax":0.15}"#,
+            "overlap":{"tp":true,"tp_chunks":8}}"#,
         published: Some(PublishedFigure {
             metric: "speedup",
             value: 1.36,

@@ -53,6 +53,7 @@ const PROPS: &[Prop] = props![
     "oversubscription" => "hardware"."oversubscription": Kind::Real,
     "nvlink_latency_us" => "hardware"."nvlink_latency_us": Kind::Real,
     "network_latency_us" => "hardware"."network_latency_us": Kind::Real,
+    "sms" => "hardware"."sms": Kind::Int,
     "kind" => "workload"."kind": Kind::Enum(&["transformer", "matmul_allreduce"]),
     "mode" => "workload"."mode": Kind::Enum(&["train", "inference"]),
     "layers" => "workload"."layers": Kind::Int,
@@ -80,6 +81,7 @@ const PROPS: &[Prop] = props![
     "bucket_mb" => "overlap"."bucket_mb": Kind::Real,
     "grad_bytes" => "overlap"."grad_bytes": Kind::Int,
     "sm_tax" => ""."sm_tax": Kind::Real,
+    "interference" => ""."interference": Kind::Enum(&["modelled", "off"]),
 ];
 
 /// The link key of a scenario field path such as "parallel.tp".
@@ -140,6 +142,7 @@ pub fn complete_input(s: &Scenario) -> ScenarioInput {
         oversubscription: Some(hw.oversubscription),
         nvlink_latency_us: Some(hw.nvlink_latency_us),
         network_latency_us: Some(hw.network_latency_us),
+        sms: Some(hw.sms),
     };
     i.workload = match &s.workload {
         Workload::Transformer(t) => WorkloadInput {
@@ -182,7 +185,8 @@ pub fn complete_input(s: &Scenario) -> ScenarioInput {
         bucket_mb: Some(o.bucket_mb),
         grad_bytes: Some(o.grad_bytes),
     };
-    i.sm_tax = Some(s.sm_tax);
+    i.sm_tax = s.sm_tax;
+    i.interference = Some(s.interference);
     i
 }
 
@@ -524,7 +528,7 @@ mod tests {
         assert_eq!(d.preset, "contention");
         assert_eq!(d.errors.len(), 1, "{:?}", d.errors);
         assert_eq!(d.errors[0].field, "tp");
-        assert_eq!(d.input.resolve().unwrap().sm_tax, 0.05);
+        assert_eq!(d.input.resolve().unwrap().sm_tax, Some(0.05));
     }
 
     #[test]

@@ -61,9 +61,6 @@ pub(crate) fn default_overlap() -> Overlap {
     }
 }
 
-/// In the 10-20% measured for GEMMs overlapped with NCCL (published.md section 4).
-pub(crate) const DEFAULT_SM_TAX: f64 = 0.15;
-
 /// The CoCoNet GEMM (published.md case 1): b*s x 4h/t times 4h/t x h.
 pub(crate) const DEFAULT_MATMUL: MatmulAllreduce = MatmulAllreduce {
     m: 24576,
@@ -143,6 +140,7 @@ pub(crate) fn resolve(input: &ScenarioInput) -> Result<Scenario, ScenarioError> 
         oversubscription: h.oversubscription.unwrap_or(base.oversubscription),
         nvlink_latency_us: h.nvlink_latency_us.unwrap_or(base.nvlink_latency_us),
         network_latency_us: h.network_latency_us.unwrap_or(base.network_latency_us),
+        sms: h.sms.unwrap_or(base.sms),
     };
     let hw_ok = [
         c.int("hardware.nodes", hardware.nodes, 1, 8192),
@@ -278,8 +276,11 @@ pub(crate) fn resolve(input: &ScenarioInput) -> Result<Scenario, ScenarioError> 
         bucket_mb: o.bucket_mb.unwrap_or(od.bucket_mb),
         grad_bytes: o.grad_bytes.unwrap_or(od.grad_bytes),
     };
-    let sm_tax = input.sm_tax.unwrap_or(DEFAULT_SM_TAX);
-    c.real("sm_tax", sm_tax, 0.0, 0.9, false);
+    let sm_tax = input.sm_tax;
+    if let Some(tax) = sm_tax {
+        c.real("sm_tax", tax, 0.0, 0.9, false);
+    }
+    c.int("hardware.sms", hardware.sms, 1, 1024);
     c.int("overlap.tp_chunks", overlap.tp_chunks, 1, 64);
     c.real(
         "overlap.bucket_mb",
@@ -350,6 +351,7 @@ pub(crate) fn resolve(input: &ScenarioInput) -> Result<Scenario, ScenarioError> 
         parallel,
         overlap,
         sm_tax,
+        interference: input.interference.unwrap_or(Interference::Modelled),
     };
     if let Some(e) = over_budget(&scenario) {
         return Err(ScenarioError { errors: vec![e] });

@@ -51,10 +51,12 @@ impl HardwarePreset {
     /// InfiniBand (NCCL's own tuning model puts a ring step at 1.9 us on
     /// NVLink and 4 us on the network with its LL128 protocol).
     pub fn hardware(self) -> Hardware {
-        let (gpus_per_node, peak_tflops, hbm_gbps, nvlink_gbps, nic_gbps) = match self {
-            Self::Dgx2V100 => (16, 125.0, 900.0, 150.0, 6.25),
-            Self::DgxA100 => (8, 312.0, 2039.0, 300.0, 25.0),
-            Self::DgxH100 => (8, 989.0, 3350.0, 450.0, 50.0),
+        // SMs: 80 on V100, 108 on A100, 132 on H100 SXM (NVIDIA's
+        // architecture whitepapers).
+        let (gpus_per_node, peak_tflops, hbm_gbps, nvlink_gbps, nic_gbps, sms) = match self {
+            Self::Dgx2V100 => (16, 125.0, 900.0, 150.0, 6.25, 80),
+            Self::DgxA100 => (8, 312.0, 2039.0, 300.0, 25.0, 108),
+            Self::DgxH100 => (8, 989.0, 3350.0, 450.0, 50.0, 132),
         };
         Hardware {
             nodes: 1,
@@ -66,6 +68,7 @@ impl HardwarePreset {
             oversubscription: 1.0,
             nvlink_latency_us: 2.0,
             network_latency_us: 5.0,
+            sms,
         }
     }
 }
@@ -91,6 +94,9 @@ pub struct Hardware {
     pub nvlink_latency_us: f64,
     /// Latency of one network hop, microseconds.
     pub network_latency_us: f64,
+    /// Streaming multiprocessors per GPU: what compute and NCCL's thread
+    /// blocks share.
+    pub sms: u32,
 }
 
 impl Hardware {

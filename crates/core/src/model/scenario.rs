@@ -26,6 +26,17 @@ pub enum Recompute {
     Full,
 }
 
+/// Whether compute and communication of a GPU slow each other when they
+/// overlap (model.md section 3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Interference {
+    /// They share the GPU's SMs and HBM bandwidth.
+    Modelled,
+    /// Free overlap: neither ever slows the other.
+    Off,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Schedule {
@@ -105,7 +116,11 @@ pub struct Scenario {
     pub workload: Workload,
     pub parallel: Parallel,
     pub overlap: Overlap,
-    pub sm_tax: f64,
+    /// v1: a fixed compute slowdown while a collective runs, when given;
+    /// it then replaces the modelled interference.
+    pub sm_tax: Option<f64>,
+    /// Whether compute and communication slow each other.
+    pub interference: Interference,
 }
 
 impl Scenario {

@@ -20,10 +20,19 @@
 //!   with it, when it starts and when it ends. Classes that can share a link
 //!   are those of its static component: the patterns connected to its own
 //!   through common resources.
+//! - With the modelled interference (`crate::interference`), collectives
+//!   also cross their members' HBM, and the memory-bound part of a compute
+//!   op is a flow on its GPU's HBM: one more event processed (its last byte),
+//!   one more planned (its compute-bound part), and one re-plan of itself
+//!   and of each class that crosses that HBM when it joins and when it
+//!   leaves. (Only those classes share a resource with it; a re-rating that
+//!   spreads further moves classes whose rate the HBM's own classes free or
+//!   take, which `bounded_cost` checks over random scenarios.)
 
 use crate::model::fidelity::Fidelity;
 use crate::model::scenario::{Scenario, Workload};
 use crate::workload::graph::{Graph, COMPUTE};
+use crate::workload::interference::{memory_phase_s, NetworkSetup, Sharing};
 use crate::workload::schedule::affine_micro_batches;
 
 /// The predicted cost of simulating one scenario.
@@ -92,7 +101,7 @@ pub fn run_cost_within(s: &Scenario, cap_ops: u64) -> Option<Cost> {
     let cap = usize::try_from(cap_ops).unwrap_or(usize::MAX);
     let count = |s: &Scenario| {
         let g = super::build_capped(s, Fidelity::Reduced, 0, cap);
-        (!g.over_cap()).then(|| graph_cost(&g))
+        (!g.over_cap()).then(|| graph_cost(&g, &Sharing::of(s)))
     };
     let Workload::Transformer(t) = &s.workload else {
         return count(s);
@@ -115,8 +124,9 @@ pub fn run_cost_within(s: &Scenario, cap_ops: u64) -> Option<Cost> {
 }
 
 /// Counts a built graph.
-pub(crate) fn graph_cost(g: &Graph) -> Cost {
-    let components = Components::of(g);
+pub(crate) fn graph_cost(g: &Graph, sharing: &Sharing) -> Cost {
+    let setup = NetworkSetup::new(g, sharing);
+    let components = Components::of(g, &setup);
     let mut c = Cost {
         ops: g.tasks.len() as u64,
         ..Cost::default()
@@ -125,6 +135,12 @@ pub(crate) fn graph_cost(g: &Graph) -> Cost {
         if task.axis == COMPUTE {
             c.events += 1;
             c.planned_events += 1;
+            if memory_phase_s(g, sharing, id) > 0.0 {
+                c.events += 1;
+                c.planned_events += 1;
+                c.peak_flows += 1;
+                c.planned_events += 2 * (1 + components.hbm_classes[task.gpu as usize]);
+            }
             continue;
         }
         let members = g.members_of(id as u32).len() as u64;
@@ -133,6 +149,10 @@ pub(crate) fn graph_cost(g: &Graph) -> Cost {
         if task.work > 0.0 {
             c.peak_flows += 1;
             c.planned_events += 2 * components.classes_near(task.pattern);
+            if sharing.modelled().is_some() {
+                // The memory-bound kernels beside it on its members' HBM.
+                c.planned_events += 2 * members;
+            }
         }
     }
     c
@@ -145,11 +165,18 @@ struct Components {
     pattern_root: Vec<u32>,
     /// Per root resource, the classes used on its component.
     classes: Vec<u64>,
+    /// Per GPU, the collective classes that cross its HBM (modelled
+    /// interference; zero otherwise).
+    hbm_classes: Vec<u64>,
 }
 
 impl Components {
-    fn of(g: &Graph) -> Self {
-        let mut parent: Vec<u32> = (0..g.resources.len() as u32).collect();
+    fn of(g: &Graph, setup: &NetworkSetup) -> Self {
+        // Components of the links alone: HBM would join every pattern of a
+        // GPU, but it binds only beside a memory-bound kernel, whose
+        // re-plans are counted per kernel and per member instead.
+        let resources = setup.links;
+        let mut parent: Vec<u32> = (0..resources as u32).collect();
         fn find(parent: &mut [u32], mut r: u32) -> u32 {
             while parent[r as usize] != r {
                 parent[r as usize] = parent[parent[r as usize] as usize];
@@ -180,14 +207,21 @@ impl Components {
                 used[t.pattern as usize][t.axis as usize] = true;
             }
         }
-        let mut classes = vec![0u64; g.resources.len().max(1)];
+        let mut classes = vec![0u64; resources.max(1)];
+        let mut hbm_classes = vec![0u64; g.gpus.len()];
         for (p, axes) in used.iter().enumerate() {
             let n = axes.iter().filter(|u| **u).count() as u64;
             classes[pattern_root[p] as usize] += n;
+            for u in &setup.patterns[p] {
+                if let Some(gpu) = (u.resource as usize).checked_sub(setup.links) {
+                    hbm_classes[gpu] += n;
+                }
+            }
         }
         Self {
             pattern_root,
             classes,
+            hbm_classes,
         }
     }
 
@@ -232,7 +266,10 @@ mod tests {
             ),
         ] {
             let s = parse_scenario(&json.replace("GB", &batch.to_string())).unwrap();
-            let full = graph_cost(&super::super::build(&s, Fidelity::Reduced, 0));
+            let full = graph_cost(
+                &super::super::build(&s, Fidelity::Reduced, 0),
+                &Sharing::of(&s),
+            );
             assert_eq!(run_cost(&s), full, "{json}");
         }
     }

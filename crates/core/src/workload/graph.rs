@@ -53,6 +53,9 @@ pub(crate) struct Task {
 pub(crate) struct TaskMeta {
     /// Compute: FLOPs executed.
     pub flops: f64,
+    /// Compute: seconds of the op (at full speed) that are memory-bound
+    /// kernels; the rest is compute-bound (model.md section 3).
+    pub memory_s: f64,
     pub op: OpKind,
     pub phase: Phase,
     pub micro_batch: u32,
@@ -202,8 +205,16 @@ impl Graph {
     }
 
     /// Appends a compute op to `gpu`'s stream: it follows the previous op and
-    /// anything that blocks the stream.
-    pub fn compute(&mut self, gpu: u32, time_s: f64, flops: f64, meta: Meta) -> TaskId {
+    /// anything that blocks the stream. `memory_s` of its `time_s` is
+    /// memory-bound.
+    pub fn compute(
+        &mut self,
+        gpu: u32,
+        time_s: f64,
+        memory_s: f64,
+        flops: f64,
+        meta: Meta,
+    ) -> TaskId {
         let id = self.tasks.len() as TaskId;
         let counted = &mut self.flops[gpu as usize];
         counted.1 += flops;
@@ -220,6 +231,7 @@ impl Graph {
             axis: COMPUTE,
         });
         self.meta.push(TaskMeta::new(meta, flops));
+        self.meta[id as usize].memory_s = memory_s;
         if let Some(prev) = self.last_compute(gpu) {
             self.dep(prev, id);
         }
@@ -333,6 +345,7 @@ impl TaskMeta {
     fn new(m: Meta, flops: f64) -> Self {
         Self {
             flops,
+            memory_s: 0.0,
             op: m.op,
             phase: m.phase,
             micro_batch: m.micro_batch,

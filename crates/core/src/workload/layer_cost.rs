@@ -11,11 +11,15 @@
 use crate::model::scenario::{Recompute, Transformer};
 use crate::workload::efficiency::{kernel_time_s, matmul_efficiency};
 
-/// One op: seconds at full speed on an idle GPU, and its FLOPs.
+/// One op: seconds at full speed on an idle GPU, and its FLOPs. An op may
+/// fuse several kernels; `memory_s` is the part of `time_s` spent in its
+/// memory-bound kernels (the roofline's HBM side), which shares HBM with
+/// collectives, while the rest runs on SMs (model.md section 3).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub(crate) struct OpCost {
     pub time_s: f64,
     pub flops: f64,
+    pub memory_s: f64,
 }
 
 impl OpCost {
@@ -23,6 +27,17 @@ impl OpCost {
         OpCost {
             time_s: self.time_s + other.time_s,
             flops: self.flops + other.flops,
+            memory_s: self.memory_s + other.memory_s,
+        }
+    }
+
+    /// A kernel of `compute_s` on SMs and `memory_s` through HBM: the
+    /// roofline's slower side decides its time and which resource it needs.
+    fn roofline(compute_s: f64, memory_s: f64, flops: f64) -> OpCost {
+        OpCost {
+            time_s: compute_s.max(memory_s),
+            flops,
+            memory_s: if memory_s > compute_s { memory_s } else { 0.0 },
         }
     }
 }
@@ -41,9 +56,12 @@ impl Roofline {
     }
 
     pub fn kernel(&self, flops: f64, bytes: f64) -> OpCost {
+        let time_s = kernel_time_s(flops, bytes, self.peak_tflops, self.hbm_gbps);
+        let memory_s = bytes / (self.hbm_gbps * 1e9);
         OpCost {
-            time_s: kernel_time_s(flops, bytes, self.peak_tflops, self.hbm_gbps),
+            time_s,
             flops,
+            memory_s: if memory_s >= time_s { time_s } else { 0.0 },
         }
     }
 
@@ -53,10 +71,7 @@ impl Roofline {
     pub fn batched(&self, count: f64, flops_each: f64, bytes: f64) -> OpCost {
         let flops = count * flops_each;
         let compute_s = flops / (self.peak_tflops * 1e12 * matmul_efficiency(flops_each));
-        OpCost {
-            time_s: compute_s.max(bytes / (self.hbm_gbps * 1e9)),
-            flops,
-        }
+        OpCost::roofline(compute_s, bytes / (self.hbm_gbps * 1e9), flops)
     }
 
     fn memory(&self, bytes: f64) -> OpCost {
@@ -89,6 +104,15 @@ impl SplitGemm {
 /// Costs of one layer on one TP rank for one micro-batch.
 pub(crate) struct LayerCost {
     pub qkv: OpCost,
+    /// `qkv` in parts, for the decomposed SP AllGather: the kernels before
+    /// the GEMM (closing bias-dropout-add, LayerNorm) and the GEMM, whose
+    /// rows are the gathered sequence.
+    pub qkv_pre: OpCost,
+    pub qkv_gemm: SplitGemm,
+    /// `mlp_up` in parts, likewise: kernels before, GEMM, GeLU after.
+    pub mlp_up_pre: OpCost,
+    pub mlp_up_gemm: SplitGemm,
+    pub mlp_up_post: OpCost,
     pub attention: OpCost,
     pub proj: SplitGemm,
     pub mlp_up: OpCost,
@@ -162,6 +186,9 @@ pub(crate) fn layer_cost(t: &Transformer, tp: u32, r: &Roofline) -> LayerCost {
             + r.memory(5.0 * scores).time_s
             + r.memory(6.0 * scores).time_s,
         flops: 2.0 * (score_gemm.flops + context_gemm.flops),
+        memory_s: 2.0 * (score_gemm.memory_s + context_gemm.memory_s)
+            + r.memory(5.0 * scores).memory_s
+            + r.memory(6.0 * scores).memory_s,
     };
     let mut attention_backward = layernorm_bwd
         .add(bias_dropout_add_bwd)
@@ -177,9 +204,23 @@ pub(crate) fn layer_cost(t: &Transformer, tp: u32, r: &Roofline) -> LayerCost {
     let logits_gemm = r.gemm(tokens, h, v / tp_f);
     // Cross-entropy reads and writes the logits a few times (softmax, loss, gradient).
     let cross_entropy = r.memory(8.0 * tokens * v / tp_f);
+    let pre_gemm = bias_dropout_add.add(layernorm);
     LayerCost {
         // The previous layer's closing bias-dropout-add runs here.
         qkv: bias_dropout_add.add(layernorm).add(qkv_gemm),
+        qkv_pre: pre_gemm,
+        qkv_gemm: SplitGemm {
+            rows: tokens,
+            inner: h,
+            cols: 3.0 * h / tp_f,
+        },
+        mlp_up_pre: pre_gemm,
+        mlp_up_gemm: SplitGemm {
+            rows: tokens,
+            inner: h,
+            cols: 4.0 * h / tp_f,
+        },
+        mlp_up_post: gelu,
         attention: attention_core,
         proj,
         mlp_up: bias_dropout_add.add(layernorm).add(up_gemm).add(gelu),

@@ -44,7 +44,7 @@ pub(crate) fn build(
             let meta = Meta::new(OpKind::Gemm, Phase::Forward).chunk(i);
             let computed: Vec<u32> = members
                 .iter()
-                .map(|&m| g.compute(m, cost.time_s, cost.flops, meta))
+                .map(|&m| g.compute(m, cost.time_s, cost.memory_s, cost.flops, meta))
                 .collect();
             let bytes = kind.bytes_per_rank(tp, output_bytes);
             let id = g.comm(

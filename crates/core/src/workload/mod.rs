@@ -5,8 +5,10 @@ pub mod collective;
 pub mod cost;
 pub mod efficiency;
 pub(crate) mod graph;
+pub mod interference;
 pub(crate) mod layer_cost;
 mod matmul_allreduce;
+pub(crate) mod nccl_channels;
 pub mod schedule;
 mod transformer;
 

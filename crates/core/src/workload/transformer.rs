@@ -344,7 +344,8 @@ impl Builder<'_> {
     fn compute_all(&mut self, cost: OpCost, meta: Meta) {
         for i in 0..self.members.len() {
             let m = self.members[i];
-            self.g.compute(m, cost.time_s, cost.flops, meta);
+            self.g
+                .compute(m, cost.time_s, cost.memory_s, cost.flops, meta);
         }
     }
 
@@ -401,17 +402,62 @@ impl Builder<'_> {
     fn layer_forward(&mut self, layer: u32, mb: u32, phase: Phase) {
         let meta = Meta::new(OpKind::Qkv, phase).mb(mb).layer(layer);
         let sp = self.t.sequence_parallel && self.tp > 1;
-        if sp {
-            self.tp_blocking(Collective::AllGather, meta.op(OpKind::AllGather));
+        if sp && self.tp_on {
+            let (pre, gemm) = (self.cost.qkv_pre, self.cost.qkv_gemm);
+            self.gathered_column_parallel(pre, gemm, meta);
+        } else {
+            if sp {
+                self.tp_blocking(Collective::AllGather, meta.op(OpKind::AllGather));
+            }
+            self.compute_all(self.cost.qkv, meta);
         }
-        self.compute_all(self.cost.qkv, meta);
         self.compute_all(self.cost.attention, meta.op(OpKind::Attention));
         self.row_parallel(self.cost.proj, meta.op(OpKind::Proj));
-        if sp {
-            self.tp_blocking(Collective::AllGather, meta.op(OpKind::AllGather));
+        let up = meta.op(OpKind::MlpUp);
+        if sp && self.tp_on {
+            let (pre, gemm) = (self.cost.mlp_up_pre, self.cost.mlp_up_gemm);
+            self.gathered_column_parallel(pre, gemm, up);
+            self.compute_all(self.cost.mlp_up_post, up);
+        } else {
+            if sp {
+                self.tp_blocking(Collective::AllGather, meta.op(OpKind::AllGather));
+            }
+            self.compute_all(self.cost.mlp_up, up);
         }
-        self.compute_all(self.cost.mlp_up, meta.op(OpKind::MlpUp));
         self.row_parallel(self.cost.mlp_down, meta.op(OpKind::MlpDown));
+    }
+
+    /// With sequence parallelism and TP overlap, the AllGather before a
+    /// column-parallel GEMM in its decomposed form (PyTorch Async TP,
+    /// Transformer Engine's userbuffers; model.md section 4): the kernels
+    /// before the GEMM run on the local slice, the gather runs in `chunks`
+    /// pieces on the TP stream, and the GEMM computes each gathered piece as
+    /// it arrives, so piece i+1 moves under the GEMM on piece i.
+    fn gathered_column_parallel(&mut self, pre: OpCost, gemm: SplitGemm, meta: Meta) {
+        self.compute_all(pre, meta);
+        let chunks = self.chunks;
+        let size = self.cost.activation_bytes / f64::from(chunks);
+        let first = self.g.next_compute_index(self.members[0]);
+        let mut gathers = Vec::with_capacity(chunks as usize);
+        for i in 0..chunks {
+            let id = self.tp_collective(
+                Collective::AllGather,
+                size,
+                meta.op(OpKind::AllGather).chunk(i),
+            );
+            if i > 0 {
+                self.g.tasks[id as usize].latency_s =
+                    pipelined_chunk_latency_s(self.cluster.nvlink_latency_s());
+                // Its window: the GEMM on the piece before it.
+                self.g.meta[id as usize].window = Some((first + i - 1, first + i - 1));
+            }
+            gathers.push(id);
+        }
+        let cost = gemm.chunk(&self.roof, chunks);
+        for (i, id) in gathers.into_iter().enumerate() {
+            self.block_all(id);
+            self.compute_all(cost, meta.chunk(i as u32));
+        }
     }
 
     /// A row-parallel GEMM and the reduction of its output. With TP overlap
@@ -739,6 +785,7 @@ impl Builder<'_> {
                     self.g.compute(
                         m,
                         cost.time_s,
+                        cost.memory_s,
                         0.0,
                         Meta::new(OpKind::Optimizer, Phase::Step),
                     );
@@ -753,6 +800,7 @@ fn add(a: OpCost, b: OpCost) -> OpCost {
     OpCost {
         time_s: a.time_s + b.time_s,
         flops: a.flops + b.flops,
+        memory_s: a.memory_s + b.memory_s,
     }
 }
 
@@ -761,5 +809,6 @@ fn without(whole: OpCost, part: OpCost) -> OpCost {
     OpCost {
         time_s: whole.time_s - part.time_s,
         flops: whole.flops - part.flops,
+        memory_s: (whole.memory_s - part.memory_s).max(0.0),
     }
 }

@@ -3,9 +3,11 @@
 //! component one by one, so its cost grows with concurrent flows; only tests
 //! and `simulate_plain` run it.
 //!
-//! Compute progresses at full speed, or at (1 - sm_tax) while a collective of
-//! the same GPU runs (NCCL kernels take SMs). Collectives pay their latency,
-//! then join the network, whose rates change whenever a flow starts or ends.
+//! Compute and the GPU's collectives share its SMs and HBM as `interference`
+//! describes (or, with a v1 `sm_tax`, compute runs at (1 - sm_tax) while a
+//! collective of the same GPU runs). Collectives pay their latency, then join
+//! the network, whose rates change whenever a flow starts or ends; the
+//! memory-bound part of a kernel is a flow on its GPU's HBM there.
 //! Events are ordered by time, then by a sequence number, so equal inputs
 //! give identical timelines bit for bit.
 
@@ -15,6 +17,7 @@ use std::collections::BinaryHeap;
 use super::network::Network;
 use crate::sim::engine::{GpuStats, RunResult};
 use crate::workload::graph::{Graph, TaskId, COMPUTE};
+use crate::workload::interference::{memory_phase_s, NetworkSetup, Sharing, SmUse};
 
 const NO_WAIT: u32 = u32::MAX;
 
@@ -51,6 +54,10 @@ impl PartialOrd for Event {
 struct GpuState {
     running: Option<TaskId>,
     comm_active: u32,
+    /// SMs its collectives in flight hold.
+    sms: SmUse,
+    /// Speed at which the running op's compute-bound part progresses.
+    speed: f64,
     idle_since: f64,
     inflight_count: [u32; 3],
     inflight_total: [f64; 3],
@@ -80,11 +87,17 @@ struct TaskState {
     pending: u32,
     /// Bumped whenever the task's finish is re-planned; stale events are skipped.
     version: u32,
+    /// Compute: its memory-bound part is moving through HBM.
+    in_memory_phase: bool,
+    /// ... as a network flow (it shares HBM with a collective), not timed
+    /// alone at the full HBM bandwidth.
+    memory_in_network: bool,
 }
 
 struct Engine<'g> {
     g: &'g Graph,
-    sm_speed: f64,
+    sharing: &'g Sharing,
+    setup: NetworkSetup,
     /// Per task, what changes as it runs (one cache line for two tasks).
     st: Vec<TaskState>,
     /// Reused buffer for the flows whose rates a network change touched.
@@ -103,20 +116,18 @@ struct Engine<'g> {
 
 /// Runs the graph. `record_links` keeps per-link bandwidth samples (the page
 /// draws them; the baseline run does not need them).
-pub(crate) fn run(g: &Graph, record_links: bool, sm_tax: f64) -> RunResult {
+pub(crate) fn run<'g>(g: &'g Graph, record_links: bool, sharing: &'g Sharing) -> RunResult {
     let n = g.tasks.len();
-    let mut net = Network::new(
-        g.resources.iter().map(|r| r.capacity_bps).collect(),
-        n,
-        record_links,
-    );
-    for p in &g.patterns {
+    let setup = NetworkSetup::new(g, sharing);
+    let mut net = Network::new(setup.capacity_bps.clone(), n, record_links);
+    for p in &setup.patterns {
         net.add_pattern(p.clone());
     }
     let gpus = g.gpus.len();
     let mut e = Engine {
         g,
-        sm_speed: 1.0 - sm_tax,
+        sharing,
+        setup,
         st: g
             .initial_pending
             .iter()
@@ -143,6 +154,8 @@ pub(crate) fn run(g: &Graph, record_links: bool, sm_tax: f64) -> RunResult {
             .map(|_| GpuState {
                 running: None,
                 comm_active: 0,
+                sms: SmUse::default(),
+                speed: 1.0,
                 idle_since: 0.0,
                 inflight_count: [0; 3],
                 inflight_total: [0.0; 3],
@@ -167,6 +180,7 @@ pub(crate) fn run(g: &Graph, record_links: bool, sm_tax: f64) -> RunResult {
         e.res.events += 1;
         match ev.kind {
             Kind::LatencyDone => e.begin_transfer(ev.task),
+            Kind::Done if e.st[ev.task as usize].in_memory_phase => e.memory_done(ev.task),
             Kind::Done => e.complete(ev.task),
         }
     }
@@ -181,6 +195,8 @@ pub(crate) fn run(g: &Graph, record_links: bool, sm_tax: f64) -> RunResult {
     }
     e.res.step_time_s = step;
     e.res.links = std::mem::take(&mut e.net.logs);
+    // The rest are HBM, not links.
+    e.res.links.truncate(e.setup.links);
     e.res
 }
 
@@ -198,11 +214,8 @@ impl Engine<'_> {
     }
 
     fn speed(&self, gpu: u32) -> f64 {
-        if self.gpu[gpu as usize].comm_active > 0 {
-            self.sm_speed
-        } else {
-            1.0
-        }
+        let st = &self.gpu[gpu as usize];
+        self.sharing.compute_speed(st.comm_active, &st.sms)
     }
 
     fn start(&mut self, t: TaskId) {
@@ -216,15 +229,16 @@ impl Engine<'_> {
             if now > idle_from && self.wait_head[t as usize] != NO_WAIT {
                 self.attribute_idle(t, gpu, idle_from);
             }
-            let st = &mut self.gpu[gpu as usize];
-            st.running = Some(t);
-            let ts = &mut self.st[t as usize];
-            ts.remaining = task.work;
-            ts.last_update = now;
-            let speed = self.speed(gpu);
-            self.push(now + task.work / speed, t, Kind::Done);
+            self.gpu[gpu as usize].running = Some(t);
+            let memory_s = memory_phase_s(g, self.sharing, t as usize);
+            if memory_s > 0.0 {
+                self.begin_memory_phase(t, memory_s);
+            } else {
+                self.begin_compute_phase(t, task.work);
+            }
         } else {
             let axis = task.axis as usize;
+            let kind = self.setup.kind(g, t);
             let start = task.members_start as usize;
             for i in 0..task.members_len as usize {
                 let m = g.members[start + i];
@@ -234,9 +248,11 @@ impl Engine<'_> {
                 }
                 st.inflight_count[axis] += 1;
                 st.comm_active += 1;
+                st.sms.change(task.axis, kind, true);
                 if st.comm_active == 1 {
-                    self.retime_compute(m);
+                    self.memory_joins_network(m);
                 }
+                self.retime_compute(m);
             }
             if task.latency_s > 0.0 {
                 self.push(now + task.latency_s, t, Kind::LatencyDone);
@@ -289,24 +305,106 @@ impl Engine<'_> {
         }
     }
 
-    /// The GPU's compute speed changed: re-plan its running op.
+    /// The GPU's collectives changed: if the speed of its running op's
+    /// compute-bound part changed with them, re-plan the op.
     fn retime_compute(&mut self, gpu: u32) {
         let Some(t) = self.gpu[gpu as usize].running else {
             return;
         };
+        let speed = self.speed(gpu);
+        let old_speed = self.gpu[gpu as usize].speed;
+        if speed == old_speed || self.st[t as usize].in_memory_phase {
+            return;
+        }
+        self.gpu[gpu as usize].speed = speed;
         let now = self.now;
-        let old_speed = if self.gpu[gpu as usize].comm_active > 0 {
-            1.0
-        } else {
-            self.sm_speed
-        };
         let ts = &mut self.st[t as usize];
         ts.remaining = (ts.remaining - (now - ts.last_update) * old_speed).max(0.0);
         ts.last_update = now;
         ts.version += 1;
         let remaining = ts.remaining;
-        let speed = self.speed(gpu);
         self.push(now + remaining / speed, t, Kind::Done);
+    }
+
+    /// Compute task `t` runs `work_s` (full-speed seconds) on the SMs left.
+    fn begin_compute_phase(&mut self, t: TaskId, work_s: f64) {
+        let now = self.now;
+        let gpu = self.g.tasks[t as usize].gpu;
+        let speed = self.speed(gpu);
+        self.gpu[gpu as usize].speed = speed;
+        let ts = &mut self.st[t as usize];
+        ts.remaining = work_s;
+        ts.last_update = now;
+        ts.rate = 0.0;
+        ts.version += 1;
+        self.push(now + work_s / speed, t, Kind::Done);
+    }
+
+    /// Compute task `t` first moves its memory-bound bytes through its GPU's
+    /// HBM. Alone on HBM (no collective of its GPU in flight) it takes the
+    /// full bandwidth, timed without the network; it joins the network when
+    /// a collective of its GPU starts.
+    fn begin_memory_phase(&mut self, t: TaskId, memory_s: f64) {
+        let now = self.now;
+        let gpu = self.g.tasks[t as usize].gpu;
+        let ts = &mut self.st[t as usize];
+        ts.in_memory_phase = true;
+        ts.remaining = memory_s;
+        ts.last_update = now;
+        ts.rate = 0.0;
+        ts.version += 1;
+        if self.gpu[gpu as usize].comm_active == 0 {
+            self.push(now + memory_s, t, Kind::Done);
+        } else {
+            self.memory_joins_network(gpu);
+        }
+    }
+
+    /// A collective of `gpu` starts: the memory-bound part its running op
+    /// moves alone, if any, joins the network with the bytes left.
+    fn memory_joins_network(&mut self, gpu: u32) {
+        let Some(t) = self.gpu[gpu as usize].running else {
+            return;
+        };
+        let now = self.now;
+        let hbm_bps = self.sharing.modelled().map_or(0.0, |m| m.hbm_bps);
+        let ts = &mut self.st[t as usize];
+        if !ts.in_memory_phase || ts.memory_in_network {
+            return;
+        }
+        ts.memory_in_network = true;
+        let left_s = (ts.remaining - (now - ts.last_update)).max(0.0);
+        ts.remaining = left_s * hbm_bps;
+        ts.last_update = now;
+        ts.rate = 0.0;
+        ts.version += 1;
+        let pattern = self.setup.kernel_pattern(self.g, gpu);
+        let mut changed = std::mem::take(&mut self.changed);
+        changed.clear();
+        changed.extend_from_slice(self.net.add(now, t, pattern, 0));
+        self.apply_rates(&changed);
+        self.changed = changed;
+    }
+
+    /// The memory-bound part of compute task `t` is done: it leaves HBM
+    /// and runs its compute-bound part.
+    fn memory_done(&mut self, t: TaskId) {
+        let g = self.g;
+        self.st[t as usize].in_memory_phase = false;
+        if std::mem::take(&mut self.st[t as usize].memory_in_network) {
+            let mut changed = std::mem::take(&mut self.changed);
+            changed.clear();
+            changed.extend_from_slice(self.net.remove(self.now, t));
+            self.st[t as usize].rate = 0.0;
+            self.apply_rates(&changed);
+            self.changed = changed;
+        }
+        let left_s = g.tasks[t as usize].work - memory_phase_s(g, self.sharing, t as usize);
+        if left_s > 0.0 {
+            self.begin_compute_phase(t, left_s);
+        } else {
+            self.complete(t);
+        }
     }
 
     fn begin_transfer(&mut self, t: TaskId) {
@@ -368,6 +466,7 @@ impl Engine<'_> {
                 self.changed = changed;
             }
             let axis = task.axis as usize;
+            let kind = self.setup.kind(g, t);
             let start = task.members_start as usize;
             for i in 0..task.members_len as usize {
                 let m = g.members[start + i];
@@ -377,9 +476,8 @@ impl Engine<'_> {
                     st.inflight_total[axis] += now - st.inflight_last[axis];
                 }
                 st.comm_active -= 1;
-                if st.comm_active == 0 {
-                    self.retime_compute(m);
-                }
+                st.sms.change(task.axis, kind, false);
+                self.retime_compute(m);
                 self.res.gpus[m as usize].end_s = self.res.gpus[m as usize].end_s.max(now);
             }
         }
