@@ -42,6 +42,9 @@ pub(crate) struct TaskMeta {
     /// Communication: the compute that can hide it, as indices into the
     /// owner's compute order (inclusive).
     pub window: Option<(u32, u32)>,
+    /// Communication: NCCL's algorithm, protocol and channel count for it
+    /// (`collective_cost`); the interference model reads its channels.
+    pub call: Option<crate::collective_cost::CollectiveCall>,
 }
 
 /// Where a simulated GPU sits in the cluster.
@@ -238,6 +241,11 @@ impl Graph {
         id
     }
 
+    /// Records the NCCL call a communication task stands for.
+    pub fn set_call(&mut self, task: TaskId, call: crate::collective_cost::CollectiveCall) {
+        self.meta[task as usize].call = Some(call);
+    }
+
     /// Turns the edge list into successor lists (one flat array) and
     /// dependency counts, and frees the edge list.
     pub fn finish(&mut self) {
@@ -320,6 +328,7 @@ impl TaskMeta {
             layer: m.layer,
             chunk: m.chunk,
             window: None,
+            call: None,
         }
     }
 }

@@ -6,6 +6,7 @@
 //! `../shared/interface.md`.
 
 pub mod collective;
+pub mod collective_cost;
 pub mod efficiency;
 mod engine;
 mod graph;
