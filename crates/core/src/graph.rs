@@ -95,6 +95,8 @@ pub(crate) struct Graph {
     /// Builders stop adding ops (layer by layer) once the graph holds more
     /// than this: counting a step that is over budget must stay cheap.
     pub cap_ops: usize,
+    /// Hardware work queues per GPU (`queues`).
+    pub max_connections: u32,
 }
 
 impl Default for Graph {
@@ -117,6 +119,7 @@ impl Default for Graph {
             hbm_gbps: 0.0,
             flops: Vec::new(),
             cap_ops: usize::MAX,
+            max_connections: crate::hardware::DEFAULT_MAX_CONNECTIONS,
         }
     }
 }
@@ -249,6 +252,14 @@ impl Graph {
     /// Turns the edge list into successor lists (one flat array) and
     /// dependency counts, and frees the edge list.
     pub fn finish(&mut self) {
+        let queued = crate::queues::queue_edges(
+            &self.tasks,
+            &self.members,
+            &self.compute_order,
+            &self.edges,
+            self.max_connections,
+        );
+        self.edges.extend(queued);
         let n = self.tasks.len();
         let mut start = vec![0u32; n + 1];
         let mut pending = vec![0u32; n];

@@ -51,6 +51,7 @@ impl HardwarePreset {
             oversubscription: 1.0,
             nvlink_latency_us: 2.0,
             network_latency_us: 5.0,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
         }
     }
 }
@@ -72,6 +73,18 @@ pub struct Hardware {
     pub oversubscription: f64,
     pub nvlink_latency_us: f64,
     pub network_latency_us: f64,
+    /// Hardware work queues the process uses (`CUDA_DEVICE_MAX_CONNECTIONS`):
+    /// streams beyond this share queues, and kernels of one queue run in
+    /// launch order (`queues`).
+    #[serde(default = "default_max_connections")]
+    pub max_connections: u32,
+}
+
+/// CUDA's default number of hardware work queues per process.
+pub const DEFAULT_MAX_CONNECTIONS: u32 = 8;
+
+fn default_max_connections() -> u32 {
+    DEFAULT_MAX_CONNECTIONS
 }
 
 impl Hardware {

@@ -17,6 +17,7 @@ pub mod network;
 mod plain;
 pub mod presets;
 pub mod published;
+mod queues;
 pub mod report;
 pub mod scenario;
 pub mod schedule;

@@ -52,6 +52,7 @@ const PROPS: &[Prop] = props![
     "oversubscription" => "hardware"."oversubscription": Kind::Real,
     "nvlink_latency_us" => "hardware"."nvlink_latency_us": Kind::Real,
     "network_latency_us" => "hardware"."network_latency_us": Kind::Real,
+    "max_connections" => "hardware"."max_connections": Kind::Int,
     "kind" => "workload"."kind": Kind::Enum(&["transformer", "matmul_allreduce"]),
     "mode" => "workload"."mode": Kind::Enum(&["train", "inference"]),
     "layers" => "workload"."layers": Kind::Int,
@@ -138,6 +139,7 @@ pub fn complete_input(s: &Scenario) -> ScenarioInput {
         oversubscription: Some(hw.oversubscription),
         nvlink_latency_us: Some(hw.nvlink_latency_us),
         network_latency_us: Some(hw.network_latency_us),
+        max_connections: Some(hw.max_connections),
     };
     i.workload = match &s.workload {
         Workload::Transformer(t) => WorkloadInput {

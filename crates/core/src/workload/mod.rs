@@ -130,6 +130,7 @@ impl Cluster {
         let hw = &s.hardware;
         g.peak_tflops = hw.peak_tflops;
         g.hbm_gbps = hw.hbm_gbps;
+        g.max_connections = hw.max_connections;
         let mut ids = Vec::new();
         for stage in 0..layout.pp {
             for dp in 0..layout.replicas() {
