@@ -13,6 +13,7 @@
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
+use crate::exposure::{Charged, Exposure};
 use crate::graph::{Graph, TaskId, COMPUTE};
 use crate::network::{ClassId, Network, ResourceLog};
 
@@ -134,8 +135,10 @@ struct Engine<'g> {
     stale: usize,
     /// Reused buffer for the classes whose rates a network change touched.
     changed: Vec<ClassId>,
-    /// Reused buffers for `attribute_idle`, one per axis.
-    spans: [Vec<(f64, f64)>; 3],
+    /// Charges idle time to the collectives waited on.
+    exposure: Exposure,
+    /// Reused buffer: the collectives a compute op waited on.
+    direct: Vec<TaskId>,
     /// The lists `TaskState::wait_head` starts: nodes are (next, collective).
     wait_nodes: Vec<(u32, TaskId)>,
     res: RunResult,
@@ -182,7 +185,8 @@ pub(crate) fn run(g: &Graph, record_links: bool, sm_tax: f64) -> RunResult {
         class_scheduled: vec![false; classes],
         stale: 0,
         changed: Vec::new(),
-        spans: Default::default(),
+        exposure: Exposure::new(if record_links { n } else { 0 }),
+        direct: Vec::new(),
         wait_nodes: Vec::new(),
         res: RunResult {
             start_s: Vec::new(),
@@ -241,6 +245,21 @@ pub(crate) fn run(g: &Graph, record_links: bool, sm_tax: f64) -> RunResult {
     let unfinished = e.res.end_s.iter().filter(|t| t.is_nan()).count();
     debug_assert_eq!(unfinished, 0, "task graph has a cycle");
     let step = e.now;
+    if e.record {
+        let last_compute_end: Vec<f64> = e.gpu.iter().map(|s| s.idle_since).collect();
+        let st = &e.st;
+        let res = &mut e.res;
+        e.exposure.charge_step_end(
+            g,
+            |t| (st[t as usize].start_s, st[t as usize].end_s),
+            &last_compute_end,
+            &mut Charged {
+                exposed_s: &mut res.exposed_s,
+                exposed_from_s: &mut res.exposed_from_s,
+                gpus: &mut res.gpus,
+            },
+        );
+    }
     e.net.finish(step);
     for (i, st) in e.gpu.iter().enumerate() {
         for a in 0..3 {
@@ -364,51 +383,34 @@ impl Engine<'_> {
         }
     }
 
-    /// Compute task `t` starts after the stream stood idle since `from`: the
-    /// idle time during which a collective it depends on was in flight is
-    /// exposed communication of that collective's axis (the union per axis,
-    /// so chained chunks are not counted twice). The rest is the bubble.
+    /// Compute task `t` starts after the stream stood idle since `from`:
+    /// the idle time is charged to the collectives it waited on and their
+    /// chains (`exposure`); the rest is the bubble.
     fn attribute_idle(&mut self, t: TaskId, gpu: u32, from: f64) {
-        let now = self.now;
-        let g = self.g;
-        let mut spans = std::mem::take(&mut self.spans);
-        for list in &mut spans {
-            list.clear();
-        }
+        let mut direct = std::mem::take(&mut self.direct);
+        direct.clear();
         let mut node = self.st[t as usize].wait_head;
         while node != NO_WAIT {
             let (next, on) = self.wait_nodes[node as usize];
             node = next;
-            let (lo, hi) = (
-                self.st[on as usize].start_s.max(from),
-                self.st[on as usize].end_s.min(now),
-            );
-            if hi <= lo {
-                continue;
-            }
-            let on_task = &g.tasks[on as usize];
-            spans[on_task.axis as usize].push((lo, hi));
-            if let Some(i) = g.members_of(on).iter().position(|&m| m == gpu) {
-                let slot = on_task.members_start as usize + i;
-                self.res.exposed_s[slot] += hi - lo;
-                let from = &mut self.res.exposed_from_s[slot];
-                *from = from.min(lo);
-            }
+            direct.push(on);
         }
-        for (axis, list) in spans.iter_mut().enumerate() {
-            list.sort_by(|a, b| a.0.total_cmp(&b.0));
-            let mut covered = 0.0;
-            let mut reach = f64::NEG_INFINITY;
-            for &(lo, hi) in list.iter() {
-                let lo = lo.max(reach);
-                if hi > lo {
-                    covered += hi - lo;
-                    reach = hi;
-                }
-            }
-            self.res.gpus[gpu as usize].exposed_s[axis] += covered;
-        }
-        self.spans = spans;
+        let st = &self.st;
+        let res = &mut self.res;
+        self.exposure.charge(
+            self.g,
+            |t| (st[t as usize].start_s, st[t as usize].end_s),
+            &direct,
+            gpu,
+            from,
+            self.now,
+            &mut Charged {
+                exposed_s: &mut res.exposed_s,
+                exposed_from_s: &mut res.exposed_from_s,
+                gpus: &mut res.gpus,
+            },
+        );
+        self.direct = direct;
     }
 
     /// The GPU's compute speed changed: re-plan its running op.

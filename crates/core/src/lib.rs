@@ -9,6 +9,7 @@ pub mod collective;
 pub mod collective_cost;
 pub mod efficiency;
 mod engine;
+mod exposure;
 mod graph;
 pub mod hardware;
 pub mod hta;

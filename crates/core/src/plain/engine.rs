@@ -14,6 +14,7 @@ use std::collections::BinaryHeap;
 
 use super::network::Network;
 use crate::engine::{GpuStats, RunResult};
+use crate::exposure::{Charged, Exposure};
 use crate::graph::{Graph, TaskId, COMPUTE};
 
 const NO_WAIT: u32 = u32::MAX;
@@ -93,6 +94,8 @@ struct Engine<'g> {
     /// depends on (`NO_WAIT` when none): nodes are (next, collective).
     wait_head: Vec<u32>,
     wait_nodes: Vec<(u32, TaskId)>,
+    /// Charges idle time to the collectives waited on.
+    exposure: Exposure,
     res: RunResult,
     gpu: Vec<GpuState>,
     net: Network,
@@ -128,6 +131,7 @@ pub(crate) fn run(g: &Graph, record_links: bool, sm_tax: f64) -> RunResult {
         changed: Vec::new(),
         wait_head: vec![NO_WAIT; n],
         wait_nodes: Vec::new(),
+        exposure: Exposure::new(n),
         res: RunResult {
             start_s: vec![f64::NAN; n],
             end_s: vec![f64::NAN; n],
@@ -173,6 +177,19 @@ pub(crate) fn run(g: &Graph, record_links: bool, sm_tax: f64) -> RunResult {
     let unfinished = e.res.end_s.iter().filter(|t| t.is_nan()).count();
     debug_assert_eq!(unfinished, 0, "task graph has a cycle");
     let step = e.now;
+    let last_compute_end: Vec<f64> = e.gpu.iter().map(|s| s.idle_since).collect();
+    let res = &mut e.res;
+    let (start, end) = (&res.start_s, &res.end_s);
+    e.exposure.charge_step_end(
+        g,
+        |t| (start[t as usize], end[t as usize]),
+        &last_compute_end,
+        &mut Charged {
+            exposed_s: &mut res.exposed_s,
+            exposed_from_s: &mut res.exposed_from_s,
+            gpus: &mut res.gpus,
+        },
+    );
     e.net.finish(step);
     for (i, st) in e.gpu.iter().enumerate() {
         for a in 0..3 {
@@ -246,47 +263,32 @@ impl Engine<'_> {
         }
     }
 
-    /// Compute task `t` starts after the stream stood idle since `from`: the
-    /// idle time during which a collective it depends on was in flight is
-    /// exposed communication of that collective's axis (the union per axis,
-    /// so chained chunks are not counted twice). The rest is the bubble.
+    /// Compute task `t` starts after the stream stood idle since `from`:
+    /// the idle time is charged to the collectives it waited on and their
+    /// chains (`exposure`); the rest is the bubble.
     fn attribute_idle(&mut self, t: TaskId, gpu: u32, from: f64) {
-        let now = self.now;
-        let g = self.g;
-        let mut spans: [Vec<(f64, f64)>; 3] = Default::default();
+        let mut direct = Vec::new();
         let mut node = self.wait_head[t as usize];
         while node != NO_WAIT {
             let (next, on) = self.wait_nodes[node as usize];
             node = next;
-            let (lo, hi) = (
-                self.res.start_s[on as usize].max(from),
-                self.res.end_s[on as usize].min(now),
-            );
-            if hi <= lo {
-                continue;
-            }
-            let on_task = &g.tasks[on as usize];
-            spans[on_task.axis as usize].push((lo, hi));
-            if let Some(i) = g.members_of(on).iter().position(|&m| m == gpu) {
-                let slot = on_task.members_start as usize + i;
-                self.res.exposed_s[slot] += hi - lo;
-                let from = &mut self.res.exposed_from_s[slot];
-                *from = from.min(lo);
-            }
+            direct.push(on);
         }
-        for (axis, list) in spans.iter_mut().enumerate() {
-            list.sort_by(|a, b| a.0.total_cmp(&b.0));
-            let mut covered = 0.0;
-            let mut reach = f64::NEG_INFINITY;
-            for &(lo, hi) in list.iter() {
-                let lo = lo.max(reach);
-                if hi > lo {
-                    covered += hi - lo;
-                    reach = hi;
-                }
-            }
-            self.res.gpus[gpu as usize].exposed_s[axis] += covered;
-        }
+        let res = &mut self.res;
+        let (start, end) = (&res.start_s, &res.end_s);
+        self.exposure.charge(
+            self.g,
+            |t| (start[t as usize], end[t as usize]),
+            &direct,
+            gpu,
+            from,
+            self.now,
+            &mut Charged {
+                exposed_s: &mut res.exposed_s,
+                exposed_from_s: &mut res.exposed_from_s,
+                gpus: &mut res.gpus,
+            },
+        );
     }
 
     /// The GPU's compute speed changed: re-plan its running op.

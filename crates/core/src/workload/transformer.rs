@@ -331,6 +331,11 @@ impl Builder<'_> {
             meta,
         );
         self.g.set_call(id, call);
+        // The window it would have if overlapped, until an overlapping
+        // schedule names another: the GEMM that produced its data.
+        if let Some(last) = self.g.next_compute_index(members[0]).checked_sub(1) {
+            self.g.meta[id as usize].window = Some((last, last));
+        }
         for &m in &members {
             if let Some(last) = self.g.last_compute(m) {
                 self.g.dep(last, id);
