@@ -13,9 +13,11 @@
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
+use crate::bandwidth_model::BandwidthModel;
 use crate::exposure::{Charged, Exposure};
 use crate::graph::{Graph, TaskId, COMPUTE};
-use crate::network::{ClassId, Network, ResourceLog};
+use crate::link_log::{LinkLog, ResourceLog};
+use crate::network::{ClassId, Network};
 
 const NO_WAIT: u32 = u32::MAX;
 
@@ -120,7 +122,7 @@ struct TaskState {
     scheduled: bool,
 }
 
-struct Engine<'g> {
+struct Engine<'g, N: BandwidthModel> {
     g: &'g Graph,
     sm_speed: f64,
     /// Per task, what changes as it runs.
@@ -143,7 +145,10 @@ struct Engine<'g> {
     wait_nodes: Vec<(u32, TaskId)>,
     res: RunResult,
     gpu: Vec<GpuState>,
-    net: Network,
+    /// How the links are shared.
+    net: N,
+    /// Records what the links did (only when `record`).
+    links: LinkLog,
     heap: BinaryHeap<Event>,
     seq: u64,
     now: f64,
@@ -154,14 +159,11 @@ struct Engine<'g> {
 /// only its step time.
 pub(crate) fn run(g: &Graph, record_links: bool, sm_tax: f64) -> RunResult {
     let n = g.tasks.len();
-    let mut net = Network::new(
-        g.resources.iter().map(|r| r.capacity_bps).collect(),
-        record_links,
-    );
+    let mut net = Network::new(g.resources.iter().map(|r| r.capacity_bps).collect());
     for p in &g.patterns {
-        net.add_pattern(p.clone());
+        BandwidthModel::add_pattern(&mut net, p.clone());
     }
-    let classes = net.class_count();
+    let classes = BandwidthModel::class_count(&net);
     let gpus = g.gpus.len();
     let mut e = Engine {
         g,
@@ -210,6 +212,7 @@ pub(crate) fn run(g: &Graph, record_links: bool, sm_tax: f64) -> RunResult {
             })
             .collect(),
         net,
+        links: LinkLog::new(g.resources.len(), record_links),
         heap: BinaryHeap::with_capacity(1024),
         seq: 0,
         now: 0.0,
@@ -231,7 +234,7 @@ pub(crate) fn run(g: &Graph, record_links: bool, sm_tax: f64) -> RunResult {
         e.res.events += 1;
         if entity >= n {
             let class = (entity - n) as ClassId;
-            let task = e.net.pop_finished(e.now, class);
+            let task = BandwidthModel::pop_finished(&mut e.net, e.now, class);
             e.complete(task);
         } else {
             match ev.kind {
@@ -260,18 +263,20 @@ pub(crate) fn run(g: &Graph, record_links: bool, sm_tax: f64) -> RunResult {
             },
         );
     }
-    e.net.finish(step);
+    if e.record {
+        e.links.finish(step);
+    }
     for (i, st) in e.gpu.iter().enumerate() {
         for a in 0..3 {
             e.res.gpus[i].comm_s[a] = st.inflight_at(a, step);
         }
     }
     e.res.step_time_s = step;
-    e.res.links = std::mem::take(&mut e.net.logs);
+    e.res.links = std::mem::take(&mut e.links.logs);
     e.res
 }
 
-impl Engine<'_> {
+impl<N: BandwidthModel> Engine<'_, N> {
     /// Schedules the entity's next event, superseding any pending one.
     fn push(&mut self, at: f64, entity: u32, kind: Kind) {
         self.cancel(entity);
@@ -443,9 +448,12 @@ impl Engine<'_> {
         changed.clear();
         changed.extend_from_slice(
             self.net
-                .add(self.now, t, task.pattern, task.axis, task.work),
+                .start(self.now, t, task.pattern, task.axis, task.work),
         );
-        let own = Network::class_of(task.pattern, task.axis);
+        if self.record {
+            self.net.observe(self.now, &mut self.links);
+        }
+        let own = self.net.class_of(task.pattern, task.axis);
         // Its own class's first finisher may have changed even if its rate did not.
         if !changed.contains(&own) {
             changed.push(own);
@@ -473,10 +481,13 @@ impl Engine<'_> {
         } else {
             // Zero-byte collectives never joined the network.
             if task.work > 0.0 {
-                let own = Network::class_of(task.pattern, task.axis);
+                let own = self.net.class_of(task.pattern, task.axis);
                 let mut changed = std::mem::take(&mut self.changed);
                 changed.clear();
-                changed.extend_from_slice(self.net.remove(now, own));
+                changed.extend_from_slice(self.net.end(now, own));
+                if self.record {
+                    self.net.observe(now, &mut self.links);
+                }
                 if !changed.contains(&own) {
                     changed.push(own);
                 }

@@ -5,6 +5,7 @@
 //! The model is `../shared/model.md`; the scenario and report formats are
 //! `../shared/interface.md`.
 
+mod bandwidth_model;
 pub mod collective;
 pub mod collective_cost;
 pub mod efficiency;
@@ -14,6 +15,7 @@ mod graph;
 pub mod hardware;
 pub mod hta;
 pub mod kineto;
+mod link_log;
 pub mod network;
 mod plain;
 pub mod presets;

@@ -249,12 +249,7 @@ pub enum Direction {
     In,
 }
 
-/// Bandwidth on one link from `t_s` until the next sample, per axis, GB/s.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct LinkSample {
-    pub t_s: f64,
-    pub gbps: [f64; 3],
-}
+pub use crate::link_log::LinkSample;
 
 /// A link resource of one simulated GPU (or the shared network core).
 #[derive(Clone, Debug, PartialEq, Serialize)]

@@ -16,6 +16,7 @@ use super::network::Network;
 use crate::engine::{GpuStats, RunResult};
 use crate::exposure::{Charged, Exposure};
 use crate::graph::{Graph, TaskId, COMPUTE};
+use crate::link_log::LinkLog;
 
 const NO_WAIT: u32 = u32::MAX;
 
@@ -99,6 +100,8 @@ struct Engine<'g> {
     res: RunResult,
     gpu: Vec<GpuState>,
     net: Network,
+    /// Records what the links did.
+    links: LinkLog,
     heap: BinaryHeap<Event>,
     seq: u64,
     now: f64,
@@ -108,11 +111,7 @@ struct Engine<'g> {
 /// draws them; the baseline run does not need them).
 pub(crate) fn run(g: &Graph, record_links: bool, sm_tax: f64) -> RunResult {
     let n = g.tasks.len();
-    let mut net = Network::new(
-        g.resources.iter().map(|r| r.capacity_bps).collect(),
-        n,
-        record_links,
-    );
+    let mut net = Network::new(g.resources.iter().map(|r| r.capacity_bps).collect(), n);
     for p in &g.patterns {
         net.add_pattern(p.clone());
     }
@@ -154,6 +153,7 @@ pub(crate) fn run(g: &Graph, record_links: bool, sm_tax: f64) -> RunResult {
             })
             .collect(),
         net,
+        links: LinkLog::new(g.resources.len(), record_links),
         heap: BinaryHeap::with_capacity(1024),
         seq: 0,
         now: 0.0,
@@ -190,14 +190,14 @@ pub(crate) fn run(g: &Graph, record_links: bool, sm_tax: f64) -> RunResult {
             gpus: &mut res.gpus,
         },
     );
-    e.net.finish(step);
+    e.links.finish(step);
     for (i, st) in e.gpu.iter().enumerate() {
         for a in 0..3 {
             e.res.gpus[i].comm_s[a] = st.inflight_at(a, step);
         }
     }
     e.res.step_time_s = step;
-    e.res.links = std::mem::take(&mut e.net.logs);
+    e.res.links = std::mem::take(&mut e.links.logs);
     e.res
 }
 
@@ -324,7 +324,8 @@ impl Engine<'_> {
         ts.rate = 0.0;
         let mut changed = std::mem::take(&mut self.changed);
         changed.clear();
-        changed.extend_from_slice(self.net.add(self.now, t, task.pattern, task.axis));
+        changed.extend_from_slice(self.net.add(t, task.pattern, task.axis));
+        self.net.observe(self.now, &mut self.links);
         self.apply_rates(&changed);
         self.changed = changed;
     }
@@ -364,7 +365,8 @@ impl Engine<'_> {
             if task.work > 0.0 {
                 let mut changed = std::mem::take(&mut self.changed);
                 changed.clear();
-                changed.extend_from_slice(self.net.remove(now, t));
+                changed.extend_from_slice(self.net.remove(t));
+                self.net.observe(now, &mut self.links);
                 self.st[ti].rate = 0.0;
                 self.apply_rates(&changed);
                 self.changed = changed;
