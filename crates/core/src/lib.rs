@@ -25,7 +25,7 @@ pub use input::{presets, share_link};
 pub use model::hardware;
 pub use output::{hta, kineto, memory, report, timeline, trace};
 pub use sim::network;
-pub use workload::{collective, efficiency, schedule};
+pub use workload::{collective, collective_cost, efficiency, interference, schedule};
 
 /// The scenario: its validated form (`model::scenario`) and how users
 /// write it (`input::parse`), under one path.

@@ -139,7 +139,8 @@ fn check(what: &str, s: &Scenario, fidelity: Fidelity) {
 }
 
 /// Every schedule, every overlap switch, SP, recomputation, inference,
-/// scatter/gather off, an oversubscribed core and the micro-benchmark.
+/// scatter/gather off, an oversubscribed core, shared hardware queues, an
+/// H100 node (NVLS) and the micro-benchmark.
 fn grid() -> Vec<String> {
     let mut out = Vec::new();
     for schedule in [
@@ -184,6 +185,26 @@ fn grid() -> Vec<String> {
             }
         }
     }
+    // Shared hardware queues: one queue for every stream, and two.
+    let queued: Vec<String> = out
+        .iter()
+        .filter(|j| j.contains(r#""tp":true,"pp":true,"dp":true"#))
+        .flat_map(|j| {
+            [1, 2].map(|q| {
+                j.replace(
+                    r#""oversubscription":2"#,
+                    &format!(r#""oversubscription":2,"max_connections":{q}"#),
+                )
+            })
+        })
+        .collect();
+    out.extend(queued);
+    // NVLS and the protocols of an H100 node, chunked into small AllReduces.
+    out.push(
+        r#"{"hardware":{"preset":"dgx-h100","nodes":1},"workload":{"kind":"matmul_allreduce","m":8192,"n":4096,"k":1024},
+        "parallel":{"tp":8},"overlap":{"tp":true,"tp_chunks":64}}"#
+            .to_string(),
+    );
     out.push(
         r#"{"hardware":{"nodes":2,"gpus_per_node":4},"workload":{"layers":4,"hidden":1024,"heads":8,"seq":512,"global_batch":8},
         "parallel":{"tp":4,"pp":2,"dp":1,"scatter_gather":false},"overlap":{"pp":false,"dp":false}}"#
@@ -262,6 +283,8 @@ mod random {
             chunks in 1u32..=6, bucket in 1.0f64..200.0, tax in 0.0f64..0.9,
             inference in any::<bool>(), oversub in 1.0f64..4.0, nic in prop::sample::select(vec![0.01f64, 1.0, 25.0]),
             interference in 0usize..4,
+            queues in prop::sample::select(vec![1u32, 2, 3, 8]),
+            hw in prop::sample::select(vec!["dgx-a100", "dgx-h100"]),
         ) {
             // v1 `sm_tax`; modelled SMs and HBM; modelled with HBM scarce
             // enough to bind beside collectives; off.
@@ -282,7 +305,7 @@ mod random {
                 _ => 1,
             };
             let json = format!(
-                r#"{{"hardware":{{"nodes":{nodes},"gpus_per_node":{gpn},"oversubscription":{oversub},"nic_gbps":{nic},"hbm_gbps":{hbm}}},
+                r#"{{"hardware":{{"preset":"{hw}","nodes":{nodes},"gpus_per_node":{gpn},"oversubscription":{oversub},"nic_gbps":{nic},"hbm_gbps":{hbm},"max_connections":{queues}}},
                 "workload":{{"layers":{},"hidden":512,"heads":8,"seq":256,"vocab":1000,"micro_batch":{mb},
                   "global_batch":{},"recompute":"{}","sequence_parallel":{sp},"mode":"{}"}},
                 "parallel":{{"tp":{tp},"pp":{pp},"dp":{dp},"schedule":"{schedule}","virtual_stages":{v},"scatter_gather":{sg}}},

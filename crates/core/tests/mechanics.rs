@@ -1,6 +1,6 @@
 //! The model's mechanics, each test named for the property it protects.
 
-use overlap_core::efficiency::COLLECTIVE_EFFICIENCY;
+use overlap_core::efficiency::NVLINK_EFFICIENCY;
 use overlap_core::timeline::OpKind;
 use overlap_core::{presets, simulate, simulate_with, Axis, Fidelity, Scenario, ScenarioInput};
 
@@ -13,7 +13,7 @@ fn preset(id: &str) -> Scenario {
 }
 
 #[test]
-fn a_lone_ring_allreduce_takes_latency_steps_plus_ring_bytes_over_bandwidth() {
+fn a_lone_ring_allreduce_takes_nccl_latency_plus_ring_bytes_over_bandwidth() {
     let s = scenario(
         r#"{"hardware":{"preset":"dgx-a100","nodes":1,"nvlink_latency_us":2},
             "workload":{"kind":"matmul_allreduce","m":4096,"n":4096,"k":1024},
@@ -23,8 +23,11 @@ fn a_lone_ring_allreduce_takes_latency_steps_plus_ring_bytes_over_bandwidth() {
     let ar = &sim.timeline.gpus[0].comm[Axis::Tp.index()][0];
     let size = 4096.0 * 4096.0 * 2.0;
     let n = 8.0;
-    let expected =
-        2.0 * (n - 1.0) * 2e-6 + 2.0 * (n - 1.0) / n * size / (300e9 * COLLECTIVE_EFFICIENCY);
+    // 33.5 MB per rank: NCCL takes Ring/Simple, whose latency is its base
+    // 8.4 us plus 3.4 us per step, scaled by the scenario's 2 us against
+    // NCCL's 1.9 us LL128 hop (collective_cost).
+    let latency = 8.4e-6 + 2.0 * (n - 1.0) * 3.4e-6 * 2.0 / 1.9;
+    let expected = latency + 2.0 * (n - 1.0) / n * size / (300e9 * NVLINK_EFFICIENCY);
     let took = ar.end_s - ar.start_s;
     assert!((took - expected).abs() < 1e-12, "{took} vs {expected}");
     assert_eq!(ar.bytes, 2.0 * (n - 1.0) / n * size);
@@ -400,17 +403,21 @@ fn off_or_modelled_interference_survives_a_share_link() {
     assert_eq!(back.sm_tax, None);
 }
 
-/// Figures of v1 links with `sm_tax`, simulated before the interference
-/// model existed: a given `sm_tax` keeps its v1 meaning and figures.
+/// Figures of v1 links with `sm_tax`: a given `sm_tax` keeps its v1 meaning
+/// (a fixed compute slowdown while a collective runs) and bypasses the SM
+/// and HBM model, so these figures move only with the collectives' own cost.
+/// They were pinned before the interference model and re-pinned once when
+/// NCCL's latency and protocol per call (collective_cost) came in: the step
+/// moved by -5% to +8% then, its largest change on the chunked CoCoNet GEMM.
 #[test]
 fn a_v1_link_with_sm_tax_gives_the_same_figures_as_before() {
     let cases = [
         (
             r#"{"hardware":{"preset":"dgx-a100","nodes":2},"parallel":{"tp":4,"pp":2,"dp":2},
                 "overlap":{"tp":true,"pp":true,"dp":true,"tp_chunks":4},"sm_tax":0.15}"#,
-            100.76188769020142,
-            108.70803622404712,
-            68.15741829640619,
+            101.4076393546787,
+            110.01818598893063,
+            68.29300394229246,
         ),
         (
             r#"{"hardware":{"preset":"dgx-a100","nodes":4,"nic_gbps":12.5},
@@ -419,16 +426,16 @@ fn a_v1_link_with_sm_tax_gives_the_same_figures_as_before() {
                 "parallel":{"tp":8,"pp":2,"dp":2,"schedule":"interleaved","virtual_stages":2,
                             "scatter_gather":false},
                 "overlap":{"tp":true,"pp":true,"dp":true,"tp_chunks":4,"bucket_mb":25},"sm_tax":0.3}"#,
-            142.62908172361134,
-            183.07811074550528,
-            86.18152890532538,
+            136.31225149104463,
+            173.49978488730827,
+            85.07957131789483,
         ),
         (
             r#"{"hardware":{"preset":"dgx2-v100","nodes":1},
                 "workload":{"kind":"matmul_allreduce","m":24576,"n":3072,"k":768},
                 "parallel":{"tp":16,"pp":1,"dp":1},"overlap":{"tp":true,"tp_chunks":8},"sm_tax":0.1}"#,
-            2.675554582855012,
-            3.891477035800466,
+            2.8999711714837737,
+            3.9472454568530972,
             1.5954823640350166,
         ),
     ];
@@ -472,8 +479,8 @@ fn sp_allgathers_before_column_parallel_gemms_overlap_them_in_chunks() {
     for c in &gathers {
         // Every piece after the first has the GEMM on the piece before it
         // as its window, and runs under it.
-        assert_eq!(c.window.is_some(), c.chunk > 0, "{c:?}");
         if c.chunk > 0 {
+            assert!(c.window.is_some(), "{c:?}");
             assert!(overlapped(c), "{c:?}");
         }
     }

@@ -52,6 +52,9 @@ pub struct HardwareInput {
     pub network_latency_us: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sms: Option<u32>,
+    /// 1-32 (8): `CUDA_DEVICE_MAX_CONNECTIONS`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_connections: Option<u32>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -129,7 +132,8 @@ macro_rules! all_none {
 impl HardwareInput {
     pub fn is_empty(&self) -> bool {
         all_none!(self; preset, nodes, gpus_per_node, peak_tflops, hbm_gbps, nvlink_gbps,
-            nic_gbps, oversubscription, nvlink_latency_us, network_latency_us, sms)
+            nic_gbps, oversubscription, nvlink_latency_us, network_latency_us, sms,
+            max_connections)
     }
 }
 impl WorkloadInput {

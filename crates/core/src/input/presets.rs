@@ -253,6 +253,20 @@ pub const PRESETS: &[Preset] = &[
         json: zero_bubble_row!(32, 32, 4096, 3, 192, "1f1b"),
         published: None,
     },
+    Preset {
+        id: "one-queue",
+        title: "Overlap on, nothing hidden: one hardware queue",
+        description: "Megatron-LM issue 1468's shape: 8B, TP 1, DP 64, DP overlap on, but \
+            CUDA_DEVICE_MAX_CONNECTIONS=1. Each gradient bucket's reduction is launched between two \
+            backward GEMMs on the only hardware queue, so the next GEMM waits for it: set \
+            max_connections to 8 and the reduction hides behind the backward.",
+        json: r#"{"hardware":{"preset":"dgx-h100","nodes":8,"max_connections":1},
+            "workload":{"layers":32,"hidden":4096,"heads":32,"seq":2048,"vocab":51200,
+                        "micro_batch":1,"global_batch":128,"recompute":"none"},
+            "parallel":{"tp":1,"pp":1,"dp":64},
+            "overlap":{"tp":false,"pp":false,"dp":true,"bucket_mb":40}}"#,
+        published: None,
+    },
 ];
 
 pub fn find(id: &str) -> Option<&'static Preset> {

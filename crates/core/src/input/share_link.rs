@@ -54,6 +54,7 @@ const PROPS: &[Prop] = props![
     "nvlink_latency_us" => "hardware"."nvlink_latency_us": Kind::Real,
     "network_latency_us" => "hardware"."network_latency_us": Kind::Real,
     "sms" => "hardware"."sms": Kind::Int,
+    "max_connections" => "hardware"."max_connections": Kind::Int,
     "kind" => "workload"."kind": Kind::Enum(&["transformer", "matmul_allreduce"]),
     "mode" => "workload"."mode": Kind::Enum(&["train", "inference"]),
     "layers" => "workload"."layers": Kind::Int,
@@ -143,6 +144,7 @@ pub fn complete_input(s: &Scenario) -> ScenarioInput {
         nvlink_latency_us: Some(hw.nvlink_latency_us),
         network_latency_us: Some(hw.network_latency_us),
         sms: Some(hw.sms),
+        max_connections: Some(hw.max_connections),
     };
     i.workload = match &s.workload {
         Workload::Transformer(t) => WorkloadInput {

@@ -141,10 +141,12 @@ pub(crate) fn resolve(input: &ScenarioInput) -> Result<Scenario, ScenarioError> 
         nvlink_latency_us: h.nvlink_latency_us.unwrap_or(base.nvlink_latency_us),
         network_latency_us: h.network_latency_us.unwrap_or(base.network_latency_us),
         sms: h.sms.unwrap_or(base.sms),
+        max_connections: h.max_connections.unwrap_or(base.max_connections),
     };
     let hw_ok = [
         c.int("hardware.nodes", hardware.nodes, 1, 8192),
         c.int("hardware.gpus_per_node", hardware.gpus_per_node, 1, 64),
+        c.int("hardware.max_connections", hardware.max_connections, 1, 32),
     ]
     .iter()
     .all(|ok| *ok);

@@ -69,6 +69,7 @@ impl HardwarePreset {
             nvlink_latency_us: 2.0,
             network_latency_us: 5.0,
             sms,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
         }
     }
 }
@@ -97,6 +98,18 @@ pub struct Hardware {
     /// Streaming multiprocessors per GPU: what compute and NCCL's thread
     /// blocks share.
     pub sms: u32,
+    /// Hardware work queues the process uses (`CUDA_DEVICE_MAX_CONNECTIONS`):
+    /// streams beyond this share queues, and kernels of one queue run in
+    /// launch order (`queues`).
+    #[serde(default = "default_max_connections")]
+    pub max_connections: u32,
+}
+
+/// CUDA's default number of hardware work queues per process.
+pub const DEFAULT_MAX_CONNECTIONS: u32 = 8;
+
+fn default_max_connections() -> u32 {
+    DEFAULT_MAX_CONNECTIONS
 }
 
 impl Hardware {

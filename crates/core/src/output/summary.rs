@@ -140,6 +140,36 @@ fn transfer(g: &Graph, run: &RunResult, id: usize) -> (f64, f64) {
     (t.work / transfer_s / 1e9, contention)
 }
 
+/// A window as it ran (model.md 5): from the moment the collective could
+/// start, the end of the compute op before the window's first (the op that
+/// made its data ready), to the end of the window's last op. Compute that
+/// interference stretched counts at its stretched length, and so do the
+/// gaps between the ops, during which the collective holds nothing up.
+fn window_span(g: &Graph, run: &RunResult, gpu: usize, (from, to): (u32, u32)) -> (f64, f64) {
+    let order = &g.compute_order[gpu];
+    let start = if from == 0 {
+        run.start_s[order[0] as usize]
+    } else {
+        run.end_s[order[from as usize - 1] as usize]
+    };
+    (start, run.end_s[order[to as usize] as usize])
+}
+
+/// Length of the union of spans: overlapping windows of one axis count once.
+fn union_length(spans: &mut [(f64, f64)]) -> f64 {
+    spans.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut covered = 0.0;
+    let mut reach = f64::NEG_INFINITY;
+    for &(lo, hi) in spans.iter() {
+        let lo = lo.max(reach);
+        if hi > lo {
+            covered += hi - lo;
+            reach = hi;
+        }
+    }
+    covered
+}
+
 /// The slowest GPU: the one that finishes last (the lowest index on a tie).
 fn slowest(run: &RunResult) -> usize {
     let mut best = 0;
@@ -160,17 +190,33 @@ pub(crate) fn report(s: &Scenario, g: &Graph, run: &RunResult) -> Report {
         compute_ms: stats.compute_busy_s * 1e3,
         ..Report::default()
     };
-    let mut window_s = [0.0f64; 3];
+    let mut windows: [Vec<(f64, f64)>; 3] = Default::default();
     let mut contention_s = [0.0f64; 3];
     for (id, t) in g.tasks.iter().enumerate() {
         if t.axis == COMPUTE || !g.members_of(id as u32).contains(&(gi as u32)) {
             continue;
         }
         contention_s[t.axis as usize] += transfer(g, run, id).1;
-        if let (Some((from, to)), true) = (g.meta[id].window, t.gpu as usize == gi) {
-            window_s[t.axis as usize] += g.compute_span_s(t.gpu, from, to);
+        if t.gpu as usize == gi {
+            if let Some(window) = g.meta[id].window {
+                windows[t.axis as usize].push(window_span(g, run, gi, window));
+            }
+        }
+        // Whatever the schedule meant, the GPU's compute also hides the
+        // collective while it goes on without the data: from the
+        // collective's start until the GPU first waits for it (a pipeline
+        // receive, slices gathered on arrival).
+        if let Some(i) = g
+            .members_of(id as u32)
+            .iter()
+            .position(|&m| m as usize == gi)
+        {
+            let slot = t.members_start as usize + i;
+            let until = run.exposed_from_s[slot].min(run.end_s[id]);
+            windows[t.axis as usize].push((run.start_s[id], until));
         }
     }
+    let window_s = windows.map(|mut spans| union_length(&mut spans));
     for axis in Axis::ALL {
         let a = axis.index();
         let comm = stats.comm_s[a];

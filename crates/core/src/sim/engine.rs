@@ -15,7 +15,10 @@
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
-use crate::sim::network::{ClassId, Network, ResourceLog};
+use crate::sim::bandwidth_model::BandwidthModel;
+use crate::sim::exposure::{Charged, Exposure};
+use crate::sim::link_log::{LinkLog, ResourceLog};
+use crate::sim::network::{ClassId, Network};
 use crate::workload::graph::{Graph, TaskId, COMPUTE};
 use crate::workload::interference::{memory_phase_s, NetworkSetup, Sharing, SmUse};
 
@@ -131,7 +134,7 @@ struct TaskState {
     memory_in_network: bool,
 }
 
-struct Engine<'g> {
+struct Engine<'g, N: BandwidthModel> {
     g: &'g Graph,
     sharing: &'g Sharing,
     setup: NetworkSetup,
@@ -147,13 +150,18 @@ struct Engine<'g> {
     stale: usize,
     /// Reused buffer for the classes whose rates a network change touched.
     changed: Vec<ClassId>,
-    /// Reused buffers for `attribute_idle`, one per axis.
-    spans: [Vec<(f64, f64)>; 3],
+    /// Charges idle time to the collectives waited on.
+    exposure: Exposure,
+    /// Reused buffer: the collectives a compute op waited on.
+    direct: Vec<TaskId>,
     /// The lists `TaskState::wait_head` starts: nodes are (next, collective).
     wait_nodes: Vec<(u32, TaskId)>,
     res: RunResult,
     gpu: Vec<GpuState>,
-    net: Network,
+    /// How the links are shared.
+    net: N,
+    /// Records what the links did (only when `record`).
+    links: LinkLog,
     heap: BinaryHeap<Event>,
     seq: u64,
     now: f64,
@@ -165,11 +173,14 @@ struct Engine<'g> {
 pub(crate) fn run<'g>(g: &'g Graph, record_links: bool, sharing: &'g Sharing) -> RunResult {
     let n = g.tasks.len();
     let setup = NetworkSetup::new(g, sharing);
-    let mut net = Network::new(setup.capacity_bps.clone(), record_links);
+    let mut net = Network::new(setup.capacity_bps.clone());
     for p in &setup.patterns {
-        net.add_pattern(p.clone());
+        BandwidthModel::add_pattern(&mut net, p.clone());
     }
-    let classes = net.class_count();
+    // HBM resources follow the links: the log covers both, and the HBM part
+    // is cut off at the end.
+    let links = LinkLog::new(setup.capacity_bps.len(), record_links);
+    let classes = BandwidthModel::class_count(&net);
     let gpus = g.gpus.len();
     let mut e = Engine {
         g,
@@ -196,7 +207,8 @@ pub(crate) fn run<'g>(g: &'g Graph, record_links: bool, sharing: &'g Sharing) ->
         class_scheduled: vec![false; classes],
         stale: 0,
         changed: Vec::new(),
-        spans: Default::default(),
+        exposure: Exposure::new(if record_links { n } else { 0 }),
+        direct: Vec::new(),
         wait_nodes: Vec::new(),
         res: RunResult {
             start_s: Vec::new(),
@@ -222,6 +234,7 @@ pub(crate) fn run<'g>(g: &'g Graph, record_links: bool, sharing: &'g Sharing) ->
             })
             .collect(),
         net,
+        links,
         heap: BinaryHeap::with_capacity(1024),
         seq: 0,
         now: 0.0,
@@ -243,7 +256,7 @@ pub(crate) fn run<'g>(g: &'g Graph, record_links: bool, sharing: &'g Sharing) ->
         e.res.events += 1;
         if entity >= n {
             let class = (entity - n) as ClassId;
-            let task = e.net.pop_finished(e.now, class);
+            let task = BandwidthModel::pop_finished(&mut e.net, e.now, class);
             if e.st[task as usize].in_memory_phase {
                 e.memory_done(task);
             } else {
@@ -262,20 +275,37 @@ pub(crate) fn run<'g>(g: &'g Graph, record_links: bool, sharing: &'g Sharing) ->
     let unfinished = e.res.end_s.iter().filter(|t| t.is_nan()).count();
     debug_assert_eq!(unfinished, 0, "task graph has a cycle");
     let step = e.now;
-    e.net.finish(step);
+    if e.record {
+        let last_compute_end: Vec<f64> = e.gpu.iter().map(|s| s.idle_since).collect();
+        let st = &e.st;
+        let res = &mut e.res;
+        e.exposure.charge_step_end(
+            g,
+            |t| (st[t as usize].start_s, st[t as usize].end_s),
+            &last_compute_end,
+            &mut Charged {
+                exposed_s: &mut res.exposed_s,
+                exposed_from_s: &mut res.exposed_from_s,
+                gpus: &mut res.gpus,
+            },
+        );
+    }
+    if e.record {
+        e.links.finish(step);
+    }
     for (i, st) in e.gpu.iter().enumerate() {
         for a in 0..3 {
             e.res.gpus[i].comm_s[a] = st.inflight_at(a, step);
         }
     }
     e.res.step_time_s = step;
-    e.res.links = std::mem::take(&mut e.net.logs);
+    e.res.links = std::mem::take(&mut e.links.logs);
     // The rest are HBM, not links.
     e.res.links.truncate(e.setup.links);
     e.res
 }
 
-impl Engine<'_> {
+impl<N: BandwidthModel> Engine<'_, N> {
     /// Schedules the entity's next event, superseding any pending one.
     fn push(&mut self, at: f64, entity: u32, kind: Kind) {
         self.cancel(entity);
@@ -387,51 +417,34 @@ impl Engine<'_> {
         }
     }
 
-    /// Compute task `t` starts after the stream stood idle since `from`: the
-    /// idle time during which a collective it depends on was in flight is
-    /// exposed communication of that collective's axis (the union per axis,
-    /// so chained chunks are not counted twice). The rest is the bubble.
+    /// Compute task `t` starts after the stream stood idle since `from`:
+    /// the idle time is charged to the collectives it waited on and their
+    /// chains (`exposure`); the rest is the bubble.
     fn attribute_idle(&mut self, t: TaskId, gpu: u32, from: f64) {
-        let now = self.now;
-        let g = self.g;
-        let mut spans = std::mem::take(&mut self.spans);
-        for list in &mut spans {
-            list.clear();
-        }
+        let mut direct = std::mem::take(&mut self.direct);
+        direct.clear();
         let mut node = self.st[t as usize].wait_head;
         while node != NO_WAIT {
             let (next, on) = self.wait_nodes[node as usize];
             node = next;
-            let (lo, hi) = (
-                self.st[on as usize].start_s.max(from),
-                self.st[on as usize].end_s.min(now),
-            );
-            if hi <= lo {
-                continue;
-            }
-            let on_task = &g.tasks[on as usize];
-            spans[on_task.axis as usize].push((lo, hi));
-            if let Some(i) = g.members_of(on).iter().position(|&m| m == gpu) {
-                let slot = on_task.members_start as usize + i;
-                self.res.exposed_s[slot] += hi - lo;
-                let from = &mut self.res.exposed_from_s[slot];
-                *from = from.min(lo);
-            }
+            direct.push(on);
         }
-        for (axis, list) in spans.iter_mut().enumerate() {
-            list.sort_by(|a, b| a.0.total_cmp(&b.0));
-            let mut covered = 0.0;
-            let mut reach = f64::NEG_INFINITY;
-            for &(lo, hi) in list.iter() {
-                let lo = lo.max(reach);
-                if hi > lo {
-                    covered += hi - lo;
-                    reach = hi;
-                }
-            }
-            self.res.gpus[gpu as usize].exposed_s[axis] += covered;
-        }
-        self.spans = spans;
+        let st = &self.st;
+        let res = &mut self.res;
+        self.exposure.charge(
+            self.g,
+            |t| (st[t as usize].start_s, st[t as usize].end_s),
+            &direct,
+            gpu,
+            from,
+            self.now,
+            &mut Charged {
+                exposed_s: &mut res.exposed_s,
+                exposed_from_s: &mut res.exposed_from_s,
+                gpus: &mut res.gpus,
+            },
+        );
+        self.direct = direct;
     }
 
     /// The GPU's collectives changed: if the speed of its running op's
@@ -511,7 +524,7 @@ impl Engine<'_> {
         let ts = &mut self.st[t as usize];
         ts.in_memory_phase = false;
         if std::mem::take(&mut ts.memory_in_network) {
-            self.leave_network(Network::class_of(self.setup.kernel_pattern(g, gpu), 0));
+            self.leave_network(self.net.class_of(self.setup.kernel_pattern(g, gpu), 0));
         }
         let left_s = g.tasks[t as usize].work - memory_phase_s(g, self.sharing, t as usize);
         if left_s > 0.0 {
@@ -526,8 +539,11 @@ impl Engine<'_> {
     fn join_network(&mut self, t: TaskId, pattern: u32, axis: u8, bytes: f64) {
         let mut changed = std::mem::take(&mut self.changed);
         changed.clear();
-        changed.extend_from_slice(self.net.add(self.now, t, pattern, axis, bytes));
-        let own = Network::class_of(pattern, axis);
+        changed.extend_from_slice(self.net.start(self.now, t, pattern, axis, bytes));
+        if self.record {
+            self.net.observe(self.now, &mut self.links);
+        }
+        let own = self.net.class_of(pattern, axis);
         // Its own class's first finisher may have changed even if its rate did not.
         if !changed.contains(&own) {
             changed.push(own);
@@ -542,7 +558,10 @@ impl Engine<'_> {
     fn leave_network(&mut self, own: ClassId) {
         let mut changed = std::mem::take(&mut self.changed);
         changed.clear();
-        changed.extend_from_slice(self.net.remove(self.now, own));
+        changed.extend_from_slice(self.net.end(self.now, own));
+        if self.record {
+            self.net.observe(self.now, &mut self.links);
+        }
         if !changed.contains(&own) {
             changed.push(own);
         }
@@ -579,7 +598,7 @@ impl Engine<'_> {
         } else {
             // Zero-byte collectives never joined the network.
             if task.work > 0.0 {
-                self.leave_network(Network::class_of(task.pattern, task.axis));
+                self.leave_network(self.net.class_of(task.pattern, task.axis));
             }
             let axis = task.axis as usize;
             let kind = self.setup.kind(g, t);

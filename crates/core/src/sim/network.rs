@@ -21,29 +21,10 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use serde::Serialize;
+use crate::sim::link_log::LinkObserver;
+pub use crate::sim::link_log::{LinkSample, ResourceLog};
 
 pub use crate::workload::graph::{alone_rate, ResourceId, Usage};
-
-/// Bandwidth on one link from `t_s` until the next sample, per axis, GB/s.
-#[derive(Clone, Debug, PartialEq, Serialize)]
-pub struct LinkSample {
-    pub t_s: f64,
-    pub gbps: [f64; 3],
-}
-
-/// Busy and shared time of one resource, and optionally its bandwidth samples.
-#[derive(Clone, Debug, Default)]
-pub struct ResourceLog {
-    pub busy_s: f64,
-    /// Time during which two or more axes moved data on it.
-    pub shared_s: f64,
-    /// Bytes that crossed it.
-    pub bytes: f64,
-    pub samples: Vec<LinkSample>,
-    pub(crate) last_t: f64,
-    pub(crate) last_gbps: [f64; 3],
-}
 
 /// Index of a flow class: `pattern * 3 + axis`.
 pub(crate) type ClassId = u32;
@@ -104,9 +85,6 @@ pub(crate) struct Network {
     users: Vec<Vec<ClassId>>,
     patterns: Vec<Vec<Usage>>,
     classes: Vec<FlowClass>,
-    pub logs: Vec<ResourceLog>,
-    /// Whether to keep link logs and samples at all (the baseline does not).
-    record_samples: bool,
     /// Arrival counter: ties in a class's queue finish in arrival order.
     arrivals: u64,
     // Scratch for one recomputation, reused to avoid allocation per event.
@@ -126,14 +104,12 @@ pub(crate) struct Network {
 }
 
 impl Network {
-    pub fn new(capacity_bps: Vec<f64>, record_samples: bool) -> Self {
+    pub fn new(capacity_bps: Vec<f64>) -> Self {
         let r = capacity_bps.len();
         Self {
             users: vec![Vec::new(); r],
             patterns: Vec::new(),
             classes: Vec::new(),
-            logs: vec![ResourceLog::default(); r],
-            record_samples,
             arrivals: 0,
             epoch: 0,
             res_mark: vec![0; r],
@@ -231,7 +207,7 @@ impl Network {
             }) / f64::from(self.classes[class as usize].count);
             self.changed.clear();
             self.set_rate(now, class, rate);
-            self.log_pattern(now, pattern as usize);
+            self.touch_pattern(pattern as usize);
             return &self.changed;
         }
         self.recompute(now, class)
@@ -257,7 +233,7 @@ impl Network {
                 .all(|u| self.users[u.resource as usize].is_empty())
             {
                 self.changed.clear();
-                self.log_pattern(now, pattern);
+                self.touch_pattern(pattern);
                 return &self.changed;
             }
         }
@@ -273,12 +249,12 @@ impl Network {
         }
     }
 
-    fn log_pattern(&mut self, now: f64, pattern: usize) {
+    /// The resources whose rates the last change may have moved: the pattern's own.
+    fn touch_pattern(&mut self, pattern: usize) {
         self.comp_res.clear();
         for u in &self.patterns[pattern] {
             self.comp_res.push(u.resource);
         }
-        self.log(now);
     }
 
     fn recompute(&mut self, now: f64, seed: ClassId) -> &[ClassId] {
@@ -398,7 +374,6 @@ impl Network {
                 }
             }
         }
-        self.log(now);
         &self.changed
     }
 
@@ -408,10 +383,10 @@ impl Network {
         (w > 1e-12).then(|| self.residual[r as usize].max(0.0) / w)
     }
 
-    /// Closes the time since each component resource's last change and
-    /// records its new per-axis bandwidth.
-    fn log(&mut self, now: f64) {
-        if !self.record_samples {
+    /// Tells `obs` the per-axis rates of the resources the last `add` or
+    /// `remove` touched.
+    pub fn observe(&self, now: f64, obs: &mut dyn LinkObserver) {
+        if !obs.wants_rates() {
             return;
         }
         for &r in &self.comp_res {
@@ -424,42 +399,9 @@ impl Network {
                 let c = &self.classes[k as usize];
                 gbps[(k % 3) as usize] += c.rate * w * f64::from(c.count) / 1e9;
             }
-            let log = &mut self.logs[r as usize];
-            close(log, now);
-            if gbps != log.last_gbps {
-                log.last_gbps = gbps;
-                if let Some(last) = log.samples.last_mut() {
-                    if last.t_s == now {
-                        last.gbps = gbps;
-                        continue;
-                    }
-                }
-                log.samples.push(LinkSample { t_s: now, gbps });
-            }
+            obs.rates(now, r, gbps);
         }
     }
-
-    /// Closes every resource's log at the end of the step.
-    pub fn finish(&mut self, now: f64) {
-        for log in &mut self.logs {
-            close(log, now);
-        }
-    }
-}
-
-pub(crate) fn close(log: &mut ResourceLog, now: f64) {
-    let dt = now - log.last_t;
-    if dt > 0.0 {
-        let active = log.last_gbps.iter().filter(|g| **g > 1e-9).count();
-        if active > 0 {
-            log.busy_s += dt;
-            log.bytes += log.last_gbps.iter().sum::<f64>() * 1e9 * dt;
-        }
-        if active > 1 {
-            log.shared_s += dt;
-        }
-    }
-    log.last_t = now;
 }
 
 #[cfg(test)]
@@ -476,7 +418,7 @@ mod tests {
 
     #[test]
     fn two_equal_transfers_on_one_link_each_get_half_its_bandwidth() {
-        let mut n = Network::new(vec![100.0], true);
+        let mut n = Network::new(vec![100.0]);
         let p = n.add_pattern(vec![one(0, 1.0)]);
         n.add(0.0, 0, p, 0, 1.0);
         assert_eq!(rate(&n, p, 0), 100.0);
@@ -488,7 +430,7 @@ mod tests {
 
     #[test]
     fn flows_of_one_class_share_its_rate_and_finish_shortest_first() {
-        let mut n = Network::new(vec![100.0], false);
+        let mut n = Network::new(vec![100.0]);
         let p = n.add_pattern(vec![one(0, 1.0)]);
         let c = Network::class_of(p, 1);
         n.add(0.0, 7, p, 1, 300.0);
@@ -506,7 +448,7 @@ mod tests {
     fn a_coflow_weighs_by_its_members_and_moves_at_its_bottleneck() {
         // Flow 0 has two members on resource 0; flow 1 one member on it and
         // is also limited by resource 1.
-        let mut n = Network::new(vec![90.0, 20.0], true);
+        let mut n = Network::new(vec![90.0, 20.0]);
         let a = n.add_pattern(vec![one(0, 2.0)]);
         let b = n.add_pattern(vec![one(0, 1.0), one(1, 1.0)]);
         n.add(0.0, 0, a, 0, 1.0);
@@ -517,7 +459,7 @@ mod tests {
 
     #[test]
     fn flows_on_other_links_keep_their_rates() {
-        let mut n = Network::new(vec![10.0, 10.0], true);
+        let mut n = Network::new(vec![10.0, 10.0]);
         let a = n.add_pattern(vec![one(0, 1.0)]);
         let b = n.add_pattern(vec![one(1, 1.0)]);
         n.add(0.0, 0, a, 0, 1.0);

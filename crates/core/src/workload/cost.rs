@@ -20,7 +20,7 @@
 //!   with it, when it starts and when it ends. Classes that can share a link
 //!   are those of its static component: the patterns connected to its own
 //!   through common resources.
-//! - With the modelled interference (`crate::interference`), collectives
+//! - With the modelled interference (`crate::workload::interference`), collectives
 //!   also cross their members' HBM, and the memory-bound part of a compute
 //!   op is a flow on its GPU's HBM: one more event processed (its last byte),
 //!   one more planned (its compute-bound part), and one re-plan of itself

@@ -1,5 +1,6 @@
-//! The two global efficiencies of model.md section 1. One set for every
-//! scenario; no per-case constant.
+//! The global efficiencies of model.md section 1: matmul by size, and the
+//! links' share a NCCL ring moves (the collectives' own cost by message size
+//! is `collective_cost`). One set for every scenario; no per-case constant.
 
 /// Fraction of the datasheet peak that the largest GEMMs sustain in training.
 /// cuBLAS reaches 75-85% of the dense peak on large fp16/bf16 GEMMs in
@@ -16,10 +17,19 @@ pub const MATMUL_PEAK_EFFICIENCY: f64 = 0.66;
 /// thirds of a large one's rate on A100.
 pub const MATMUL_HALF_EFFICIENCY_FLOPS: f64 = 0.5e9;
 
-/// Fraction of the link bandwidth a NCCL ring achieves: nccl-tests report bus
-/// bandwidths of ~230 of 300 GB/s on DGX A100 NVSwitch, ~115 of 150 on DGX-2,
-/// and ~0.8 of line rate on InfiniBand after protocol overheads.
-pub const COLLECTIVE_EFFICIENCY: f64 = 0.78;
+/// Fraction of the NVLink datasheet bandwidth a NCCL ring moves with its
+/// Simple protocol: nccl-tests all_reduce_perf reports bus bandwidths of
+/// 200-230 GB/s of 300 on DGX A100 (nccl-tests issues 149, 178), ~115 of 150
+/// on DGX-2 and ~370 of 450 on one DGX H100 with rings (issues 212, 290).
+/// The protocols' own losses come on top (`collective_cost`).
+pub const NVLINK_EFFICIENCY: f64 = 0.78;
+
+/// Fraction of the NIC's line rate a NCCL ring moves: 46-48 GB/s per NDR
+/// 400 Gb/s (50 GB/s) InfiniBand port in nccl-tests across nodes (model.md 2b).
+pub const NIC_EFFICIENCY: f64 = 0.94;
+
+/// The v1 name of the NVLink efficiency, kept for readers of the old path.
+pub const COLLECTIVE_EFFICIENCY: f64 = NVLINK_EFFICIENCY;
 
 /// Fraction of peak a GEMM of `flops` reaches. Monotone increasing in `flops`,
 /// so splitting a GEMM into chunks (TP overlap) always costs something.

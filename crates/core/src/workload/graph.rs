@@ -64,6 +64,9 @@ pub(crate) struct TaskMeta {
     /// Communication: the compute that can hide it, as indices into the
     /// owner's compute order (inclusive).
     pub window: Option<(u32, u32)>,
+    /// Communication: NCCL's algorithm, protocol and channel count for it
+    /// (`collective_cost`); the interference model reads its channels.
+    pub call: Option<crate::workload::collective_cost::CollectiveCall>,
 }
 
 /// Where a simulated GPU sits in the cluster.
@@ -95,6 +98,10 @@ pub(crate) struct Graph {
     /// Successors of task i: `succ[succ_start[i]..succ_start[i + 1]]` (built by `finish`).
     succ_start: Vec<u32>,
     succ: Vec<TaskId>,
+    /// Collectives each collective waits for: `comm_pred[comm_pred_start[i]..comm_pred_start[i + 1]]`
+    /// (built by `finish`; exposure follows chains of them).
+    comm_pred_start: Vec<u32>,
+    comm_pred: Vec<TaskId>,
     /// Dependencies of each task (built by `finish`).
     pub initial_pending: Vec<u32>,
     pub gpus: Vec<GpuInfo>,
@@ -114,6 +121,8 @@ pub(crate) struct Graph {
     /// Builders stop adding ops (layer by layer) once the graph holds more
     /// than this: counting a step that is over budget must stay cheap.
     pub cap_ops: usize,
+    /// Hardware work queues per GPU (`queues`).
+    pub max_connections: u32,
 }
 
 impl Default for Graph {
@@ -125,6 +134,8 @@ impl Default for Graph {
             edges: Vec::new(),
             succ_start: Vec::new(),
             succ: Vec::new(),
+            comm_pred_start: Vec::new(),
+            comm_pred: Vec::new(),
             initial_pending: Vec::new(),
             gpus: Vec::new(),
             compute_order: Vec::new(),
@@ -136,6 +147,7 @@ impl Default for Graph {
             hbm_gbps: 0.0,
             flops: Vec::new(),
             cap_ops: usize::MAX,
+            max_connections: crate::model::hardware::DEFAULT_MAX_CONNECTIONS,
         }
     }
 }
@@ -269,9 +281,26 @@ impl Graph {
         id
     }
 
+    /// Records the NCCL call a communication task stands for.
+    pub fn set_call(
+        &mut self,
+        task: TaskId,
+        call: crate::workload::collective_cost::CollectiveCall,
+    ) {
+        self.meta[task as usize].call = Some(call);
+    }
+
     /// Turns the edge list into successor lists (one flat array) and
     /// dependency counts, and frees the edge list.
     pub fn finish(&mut self) {
+        let queued = crate::workload::queues::queue_edges(
+            &self.tasks,
+            &self.members,
+            &self.compute_order,
+            &self.edges,
+            self.max_connections,
+        );
+        self.edges.extend(queued);
         let n = self.tasks.len();
         let mut start = vec![0u32; n + 1];
         let mut pending = vec![0u32; n];
@@ -288,6 +317,26 @@ impl Graph {
             succ[fill[from as usize] as usize] = to;
             fill[from as usize] += 1;
         }
+        let is_comm = |t: TaskId| self.tasks[t as usize].axis != COMPUTE;
+        let mut pred_start = vec![0u32; n + 1];
+        for &(from, to) in &self.edges {
+            if is_comm(from) && is_comm(to) {
+                pred_start[to as usize + 1] += 1;
+            }
+        }
+        for i in 0..n {
+            pred_start[i + 1] += pred_start[i];
+        }
+        let mut fill = pred_start.clone();
+        let mut pred = vec![0; pred_start[n] as usize];
+        for &(from, to) in &self.edges {
+            if is_comm(from) && is_comm(to) {
+                pred[fill[to as usize] as usize] = from;
+                fill[to as usize] += 1;
+            }
+        }
+        self.comm_pred_start = pred_start;
+        self.comm_pred = pred;
         self.edges = Vec::new();
         self.succ_start = start;
         self.succ = succ;
@@ -300,6 +349,8 @@ impl Graph {
     pub fn release_dependencies(&mut self) {
         self.succ = Vec::new();
         self.succ_start = Vec::new();
+        self.comm_pred = Vec::new();
+        self.comm_pred_start = Vec::new();
         self.initial_pending = Vec::new();
         self.pattern_ids = Default::default();
     }
@@ -316,18 +367,16 @@ impl Graph {
         })
     }
 
+    /// The collectives collective `task` waits for.
+    pub fn comm_predecessors(&self, task: TaskId) -> &[TaskId] {
+        let i = task as usize;
+        &self.comm_pred[self.comm_pred_start[i] as usize..self.comm_pred_start[i + 1] as usize]
+    }
+
     pub fn members_of(&self, task: TaskId) -> &[u32] {
         let t = &self.tasks[task as usize];
         &self.members
             [t.members_start as usize..(t.members_start as usize + usize::from(t.members_len))]
-    }
-
-    /// Full-speed compute seconds of `gpu`'s ops `from..=to`.
-    pub fn compute_span_s(&self, gpu: u32, from: u32, to: u32) -> f64 {
-        self.compute_order[gpu as usize][from as usize..=to as usize]
-            .iter()
-            .map(|&t| self.tasks[t as usize].work)
-            .sum()
     }
 }
 
@@ -352,6 +401,7 @@ impl TaskMeta {
             layer: m.layer,
             chunk: m.chunk,
             window: None,
+            call: None,
         }
     }
 }

@@ -31,7 +31,7 @@ pub(crate) fn build(
     let cost = gemm.chunk(&roof, chunks);
     let output_bytes = 2.0 * f64::from(mm.m) * f64::from(mm.n) / f64::from(chunks);
     let kind = Collective::AllReduce;
-    let latency = f64::from(kind.steps(tp)) * cluster.nvlink_latency_s();
+    let call = cluster.node_call(kind, tp, output_bytes);
     let l = cluster.layout.clone();
     for replica in 0..l.replicas() {
         let members: Vec<u32> = (0..l.tp_ranks())
@@ -46,15 +46,15 @@ pub(crate) fn build(
                 .iter()
                 .map(|&m| g.compute(m, cost.time_s, cost.memory_s, cost.flops, meta))
                 .collect();
-            let bytes = kind.bytes_per_rank(tp, output_bytes);
             let id = g.comm(
                 &members,
                 Axis::Tp as u8,
                 pattern,
-                bytes,
-                latency,
+                call.wire_bytes,
+                call.latency_s,
                 meta.op(OpKind::AllReduce),
             );
+            g.set_call(id, call);
             for c in computed {
                 g.dep(c, id);
             }

@@ -2,6 +2,7 @@
 //! links each collective crosses, and the ops of the step.
 
 pub mod collective;
+pub mod collective_cost;
 pub mod cost;
 pub mod efficiency;
 pub(crate) mod graph;
@@ -9,14 +10,17 @@ pub mod interference;
 pub(crate) mod layer_cost;
 mod matmul_allreduce;
 pub(crate) mod nccl_channels;
+pub(crate) mod queues;
 pub mod schedule;
 mod transformer;
 
 use crate::model::fidelity::Fidelity;
+use crate::model::hardware::HardwarePreset;
 use crate::model::link::{Direction, LinkClass};
 use crate::model::scenario::{Scenario, Workload};
 use crate::workload::collective::Collective;
-use crate::workload::efficiency::COLLECTIVE_EFFICIENCY;
+use crate::workload::collective_cost::{CallShape, CollectiveCall, Fabric};
+use crate::workload::efficiency::{NIC_EFFICIENCY, NVLINK_EFFICIENCY};
 use crate::workload::graph::Usage;
 use crate::workload::graph::{GpuInfo, Graph, ResourceInfo};
 
@@ -119,6 +123,8 @@ pub(crate) struct Cluster {
     core: Option<u32>,
     nvlink_latency_s: f64,
     network_latency_s: f64,
+    /// The links as NCCL's cost model sees them.
+    fabric: Fabric,
 }
 
 const NVL_OUT: u32 = 0;
@@ -132,6 +138,7 @@ impl Cluster {
         let hw = &s.hardware;
         g.peak_tflops = hw.peak_tflops;
         g.hbm_gbps = hw.hbm_gbps;
+        g.max_connections = hw.max_connections;
         let mut ids = Vec::new();
         for stage in 0..layout.pp {
             for dp in 0..layout.replicas() {
@@ -146,18 +153,22 @@ impl Cluster {
                         represents: layout.represents(),
                     });
                     ids.push(id);
+                    let (nvlink, nic) = (
+                        hw.nvlink_gbps * NVLINK_EFFICIENCY,
+                        hw.nic_gbps * NIC_EFFICIENCY,
+                    );
                     let links = [
-                        (LinkClass::Nvlink, Direction::Out, hw.nvlink_gbps),
-                        (LinkClass::Nvlink, Direction::In, hw.nvlink_gbps),
-                        (LinkClass::Network, Direction::Out, hw.nic_gbps),
-                        (LinkClass::Network, Direction::In, hw.nic_gbps),
+                        (LinkClass::Nvlink, Direction::Out, nvlink),
+                        (LinkClass::Nvlink, Direction::In, nvlink),
+                        (LinkClass::Network, Direction::Out, nic),
+                        (LinkClass::Network, Direction::In, nic),
                     ];
                     for (class, direction, gbps) in links {
                         g.add_resource(ResourceInfo {
                             gpu: Some(id as usize),
                             class,
                             direction,
-                            capacity_bps: gbps * 1e9 * COLLECTIVE_EFFICIENCY,
+                            capacity_bps: gbps * 1e9,
                         });
                     }
                 }
@@ -170,17 +181,34 @@ impl Cluster {
                 gpu: None,
                 class: LinkClass::Network,
                 direction: Direction::Out,
-                capacity_bps: hw.nic_gbps * 1e9 * COLLECTIVE_EFFICIENCY * hw.gpus() as f64
+                capacity_bps: hw.nic_gbps * 1e9 * NIC_EFFICIENCY * hw.gpus() as f64
                     / hw.oversubscription,
             })
         });
+        // NVLink SHARP needs NVSwitch 3, which of the presets only the DGX H100 has.
+        let fabric = Fabric::of(hw, s.hardware_preset == HardwarePreset::DgxH100);
         Self {
             layout,
             ids,
             core,
-            nvlink_latency_s: hw.nvlink_latency_us * 1e-6,
-            network_latency_s: hw.network_latency_us * 1e-6,
+            nvlink_latency_s: fabric.nvlink_latency_s,
+            network_latency_s: fabric.network_latency_s,
+            fabric,
         }
+    }
+
+    /// NCCL's choice for a collective of `ranks` GPUs inside one node
+    /// (a TP group), each holding `size_bytes`.
+    pub fn node_call(&self, kind: Collective, ranks: u32, size_bytes: f64) -> CollectiveCall {
+        collective_cost::choose(
+            &self.fabric,
+            &CallShape {
+                kind,
+                ranks,
+                per_node: ranks,
+                size_bytes,
+            },
+        )
     }
 
     pub fn gpu(&self, stage: u32, replica: u32, tp: u32) -> u32 {
@@ -218,17 +246,33 @@ impl Cluster {
     /// rail: each GPU then carries one ring's inter-node edge on its NIC and
     /// k - 1 rings' intra-node edges on NVLink, so every GPU's links carry
     /// the same load. That symmetry is what lets one GPU stand for all.
-    /// Returns the pattern and the bytes per member for a buffer of `size_bytes`.
-    pub fn dp_ring(&self, g: &mut Graph, members: &[u32], size_bytes: f64) -> (u32, f64, f64) {
+    /// NCCL's algorithm and protocol choice (`collective_cost`) sets the
+    /// latency and the bytes on the wire; a tree uses the same links.
+    /// Returns the pattern, the bytes per member and the latency for a
+    /// buffer of `size_bytes`, and the call.
+    pub fn dp_ring(
+        &self,
+        g: &mut Graph,
+        members: &[u32],
+        size_bytes: f64,
+    ) -> (u32, f64, f64, CollectiveCall) {
         let (k, nodes) = self.layout.dp_spread();
         let n = self.layout.dp;
-        let ring_bytes = Collective::AllReduce.bytes_per_rank(n, size_bytes);
-        let steps = f64::from(Collective::AllReduce.steps(n));
+        let call = collective_cost::choose(
+            &self.fabric,
+            &CallShape {
+                kind: Collective::AllReduce,
+                ranks: n,
+                per_node: k,
+                size_bytes,
+            },
+        );
         if nodes <= 1 {
             return (
                 self.nvlink_ring(g, members),
-                ring_bytes,
-                steps * self.nvlink_latency_s,
+                call.wire_bytes,
+                call.latency_s,
+                call,
             );
         }
         let mut usage = Vec::new();
@@ -265,8 +309,9 @@ impl Cluster {
         }
         (
             g.add_pattern(merge(usage)),
-            ring_bytes / f64::from(k),
-            steps * self.network_latency_s,
+            call.wire_bytes / f64::from(k),
+            call.latency_s,
+            call,
         )
     }
 

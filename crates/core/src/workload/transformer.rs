@@ -351,13 +351,22 @@ impl Builder<'_> {
 
     /// A collective of the TP group, after each member's latest op.
     fn tp_collective(&mut self, kind: Collective, size_bytes: f64, meta: Meta) -> TaskId {
-        let tp = self.tp;
-        let bytes = kind.bytes_per_rank(tp, size_bytes);
-        let latency = f64::from(kind.steps(tp)) * self.cluster.nvlink_latency_s();
+        let call = self.cluster.node_call(kind, self.tp, size_bytes);
         let members = std::mem::take(&mut self.members);
-        let id = self
-            .g
-            .comm(&members, TP, self.tp_pattern, bytes, latency, meta);
+        let id = self.g.comm(
+            &members,
+            TP,
+            self.tp_pattern,
+            call.wire_bytes,
+            call.latency_s,
+            meta,
+        );
+        self.g.set_call(id, call);
+        // The window it would have if overlapped, until an overlapping
+        // schedule names another: the GEMM that produced its data.
+        if let Some(last) = self.g.next_compute_index(members[0]).checked_sub(1) {
+            self.g.meta[id as usize].window = Some((last, last));
+        }
         for &m in &members {
             if let Some(last) = self.g.last_compute(m) {
                 self.g.dep(last, id);
@@ -651,12 +660,19 @@ impl Builder<'_> {
         if self.gathers_on_arrival() {
             let kind = Collective::AllGather;
             let members = self.members.clone();
-            let bytes = kind.bytes_per_rank(self.tp, self.cost.activation_bytes);
-            let latency = f64::from(kind.steps(self.tp)) * self.cluster.nvlink_latency_s();
+            let call = self
+                .cluster
+                .node_call(kind, self.tp, self.cost.activation_bytes);
             let meta = Meta::new(OpKind::AllGather, phase).mb(mb);
-            let id = self
-                .g
-                .comm(&members, PP, self.tp_pattern, bytes, latency, meta);
+            let id = self.g.comm(
+                &members,
+                PP,
+                self.tp_pattern,
+                call.wire_bytes,
+                call.latency_s,
+                meta,
+            );
+            self.g.set_call(id, call);
             for &s in &sends {
                 self.g.dep(s, id);
             }
@@ -751,10 +767,11 @@ impl Builder<'_> {
                     let count = self.buckets[owner as usize].buckets.len();
                     for i in 0..count {
                         let size = self.buckets[owner as usize].buckets[i].bytes;
-                        let (pattern, bytes, latency) =
+                        let (pattern, bytes, latency, call) =
                             self.cluster.dp_ring(&mut self.g, &members, size);
                         let meta = Meta::new(OpKind::AllReduce, Phase::Step).chunk(i as u32);
                         let id = self.g.comm(&members, DP, pattern, bytes, latency, meta);
+                        self.g.set_call(id, call);
                         for &m in &members {
                             let dep = if self.s.overlap.dp {
                                 self.buckets[m as usize].buckets[i].ready

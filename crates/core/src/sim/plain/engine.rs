@@ -16,6 +16,8 @@ use std::collections::BinaryHeap;
 
 use super::network::Network;
 use crate::sim::engine::{GpuStats, RunResult};
+use crate::sim::exposure::{Charged, Exposure};
+use crate::sim::link_log::LinkLog;
 use crate::workload::graph::{Graph, TaskId, COMPUTE};
 use crate::workload::interference::{memory_phase_s, NetworkSetup, Sharing, SmUse};
 
@@ -106,9 +108,13 @@ struct Engine<'g> {
     /// depends on (`NO_WAIT` when none): nodes are (next, collective).
     wait_head: Vec<u32>,
     wait_nodes: Vec<(u32, TaskId)>,
+    /// Charges idle time to the collectives waited on.
+    exposure: Exposure,
     res: RunResult,
     gpu: Vec<GpuState>,
     net: Network,
+    /// Records what the links did.
+    links: LinkLog,
     heap: BinaryHeap<Event>,
     seq: u64,
     now: f64,
@@ -119,10 +125,13 @@ struct Engine<'g> {
 pub(crate) fn run<'g>(g: &'g Graph, record_links: bool, sharing: &'g Sharing) -> RunResult {
     let n = g.tasks.len();
     let setup = NetworkSetup::new(g, sharing);
-    let mut net = Network::new(setup.capacity_bps.clone(), n, record_links);
+    let mut net = Network::new(setup.capacity_bps.clone(), n);
     for p in &setup.patterns {
         net.add_pattern(p.clone());
     }
+    // HBM resources follow the links: the log covers both, and the HBM part
+    // is cut off at the end.
+    let links = LinkLog::new(setup.capacity_bps.len(), record_links);
     let gpus = g.gpus.len();
     let mut e = Engine {
         g,
@@ -139,6 +148,7 @@ pub(crate) fn run<'g>(g: &'g Graph, record_links: bool, sharing: &'g Sharing) ->
         changed: Vec::new(),
         wait_head: vec![NO_WAIT; n],
         wait_nodes: Vec::new(),
+        exposure: Exposure::new(n),
         res: RunResult {
             start_s: vec![f64::NAN; n],
             end_s: vec![f64::NAN; n],
@@ -163,6 +173,7 @@ pub(crate) fn run<'g>(g: &'g Graph, record_links: bool, sharing: &'g Sharing) ->
             })
             .collect(),
         net,
+        links,
         heap: BinaryHeap::with_capacity(1024),
         seq: 0,
         now: 0.0,
@@ -187,14 +198,27 @@ pub(crate) fn run<'g>(g: &'g Graph, record_links: bool, sharing: &'g Sharing) ->
     let unfinished = e.res.end_s.iter().filter(|t| t.is_nan()).count();
     debug_assert_eq!(unfinished, 0, "task graph has a cycle");
     let step = e.now;
-    e.net.finish(step);
+    let last_compute_end: Vec<f64> = e.gpu.iter().map(|s| s.idle_since).collect();
+    let res = &mut e.res;
+    let (start, end) = (&res.start_s, &res.end_s);
+    e.exposure.charge_step_end(
+        g,
+        |t| (start[t as usize], end[t as usize]),
+        &last_compute_end,
+        &mut Charged {
+            exposed_s: &mut res.exposed_s,
+            exposed_from_s: &mut res.exposed_from_s,
+            gpus: &mut res.gpus,
+        },
+    );
+    e.links.finish(step);
     for (i, st) in e.gpu.iter().enumerate() {
         for a in 0..3 {
             e.res.gpus[i].comm_s[a] = st.inflight_at(a, step);
         }
     }
     e.res.step_time_s = step;
-    e.res.links = std::mem::take(&mut e.net.logs);
+    e.res.links = std::mem::take(&mut e.links.logs);
     // The rest are HBM, not links.
     e.res.links.truncate(e.setup.links);
     e.res
@@ -262,47 +286,32 @@ impl Engine<'_> {
         }
     }
 
-    /// Compute task `t` starts after the stream stood idle since `from`: the
-    /// idle time during which a collective it depends on was in flight is
-    /// exposed communication of that collective's axis (the union per axis,
-    /// so chained chunks are not counted twice). The rest is the bubble.
+    /// Compute task `t` starts after the stream stood idle since `from`:
+    /// the idle time is charged to the collectives it waited on and their
+    /// chains (`exposure`); the rest is the bubble.
     fn attribute_idle(&mut self, t: TaskId, gpu: u32, from: f64) {
-        let now = self.now;
-        let g = self.g;
-        let mut spans: [Vec<(f64, f64)>; 3] = Default::default();
+        let mut direct = Vec::new();
         let mut node = self.wait_head[t as usize];
         while node != NO_WAIT {
             let (next, on) = self.wait_nodes[node as usize];
             node = next;
-            let (lo, hi) = (
-                self.res.start_s[on as usize].max(from),
-                self.res.end_s[on as usize].min(now),
-            );
-            if hi <= lo {
-                continue;
-            }
-            let on_task = &g.tasks[on as usize];
-            spans[on_task.axis as usize].push((lo, hi));
-            if let Some(i) = g.members_of(on).iter().position(|&m| m == gpu) {
-                let slot = on_task.members_start as usize + i;
-                self.res.exposed_s[slot] += hi - lo;
-                let from = &mut self.res.exposed_from_s[slot];
-                *from = from.min(lo);
-            }
+            direct.push(on);
         }
-        for (axis, list) in spans.iter_mut().enumerate() {
-            list.sort_by(|a, b| a.0.total_cmp(&b.0));
-            let mut covered = 0.0;
-            let mut reach = f64::NEG_INFINITY;
-            for &(lo, hi) in list.iter() {
-                let lo = lo.max(reach);
-                if hi > lo {
-                    covered += hi - lo;
-                    reach = hi;
-                }
-            }
-            self.res.gpus[gpu as usize].exposed_s[axis] += covered;
-        }
+        let res = &mut self.res;
+        let (start, end) = (&res.start_s, &res.end_s);
+        self.exposure.charge(
+            self.g,
+            |t| (start[t as usize], end[t as usize]),
+            &direct,
+            gpu,
+            from,
+            self.now,
+            &mut Charged {
+                exposed_s: &mut res.exposed_s,
+                exposed_from_s: &mut res.exposed_from_s,
+                gpus: &mut res.gpus,
+            },
+        );
     }
 
     /// The GPU's collectives changed: if the speed of its running op's
@@ -381,7 +390,8 @@ impl Engine<'_> {
         let pattern = self.setup.kernel_pattern(self.g, gpu);
         let mut changed = std::mem::take(&mut self.changed);
         changed.clear();
-        changed.extend_from_slice(self.net.add(now, t, pattern, 0));
+        changed.extend_from_slice(self.net.add(t, pattern, 0));
+        self.net.observe(now, &mut self.links);
         self.apply_rates(&changed);
         self.changed = changed;
     }
@@ -394,7 +404,8 @@ impl Engine<'_> {
         if std::mem::take(&mut self.st[t as usize].memory_in_network) {
             let mut changed = std::mem::take(&mut self.changed);
             changed.clear();
-            changed.extend_from_slice(self.net.remove(self.now, t));
+            changed.extend_from_slice(self.net.remove(t));
+            self.net.observe(self.now, &mut self.links);
             self.st[t as usize].rate = 0.0;
             self.apply_rates(&changed);
             self.changed = changed;
@@ -420,7 +431,8 @@ impl Engine<'_> {
         ts.rate = 0.0;
         let mut changed = std::mem::take(&mut self.changed);
         changed.clear();
-        changed.extend_from_slice(self.net.add(self.now, t, task.pattern, task.axis));
+        changed.extend_from_slice(self.net.add(t, task.pattern, task.axis));
+        self.net.observe(self.now, &mut self.links);
         self.apply_rates(&changed);
         self.changed = changed;
     }
@@ -460,7 +472,8 @@ impl Engine<'_> {
             if task.work > 0.0 {
                 let mut changed = std::mem::take(&mut self.changed);
                 changed.clear();
-                changed.extend_from_slice(self.net.remove(now, t));
+                changed.extend_from_slice(self.net.remove(t));
+                self.net.observe(now, &mut self.links);
                 self.st[ti].rate = 0.0;
                 self.apply_rates(&changed);
                 self.changed = changed;

@@ -7,8 +7,8 @@
 //! max-min fairness (progressive filling). Flows elsewhere keep their rates:
 //! their allocation cannot change, and skipping them keeps an event cheap.
 
-use crate::sim::network::LinkSample;
-use crate::sim::network::{alone_rate, close, ResourceId, ResourceLog, Usage};
+use crate::sim::link_log::LinkObserver;
+use crate::sim::network::{alone_rate, ResourceId, Usage};
 
 pub(crate) struct Network {
     capacity_bps: Vec<f64>,
@@ -19,8 +19,6 @@ pub(crate) struct Network {
     flow_axis: Vec<u8>,
     /// Bytes per second per member, for active flows.
     pub rate: Vec<f64>,
-    pub logs: Vec<ResourceLog>,
-    record_samples: bool,
     // Scratch for one recomputation, reused to avoid allocation per event.
     epoch: u32,
     res_mark: Vec<u32>,
@@ -34,7 +32,7 @@ pub(crate) struct Network {
 }
 
 impl Network {
-    pub fn new(capacity_bps: Vec<f64>, flows: usize, record_samples: bool) -> Self {
+    pub fn new(capacity_bps: Vec<f64>, flows: usize) -> Self {
         let r = capacity_bps.len();
         Self {
             users: vec![Vec::new(); r],
@@ -42,8 +40,6 @@ impl Network {
             flow_pattern: vec![0; flows],
             flow_axis: vec![0; flows],
             rate: vec![0.0; flows],
-            logs: vec![ResourceLog::default(); r],
-            record_samples,
             epoch: 0,
             res_mark: vec![0; r],
             flow_mark: vec![0; flows],
@@ -64,7 +60,7 @@ impl Network {
     }
 
     /// Starts a flow; returns the flows whose rate changed (the new one included).
-    pub fn add(&mut self, now: f64, flow: u32, pattern: u32, axis: u8) -> &[u32] {
+    pub fn add(&mut self, flow: u32, pattern: u32, axis: u8) -> &[u32] {
         self.flow_pattern[flow as usize] = pattern;
         self.flow_axis[flow as usize] = axis;
         let mut alone = true;
@@ -80,14 +76,14 @@ impl Network {
             });
             self.changed.clear();
             self.changed.push(flow);
-            self.log_pattern(now, pattern);
+            self.touch_pattern(pattern);
             return &self.changed;
         }
-        self.recompute(now, flow, true)
+        self.recompute(flow, true)
     }
 
     /// Ends a flow; returns the flows whose rate changed.
-    pub fn remove(&mut self, now: f64, flow: u32) -> &[u32] {
+    pub fn remove(&mut self, flow: u32) -> &[u32] {
         let pattern = self.flow_pattern[flow as usize];
         for u in &self.patterns[pattern as usize] {
             let list = &mut self.users[u.resource as usize];
@@ -102,21 +98,21 @@ impl Network {
             .all(|u| self.users[u.resource as usize].is_empty())
         {
             self.changed.clear();
-            self.log_pattern(now, self.flow_pattern[flow as usize]);
+            self.touch_pattern(self.flow_pattern[flow as usize]);
             return &self.changed;
         }
-        self.recompute(now, flow, false)
+        self.recompute(flow, false)
     }
 
-    fn log_pattern(&mut self, now: f64, pattern: u32) {
+    /// The resources whose rates the last change may have moved: the pattern's own.
+    fn touch_pattern(&mut self, pattern: u32) {
         self.comp_res.clear();
         for u in &self.patterns[pattern as usize] {
             self.comp_res.push(u.resource);
         }
-        self.log(now);
     }
 
-    fn recompute(&mut self, now: f64, seed: u32, seed_active: bool) -> &[u32] {
+    fn recompute(&mut self, seed: u32, seed_active: bool) -> &[u32] {
         self.epoch = self.epoch.wrapping_add(1);
         if self.epoch == 0 {
             self.res_mark.iter_mut().for_each(|m| *m = 0);
@@ -207,13 +203,15 @@ impl Network {
             }
         }
         self.changed.sort_unstable();
-        self.log(now);
         &self.changed
     }
 
-    /// Closes the time since each component resource's last change and
-    /// records its new per-axis bandwidth.
-    fn log(&mut self, now: f64) {
+    /// Tells `obs` the per-axis rates of the resources the last `add` or
+    /// `remove` touched.
+    pub fn observe(&self, now: f64, obs: &mut dyn LinkObserver) {
+        if !obs.wants_rates() {
+            return;
+        }
         for &r in &self.comp_res {
             let mut gbps = [0.0f64; 3];
             for &f in &self.users[r as usize] {
@@ -223,27 +221,7 @@ impl Network {
                     .map_or(0.0, |u| u.weight);
                 gbps[self.flow_axis[f as usize] as usize] += self.rate[f as usize] * w / 1e9;
             }
-            let log = &mut self.logs[r as usize];
-            close(log, now);
-            if gbps != log.last_gbps {
-                log.last_gbps = gbps;
-                if self.record_samples {
-                    if let Some(last) = log.samples.last_mut() {
-                        if last.t_s == now {
-                            last.gbps = gbps;
-                            continue;
-                        }
-                    }
-                    log.samples.push(LinkSample { t_s: now, gbps });
-                }
-            }
-        }
-    }
-
-    /// Closes every resource's log at the end of the step.
-    pub fn finish(&mut self, now: f64) {
-        for log in &mut self.logs {
-            close(log, now);
+            obs.rates(now, r, gbps);
         }
     }
 }

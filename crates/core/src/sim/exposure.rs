@@ -1,0 +1,243 @@
+//! Exposed communication (model.md 5 and 6): idle time of a GPU's compute
+//! stream charged to the axes whose transfers held it up. Shared by the fast
+//! engine and the plain reference, so both charge the same way.
+//!
+//! A compute op that starts after the stream stood idle charges that idle
+//! time to the collectives it waited on, and through them to the chain of
+//! collectives they waited on in turn (a pipeline send, then the AllGather
+//! of its slices): each idle instant goes to the axis whose transfer was in
+//! flight at that instant, not to the last link of the chain. Time at the
+//! end of a GPU's step, after its last compute op, goes to the collectives
+//! still in flight: the step ends only when they are done.
+
+use crate::sim::engine::GpuStats;
+use crate::workload::graph::{Graph, TaskId, COMPUTE};
+
+/// Where charged time goes (fields of the engine's `RunResult`).
+pub(crate) struct Charged<'a> {
+    /// Per entry of `Graph::members`: idle time charged to that member's collective.
+    pub exposed_s: &'a mut [f64],
+    /// Per entry of `Graph::members`: when the first charged span began.
+    pub exposed_from_s: &'a mut [f64],
+    /// Per GPU: idle time charged to each axis.
+    pub gpus: &'a mut [GpuStats],
+}
+
+/// Reused buffers for charging idle time.
+#[derive(Default)]
+pub(crate) struct Exposure {
+    /// Per axis, the spans charged to it by the current idle period.
+    spans: [Vec<(f64, f64)>; 3],
+    /// Per task, the idle period that last visited it (0: none).
+    seen: Vec<u32>,
+    period: u32,
+    stack: Vec<TaskId>,
+}
+
+impl Exposure {
+    pub fn new(tasks: usize) -> Self {
+        Self {
+            seen: vec![0; tasks],
+            ..Self::default()
+        }
+    }
+
+    /// The stream of `gpu` stood idle from `from` to `now` waiting on the
+    /// collectives `direct`; `times` gives a finished task's start and end.
+    #[allow(clippy::too_many_arguments)]
+    pub fn charge(
+        &mut self,
+        g: &Graph,
+        times: impl Fn(TaskId) -> (f64, f64),
+        direct: &[TaskId],
+        gpu: u32,
+        from: f64,
+        now: f64,
+        res: &mut Charged,
+    ) {
+        self.period += 1;
+        for list in &mut self.spans {
+            list.clear();
+        }
+        self.stack.clear();
+        for &t in direct {
+            if self.seen[t as usize] != self.period {
+                self.seen[t as usize] = self.period;
+                self.stack.push(t);
+            }
+        }
+        while let Some(on) = self.stack.pop() {
+            let (start, end) = times(on);
+            // A chain's earlier links ended before this one started: once a
+            // link ended before the idle period, so did everything upstream.
+            if end <= from {
+                continue;
+            }
+            for &up in g.comm_predecessors(on) {
+                if self.seen[up as usize] != self.period {
+                    self.seen[up as usize] = self.period;
+                    self.stack.push(up);
+                }
+            }
+            let (lo, hi) = (start.max(from), end.min(now));
+            if hi <= lo {
+                continue;
+            }
+            let on_task = &g.tasks[on as usize];
+            self.spans[on_task.axis as usize].push((lo, hi));
+            if let Some(i) = g.members_of(on).iter().position(|&m| m == gpu) {
+                let slot = on_task.members_start as usize + i;
+                res.exposed_s[slot] += hi - lo;
+                let first = &mut res.exposed_from_s[slot];
+                *first = first.min(lo);
+            }
+        }
+        for (axis, list) in self.spans.iter_mut().enumerate() {
+            res.gpus[gpu as usize].exposed_s[axis] += union_length(list);
+        }
+    }
+
+    /// The end of the step: each GPU's stream idles from `last_compute_end`
+    /// to the end of its last task, waiting on the collectives still in flight.
+    pub fn charge_step_end(
+        &mut self,
+        g: &Graph,
+        times: impl Fn(TaskId) -> (f64, f64),
+        last_compute_end: &[f64],
+        res: &mut Charged,
+    ) {
+        let mut waiting: Vec<Vec<TaskId>> = vec![Vec::new(); g.gpus.len()];
+        for (id, t) in g.tasks.iter().enumerate() {
+            if t.axis == COMPUTE {
+                continue;
+            }
+            let end = times(id as TaskId).1;
+            for &m in g.members_of(id as TaskId) {
+                if end > last_compute_end[m as usize] {
+                    waiting[m as usize].push(id as TaskId);
+                }
+            }
+        }
+        for (gpu, direct) in waiting.iter().enumerate() {
+            let (from, to) = (last_compute_end[gpu], res.gpus[gpu].end_s);
+            if !direct.is_empty() && to > from {
+                self.charge(g, &times, direct, gpu as u32, from, to, res);
+            }
+        }
+    }
+}
+
+/// Length of the union of spans (sorts them).
+fn union_length(list: &mut [(f64, f64)]) -> f64 {
+    list.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut covered = 0.0;
+    let mut reach = f64::NEG_INFINITY;
+    for &(lo, hi) in list.iter() {
+        let lo = lo.max(reach);
+        if hi > lo {
+            covered += hi - lo;
+            reach = hi;
+        }
+    }
+    covered
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::model::axis::Axis;
+    use crate::model::link::{Direction, LinkClass};
+    use crate::model::op::{OpKind, Phase};
+    use crate::sim::network::Usage;
+    use crate::workload::graph::{GpuInfo, Graph, Meta, ResourceInfo};
+
+    /// GPU 0 computes for 1 ms and sends 1 MB to GPU 1 (1 ms on its link);
+    /// GPU 1 gathers the slices over NVLink (1 ms more), then computes.
+    /// GPU 1 idles 3 ms: the first while GPU 0 computes (bubble), the
+    /// second while the send is in flight (PP), the third while the gather
+    /// is (TP): the send is charged although GPU 1's op waited on the gather.
+    fn send_then_gather() -> Graph {
+        let mut g = Graph::default();
+        for rank in 0..2 {
+            g.add_gpu(GpuInfo {
+                rank,
+                node: rank,
+                stage: rank,
+                dp_rank: 0,
+                tp_rank: 0,
+                represents: 1,
+            });
+        }
+        for (gpu, class) in [(0, LinkClass::Network), (1, LinkClass::Nvlink)] {
+            g.add_resource(ResourceInfo {
+                gpu: Some(gpu),
+                class,
+                direction: Direction::Out,
+                capacity_bps: 1e9,
+            });
+        }
+        let usage = |resource| {
+            vec![Usage {
+                resource,
+                weight: 1.0,
+            }]
+        };
+        let (network, nvlink) = (g.add_pattern(usage(0)), g.add_pattern(usage(1)));
+        let meta = Meta::new(OpKind::Gemm, Phase::Forward);
+        let a = g.compute(0, 1e-3, 0.0, 0.0, meta);
+        let send = g.comm(
+            &[0, 1],
+            Axis::Pp as u8,
+            network,
+            1e6,
+            0.0,
+            meta.op(OpKind::Send),
+        );
+        g.dep(a, send);
+        let gather = g.comm(
+            &[1],
+            Axis::Tp as u8,
+            nvlink,
+            1e6,
+            0.0,
+            meta.op(OpKind::AllGather),
+        );
+        g.dep(send, gather);
+        g.block_compute_on(1, gather);
+        g.compute(1, 1e-3, 0.0, 0.0, meta);
+        g.finish();
+        g
+    }
+
+    #[test]
+    fn idle_time_goes_to_the_axis_in_flight_along_a_chain() {
+        let g = send_then_gather();
+        for run in [
+            crate::sim::engine::run(&g, true, &crate::workload::interference::Sharing::Tax(0.0)),
+            crate::sim::plain::run(&g, true, &crate::workload::interference::Sharing::Tax(0.0)),
+        ] {
+            let exposed = run.gpus[1].exposed_s;
+            assert!(
+                (exposed[Axis::Pp.index()] - 1e-3).abs() < 1e-12,
+                "{exposed:?}"
+            );
+            assert!(
+                (exposed[Axis::Tp.index()] - 1e-3).abs() < 1e-12,
+                "{exposed:?}"
+            );
+            assert_eq!(exposed[Axis::Dp.index()], 0.0);
+        }
+    }
+
+    #[test]
+    fn communication_after_the_last_compute_op_is_exposed() {
+        let g = send_then_gather();
+        let run =
+            crate::sim::engine::run(&g, true, &crate::workload::interference::Sharing::Tax(0.0));
+        // GPU 0's step ends when its send is delivered, 1 ms after its compute.
+        let exposed = run.gpus[0].exposed_s;
+        assert!(
+            (exposed[Axis::Pp.index()] - 1e-3).abs() < 1e-12,
+            "{exposed:?}"
+        );
+    }
+}

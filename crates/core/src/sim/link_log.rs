@@ -1,0 +1,97 @@
+//! What the links did, recorded apart from the bandwidth model: the model
+//! reports each rate change to a [`LinkObserver`], and [`LinkLog`] keeps the
+//! busy, shared and byte counts the report reads and the bandwidth samples
+//! the page draws. The baseline run records nothing, and the model then
+//! skips computing per-link rates.
+
+use serde::Serialize;
+
+use crate::sim::network::ResourceId;
+
+/// Bandwidth on one link from `t_s` until the next sample, per axis, GB/s.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LinkSample {
+    pub t_s: f64,
+    pub gbps: [f64; 3],
+}
+
+/// Busy and shared time of one resource, and optionally its bandwidth samples.
+#[derive(Clone, Debug, Default)]
+pub struct ResourceLog {
+    pub busy_s: f64,
+    /// Time during which two or more axes moved data on it.
+    pub shared_s: f64,
+    /// Bytes that crossed it.
+    pub bytes: f64,
+    pub samples: Vec<LinkSample>,
+    last_t: f64,
+    last_gbps: [f64; 3],
+}
+
+/// Told by a bandwidth model whenever the rates on a resource may have changed.
+pub(crate) trait LinkObserver {
+    /// Whether the model should compute per-resource rates for it at all.
+    fn wants_rates(&self) -> bool;
+    /// From `now` on, `resource` carries `gbps` per axis.
+    fn rates(&mut self, now: f64, resource: ResourceId, gbps: [f64; 3]);
+}
+
+/// Per resource, its log; bandwidth samples only when asked for.
+pub(crate) struct LinkLog {
+    pub logs: Vec<ResourceLog>,
+    samples: bool,
+}
+
+impl LinkLog {
+    pub fn new(resources: usize, samples: bool) -> Self {
+        Self {
+            logs: vec![ResourceLog::default(); resources],
+            samples,
+        }
+    }
+
+    /// Closes every resource's log at the end of the step.
+    pub fn finish(&mut self, now: f64) {
+        for log in &mut self.logs {
+            close(log, now);
+        }
+    }
+}
+
+impl LinkObserver for LinkLog {
+    fn wants_rates(&self) -> bool {
+        true
+    }
+
+    fn rates(&mut self, now: f64, resource: ResourceId, gbps: [f64; 3]) {
+        let log = &mut self.logs[resource as usize];
+        close(log, now);
+        if gbps == log.last_gbps {
+            return;
+        }
+        log.last_gbps = gbps;
+        if !self.samples {
+            return;
+        }
+        match log.samples.last_mut() {
+            Some(last) if last.t_s == now => last.gbps = gbps,
+            _ => log.samples.push(LinkSample { t_s: now, gbps }),
+        }
+    }
+}
+
+/// Counts the time since the log's last change at its last rates.
+fn close(log: &mut ResourceLog, now: f64) {
+    let dt = now - log.last_t;
+    if dt > 0.0 {
+        let active = log.last_gbps.iter().filter(|g| **g > 1e-9).count();
+        if active > 0 {
+            log.busy_s += dt;
+            log.bytes += log.last_gbps.iter().sum::<f64>() * 1e9 * dt;
+        }
+        if active > 1 {
+            log.shared_s += dt;
+        }
+    }
+    log.last_t = now;
+}

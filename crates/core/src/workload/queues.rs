@@ -1,0 +1,139 @@
+//! Hardware work queues (model.md 3b). Kernels reach a GPU through
+//! `max_connections` queues (`CUDA_DEVICE_MAX_CONNECTIONS`); CUDA maps
+//! streams onto them round-robin in the order the streams were created, and
+//! a queue hands its kernels to the GPU in launch order. When two streams
+//! share a queue, a kernel of one waits behind the kernel launched before it
+//! on the other: with one queue (Megatron's setting) a GEMM launched after a
+//! gradient reduction cannot run until the reduction is done, and overlap
+//! that the streams allow never happens.
+//!
+//! Streams of every GPU, in creation order: compute, then one communication
+//! stream per axis (TP, PP, DP). With 4 queues or more each has its own; with
+//! 2, compute shares with PP and TP with DP; with 1, all share.
+//!
+//! Launch order on a GPU is the order its host thread issues kernels, which
+//! is the order the builder issues ops on that GPU: compute ops in their
+//! stream order, and each collective right after the last compute op of
+//! that GPU it depends on (the op that made its data ready), after any
+//! collective issued there before it. A collective that depends on no
+//! compute op of a GPU (the receiving end of a pipeline send) is launched by
+//! the sender and takes no place in that GPU's queues.
+//!
+//! A shared queue becomes dependencies: each kernel waits for the one
+//! launched before it in its queue to finish. Kernels that share a queue
+//! therefore never run at the same time (a conservative reading: a GEMM's
+//! later waves hold the queue as long as it runs). The fast engine and the
+//! plain reference run the same graph, so both model the same queues.
+
+use crate::workload::graph::{Task, TaskId, COMPUTE};
+
+/// Streams of a GPU: compute and one per communication axis.
+const STREAMS: u32 = 4;
+
+/// Stream of a task: compute is stream 0, axis `a`'s collectives stream a + 1.
+fn stream(task: &Task) -> u32 {
+    if task.axis == COMPUTE {
+        0
+    } else {
+        u32::from(task.axis) + 1
+    }
+}
+
+/// The queue a stream's kernels go through (CUDA's round-robin by creation).
+pub(crate) fn queue_of_stream(stream: u32, max_connections: u32) -> u32 {
+    stream % max_connections.max(1)
+}
+
+/// Dependencies (from, to) that the shared queues add: `to` waits for
+/// `from` to finish. None when every stream has a queue of its own.
+pub(crate) fn queue_edges(
+    tasks: &[Task],
+    members: &[u32],
+    compute_order: &[Vec<TaskId>],
+    edges: &[(TaskId, TaskId)],
+    max_connections: u32,
+) -> Vec<(TaskId, TaskId)> {
+    if max_connections >= STREAMS {
+        return Vec::new();
+    }
+    const NONE: u32 = u32::MAX;
+    let mut compute_index = vec![NONE; tasks.len()];
+    for order in compute_order {
+        for (i, &t) in order.iter().enumerate() {
+            compute_index[t as usize] = i as u32;
+        }
+    }
+    // Per member slot of a collective: the last compute op of that member it
+    // waits for (NONE: none).
+    let mut launched_after = vec![NONE; members.len()];
+    for &(from, to) in edges {
+        let (f, t) = (&tasks[from as usize], &tasks[to as usize]);
+        if f.axis != COMPUTE || t.axis == COMPUTE {
+            continue;
+        }
+        let start = t.members_start as usize;
+        let slots = start..start + usize::from(t.members_len);
+        if let Some(slot) = slots.clone().find(|&s| members[s] == f.gpu) {
+            let idx = compute_index[from as usize];
+            let at = &mut launched_after[slot];
+            *at = if *at == NONE { idx } else { (*at).max(idx) };
+        }
+    }
+    // Per GPU, its kernels in launch order: (after compute op, rank within, task).
+    let mut launches: Vec<Vec<(u32, u32, TaskId)>> = compute_order
+        .iter()
+        .map(|order| {
+            order
+                .iter()
+                .enumerate()
+                .map(|(i, &t)| (i as u32, 0, t))
+                .collect()
+        })
+        .collect();
+    for (id, t) in tasks.iter().enumerate() {
+        if t.axis == COMPUTE {
+            continue;
+        }
+        let start = t.members_start as usize;
+        for slot in start..start + usize::from(t.members_len) {
+            if launched_after[slot] != NONE {
+                // After the compute op, and after the collectives issued there before it.
+                launches[members[slot] as usize].push((
+                    launched_after[slot],
+                    1 + id as u32,
+                    id as TaskId,
+                ));
+            }
+        }
+    }
+    let mut added = Vec::new();
+    for mut list in launches {
+        list.sort_unstable();
+        let mut last: [Option<TaskId>; STREAMS as usize] = [None; STREAMS as usize];
+        for (_, _, task) in list {
+            let q = queue_of_stream(stream(&tasks[task as usize]), max_connections) as usize;
+            if let Some(prev) = last[q].replace(task) {
+                added.push((prev, task));
+            }
+        }
+    }
+    added
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn streams_share_queues_round_robin() {
+        let queues = |n| {
+            (0..STREAMS)
+                .map(|s| queue_of_stream(s, n))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(queues(1), [0, 0, 0, 0]);
+        assert_eq!(queues(2), [0, 1, 0, 1]);
+        assert_eq!(queues(3), [0, 1, 2, 0]);
+        assert_eq!(queues(8), [0, 1, 2, 3]);
+    }
+}
