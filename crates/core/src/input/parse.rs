@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::input::fields::FIELDS;
 use crate::input::validate;
 use crate::model::hardware::HardwarePreset;
 use crate::model::scenario::*;
@@ -118,30 +119,30 @@ pub struct OverlapInput {
     pub grad_bytes: Option<u32>,
 }
 
-macro_rules! all_none {
-    ($s:expr; $($f:ident),*) => { true $(&& $s.$f.is_none())* };
-}
-
+// A section is empty when it equals its default (every field `None`):
+// nothing to list, so a new field cannot be forgotten here.
 impl HardwareInput {
+    /// Whether no hardware field is set.
     pub fn is_empty(&self) -> bool {
-        all_none!(self; preset, nodes, gpus_per_node, peak_tflops, hbm_gbps, nvlink_gbps,
-            nic_gbps, oversubscription, nvlink_latency_us, network_latency_us)
+        *self == Self::default()
     }
 }
 impl WorkloadInput {
+    /// Whether no workload field is set.
     pub fn is_empty(&self) -> bool {
-        all_none!(self; kind, mode, layers, hidden, heads, seq, vocab, micro_batch,
-            global_batch, recompute, sequence_parallel, m, n, k)
+        *self == Self::default()
     }
 }
 impl ParallelInput {
+    /// Whether no parallel field is set.
     pub fn is_empty(&self) -> bool {
-        all_none!(self; tp, pp, dp, schedule, virtual_stages, scatter_gather)
+        *self == Self::default()
     }
 }
 impl OverlapInput {
+    /// Whether no overlap field is set.
     pub fn is_empty(&self) -> bool {
-        all_none!(self; tp, pp, dp, tp_chunks, bucket_mb, grad_bytes)
+        *self == Self::default()
     }
 }
 
@@ -405,14 +406,12 @@ fn refuse_arrays_for_objects(value: &Value) -> Result<(), ScenarioError> {
     Ok(())
 }
 
+/// A field of `section` to show in a message: its first number field.
 fn example_field(section: &str) -> &'static str {
-    match section {
-        "hardware" => "nodes",
-        "workload" => "layers",
-        "parallel" => "tp",
-        "overlap" => "tp_chunks",
-        _ => "field",
-    }
+    FIELDS
+        .iter()
+        .find(|f| f.section() == section && f.is_number())
+        .map_or("field", |f| f.name())
 }
 
 /// serde_json reads `{"gpipe": null}` as the enum value `"gpipe"`: every

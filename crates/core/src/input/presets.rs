@@ -7,7 +7,9 @@ use crate::input::parse::{ScenarioError, ScenarioInput};
 /// One published figure a preset reproduces.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PublishedFigure {
-    /// Which report figure: "speedup", "hardware_tflops_per_gpu" or "step_time_s".
+    /// Which figure, by its metric name (`output::metric::Metric::name`:
+    /// "speedup", "hardware_tflops_per_gpu", "step_time_s"). A name, not the
+    /// type: presets sit below the output layer; `published` reads it back.
     pub metric: &'static str,
     pub value: f64,
     pub source: &'static str,

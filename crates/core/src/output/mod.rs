@@ -3,6 +3,7 @@
 
 pub mod hta;
 pub mod kineto;
+pub mod metric;
 pub mod report;
 pub(crate) mod summary;
 pub mod timeline;
