@@ -623,6 +623,57 @@ impl Field {
     }
 }
 
+impl Kind {
+    /// The type and valid range as the field reference states them.
+    pub fn describe(&self) -> String {
+        let names = |choices: &[Choice]| -> Vec<String> {
+            choices.iter().map(|c| format!("`{}`", c.name)).collect()
+        };
+        match *self {
+            Kind::Int { min, max } => format!("whole number, {min} to {max}"),
+            Kind::Real { min, max } => format!("number, {min} to {max}"),
+            Kind::IntOf { choices, .. } => format!("one of {}", names(choices).join(", ")),
+            Kind::Bool => "true or false (`1` or `0` in links)".to_string(),
+            Kind::Enum(choices) => format!("one of {}", names(choices).join(", ")),
+        }
+    }
+}
+
+/// Every field as a Markdown table: path, link key, type and range,
+/// default, and the page's label (`overlap-lab fields`).
+pub fn table() -> String {
+    let mut out = String::from(
+        "| field | link key | type and range | default | label |\n|---|---|---|---|---|\n",
+    );
+    for f in FIELDS {
+        let default = match (f.default, f.default_value()) {
+            (DefaultFrom::HardwarePreset, _) => "from the hardware preset".to_string(),
+            (DefaultFrom::WorkloadKind, Some(v)) => {
+                format!(
+                    "{} (transformer); one TP group for matmul_allreduce",
+                    Field::text(&v)
+                )
+            }
+            (_, Some(v)) => Field::text(&v),
+            (_, None) => String::new(),
+        };
+        let label = if f.unit.is_empty() {
+            f.label.to_string()
+        } else {
+            format!("{} ({})", f.label, f.unit)
+        };
+        out += &format!(
+            "| `{}` | `{}` | {} | {} | {} |\n",
+            f.path,
+            f.key,
+            f.kind.describe(),
+            default,
+            label
+        );
+    }
+    out
+}
+
 /// A resolved scenario written back as complete input: every field that
 /// applies to it is set.
 pub fn complete_input(s: &Scenario) -> ScenarioInput {

@@ -124,6 +124,7 @@ pub fn encode(input: &ScenarioInput, preset: Option<&str>) -> String {
     encode_with_view(input, preset, &[])
 }
 
+/// [`encode`], followed by the view's `key=value` pairs (zoom, tour chapter, ...).
 pub fn encode_with_view(
     input: &ScenarioInput,
     preset: Option<&str>,
@@ -166,7 +167,10 @@ pub fn encode_shortest(input: &ScenarioInput) -> String {
 /// What a link says.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Decoded {
+    /// The preset the link names (the default preset when it names none or
+    /// an unknown one).
     pub preset: &'static str,
+    /// The scenario: the preset with the link's usable fields applied.
     pub input: ScenarioInput,
     /// View parameters (`view_keys` the caller accepts), in link order.
     pub view: Vec<(String, String)>,
