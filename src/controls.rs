@@ -3,38 +3,191 @@
 //! `ScenarioInput` in `AppState`; the core validates and simulates.
 
 use leptos::prelude::*;
+use overlap_core::input::fields::{self as table, Field, FIELDS};
+use overlap_core::model::axis::Axis;
 use overlap_core::presets;
-use overlap_core::scenario::{Mode, Recompute, Schedule, Workload, WorkloadKind};
+use overlap_core::scenario::{Schedule, WorkloadKind};
 use overlap_core::HardwarePreset;
+use serde::Deserialize;
+use serde_json::Value;
 
-use crate::fields::{self, NumField};
+use crate::fields;
 use crate::state::{set_hardware_preset, AppState};
-use crate::widgets::{enum_name, enum_parse, NumberPair, SelectField, Toggle};
+use crate::widgets::{NumberPair, SelectField, Toggle};
 
-/// A value shown by a select: the input's if set, else the resolved one.
-fn shown<T: serde::Serialize>(
-    state: AppState,
-    from_input: impl Fn(&overlap_core::ScenarioInput) -> Option<T> + Send + Sync + 'static,
-    from_resolved: impl Fn(&overlap_core::Scenario) -> Option<T> + Send + Sync + 'static,
-) -> Signal<String> {
-    Signal::derive(move || {
-        let v = state
-            .input
-            .with(&from_input)
-            .or_else(|| state.resolved.with(|r| r.as_ref().and_then(&from_resolved)));
-        v.map(|v| enum_name(&v)).unwrap_or_default()
-    })
+// Where each field's control sits. Labels, units, ranges and choices come
+// from the core's field table; a row placed nowhere here still gets a
+// control, at the end of its section's group (`unplaced`).
+
+/// The overlap group's rows: each axis's switch, then its knobs.
+const OVERLAP_ROWS: [(Axis, &[&str]); 3] = [
+    (Axis::Tp, &["overlap.tp", "overlap.tp_chunks"]),
+    (Axis::Pp, &["overlap.pp"]),
+    (
+        Axis::Dp,
+        &["overlap.dp", "overlap.bucket_mb", "overlap.grad_bytes"],
+    ),
+];
+/// Below the rows of the overlap group.
+const OVERLAP_AFTER: &[&str] = &["sm_tax"];
+const HARDWARE: &[&str] = &[
+    "hardware.preset",
+    "hardware.nodes",
+    "hardware.gpus_per_node",
+    "hardware.nvlink_gbps",
+    "hardware.nic_gbps",
+    "hardware.oversubscription",
+    "hardware.peak_tflops",
+    "hardware.hbm_gbps",
+    "hardware.nvlink_latency_us",
+    "hardware.network_latency_us",
+];
+const MODEL_KIND: &[&str] = &["workload.kind"];
+const TRANSFORMER: &[&str] = &[
+    "workload.mode",
+    "workload.layers",
+    "workload.hidden",
+    "workload.heads",
+    "workload.seq",
+    "workload.vocab",
+    "workload.micro_batch",
+    "workload.global_batch",
+    "workload.recompute",
+    "workload.sequence_parallel",
+];
+const MATMUL: &[&str] = &["workload.m", "workload.n", "workload.k"];
+const PARALLEL: &[&str] = &[
+    "parallel.tp",
+    "parallel.pp",
+    "parallel.dp",
+    "parallel.schedule",
+    "parallel.virtual_stages",
+    "parallel.scatter_gather",
+];
+
+/// Every placed path.
+fn placed() -> impl Iterator<Item = &'static str> {
+    OVERLAP_ROWS
+        .iter()
+        .flat_map(|(_, paths)| paths.iter())
+        .chain(OVERLAP_AFTER)
+        .chain(HARDWARE)
+        .chain(MODEL_KIND)
+        .chain(TRANSFORMER)
+        .chain(MATMUL)
+        .chain(PARALLEL)
+        .copied()
 }
 
-fn opts(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
-    pairs
+/// The rows of `section` that no list above places, in table order.
+fn unplaced(section: &str) -> Vec<&'static str> {
+    FIELDS
         .iter()
-        .map(|(v, t)| (v.to_string(), t.to_string()))
+        .filter(|f| f.section() == section && !placed().any(|p| p == f.path))
+        .map(|f| f.path)
         .collect()
 }
 
-fn num(field: &'static NumField) -> impl IntoView {
-    view! { <NumberPair field=field /> }
+/// The value a control shows: the input's if set, else the resolved one.
+fn shown(state: AppState, f: &'static Field) -> Signal<Option<Value>> {
+    Signal::derive(move || {
+        state.input.with(|i| (f.get)(i)).or_else(|| {
+            state
+                .resolved
+                .with(|r| r.as_ref().and_then(|s| (f.resolved)(s)))
+        })
+    })
+}
+
+/// Applies a chosen value, with the edits that keep the scenario coherent
+/// around the few choices that reshape it.
+fn choose(state: AppState, f: &'static Field, value: Value) {
+    let resolved = state.resolved.get_untracked();
+    state.edit(|i| {
+        if f.path == table::field("hardware.preset").path {
+            if let Ok(p) = HardwarePreset::deserialize(&value) {
+                set_hardware_preset(i, p, resolved.as_ref());
+            }
+            return;
+        }
+        if f.path == table::field("workload.kind").path {
+            let Ok(k) = WorkloadKind::deserialize(&value) else {
+                return;
+            };
+            i.workload = Default::default();
+            i.workload.kind = Some(k);
+            i.parallel.dp = None;
+            if k == WorkloadKind::MatmulAllreduce {
+                // One TP group on one node: the core's defaults for it.
+                i.hardware.nodes = Some(1);
+                i.parallel.tp = None;
+                i.parallel.pp = None;
+            } else {
+                // The didactic layout, TP 4 x PP 2 on two nodes, DP from the node size.
+                i.hardware.nodes = Some(2);
+                i.parallel.tp = Some(4);
+                i.parallel.pp = Some(2);
+                crate::state::rebalance_dp(i, resolved.as_ref());
+            }
+            return;
+        }
+        if (f.set)(i, Some(&value)).is_err() {
+            return;
+        }
+        if f.path == table::field("parallel.schedule").path
+            && i.parallel.schedule != Some(Schedule::Interleaved)
+        {
+            i.parallel.virtual_stages = Some(1);
+        }
+    });
+}
+
+/// The control of one field, by its kind: a number pair, a select or a switch.
+fn control(path: &'static str) -> AnyView {
+    let state = expect_context::<AppState>();
+    let Some(f) = table::find(path) else {
+        return ().into_any();
+    };
+    if let Some(n) = fields::number(path) {
+        return view! { <NumberPair field=n /> }.into_any();
+    }
+    let value = shown(state, f);
+    if f.choices().is_empty() {
+        // A switch; the overlap switches are coloured by their axis.
+        let axis = Axis::ALL
+            .into_iter()
+            .find(|a| OVERLAP_ROWS[a.index()].1.first() == Some(&path));
+        let checked =
+            Signal::derive(move || value.get().and_then(|v| v.as_bool()).unwrap_or(false));
+        let on_change = Callback::new(move |v: bool| choose(state, f, Value::Bool(v)));
+        return view! {
+            <Toggle
+                label=f.label
+                field=f.path
+                switch=axis.is_some()
+                axis=axis.map_or("", Axis::name)
+                checked
+                on_change
+            />
+        }
+        .into_any();
+    }
+    let options = f
+        .choices()
+        .iter()
+        .map(|c| (c.name.to_string(), c.label.to_string()))
+        .collect::<Vec<_>>();
+    let current = Signal::derive(move || value.get().map(|v| Field::text(&v)).unwrap_or_default());
+    let on_change = Callback::new(move |raw: String| {
+        if let Ok(v) = f.parse_text(&raw) {
+            choose(state, f, v);
+        }
+    });
+    view! { <SelectField label=f.label field=f.path options current on_change /> }.into_any()
+}
+
+fn controls(paths: &[&'static str]) -> impl IntoView {
+    paths.iter().map(|p| control(p)).collect_view()
 }
 
 /// Errors on fields that no control shows (for example a field only JSON can set).
@@ -85,68 +238,22 @@ fn PresetPicker() -> impl IntoView {
 
 #[component]
 fn OverlapGroup() -> impl IntoView {
-    let state = expect_context::<AppState>();
-    let on = move |axis: usize| {
-        Signal::derive(move || {
-            let set = state
-                .input
-                .with(|i| [i.overlap.tp, i.overlap.pp, i.overlap.dp][axis]);
-            set.or_else(|| {
-                state.resolved.with(|r| {
-                    r.as_ref()
-                        .map(|s| [s.overlap.tp, s.overlap.pp, s.overlap.dp][axis])
-                })
-            })
-            .unwrap_or(false)
-        })
-    };
-    let setter = move |axis: usize| {
-        Callback::new(move |v: bool| {
-            state.edit(|i| match axis {
-                0 => i.overlap.tp = Some(v),
-                1 => i.overlap.pp = Some(v),
-                _ => i.overlap.dp = Some(v),
-            })
-        })
-    };
-    let grad = Signal::derive(move || {
-        state
-            .input
-            .with(|i| i.overlap.grad_bytes)
-            .or_else(|| {
-                state
-                    .resolved
-                    .with(|r| r.as_ref().map(|s| s.overlap.grad_bytes))
-            })
-            .map(|b| b.to_string())
-            .unwrap_or_default()
-    });
+    let after: Vec<&'static str> = OVERLAP_AFTER
+        .iter()
+        .copied()
+        .chain(unplaced("overlap"))
+        .chain(unplaced(""))
+        .collect();
     view! {
         <fieldset class="group overlap">
             <legend>"Overlap, per axis"</legend>
-            <div class="axis-row tp">
-                <Toggle label="TP overlap" field="overlap.tp" switch=true axis="tp" checked=on(0) on_change=setter(0) />
-                {num(&fields::TP_CHUNKS)}
-            </div>
-            <div class="axis-row pp">
-                <Toggle label="PP overlap" field="overlap.pp" switch=true axis="pp" checked=on(1) on_change=setter(1) />
-            </div>
-            <div class="axis-row dp">
-                <Toggle label="DP overlap" field="overlap.dp" switch=true axis="dp" checked=on(2) on_change=setter(2) />
-                {num(&fields::BUCKET_MB)}
-                <SelectField
-                    label="Gradient width"
-                    field="overlap.grad_bytes"
-                    options=opts(&[("1", "1 byte (fp8)"), ("2", "2 bytes (bf16)"), ("4", "4 bytes (fp32)")])
-                    current=grad
-                    on_change=Callback::new(move |v: String| {
-                        if let Ok(b) = v.parse::<u32>() {
-                            state.edit(|i| i.overlap.grad_bytes = Some(b));
-                        }
-                    })
-                />
-            </div>
-            {num(&fields::SM_TAX)}
+            {OVERLAP_ROWS
+                .iter()
+                .map(|(axis, paths)| view! {
+                    <div class=format!("axis-row {}", axis.name())>{controls(paths)}</div>
+                })
+                .collect_view()}
+            {controls(&after)}
             <p class="hint">"SM tax: the share of compute speed lost while a communication kernel runs beside it."</p>
         </fieldset>
     }
@@ -154,33 +261,11 @@ fn OverlapGroup() -> impl IntoView {
 
 #[component]
 fn HardwareGroup() -> impl IntoView {
-    let state = expect_context::<AppState>();
-    let hw = shown(state, |i| i.hardware.preset, |s| Some(s.hardware_preset));
-    let on_hw = Callback::new(move |v: String| {
-        if let Some(p) = enum_parse::<HardwarePreset>(&v) {
-            let resolved = state.resolved.get_untracked();
-            state.edit(|i| set_hardware_preset(i, p, resolved.as_ref()));
-        }
-    });
     view! {
         <fieldset class="group">
             <legend>"Hardware"</legend>
-            <SelectField
-                label="Hardware preset"
-                field="hardware.preset"
-                options=opts(&[("dgx2-v100", "DGX-2 (16 × V100)"), ("dgx-a100", "DGX A100 (8 × A100)"), ("dgx-h100", "DGX H100 (8 × H100)")])
-                current=hw
-                on_change=on_hw
-            />
-            {num(&fields::NODES)}
-            {num(&fields::GPUS_PER_NODE)}
-            {num(&fields::NVLINK_GBPS)}
-            {num(&fields::NIC_GBPS)}
-            {num(&fields::OVERSUBSCRIPTION)}
-            {num(&fields::PEAK_TFLOPS)}
-            {num(&fields::HBM_GBPS)}
-            {num(&fields::NVLINK_LATENCY)}
-            {num(&fields::NETWORK_LATENCY)}
+            {controls(HARDWARE)}
+            {controls(&unplaced("hardware"))}
         </fieldset>
     }
 }
@@ -191,116 +276,18 @@ fn ModelGroup() -> impl IntoView {
     let is_matmul = Memo::new(move |_| {
         state.input.with(|i| i.workload.kind) == Some(WorkloadKind::MatmulAllreduce)
     });
-    let kind = shown(
-        state,
-        |i| i.workload.kind,
-        |s| {
-            Some(match s.workload {
-                Workload::Transformer(_) => WorkloadKind::Transformer,
-                Workload::MatmulAllreduce(_) => WorkloadKind::MatmulAllreduce,
-            })
-        },
-    );
-    let on_kind = Callback::new(move |v: String| {
-        if let Some(k) = enum_parse::<WorkloadKind>(&v) {
-            let resolved = state.resolved.get_untracked();
-            state.edit(|i| {
-                i.workload = Default::default();
-                i.workload.kind = Some(k);
-                i.parallel.dp = None;
-                if k == WorkloadKind::MatmulAllreduce {
-                    // One TP group on one node: the core's defaults for it.
-                    i.hardware.nodes = Some(1);
-                    i.parallel.tp = None;
-                    i.parallel.pp = None;
-                } else {
-                    // The didactic layout, TP 4 x PP 2 on two nodes, DP from the node size.
-                    i.hardware.nodes = Some(2);
-                    i.parallel.tp = Some(4);
-                    i.parallel.pp = Some(2);
-                    crate::state::rebalance_dp(i, resolved.as_ref());
-                }
-            });
-        }
-    });
-    let mode = shown(
-        state,
-        |i| i.workload.mode,
-        |s| match &s.workload {
-            Workload::Transformer(t) => Some(t.mode),
-            Workload::MatmulAllreduce(_) => None,
-        },
-    );
-    let recompute = shown(
-        state,
-        |i| i.workload.recompute,
-        |s| match &s.workload {
-            Workload::Transformer(t) => Some(t.recompute),
-            Workload::MatmulAllreduce(_) => None,
-        },
-    );
-    let seq_par = Signal::derive(move || {
-        state
-            .input
-            .with(|i| i.workload.sequence_parallel)
-            .unwrap_or_else(|| {
-                state
-                    .resolved
-                    .with(|r| match r.as_ref().map(|s| &s.workload) {
-                        Some(Workload::Transformer(t)) => t.sequence_parallel,
-                        _ => false,
-                    })
-            })
-    });
+    // New workload rows are the transformer's (model.md section 4).
+    let transformer: Vec<&'static str> = TRANSFORMER
+        .iter()
+        .copied()
+        .chain(unplaced("workload"))
+        .collect();
     view! {
         <fieldset class="group">
             <legend>"Model"</legend>
-            <SelectField
-                label="Workload"
-                field="workload.kind"
-                options=opts(&[("transformer", "GPT-style transformer"), ("matmul_allreduce", "MatMul + AllReduce (micro-benchmark)")])
-                current=kind
-                on_change=on_kind
-            />
-            <Show
-                when=move || !is_matmul.get()
-                fallback=|| view! { {num(&fields::GEMM_M)} {num(&fields::GEMM_N)} {num(&fields::GEMM_K)} }
-            >
-                <SelectField
-                    label="Mode"
-                    field="workload.mode"
-                    options=opts(&[("train", "Training"), ("inference", "Inference (forward only)")])
-                    current=mode
-                    on_change=Callback::new(move |v: String| {
-                        if let Some(m) = enum_parse::<Mode>(&v) {
-                            state.edit(|i| i.workload.mode = Some(m));
-                        }
-                    })
-                />
-                {num(&fields::LAYERS)}
-                {num(&fields::HIDDEN)}
-                {num(&fields::HEADS)}
-                {num(&fields::SEQ)}
-                {num(&fields::VOCAB)}
-                {num(&fields::MICRO_BATCH)}
-                {num(&fields::GLOBAL_BATCH)}
-                <SelectField
-                    label="Recomputation"
-                    field="workload.recompute"
-                    options=opts(&[("none", "None"), ("selective", "Selective (attention core)"), ("full", "Full")])
-                    current=recompute
-                    on_change=Callback::new(move |v: String| {
-                        if let Some(r) = enum_parse::<Recompute>(&v) {
-                            state.edit(|i| i.workload.recompute = Some(r));
-                        }
-                    })
-                />
-                <Toggle
-                    label="Sequence parallelism"
-                    field="workload.sequence_parallel"
-                    checked=seq_par
-                    on_change=Callback::new(move |v: bool| state.edit(|i| i.workload.sequence_parallel = Some(v)))
-                />
+            {controls(MODEL_KIND)}
+            <Show when=move || !is_matmul.get() fallback=|| controls(MATMUL)>
+                {controls(&transformer)}
             </Show>
         </fieldset>
     }
@@ -308,54 +295,12 @@ fn ModelGroup() -> impl IntoView {
 
 #[component]
 fn ParallelGroup() -> impl IntoView {
-    let state = expect_context::<AppState>();
-    let schedule = shown(
-        state,
-        |i| i.parallel.schedule,
-        |s| Some(s.parallel.schedule),
-    );
-    let scatter = Signal::derive(move || {
-        state
-            .input
-            .with(|i| i.parallel.scatter_gather)
-            .unwrap_or_else(|| {
-                state.resolved.with(|r| {
-                    r.as_ref()
-                        .map(|s| s.parallel.scatter_gather)
-                        .unwrap_or(true)
-                })
-            })
-    });
     view! {
         <fieldset class="group">
             <legend>"Parallelism"</legend>
             <p class="hint">"TP × PP × DP must equal the GPU count; changing TP, PP or the cluster re-derives DP when it divides."</p>
-            {num(&fields::TP)}
-            {num(&fields::PP)}
-            {num(&fields::DP)}
-            <SelectField
-                label="Pipeline schedule"
-                field="parallel.schedule"
-                options=opts(&[("gpipe", "GPipe"), ("1f1b", "1F1B"), ("interleaved", "Interleaved 1F1B")])
-                current=schedule
-                on_change=Callback::new(move |v: String| {
-                    if let Some(s) = enum_parse::<Schedule>(&v) {
-                        state.edit(|i| {
-                            i.parallel.schedule = Some(s);
-                            if s != Schedule::Interleaved {
-                                i.parallel.virtual_stages = Some(1);
-                            }
-                        });
-                    }
-                })
-            />
-            {num(&fields::VIRTUAL_STAGES)}
-            <Toggle
-                label="Scatter/gather of pipeline sends"
-                field="parallel.scatter_gather"
-                checked=scatter
-                on_change=Callback::new(move |v: bool| state.edit(|i| i.parallel.scatter_gather = Some(v)))
-            />
+            {controls(PARALLEL)}
+            {controls(&unplaced("parallel"))}
         </fieldset>
     }
 }
@@ -372,5 +317,23 @@ pub fn Controls() -> impl IntoView {
             <ModelGroup />
             <ParallelGroup />
         </section>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_placed_path_is_a_row_and_placed_once() {
+        let all: Vec<&str> = placed().collect();
+        for (i, p) in all.iter().enumerate() {
+            assert!(table::find(p).is_some(), "{p} is not in the field table");
+            assert!(!all[i + 1..].contains(p), "{p} is placed twice");
+        }
+        // A row placed nowhere still gets a control, in its section's group.
+        assert!(unplaced("hardware")
+            .iter()
+            .all(|p| p.starts_with("hardware.")));
     }
 }

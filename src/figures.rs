@@ -5,128 +5,84 @@
 //! a ghost (`data-run="previous"`), after the current one in document order.
 
 use leptos::prelude::*;
-use overlap_core::report::AxisReport;
-use overlap_core::Report;
+use overlap_core::output::metric::{self, AxisFigure, Metric, Unit};
+use overlap_core::{Axis, Report};
 
 use crate::format;
 use crate::state::AppState;
 
-type Getter = fn(&Report) -> f64;
-type Formatter = fn(f64) -> String;
+/// A metric's value as the page writes it, in the metric's unit.
+pub fn shown(metric: Metric, value: f64) -> String {
+    match metric.unit() {
+        Unit::Ms => format::ms(value),
+        Unit::S => format::secs(value),
+        Unit::Fraction => format::pct(value),
+        Unit::Ratio => format::ratio(value),
+        Unit::Tflops => format::tflops(value),
+        Unit::Gb => format::gb(value),
+    }
+}
 
 /// One figure with its ghost.
 #[component]
 fn Figure(
-    /// Report field name (`step_time_ms`, `axes.tp.exposed_ms`).
-    metric: &'static str,
-    label: &'static str,
-    get: Getter,
-    fmt: Formatter,
-    /// A sentence for the tooltip and screen readers.
+    /// Which figure of the report.
+    metric: Metric,
+    /// What it is called here (the metric's own label, or a shorter one
+    /// inside an axis's card).
     #[prop(optional)]
-    help: &'static str,
+    label: Option<&'static str>,
 ) -> impl IntoView {
     let state = expect_context::<AppState>();
+    let get = move |r: &Report| metric.get(r);
     let value = Memo::new(move |_| state.report.with(|r| r.as_ref().map(get)));
     let ghost = Memo::new(move |_| state.ghost.with(|r| r.as_ref().map(get)));
+    let name = metric.name();
     view! {
-        <div class="fig" title=help>
-            <span class="fig-label">{label}</span>
+        <div class="fig" title=metric.help()>
+            <span class="fig-label">{label.map_or_else(|| metric.label(), str::to_string)}</span>
             <span
                 class="fig-value"
-                data-metric=metric
+                data-metric=name.clone()
                 data-run="current"
                 data-value=move || value.get().map(format::raw)
             >
-                {move || value.get().map(fmt).unwrap_or_else(|| "…".to_string())}
+                {move || value.get().map(|v| shown(metric, v)).unwrap_or_else(|| "…".to_string())}
             </span>
             <span
                 class="fig-ghost"
-                data-metric=metric
+                data-metric=name
                 data-run="previous"
                 data-value=move || ghost.get().map(format::raw)
                 hidden=move || ghost.get().is_none()
             >
-                {move || ghost.get().map(|g| format!("was {}", fmt(g)))}
+                {move || ghost.get().map(|g| format!("was {}", shown(metric, g)))}
             </span>
         </div>
     }
 }
 
-fn axis_of(r: &Report, axis: usize) -> &AxisReport {
+/// The card's heading: what the axis parallelises.
+fn title(axis: Axis) -> &'static str {
     match axis {
-        0 => &r.axes.tp,
-        1 => &r.axes.pp,
-        _ => &r.axes.dp,
+        Axis::Tp => "TP: tensor parallel",
+        Axis::Pp => "PP: pipeline",
+        Axis::Dp => "DP: data parallel",
     }
-}
-
-macro_rules! axis_getter {
-    ($axis:literal, $field:ident) => {
-        |r: &Report| axis_of(r, $axis).$field
-    };
 }
 
 /// The per-axis figures and the chart of its window against its traffic.
 #[component]
-fn AxisCard(axis: usize) -> impl IntoView {
-    let name = ["tp", "pp", "dp"][axis];
-    let title = ["TP: tensor parallel", "PP: pipeline", "DP: data parallel"][axis];
-    let m = |f: &str| -> &'static str {
-        // Static names for data-metric, one per axis and field.
-        match (axis, f) {
-            (0, "comm_ms") => "axes.tp.comm_ms",
-            (0, "exposed_ms") => "axes.tp.exposed_ms",
-            (0, "hidden") => "axes.tp.hidden",
-            (0, "window_ms") => "axes.tp.window_ms",
-            (0, "contention_ms") => "axes.tp.contention_ms",
-            (1, "comm_ms") => "axes.pp.comm_ms",
-            (1, "exposed_ms") => "axes.pp.exposed_ms",
-            (1, "hidden") => "axes.pp.hidden",
-            (1, "window_ms") => "axes.pp.window_ms",
-            (1, "contention_ms") => "axes.pp.contention_ms",
-            (_, "comm_ms") => "axes.dp.comm_ms",
-            (_, "exposed_ms") => "axes.dp.exposed_ms",
-            (_, "hidden") => "axes.dp.hidden",
-            (_, "window_ms") => "axes.dp.window_ms",
-            _ => "axes.dp.contention_ms",
-        }
-    };
-    let getters: [[Getter; 5]; 3] = [
-        [
-            axis_getter!(0, comm_ms),
-            axis_getter!(0, exposed_ms),
-            axis_getter!(0, hidden),
-            axis_getter!(0, window_ms),
-            axis_getter!(0, contention_ms),
-        ],
-        [
-            axis_getter!(1, comm_ms),
-            axis_getter!(1, exposed_ms),
-            axis_getter!(1, hidden),
-            axis_getter!(1, window_ms),
-            axis_getter!(1, contention_ms),
-        ],
-        [
-            axis_getter!(2, comm_ms),
-            axis_getter!(2, exposed_ms),
-            axis_getter!(2, hidden),
-            axis_getter!(2, window_ms),
-            axis_getter!(2, contention_ms),
-        ],
-    ];
-    let g = getters[axis];
+fn AxisCard(axis: Axis) -> impl IntoView {
     view! {
-        <article class=format!("axis-card {name}") aria-label=title>
-            <h3>{title}</h3>
+        <article class=format!("axis-card {}", axis.name()) aria-label=title(axis)>
+            <h3>{title(axis)}</h3>
             <div class="axis-figs">
-                <Figure metric=m("comm_ms") label="comm" get=g[0] fmt=format::ms help="Time its collectives were in flight" />
-                <Figure metric=m("exposed_ms") label="exposed" get=g[1] fmt=format::ms help="Time compute stood idle waiting on them" />
-                <Figure metric=m("hidden") label="hidden" get=g[2] fmt=format::pct help="1 − exposed / comm" />
-                <Figure metric=m("window_ms") label="window" get=g[3] fmt=format::ms help="Compute available to hide it" />
-                <Figure metric=m("contention_ms") label="contention" get=g[4] fmt=format::ms help="How much longer it took than alone on the same links" />
+                {AxisFigure::ALL
+                    .map(|f| view! { <Figure metric=Metric::Axis(axis, f) label=f.label() /> })
+                    .collect_view()}
             </div>
-            <WindowChart axis=axis window_metric=m("window_ms") comm_metric=m("comm_ms") exposed_metric=m("exposed_ms") />
+            <WindowChart axis=axis />
         </article>
     }
 }
@@ -134,17 +90,21 @@ fn AxisCard(axis: usize) -> impl IntoView {
 /// Window against traffic, for one axis: the thesis in one picture. Bars are
 /// scaled to the larger of the two (current and ghost), so only their ratio
 /// reads; the numbers are in the figures beside it.
+///
+/// The window is drawn whether the axis's overlap is on or off: it is a
+/// property of the axis and the schedule, the room there would be.
 #[component]
 fn WindowChart(
-    axis: usize,
-    window_metric: &'static str,
-    comm_metric: &'static str,
-    exposed_metric: &'static str,
+    /// The axis whose window and traffic are drawn.
+    axis: Axis,
 ) -> impl IntoView {
     let state = expect_context::<AppState>();
-    let name = ["tp", "pp", "dp"][axis];
+    let name = axis.name();
+    let [window_metric, comm_metric, exposed_metric] =
+        [AxisFigure::Window, AxisFigure::Comm, AxisFigure::Exposed]
+            .map(|f| Metric::Axis(axis, f).name());
     let pick = move |r: &Report| {
-        let a = axis_of(r, axis);
+        let a = r.axes.get(axis);
         (a.window_ms, a.comm_ms, a.exposed_ms)
     };
     let now = Memo::new(move |_| state.report.with(|r| r.as_ref().map(pick)));
@@ -162,7 +122,7 @@ fn WindowChart(
             .map(|(win, comm, exp)| {
                 format!(
                     "{}: window {} against traffic {}, of which {} exposed",
-                    name.to_uppercase(),
+                    axis.label(),
                     format::ms(win),
                     format::ms(comm),
                     format::ms(exp)
@@ -230,14 +190,7 @@ fn WindowChart(
 pub fn Headline() -> impl IntoView {
     view! {
         <section class="headline" aria-label="Step figures" aria-live="polite">
-            <Figure metric="step_time_ms" label="Step time" get=|r| r.step_time_ms fmt=format::ms help="Simulated time of one step, on the slowest GPU" />
-            <Figure metric="baseline_ms" label="All-off baseline" get=|r| r.baseline_ms fmt=format::ms help="The same scenario with all three overlaps off" />
-            <Figure metric="speedup" label="Speedup" get=|r| r.speedup fmt=format::ratio help="baseline / step time" />
-            <Figure metric="mfu" label="MFU" get=|r| r.mfu fmt=format::pct help="Model FLOPs utilisation against peak" />
-            <Figure metric="bubble_fraction" label="Pipeline bubble" get=|r| r.bubble_fraction fmt=format::pct />
-            <Figure metric="model_tflops_per_gpu" label="Model TFLOP/s per GPU" get=|r| r.model_tflops_per_gpu fmt=format::tflops />
-            <Figure metric="hardware_tflops_per_gpu" label="Hardware TFLOP/s per GPU" get=|r| r.hardware_tflops_per_gpu fmt=format::tflops help="Recomputation counted, as Megatron-LM reports" />
-            <Figure metric="compute_ms" label="Compute busy" get=|r| r.compute_ms fmt=format::ms />
+            {metric::HEADLINE.map(|m| view! { <Figure metric=m /> }).collect_view()}
         </section>
     }
 }
@@ -249,15 +202,10 @@ pub fn AxisFigures() -> impl IntoView {
         <section class="axis-figures" aria-labelledby="axes-h">
             <h2 id="axes-h">"Per axis: is there room to hide it?"</h2>
             <div class="axes">
-                <AxisCard axis=0 />
-                <AxisCard axis=1 />
-                <AxisCard axis=2 />
+                {Axis::ALL.map(|axis| view! { <AxisCard axis=axis /> }).collect_view()}
             </div>
             <div class="links-figs">
-                <Figure metric="links.nvlink.busy" label="NVLink busy" get=|r| r.links.nvlink.busy fmt=format::pct />
-                <Figure metric="links.nvlink.shared" label="NVLink shared by axes" get=|r| r.links.nvlink.shared fmt=format::pct help="Fraction of busy time two or more axes shared the link" />
-                <Figure metric="links.network.busy" label="Network busy" get=|r| r.links.network.busy fmt=format::pct />
-                <Figure metric="links.network.shared" label="Network shared by axes" get=|r| r.links.network.shared fmt=format::pct help="Fraction of busy time two or more axes shared the link" />
+                {metric::LINKS.map(|m| view! { <Figure metric=m /> }).collect_view()}
             </div>
         </section>
     }

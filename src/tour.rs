@@ -3,15 +3,24 @@
 //! core computed (the ghost keeps the "before").
 
 use leptos::prelude::*;
+use overlap_core::output::metric::{AxisFigure, Metric};
 use overlap_core::presets;
-use overlap_core::{Report, ScenarioInput};
+use overlap_core::Axis::{Dp, Pp, Tp};
+use overlap_core::ScenarioInput;
 
+use crate::figures::shown;
 use crate::format;
 use crate::state::AppState;
 
-/// A figure the reveal shows before and after: its label and where it is in the report.
-/// (label, report field name for `data-metric`, getter).
-type Watch = (&'static str, &'static str, fn(&Report) -> f64);
+/// A figure the reveal shows before and after: the chapter's word for it,
+/// and the metric (its getter, `data-metric` name and number format).
+type Watch = (&'static str, Metric);
+
+const STEP: Watch = ("step time", Metric::StepTime);
+
+const fn axis(label: &'static str, axis: overlap_core::Axis, figure: AxisFigure) -> Watch {
+    (label, Metric::Axis(axis, figure))
+}
 
 struct Chapter {
     title: &'static str,
@@ -23,7 +32,7 @@ struct Chapter {
     choices: [&'static str; 3],
     /// The one change the chapter is about.
     action: fn(&mut ScenarioInput),
-    /// Which figures the reveal reads: (label, getter).
+    /// Which figures the reveal reads.
     watch: &'static [Watch],
     explain: &'static str,
     /// The controls the chapter is about (field names), outlined on the page.
@@ -47,9 +56,9 @@ const CHAPTERS: &[Chapter] = &[
         choices: ["Most of it disappears", "It barely changes", "It grows"],
         action: |i| i.overlap.dp = Some(true),
         watch: &[
-            ("step time", "step_time_ms", |r| r.step_time_ms),
-            ("DP exposed", "axes.dp.exposed_ms", |r| r.axes.dp.exposed_ms),
-            ("DP window", "axes.dp.window_ms", |r| r.axes.dp.window_ms),
+            STEP,
+            axis("DP exposed", Dp, AxisFigure::Exposed),
+            axis("DP window", Dp, AxisFigure::Window),
         ],
         explain: "Each gradient bucket is reduced as soon as it is final, under the rest of the backward pass. \
                   With gradient accumulation only the last micro-batch's backward is a window, so whatever does \
@@ -66,10 +75,10 @@ const CHAPTERS: &[Chapter] = &[
         choices: ["Nearly all of it", "Some of it", "None of it"],
         action: |i| i.overlap.tp = Some(true),
         watch: &[
-            ("step time", "step_time_ms", |r| r.step_time_ms),
-            ("TP exposed", "axes.tp.exposed_ms", |r| r.axes.tp.exposed_ms),
-            ("TP window", "axes.tp.window_ms", |r| r.axes.tp.window_ms),
-            ("TP comm", "axes.tp.comm_ms", |r| r.axes.tp.comm_ms),
+            STEP,
+            axis("TP exposed", Tp, AxisFigure::Exposed),
+            axis("TP window", Tp, AxisFigure::Window),
+            axis("TP comm", Tp, AxisFigure::Comm),
         ],
         explain: "Chunk i's AllReduce runs under chunk i+1's GEMM, but the window is one adjacent GEMM: small next \
                   to the traffic. Smaller GEMMs also run less efficiently, and NCCL's kernels take SMs from compute.",
@@ -88,10 +97,10 @@ const CHAPTERS: &[Chapter] = &[
         choices: ["It mostly disappears", "It barely changes", "It grows"],
         action: |i| i.overlap.pp = Some(true),
         watch: &[
-            ("step time", "step_time_ms", |r| r.step_time_ms),
-            ("PP exposed", "axes.pp.exposed_ms", |r| r.axes.pp.exposed_ms),
-            ("PP window", "axes.pp.window_ms", |r| r.axes.pp.window_ms),
-            ("bubble", "bubble_fraction", |r| r.bubble_fraction),
+            STEP,
+            axis("PP exposed", Pp, AxisFigure::Exposed),
+            axis("PP window", Pp, AxisFigure::Window),
+            ("bubble", Metric::Bubble),
         ],
         explain: "An asynchronous send lets the sender start the next micro-batch at once: only the receiver waits, \
                   and only when the data is late. The pipeline bubble is another matter: overlap does not fill it.",
@@ -108,10 +117,10 @@ const CHAPTERS: &[Chapter] = &[
         choices: ["It stays the same", "It grows: it shares the NIC with PP", "It shrinks"],
         action: |i| i.overlap.dp = Some(true),
         watch: &[
-            ("step time", "step_time_ms", |r| r.step_time_ms),
-            ("DP comm", "axes.dp.comm_ms", |r| r.axes.dp.comm_ms),
-            ("DP contention", "axes.dp.contention_ms", |r| r.axes.dp.contention_ms),
-            ("PP contention", "axes.pp.contention_ms", |r| r.axes.pp.contention_ms),
+            STEP,
+            axis("DP comm", Dp, AxisFigure::Comm),
+            axis("DP contention", Dp, AxisFigure::Contention),
+            axis("PP contention", Pp, AxisFigure::Contention),
         ],
         explain: "Overlapping each axis with compute does not overlap the axes with each other: the DP reduction \
                   and the pipeline's gradient sends now meet on the same NIC and share it, so both take longer. \
@@ -130,10 +139,10 @@ const CHAPTERS: &[Chapter] = &[
             i.sm_tax = Some(0.4);
         },
         watch: &[
-            ("step time", "step_time_ms", |r| r.step_time_ms),
-            ("compute busy", "compute_ms", |r| r.compute_ms),
-            ("TP exposed", "axes.tp.exposed_ms", |r| r.axes.tp.exposed_ms),
-            ("speedup over all-off", "speedup", |r| r.speedup),
+            STEP,
+            ("compute busy", Metric::Compute),
+            axis("TP exposed", Tp, AxisFigure::Exposed),
+            ("speedup over all-off", Metric::Speedup),
         ],
         explain: "Tiny chunks run far from peak, each collective pays its latency, and compute slows whenever a \
                   communication kernel runs beside it. Past a point, overlap costs more than it hides.",
@@ -176,7 +185,7 @@ fn reveal_control(field: Option<&str>) {
     let Some(doc) = crate::dom::document() else {
         return;
     };
-    let id = format!("f-{}", field.replace(['.', '_'], "-"));
+    let id = crate::fields::control_id(field);
     let (Some(el), Ok(Some(side))) = (doc.get_element_by_id(&id), doc.query_selector(".side"))
     else {
         return;
@@ -186,17 +195,6 @@ fn reveal_control(field: Option<&str>) {
     }
     let offset = el.get_bounding_client_rect().top() - side.get_bounding_client_rect().top();
     side.set_scroll_top(side.scroll_top() + offset as i32 - 48);
-}
-
-/// A value as the reveal shows it.
-fn show(label: &str, v: f64) -> String {
-    if label.contains("bubble") {
-        format::pct(v)
-    } else if label.contains("speedup") {
-        format::ratio(v)
-    } else {
-        format::ms(v)
-    }
 }
 
 #[component]
@@ -285,27 +283,29 @@ pub fn Tour() -> impl IntoView {
                             {move || picked.get().map(|k| format!("You predicted: {}.", c.choices[k]))}
                         </p>
                         <ul class="reveal" aria-live="polite">
-                            {c.watch.iter().map(|(label, metric, get)| {
-                                let (label, metric, get) = (*label, *metric, *get);
+                            {c.watch.iter().map(|(label, metric)| {
+                                let (label, metric) = (*label, *metric);
+                                let get = move |r: &overlap_core::Report| metric.get(r);
+                                let name = metric.name();
                                 // The current value first: a page query for a metric
                                 // finds it before any "before" value.
                                 view! {
                                     <li>
                                         <span>{label}": "</span>
                                         <strong
-                                            data-metric=metric
+                                            data-metric=name.clone()
                                             data-run="current"
                                             data-value=move || state.report.get().map(|r| format::raw(get(&r)))
                                         >
-                                            {move || state.report.get().map(|r| show(label, get(&r)))}
+                                            {move || state.report.get().map(|r| shown(metric, get(&r)))}
                                         </strong>
                                         " (before: "
                                         <span
-                                            data-metric=metric
+                                            data-metric=name
                                             data-run="previous"
                                             data-value=move || state.ghost.get().map(|g| format::raw(get(&g)))
                                         >
-                                            {move || state.ghost.get().map(|g| show(label, get(&g)))}
+                                            {move || state.ghost.get().map(|g| shown(metric, get(&g)))}
                                         </span>
                                         ")"
                                     </li>

@@ -4,8 +4,6 @@
 
 use leptos::html;
 use leptos::prelude::*;
-use serde::de::DeserializeOwned;
-use serde::Serialize;
 use wasm_bindgen::JsCast;
 
 use crate::fields::NumField;
@@ -17,18 +15,6 @@ fn tour_focus(state: AppState, field: &'static str) -> bool {
         .tour_chapter
         .get()
         .is_some_and(|c| crate::tour::focus_fields(c).contains(&field))
-}
-
-/// The serialised name of an enum value (`"1f1b"`), as in scenario JSON.
-pub fn enum_name<T: Serialize>(value: &T) -> String {
-    serde_json::to_value(value)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default()
-}
-
-pub fn enum_parse<T: DeserializeOwned>(name: &str) -> Option<T> {
-    serde_json::from_value(serde_json::Value::String(name.to_string())).ok()
 }
 
 /// The core's messages for one field, shown under its control.
@@ -191,7 +177,7 @@ pub fn SelectField(
     /// Called with the chosen value.
     on_change: Callback<String>,
 ) -> impl IntoView {
-    let id = format!("f-{}", field.replace(['.', '_'], "-"));
+    let id = crate::fields::control_id(field);
     let err_id = format!("{id}-err");
     let invalid = Memo::new(move |_| {
         expect_context::<AppState>()
@@ -230,7 +216,10 @@ pub fn Toggle(
     label: &'static str,
     /// Dotted field name (error placement).
     field: &'static str,
-    #[prop(into)] checked: Signal<bool>,
+    /// Whether it is on.
+    #[prop(into)]
+    checked: Signal<bool>,
+    /// Called with the new state.
     on_change: Callback<bool>,
     /// Render as `role="switch"`.
     #[prop(optional)]
@@ -239,7 +228,7 @@ pub fn Toggle(
     #[prop(optional)]
     axis: &'static str,
 ) -> impl IntoView {
-    let id = format!("f-{}", field.replace(['.', '_'], "-"));
+    let id = crate::fields::control_id(field);
     let err_id = format!("{id}-err");
     let state = expect_context::<AppState>();
     let named = Memo::new(move |_| state.errors.with(|e| e.iter().any(|e| e.field == field)));

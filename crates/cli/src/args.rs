@@ -44,6 +44,12 @@ pub const COMMANDS: &[CommandSpec] = &[
         reads_file: false,
     },
     CommandSpec {
+        name: "fields",
+        flags: &[],
+        valued: &[],
+        reads_file: false,
+    },
+    CommandSpec {
         name: "published",
         flags: &[],
         valued: &[],

@@ -11,11 +11,12 @@ use std::process::ExitCode;
 use overlap_core::scenario::{clip_echoes, MAX_INPUT_BYTES, MAX_INPUT_MIB};
 use overlap_core::{presets, simulate, Axis, Report, Scenario, ScenarioInput};
 
-const USAGE: &str = "usage: overlap-lab simulate [--json] FILE | link [--preset ID] FILE | trace [--kineto DIR] FILE | presets | published
+const USAGE: &str = "usage: overlap-lab simulate [--json] FILE | link [--preset ID] FILE | trace [--kineto DIR] FILE | presets | fields | published
   FILE is scenario JSON (interface.md) of at most 1 MiB; - reads standard input; preset:NAME uses a preset;
   -- before FILE lets its name start with -.
   link writes the fields that differ from the closest preset, or from --preset ID.
-  trace --kineto DIR writes one PyTorch-profiler trace per simulated GPU, DIR/rank<N>.json.";
+  trace --kineto DIR writes one PyTorch-profiler trace per simulated GPU, DIR/rank<N>.json.
+  fields lists every scenario field: its link key, type and range, default and label.";
 
 fn main() -> ExitCode {
     // Arguments that are not UTF-8 are read in their lossy form, and a FILE
@@ -97,6 +98,7 @@ fn run(raw: &[OsString]) -> Result<String, String> {
             .iter()
             .map(|p| format!("{:<26} {}\n", p.id, p.title))
             .collect()),
+        "fields" => Ok(overlap_core::input::fields::table()),
         "published" => Ok(format!(
             "{}\nOverlap: the interference model against public measurements\n\n{}\nZero-bubble pipelines (throughput relative to 1F1B; memory of the fullest GPU):\n\n{}",
             overlap_core::published::table(),

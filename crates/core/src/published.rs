@@ -2,6 +2,7 @@
 //! one function computes each preset's figure the way its paper measured it.
 
 use crate::input::presets::{Preset, PRESETS};
+use crate::output::metric::Metric;
 use crate::simulate;
 
 /// Relative tolerance of published.md.
@@ -10,32 +11,48 @@ pub const TOLERANCE: f64 = 0.10;
 /// Chunk counts tried for "the best tp_chunks" (CoCoNet).
 pub const CHUNK_CHOICES: [u32; 7] = [1, 2, 4, 8, 16, 32, 64];
 
+/// A preset's published figure beside the simulated one.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Comparison {
+    /// The preset's id.
     pub id: &'static str,
-    pub metric: &'static str,
+    /// Which figure.
+    pub metric: Metric,
+    /// The paper's value, in the metric's unit.
     pub published: f64,
+    /// The simulator's value, in the same unit.
     pub simulated: f64,
-    /// For speedups: the tp_chunks that gave it.
+    /// What else a reader needs: for speedups the tp_chunks that gave it,
+    /// for throughputs the MFU, for step times the bubble.
     pub note: String,
 }
 
 impl Comparison {
+    /// (simulated - published) / published.
     pub fn relative_error(&self) -> f64 {
         (self.simulated - self.published) / self.published
     }
 
+    /// Whether the relative error is within [`TOLERANCE`].
     pub fn within_tolerance(&self) -> bool {
         self.relative_error().abs() <= TOLERANCE
     }
 }
 
+/// The metric a preset's published figure names. Preset names are tested
+/// (`every_published_figure_names_a_metric`), so `None` means no figure.
+pub fn published_metric(p: &Preset) -> Option<Metric> {
+    Metric::from_name(p.published?.metric)
+}
+
 /// The simulated counterpart of a preset's published figure.
 pub fn compare(p: &Preset) -> Option<Comparison> {
     let fig = p.published?;
+    let metric = published_metric(p)?;
     let input = p.input();
-    let (simulated, note) = match fig.metric {
-        "speedup" => {
+    let (simulated, note) = match metric {
+        // CoCoNet reports its best chunking: so does the simulation.
+        Metric::Speedup => {
             let mut best = (0.0, 1);
             for chunks in CHUNK_CHOICES {
                 let mut i = input.clone();
@@ -49,25 +66,23 @@ pub fn compare(p: &Preset) -> Option<Comparison> {
             }
             (best.0, format!("best at tp_chunks {}", best.1))
         }
-        "hardware_tflops_per_gpu" => {
+        _ => {
             let r = simulate(&input.resolve().ok()?).report;
-            (
-                r.hardware_tflops_per_gpu,
-                format!("MFU {:.1}%", r.mfu * 100.0),
-            )
+            let note = match metric {
+                Metric::HardwareTflops | Metric::ModelTflops => {
+                    format!("MFU {:.1}%", r.mfu * 100.0)
+                }
+                Metric::StepTime | Metric::StepTimeS => {
+                    format!("bubble {:.1}%", r.bubble_fraction * 100.0)
+                }
+                _ => String::new(),
+            };
+            (metric.get(&r), note)
         }
-        "step_time_s" => {
-            let r = simulate(&input.resolve().ok()?).report;
-            (
-                r.step_time_ms / 1e3,
-                format!("bubble {:.1}%", r.bubble_fraction * 100.0),
-            )
-        }
-        _ => return None,
     };
     Some(Comparison {
         id: p.id,
-        metric: fig.metric,
+        metric,
         published: fig.value,
         simulated,
         note,
@@ -100,4 +115,23 @@ pub fn table() -> String {
 /// calibration figures, as a Markdown table.
 pub fn overlap_table() -> String {
     crate::calibration::table()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_published_figure_names_a_metric() {
+        for p in PRESETS {
+            if let Some(fig) = p.published {
+                assert!(
+                    Metric::from_name(fig.metric).is_some(),
+                    "{}: {} is not a metric",
+                    p.id,
+                    fig.metric
+                );
+            }
+        }
+    }
 }

@@ -48,6 +48,11 @@ pub fn tflops(v: f64) -> String {
     format!("{v:.1}")
 }
 
+/// Gigabytes, one decimal: memory per GPU.
+pub fn gb(v: f64) -> String {
+    format!("{v:.1} GB")
+}
+
 /// A byte count in B, kB, MB or GB.
 pub fn bytes(v: f64) -> String {
     let a = v.abs();

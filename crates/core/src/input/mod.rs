@@ -3,6 +3,7 @@
 //! comes from the workload builder's own count). Above `model` and
 //! `workload`; nothing below imports it.
 
+pub mod fields;
 pub mod parse;
 pub mod presets;
 pub mod share_link;

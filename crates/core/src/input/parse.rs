@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::input::fields::FIELDS;
 use crate::input::validate;
 use crate::model::hardware::HardwarePreset;
 use crate::model::scenario::*;
@@ -13,41 +14,59 @@ use crate::model::scenario::*;
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ScenarioInput {
+    /// The cluster.
     #[serde(default, skip_serializing_if = "HardwareInput::is_empty")]
     pub hardware: HardwareInput,
+    /// What one step computes.
     #[serde(default, skip_serializing_if = "WorkloadInput::is_empty")]
     pub workload: WorkloadInput,
+    /// The parallel layout.
     #[serde(default, skip_serializing_if = "ParallelInput::is_empty")]
     pub parallel: ParallelInput,
+    /// The overlap switches and knobs.
     #[serde(default, skip_serializing_if = "OverlapInput::is_empty")]
     pub overlap: OverlapInput,
+    /// Compute slowdown while a collective runs beside it (v1 meaning).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sm_tax: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interference: Option<Interference>,
 }
 
+/// The `hardware` section: a preset and any datasheet figure overriding it.
+/// Each field's range, default and share-link key are its row in
+/// [`FIELDS`](crate::input::fields::FIELDS), as for every section.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HardwareInput {
+    /// Hardware preset.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preset: Option<HardwarePreset>,
+    /// Nodes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nodes: Option<u32>,
+    /// GPUs per node.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gpus_per_node: Option<u32>,
+    /// Peak compute, TFLOP/s.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub peak_tflops: Option<f64>,
+    /// HBM bandwidth, GB/s.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hbm_gbps: Option<f64>,
+    /// NVLink bandwidth, GB/s.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nvlink_gbps: Option<f64>,
+    /// NIC bandwidth, GB/s.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nic_gbps: Option<f64>,
+    /// Oversubscription of the network core (1: non-blocking).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub oversubscription: Option<f64>,
+    /// NVLink latency, µs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nvlink_latency_us: Option<f64>,
+    /// Network latency, µs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub network_latency_us: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -57,99 +76,126 @@ pub struct HardwareInput {
     pub max_connections: Option<u32>,
 }
 
+/// The `workload` section.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct WorkloadInput {
+    /// Workload.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<WorkloadKind>,
+    /// Mode.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mode: Option<Mode>,
+    /// Layers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub layers: Option<u32>,
+    /// Hidden size.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hidden: Option<u32>,
+    /// Attention heads.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub heads: Option<u32>,
+    /// Sequence length, tokens.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seq: Option<u32>,
+    /// Vocabulary.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub vocab: Option<u32>,
+    /// Micro-batch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub micro_batch: Option<u32>,
+    /// Global batch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub global_batch: Option<u32>,
+    /// Recomputation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recompute: Option<Recompute>,
+    /// Sequence parallelism.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sequence_parallel: Option<bool>,
     /// MatMul+AllReduce only: the GEMM is [m x k] x [k x n].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub m: Option<u32>,
+    /// GEMM columns n.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub n: Option<u32>,
+    /// GEMM inner k.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub k: Option<u32>,
 }
 
+/// The `parallel` section.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ParallelInput {
+    /// TP degree.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tp: Option<u32>,
+    /// PP degree.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pp: Option<u32>,
+    /// DP degree.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dp: Option<u32>,
+    /// Pipeline schedule.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub schedule: Option<Schedule>,
+    /// Virtual stages.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub virtual_stages: Option<u32>,
+    /// Scatter/gather of pipeline sends.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scatter_gather: Option<bool>,
 }
 
+/// The `overlap` section.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct OverlapInput {
+    /// TP overlap.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tp: Option<bool>,
+    /// PP overlap.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pp: Option<bool>,
+    /// DP overlap.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dp: Option<bool>,
+    /// TP chunks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tp_chunks: Option<u32>,
+    /// DP bucket size, MB.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bucket_mb: Option<f64>,
+    /// Gradient width, bytes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grad_bytes: Option<u32>,
 }
 
-macro_rules! all_none {
-    ($s:expr; $($f:ident),*) => { true $(&& $s.$f.is_none())* };
-}
-
+// A section is empty when it equals its default (every field `None`):
+// nothing to list, so a new field cannot be forgotten here.
 impl HardwareInput {
+    /// Whether no hardware field is set.
     pub fn is_empty(&self) -> bool {
-        all_none!(self; preset, nodes, gpus_per_node, peak_tflops, hbm_gbps, nvlink_gbps,
-            nic_gbps, oversubscription, nvlink_latency_us, network_latency_us, sms,
-            max_connections)
+        *self == Self::default()
     }
 }
 impl WorkloadInput {
+    /// Whether no workload field is set.
     pub fn is_empty(&self) -> bool {
-        all_none!(self; kind, mode, layers, hidden, heads, seq, vocab, micro_batch,
-            global_batch, recompute, sequence_parallel, m, n, k)
+        *self == Self::default()
     }
 }
 impl ParallelInput {
+    /// Whether no parallel field is set.
     pub fn is_empty(&self) -> bool {
-        all_none!(self; tp, pp, dp, schedule, virtual_stages, scatter_gather)
+        *self == Self::default()
     }
 }
 impl OverlapInput {
+    /// Whether no overlap field is set.
     pub fn is_empty(&self) -> bool {
-        all_none!(self; tp, pp, dp, tp_chunks, bucket_mb, grad_bytes)
+        *self == Self::default()
     }
 }
 
@@ -238,7 +284,9 @@ fn push_visible(out: &mut String, c: char) -> usize {
 /// One refused field: its dotted path and what would be valid.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct FieldError {
+    /// Dotted path of the field (or `scenario`, `link`, a link key).
     pub field: String,
+    /// What is wrong and what would be valid.
     pub message: String,
 }
 
@@ -262,6 +310,7 @@ impl std::fmt::Display for FieldError {
 /// Every problem found in a scenario, so that a user sees them all at once.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct ScenarioError {
+    /// Each refused field, in the order found.
     pub errors: Vec<FieldError>,
 }
 
@@ -413,14 +462,12 @@ fn refuse_arrays_for_objects(value: &Value) -> Result<(), ScenarioError> {
     Ok(())
 }
 
+/// A field of `section` to show in a message: its first number field.
 fn example_field(section: &str) -> &'static str {
-    match section {
-        "hardware" => "nodes",
-        "workload" => "layers",
-        "parallel" => "tp",
-        "overlap" => "tp_chunks",
-        _ => "field",
-    }
+    FIELDS
+        .iter()
+        .find(|f| f.section() == section && f.is_number())
+        .map_or("field", |f| f.name())
 }
 
 /// serde_json reads `{"gpipe": null}` as the enum value `"gpipe"`: every

@@ -7,29 +7,39 @@ use crate::input::parse::{ScenarioError, ScenarioInput};
 /// One published figure a preset reproduces.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PublishedFigure {
-    /// Which report figure: "speedup", "hardware_tflops_per_gpu" or "step_time_s".
+    /// Which figure, by its metric name (`output::metric::Metric::name`:
+    /// "speedup", "hardware_tflops_per_gpu", "step_time_s"). A name, not the
+    /// type: presets sit below the output layer; `published` reads it back.
     pub metric: &'static str,
+    /// The paper's value, in the metric's unit.
     pub value: f64,
+    /// Where it is published.
     pub source: &'static str,
 }
 
+/// A named scenario.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Preset {
     /// Stable name used in share links (`preset=`).
     pub id: &'static str,
+    /// Its name in the preset picker.
     pub title: &'static str,
     /// One or two sentences a student reads next to the timeline.
     pub description: &'static str,
+    /// The scenario, as scenario JSON.
     pub json: &'static str,
+    /// The published figure it reproduces, if it is a validation case.
     pub published: Option<PublishedFigure>,
 }
 
 impl Preset {
+    /// The preset's scenario input.
     pub fn input(&self) -> ScenarioInput {
         ScenarioInput::from_json(self.json).expect("presets are valid JSON (tested)")
     }
 }
 
+/// The preset a page or link without one opens.
 pub const DEFAULT_ID: &str = "didactic";
 
 // Megatron-LM weak scaling (Narayanan et al. 2021, Table 1). Micro-batch rule,
@@ -66,6 +76,7 @@ macro_rules! zero_bubble_row {
     };
 }
 
+/// Every preset, in the order the picker lists them.
 pub const PRESETS: &[Preset] = &[
     Preset {
         id: DEFAULT_ID,
@@ -269,10 +280,12 @@ pub const PRESETS: &[Preset] = &[
     },
 ];
 
+/// The preset of an id.
 pub fn find(id: &str) -> Option<&'static Preset> {
     PRESETS.iter().find(|p| p.id == id)
 }
 
+/// The preset a page or link without one opens.
 pub fn default_preset() -> &'static Preset {
     find(DEFAULT_ID).expect("the default preset exists")
 }

@@ -1,6 +1,6 @@
 //! Share links (interface.md): the scenario in a query string with readable
 //! names, only the fields that differ from the chosen preset, and a format
-//! version. One typed table of properties drives both directions, so a
+//! version. The field table (`input::fields`) drives both directions, so a
 //! field can never be written under one name and read under another.
 //!
 //! Reading never fails as a whole: every field that cannot be used is
@@ -9,6 +9,7 @@
 
 use serde_json::{Map, Value};
 
+use crate::input::fields::{self, Field, FIELDS};
 use crate::input::parse::{FieldError, ScenarioInput, MAX_INPUT_BYTES, MAX_INPUT_MIB};
 use crate::input::presets;
 use crate::model::scenario::Scenario;
@@ -20,176 +21,51 @@ pub const VERSION: u32 = 1;
 /// a link of a million bad parameters shows a short list.
 pub const MAX_LINK_ERRORS: usize = 20;
 
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum Kind {
-    Int,
-    Real,
-    Bool,
-    Enum(&'static [&'static str]),
-}
-
-/// One scenario field: its link key and its place in the scenario JSON.
-struct Prop {
-    key: &'static str,
-    path: [&'static str; 2],
-    kind: Kind,
-}
-
-macro_rules! props {
-    ($($key:literal => $section:literal . $field:literal : $kind:expr),* $(,)?) => {
-        &[$(Prop { key: $key, path: [$section, $field], kind: $kind }),*]
-    };
-}
-
-/// Version 1's keys. Add keys freely; never rename or reuse one.
-const PROPS: &[Prop] = props![
-    "hw" => "hardware"."preset": Kind::Enum(&["dgx2-v100", "dgx-a100", "dgx-h100"]),
-    "nodes" => "hardware"."nodes": Kind::Int,
-    "gpus_per_node" => "hardware"."gpus_per_node": Kind::Int,
-    "peak_tflops" => "hardware"."peak_tflops": Kind::Real,
-    "hbm_gbps" => "hardware"."hbm_gbps": Kind::Real,
-    "nvlink_gbps" => "hardware"."nvlink_gbps": Kind::Real,
-    "nic_gbps" => "hardware"."nic_gbps": Kind::Real,
-    "oversubscription" => "hardware"."oversubscription": Kind::Real,
-    "nvlink_latency_us" => "hardware"."nvlink_latency_us": Kind::Real,
-    "network_latency_us" => "hardware"."network_latency_us": Kind::Real,
-    "sms" => "hardware"."sms": Kind::Int,
-    "max_connections" => "hardware"."max_connections": Kind::Int,
-    "kind" => "workload"."kind": Kind::Enum(&["transformer", "matmul_allreduce"]),
-    "mode" => "workload"."mode": Kind::Enum(&["train", "inference"]),
-    "layers" => "workload"."layers": Kind::Int,
-    "hidden" => "workload"."hidden": Kind::Int,
-    "heads" => "workload"."heads": Kind::Int,
-    "seq" => "workload"."seq": Kind::Int,
-    "vocab" => "workload"."vocab": Kind::Int,
-    "micro_batch" => "workload"."micro_batch": Kind::Int,
-    "global_batch" => "workload"."global_batch": Kind::Int,
-    "recompute" => "workload"."recompute": Kind::Enum(&["none", "selective", "full"]),
-    "sequence_parallel" => "workload"."sequence_parallel": Kind::Bool,
-    "m" => "workload"."m": Kind::Int,
-    "n" => "workload"."n": Kind::Int,
-    "k" => "workload"."k": Kind::Int,
-    "tp" => "parallel"."tp": Kind::Int,
-    "pp" => "parallel"."pp": Kind::Int,
-    "dp" => "parallel"."dp": Kind::Int,
-    "schedule" => "parallel"."schedule": Kind::Enum(&["gpipe", "1f1b", "interleaved", "zb-1p", "zb-2p", "zb-v", "dualpipe-v"]),
-    "virtual_stages" => "parallel"."virtual_stages": Kind::Int,
-    "scatter_gather" => "parallel"."scatter_gather": Kind::Bool,
-    "tp_overlap" => "overlap"."tp": Kind::Bool,
-    "pp_overlap" => "overlap"."pp": Kind::Bool,
-    "dp_overlap" => "overlap"."dp": Kind::Bool,
-    "tp_chunks" => "overlap"."tp_chunks": Kind::Int,
-    "bucket_mb" => "overlap"."bucket_mb": Kind::Real,
-    "grad_bytes" => "overlap"."grad_bytes": Kind::Int,
-    "sm_tax" => ""."sm_tax": Kind::Real,
-    "interference" => ""."interference": Kind::Enum(&["modelled", "off"]),
-];
-
 /// The link key of a scenario field path such as "parallel.tp".
 pub fn key_for_path(path: &str) -> Option<&'static str> {
-    PROPS.iter().find(|p| dotted(p) == path).map(|p| p.key)
+    fields::find(path).map(|f| f.key)
 }
 
-fn dotted(p: &Prop) -> String {
-    if p.path[0].is_empty() {
-        p.path[1].to_string()
-    } else {
-        format!("{}.{}", p.path[0], p.path[1])
+/// The field's place in scenario JSON: its section (`None` at the top
+/// level) and its name there.
+fn place(f: &Field) -> (Option<&'static str>, &'static str) {
+    match f.section() {
+        "" => (None, f.name()),
+        section => (Some(section), f.name()),
     }
 }
 
-fn get<'v>(v: &'v Value, p: &Prop) -> Option<&'v Value> {
-    if p.path[0].is_empty() {
-        v.get(p.path[1])
-    } else {
-        v.get(p.path[0])?.get(p.path[1])
+fn get<'v>(v: &'v Value, f: &Field) -> Option<&'v Value> {
+    match place(f) {
+        (None, name) => v.get(name),
+        (Some(section), name) => v.get(section)?.get(name),
     }
 }
 
-fn set(v: &mut Value, p: &Prop, value: Option<Value>) {
+fn set(v: &mut Value, f: &Field, value: Option<Value>) {
     let obj = v.as_object_mut().expect("scenario JSON is an object");
-    let section = if p.path[0].is_empty() {
-        obj
-    } else {
-        obj.entry(p.path[0])
+    let (section, name) = place(f);
+    let section = match section {
+        None => obj,
+        Some(section) => obj
+            .entry(section)
             .or_insert_with(|| Value::Object(Map::new()))
             .as_object_mut()
-            .expect("sections are objects")
+            .expect("sections are objects"),
     };
     match value {
         Some(x) => {
-            section.insert(p.path[1].to_string(), x);
+            section.insert(name.to_string(), x);
         }
         None => {
-            section.remove(p.path[1]);
+            section.remove(name);
         }
     }
 }
 
 /// A resolved scenario written back as complete input: every field set.
 pub fn complete_input(s: &Scenario) -> ScenarioInput {
-    use crate::input::parse::*;
-    use crate::model::scenario::*;
-    let mut i = ScenarioInput::default();
-    let hw = &s.hardware;
-    i.hardware = HardwareInput {
-        preset: Some(s.hardware_preset),
-        nodes: Some(hw.nodes),
-        gpus_per_node: Some(hw.gpus_per_node),
-        peak_tflops: Some(hw.peak_tflops),
-        hbm_gbps: Some(hw.hbm_gbps),
-        nvlink_gbps: Some(hw.nvlink_gbps),
-        nic_gbps: Some(hw.nic_gbps),
-        oversubscription: Some(hw.oversubscription),
-        nvlink_latency_us: Some(hw.nvlink_latency_us),
-        network_latency_us: Some(hw.network_latency_us),
-        sms: Some(hw.sms),
-        max_connections: Some(hw.max_connections),
-    };
-    i.workload = match &s.workload {
-        Workload::Transformer(t) => WorkloadInput {
-            kind: Some(WorkloadKind::Transformer),
-            mode: Some(t.mode),
-            layers: Some(t.layers),
-            hidden: Some(t.hidden),
-            heads: Some(t.heads),
-            seq: Some(t.seq),
-            vocab: Some(t.vocab),
-            micro_batch: Some(t.micro_batch),
-            global_batch: Some(t.global_batch),
-            recompute: Some(t.recompute),
-            sequence_parallel: Some(t.sequence_parallel),
-            ..WorkloadInput::default()
-        },
-        Workload::MatmulAllreduce(mm) => WorkloadInput {
-            kind: Some(WorkloadKind::MatmulAllreduce),
-            m: Some(mm.m),
-            n: Some(mm.n),
-            k: Some(mm.k),
-            ..WorkloadInput::default()
-        },
-    };
-    let p = &s.parallel;
-    i.parallel = ParallelInput {
-        tp: Some(p.tp),
-        pp: Some(p.pp),
-        dp: Some(p.dp),
-        schedule: Some(p.schedule),
-        virtual_stages: Some(p.virtual_stages),
-        scatter_gather: Some(p.scatter_gather),
-    };
-    let o = &s.overlap;
-    i.overlap = OverlapInput {
-        tp: Some(o.tp),
-        pp: Some(o.pp),
-        dp: Some(o.dp),
-        tp_chunks: Some(o.tp_chunks),
-        bucket_mb: Some(o.bucket_mb),
-        grad_bytes: Some(o.grad_bytes),
-    };
-    i.sm_tax = s.sm_tax;
-    i.interference = Some(s.interference);
-    i
+    fields::complete_input(s)
 }
 
 /// What the input says, completed from its resolution where it resolves.
@@ -199,14 +75,6 @@ fn full_value(input: &ScenarioInput) -> Value {
         Err(_) => input.clone(),
     };
     serde_json::to_value(completed).expect("scenario input serialises")
-}
-
-fn text(v: &Value) -> String {
-    match v {
-        Value::String(s) => s.clone(),
-        Value::Bool(b) => if *b { "1" } else { "0" }.to_string(),
-        other => other.to_string(),
-    }
 }
 
 /// Percent-encodes what a query value may not hold as it is.
@@ -256,6 +124,7 @@ pub fn encode(input: &ScenarioInput, preset: Option<&str>) -> String {
     encode_with_view(input, preset, &[])
 }
 
+/// [`encode`], followed by the view's `key=value` pairs (zoom, tour chapter, ...).
 pub fn encode_with_view(
     input: &ScenarioInput,
     preset: Option<&str>,
@@ -269,10 +138,10 @@ pub fn encode_with_view(
     if preset.id != presets::DEFAULT_ID {
         parts.push(format!("preset={}", preset.id));
     }
-    for p in PROPS {
+    for p in FIELDS {
         if let Some(value) = get(&current, p) {
             if get(&base, p) != Some(value) {
-                parts.push(format!("{}={}", p.key, escape(&text(value))));
+                parts.push(format!("{}={}", p.key, escape(&Field::text(value))));
             }
         }
     }
@@ -298,42 +167,15 @@ pub fn encode_shortest(input: &ScenarioInput) -> String {
 /// What a link says.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Decoded {
+    /// The preset the link names (the default preset when it names none or
+    /// an unknown one).
     pub preset: &'static str,
+    /// The scenario: the preset with the link's usable fields applied.
     pub input: ScenarioInput,
     /// View parameters (`view_keys` the caller accepts), in link order.
     pub view: Vec<(String, String)>,
     /// Every part of the link that could not be used, by link key.
     pub errors: Vec<FieldError>,
-}
-
-fn parse_value(p: &Prop, raw: &str) -> Result<Value, String> {
-    match p.kind {
-        Kind::Int => raw
-            .parse::<u32>()
-            .map(Value::from)
-            .map_err(|_| format!("{raw:?} is not a whole number of 0 or more")),
-        Kind::Real => raw
-            .parse::<f64>()
-            .ok()
-            .filter(|x| x.is_finite())
-            .map(Value::from)
-            .ok_or_else(|| format!("{raw:?} is not a number")),
-        Kind::Bool => match raw {
-            "1" | "true" | "on" => Ok(Value::Bool(true)),
-            "0" | "false" | "off" => Ok(Value::Bool(false)),
-            _ => Err(format!("{raw:?} is not a switch: valid are 1 or 0")),
-        },
-        Kind::Enum(options) => {
-            if options.contains(&raw) {
-                Ok(Value::from(raw))
-            } else {
-                Err(format!(
-                    "{raw:?} is not valid: valid are {}",
-                    options.join(", ")
-                ))
-            }
-        }
-    }
 }
 
 /// Reads a query string (with or without its `?`). `view_keys` are the
@@ -409,17 +251,17 @@ pub fn decode(query: &str, view_keys: &[&str]) -> Decoded {
     };
 
     let mut value = serde_json::to_value(preset.input()).expect("presets serialise");
-    let mut applied: Vec<&Prop> = Vec::new();
+    let mut applied: Vec<&Field> = Vec::new();
     let mut view = Vec::new();
     for (key, raw) in &pairs {
         if key == "v" || key == "preset" {
             continue;
         }
-        if let Some(p) = PROPS.iter().find(|p| p.key == key) {
+        if let Some(p) = fields::by_key(key) {
             if !version_ok {
                 continue;
             }
-            match parse_value(p, raw) {
+            match p.parse_text(raw) {
                 Ok(v) => {
                     set(&mut value, p, Some(v));
                     applied.push(p);
@@ -441,7 +283,7 @@ pub fn decode(query: &str, view_keys: &[&str]) -> Decoded {
     // each reported with what would be valid.
     let original = serde_json::to_value(preset.input()).expect("presets serialise");
     let mut input = ScenarioInput::from_json(&value.to_string()).unwrap_or_else(|_| preset.input());
-    for _ in 0..=PROPS.len() {
+    for _ in 0..=FIELDS.len() {
         let Err(e) = input.resolve() else { break };
         let mut reverted = false;
         for fe in &e.errors {

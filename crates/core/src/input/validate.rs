@@ -2,6 +2,7 @@
 //! refusal naming its field and what would be valid. Limits keep absurd
 //! scenarios from hanging the page or exhausting memory.
 
+use crate::input::fields::{Kind, FIELDS};
 use crate::input::parse::*;
 use crate::model::hardware::{Hardware, HardwarePreset};
 use crate::model::scenario::*;
@@ -77,42 +78,27 @@ impl Checker {
         self.errors.push(FieldError::new(field, &message));
     }
 
-    fn int(&mut self, field: &str, value: u32, lo: u32, hi: u32) -> bool {
-        if value < lo || value > hi {
-            self.fail(
-                field,
-                format!("{value} is out of range: valid is {lo} to {hi}"),
-            );
-            return false;
+    /// Checks every field of `section` (`""`: the top level) that applies to
+    /// the scenario against its range in the field table, in table order.
+    /// Returns whether every whole-number field passed: those are the ones
+    /// the cross-field checks (layout, divisibility) compute with.
+    fn ranges(&mut self, s: &Scenario, section: &str) -> bool {
+        let mut whole_ok = true;
+        for f in FIELDS.iter().filter(|f| f.section() == section) {
+            let Some(value) = (f.resolved)(s) else {
+                continue;
+            };
+            // JSON has no NaN: a non-finite number becomes null.
+            let x = value.as_f64().unwrap_or(f64::NAN);
+            if !f.is_number() && !matches!(f.kind, Kind::IntOf { .. }) {
+                continue;
+            }
+            if let Err(message) = f.check_number(x) {
+                self.fail(f.path, message);
+                whole_ok &= !matches!(f.kind, Kind::Int { .. });
+            }
         }
-        true
-    }
-
-    fn real(&mut self, field: &str, value: f64, lo: f64, hi: f64, lo_open: bool) -> bool {
-        let below = if lo_open { value <= lo } else { value < lo };
-        if !value.is_finite() || below || value > hi {
-            let low = if lo_open { "above" } else { "from" };
-            self.fail(
-                field,
-                format!(
-                    "{} is out of range: valid is {low} {lo} to {hi}",
-                    shown(value)
-                ),
-            );
-            return false;
-        }
-        true
-    }
-}
-
-/// A number as a message shows it: 1e300 in exponent form rather than its
-/// 301 digits.
-fn shown(value: f64) -> String {
-    let plain = value.to_string();
-    if plain.len() > 24 {
-        format!("{value:e}")
-    } else {
-        plain
+        whole_ok
     }
 }
 
@@ -124,9 +110,9 @@ fn divisors(n: u32, limit: u32) -> String {
     list.join(", ")
 }
 
-pub(crate) fn resolve(input: &ScenarioInput) -> Result<Scenario, ScenarioError> {
-    let mut c = Checker { errors: Vec::new() };
-
+/// The scenario the input describes, every missing field filled in from
+/// the hardware preset and the defaults; nothing checked yet.
+fn filled(input: &ScenarioInput) -> Scenario {
     let preset = input.hardware.preset.unwrap_or(DEFAULT_HARDWARE_PRESET);
     let base = preset.hardware();
     let h = &input.hardware;
@@ -143,76 +129,8 @@ pub(crate) fn resolve(input: &ScenarioInput) -> Result<Scenario, ScenarioError> 
         sms: h.sms.unwrap_or(base.sms),
         max_connections: h.max_connections.unwrap_or(base.max_connections),
     };
-    let hw_ok = [
-        c.int("hardware.nodes", hardware.nodes, 1, 8192),
-        c.int("hardware.gpus_per_node", hardware.gpus_per_node, 1, 64),
-        c.int("hardware.max_connections", hardware.max_connections, 1, 32),
-    ]
-    .iter()
-    .all(|ok| *ok);
-    c.real(
-        "hardware.peak_tflops",
-        hardware.peak_tflops,
-        0.001,
-        100_000.0,
-        false,
-    );
-    c.real(
-        "hardware.hbm_gbps",
-        hardware.hbm_gbps,
-        0.001,
-        1_000_000.0,
-        false,
-    );
-    c.real(
-        "hardware.nvlink_gbps",
-        hardware.nvlink_gbps,
-        0.001,
-        100_000.0,
-        false,
-    );
-    c.real(
-        "hardware.nic_gbps",
-        hardware.nic_gbps,
-        0.001,
-        100_000.0,
-        false,
-    );
-    c.real(
-        "hardware.oversubscription",
-        hardware.oversubscription,
-        1.0,
-        64.0,
-        false,
-    );
-    c.real(
-        "hardware.nvlink_latency_us",
-        hardware.nvlink_latency_us,
-        0.0,
-        10_000.0,
-        false,
-    );
-    c.real(
-        "hardware.network_latency_us",
-        hardware.network_latency_us,
-        0.0,
-        10_000.0,
-        false,
-    );
-    let gpus = hardware.gpus();
-    if hw_ok && gpus > MAX_GPUS {
-        c.fail(
-            "hardware.nodes",
-            format!(
-                "{} nodes x {} GPUs = {gpus} GPUs is more than this simulator accepts: at most {MAX_GPUS} GPUs",
-                hardware.nodes, hardware.gpus_per_node
-            ),
-        );
-    }
-
-    let kind = input.workload.kind.unwrap_or(WorkloadKind::Transformer);
     let w = &input.workload;
-    let workload = match kind {
+    let workload = match w.kind.unwrap_or(WorkloadKind::Transformer) {
         WorkloadKind::Transformer => {
             let d = default_transformer();
             Workload::Transformer(Transformer {
@@ -234,39 +152,20 @@ pub(crate) fn resolve(input: &ScenarioInput) -> Result<Scenario, ScenarioError> 
             k: w.k.unwrap_or(DEFAULT_MATMUL.k),
         }),
     };
-    if kind == WorkloadKind::Transformer {
-        for (field, set) in [("m", w.m), ("n", w.n), ("k", w.k)] {
-            if set.is_some() {
-                c.fail(
-                    &format!("workload.{field}"),
-                    "only applies to workload.kind \"matmul_allreduce\"".to_string(),
-                );
-            }
-        }
-    }
-
-    // A matmul_allreduce scenario is one TP group; defaults that make sense for it.
+    // A matmul_allreduce scenario is one TP group: defaults that make sense for it.
+    let d = default_parallel();
+    let (tp_default, pp_default, dp_default) = match &workload {
+        Workload::Transformer(_) => (d.tp, d.pp, d.dp),
+        Workload::MatmulAllreduce(_) => (hardware.gpus_per_node, 1, 1),
+    };
     let p = &input.parallel;
-    let dp_default = match &workload {
-        Workload::Transformer(_) => default_parallel().dp,
-        Workload::MatmulAllreduce(_) => 1,
-    };
-    let tp_default = match &workload {
-        Workload::Transformer(_) => default_parallel().tp,
-        Workload::MatmulAllreduce(_) => hardware.gpus_per_node,
-    };
-    let pp_default = match &workload {
-        Workload::Transformer(_) => default_parallel().pp,
-        Workload::MatmulAllreduce(_) => 1,
-    };
-    let dp_p = default_parallel();
     let parallel = Parallel {
         tp: p.tp.unwrap_or(tp_default),
         pp: p.pp.unwrap_or(pp_default),
         dp: p.dp.unwrap_or(dp_default),
-        schedule: p.schedule.unwrap_or(dp_p.schedule),
-        virtual_stages: p.virtual_stages.unwrap_or(dp_p.virtual_stages),
-        scatter_gather: p.scatter_gather.unwrap_or(dp_p.scatter_gather),
+        schedule: p.schedule.unwrap_or(d.schedule),
+        virtual_stages: p.virtual_stages.unwrap_or(d.virtual_stages),
+        scatter_gather: p.scatter_gather.unwrap_or(d.scatter_gather),
     };
     let o = &input.overlap;
     let od = default_overlap();
@@ -278,48 +177,62 @@ pub(crate) fn resolve(input: &ScenarioInput) -> Result<Scenario, ScenarioError> 
         bucket_mb: o.bucket_mb.unwrap_or(od.bucket_mb),
         grad_bytes: o.grad_bytes.unwrap_or(od.grad_bytes),
     };
-    let sm_tax = input.sm_tax;
-    if let Some(tax) = sm_tax {
-        c.real("sm_tax", tax, 0.0, 0.9, false);
+    Scenario {
+        hardware_preset: preset,
+        hardware,
+        workload,
+        parallel,
+        overlap,
+        sm_tax: input.sm_tax,
+        interference: input.interference.unwrap_or(Interference::Modelled),
     }
-    c.int("hardware.sms", hardware.sms, 1, 1024);
-    c.int("overlap.tp_chunks", overlap.tp_chunks, 1, 64);
-    c.real(
-        "overlap.bucket_mb",
-        overlap.bucket_mb,
-        0.1,
-        100_000.0,
-        false,
-    );
-    if ![1, 2, 4].contains(&overlap.grad_bytes) {
+}
+
+pub(crate) fn resolve(input: &ScenarioInput) -> Result<Scenario, ScenarioError> {
+    let mut c = Checker { errors: Vec::new() };
+    let scenario = filled(input);
+    let (hardware, parallel, overlap) = (&scenario.hardware, &scenario.parallel, &scenario.overlap);
+
+    let hw_ok = c.ranges(&scenario, "hardware");
+    let gpus = hardware.gpus();
+    if hw_ok && gpus > MAX_GPUS {
         c.fail(
-            "overlap.grad_bytes",
+            "hardware.nodes",
             format!(
-                "{} is not a gradient width: valid are 1, 2 or 4 bytes",
-                overlap.grad_bytes
+                "{} nodes x {} GPUs = {gpus} GPUs is more than this simulator accepts: at most {MAX_GPUS} GPUs",
+                hardware.nodes, hardware.gpus_per_node
             ),
         );
     }
 
-    let par_ok = [
-        c.int("parallel.tp", parallel.tp, 1, 64),
-        c.int("parallel.pp", parallel.pp, 1, 4096),
-        c.int("parallel.dp", parallel.dp, 1, 65_536),
-        c.int("parallel.virtual_stages", parallel.virtual_stages, 1, 64),
-    ]
-    .iter()
-    .all(|ok| *ok);
-
-    if hw_ok && par_ok {
-        check_layout(&mut c, &hardware, &parallel);
+    let w = &input.workload;
+    if let Workload::Transformer(_) = scenario.workload {
+        for (field, set) in [("m", w.m), ("n", w.n), ("k", w.k)] {
+            if set.is_some() {
+                c.fail(
+                    &format!("workload.{field}"),
+                    "only applies to workload.kind \"matmul_allreduce\"".to_string(),
+                );
+            }
+        }
     }
 
-    match &workload {
-        Workload::Transformer(t) => check_transformer(&mut c, t, &parallel, &overlap, par_ok),
+    c.ranges(&scenario, "");
+    c.ranges(&scenario, "overlap");
+    let par_ok = c.ranges(&scenario, "parallel");
+
+    if hw_ok && par_ok {
+        check_layout(&mut c, hardware, parallel);
+    }
+
+    let dims_ok = c.ranges(&scenario, "workload");
+    match &scenario.workload {
+        Workload::Transformer(t) => {
+            if dims_ok && par_ok {
+                check_transformer(&mut c, t, parallel, overlap);
+            }
+        }
         Workload::MatmulAllreduce(mm) => {
-            c.int("workload.m", mm.m, 1, 1 << 20);
-            c.int("workload.n", mm.n, 1, 1 << 20);
-            c.int("workload.k", mm.k, 1, 1 << 20);
             if parallel.pp != 1 {
                 c.fail(
                     "parallel.pp",
@@ -346,15 +259,6 @@ pub(crate) fn resolve(input: &ScenarioInput) -> Result<Scenario, ScenarioError> 
     if !c.errors.is_empty() {
         return Err(ScenarioError { errors: c.errors });
     }
-    let scenario = Scenario {
-        hardware_preset: preset,
-        hardware,
-        workload,
-        parallel,
-        overlap,
-        sm_tax,
-        interference: input.interference.unwrap_or(Interference::Modelled),
-    };
     if let Some(e) = over_budget(&scenario) {
         return Err(ScenarioError { errors: vec![e] });
     }
@@ -418,21 +322,8 @@ fn check_layout(c: &mut Checker, hw: &Hardware, p: &Parallel) {
     }
 }
 
-fn check_transformer(c: &mut Checker, t: &Transformer, p: &Parallel, o: &Overlap, par_ok: bool) {
-    let dims_ok = [
-        c.int("workload.layers", t.layers, 1, 4096),
-        c.int("workload.hidden", t.hidden, 1, 262_144),
-        c.int("workload.heads", t.heads, 1, 4096),
-        c.int("workload.seq", t.seq, 1, 1 << 20),
-        c.int("workload.vocab", t.vocab, 1, 10_000_000),
-        c.int("workload.micro_batch", t.micro_batch, 1, 65_536),
-        c.int("workload.global_batch", t.global_batch, 1, 100_000_000),
-    ]
-    .iter()
-    .all(|ok| *ok);
-    if !dims_ok || !par_ok {
-        return;
-    }
+/// Cross-field checks of a transformer whose fields are each in range.
+fn check_transformer(c: &mut Checker, t: &Transformer, p: &Parallel, o: &Overlap) {
     if !t.hidden.is_multiple_of(t.heads) {
         c.fail(
             "workload.heads",

@@ -4,25 +4,36 @@
 use serde::{Deserialize, Serialize};
 
 use crate::model::hardware::{Hardware, HardwarePreset};
+
+/// What is simulated.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum WorkloadKind {
+    /// A GPT-style transformer step, 3D parallel.
     Transformer,
+    /// The CoCoNet micro-benchmark: one GEMM and the AllReduce of its output.
     MatmulAllreduce,
 }
 
+/// Training or inference.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Mode {
+    /// Forward, backward and the DP gradient reduction.
     Train,
+    /// Forward only.
     Inference,
 }
 
+/// Activation recomputation (model.md section 4).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Recompute {
+    /// Activations are kept.
     None,
+    /// The attention core runs again before its backward.
     Selective,
+    /// The whole forward runs again before each backward.
     Full,
 }
 
@@ -37,12 +48,16 @@ pub enum Interference {
     Off,
 }
 
+/// The pipeline schedule.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Schedule {
+    /// Every forward, then every backward.
     Gpipe,
+    /// One forward, one backward in the steady state.
     #[serde(rename = "1f1b")]
     OneFOneB,
+    /// 1F1B over `virtual_stages` chunks per GPU.
     Interleaved,
     /// Zero bubble with 1F1B's activation memory (Qi et al. 2024, ZB-H1).
     #[serde(rename = "zb-1p")]
@@ -61,15 +76,25 @@ pub enum Schedule {
 /// A GPT-style transformer (model.md section 4).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Transformer {
+    /// Training or inference.
     pub mode: Mode,
+    /// Transformer layers L.
     pub layers: u32,
+    /// Hidden size h.
     pub hidden: u32,
+    /// Attention heads a.
     pub heads: u32,
+    /// Sequence length s, tokens.
     pub seq: u32,
+    /// Vocabulary size V.
     pub vocab: u32,
+    /// Micro-batch size b, sequences.
     pub micro_batch: u32,
+    /// Global batch size B, sequences per step.
     pub global_batch: u32,
+    /// Activation recomputation.
     pub recompute: Recompute,
+    /// Sequence parallelism (TP's AllReduce becomes ReduceScatter + AllGather).
     pub sequence_parallel: bool,
 }
 
@@ -77,44 +102,69 @@ pub struct Transformer {
 /// of its [m x n] output over the TP group.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct MatmulAllreduce {
+    /// Rows of the GEMM's output.
     pub m: u32,
+    /// Columns of the GEMM's output.
     pub n: u32,
+    /// The inner dimension.
     pub k: u32,
 }
 
+/// What one step computes.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub enum Workload {
+    /// A transformer step.
     Transformer(Transformer),
+    /// The MatMul + AllReduce micro-benchmark.
     MatmulAllreduce(MatmulAllreduce),
 }
 
+/// How the GPUs split the work: tp x pp x dp = GPUs.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Parallel {
+    /// Tensor-parallel degree, inside a node.
     pub tp: u32,
+    /// Pipeline-parallel degree (stages).
     pub pp: u32,
+    /// Data-parallel degree (replicas).
     pub dp: u32,
+    /// The pipeline schedule.
     pub schedule: Schedule,
+    /// Model chunks per GPU for the interleaved schedule (1 otherwise).
     pub virtual_stages: u32,
+    /// Each TP rank sends 1/tp of a stage boundary over its own NIC.
     pub scatter_gather: bool,
 }
 
+/// The overlap switches and their knobs (model.md section 5).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Overlap {
+    /// TP collectives overlapped with chunked GEMMs.
     pub tp: bool,
+    /// Asynchronous pipeline sends.
     pub pp: bool,
+    /// DP buckets reduced during backward.
     pub dp: bool,
+    /// Chunks each TP GEMM is split into when TP overlap is on.
     pub tp_chunks: u32,
+    /// DP gradient bucket size, MB.
     pub bucket_mb: f64,
+    /// Bytes per gradient value in the DP reduction.
     pub grad_bytes: u32,
 }
 
 /// A complete, validated scenario: what the simulator runs.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Scenario {
+    /// The datasheet the hardware started from.
     pub hardware_preset: HardwarePreset,
+    /// The cluster, preset fields overridden by the input's.
     pub hardware: Hardware,
+    /// What one step computes.
     pub workload: Workload,
+    /// The parallel layout.
     pub parallel: Parallel,
+    /// The overlap switches and knobs.
     pub overlap: Overlap,
     /// v1: a fixed compute slowdown while a collective runs, when given;
     /// it then replaces the modelled interference.

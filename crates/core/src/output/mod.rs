@@ -4,6 +4,7 @@
 pub mod hta;
 pub mod kineto;
 pub mod memory;
+pub mod metric;
 pub mod report;
 pub(crate) mod summary;
 pub mod timeline;

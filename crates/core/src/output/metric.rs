@@ -1,0 +1,463 @@
+//! The report's figures by name: each [`Metric`] knows how to read itself
+//! from a [`Report`], its name (the report's JSON path, as in the page's
+//! `data-metric` attributes), its label, its unit and how its number is
+//! shown. The page's figures, the guided tour and the published table all
+//! speak in it.
+
+use crate::model::axis::Axis;
+use crate::model::link::LinkClass;
+use crate::output::report::Report;
+
+/// How a figure's number is written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unit {
+    /// Milliseconds.
+    Ms,
+    /// Seconds.
+    S,
+    /// A fraction 0..1, shown as a percentage.
+    Fraction,
+    /// A ratio, shown as `1.23×`.
+    Ratio,
+    /// TFLOP/s.
+    Tflops,
+    /// Gigabytes.
+    Gb,
+}
+
+impl Unit {
+    /// The unit's symbol as a label shows it (`""` for a bare ratio).
+    pub fn symbol(self) -> &'static str {
+        match self {
+            Unit::Ms => "ms",
+            Unit::S => "s",
+            Unit::Fraction => "%",
+            Unit::Ratio => "×",
+            Unit::Tflops => "TFLOP/s",
+            Unit::Gb => "GB",
+        }
+    }
+}
+
+/// One of an axis's figures (model.md section 6).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AxisFigure {
+    /// Time its collectives were in flight.
+    Comm,
+    /// Time the compute stream stood idle waiting on them.
+    Exposed,
+    /// 1 - exposed / comm.
+    Hidden,
+    /// Compute available to hide it.
+    Window,
+    /// How much longer its collectives took than alone on the same links.
+    Contention,
+}
+
+impl AxisFigure {
+    /// Every axis figure, in the order the page shows them.
+    pub const ALL: [AxisFigure; 5] = [
+        AxisFigure::Comm,
+        AxisFigure::Exposed,
+        AxisFigure::Hidden,
+        AxisFigure::Window,
+        AxisFigure::Contention,
+    ];
+
+    /// Its field name in the report's `AxisReport`.
+    pub fn field(self) -> &'static str {
+        match self {
+            AxisFigure::Comm => "comm_ms",
+            AxisFigure::Exposed => "exposed_ms",
+            AxisFigure::Hidden => "hidden",
+            AxisFigure::Window => "window_ms",
+            AxisFigure::Contention => "contention_ms",
+        }
+    }
+
+    /// A short label, as inside an axis's card ("exposed").
+    pub fn label(self) -> &'static str {
+        match self {
+            AxisFigure::Comm => "comm",
+            AxisFigure::Exposed => "exposed",
+            AxisFigure::Hidden => "hidden",
+            AxisFigure::Window => "window",
+            AxisFigure::Contention => "contention",
+        }
+    }
+
+    /// One sentence on what it measures.
+    pub fn help(self) -> &'static str {
+        match self {
+            AxisFigure::Comm => "Time its collectives were in flight",
+            AxisFigure::Exposed => "Time compute stood idle waiting on them",
+            AxisFigure::Hidden => "1 − exposed / comm",
+            AxisFigure::Window => "Compute available to hide it",
+            AxisFigure::Contention => "How much longer it took than alone on the same links",
+        }
+    }
+}
+
+/// One of a link class's figures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LinkFigure {
+    /// Busy fraction.
+    Busy,
+    /// Fraction of busy time two or more axes shared the link.
+    Shared,
+}
+
+impl LinkFigure {
+    /// Its field name in the report's `LinkReport`.
+    pub fn field(self) -> &'static str {
+        match self {
+            LinkFigure::Busy => "busy",
+            LinkFigure::Shared => "shared",
+        }
+    }
+}
+
+/// One part of the fullest GPU's memory (`memory_gb` in the report).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MemoryFigure {
+    /// Half-precision weights.
+    Weights,
+    /// Gradient buffers.
+    Gradients,
+    /// Optimizer states.
+    Optimizer,
+    /// Activations of every micro-batch in flight.
+    Activations,
+    /// The sum of the four.
+    Total,
+    /// The GPU's memory.
+    Capacity,
+}
+
+impl MemoryFigure {
+    /// Every memory figure, parts first, in report order.
+    pub const ALL: [MemoryFigure; 6] = [
+        MemoryFigure::Weights,
+        MemoryFigure::Gradients,
+        MemoryFigure::Optimizer,
+        MemoryFigure::Activations,
+        MemoryFigure::Total,
+        MemoryFigure::Capacity,
+    ];
+
+    /// Its field name in the report's `MemoryGb`.
+    pub fn field(self) -> &'static str {
+        match self {
+            MemoryFigure::Weights => "weights",
+            MemoryFigure::Gradients => "gradients",
+            MemoryFigure::Optimizer => "optimizer",
+            MemoryFigure::Activations => "activations",
+            MemoryFigure::Total => "total",
+            MemoryFigure::Capacity => "capacity",
+        }
+    }
+
+    fn read(self, m: &crate::output::report::MemoryGb) -> f64 {
+        match self {
+            MemoryFigure::Weights => m.weights,
+            MemoryFigure::Gradients => m.gradients,
+            MemoryFigure::Optimizer => m.optimizer,
+            MemoryFigure::Activations => m.activations,
+            MemoryFigure::Total => m.total,
+            MemoryFigure::Capacity => m.capacity,
+        }
+    }
+}
+
+/// A figure of the report.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Metric {
+    /// The simulated time of one step.
+    StepTime,
+    /// The step time in seconds, as papers state it.
+    StepTimeS,
+    /// The same scenario with every overlap off.
+    Baseline,
+    /// baseline / step time.
+    Speedup,
+    /// The slowest GPU's busy compute time.
+    Compute,
+    /// Model FLOPs per GPU per second.
+    ModelTflops,
+    /// Executed FLOPs (recomputation counted) per GPU per second.
+    HardwareTflops,
+    /// Model FLOPs utilisation against peak.
+    Mfu,
+    /// Pipeline bubble fraction.
+    Bubble,
+    /// HolisticTraceAnalysis's communication/computation overlap.
+    HtaOverlap,
+    /// One figure of one parallelism axis.
+    Axis(Axis, AxisFigure),
+    /// One figure of one link class.
+    Link(LinkClass, LinkFigure),
+    /// One part of the fullest GPU's memory.
+    Memory(MemoryFigure),
+}
+
+/// The step-wide metrics, in the order the page's headline shows them.
+pub const HEADLINE: [Metric; 8] = [
+    Metric::StepTime,
+    Metric::Baseline,
+    Metric::Speedup,
+    Metric::Mfu,
+    Metric::Bubble,
+    Metric::ModelTflops,
+    Metric::HardwareTflops,
+    Metric::Compute,
+];
+
+/// The link metrics, in the order the page shows them.
+pub const LINKS: [Metric; 4] = [
+    Metric::Link(LinkClass::Nvlink, LinkFigure::Busy),
+    Metric::Link(LinkClass::Nvlink, LinkFigure::Shared),
+    Metric::Link(LinkClass::Network, LinkFigure::Busy),
+    Metric::Link(LinkClass::Network, LinkFigure::Shared),
+];
+
+fn link_name(class: LinkClass) -> &'static str {
+    match class {
+        LinkClass::Nvlink => "nvlink",
+        LinkClass::Network => "network",
+    }
+}
+
+fn link_label(class: LinkClass) -> &'static str {
+    match class {
+        LinkClass::Nvlink => "NVLink",
+        LinkClass::Network => "Network",
+    }
+}
+
+impl Metric {
+    /// Every metric, in report order: the inverse of [`Metric::from_name`].
+    pub fn all() -> Vec<Metric> {
+        let mut all = vec![
+            Metric::StepTime,
+            Metric::StepTimeS,
+            Metric::Baseline,
+            Metric::Speedup,
+            Metric::Compute,
+            Metric::ModelTflops,
+            Metric::HardwareTflops,
+            Metric::Mfu,
+            Metric::Bubble,
+            Metric::HtaOverlap,
+        ];
+        for axis in Axis::ALL {
+            all.extend(AxisFigure::ALL.map(|f| Metric::Axis(axis, f)));
+        }
+        all.extend(LINKS);
+        all.extend(MemoryFigure::ALL.map(Metric::Memory));
+        all
+    }
+
+    /// The metric of a name ([`Metric::name`]), if there is one.
+    pub fn from_name(name: &str) -> Option<Metric> {
+        Metric::all().into_iter().find(|m| m.name() == name)
+    }
+
+    /// Reads the figure from a report.
+    pub fn get(self, r: &Report) -> f64 {
+        match self {
+            Metric::StepTime => r.step_time_ms,
+            Metric::StepTimeS => r.step_time_ms / 1e3,
+            Metric::Baseline => r.baseline_ms,
+            Metric::Speedup => r.speedup,
+            Metric::Compute => r.compute_ms,
+            Metric::ModelTflops => r.model_tflops_per_gpu,
+            Metric::HardwareTflops => r.hardware_tflops_per_gpu,
+            Metric::Mfu => r.mfu,
+            Metric::Bubble => r.bubble_fraction,
+            Metric::HtaOverlap => r.hta_overlap,
+            Metric::Axis(axis, figure) => {
+                let a = r.axes.get(axis);
+                match figure {
+                    AxisFigure::Comm => a.comm_ms,
+                    AxisFigure::Exposed => a.exposed_ms,
+                    AxisFigure::Hidden => a.hidden,
+                    AxisFigure::Window => a.window_ms,
+                    AxisFigure::Contention => a.contention_ms,
+                }
+            }
+            Metric::Memory(figure) => figure.read(&r.memory_gb),
+            Metric::Link(class, figure) => {
+                let l = match class {
+                    LinkClass::Nvlink => &r.links.nvlink,
+                    LinkClass::Network => &r.links.network,
+                };
+                match figure {
+                    LinkFigure::Busy => l.busy,
+                    LinkFigure::Shared => l.shared,
+                }
+            }
+        }
+    }
+
+    /// The report's JSON path (`step_time_ms`, `axes.tp.exposed_ms`), as
+    /// `data-metric` carries it. `step_time_s` is not in the report: it is
+    /// the published tables' unit.
+    pub fn name(self) -> String {
+        match self {
+            Metric::Axis(axis, figure) => format!("axes.{}.{}", axis.name(), figure.field()),
+            Metric::Link(class, figure) => format!("links.{}.{}", link_name(class), figure.field()),
+            Metric::Memory(figure) => format!("memory_gb.{}", figure.field()),
+            _ => self.step_name().to_string(),
+        }
+    }
+
+    fn step_name(self) -> &'static str {
+        match self {
+            Metric::StepTime => "step_time_ms",
+            Metric::StepTimeS => "step_time_s",
+            Metric::Baseline => "baseline_ms",
+            Metric::Speedup => "speedup",
+            Metric::Compute => "compute_ms",
+            Metric::ModelTflops => "model_tflops_per_gpu",
+            Metric::HardwareTflops => "hardware_tflops_per_gpu",
+            Metric::Mfu => "mfu",
+            Metric::Bubble => "bubble_fraction",
+            Metric::HtaOverlap => "hta_overlap",
+            Metric::Axis(..) | Metric::Link(..) | Metric::Memory(..) => "",
+        }
+    }
+
+    /// What the page calls it ("Step time", "DP exposed").
+    pub fn label(self) -> String {
+        match self {
+            Metric::Axis(axis, figure) => format!("{} {}", axis.label(), figure.label()),
+            Metric::Link(class, LinkFigure::Busy) => format!("{} busy", link_label(class)),
+            Metric::Link(class, LinkFigure::Shared) => {
+                format!("{} shared by axes", link_label(class))
+            }
+            Metric::Memory(MemoryFigure::Total) => "Memory per GPU".to_string(),
+            Metric::Memory(MemoryFigure::Capacity) => "GPU memory".to_string(),
+            Metric::Memory(figure) => format!("Memory: {}", figure.field()),
+            _ => match self {
+                Metric::StepTime | Metric::StepTimeS => "Step time",
+                Metric::Baseline => "All-off baseline",
+                Metric::Speedup => "Speedup",
+                Metric::Compute => "Compute busy",
+                Metric::ModelTflops => "Model TFLOP/s per GPU",
+                Metric::HardwareTflops => "Hardware TFLOP/s per GPU",
+                Metric::Mfu => "MFU",
+                Metric::Bubble => "Pipeline bubble",
+                Metric::HtaOverlap => "HTA overlap",
+                Metric::Axis(..) | Metric::Link(..) | Metric::Memory(..) => "",
+            }
+            .to_string(),
+        }
+    }
+
+    /// One sentence on what it measures (`""` where the label says it).
+    pub fn help(self) -> &'static str {
+        match self {
+            Metric::StepTime | Metric::StepTimeS => "Simulated time of one step, on the slowest GPU",
+            Metric::Baseline => "The same scenario with all three overlaps off",
+            Metric::Speedup => "baseline / step time",
+            Metric::Mfu => "Model FLOPs utilisation against peak",
+            Metric::HardwareTflops => "Recomputation counted, as Megatron-LM reports",
+            Metric::HtaOverlap => {
+                "Share of communication kernel time a compute kernel also runs, as HolisticTraceAnalysis computes it"
+            }
+            Metric::Axis(_, figure) => figure.help(),
+            Metric::Link(_, LinkFigure::Shared) => {
+                "Fraction of busy time two or more axes shared the link"
+            }
+            Metric::Memory(MemoryFigure::Total) => "The fullest GPU: weights, gradients, optimizer states and activations",
+            Metric::Memory(_) => "",
+            Metric::Compute
+            | Metric::ModelTflops
+            | Metric::Bubble
+            | Metric::Link(_, LinkFigure::Busy) => "",
+        }
+    }
+
+    /// Its unit, which also says how the number is written.
+    pub fn unit(self) -> Unit {
+        match self {
+            Metric::StepTime | Metric::Baseline | Metric::Compute => Unit::Ms,
+            Metric::StepTimeS => Unit::S,
+            Metric::Speedup => Unit::Ratio,
+            Metric::ModelTflops | Metric::HardwareTflops => Unit::Tflops,
+            Metric::Mfu | Metric::Bubble | Metric::HtaOverlap | Metric::Link(..) => Unit::Fraction,
+            Metric::Axis(_, AxisFigure::Hidden) => Unit::Fraction,
+            Metric::Axis(..) => Unit::Ms,
+            Metric::Memory(_) => Unit::Gb,
+        }
+    }
+}
+
+impl std::fmt::Display for Metric {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.name())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every number leaf of the report's JSON, as dotted paths.
+    fn leaves(prefix: &str, value: &serde_json::Value, out: &mut Vec<(String, f64)>) {
+        match value {
+            serde_json::Value::Object(map) => {
+                for (k, v) in map {
+                    let path = if prefix.is_empty() {
+                        k.clone()
+                    } else {
+                        format!("{prefix}.{k}")
+                    };
+                    leaves(&path, v, out);
+                }
+            }
+            serde_json::Value::Number(n) => out.push((prefix.to_string(), n.as_f64().unwrap())),
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn every_metric_reads_the_report_field_it_is_named_for() {
+        let scenario = crate::input::presets::scenario("didactic").unwrap();
+        let report = crate::simulate(&scenario).report;
+        let json = serde_json::to_value(&report).unwrap();
+        let mut fields = Vec::new();
+        leaves("", &json, &mut fields);
+        for m in Metric::all() {
+            if m == Metric::StepTimeS {
+                assert_eq!(m.get(&report), report.step_time_ms / 1e3);
+                continue;
+            }
+            let (_, value) = fields
+                .iter()
+                .find(|(path, _)| *path == m.name())
+                .unwrap_or_else(|| panic!("{m} is not a report field"));
+            assert_eq!(m.get(&report), *value, "{m}");
+            assert!(!m.label().is_empty(), "{m}");
+        }
+        // And every number of the report has its metric.
+        for (path, _) in &fields {
+            assert!(Metric::from_name(path).is_some(), "{path} has no Metric");
+        }
+    }
+
+    #[test]
+    fn names_read_back() {
+        for m in Metric::all() {
+            assert_eq!(Metric::from_name(&m.name()), Some(m));
+        }
+        assert_eq!(
+            Metric::Axis(Axis::Dp, AxisFigure::Exposed).name(),
+            "axes.dp.exposed_ms"
+        );
+        assert_eq!(
+            Metric::Axis(Axis::Dp, AxisFigure::Exposed).label(),
+            "DP exposed"
+        );
+    }
+}
