@@ -29,7 +29,10 @@ const OVERLAP_ROWS: [(Axis, &[&str]); 3] = [
     ),
 ];
 /// Below the rows of the overlap group.
-const OVERLAP_AFTER: &[&str] = &["sm_tax"];
+/// Below the rows of the overlap group: what overlap costs (interference,
+/// the v1 SM tax) and whether kernels can run side by side at all (hardware
+/// queues).
+const OVERLAP_AFTER: &[&str] = &["interference", "hardware.max_connections", "sm_tax"];
 const HARDWARE: &[&str] = &[
     "hardware.preset",
     "hardware.nodes",
@@ -39,6 +42,7 @@ const HARDWARE: &[&str] = &[
     "hardware.oversubscription",
     "hardware.peak_tflops",
     "hardware.hbm_gbps",
+    "hardware.sms",
     "hardware.nvlink_latency_us",
     "hardware.network_latency_us",
 ];
@@ -134,10 +138,15 @@ fn choose(state: AppState, f: &'static Field, value: Value) {
         if (f.set)(i, Some(&value)).is_err() {
             return;
         }
-        if f.path == table::field("parallel.schedule").path
-            && i.parallel.schedule != Some(Schedule::Interleaved)
-        {
-            i.parallel.virtual_stages = Some(1);
+        if f.path == table::field("parallel.schedule").path {
+            // The V schedules run two chunks per GPU; 1F1B-style ones one.
+            match i.parallel.schedule {
+                Some(Schedule::Interleaved) => {}
+                Some(Schedule::ZeroBubbleV | Schedule::DualPipeV) => {
+                    i.parallel.virtual_stages = Some(2);
+                }
+                _ => i.parallel.virtual_stages = Some(1),
+            }
         }
     });
 }

@@ -207,6 +207,7 @@ fn Legend() -> impl IntoView {
                 .collect_view()}
             <li><span class="sw fwd"></span>"forward"</li>
             <li><span class="sw bwd"></span>"backward"</li>
+            <li><span class="sw wgrad"></span>"weight gradient (W)"</li>
             <li><span class="sw rec"></span>"recompute"</li>
             <li><span class="sw opt"></span>"optimizer"</li>
             <li><span class="sw exposed"></span>"exposed: compute waits (hatched)"</li>

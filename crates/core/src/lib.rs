@@ -5,7 +5,7 @@
 //! The model is `../shared/model.md`; the scenario and report formats are
 //! `../shared/interface.md`.
 
-#![allow(missing_docs)]
+#![warn(missing_docs)]
 
 // The layers, bottom up. Each imports only from the layers below it
 // (`tests/layers.rs` checks this): model <- workload <- sim <- output,

@@ -3,7 +3,7 @@
 //! link bandwidth. The only place the timeline's look is decided; the canvas
 //! and the SVG writer only paint what this returns.
 
-use overlap_core::timeline::{Axis, Interval, Lane, LinkLane};
+use overlap_core::timeline::{Axis, Interval, Lane, LinkLane, Phase};
 
 use crate::display_list::{Align, DisplayList, Rect, Shape};
 use crate::format;
@@ -165,6 +165,9 @@ fn gpu_labels(scene: &Scene, p: &Prepared, list: &mut DisplayList) {
 
 fn bar_role(lane: Lane, iv: &Interval) -> Role {
     match lane {
+        Lane::Compute if iv.op.is_weight_gradient() && iv.phase == Phase::Backward => {
+            Role::WeightGradient
+        }
         Lane::Compute => Role::Phase(iv.phase),
         Lane::Comm(axis) => Role::Axis(axis),
     }

@@ -25,6 +25,9 @@ pub enum Role {
     Axis(Axis),
     /// A compute bar of this pass.
     Phase(Phase),
+    /// A weight-gradient (W) compute bar of a split backward: a shade of the
+    /// backward's colour, so that F, B and W read apart in one lane.
+    WeightGradient,
     /// The stripes and outline of an exposed (hatched) span.
     ExposedStripe,
     /// Text on a communication bar.
@@ -52,6 +55,8 @@ pub struct Palette {
     pub recompute: &'static str,
     /// Backward compute.
     pub backward: &'static str,
+    /// [`Role::WeightGradient`].
+    pub weight_gradient: &'static str,
     /// The optimizer step.
     pub step: &'static str,
     /// [`Role::ExposedStripe`].
@@ -71,6 +76,7 @@ pub const LIGHT: Palette = Palette {
     forward: "#9aa5b4",
     recompute: "#c3cad4",
     backward: "#5f6b7a",
+    weight_gradient: "#3a4350",
     step: "#CC79A7",
     exposed_stripe: "rgba(0,0,0,0.55)",
     on_comm: "#ffffff",
@@ -87,6 +93,7 @@ pub const DARK: Palette = Palette {
     forward: "#7d8896",
     recompute: "#4d5663",
     backward: "#aeb8c4",
+    weight_gradient: "#d9e0e8",
     step: "#CC79A7",
     exposed_stripe: "rgba(255,255,255,0.7)",
     on_comm: "#ffffff",
@@ -103,6 +110,7 @@ impl Palette {
             Role::Grid => self.grid,
             Role::Axis(axis) => self.axis[axis.index()],
             Role::Phase(phase) => self.phase(phase),
+            Role::WeightGradient => self.weight_gradient,
             Role::ExposedStripe => self.exposed_stripe,
             Role::OnComm => self.on_comm,
         }

@@ -53,6 +53,9 @@ pub fn figures_csv(report: &Report) -> String {
                 let text = n.as_f64().map(format::raw).unwrap_or_else(|| n.to_string());
                 let _ = writeln!(out, "{name},{text}");
             }
+            serde_json::Value::Bool(b) => {
+                let _ = writeln!(out, "{name},{b}");
+            }
             other => {
                 let text = other.to_string().replace('"', "\"\"");
                 let _ = writeln!(out, "{name},\"{text}\"");
@@ -74,11 +77,18 @@ mod tests {
         let csv = figures_csv(&report);
         let mut lines = csv.lines();
         assert_eq!(lines.next(), Some("name,value"));
-        let rows: Vec<(&str, f64)> = lines
-            .map(|l| {
-                let (k, v) = l.split_once(',').unwrap();
-                (k, v.parse().unwrap())
-            })
+        let rows: Vec<(&str, &str)> = lines.map(|l| l.split_once(',').unwrap()).collect();
+        // Every value is a number, but for whether the memory fits.
+        for (k, v) in &rows {
+            if *k == "memory_gb.fits" {
+                assert!(*v == "true" || *v == "false", "{k},{v}");
+            } else {
+                assert!(v.parse::<f64>().is_ok(), "{k},{v}");
+            }
+        }
+        let rows: Vec<(&str, f64)> = rows
+            .into_iter()
+            .filter_map(|(k, v)| Some((k, v.parse().ok()?)))
             .collect();
         let get = |k: &str| rows.iter().find(|(n, _)| *n == k).map(|(_, v)| *v);
         assert_eq!(get("step_time_ms"), Some(report.step_time_ms));
@@ -87,5 +97,6 @@ mod tests {
             get("links.network.shared"),
             Some(report.links.network.shared)
         );
+        assert_eq!(get("memory_gb.total"), Some(report.memory_gb.total));
     }
 }

@@ -30,6 +30,7 @@ pub struct ScenarioInput {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sm_tax: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Whether compute and communication slow each other (`"modelled"` or `"off"`).
     pub interference: Option<Interference>,
 }
 
@@ -70,6 +71,7 @@ pub struct HardwareInput {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub network_latency_us: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Streaming multiprocessors per GPU.
     pub sms: Option<u32>,
     /// 1-32 (8): `CUDA_DEVICE_MAX_CONNECTIONS`.
     #[serde(default, skip_serializing_if = "Option::is_none")]

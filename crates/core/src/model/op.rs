@@ -50,12 +50,16 @@ pub enum OpKind {
     /// Input gradient of the first MLP GEMM; its TP reduction follows.
     MlpUpDgrad,
     /// Weight gradient of the first MLP GEMM: the window of that reduction.
+    /// In a split backward (zero-bubble schedules) it is the MLP's W: the
+    /// weight gradients of both MLP GEMMs.
     MlpUpWgrad,
     /// Backward of the projection and of the attention core.
     AttentionBackward,
     /// Input gradient of the QKV GEMM; its TP reduction follows.
     QkvDgrad,
-    /// Weight gradient of the QKV GEMM: the window of that reduction.
+    /// Weight gradient of the QKV GEMM: the window of that reduction. In a
+    /// split backward it is attention's W: the weight gradients of the QKV
+    /// and output projection GEMMs.
     QkvWgrad,
     /// Backward of the logits GEMM and the loss.
     LogitsBackward,
@@ -97,6 +101,13 @@ impl OpKind {
             OpKind::AllGather => "AllGather",
             OpKind::Send => "send",
         }
+    }
+
+    /// Whether the op computes weight gradients only (W): the part of the
+    /// backward nothing downstream waits for, which the zero-bubble
+    /// schedules move into the bubble. The other backward ops are B.
+    pub fn is_weight_gradient(self) -> bool {
+        matches!(self, OpKind::MlpUpWgrad | OpKind::QkvWgrad)
     }
 
     /// Whether the op is a transfer rather than compute.

@@ -11,18 +11,22 @@ use crate::sim::network::ResourceId;
 /// Bandwidth on one link from `t_s` until the next sample, per axis, GB/s.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct LinkSample {
+    /// When the sample starts, seconds from the step's start.
     pub t_s: f64,
+    /// Bandwidth per axis (TP, PP, DP), GB/s.
     pub gbps: [f64; 3],
 }
 
 /// Busy and shared time of one resource, and optionally its bandwidth samples.
 #[derive(Clone, Debug, Default)]
 pub struct ResourceLog {
+    /// Time the resource carried traffic, seconds.
     pub busy_s: f64,
     /// Time during which two or more axes moved data on it.
     pub shared_s: f64,
     /// Bytes that crossed it.
     pub bytes: f64,
+    /// Bandwidth samples, when recorded.
     pub samples: Vec<LinkSample>,
     last_t: f64,
     last_gbps: [f64; 3],

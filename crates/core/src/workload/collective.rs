@@ -5,10 +5,15 @@ use serde::Serialize;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
+/// The collective operations the workloads issue.
 pub enum Collective {
+    /// Every rank ends with the sum of all ranks' buffers.
     AllReduce,
+    /// Every rank ends with its slice of the sum.
     ReduceScatter,
+    /// Every rank ends with every rank's slice.
     AllGather,
+    /// One rank sends its buffer to one other rank.
     SendRecv,
 }
 
