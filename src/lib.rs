@@ -4,35 +4,22 @@
 //! out controls and figures, paints the list on a canvas and talks to the
 //! browser.
 //!
-//! - `ui/`: components (embedded page, export and share, playback, tables);
+//! - `ui/`: components: controls (from the core's field table), figures
+//!   (from its `Metric`), the tour, the embedded page, export and share,
+//!   playback, tables;
 //! - `timeline/`: the canvas backend, the animation loop, pointer and keys;
 //! - `web/`: DOM helpers, downloads, the address bar, the widget and its host;
-//! - `worker/`: the simulation worker and the page's side of it;
-//! - `runner.rs`: requests simulations, newest wins, within a time budget;
+//! - `worker/`: the simulation worker and the page's side of it
+//!   (`runner.rs`: requests simulations, newest wins, within a time budget);
 //! - `state.rs`: the signals the page shows.
 
-mod runner;
 mod state;
 mod timeline;
 mod ui;
 mod web;
 mod worker;
 
-// Built around a single field table elsewhere; they import the modules below
-// by their crate-root names.
-mod controls;
-mod fields;
-mod figures;
-mod tour;
-mod widgets;
-
-// Crate-root names for modules that live in the folders above or in the
-// view crate, so that `crate::dom`, `crate::format`, `crate::share`, ... keep
-// meaning what they always meant.
-use overlap_view::format;
-use timeline::frame;
 pub use web::widget;
-use web::{address as share, dom, host};
 
 use leptos::prelude::*;
 
@@ -41,7 +28,7 @@ use crate::state::AppState;
 /// Starts the module: mounts the full page, unless the widget script
 /// (`overlap-lab.js`) started it, which mounts widgets where it is told to.
 pub fn start() {
-    if !widget::loaded_as_widget() {
+    if !web::widget::loaded_as_widget() {
         mount();
     }
 }
@@ -68,10 +55,10 @@ pub fn App() -> impl IntoView {
     let state = AppState::new();
     provide_context(state);
     // Before the runner: the first simulation is already the link's scenario.
-    let share = share::install(state, None);
-    runner::install(state);
+    let share = web::address::install(state, None);
+    worker::runner::install(state);
     if share.mode.get_value().embed {
-        if let Some(body) = dom::document().and_then(|d| d.body()) {
+        if let Some(body) = web::dom::document().and_then(|d| d.body()) {
             let _ = body.class_list().add_1("embed-mode");
         }
         return view! { <ui::embed::EmbedApp /> }.into_any();
@@ -86,18 +73,18 @@ pub fn App() -> impl IntoView {
         </header>
         <main class="layout">
             <aside class="side">
-                <controls::Controls />
+                <ui::controls::Controls />
             </aside>
             <div class="content">
                 <ui::share_panel::LinkErrors />
-                <tour::Tour />
-                <figures::Headline />
-                <runner::RunAlertView />
-                <runner::SimStatus />
+                <ui::tour::Tour />
+                <ui::figures::Headline />
+                <worker::runner::RunAlertView />
+                <worker::runner::SimStatus />
                 <timeline::panel::TimelineCanvas />
                 <ui::playback::Playback />
                 <ui::share_panel::SharePanel />
-                <figures::AxisFigures />
+                <ui::figures::AxisFigures />
                 <ui::table_view::TableView />
                 <ui::scenario_json::ScenarioJson />
             </div>

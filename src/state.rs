@@ -12,7 +12,7 @@ use leptos::prelude::*;
 use overlap_core::presets::{self, Preset};
 use overlap_core::{FieldError, Report, Scenario, ScenarioInput};
 
-use crate::fields;
+use crate::ui::fields;
 use overlap_view::scene::Scene;
 pub use overlap_view::tip::Tip;
 
@@ -53,11 +53,11 @@ pub struct AppState {
     pub busy: RwSignal<bool>,
     /// Why the last requested run did not show (over budget, stopped, an
     /// internal error); cleared by the next run that shows.
-    pub run_alert: RwSignal<Option<crate::runner::RunAlert>>,
+    pub run_alert: RwSignal<Option<crate::worker::runner::RunAlert>>,
     /// Fields whose change made the scenario invalid, for the controls to mark.
     pub culprits: RwSignal<Vec<String>>,
     /// This instance's simulation runner and its worker.
-    pub runner: StoredValue<Rc<crate::runner::Runner>, LocalStorage>,
+    pub runner: StoredValue<Rc<crate::worker::runner::Runner>, LocalStorage>,
 }
 
 impl AppState {
@@ -86,7 +86,7 @@ impl AppState {
             busy: RwSignal::new(false),
             run_alert: RwSignal::new(None),
             culprits: RwSignal::new(Vec::new()),
-            runner: StoredValue::new_local(crate::runner::Runner::new()),
+            runner: StoredValue::new_local(crate::worker::runner::Runner::new()),
         }
     }
 

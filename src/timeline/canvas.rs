@@ -54,7 +54,7 @@ pub struct Cache {
 impl Cache {
     /// An empty cache with its offscreen canvas.
     pub fn new() -> Self {
-        let canvas = crate::dom::document()
+        let canvas = crate::web::dom::document()
             .and_then(|d| d.create_element("canvas").ok())
             .and_then(|e| e.dyn_into::<HtmlCanvasElement>().ok());
         Self {
@@ -90,7 +90,7 @@ pub fn draw(
     };
     let width = f64::from(canvas.client_width().max(300));
     let layout = Layout::compute(current, width, scene.link_gpu);
-    let dpr = crate::dom::window()
+    let dpr = crate::web::dom::window()
         .map(|w| w.device_pixel_ratio())
         .unwrap_or(1.0)
         .max(1.0);

@@ -14,7 +14,7 @@ use leptos::prelude::*;
 use wasm_bindgen::prelude::*;
 use web_sys::HtmlCanvasElement;
 
-use crate::dom;
+use crate::web::dom;
 use overlap_view::scene::{Scene, PLAY_SECONDS};
 
 use crate::state::AppState;

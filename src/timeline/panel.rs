@@ -6,7 +6,7 @@ use leptos::prelude::*;
 use overlap_core::timeline::Axis;
 use overlap_view::tip::tip_for;
 
-use crate::frame;
+use crate::timeline::frame;
 use crate::state::AppState;
 
 /// The canvas with its interactions. The drawing itself is `canvas`.

@@ -16,7 +16,7 @@ use overlap_view::trace_size::{trace_refusal, TraceKind};
 use overlap_view::{draw, svg};
 use wasm_bindgen::{JsCast, JsValue};
 
-use crate::dom;
+use crate::web::dom;
 use crate::state::AppState;
 use crate::web::download::{download_bytes, download_text, save_url};
 use crate::web::theme;

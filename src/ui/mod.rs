@@ -1,10 +1,16 @@
-//! Components of the page besides the controls, figures and tour: the
-//! compact embedded page, export and share buttons, playback, the table
-//! view and the scenario's JSON.
+//! Components of the page: the controls (built from the core's field
+//! table), the figures (from its `Metric`), the tour, the compact embedded
+//! page, export and share buttons, playback, the table view and the
+//! scenario's JSON.
 
+pub mod controls;
 pub mod embed;
 pub mod export;
+pub mod fields;
+pub mod figures;
 pub mod playback;
 pub mod scenario_json;
 pub mod share_panel;
 pub mod table_view;
+pub mod tour;
+pub mod widgets;

@@ -3,7 +3,7 @@
 
 use leptos::prelude::*;
 
-use crate::frame;
+use crate::timeline::frame;
 use crate::state::AppState;
 
 /// Starts or pauses the sweep. Playing from the end starts over.
@@ -47,7 +47,7 @@ fn scrub(state: AppState, frac: f64) {
 #[component]
 pub fn Playback() -> impl IntoView {
     let state = expect_context::<AppState>();
-    let keys = crate::host::KeyScope::current();
+    let keys = crate::web::host::KeyScope::current();
     let space = window_event_listener(leptos::ev::keydown, move |ev| {
         if ev.key() == " " && !ev.repeat() && keys.space_plays(&ev) {
             ev.prevent_default();

@@ -6,8 +6,8 @@ use overlap_core::presets;
 use overlap_view::view_query::attr_escape;
 use wasm_bindgen::prelude::*;
 
-use crate::dom;
-use crate::share::{link, write_now, Share};
+use crate::web::dom;
+use crate::web::address::{link, write_now, Share};
 use crate::state::AppState;
 
 /// The iframe snippet for course material.

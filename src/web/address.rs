@@ -22,9 +22,9 @@ use overlap_view::view_query::{fail, join, mode_pairs, parse_view, view_pairs};
 pub use overlap_view::view_query::{query_part, Mode, ViewParams, VIEW_KEYS};
 use wasm_bindgen::prelude::*;
 
-use crate::dom;
-use crate::frame;
-use crate::host::WidgetHost;
+use crate::web::dom;
+use crate::timeline::frame;
+use crate::web::host::WidgetHost;
 use crate::state::AppState;
 
 #[derive(Clone, Copy)]
@@ -130,7 +130,7 @@ fn location_search() -> String {
 fn apply_query(state: AppState, share: Share, query: &str) -> Mode {
     let decoded = share_link::decode(query, VIEW_KEYS);
     let mut errors = decoded.errors;
-    let (view, mode) = parse_view(&decoded.view, crate::tour::chapter_count(), &mut errors);
+    let (view, mode) = parse_view(&decoded.view, crate::ui::tour::chapter_count(), &mut errors);
     state.preset_id.set(decoded.preset.to_string());
     state.input.set(decoded.input);
     state.tour_chapter.set(view.chapter.map(|c| c - 1));
@@ -333,7 +333,7 @@ fn widget_mode(share: Share, host: &WidgetHost) -> Mode {
         .filter(|c| !c.trim().is_empty())
         .map(|c| ("controls".to_string(), c.clone()))
         .collect();
-    let (_, mut mode) = parse_view(&pairs, crate::tour::chapter_count(), &mut errors);
+    let (_, mut mode) = parse_view(&pairs, crate::ui::tour::chapter_count(), &mut errors);
     mode.embed = true;
     if !errors.is_empty() {
         share.link_errors.update(|e| e.extend(errors));

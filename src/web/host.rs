@@ -41,14 +41,14 @@ pub struct KeyScope(Option<web_sys::Element>);
 impl KeyScope {
     /// The scope of the instance being built (from its `Share` context).
     pub fn current() -> Self {
-        let root = use_context::<crate::share::Share>().and_then(|s| s.widget_root());
+        let root = use_context::<crate::web::address::Share>().and_then(|s| s.widget_root());
         Self(root)
     }
 
     /// Whether this Space keypress should play or pause this instance.
     pub fn space_plays(&self, ev: &web_sys::KeyboardEvent) -> bool {
         match &self.0 {
-            None => !crate::dom::focus_is_in_text_or_button(),
+            None => !crate::web::dom::focus_is_in_text_or_button(),
             Some(root) => {
                 let path = ev.composed_path();
                 let inside = path.includes(root, 0);

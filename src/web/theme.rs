@@ -6,7 +6,7 @@ use overlap_view::palette::{Palette, DARK, LIGHT};
 /// The palette for `el`: a widget fixes its theme with the CSS
 /// `color-scheme` (`light` or `dark`); otherwise the user's preference.
 pub fn for_element(el: &web_sys::Element) -> &'static Palette {
-    let scheme = crate::dom::window()
+    let scheme = crate::web::dom::window()
         .and_then(|w| w.get_computed_style(el).ok().flatten())
         .and_then(|s| s.get_property_value("color-scheme").ok())
         .unwrap_or_default();
@@ -20,7 +20,7 @@ pub fn for_element(el: &web_sys::Element) -> &'static Palette {
 
 /// The palette of the user's preference.
 pub fn current() -> &'static Palette {
-    if crate::dom::prefers("(prefers-color-scheme: dark)") {
+    if crate::web::dom::prefers("(prefers-color-scheme: dark)") {
         &DARK
     } else {
         &LIGHT

@@ -13,9 +13,9 @@ use leptos::prelude::*;
 use overlap_core::ScenarioInput;
 use wasm_bindgen::prelude::*;
 
-use crate::frame;
-use crate::host::WidgetHost;
-use crate::share::{self, Share};
+use crate::timeline::frame;
+use crate::web::host::WidgetHost;
+use crate::web::address::{self as share, Share};
 use crate::state::AppState;
 
 /// Set by `overlap-lab.js` before it starts the module, so that starting
@@ -65,7 +65,7 @@ pub fn mount_widget(
         let state = AppState::new();
         provide_context(state);
         let share = share::install(state, Some(host));
-        crate::runner::install(state);
+        crate::worker::runner::install(state);
         *out.borrow_mut() = Some((state, share));
         view! { <WidgetApp /> }
     });

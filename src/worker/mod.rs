@@ -21,6 +21,7 @@
 
 pub mod codec;
 mod kineto_zip;
+pub mod runner;
 pub mod spawn;
 
 use std::cell::RefCell;

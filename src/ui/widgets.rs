@@ -6,7 +6,7 @@ use leptos::html;
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 
-use crate::fields::NumField;
+use crate::ui::fields::NumField;
 use crate::state::AppState;
 
 /// True while the guided tour's chapter is about this field.
@@ -14,7 +14,7 @@ fn tour_focus(state: AppState, field: &'static str) -> bool {
     state
         .tour_chapter
         .get()
-        .is_some_and(|c| crate::tour::focus_fields(c).contains(&field))
+        .is_some_and(|c| crate::ui::tour::focus_fields(c).contains(&field))
 }
 
 /// The core's messages for one field, shown under its control.
@@ -71,7 +71,7 @@ pub fn NumberPair(
         let v = value.get();
         if let Some(el) = number_ref.get() {
             // Inside a widget the document only knows the widget's element.
-            let focused = crate::host::active_element_near(el.as_ref()).is_some_and(|a| {
+            let focused = crate::web::host::active_element_near(el.as_ref()).is_some_and(|a| {
                 let el: &web_sys::Element = el.as_ref();
                 a == *el
             });
@@ -177,7 +177,7 @@ pub fn SelectField(
     /// Called with the chosen value.
     on_change: Callback<String>,
 ) -> impl IntoView {
-    let id = crate::fields::control_id(field);
+    let id = crate::ui::fields::control_id(field);
     let err_id = format!("{id}-err");
     let invalid = Memo::new(move |_| {
         expect_context::<AppState>()
@@ -228,7 +228,7 @@ pub fn Toggle(
     #[prop(optional)]
     axis: &'static str,
 ) -> impl IntoView {
-    let id = crate::fields::control_id(field);
+    let id = crate::ui::fields::control_id(field);
     let err_id = format!("{id}-err");
     let state = expect_context::<AppState>();
     let named = Memo::new(move |_| state.errors.with(|e| e.iter().any(|e| e.field == field)));

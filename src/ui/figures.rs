@@ -8,7 +8,7 @@ use leptos::prelude::*;
 use overlap_core::output::metric::{self, AxisFigure, Metric, Unit};
 use overlap_core::{Axis, Report};
 
-use crate::format;
+use overlap_view::format;
 use crate::state::AppState;
 
 /// A metric's value as the page writes it, in the metric's unit.

@@ -28,9 +28,9 @@ use overlap_core::{Report, Scenario, ScenarioInput, Timeline};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::JsValue;
 
-use crate::dom;
-use crate::frame;
-use crate::share::{self, Share};
+use crate::web::dom;
+use crate::timeline::frame;
+use crate::web::address::{self as share, Share};
 use crate::state::AppState;
 use crate::worker::codec::{Decoder, Words};
 use crate::worker::spawn::{self, WorkerHandle};

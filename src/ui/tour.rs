@@ -8,8 +8,8 @@ use overlap_core::presets;
 use overlap_core::Axis::{Dp, Pp, Tp};
 use overlap_core::ScenarioInput;
 
-use crate::figures::shown;
-use crate::format;
+use crate::ui::figures::shown;
+use overlap_view::format;
 use crate::state::AppState;
 
 /// A figure the reveal shows before and after: the chapter's word for it,
@@ -182,10 +182,10 @@ fn enter(state: AppState, chapter: usize) {
 /// control into view there, without moving the page away from the tour.
 fn reveal_control(field: Option<&str>) {
     let Some(field) = field else { return };
-    let Some(doc) = crate::dom::document() else {
+    let Some(doc) = crate::web::dom::document() else {
         return;
     };
-    let id = crate::fields::control_id(field);
+    let id = crate::ui::fields::control_id(field);
     let (Some(el), Ok(Some(side))) = (doc.get_element_by_id(&id), doc.query_selector(".side"))
     else {
         return;

@@ -11,9 +11,9 @@ use overlap_core::HardwarePreset;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::fields;
+use crate::ui::fields;
 use crate::state::{set_hardware_preset, AppState};
-use crate::widgets::{NumberPair, SelectField, Toggle};
+use crate::ui::widgets::{NumberPair, SelectField, Toggle};
 
 // Where each field's control sits. Labels, units, ranges and choices come
 // from the core's field table; a row placed nowhere here still gets a
