@@ -6,8 +6,8 @@ use leptos::prelude::*;
 use overlap_core::timeline::Axis;
 use overlap_view::tip::tip_for;
 
-use crate::timeline::frame;
 use crate::state::AppState;
+use crate::timeline::frame;
 
 /// The canvas with its interactions. The drawing itself is `canvas`.
 #[component]

@@ -19,15 +19,15 @@ use leptos::prelude::*;
 use overlap_core::FieldError;
 use wasm_bindgen::prelude::*;
 
-use crate::web::dom;
-use crate::ui::fields;
-use crate::ui::figures;
-use crate::web::address::{self as share, Share};
 use crate::state::AppState;
 use crate::timeline::panel;
+use crate::ui::fields;
+use crate::ui::figures;
 use crate::ui::playback;
 use crate::ui::share_panel;
 use crate::ui::widgets::{NumberPair, SelectField, Toggle};
+use crate::web::address::{self as share, Share};
+use crate::web::dom;
 
 /// Longest query a set-scenario message may carry.
 pub const MAX_QUERY_CHARS: usize = 4000;

@@ -16,8 +16,8 @@ use overlap_view::trace_size::{trace_refusal, TraceKind};
 use overlap_view::{draw, svg};
 use wasm_bindgen::{JsCast, JsValue};
 
-use crate::web::dom;
 use crate::state::AppState;
+use crate::web::dom;
 use crate::web::download::{download_bytes, download_text, save_url};
 use crate::web::theme;
 

@@ -8,8 +8,8 @@ use leptos::prelude::*;
 use overlap_core::output::metric::{self, AxisFigure, Metric, Unit};
 use overlap_core::{Axis, Report};
 
-use overlap_view::format;
 use crate::state::AppState;
+use overlap_view::format;
 
 /// A metric's value as the page writes it, in the metric's unit.
 pub fn shown(metric: Metric, value: f64) -> String {

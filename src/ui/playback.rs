@@ -3,8 +3,8 @@
 
 use leptos::prelude::*;
 
-use crate::timeline::frame;
 use crate::state::AppState;
+use crate::timeline::frame;
 
 /// Starts or pauses the sweep. Playing from the end starts over.
 pub fn toggle(state: AppState) {

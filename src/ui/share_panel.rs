@@ -6,9 +6,9 @@ use overlap_core::presets;
 use overlap_view::view_query::attr_escape;
 use wasm_bindgen::prelude::*;
 
-use crate::web::dom;
-use crate::web::address::{link, write_now, Share};
 use crate::state::AppState;
+use crate::web::address::{link, write_now, Share};
+use crate::web::dom;
 
 /// The iframe snippet for course material.
 pub fn embed_code(state: AppState, share: Share) -> String {

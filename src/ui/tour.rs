@@ -8,9 +8,9 @@ use overlap_core::presets;
 use overlap_core::Axis::{Dp, Pp, Tp};
 use overlap_core::ScenarioInput;
 
+use crate::state::AppState;
 use crate::ui::figures::shown;
 use overlap_view::format;
-use crate::state::AppState;
 
 /// A figure the reveal shows before and after: the chapter's word for it,
 /// and the metric (its getter, `data-metric` name and number format).
@@ -147,6 +147,26 @@ const CHAPTERS: &[Chapter] = &[
         explain: "Tiny chunks run far from peak, each collective pays its latency, and compute slows whenever a \
                   communication kernel runs beside it. Past a point, overlap costs more than it hides.",
         controls: &["overlap.tp_chunks", "sm_tax"],
+    },
+    Chapter {
+        title: "Overlap switched on, yet nothing hides",
+        preset: "one-queue",
+        setup: |i| i.hardware.max_connections = Some(8),
+        intro: "Megatron-LM issue 1468's shape: an 8B model on 64 H100, data parallel only, DP overlap on. With 8 \
+                hardware queues the gradient reduction runs beside the backward GEMMs.",
+        question: "Set CUDA_DEVICE_MAX_CONNECTIONS to 1, as Megatron-LM asks for with TP overlap. How much of DP's \
+                   communication still hides?",
+        choices: ["Most of it", "About half", "Next to none"],
+        action: |i| i.hardware.max_connections = Some(1),
+        watch: &[
+            STEP,
+            axis("DP hidden", Dp, AxisFigure::Hidden),
+            axis("DP exposed", Dp, AxisFigure::Exposed),
+        ],
+        explain: "With one hardware queue, the kernels of every stream run in the order they were launched: a \
+                  reduction launched between two backward GEMMs makes the next GEMM wait for it. The switch still \
+                  says overlap is on; the queue decides whether anything runs side by side.",
+        controls: &["hardware.max_connections", "overlap.dp"],
     },
 ];
 

@@ -6,8 +6,8 @@ use leptos::html;
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 
-use crate::ui::fields::NumField;
 use crate::state::AppState;
+use crate::ui::fields::NumField;
 
 /// True while the guided tour's chapter is about this field.
 fn tour_focus(state: AppState, field: &'static str) -> bool {

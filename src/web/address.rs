@@ -22,10 +22,10 @@ use overlap_view::view_query::{fail, join, mode_pairs, parse_view, view_pairs};
 pub use overlap_view::view_query::{query_part, Mode, ViewParams, VIEW_KEYS};
 use wasm_bindgen::prelude::*;
 
-use crate::web::dom;
-use crate::timeline::frame;
-use crate::web::host::WidgetHost;
 use crate::state::AppState;
+use crate::timeline::frame;
+use crate::web::dom;
+use crate::web::host::WidgetHost;
 
 #[derive(Clone, Copy)]
 pub struct Share {

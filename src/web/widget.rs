@@ -13,10 +13,10 @@ use leptos::prelude::*;
 use overlap_core::ScenarioInput;
 use wasm_bindgen::prelude::*;
 
-use crate::timeline::frame;
-use crate::web::host::WidgetHost;
-use crate::web::address::{self as share, Share};
 use crate::state::AppState;
+use crate::timeline::frame;
+use crate::web::address::{self as share, Share};
+use crate::web::host::WidgetHost;
 
 /// Set by `overlap-lab.js` before it starts the module, so that starting
 /// it does not mount the full page into the host page's body.

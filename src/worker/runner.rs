@@ -28,10 +28,10 @@ use overlap_core::{Report, Scenario, ScenarioInput, Timeline};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::JsValue;
 
-use crate::web::dom;
+use crate::state::AppState;
 use crate::timeline::frame;
 use crate::web::address::{self as share, Share};
-use crate::state::AppState;
+use crate::web::dom;
 use crate::worker::codec::{Decoder, Words};
 use crate::worker::spawn::{self, WorkerHandle};
 
