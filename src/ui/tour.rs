@@ -1,4 +1,4 @@
-//! The guided tour: five short chapters that walk the argument. Each sets
+//! The guided tour: short chapters that walk the argument. Each sets
 //! its scenario, asks for a prediction, flips one thing, then reveals what the
 //! core computed (the ghost keeps the "before").
 
@@ -269,7 +269,7 @@ pub fn Tour() -> impl IntoView {
             <h2 id="tour-h">"Guided tour"</h2>
             {move || match stage.get() {
                 Stage::Off => view! {
-                    <p>"Five short chapters on when overlapping communication with compute is free, and when it is not."</p>
+                    <p>{format!("{} short chapters on when overlapping communication with compute is free, and when it is not.", CHAPTERS.len())}</p>
                     <button type="button" class="primary" on:click=start>"Start the guided tour"</button>
                 }.into_any(),
                 Stage::Done => view! {
