@@ -5,7 +5,7 @@
 
 use overlap_core::scenario::Schedule;
 use overlap_core::schedule::{peak_in_flight, stage_program, Pass, Step};
-use overlap_core::timeline::{OpKind, Phase, NONE};
+use overlap_core::timeline::{Phase, NONE};
 use overlap_core::{simulate_with, Fidelity, ScenarioInput};
 use std::collections::HashMap;
 
@@ -308,7 +308,7 @@ fn assert_dependencies_hold(json: &str) {
                     *e = e.max(iv.end_s);
                 }
                 Phase::Backward => {
-                    let w = matches!(iv.op, OpKind::MlpUpWgrad | OpKind::QkvWgrad);
+                    let w = iv.op.is_weight_gradient();
                     bwd.push((key.0, key.1, iv.start_s, iv.end_s, w));
                 }
                 _ => {}
