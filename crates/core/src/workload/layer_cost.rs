@@ -23,11 +23,22 @@ pub(crate) struct OpCost {
 }
 
 impl OpCost {
-    fn add(self, other: OpCost) -> OpCost {
+    /// Two kernels run back to back, as one op.
+    pub(crate) fn add(self, other: OpCost) -> OpCost {
         OpCost {
             time_s: self.time_s + other.time_s,
             flops: self.flops + other.flops,
             memory_s: self.memory_s + other.memory_s,
+        }
+    }
+
+    /// A fused op without one of the kernels it was summed from (a split
+    /// backward's B is the whole backward without its weight gradients).
+    pub(crate) fn without(self, part: OpCost) -> OpCost {
+        OpCost {
+            time_s: self.time_s - part.time_s,
+            flops: self.flops - part.flops,
+            memory_s: (self.memory_s - part.memory_s).max(0.0),
         }
     }
 

@@ -552,14 +552,14 @@ impl Builder<'_> {
             self.tp_blocking(Collective::AllGather, meta.op(OpKind::AllGather));
         }
         let down_wgrad = self.cost.mlp_down.chunk(&self.roof, 1);
-        self.compute_all(without(self.cost.mlp_down_backward, down_wgrad), meta);
+        self.compute_all(self.cost.mlp_down_backward.without(down_wgrad), meta);
         self.input_grad_reduced(self.cost.mlp_up_dgrad, meta.op(OpKind::MlpUpDgrad));
         if sp {
             self.tp_blocking(Collective::AllGather, meta.op(OpKind::AllGather));
         }
         let proj_wgrad = self.cost.proj.chunk(&self.roof, 1);
         self.compute_all(
-            without(self.cost.attention_backward, proj_wgrad),
+            self.cost.attention_backward.without(proj_wgrad),
             meta.op(OpKind::AttentionBackward),
         );
         for i in 0..self.members.len() {
@@ -599,13 +599,13 @@ impl Builder<'_> {
             self.tp_blocking(Collective::AllGather, meta.op(OpKind::AllGather));
         }
         let down_wgrad = self.cost.mlp_down.chunk(&self.roof, 1);
-        self.compute_all(add(down_wgrad, self.cost.mlp_up_wgrad), meta);
+        self.compute_all(down_wgrad.add(self.cost.mlp_up_wgrad), meta);
         if sp {
             self.tp_blocking(Collective::AllGather, meta.op(OpKind::AllGather));
         }
         let proj_wgrad = self.cost.proj.chunk(&self.roof, 1);
         self.compute_all(
-            add(proj_wgrad, self.cost.qkv_wgrad),
+            proj_wgrad.add(self.cost.qkv_wgrad),
             meta.op(OpKind::QkvWgrad),
         );
     }
@@ -809,23 +809,5 @@ impl Builder<'_> {
                 }
             }
         }
-    }
-}
-
-/// Two kernels run back to back, as one op.
-fn add(a: OpCost, b: OpCost) -> OpCost {
-    OpCost {
-        time_s: a.time_s + b.time_s,
-        flops: a.flops + b.flops,
-        memory_s: a.memory_s + b.memory_s,
-    }
-}
-
-/// A fused backward op without one of the kernels it was summed from.
-fn without(whole: OpCost, part: OpCost) -> OpCost {
-    OpCost {
-        time_s: whole.time_s - part.time_s,
-        flops: whole.flops - part.flops,
-        memory_s: (whole.memory_s - part.memory_s).max(0.0),
     }
 }
