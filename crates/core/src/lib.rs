@@ -11,6 +11,7 @@
 // (`tests/layers.rs` checks this): model <- workload <- sim <- output,
 // and input (parsing, presets, links, validation) over model and workload.
 pub mod calibration;
+pub mod coconet;
 pub mod input;
 pub mod model;
 pub mod output;

@@ -456,6 +456,16 @@ fields! {
         default: Fixed, label: "Interference", unit: "", slider: NO_SLIDER,
         resolved: |s| Some(s.interference),
     },
+    overlap.pp_chunks => {
+        key: "pp_chunks", kind: Kind::Int { min: 1, max: 64 }, default: Fixed,
+        label: "PP boundary chunks (sliced)", unit: "", slider: (1.0, 16.0, 1.0),
+        resolved: |s| Some(s.overlap.pp_chunks),
+    },
+    overlap.fuse => {
+        key: "fuse", kind: Kind::Bool, default: Fixed,
+        label: "Fuse TP collective with bias, dropout, residual", unit: "", slider: NO_SLIDER,
+        resolved: |s| Some(s.overlap.fuse),
+    },
 }
 
 /// The row of a dotted path, if there is one.

@@ -172,6 +172,12 @@ pub struct OverlapInput {
     /// Gradient width, bytes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grad_bytes: Option<u32>,
+    /// Chunks of the sliced pipeline boundary.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pp_chunks: Option<u32>,
+    /// TP collectives fused with the pointwise work after them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fuse: Option<bool>,
 }
 
 // A section is empty when it equals its default (every field `None`):

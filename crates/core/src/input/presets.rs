@@ -278,6 +278,20 @@ pub const PRESETS: &[Preset] = &[
             "overlap":{"tp":false,"pp":false,"dp":true,"bucket_mb":40}}"#,
         published: None,
     },
+    Preset {
+        id: "coconet-inference",
+        title: "CoCoNet: GPT-2 8.3B inference across two DGX-2",
+        description: "Megatron-LM's GPT-2 8.3B, forward only: TP 16 inside each DGX-2, two pipeline stages, one \
+            per node. CoCoNet's three moves are on: chunked GEMM + AllReduce, the stage boundary sliced and \
+            pipelined (ReduceScatter, 1/16 slices over each NIC, AllGather), and the AllReduce fused with the \
+            bias, dropout and residual add (Jangda et al. 2021).",
+        json: r#"{"hardware":{"preset":"dgx2-v100","nodes":2},
+            "workload":{"mode":"inference","layers":72,"hidden":3072,"heads":32,"seq":1024,"vocab":51200,
+                        "micro_batch":8,"global_batch":32,"recompute":"none","sequence_parallel":false},
+            "parallel":{"tp":16,"pp":2,"dp":1,"schedule":"gpipe","scatter_gather":true},
+            "overlap":{"tp":true,"pp":true,"dp":false,"tp_chunks":4,"pp_chunks":8,"fuse":true}}"#,
+        published: None,
+    },
 ];
 
 /// The preset of an id.

@@ -59,6 +59,8 @@ pub(crate) fn default_overlap() -> Overlap {
         tp_chunks: 4,
         bucket_mb: 25.0,
         grad_bytes: 2,
+        pp_chunks: 1,
+        fuse: false,
     }
 }
 
@@ -176,6 +178,8 @@ fn filled(input: &ScenarioInput) -> Scenario {
         tp_chunks: o.tp_chunks.unwrap_or(od.tp_chunks),
         bucket_mb: o.bucket_mb.unwrap_or(od.bucket_mb),
         grad_bytes: o.grad_bytes.unwrap_or(od.grad_bytes),
+        pp_chunks: o.pp_chunks.unwrap_or(od.pp_chunks),
+        fuse: o.fuse.unwrap_or(od.fuse),
     };
     Scenario {
         hardware_preset: preset,
@@ -254,6 +258,10 @@ pub(crate) fn resolve(input: &ScenarioInput) -> Result<Scenario, ScenarioError> 
                 );
             }
         }
+    }
+
+    if dims_ok && par_ok {
+        check_coconet(&mut c, &scenario);
     }
 
     if !c.errors.is_empty() {
@@ -603,4 +611,50 @@ fn largest(lo: u32, hi: u32, ok: impl Fn(u32) -> bool) -> u32 {
         }
     }
     lo
+}
+
+/// CoCoNet's two moves need what they act on (model.md section 5): the
+/// sliced boundary needs a pipeline boundary, a TP group to slice across
+/// and Megatron's scatter/gather; fusion needs a TP collective with
+/// pointwise work after it, which only the transformer has. Fusion with TP
+/// overlap off is valid: the fused collective then runs in the compute
+/// stream's order, with the pointwise kernels inside it.
+fn check_coconet(c: &mut Checker, s: &Scenario) {
+    let (p, o) = (&s.parallel, &s.overlap);
+    let transformer = match &s.workload {
+        Workload::Transformer(t) => Some(t),
+        Workload::MatmulAllreduce(_) => None,
+    };
+    if o.pp_chunks > 1 {
+        let why = match transformer {
+            None => Some("the matmul_allreduce micro-benchmark has no pipeline boundary".to_string()),
+            Some(_) if p.pp == 1 => Some("pp is 1, so there is no pipeline boundary to slice".to_string()),
+            Some(_) if p.tp == 1 => Some("tp is 1, so there is no TP group to slice the boundary across".to_string()),
+            Some(_) if !p.scatter_gather => {
+                Some("slicing is CoCoNet's form of scatter/gather and needs parallel.scatter_gather true".to_string())
+            }
+            Some(t) if t.sequence_parallel => Some(
+                "with sequence_parallel the boundary is already sliced across the TP group".to_string(),
+            ),
+            Some(_) => None,
+        };
+        if let Some(why) = why {
+            c.fail(
+                "overlap.pp_chunks",
+                format!("{} chunks: {why}; valid here is 1", o.pp_chunks),
+            );
+        }
+    }
+    if o.fuse {
+        let why = match transformer {
+            None => Some(
+                "the matmul_allreduce micro-benchmark has no pointwise work after its AllReduce",
+            ),
+            Some(_) if p.tp == 1 => Some("tp is 1, so there is no TP collective to fuse with"),
+            Some(_) => None,
+        };
+        if let Some(why) = why {
+            c.fail("overlap.fuse", format!("true: {why}; valid here is false"));
+        }
+    }
 }

@@ -151,6 +151,13 @@ pub struct Overlap {
     pub bucket_mb: f64,
     /// Bytes per gradient value in the DP reduction.
     pub grad_bytes: u32,
+    /// Chunks of CoCoNet's sliced pipeline boundary (ReduceScatter, slice
+    /// sends, AllGather pipelined with each other); 1 keeps Megatron's
+    /// scatter/gather, one step after another.
+    pub pp_chunks: u32,
+    /// TP collectives fused with the bias, dropout and residual add after
+    /// them (CoCoNet).
+    pub fuse: bool,
 }
 
 /// A complete, validated scenario: what the simulator runs.
@@ -188,6 +195,8 @@ impl Scenario {
         s.overlap.tp = false;
         s.overlap.pp = false;
         s.overlap.dp = false;
+        s.overlap.pp_chunks = 1;
+        s.overlap.fuse = false;
         s
     }
 }

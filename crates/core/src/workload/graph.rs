@@ -109,6 +109,9 @@ pub(crate) struct Graph {
     pub compute_order: Vec<Vec<TaskId>>,
     pub resources: Vec<ResourceInfo>,
     pub patterns: Vec<Vec<Usage>>,
+    /// Per pattern: HBM bytes each member moves per link byte on top of the
+    /// collective's own (`interference`): the pointwise work fused into it.
+    pub fused_hbm_per_link_byte: Vec<f64>,
     /// Each distinct pattern once: equal patterns share an id, so that their
     /// flows share one class in the engine (max-min gives them one rate).
     pattern_ids: std::collections::HashMap<Vec<(u32, u64)>, u32>,
@@ -141,6 +144,7 @@ impl Default for Graph {
             compute_order: Vec::new(),
             resources: Vec::new(),
             patterns: Vec::new(),
+            fused_hbm_per_link_byte: Vec::new(),
             pattern_ids: Default::default(),
             pending_blockers: Vec::new(),
             peak_tflops: 0.0,
@@ -181,14 +185,25 @@ impl Graph {
 
     /// Registers a link usage pattern, or finds the equal one registered before.
     pub fn add_pattern(&mut self, usage: Vec<Usage>) -> u32 {
-        let key: Vec<(u32, u64)> = usage
+        self.add_fused_pattern(usage, 0.0)
+    }
+
+    /// Registers a pattern whose members also move `hbm_per_link_byte` HBM
+    /// bytes per link byte for work fused into the collective, or finds the
+    /// equal one registered before.
+    pub fn add_fused_pattern(&mut self, usage: Vec<Usage>, hbm_per_link_byte: f64) -> u32 {
+        let mut key: Vec<(u32, u64)> = usage
             .iter()
             .map(|u| (u.resource, u.weight.to_bits()))
             .collect();
+        if hbm_per_link_byte != 0.0 {
+            key.push((u32::MAX, hbm_per_link_byte.to_bits()));
+        }
         let next = self.patterns.len() as u32;
         let id = *self.pattern_ids.entry(key).or_insert(next);
         if id == next {
             self.patterns.push(usage);
+            self.fused_hbm_per_link_byte.push(hbm_per_link_byte);
         }
         id
     }

@@ -191,7 +191,8 @@ impl NetworkSetup {
         let mut patterns: Vec<Vec<Usage>> = g
             .patterns
             .iter()
-            .map(|p| {
+            .zip(&g.fused_hbm_per_link_byte)
+            .map(|(p, &fused)| {
                 let mut usage = p.clone();
                 for u in p {
                     if let Some(gpu) = g.resources[u.resource as usize].gpu {
@@ -200,9 +201,11 @@ impl NetworkSetup {
                 }
                 for (gpu, w) in per_gpu.iter_mut().enumerate() {
                     if *w > 0.0 {
+                        // Fused pointwise work streams its bytes through
+                        // each member's HBM as the collective moves.
                         usage.push(Usage {
                             resource: hbm(gpu),
-                            weight: HBM_BYTES_PER_LINK_BYTE * *w / 2.0,
+                            weight: HBM_BYTES_PER_LINK_BYTE * *w / 2.0 + fused,
                         });
                         *w = 0.0;
                     }

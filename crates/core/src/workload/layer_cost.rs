@@ -141,6 +141,10 @@ pub(crate) struct LayerCost {
     /// Bytes of the [b, s, h] activation at 2 bytes per value: what the TP
     /// collectives and pipeline sends move.
     pub activation_bytes: f64,
+    /// The bias-dropout-add after each row-parallel GEMM's reduction, inside
+    /// `mlp_up`, `mlp_up_pre`, `qkv` and `qkv_pre`: what fusion moves into
+    /// the collective (`fusion`).
+    pub bias_dropout_add: OpCost,
 }
 
 pub(crate) fn layer_cost(t: &Transformer, tp: u32, r: &Roofline) -> LayerCost {
@@ -251,6 +255,7 @@ pub(crate) fn layer_cost(t: &Transformer, tp: u32, r: &Roofline) -> LayerCost {
             .add(logits_gemm)
             .add(r.memory(4.0 * tokens * v / tp_f)),
         activation_bytes: 2.0 * e,
+        bias_dropout_add,
     }
 }
 

@@ -3,6 +3,7 @@
 //! pipeline sends and DP gradient buckets, and the overlap switch of each axis
 //! deciding what the compute stream waits for.
 
+use super::fusion::FusedLayers;
 use super::layer_cost::{
     layer_cost, layer_params, LayerCost, OpCost, Roofline, SplitGemm, OPTIMIZER_BYTES_PER_PARAM,
 };
@@ -13,6 +14,7 @@ use crate::model::op::{OpKind, Phase};
 use crate::model::scenario::{Mode, Recompute, Scenario, Transformer};
 use crate::workload::collective::Collective;
 use crate::workload::graph::{Graph, Meta, TaskId};
+use crate::workload::pp_boundary::{self, Group};
 use crate::workload::schedule::{stage_program, Pass, Step};
 
 const TP: u8 = Axis::Tp as u8;
@@ -68,6 +70,13 @@ struct Builder<'a> {
     last_tp_collective: Option<TaskId>,
     /// Sends whose window (the sender's next step) is still open.
     open_windows: Vec<(TaskId, u32)>,
+    /// Pieces of each sliced forward boundary (`pp_boundary`), if sliced.
+    sliced: Option<u32>,
+    /// The step's last layer when its output leaves through a sliced
+    /// boundary: the boundary's ReduceScatter replaces its AllReduce.
+    boundary_layer: Option<u32>,
+    /// The step's fusions (`fusion`).
+    fused: FusedLayers,
 }
 
 pub(crate) fn build(
@@ -107,6 +116,12 @@ pub(crate) fn build(
         tp_pattern: 0,
         last_tp_collective: None,
         open_windows: Vec::new(),
+        sliced: pp_boundary::sliced_pieces(s, t),
+        boundary_layer: None,
+        fused: FusedLayers {
+            on: s.overlap.fuse && tp > 1,
+            ..FusedLayers::default()
+        },
     };
     b.create_sends();
     let layout = b.cluster.layout.clone();
@@ -190,7 +205,28 @@ impl Builder<'_> {
                                         _ => Phase::Backward,
                                     };
                                     let meta = Meta::new(OpKind::Send, phase).mb(mb).chunk(chunk);
-                                    self.g.comm(&[from, to], PP, pattern, bytes, latency, meta)
+                                    // A sliced boundary's sends, one per piece, in a row.
+                                    let pieces = self.pieces(pass);
+                                    let piece_bytes = bytes / f64::from(pieces);
+                                    let first = self.g.comm(
+                                        &[from, to],
+                                        PP,
+                                        pattern,
+                                        piece_bytes,
+                                        latency,
+                                        meta,
+                                    );
+                                    for _ in 1..pieces {
+                                        self.g.comm(
+                                            &[from, to],
+                                            PP,
+                                            pattern,
+                                            piece_bytes,
+                                            latency,
+                                            meta,
+                                        );
+                                    }
+                                    first
                                 }
                             };
                             debug_assert_eq!(
@@ -260,6 +296,10 @@ impl Builder<'_> {
         let final_mb = mb + 1 == self.micro_batches;
         let first_layer = vs * self.layers_per_virtual_stage;
         let layers = first_layer..first_layer + self.layers_per_virtual_stage;
+        self.fused.first = layers.start;
+        self.fused.last = layers.end - 1;
+        let sliced_out = step.pass == Pass::Forward && vs < last_vs && self.sliced.is_some();
+        self.boundary_layer = sliced_out.then_some(layers.end - 1);
         match step.pass {
             Pass::Forward => {
                 if vs > 0 {
@@ -411,27 +451,32 @@ impl Builder<'_> {
     fn layer_forward(&mut self, layer: u32, mb: u32, phase: Phase) {
         let meta = Meta::new(OpKind::Qkv, phase).mb(mb).layer(layer);
         let sp = self.t.sequence_parallel && self.tp > 1;
+        let (fused, bda) = (self.fused, self.cost.bias_dropout_add);
         if sp && self.tp_on {
-            let (pre, gemm) = (self.cost.qkv_pre, self.cost.qkv_gemm);
+            let pre = fused.opening(self.cost.qkv_pre, bda, OpKind::Qkv, layer);
+            let gemm = self.cost.qkv_gemm;
             self.gathered_column_parallel(pre, gemm, meta);
         } else {
             if sp {
                 self.tp_blocking(Collective::AllGather, meta.op(OpKind::AllGather));
             }
-            self.compute_all(self.cost.qkv, meta);
+            let qkv = fused.opening(self.cost.qkv, bda, OpKind::Qkv, layer);
+            self.compute_all(qkv, meta);
         }
         self.compute_all(self.cost.attention, meta.op(OpKind::Attention));
         self.row_parallel(self.cost.proj, meta.op(OpKind::Proj));
         let up = meta.op(OpKind::MlpUp);
         if sp && self.tp_on {
-            let (pre, gemm) = (self.cost.mlp_up_pre, self.cost.mlp_up_gemm);
+            let pre = fused.opening(self.cost.mlp_up_pre, bda, OpKind::MlpUp, layer);
+            let gemm = self.cost.mlp_up_gemm;
             self.gathered_column_parallel(pre, gemm, up);
             self.compute_all(self.cost.mlp_up_post, up);
         } else {
             if sp {
                 self.tp_blocking(Collective::AllGather, meta.op(OpKind::AllGather));
             }
-            self.compute_all(self.cost.mlp_up, up);
+            let mlp_up = fused.opening(self.cost.mlp_up, bda, OpKind::MlpUp, layer);
+            self.compute_all(mlp_up, up);
         }
         self.row_parallel(self.cost.mlp_down, meta.op(OpKind::MlpDown));
     }
@@ -484,11 +529,24 @@ impl Builder<'_> {
         };
         let chunks = self.chunks;
         let cost = gemm.chunk(&self.roof, chunks);
+        if meta.op == OpKind::MlpDown && self.boundary_layer == Some(meta.layer) {
+            // The sliced boundary's ReduceScatter reduces this output.
+            for i in 0..chunks {
+                self.compute_all(cost, meta.chunk(i));
+            }
+            return;
+        }
         let size = self.cost.activation_bytes / f64::from(chunks);
+        let fused_bytes = if self.fused.carries(meta.op, meta.layer) {
+            self.cost.bias_dropout_add.memory_s * self.roof.hbm_gbps * 1e9 / f64::from(chunks)
+        } else {
+            0.0
+        };
         let mut collectives = Vec::with_capacity(chunks as usize);
         for i in 0..chunks {
             self.compute_all(cost, meta.chunk(i));
             let id = self.tp_collective(kind, size, meta.op(Self::collective_op(kind)).chunk(i));
+            crate::workload::fusion::carry(&mut self.g, id, fused_bytes);
             if i > 0 {
                 self.g.tasks[id as usize].latency_s =
                     pipelined_chunk_latency_s(self.cluster.nvlink_latency_s());
@@ -657,6 +715,15 @@ impl Builder<'_> {
         let sends: Vec<TaskId> = (0..self.members.len() as u32)
             .map(|k| self.sends[self.send_index(replica, k, from_vs, mb, pass)])
             .collect();
+        if self.pieces(pass) > 1 {
+            let meta = Meta::new(OpKind::AllGather, phase).mb(mb);
+            let group = self.boundary_group();
+            let gathers = pp_boundary::gather(&mut self.g, &self.cluster, &group, &sends, meta);
+            for id in gathers {
+                self.block_all(id);
+            }
+            return;
+        }
         if self.gathers_on_arrival() {
             let kind = Collective::AllGather;
             let members = self.members.clone();
@@ -686,21 +753,54 @@ impl Builder<'_> {
     }
 
     fn send(&mut self, replica: u32, from_vs: u32, mb: u32, pass: Pass) {
+        let pieces = self.pieces(pass);
+        if pieces > 1 {
+            let firsts: Vec<TaskId> = (0..self.members.len() as u32)
+                .map(|k| self.sends[self.send_index(replica, k, from_vs, mb, pass)])
+                .collect();
+            let meta = Meta::new(OpKind::ReduceScatter, Phase::Forward).mb(mb);
+            let group = self.boundary_group();
+            pp_boundary::reduce_scatter_and_send(&mut self.g, &self.cluster, &group, &firsts, meta);
+        }
         for k in 0..self.members.len() {
             let m = self.members[k];
-            let id = self.sends[self.send_index(replica, k as u32, from_vs, mb, pass)];
-            let last = self
-                .g
-                .last_compute(m)
-                .expect("a step computes before it sends");
-            self.g.dep(last, id);
-            if !self.s.overlap.pp {
-                self.g.block_compute_on(m, id);
+            let first = self.sends[self.send_index(replica, k as u32, from_vs, mb, pass)];
+            for id in first..first + pieces {
+                if pieces == 1 {
+                    let last = self
+                        .g
+                        .last_compute(m)
+                        .expect("a step computes before it sends");
+                    self.g.dep(last, id);
+                }
+                if !self.s.overlap.pp {
+                    self.g.block_compute_on(m, id);
+                }
+                if k == 0 {
+                    let from = self.g.next_compute_index(m);
+                    self.open_windows.push((id, from));
+                }
             }
-            if k == 0 {
-                let from = self.g.next_compute_index(m);
-                self.open_windows.push((id, from));
-            }
+        }
+    }
+
+    /// Sends per boundary crossing in direction `pass`: the sliced
+    /// boundary's pieces forward, one otherwise.
+    fn pieces(&self, pass: Pass) -> u32 {
+        match (self.sliced, pass) {
+            (Some(pieces), Pass::Forward) => pieces,
+            _ => 1,
+        }
+    }
+
+    /// The group being built, as one end of a sliced boundary.
+    fn boundary_group(&self) -> Group {
+        Group {
+            members: self.members.clone(),
+            pattern: self.tp_pattern,
+            tp: self.tp,
+            activation_bytes: self.cost.activation_bytes,
+            pieces: self.pieces(Pass::Forward),
         }
     }
 
