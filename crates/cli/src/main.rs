@@ -100,10 +100,12 @@ fn run(raw: &[OsString]) -> Result<String, String> {
             .collect()),
         "fields" => Ok(overlap_core::input::fields::table()),
         "published" => Ok(format!(
-            "{}\nOverlap: the interference model against public measurements\n\n{}\nZero-bubble pipelines (throughput relative to 1F1B; memory of the fullest GPU):\n\n{}",
+            "{}\nOverlap: the interference model against public measurements\n\n{}\nZero-bubble pipelines (throughput relative to 1F1B; memory of the fullest GPU):\n\n{}\nCoCoNet model-parallel inference (preset {}), one move at a time:\n\n{}",
             overlap_core::published::table(),
             overlap_core::published::overlap_table(),
-            overlap_core::zero_bubble::table()
+            overlap_core::zero_bubble::table(),
+            overlap_core::coconet::PRESET,
+            overlap_core::coconet::table()
         )),
         other => unreachable!("args::COMMANDS lists {other} without running it"),
     }
