@@ -1,0 +1,68 @@
+//! What the page's main thread does with a finished simulation, timed
+//! natively on the largest presets: preparing the timeline (`Prepared`,
+//! through `Scene::set_timeline`), laying it out and building the display
+//! list for a whole-step view and a zoomed one. Figures are printed, never
+//! asserted; WebAssembly runs them about 1.5 to 2 times slower.
+//!
+//!   cargo bench -p overlap-view --bench main_thread [preset-id-part]
+
+use std::time::Instant;
+
+use overlap_core::presets;
+use overlap_view::draw;
+use overlap_view::layout::Layout;
+use overlap_view::scene::Scene;
+
+const WIDTH_PX: f64 = 1200.0;
+
+fn ms(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1e3
+}
+
+fn main() {
+    let filter = std::env::args().skip(1).find(|a| !a.starts_with('-'));
+    let default_id = presets::default_preset().id;
+    for id in [default_id, "megatron-145.6b", "megatron-1t"] {
+        if filter.as_deref().is_some_and(|f| !id.contains(f)) {
+            continue;
+        }
+        match presets::scenario(id) {
+            Ok(scenario) => bench(id, &scenario),
+            Err(e) => println!("{id}: {e:?}"),
+        }
+    }
+}
+
+fn bench(id: &str, scenario: &overlap_core::Scenario) {
+    let t = Instant::now();
+    let sim = overlap_core::simulate(scenario);
+    let sim_ms = ms(t);
+    let bars = sim.timeline.interval_count();
+    let mut scene = Scene::new();
+    let t = Instant::now();
+    scene.set_timeline(sim.timeline, false, 0.0);
+    let prepare_ms = ms(t);
+    let layout = |scene: &mut Scene| {
+        if let Some(p) = scene.current.as_ref() {
+            scene.layout = Layout::compute(p, WIDTH_PX, scene.link_gpu);
+        }
+    };
+    layout(&mut scene);
+    let draw_ms = |scene: &Scene| {
+        let t = Instant::now();
+        let list = draw::timeline(scene, scene.window(1.0), 1.0);
+        (ms(t), list.shapes.len())
+    };
+    let (fit_ms, fit_shapes) = draw_ms(&scene);
+    let step = scene.step_s();
+    scene.zoom(0.1, step / 2.0);
+    let (zoom_ms, zoom_shapes) = draw_ms(&scene);
+    let t = Instant::now();
+    drop(scene);
+    let drop_ms = ms(t);
+    println!(
+        "{id:>16}: {bars} bars; simulate {sim_ms:.0} ms; prepare {prepare_ms:.1} ms; \
+         display list whole step {fit_ms:.1} ms ({fit_shapes} shapes), zoomed x10 {zoom_ms:.1} ms \
+         ({zoom_shapes} shapes); drop {drop_ms:.1} ms"
+    );
+}
