@@ -314,6 +314,8 @@ registerWidgetTests(test, { assert, close, cliReport, ARTIFACTS, DIST, serverUrl
 (await import('./kineto.mjs')).registerKinetoTests(test, { assert, CLI, TMP });
 // The simulation worker: large scenarios, failing runs, exports at any size (issues 14 and 8).
 registerPageTests(test, { assert, close, canvasDrawn, matchesCli, ARTIFACTS });
+// Scale and memory: 1T driven as an engineer would, the memory bar (issues 14 and 10).
+(await import('./scale.mjs')).registerScaleTests(test, { assert, close, canvasDrawn, matchesCli, cliReport, ARTIFACTS });
 
 // ---------------------------------------------------------------- runner
 
