@@ -9,9 +9,9 @@
 use std::time::Instant;
 
 use overlap_core::presets;
-use overlap_view::draw;
 use overlap_view::layout::Layout;
 use overlap_view::scene::Scene;
+use overlap_view::{draw, lod};
 
 const WIDTH_PX: f64 = 1200.0;
 
@@ -54,6 +54,8 @@ fn bench(id: &str, scenario: &overlap_core::Scenario) {
         (ms(t), list.shapes.len())
     };
     let (fit_ms, fit_shapes) = draw_ms(&scene);
+    let (walk_ms, pieces) = lod_walk_ms(&scene, false);
+    let (blocks_ms, _) = lod_walk_ms(&scene, true);
     let step = scene.step_s();
     scene.zoom(0.1, step / 2.0);
     let (zoom_ms, zoom_shapes) = draw_ms(&scene);
@@ -62,7 +64,44 @@ fn bench(id: &str, scenario: &overlap_core::Scenario) {
     let drop_ms = ms(t);
     println!(
         "{id:>16}: {bars} bars; simulate {sim_ms:.0} ms; prepare {prepare_ms:.1} ms; \
-         display list whole step {fit_ms:.1} ms ({fit_shapes} shapes), zoomed x10 {zoom_ms:.1} ms \
+         display list whole step {fit_ms:.1} ms ({fit_shapes} shapes; of it the bars' \
+         level-of-detail walk {blocks_ms:.1} ms by blocks, {walk_ms:.1} ms bar by bar, \
+         {pieces} pieces), zoomed x10 {zoom_ms:.1} ms \
          ({zoom_shapes} shapes); drop {drop_ms:.1} ms"
     );
+}
+
+/// The level-of-detail walk alone, over every GPU lane, for the whole step:
+/// bar by bar, or merging whole blocks of the lane's summary.
+fn lod_walk_ms(scene: &Scene, by_blocks: bool) -> (f64, usize) {
+    let Some(p) = scene.current.as_ref() else {
+        return (0.0, 0);
+    };
+    let win = scene.window(1.0);
+    let (left, right) = (scene.layout.left, scene.layout.right);
+    let t = Instant::now();
+    let mut pieces = 0;
+    for gpu in 0..p.timeline.gpus.len() {
+        for lane in overlap_core::Lane::ALL {
+            let bars = p.lane(gpu, lane);
+            let range = lod::visible_range(bars, win.0, win.1, p.max_dur_s(gpu, lane));
+            let pos = |i: usize| {
+                (
+                    scene.x_of(bars[i].start_s, win),
+                    scene.x_of(bars[i].end_s, win),
+                )
+            };
+            let clip = (left, right);
+            if by_blocks {
+                let px_per_s = (right - left) / (win.1 - win.0);
+                let blocks = p.blocks(gpu, lane);
+                lod::pieces_by_blocks(bars, blocks, px_per_s, range, clip, 1.5, pos, |_| {
+                    pieces += 1
+                });
+            } else {
+                lod::pieces(bars, range, clip, 1.5, pos, |_| pieces += 1);
+            }
+        }
+    }
+    (ms(t), pieces)
 }

@@ -4,6 +4,8 @@
 use overlap_core::timeline::{Axis, Direction, Interval, Lane, LinkClass};
 use overlap_core::Timeline;
 
+use crate::lod::{Block, BLOCK_BARS};
+
 /// A simulation's timeline, its lanes sorted by start for binary search.
 pub struct Prepared {
     /// The timeline as the core made it, lanes sorted.
@@ -12,6 +14,8 @@ pub struct Prepared {
     pub axes: Vec<Axis>,
     /// Longest bar per GPU, indexed by `Lane::index`.
     max_dur_s: Vec<[f64; 4]>,
+    /// Each lane's summary for the level of detail, per GPU, by `Lane::index`.
+    blocks: Vec<[Vec<Block>; 4]>,
     /// Bars in the whole step.
     pub bars: usize,
 }
@@ -31,6 +35,11 @@ impl Prepared {
             Lane::Compute => &g.compute,
             Lane::Comm(axis) => &g.comm[axis.index()],
         }
+    }
+
+    /// A lane's summary, one [`Block`] per `lod::BLOCK_BARS` bars.
+    pub fn blocks(&self, gpu: usize, lane: Lane) -> &[Block] {
+        self.blocks.get(gpu).map_or(&[], |b| &b[lane.index()])
     }
 
     /// The longest bar of a lane, seconds: how far before a window a bar
@@ -82,6 +91,7 @@ impl Prepared {
 pub struct Preparing {
     timeline: Timeline,
     max_dur_s: Vec<[f64; 4]>,
+    blocks: Vec<[Vec<Block>; 4]>,
     any: [bool; 3],
     /// The GPU, lane (by `Lane::index`) and bar the next slice starts at;
     /// GPUs past the last are the links, one per lane index.
@@ -97,6 +107,7 @@ impl Preparing {
         Self {
             timeline,
             max_dur_s: vec![[0.0; 4]; gpus],
+            blocks: (0..gpus).map(|_| Default::default()).collect(),
             any: [false; 3],
             gpu: 0,
             lane: 0,
@@ -126,10 +137,18 @@ impl Preparing {
                     // Normally sorted already: one check, no sort.
                     sort_by_start(bars);
                 }
-                let end = bars.len().min(self.at.saturating_add(budget));
+                // Whole blocks: `at` stays on a block boundary until the lane's tail.
+                let end = bars.len().min(
+                    self.at
+                        .saturating_add(budget)
+                        .div_ceil(BLOCK_BARS)
+                        .saturating_mul(BLOCK_BARS),
+                );
                 let md = &mut self.max_dur_s[self.gpu][self.lane];
                 *md = md.max(longest(&bars[self.at..end]));
-                budget -= end - self.at;
+                self.blocks[self.gpu][self.lane]
+                    .extend(bars[self.at..end].chunks_exact(BLOCK_BARS).map(Block::of));
+                budget = budget.saturating_sub(end - self.at);
                 self.at = end;
                 if self.at < bars.len() {
                     continue;
@@ -167,6 +186,7 @@ impl Preparing {
             timeline: self.timeline,
             axes,
             max_dur_s: self.max_dur_s,
+            blocks: self.blocks,
             bars,
         }
     }
@@ -215,7 +235,8 @@ mod tests {
         while !sliced.step(3) {
             slices += 1;
         }
-        assert!(slices > 10, "{slices} slices");
+        // Slices end on whole blocks of the level-of-detail summary.
+        assert!(slices > 50 / BLOCK_BARS, "{slices} slices");
         let sliced = sliced.finish();
         assert_eq!(
             sliced.max_dur_s(0, Lane::Compute),
@@ -225,5 +246,10 @@ mod tests {
         assert_eq!(sliced.lane(0, Lane::Compute), whole.lane(0, Lane::Compute));
         assert_eq!(sliced.bars, 50);
         assert_eq!(sliced.axes, whole.axes);
+        assert_eq!(
+            sliced.blocks(0, Lane::Compute),
+            crate::lod::blocks(sliced.lane(0, Lane::Compute)).as_slice()
+        );
+        assert_eq!(sliced.blocks(0, Lane::Compute).len(), 50 / BLOCK_BARS);
     }
 }
