@@ -1,5 +1,6 @@
-//! What the page's main thread does with a finished simulation, timed
-//! natively on the largest presets: preparing the timeline (`Prepared`,
+//! What the page's main thread does for a simulation, timed natively on the
+//! largest presets: resolving the input before the run; then, with its
+//! result, preparing the timeline (`Prepared`,
 //! through `Scene::set_timeline`), laying it out and building the display
 //! list for a whole-step view and a zoomed one. Figures are printed, never
 //! asserted; WebAssembly runs them about 1.5 to 2 times slower.
@@ -26,8 +27,16 @@ fn main() {
         if filter.as_deref().is_some_and(|f| !id.contains(f)) {
             continue;
         }
-        match presets::scenario(id) {
-            Ok(scenario) => bench(id, &scenario),
+        // The page resolves (parses and validates, the cost estimate included)
+        // every input on its main thread before it sends it to the worker.
+        let t = Instant::now();
+        let resolved = presets::scenario(id);
+        let resolve_ms = ms(t);
+        match resolved {
+            Ok(scenario) => {
+                println!("{id:>16}: resolve {resolve_ms:.2} ms");
+                bench(id, &scenario)
+            }
             Err(e) => println!("{id}: {e:?}"),
         }
     }
