@@ -8,7 +8,9 @@
 //     50 ms are reported; "none over 50 ms" otherwise) while the preset is
 //     chosen, simulated, drawn, and one overlap switch flipped and drawn;
 //   - on 1T, switch-to-figures: a switch flipped to its new figures shown,
-//     for TP overlap (refused until the core can simulate it) and DP overlap;
+//     for TP overlap and DP overlap, with where the time went (core in the
+//     worker, decoding in slices, apply, paint), or why the run did not show
+//     (the core's refusal beside the control, or the page's run alert);
 //   - control change to painted timeline on the default scenario, p50/p95.
 //
 //   node scripts/bench-page.mjs            every preset
@@ -60,8 +62,8 @@ async function untilPainted(page, action, arg) {
     const done = new Promise((res) => {
       const check = () => {
         if (Number(canvas.dataset.paintedSeq) > seq) return res({ ms: performance.now() - t0, refused: false });
-        if (document.body.dataset.errors === '1') return res({ ms: performance.now() - t0, refused: true });
-        if (document.body.dataset.runAlert === '1') return res({ ms: performance.now() - t0, refused: true });
+        if (document.body.dataset.errors === '1') return res({ ms: performance.now() - t0, refused: true, why: whyNot() });
+        if (document.body.dataset.runAlert === '1') return res({ ms: performance.now() - t0, refused: true, why: whyNot() });
         return null;
       };
       const ob = new MutationObserver(() => { if (check() !== null) ob.disconnect(); });
@@ -81,7 +83,7 @@ async function untilFigures(page, action, arg) {
       const ob = new MutationObserver(() => {
         if (Number(document.body.dataset.runSeq) > seq) { ob.disconnect(); res({ ms: performance.now() - t0, refused: false }); }
         else if (document.body.dataset.errors === '1' || document.body.dataset.runAlert === '1') {
-          ob.disconnect(); res({ ms: performance.now() - t0, refused: true });
+          ob.disconnect(); res({ ms: performance.now() - t0, refused: true, why: whyNot() });
         }
       });
       ob.observe(document.body, { attributes: true, attributeFilter: ['data-run-seq', 'data-errors', 'data-run-alert'] });
@@ -95,6 +97,9 @@ async function untilFigures(page, action, arg) {
 const SELECT_PRESET = 'select-preset';
 const CLICK = 'click';
 function installAct() {
+  // Why a run did not show: the message beside the control, or the run alert.
+  window.whyNot = () => (document.querySelector('.field-error.culprit, .field.invalid .field-error, .run-alert')?.textContent ?? '')
+    .replace(/\s+/g, ' ').trim().slice(0, 160);
   window.act = (kind, arg) => {
     if (kind === 'select-preset') {
       const s = document.querySelector('#f-preset');
@@ -110,6 +115,12 @@ const longest = async (page) => page.evaluate(() => {
   if (window.__longTasks === null) return { supported: false };
   const xs = window.__longTasks;
   return { supported: true, count: xs.length, max: xs.reduce((m, e) => Math.max(m, e.ms), 0) };
+});
+/** Where the last run's time went: core in the worker, decode and measure in slices, apply, last paint. */
+const phases = async (page) => page.evaluate(() => {
+  const b = document.body.dataset;
+  const draw = document.querySelector('canvas')?.dataset.drawMs;
+  return `core ${b.simMs} ms in the worker, decode ${b.decodeMs} ms in slices, apply ${b.applyMs} ms, paint ${draw} ms`;
 });
 const resetLong = (page) => page.evaluate(() => { if (window.__longTasks) window.__longTasks.length = 0; });
 const describeLong = (l) => (!l.supported ? 'Long Tasks API unavailable'
@@ -139,9 +150,8 @@ for (const wasm of readdirSync(DIST).filter((n) => n.endsWith('.wasm'))) {
   await ready(page);
   await painted(page);
   const t = await untilPainted(page, SELECT_PRESET, 'megatron-1t');
-  console.log(`first timeline of 1T (preset chosen to painted): ${f(t.ms)} ms` +
-    ` (core ${await page.evaluate(() => document.body.dataset.simMs)} ms in the worker, ` +
-    `decode ${await page.evaluate(() => document.body.dataset.decodeMs)} ms in slices)`);
+  console.log(t.refused ? `first timeline of 1T: not shown after ${f(t.ms)} ms: ${t.why}`
+    : `first timeline of 1T (preset chosen to painted): ${f(t.ms)} ms (${await phases(page)})`);
   await context.close();
 }
 
@@ -165,8 +175,10 @@ console.log('\nlongest main-thread task (preset chosen, simulated, drawn; then D
     // Let a last task (a paint) finish before reading.
     await p.waitForTimeout(200);
     const l = await longest(p);
-    console.log(`  ${id.padEnd(26)} ${describeLong(l).padEnd(34)} preset to painted ${f(load.ms)} ms${load.refused ? ' (refused)' : ''}, ` +
-      `switch to painted ${f(sw.ms)} ms${sw.refused ? ' (refused)' : ''}`);
+    console.log(`  ${id.padEnd(26)} ${describeLong(l).padEnd(34)} preset to painted ${f(load.ms)} ms${load.refused ? ' (not shown)' : ''}, ` +
+      `switch to painted ${f(sw.ms)} ms${sw.refused ? ' (not shown)' : ''}`);
+    for (const r of [load, sw]) if (r.refused) console.log(`    not shown: ${r.why}`);
+    if (!sw.refused) console.log(`    last run: ${await phases(p)}`);
     if (problems.length) console.log(`    page problems: ${problems.join('; ')}`);
     await c.close();
   }
@@ -181,12 +193,12 @@ console.log('\nlongest main-thread task (preset chosen, simulated, drawn; then D
   await painted(page);
   for (const [name, sel] of [['TP overlap', '#f-overlap-tp'], ['DP overlap', '#f-overlap-dp']]) {
     const times = [];
-    let refused = false;
+    let refused = null;
     for (let i = 0; i < 4; i++) {
       await page.waitForTimeout(300);
       const r = await untilFigures(page, CLICK, sel);
       if (r.refused) {
-        refused = true;
+        refused = r.why;
         // Flip it back to a valid scenario before the next try.
         await untilFigures(page, CLICK, sel).catch(() => {});
         break;
@@ -194,8 +206,11 @@ console.log('\nlongest main-thread task (preset chosen, simulated, drawn; then D
       times.push(r.ms);
       await painted(page);
     }
-    console.log(refused ? `1T ${name} switched: refused by the core (over its operation limit)`
-      : `1T switch to figures, ${name}: p50 ${f(pct(times, 50))} ms, max ${f(Math.max(...times))} ms (n=${times.length})`);
+    if (times.length) {
+      console.log(`1T switch to figures, ${name}: p50 ${f(pct(times, 50))} ms, max ${f(Math.max(...times))} ms (n=${times.length}); ` +
+        `last run: ${await phases(page)}`);
+    }
+    if (refused !== null) console.log(`1T ${name} switched: not shown: ${refused}`);
   }
   await context.close();
 }

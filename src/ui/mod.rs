@@ -8,6 +8,7 @@ pub mod embed;
 pub mod export;
 pub mod fields;
 pub mod figures;
+pub mod memory_bar;
 pub mod playback;
 pub mod scenario_json;
 pub mod share_panel;

@@ -239,15 +239,13 @@ pub fn schedule_write(state: AppState, share: Share) {
         return;
     };
     share.debounce.set_value(seq);
-    set_timeout(
-        move || {
-            // A widget may have been removed in the meantime.
-            if share.debounce.try_get_value() == Some(seq) {
-                write_now(state, share);
-            }
-        },
-        std::time::Duration::from_millis(250),
-    );
+    gloo_timers::callback::Timeout::new(250, move || {
+        // A widget may have been removed in the meantime.
+        if share.debounce.try_get_value() == Some(seq) {
+            write_now(state, share);
+        }
+    })
+    .forget();
 }
 
 /// Reads the address (or, for a widget, its host's scenario), applies it and

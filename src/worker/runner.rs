@@ -13,8 +13,9 @@
 //! - Every run has a time budget; a run over it, a stopped run, a panic in
 //!   the simulator or a crashed worker becomes an alert that names the cause
 //!   (with the link to report, for a panic), and the previous timeline stays.
-//! - The timeline arrives as two typed arrays and is decoded a slice at a
-//!   time, so that no single task holds the main thread for long.
+//! - The timeline arrives as two typed arrays and is decoded, then measured
+//!   for drawing (`Preparing`), a slice at a time, so that no single task
+//!   holds the main thread for long.
 //!
 //! All of it is per app instance: the runner hangs on the instance's
 //! `AppState`, with its own worker.
@@ -24,7 +25,8 @@ use std::rc::{Rc, Weak};
 
 use gloo_timers::callback::Timeout;
 use leptos::prelude::*;
-use overlap_core::{Report, Scenario, ScenarioInput, Timeline};
+use overlap_core::{Report, Scenario, ScenarioInput};
+use overlap_view::prepared::{Prepared, Preparing};
 use wasm_bindgen::JsCast;
 use wasm_bindgen::JsValue;
 
@@ -101,9 +103,16 @@ impl Words for JsWords {
     }
 }
 
+/// Where a result is on its way to the screen: its timeline being decoded,
+/// then measured for drawing, each a slice at a time.
+enum Stage {
+    Decode(Decoder),
+    Prepare(Preparing),
+}
+
 struct Decoding {
     gen: u64,
-    decoder: Decoder,
+    stage: Stage,
     words: JsWords,
     report: Report,
     scenario: Scenario,
@@ -539,7 +548,7 @@ impl Runner {
             (Ok(report), Ok(decoder)) => {
                 self.inner.borrow_mut().decoding = Some(Decoding {
                     gen,
-                    decoder,
+                    stage: Stage::Decode(decoder),
                     words,
                     report,
                     scenario,
@@ -550,15 +559,7 @@ impl Runner {
                 });
                 // In a task of its own: receiving a large result costs the
                 // main thread a few milliseconds already.
-                let weak = self.weak();
-                let first = Timeout::new(0, move || {
-                    if let Some(r) = weak.upgrade() {
-                        r.decode_slice();
-                    }
-                });
-                if let Some(d) = self.inner.borrow_mut().decoding.as_mut() {
-                    d._next = Some(first);
-                }
+                self.next_slice();
             }
             (Err(e), _) => self.alert(
                 format!("The simulation's report could not be read: {e}."),
@@ -579,7 +580,11 @@ impl Runner {
         let done = {
             let mut i = self.inner.borrow_mut();
             let Some(d) = i.decoding.as_mut() else { return };
-            match d.decoder.step(&d.words, d.records_per_slice) {
+            let stepped = match &mut d.stage {
+                Stage::Decode(decoder) => decoder.step(&d.words, d.records_per_slice),
+                Stage::Prepare(preparing) => Ok(preparing.step(d.records_per_slice)),
+            };
+            match stepped {
                 Ok(done) => {
                     let took = dom::now_ms() - t0;
                     // Aim each slice at SLICE_TARGET_MS.
@@ -596,29 +601,26 @@ impl Runner {
         match done {
             Ok(true) => {
                 let d = self.inner.borrow_mut().decoding.take();
-                if let Some(d) = d {
-                    let timeline = d.decoder.finish();
-                    self.apply(
-                        d.gen,
-                        d.scenario,
-                        d.report,
-                        timeline,
-                        d.sim_ms,
-                        d.received_ms,
-                    );
-                }
-            }
-            Ok(false) => {
-                let weak = self.weak();
-                let next = Timeout::new(0, move || {
-                    if let Some(r) = weak.upgrade() {
-                        r.decode_slice();
+                if let Some(mut d) = d {
+                    match d.stage {
+                        Stage::Decode(decoder) => {
+                            // Decoded: measure it for drawing in slices of its own.
+                            d.stage = Stage::Prepare(Preparing::new(decoder.finish()));
+                            self.inner.borrow_mut().decoding = Some(d);
+                            self.next_slice();
+                        }
+                        Stage::Prepare(preparing) => self.apply(
+                            d.gen,
+                            d.scenario,
+                            d.report,
+                            preparing.finish(),
+                            d.sim_ms,
+                            d.received_ms,
+                        ),
                     }
-                });
-                if let Some(d) = self.inner.borrow_mut().decoding.as_mut() {
-                    d._next = Some(next);
                 }
             }
+            Ok(false) => self.next_slice(),
             Err(e) => {
                 self.inner.borrow_mut().decoding = None;
                 self.alert(
@@ -630,13 +632,26 @@ impl Runner {
         self.sync_busy();
     }
 
+    /// Schedules the next slice of the newest result, in a task of its own.
+    fn next_slice(&self) {
+        let weak = self.weak();
+        let next = Timeout::new(0, move || {
+            if let Some(r) = weak.upgrade() {
+                r.decode_slice();
+            }
+        });
+        if let Some(d) = self.inner.borrow_mut().decoding.as_mut() {
+            d._next = Some(next);
+        }
+    }
+
     /// Shows a finished run: figures, timeline, notes.
     fn apply(
         &self,
         gen: u64,
         scenario: Scenario,
         report: Report,
-        timeline: Timeline,
+        timeline: Prepared,
         sim_ms: f64,
         received_ms: f64,
     ) {
@@ -649,14 +664,20 @@ impl Runner {
         // long the page spent decoding.
         dom::set_body_data("sim-ms", &format!("{sim_ms:.1}"));
         dom::set_body_data("decode-ms", &format!("{:.1}", t0 - received_ms));
-        let gpus = timeline.gpus.len();
+        let gpus = timeline.timeline.gpus.len();
         let names: Vec<String> = timeline
+            .timeline
             .gpus
             .iter()
             .map(|g| format!("GPU {} (stage {})", g.rank, g.stage))
             .collect();
-        let represents = timeline.gpus.first().map(|g| g.represents).unwrap_or(1);
-        let note = if timeline.reduced && represents > 1 {
+        let represents = timeline
+            .timeline
+            .gpus
+            .first()
+            .map(|g| g.represents)
+            .unwrap_or(1);
+        let note = if timeline.timeline.reduced && represents > 1 {
             format!(
                 "{gpus} simulated GPU{} stand for all {} GPUs: each lane group is one GPU standing for {represents} \
                  (its TP group and DP replicas behave identically, so they are simulated once).",
@@ -666,11 +687,11 @@ impl Runner {
         } else {
             format!("Every one of the {gpus} GPUs is simulated and drawn.")
         };
-        let bars = timeline.interval_count();
+        let bars = timeline.bars;
         {
             let scene = state.scene();
             let mut scene = scene.borrow_mut();
-            scene.set_timeline(timeline, !dom::reduced_motion(), dom::now_ms());
+            scene.set_prepared(timeline, !dom::reduced_motion(), dom::now_ms());
             if dom::reduced_motion() {
                 scene.playing = false;
                 scene.playhead_s = f64::INFINITY;

@@ -317,6 +317,8 @@ registerWidgetTests(test, { assert, close, cliReport, ARTIFACTS, DIST, serverUrl
 registerPageTests(test, { assert, close, canvasDrawn, matchesCli, ARTIFACTS });
 // CoCoNet's tour chapter: slicing and fusion (issue 16).
 registerCoconetTests(test, { assert, close, cliReport, matchesCli });
+// Scale and memory: 1T driven as an engineer would, the memory bar (issues 14 and 10).
+(await import('./scale.mjs')).registerScaleTests(test, { assert, close, canvasDrawn, matchesCli, cliReport, ARTIFACTS });
 
 // ---------------------------------------------------------------- runner
 

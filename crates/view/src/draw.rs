@@ -224,7 +224,7 @@ fn gpu_lane(
     let h = (row.h - 1.0).max(1.0);
     let y = row.y;
     let mut wide = Vec::new();
-    let merged = lod::pieces(bars, range, (l.left, l.right), MIN_BAR_PX, pos, |piece| {
+    let emit = |piece| {
         match piece {
             Piece::Bar { index, x0, x1 } => {
                 // A hairline gap between wide neighbours, so that ops read as separate.
@@ -251,7 +251,17 @@ fn gpu_lane(
                 }
             }
         }
-    });
+    };
+    let clip = (l.left, l.right);
+    let merged = if from.is_some() {
+        lod::pieces(bars, range, clip, MIN_BAR_PX, pos, emit)
+    } else {
+        // Not morphing: bars sit linearly in time, so the lane's summary can
+        // merge whole blocks at once (same pieces, far fewer steps).
+        let px_per_s = (l.right - l.left) / (win.1 - win.0).max(1e-15);
+        let blocks = p.blocks(gpu, lane);
+        lod::pieces_by_blocks(bars, blocks, px_per_s, range, clip, MIN_BAR_PX, pos, emit)
+    };
     list.merged |= merged;
     for (index, x0, x1) in wide {
         let iv = &bars[index];

@@ -19,6 +19,7 @@ pub mod format;
 pub mod layout;
 pub mod links;
 pub mod lod;
+pub mod memory_advice;
 pub mod morph;
 pub mod palette;
 pub mod prepared;

@@ -100,7 +100,12 @@ impl Scene {
     /// Installs a new timeline. With `animate`, the old one is kept for the
     /// morph; otherwise the new one shows at once in its final state.
     pub fn set_timeline(&mut self, timeline: Timeline, animate: bool, now_ms: f64) {
-        let next = Prepared::new(timeline);
+        self.set_prepared(Prepared::new(timeline), animate, now_ms);
+    }
+
+    /// [`Scene::set_timeline`] for a timeline already prepared (a large one
+    /// is prepared a slice at a time, `prepared::Preparing`).
+    pub fn set_prepared(&mut self, next: Prepared, animate: bool, now_ms: f64) {
         let old = self.current.take();
         let can_morph = animate
             && old.as_ref().is_some_and(|o| {

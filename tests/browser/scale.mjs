@@ -1,0 +1,162 @@
+// Browser tests of scale and memory: the 1T preset driven as an engineer
+// would (an overlap switch, the trace download) and the memory bar
+// (src/ui/memory_bar.rs). Registered by run.mjs (`registerScaleTests(...)`).
+// Every wait ends in "finished or refused", never in a timing.
+
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterRun, painted, runSeq } from './harness.mjs';
+
+/** The memory report's fields, as `data-metric` names them. */
+const MEMORY_PARTS = ['weights', 'gradients', 'optimizer', 'activations'];
+const MEMORY_FIGURES = [...MEMORY_PARTS, 'total', 'capacity'];
+
+/** Registers the tests; `h` carries run.mjs's helpers and paths. */
+export function registerScaleTests(test, h) {
+  const { assert, close, canvasDrawn, matchesCli, cliReport, ARTIFACTS } = h;
+
+  const scenarioJson = (page) => page.getAttribute('[data-scenario-json]', 'data-scenario-json');
+
+  /** The memory bar's figures and segment widths as the page shows them. */
+  async function memoryBar(page) {
+    return page.evaluate((names) => {
+      const figures = {};
+      for (const n of names) {
+        const el = document.querySelector(`.memory [data-metric="memory_gb.${n}"][data-run="current"]`);
+        figures[n] = el ? Number(el.dataset.value) : null;
+      }
+      const bar = document.querySelector('.memory .mem-bar');
+      const width = bar.getBoundingClientRect().width;
+      const segments = [...bar.querySelectorAll('.mem-seg')].map((s) => s.getBoundingClientRect().width / width);
+      const warning = document.querySelector('.memory .memory-warning')?.textContent ?? null;
+      return { figures, segments, warning, fits: document.querySelector('.memory').dataset.fits };
+    }, MEMORY_FIGURES);
+  }
+
+  /** Checks the bar against the CLI's `memory_gb` for the page's own scenario. */
+  async function barMatchesCli(page) {
+    const want = cliReport(await scenarioJson(page)).memory_gb;
+    const shown = await memoryBar(page);
+    for (const n of MEMORY_FIGURES) {
+      assert(close(shown.figures[n], want[n]), `memory_gb.${n}: page shows ${shown.figures[n]}, CLI says ${want[n]}`);
+    }
+    assert(shown.fits === String(want.fits), `the bar says fits=${shown.fits}, the CLI ${want.fits}`);
+    // Each segment's share of the bar is its share of the larger of total and capacity.
+    const scale = Math.max(want.total, want.capacity);
+    assert(shown.segments.length === 4, `${shown.segments.length} segments`);
+    MEMORY_PARTS.forEach((n, i) => {
+      assert(Math.abs(shown.segments[i] - want[n] / scale) < 0.01,
+        `${n}: segment ${shown.segments[i].toFixed(3)} of the bar, expected ${(want[n] / scale).toFixed(3)}`);
+    });
+    return { want, shown };
+  }
+
+  test('scale: the memory bar shows the CLI\'s memory_gb; a scenario that does not fit is warned about', async ({ page }) => {
+    await painted(page);
+    const { want, shown } = await barMatchesCli(page);
+    assert(want.fits && shown.warning === null, `a scenario that fits is warned about: ${shown.warning}`);
+    // one-queue holds 127.7 GB against 80 GB, its optimizer states the biggest part.
+    await afterRun(page, () => page.selectOption('#f-preset', 'one-queue'));
+    const over = await barMatchesCli(page);
+    assert(!over.want.fits, 'one-queue fits: pick another scenario for this test');
+    const text = over.shown.warning;
+    assert(text && /Does not fit/.test(text), `no warning for a scenario that does not fit: ${text}`);
+    const parts = { weights: 'weights', gradients: 'gradients', optimizer: 'optimizer states', activations: 'activations' };
+    const biggest = MEMORY_PARTS.reduce((a, b) => (over.want[b] > over.want[a] ? b : a));
+    assert(text.includes(`biggest part is the ${parts[biggest]}, ${over.want[biggest].toFixed(1)} GB`),
+      `the warning does not name the biggest part (${biggest}): ${text}`);
+    assert(text.includes(`${over.want.total.toFixed(1)} GB against its ${over.want.capacity.toFixed(1)} GB`),
+      `the warning's total is not the CLI's: ${text}`);
+    assert(/shard|TP or PP|[Rr]ecomput/.test(text), `the warning says nothing that would shrink it: ${text}`);
+    await matchesCli(page);
+    await page.locator('.memory').scrollIntoViewIfNeeded();
+    await page.screenshot({ path: join(ARTIFACTS, 'memory-bar-1440.png') });
+    // Back to a scenario that fits: the warning goes.
+    await afterRun(page, () => page.selectOption('#f-preset', 'didactic'));
+    const back = await memoryBar(page);
+    assert(back.warning === null, `the warning stayed: ${back.warning}`);
+  }, { viewport: { width: 1440, height: 900 } });
+
+  for (const [name, options] of [
+    ['375 px, light', { viewport: { width: 375, height: 700 } }],
+    ['375 px, dark', { viewport: { width: 375, height: 700 }, colorScheme: 'dark' }],
+  ]) {
+    test(`scale: the memory bar and its warning read at ${name}`, async ({ page }) => {
+      await afterRun(page, () => page.selectOption('#f-preset', 'one-queue'));
+      await barMatchesCli(page);
+      const box = await page.evaluate(() => {
+        const r = (s) => document.querySelector(s).getBoundingClientRect();
+        return { bar: r('.memory .mem-bar'), warning: r('.memory .memory-warning'), page: document.documentElement.scrollWidth };
+      });
+      assert(box.page <= 376, `the page scrolls sideways (${box.page} px)`);
+      assert(box.bar.width > 200 && box.bar.right <= 375, `the bar is ${box.bar.width} px wide, right edge ${box.bar.right}`);
+      assert(box.warning.right <= 375, `the warning reaches ${box.warning.right} px`);
+      // The parts' names and figures sit inside the screen.
+      const legend = await page.$$eval('.memory .mem-part', (els) => els.map((e) => e.getBoundingClientRect().right));
+      assert(legend.every((r) => r <= 375), `a legend entry reaches ${Math.max(...legend)} px`);
+      await page.locator('.memory').scrollIntoViewIfNeeded();
+      await page.screenshot({ path: join(ARTIFACTS, `memory-bar-375-${options.colorScheme ?? 'light'}.png`) });
+    }, options);
+  }
+
+  // Needs the faster engine: until then the page's time budget may stop this run.
+  test('scale: switching TP overlap on 1T dims the old timeline under "Simulating", then shows the CLI figures', async ({ page }) => {
+    await afterRun(page, () => page.selectOption('#f-preset', 'megatron-1t'));
+    await painted(page);
+    const sw = page.getByRole('switch', { name: 'TP overlap' });
+    if (await sw.isChecked()) await afterRun(page, () => sw.click());
+    const before = await runSeq(page);
+    // What the page shows while the run is in flight, read the moment the status appears.
+    const seen = page.evaluate(() => new Promise((resolve) => {
+      const look = () => {
+        const status = document.querySelector('.sim-status.busy [role="status"]');
+        if (!status) return false;
+        resolve({ status: status.textContent, opacity: Number(getComputedStyle(document.querySelector('.canvas-wrap')).opacity) });
+        return true;
+      };
+      if (look()) return;
+      const ob = new MutationObserver(() => { if (look()) ob.disconnect(); });
+      ob.observe(document.body, { childList: true, subtree: true, attributes: true });
+    }));
+    await sw.click();
+    const inFlight = await seen;
+    assert(/Simulating/.test(inFlight.status), `status while in flight: ${inFlight.status}`);
+    assert(inFlight.opacity < 1, `the previous timeline was not dimmed (opacity ${inFlight.opacity})`);
+    await page.waitForFunction((n) => Number(document.body.dataset.runSeq) > n
+      || document.body.dataset.errors === '1' || document.body.dataset.runAlert === '1', before, { timeout: 180000 });
+    const why = await page.evaluate(() => (document.body.dataset.errors === '1'
+      ? document.querySelector('.field-error.culprit, .field.invalid .field-error')?.textContent
+      : document.body.dataset.runAlert === '1' ? document.querySelector('.run-alert')?.textContent : null));
+    assert(why === null || why === undefined, `1T with TP overlap on did not show: ${why}`);
+    assert(await sw.isChecked(), 'the TP overlap switch is not on');
+    await matchesCli(page);
+    await barMatchesCli(page);
+    await painted(page);
+    await canvasDrawn(page);
+  }, { timeout: 300000 });
+
+  test('scale: the 1T trace downloads as valid JSON, or the page says plainly why not with the CLI command', async ({ page }) => {
+    await afterRun(page, () => page.selectOption('#f-preset', 'megatron-1t'));
+    await painted(page);
+    const download = page.waitForEvent('download', { timeout: 180000 }).then((d) => ({ d }));
+    const refusal = page.waitForSelector('.trace-problem', { timeout: 180000 }).then((e) => ({ e }));
+    await page.getByRole('button', { name: 'Download trace (JSON)' }).click();
+    const first = await Promise.race([download, refusal]);
+    download.catch(() => {});
+    refusal.catch(() => {});
+    if (first.d) {
+      const text = readFileSync(await first.d.path(), 'utf8');
+      assert(text.length > 0, 'the trace file is empty');
+      const parsed = JSON.parse(text);
+      assert(Array.isArray(parsed.traceEvents) && parsed.traceEvents.length > 100000,
+        `the trace has ${parsed.traceEvents?.length} traceEvents`);
+    } else {
+      const why = await first.e.textContent();
+      assert(/\d+ MB/.test(why) && /overlap-lab trace preset:megatron-1t/.test(why),
+        `the refusal does not say why or give the command: ${why}`);
+    }
+    // The page still answers: a switch simulates and its figures are the CLI's.
+    await afterRun(page, () => page.selectOption('#f-preset', 'megatron-145.6b'));
+    await matchesCli(page);
+  }, { timeout: 300000 });
+}
