@@ -391,12 +391,13 @@ fn check_transformer(c: &mut Checker, t: &Transformer, p: &Parallel, o: &Overlap
             ),
         );
     }
+    // Uneven shares are fine (workload::stage_layers); an empty stage is not.
     let stages = p.pp * p.virtual_stages;
-    if !t.layers.is_multiple_of(stages) {
+    if t.layers < stages {
         c.fail(
             "workload.layers",
             format!(
-                "{} layers cannot be split into pp x virtual_stages = {stages} equal stages: valid are multiples of {stages}",
+                "{} layers cannot fill pp x virtual_stages = {stages} stages: every stage needs at least one layer, valid is {stages} or more",
                 t.layers
             ),
         );
