@@ -110,6 +110,23 @@ impl SplitGemm {
     pub fn chunk(&self, r: &Roofline, chunks: u32) -> OpCost {
         r.gemm(self.rows / f64::from(chunks), self.inner, self.cols)
     }
+
+    /// The input gradient's GEMM of this forward GEMM: [rows x cols] x
+    /// [cols x inner], split along the same rows (tokens).
+    pub fn input_grad(&self) -> SplitGemm {
+        SplitGemm {
+            rows: self.rows,
+            inner: self.cols,
+            cols: self.inner,
+        }
+    }
+
+    /// One of `chunks` pieces of the weight gradient's GEMM, [inner x rows]
+    /// x [rows x cols], split along the rows (tokens) it sums over: what a
+    /// decomposed AllGather feeds it slice by slice.
+    pub fn weight_grad_chunk(&self, r: &Roofline, chunks: u32) -> OpCost {
+        r.gemm(self.inner, self.rows / f64::from(chunks), self.cols)
+    }
 }
 
 /// Costs of one layer on one TP rank for one micro-batch.
@@ -136,6 +153,14 @@ pub(crate) struct LayerCost {
     pub attention_recompute_flops: f64,
     pub qkv_dgrad: OpCost,
     pub qkv_wgrad: OpCost,
+    /// The kernels each sublayer's backward starts with (LayerNorm and
+    /// bias-dropout-add backward), on the local sequence slice with SP.
+    pub backward_pre: OpCost,
+    /// The attention core's backward (and its selective recomputation):
+    /// `attention_backward` after the projection's two GEMMs.
+    pub attention_core_backward: OpCost,
+    /// The MLP activation's backward, before the up projection's input gradient.
+    pub mlp_up_dgrad_pre: OpCost,
     pub logits: OpCost,
     pub logits_backward: OpCost,
     /// Bytes of the [b, s, h] activation at 2 bytes per value: what the TP
@@ -219,8 +244,10 @@ pub(crate) fn layer_cost(t: &Transformer, tp: u32, r: &Roofline) -> LayerCost {
         .add(proj_full)
         .add(attention_core_bwd);
     let mut attention_recompute_flops = 0.0;
+    let mut attention_core_backward = attention_core_bwd;
     if t.recompute == Recompute::Selective {
         attention_backward = attention_backward.add(attention_core);
+        attention_core_backward = attention_core_backward.add(attention_core);
         attention_recompute_flops = attention_core.flops;
     }
 
@@ -258,6 +285,9 @@ pub(crate) fn layer_cost(t: &Transformer, tp: u32, r: &Roofline) -> LayerCost {
         attention_recompute_flops,
         qkv_dgrad: qkv_gemm,
         qkv_wgrad: qkv_gemm,
+        backward_pre: layernorm_bwd.add(bias_dropout_add_bwd),
+        attention_core_backward,
+        mlp_up_dgrad_pre: gelu_bwd,
         logits: logits_gemm.add(cross_entropy),
         logits_backward: logits_gemm
             .add(logits_gemm)

@@ -318,20 +318,6 @@ impl Cluster {
 
     /// A point-to-point send between pipeline stages; returns pattern and latency.
     pub fn send(&self, g: &mut Graph, from: u32, to: u32, same_node: bool) -> (u32, f64) {
-        let (usage, latency) = self.send_usage(from, to, same_node);
-        (g.add_pattern(usage), latency)
-    }
-
-    /// Both directions between two GPUs of different stages at once (a
-    /// two-rank ring: the tied embedding's gradient all-reduce between the
-    /// first and last stage); returns pattern and latency per step.
-    pub fn exchange(&self, g: &mut Graph, a: u32, b: u32, same_node: bool) -> (u32, f64) {
-        let (mut usage, latency) = self.send_usage(a, b, same_node);
-        usage.extend(self.send_usage(b, a, same_node).0);
-        (g.add_pattern(merge(usage)), latency)
-    }
-
-    fn send_usage(&self, from: u32, to: u32, same_node: bool) -> (Vec<Usage>, f64) {
         if same_node {
             let usage = vec![
                 Usage {
@@ -343,7 +329,7 @@ impl Cluster {
                     weight: 1.0,
                 },
             ];
-            return (usage, self.nvlink_latency_s);
+            return (g.add_pattern(usage), self.nvlink_latency_s);
         }
         let mut usage = vec![
             Usage {
@@ -365,7 +351,7 @@ impl Cluster {
                 weight: w,
             });
         }
-        (usage, self.network_latency_s)
+        (g.add_pattern(usage), self.network_latency_s)
     }
 
     pub fn nvlink_latency_s(&self) -> f64 {

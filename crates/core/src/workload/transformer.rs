@@ -452,35 +452,127 @@ impl Builder<'_> {
 
     /// With sequence parallelism and TP overlap, the AllGather before a
     /// column-parallel GEMM in its decomposed form (PyTorch Async TP,
-    /// Transformer Engine's userbuffers; model.md section 4): the kernels
-    /// before the GEMM run on the local slice, the gather runs in `chunks`
-    /// pieces on the TP stream, and the GEMM computes each gathered piece as
-    /// it arrives, so piece i+1 moves under the GEMM on piece i.
+    /// Transformer Engine's userbuffers; model.md section 4).
     fn gathered_column_parallel(&mut self, pre: OpCost, gemm: SplitGemm, meta: Meta) {
-        self.compute_all(pre, meta);
-        let chunks = self.chunks;
-        let size = self.cost.activation_bytes / f64::from(chunks);
+        let chunk = gemm.chunk(&self.roof, self.tp);
+        self.decomposed_gather(pre, chunk, meta);
+    }
+
+    /// One step of a decomposed TP collective: every rank of the group
+    /// passes one sequence slice (1/t of the activation) to its ring
+    /// neighbour, point to point.
+    fn ring_step(&mut self, meta: Meta) -> TaskId {
+        let size = self.cost.activation_bytes / f64::from(self.tp);
+        self.tp_collective(Collective::SendRecv, size, meta)
+    }
+
+    /// A decomposed AllGather feeding a GEMM: after `pre` (the kernels that
+    /// produce the local slice), the GEMM runs in t pieces, the first on the
+    /// local slice, and the t - 1 ring steps bring the other slices, each
+    /// moving under the GEMM on the piece before it. `chunk` is one piece.
+    fn decomposed_gather(&mut self, pre: OpCost, chunk: OpCost, meta: Meta) {
+        if pre != OpCost::default() {
+            self.compute_all(pre, meta);
+        }
         let first = self.g.next_compute_index(self.members[0]);
-        let mut gathers = Vec::with_capacity(chunks as usize);
-        for i in 0..chunks {
-            let id = self.tp_collective(
-                Collective::AllGather,
-                size,
-                meta.op(OpKind::AllGather).chunk(i),
-            );
+        let steps: Vec<TaskId> = (0..self.tp - 1)
+            .map(|i| {
+                let id = self.ring_step(meta.op(OpKind::AllGather).chunk(i));
+                self.g.meta[id as usize].window = Some((first + i, first + i));
+                id
+            })
+            .collect();
+        for i in 0..self.tp {
             if i > 0 {
-                self.g.tasks[id as usize].latency_s =
-                    pipelined_chunk_latency_s(self.cluster.nvlink_latency_s());
-                // Its window: the GEMM on the piece before it.
-                self.g.meta[id as usize].window = Some((first + i - 1, first + i - 1));
+                self.block_all(steps[i as usize - 1]);
             }
-            gathers.push(id);
+            self.compute_all(chunk, meta.chunk(i));
         }
-        let cost = gemm.chunk(&self.roof, chunks);
-        for (i, id) in gathers.into_iter().enumerate() {
+    }
+
+    /// A decomposed ReduceScatter after a GEMM: the GEMM runs in t pieces,
+    /// one per destination slice; after each but the last, its partial sum
+    /// moves one ring step (added to the neighbour's) while the next piece
+    /// computes. Returns the last step, which the output's consumer awaits.
+    fn decomposed_scatter(&mut self, gemm: SplitGemm, meta: Meta) -> Option<TaskId> {
+        let chunk = gemm.chunk(&self.roof, self.tp);
+        let mut last = None;
+        for i in 0..self.tp {
+            self.compute_all(chunk, meta.chunk(i));
+            if i + 1 < self.tp {
+                let id = self.ring_step(meta.op(OpKind::ReduceScatter).chunk(i));
+                self.window_next(id);
+                last = Some(id);
+            }
+        }
+        last
+    }
+
+    /// Backward of a column-parallel GEMM in the decomposed form: the input
+    /// gradient's GEMM with its ReduceScatter decomposed, then the weight
+    /// gradient's GEMM fed by the decomposed AllGather of the layer's input
+    /// (sharded by sequence parallelism). The next op awaits the scatter.
+    fn decomposed_column_backward(
+        &mut self,
+        pre: OpCost,
+        forward: SplitGemm,
+        dmeta: Meta,
+        wmeta: Meta,
+    ) {
+        if pre != OpCost::default() {
+            self.compute_all(pre, dmeta);
+        }
+        let scatter = self.decomposed_scatter(forward.input_grad(), dmeta);
+        let wgrad = forward.weight_grad_chunk(&self.roof, self.tp);
+        self.decomposed_gather(OpCost::default(), wgrad, wmeta);
+        if let Some(id) = scatter {
             self.block_all(id);
-            self.compute_all(cost, meta.chunk(i as u32));
         }
+    }
+
+    /// A layer's backward with sequence parallelism and TP overlap: every
+    /// SP AllGather and ReduceScatter decomposed into ring steps under the
+    /// GEMM beside it (Async TP / userbuffers, forward and backward alike).
+    fn layer_backward_decomposed(&mut self, meta: Meta) {
+        // MLP: the output gradient is gathered under the down projection's
+        // input gradient; its weight gradient then runs on the whole.
+        let down = self.cost.mlp_down;
+        self.decomposed_gather(
+            self.cost.backward_pre,
+            down.input_grad().chunk(&self.roof, self.tp),
+            meta,
+        );
+        self.compute_all(down.chunk(&self.roof, 1), meta);
+        self.decomposed_column_backward(
+            self.cost.mlp_up_dgrad_pre,
+            self.cost.mlp_up_gemm,
+            meta.op(OpKind::MlpUpDgrad),
+            meta.op(OpKind::MlpUpWgrad),
+        );
+        // Attention: likewise for the projection, then the core's backward.
+        let attention = meta.op(OpKind::AttentionBackward);
+        let proj = self.cost.proj;
+        self.decomposed_gather(
+            self.cost.backward_pre,
+            proj.input_grad().chunk(&self.roof, self.tp),
+            attention,
+        );
+        self.compute_all(
+            proj.chunk(&self.roof, 1)
+                .add(self.cost.attention_core_backward),
+            attention,
+        );
+        for i in 0..self.members.len() {
+            let m = self.members[i];
+            self.g
+                .count_as_recompute(m, self.cost.attention_recompute_flops);
+        }
+        self.decomposed_column_backward(
+            OpCost::default(),
+            self.cost.qkv_gemm,
+            meta.op(OpKind::QkvDgrad),
+            meta.op(OpKind::QkvWgrad),
+        );
     }
 
     /// A row-parallel GEMM and the reduction of its output. With TP overlap
@@ -489,6 +581,12 @@ impl Builder<'_> {
     fn row_parallel(&mut self, gemm: SplitGemm, meta: Meta) {
         if self.tp == 1 {
             self.compute_all(gemm.chunk(&self.roof, 1), meta);
+            return;
+        }
+        if self.t.sequence_parallel && self.tp_on {
+            if let Some(id) = self.decomposed_scatter(gemm, meta) {
+                self.block_all(id);
+            }
             return;
         }
         let kind = if self.t.sequence_parallel {
@@ -522,6 +620,10 @@ impl Builder<'_> {
             .mb(mb)
             .layer(layer);
         let sp = self.t.sequence_parallel && self.tp > 1;
+        if sp && self.tp_on {
+            self.layer_backward_decomposed(meta);
+            return;
+        }
         if sp {
             // Mirror of the forward ReduceScatter after the MLP.
             self.tp_blocking(Collective::AllGather, meta.op(OpKind::AllGather));
@@ -768,8 +870,6 @@ impl Builder<'_> {
     /// (off). The optimizer step follows the last bucket.
     fn dp_reduction_and_optimizer(&mut self) {
         let l = self.cluster.layout.clone();
-        // Per GPU, the DP reductions of its buckets.
-        let mut reduced: Vec<Vec<TaskId>> = vec![Vec::new(); self.g.gpus.len()];
         for stage in 0..l.pp {
             for k in 0..l.tp_ranks() {
                 let members: Vec<u32> = (0..l.replicas())
@@ -809,21 +909,8 @@ impl Builder<'_> {
                     }
                 }
                 for &m in &members {
-                    reduced[m as usize] = reductions.clone();
-                }
-            }
-        }
-        let embedding_sync = self.embedding_all_reduce(&reduced);
-        for stage in 0..l.pp {
-            for k in 0..l.tp_ranks() {
-                for r in 0..l.replicas() {
-                    let m = self.cluster.gpu(stage, r, k);
-                    // The optimizer needs every bucket reduced, and the tied
-                    // embedding's gradient summed over its two stages.
-                    for &id in reduced[m as usize]
-                        .iter()
-                        .chain(&embedding_sync[m as usize])
-                    {
+                    // The optimizer needs every bucket reduced.
+                    for &id in &reductions {
                         self.g.block_compute_on(m, id);
                     }
                     let params = self.buckets[m as usize].params;
@@ -838,47 +925,5 @@ impl Builder<'_> {
                 }
             }
         }
-    }
-
-    /// With tied embeddings split over two stages, the first stage's input
-    /// embedding and the last stage's output layer are copies of one
-    /// matrix: after the DP reduction their gradients are summed across the
-    /// two GPUs of each TP rank and replica (Megatron's embedding group), a
-    /// two-rank all-reduce on the links between those stages. Returns, per
-    /// GPU, the all-reduce it must await.
-    fn embedding_all_reduce(&mut self, reduced: &[Vec<TaskId>]) -> Vec<Option<TaskId>> {
-        let mut sync = vec![None; self.g.gpus.len()];
-        let l = self.cluster.layout.clone();
-        let schedule = self.s.parallel.schedule;
-        let first = schedule.stage_and_chunk(0, l.pp).0;
-        let last = schedule
-            .stage_and_chunk(self.virtual_stages_total() - 1, l.pp)
-            .0;
-        if !self.t.tied_embeddings || first == last {
-            return sync;
-        }
-        let bytes = self.embedding_params() * f64::from(self.s.overlap.grad_bytes);
-        let same_node = l.stages_share_node(first, last);
-        for r in 0..l.replicas() {
-            for k in 0..l.tp_ranks() {
-                let (a, b) = (self.cluster.gpu(first, r, k), self.cluster.gpu(last, r, k));
-                let (pattern, step_latency_s) = self.cluster.exchange(&mut self.g, a, b, same_node);
-                // A ring of two: each sends its whole buffer once, in two steps.
-                let meta = Meta::new(OpKind::AllReduce, Phase::Step);
-                let id = self
-                    .g
-                    .comm(&[a, b], PP, pattern, bytes, 2.0 * step_latency_s, meta);
-                for m in [a, b] {
-                    if let Some(last) = self.g.last_compute(m) {
-                        self.g.dep(last, id);
-                    }
-                    if let Some(&dp) = reduced[m as usize].last() {
-                        self.g.dep(dp, id);
-                    }
-                    sync[m as usize] = Some(id);
-                }
-            }
-        }
-        sync
     }
 }
