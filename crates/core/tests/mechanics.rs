@@ -455,8 +455,10 @@ fn a_v1_link_with_sm_tax_gives_the_same_figures_as_before() {
 }
 
 #[test]
-fn sp_allgathers_before_column_parallel_gemms_overlap_them_in_chunks() {
+fn sp_allgathers_before_column_parallel_gemms_overlap_them_in_ring_steps() {
+    // tp_chunks does not apply to the decomposed form: it runs in tp steps.
     let chunks = 4;
+    let tp = 8;
     let s = scenario(&format!(
         r#"{{"hardware":{{"preset":"dgx-a100","nodes":1}},
             "workload":{{"layers":2,"hidden":4096,"heads":32,"seq":2048,"global_batch":1,
@@ -469,20 +471,19 @@ fn sp_allgathers_before_column_parallel_gemms_overlap_them_in_chunks() {
         .iter()
         .filter(|c| c.op == OpKind::AllGather)
         .collect();
-    // Two gathers per layer (before QKV and before the MLP), each in chunks.
-    assert_eq!(gathers.len() as u32, 2 * 2 * chunks);
+    // Two gathers per layer (before QKV and before the MLP), each in tp - 1
+    // ring steps (Async TP; the GEMM's first piece is the local slice).
+    assert_eq!(gathers.len() as u32, 2 * 2 * (tp - 1));
     let overlapped = |c: &&overlap_core::timeline::Interval| {
         gpu.compute
             .iter()
             .any(|op| op.start_s.max(c.start_s) < op.end_s.min(c.end_s))
     };
     for c in &gathers {
-        // Every piece after the first has the GEMM on the piece before it
-        // as its window, and runs under it.
-        if c.chunk > 0 {
-            assert!(c.window.is_some(), "{c:?}");
-            assert!(overlapped(c), "{c:?}");
-        }
+        // Every step has the GEMM on the piece before it as its window,
+        // and runs under it.
+        assert!(c.window.is_some(), "{c:?}");
+        assert!(overlapped(c), "{c:?}");
     }
     // Off: each gather is one blocking piece, under no compute.
     let mut off = s.clone();

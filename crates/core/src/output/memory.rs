@@ -9,10 +9,11 @@
 //! Megatron-LM's fp32 `main_grad` accumulation, the buffer its DP reduction
 //! sends), and 12 for the fp32 master weight, momentum and variance.
 
-use crate::model::scenario::{Mode, Recompute, Scenario, Transformer, Workload};
+use crate::model::scenario::{Mlp, Mode, Recompute, Scenario, Transformer, Workload};
 use crate::output::report::MemoryGb;
-use crate::workload::layer_cost::layer_params;
+use crate::workload::layer_cost::{embedding_params_whole, layer_params};
 use crate::workload::schedule::{peak_in_flight, stage_program};
+use crate::workload::stage_layers::stage_layers;
 
 /// Half-precision weight, bytes per parameter.
 pub const WEIGHT_BYTES_PER_PARAM: f64 = 2.0;
@@ -31,6 +32,10 @@ const BYTES_PER_GB: f64 = (1u64 << 30) as f64;
 ///   5as/h term goes): sbh(10 + 24/t), with sequence parallelism 34sbh/t;
 /// - full recomputation keeps only the layer's input, 2sbh (2sbh/t when
 ///   sequence parallelism shards it).
+///
+/// The 24 is the TP-split part, which the layer's shape sets (see
+/// [`tp_split_activation_terms`]); the 10 (layer inputs, LayerNorms,
+/// dropout masks) and the scores' 5as/h do not change with it.
 pub fn activation_bytes_per_layer(t: &Transformer, tp: u32) -> f64 {
     let (s, b, h, a) = (
         f64::from(t.seq),
@@ -42,14 +47,35 @@ pub fn activation_bytes_per_layer(t: &Transformer, tp: u32) -> f64 {
     let sbh = s * b * h;
     let sp = t.sequence_parallel;
     let attention_scores = 5.0 * a * s / h;
+    let split = tp_split_activation_terms(t);
     match (t.recompute, sp) {
-        (Recompute::None, false) => sbh * (10.0 + 24.0 / tp + attention_scores / tp),
-        (Recompute::None, true) => sbh * (34.0 + attention_scores) / tp,
-        (Recompute::Selective, false) => sbh * (10.0 + 24.0 / tp),
-        (Recompute::Selective, true) => sbh * 34.0 / tp,
+        (Recompute::None, false) => sbh * (10.0 + split / tp + attention_scores / tp),
+        (Recompute::None, true) => sbh * (10.0 + split + attention_scores) / tp,
+        (Recompute::Selective, false) => sbh * (10.0 + split / tp),
+        (Recompute::Selective, true) => sbh * (10.0 + split) / tp,
         (Recompute::Full, false) => 2.0 * sbh,
         (Recompute::Full, true) => 2.0 * sbh / tp,
     }
+}
+
+/// Korthikanti et al.'s TP-split activation terms, in units of sbh bytes,
+/// for this layer's shape. In the paper (GPT, 24): the queries and keys
+/// (4) and values (2) kept for the attention core, the projection's input
+/// (2), the MLP's 4h-wide GEMM output kept for GeLU (8) and GeLU's output
+/// kept for the second GEMM (8). With g = kv_heads / heads the keys and
+/// values shrink to 2g each; with an MLP of width f the two MLP terms are
+/// 2f/h each for GELU, and for SwiGLU 4f/h (the gate and up outputs it
+/// keeps) plus 2f/h (their product, the down projection's input).
+pub fn tp_split_activation_terms(t: &Transformer) -> f64 {
+    let h = f64::from(t.hidden);
+    let f = f64::from(t.ffn_hidden);
+    let g = f64::from(t.kv_heads) / f64::from(t.heads);
+    let attention = 2.0 + 2.0 * g + 2.0 * g + 2.0;
+    let mlp = match t.mlp {
+        Mlp::Gelu => 2.0 * f / h + 2.0 * f / h,
+        Mlp::Swiglu => 4.0 * f / h + 2.0 * f / h,
+    };
+    attention + mlp
 }
 
 /// What one pipeline stage's GPU holds, in bytes.
@@ -68,22 +94,29 @@ pub fn stage_memory(s: &Scenario, t: &Transformer) -> Vec<StageMemory> {
     let p = &s.parallel;
     let chunks = p.virtual_stages;
     let virtual_stages = p.pp * chunks;
-    let layers_per_chunk = t.layers / virtual_stages;
-    let layer = layer_params(t.hidden, p.tp);
-    let embedding = f64::from(t.vocab) * f64::from(t.hidden) / f64::from(p.tp);
+    let layer = layer_params(t, p.tp);
+    let embedding = embedding_params_whole(t) / f64::from(p.tp);
     let per_layer = activation_bytes_per_layer(t, p.tp);
     let train = t.mode == Mode::Train;
     let m = s.micro_batches();
     (0..p.pp)
         .map(|stage| {
-            let mut params = f64::from(layers_per_chunk * chunks) * layer;
+            let layers: u32 = (0..chunks)
+                .map(|chunk| {
+                    let vs = p.schedule.virtual_stage(stage, chunk, p.pp);
+                    stage_layers(t.layers, virtual_stages, vs).len() as u32
+                })
+                .sum();
+            let mut params = f64::from(layers) * layer;
             // The input embedding on the first virtual stage, the output layer
-            // (the tied embedding's copy) on the last, as the builder counts them.
+            // (the tied embedding's copy, or its own matrix) on the last, as
+            // the builder counts them.
             if p.schedule.stage_and_chunk(0, p.pp).0 == stage {
                 params += embedding;
             }
             let last = virtual_stages - 1;
-            if last > 0 && p.schedule.stage_and_chunk(last, p.pp).0 == stage {
+            let separate_output = last > 0 || !t.tied_embeddings;
+            if separate_output && p.schedule.stage_and_chunk(last, p.pp).0 == stage {
                 params += embedding;
             }
             // Inference keeps no activations for a backward: one layer's
@@ -91,8 +124,7 @@ pub fn stage_memory(s: &Scenario, t: &Transformer) -> Vec<StageMemory> {
             let (in_flight, activation_bytes) = if train {
                 let program = stage_program(p.schedule, stage, p.pp, m, chunks, true);
                 let in_flight = peak_in_flight(&program, chunks);
-                let layers = f64::from(layers_per_chunk * chunks);
-                (in_flight, in_flight * layers * per_layer)
+                (in_flight, in_flight * f64::from(layers) * per_layer)
             } else {
                 (1.0, per_layer)
             };

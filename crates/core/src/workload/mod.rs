@@ -8,12 +8,13 @@ pub mod efficiency;
 pub mod fusion;
 pub(crate) mod graph;
 pub mod interference;
-pub(crate) mod layer_cost;
+pub mod layer_cost;
 mod matmul_allreduce;
 pub(crate) mod nccl_channels;
 mod pp_boundary;
 pub(crate) mod queues;
 pub mod schedule;
+pub mod stage_layers;
 mod transformer;
 
 use crate::model::fidelity::Fidelity;

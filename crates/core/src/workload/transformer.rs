@@ -5,8 +5,10 @@
 
 use super::fusion::FusedLayers;
 use super::layer_cost::{
-    layer_cost, layer_params, LayerCost, OpCost, Roofline, SplitGemm, OPTIMIZER_BYTES_PER_PARAM,
+    embedding_params_whole, layer_cost, layer_params, LayerCost, OpCost, Roofline, SplitGemm,
+    OPTIMIZER_BYTES_PER_PARAM,
 };
+use super::stage_layers::stage_layers;
 use super::Cluster;
 use crate::model::axis::Axis;
 use crate::model::fidelity::Fidelity;
@@ -58,7 +60,6 @@ struct Builder<'a> {
     tp_on: bool,
     micro_batches: u32,
     virtual_stages: u32,
-    layers_per_virtual_stage: u32,
     /// Pipeline sends, created up front so that both ends can refer to them.
     sends: Vec<TaskId>,
     buckets: Vec<GpuBuckets>,
@@ -100,7 +101,6 @@ pub(crate) fn build(
         g,
         s,
         t,
-        layers_per_virtual_stage: t.layers / (s.parallel.pp * virtual_stages),
         cluster,
         cost,
         roof,
@@ -142,6 +142,23 @@ pub(crate) fn build(
 impl Builder<'_> {
     fn virtual_stages_total(&self) -> u32 {
         self.cluster.layout.pp * self.virtual_stages
+    }
+
+    /// The layers virtual stage `vs` runs.
+    fn layers_of(&self, vs: u32) -> std::ops::Range<u32> {
+        stage_layers(self.t.layers, self.virtual_stages_total(), vs)
+    }
+
+    /// Parameters of the embedding matrix on one TP rank (and of the output
+    /// layer: the tied matrix's copy, or its own).
+    fn embedding_params(&self) -> f64 {
+        embedding_params_whole(self.t) / f64::from(self.tp)
+    }
+
+    /// Whether the last virtual stage holds an output layer apart from the
+    /// input embedding: untied, or tied and on another stage (a copy).
+    fn separate_output_layer(&self) -> bool {
+        self.virtual_stages_total() > 1 || !self.t.tied_embeddings
     }
 
     /// Whether pipeline activations travel as 1/t slices gathered on arrival.
@@ -266,17 +283,22 @@ impl Builder<'_> {
             self.step(replica, stage, step);
             self.close_windows();
         }
-        // Parameters this GPU holds: its layers and, on the first and last
-        // virtual stages, the (tied) word embedding.
-        let vocab_params = f64::from(self.t.vocab) * f64::from(self.t.hidden) / f64::from(self.tp);
-        let mut params = f64::from(self.virtual_stages * self.layers_per_virtual_stage)
-            * layer_params(self.t.hidden, self.tp);
+        // Parameters this GPU holds: its layers, the input embedding on the
+        // first virtual stage and the output layer on the last.
+        let vocab_params = self.embedding_params();
         let schedule = self.s.parallel.schedule;
+        let layers: u32 = (0..self.virtual_stages)
+            .map(|chunk| {
+                self.layers_of(schedule.virtual_stage(stage, chunk, l.pp))
+                    .len() as u32
+            })
+            .sum();
+        let mut params = f64::from(layers) * layer_params(self.t, self.tp);
         let last_vs = self.virtual_stages_total() - 1;
         if schedule.stage_and_chunk(0, l.pp).0 == stage {
             params += vocab_params;
         }
-        if last_vs > 0 && schedule.stage_and_chunk(last_vs, l.pp).0 == stage {
+        if self.separate_output_layer() && schedule.stage_and_chunk(last_vs, l.pp).0 == stage {
             params += vocab_params;
         }
         for &m in &members {
@@ -294,8 +316,7 @@ impl Builder<'_> {
         let last_vs = self.virtual_stages_total() - 1;
         let mb = step.micro_batch;
         let final_mb = mb + 1 == self.micro_batches;
-        let first_layer = vs * self.layers_per_virtual_stage;
-        let layers = first_layer..first_layer + self.layers_per_virtual_stage;
+        let layers = self.layers_of(vs);
         self.fused.first = layers.start;
         self.fused.last = layers.end - 1;
         let sliced_out = step.pass == Pass::Forward && vs < last_vs && self.sliced.is_some();
@@ -326,14 +347,11 @@ impl Builder<'_> {
                 } else {
                     let meta = Meta::new(OpKind::LogitsBackward, Phase::Backward).mb(mb);
                     self.compute_all(self.cost.logits_backward, meta);
-                    if final_mb {
-                        let embedding =
-                            f64::from(self.t.vocab) * f64::from(self.t.hidden) / f64::from(self.tp);
-                        // With one virtual stage overall the embedding's
-                        // gradient is final only after the whole backward.
-                        if last_vs > 0 {
-                            self.grads_final(embedding);
-                        }
+                    // The output layer's gradient is final here, unless it is
+                    // the input embedding itself (tied, one virtual stage),
+                    // whose gradient is final only after the whole backward.
+                    if final_mb && self.separate_output_layer() {
+                        self.grads_final(self.embedding_params());
                     }
                 }
                 for layer in layers.rev() {
@@ -349,13 +367,11 @@ impl Builder<'_> {
                     }
                     self.layer_backward(layer, mb);
                     if final_mb {
-                        self.grads_final(layer_params(self.t.hidden, self.tp));
+                        self.grads_final(layer_params(self.t, self.tp));
                     }
                 }
                 if whole && vs == 0 && final_mb {
-                    let embedding =
-                        f64::from(self.t.vocab) * f64::from(self.t.hidden) / f64::from(self.tp);
-                    self.grads_final(embedding);
+                    self.grads_final(self.embedding_params());
                 }
                 if vs > 0 {
                     self.send(replica, vs, mb, Pass::Backward);
@@ -368,14 +384,12 @@ impl Builder<'_> {
                     }
                     self.layer_weight_grad(layer, mb);
                     if final_mb {
-                        self.grads_final(layer_params(self.t.hidden, self.tp));
+                        self.grads_final(layer_params(self.t, self.tp));
                     }
                 }
                 // The input embedding's gradient is a weight gradient too.
                 if vs == 0 && final_mb {
-                    let embedding =
-                        f64::from(self.t.vocab) * f64::from(self.t.hidden) / f64::from(self.tp);
-                    self.grads_final(embedding);
+                    self.grads_final(self.embedding_params());
                 }
             }
         }
@@ -483,35 +497,127 @@ impl Builder<'_> {
 
     /// With sequence parallelism and TP overlap, the AllGather before a
     /// column-parallel GEMM in its decomposed form (PyTorch Async TP,
-    /// Transformer Engine's userbuffers; model.md section 4): the kernels
-    /// before the GEMM run on the local slice, the gather runs in `chunks`
-    /// pieces on the TP stream, and the GEMM computes each gathered piece as
-    /// it arrives, so piece i+1 moves under the GEMM on piece i.
+    /// Transformer Engine's userbuffers; model.md section 4).
     fn gathered_column_parallel(&mut self, pre: OpCost, gemm: SplitGemm, meta: Meta) {
-        self.compute_all(pre, meta);
-        let chunks = self.chunks;
-        let size = self.cost.activation_bytes / f64::from(chunks);
+        let chunk = gemm.chunk(&self.roof, self.tp);
+        self.decomposed_gather(pre, chunk, meta);
+    }
+
+    /// One step of a decomposed TP collective: every rank of the group
+    /// passes one sequence slice (1/t of the activation) to its ring
+    /// neighbour, point to point.
+    fn ring_step(&mut self, meta: Meta) -> TaskId {
+        let size = self.cost.activation_bytes / f64::from(self.tp);
+        self.tp_collective(Collective::SendRecv, size, meta)
+    }
+
+    /// A decomposed AllGather feeding a GEMM: after `pre` (the kernels that
+    /// produce the local slice), the GEMM runs in t pieces, the first on the
+    /// local slice, and the t - 1 ring steps bring the other slices, each
+    /// moving under the GEMM on the piece before it. `chunk` is one piece.
+    fn decomposed_gather(&mut self, pre: OpCost, chunk: OpCost, meta: Meta) {
+        if pre != OpCost::default() {
+            self.compute_all(pre, meta);
+        }
         let first = self.g.next_compute_index(self.members[0]);
-        let mut gathers = Vec::with_capacity(chunks as usize);
-        for i in 0..chunks {
-            let id = self.tp_collective(
-                Collective::AllGather,
-                size,
-                meta.op(OpKind::AllGather).chunk(i),
-            );
+        let steps: Vec<TaskId> = (0..self.tp - 1)
+            .map(|i| {
+                let id = self.ring_step(meta.op(OpKind::AllGather).chunk(i));
+                self.g.meta[id as usize].window = Some((first + i, first + i));
+                id
+            })
+            .collect();
+        for i in 0..self.tp {
             if i > 0 {
-                self.g.tasks[id as usize].latency_s =
-                    pipelined_chunk_latency_s(self.cluster.nvlink_latency_s());
-                // Its window: the GEMM on the piece before it.
-                self.g.meta[id as usize].window = Some((first + i - 1, first + i - 1));
+                self.block_all(steps[i as usize - 1]);
             }
-            gathers.push(id);
+            self.compute_all(chunk, meta.chunk(i));
         }
-        let cost = gemm.chunk(&self.roof, chunks);
-        for (i, id) in gathers.into_iter().enumerate() {
+    }
+
+    /// A decomposed ReduceScatter after a GEMM: the GEMM runs in t pieces,
+    /// one per destination slice; after each but the last, its partial sum
+    /// moves one ring step (added to the neighbour's) while the next piece
+    /// computes. Returns the last step, which the output's consumer awaits.
+    fn decomposed_scatter(&mut self, gemm: SplitGemm, meta: Meta) -> Option<TaskId> {
+        let chunk = gemm.chunk(&self.roof, self.tp);
+        let mut last = None;
+        for i in 0..self.tp {
+            self.compute_all(chunk, meta.chunk(i));
+            if i + 1 < self.tp {
+                let id = self.ring_step(meta.op(OpKind::ReduceScatter).chunk(i));
+                self.window_next(id);
+                last = Some(id);
+            }
+        }
+        last
+    }
+
+    /// Backward of a column-parallel GEMM in the decomposed form: the input
+    /// gradient's GEMM with its ReduceScatter decomposed, then the weight
+    /// gradient's GEMM fed by the decomposed AllGather of the layer's input
+    /// (sharded by sequence parallelism). The next op awaits the scatter.
+    fn decomposed_column_backward(
+        &mut self,
+        pre: OpCost,
+        forward: SplitGemm,
+        dmeta: Meta,
+        wmeta: Meta,
+    ) {
+        if pre != OpCost::default() {
+            self.compute_all(pre, dmeta);
+        }
+        let scatter = self.decomposed_scatter(forward.input_grad(), dmeta);
+        let wgrad = forward.weight_grad_chunk(&self.roof, self.tp);
+        self.decomposed_gather(OpCost::default(), wgrad, wmeta);
+        if let Some(id) = scatter {
             self.block_all(id);
-            self.compute_all(cost, meta.chunk(i as u32));
         }
+    }
+
+    /// A layer's backward with sequence parallelism and TP overlap: every
+    /// SP AllGather and ReduceScatter decomposed into ring steps under the
+    /// GEMM beside it (Async TP / userbuffers, forward and backward alike).
+    fn layer_backward_decomposed(&mut self, meta: Meta) {
+        // MLP: the output gradient is gathered under the down projection's
+        // input gradient; its weight gradient then runs on the whole.
+        let down = self.cost.mlp_down;
+        self.decomposed_gather(
+            self.cost.backward_pre,
+            down.input_grad().chunk(&self.roof, self.tp),
+            meta,
+        );
+        self.compute_all(down.chunk(&self.roof, 1), meta);
+        self.decomposed_column_backward(
+            self.cost.mlp_up_dgrad_pre,
+            self.cost.mlp_up_gemm,
+            meta.op(OpKind::MlpUpDgrad),
+            meta.op(OpKind::MlpUpWgrad),
+        );
+        // Attention: likewise for the projection, then the core's backward.
+        let attention = meta.op(OpKind::AttentionBackward);
+        let proj = self.cost.proj;
+        self.decomposed_gather(
+            self.cost.backward_pre,
+            proj.input_grad().chunk(&self.roof, self.tp),
+            attention,
+        );
+        self.compute_all(
+            proj.chunk(&self.roof, 1)
+                .add(self.cost.attention_core_backward),
+            attention,
+        );
+        for i in 0..self.members.len() {
+            let m = self.members[i];
+            self.g
+                .count_as_recompute(m, self.cost.attention_recompute_flops);
+        }
+        self.decomposed_column_backward(
+            OpCost::default(),
+            self.cost.qkv_gemm,
+            meta.op(OpKind::QkvDgrad),
+            meta.op(OpKind::QkvWgrad),
+        );
     }
 
     /// A row-parallel GEMM and the reduction of its output. With TP overlap
@@ -520,6 +626,12 @@ impl Builder<'_> {
     fn row_parallel(&mut self, gemm: SplitGemm, meta: Meta) {
         if self.tp == 1 {
             self.compute_all(gemm.chunk(&self.roof, 1), meta);
+            return;
+        }
+        if self.t.sequence_parallel && self.tp_on {
+            if let Some(id) = self.decomposed_scatter(gemm, meta) {
+                self.block_all(id);
+            }
             return;
         }
         let kind = if self.t.sequence_parallel {
@@ -566,6 +678,10 @@ impl Builder<'_> {
             .mb(mb)
             .layer(layer);
         let sp = self.t.sequence_parallel && self.tp > 1;
+        if sp && self.tp_on {
+            self.layer_backward_decomposed(meta);
+            return;
+        }
         if sp {
             // Mirror of the forward ReduceScatter after the MLP.
             self.tp_blocking(Collective::AllGather, meta.op(OpKind::AllGather));
