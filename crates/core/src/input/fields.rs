@@ -16,7 +16,7 @@ use serde_json::Value;
 use crate::input::parse::ScenarioInput;
 use crate::model::hardware::HardwarePreset;
 use crate::model::scenario::{
-    Interference, MatmulAllreduce, Mode, Recompute, Scenario, Schedule, Transformer, Workload,
+    DpSharding, GradSync, Interference, MatmulAllreduce, Mode, Recompute, Scenario, Schedule, Transformer, Workload,
     WorkloadKind,
 };
 
@@ -146,6 +146,8 @@ impl FieldValue for Mode {}
 impl FieldValue for Recompute {}
 impl FieldValue for Schedule {}
 impl FieldValue for Interference {}
+impl FieldValue for DpSharding {}
+impl FieldValue for GradSync {}
 
 fn to_json<T: Serialize>(value: &T) -> Value {
     serde_json::to_value(value).expect("field values serialise")
@@ -455,6 +457,30 @@ fields! {
         kind: Kind::Enum(choices![("modelled", "Modelled (SMs and HBM shared)"), ("off", "Off (free overlap)")]),
         default: Fixed, label: "Interference", unit: "", slider: NO_SLIDER,
         resolved: |s| Some(s.interference),
+    },
+    parallel.dp_sharding => {
+        key: "dp_sharding",
+        kind: Kind::Enum(choices![
+            ("none", "None (all-reduce)"),
+            ("optimizer", "Distributed optimizer (ZeRO-1/2)"),
+            ("full", "FSDP (ZeRO-3)"),
+        ]),
+        default: Fixed, label: "DP sharding", unit: "", slider: NO_SLIDER,
+        resolved: |s| Some(s.parallel.dp_sharding),
+    },
+    overlap.param_gather => {
+        key: "param_gather", kind: Kind::Bool, default: Fixed,
+        label: "Parameter all-gather under forward", unit: "", slider: NO_SLIDER,
+        resolved: |s| Some(s.overlap.param_gather),
+    },
+    overlap.grad_sync => {
+        key: "grad_sync",
+        kind: Kind::Enum(choices![
+            ("every_micro_batch", "Every micro-batch"),
+            ("last_micro_batch", "Last micro-batch only"),
+        ]),
+        default: Fixed, label: "FSDP gradient sync", unit: "", slider: NO_SLIDER,
+        resolved: |s| Some(s.overlap.grad_sync),
     },
 }
 
@@ -919,6 +945,18 @@ mod tests {
                 Interference::Modelled | Interference::Off => {}
             }
             assert!(names("interference").contains(&name(to_json(&i))));
+        }
+        for d in [DpSharding::None, DpSharding::Optimizer, DpSharding::Full] {
+            match d {
+                DpSharding::None | DpSharding::Optimizer | DpSharding::Full => {}
+            }
+            assert!(names("parallel.dp_sharding").contains(&name(to_json(&d))));
+        }
+        for g in [GradSync::EveryMicroBatch, GradSync::LastMicroBatch] {
+            match g {
+                GradSync::EveryMicroBatch | GradSync::LastMicroBatch => {}
+            }
+            assert!(names("overlap.grad_sync").contains(&name(to_json(&g))));
         }
         // And every choice is a value serde reads.
         for f in FIELDS {

@@ -48,6 +48,7 @@ pub(crate) fn default_parallel() -> Parallel {
         schedule: Schedule::OneFOneB,
         virtual_stages: 1,
         scatter_gather: true,
+        dp_sharding: DpSharding::None,
     }
 }
 
@@ -59,6 +60,8 @@ pub(crate) fn default_overlap() -> Overlap {
         tp_chunks: 4,
         bucket_mb: 25.0,
         grad_bytes: 2,
+        param_gather: false,
+        grad_sync: GradSync::EveryMicroBatch,
     }
 }
 
@@ -166,6 +169,7 @@ fn filled(input: &ScenarioInput) -> Scenario {
         schedule: p.schedule.unwrap_or(d.schedule),
         virtual_stages: p.virtual_stages.unwrap_or(d.virtual_stages),
         scatter_gather: p.scatter_gather.unwrap_or(d.scatter_gather),
+        dp_sharding: p.dp_sharding.unwrap_or(d.dp_sharding),
     };
     let o = &input.overlap;
     let od = default_overlap();
@@ -176,6 +180,8 @@ fn filled(input: &ScenarioInput) -> Scenario {
         tp_chunks: o.tp_chunks.unwrap_or(od.tp_chunks),
         bucket_mb: o.bucket_mb.unwrap_or(od.bucket_mb),
         grad_bytes: o.grad_bytes.unwrap_or(od.grad_bytes),
+        param_gather: o.param_gather.unwrap_or(od.param_gather),
+        grad_sync: o.grad_sync.unwrap_or(od.grad_sync),
     };
     Scenario {
         hardware_preset: preset,
@@ -223,6 +229,9 @@ pub(crate) fn resolve(input: &ScenarioInput) -> Result<Scenario, ScenarioError> 
 
     if hw_ok && par_ok {
         check_layout(&mut c, hardware, parallel);
+    }
+    if par_ok {
+        check_dp_sharding(&mut c, parallel, overlap);
     }
 
     let dims_ok = c.ranges(&scenario, "workload");
@@ -603,4 +612,44 @@ fn largest(lo: u32, hi: u32, ok: impl Fn(u32) -> bool) -> u32 {
         }
     }
     lo
+}
+
+/// DP sharding needs replicas to shard across, and each sharding's own
+/// switch applies to it alone: `param_gather` to the distributed optimizer,
+/// `grad_sync` to FSDP.
+fn check_dp_sharding(c: &mut Checker, p: &Parallel, o: &Overlap) {
+    let name = |v: DpSharding| match v {
+        DpSharding::None => "none",
+        DpSharding::Optimizer => "optimizer",
+        DpSharding::Full => "full",
+    };
+    if p.dp_sharding != DpSharding::None && p.dp == 1 {
+        c.fail(
+            "parallel.dp_sharding",
+            format!(
+                "\"{}\" shards across DP replicas, but dp is 1: valid with dp 1 is \"none\"",
+                name(p.dp_sharding)
+            ),
+        );
+    }
+    if o.param_gather && p.dp_sharding != DpSharding::Optimizer {
+        c.fail(
+            "overlap.param_gather",
+            format!(
+                "overlaps the distributed optimizer's parameter all-gather, but dp_sharding is \"{}\": \
+                 valid is true only with dp_sharding \"optimizer\"",
+                name(p.dp_sharding)
+            ),
+        );
+    }
+    if o.grad_sync != GradSync::EveryMicroBatch && p.dp_sharding != DpSharding::Full {
+        c.fail(
+            "overlap.grad_sync",
+            format!(
+                "chooses when FSDP reduce-scatters, but dp_sharding is \"{}\": \
+                 valid is \"last_micro_batch\" only with dp_sharding \"full\"",
+                name(p.dp_sharding)
+            ),
+        );
+    }
 }
