@@ -6,6 +6,7 @@
 use super::layer_cost::{
     layer_cost, layer_params, LayerCost, OpCost, Roofline, SplitGemm, OPTIMIZER_BYTES_PER_PARAM,
 };
+use super::sharding::Sharding;
 use super::Cluster;
 use crate::model::axis::Axis;
 use crate::model::fidelity::Fidelity;
@@ -68,6 +69,8 @@ struct Builder<'a> {
     last_tp_collective: Option<TaskId>,
     /// Sends whose window (the sender's next step) is still open.
     open_windows: Vec<(TaskId, u32)>,
+    /// Collectives of a sharded DP (distributed optimizer, FSDP).
+    sharding: Sharding,
 }
 
 pub(crate) fn build(
@@ -107,6 +110,7 @@ pub(crate) fn build(
         tp_pattern: 0,
         last_tp_collective: None,
         open_windows: Vec::new(),
+        sharding: Sharding::new(s, t),
     };
     b.create_sends();
     let layout = b.cluster.layout.clone();
@@ -215,6 +219,14 @@ impl Builder<'_> {
         self.open_windows.clear();
         self.last_tp_collective = None;
         let train = self.t.mode == Mode::Train;
+        let schedule = self.s.parallel.schedule;
+        let embeddings = (
+            schedule.stage_and_chunk(0, l.pp).0 == stage,
+            self.virtual_stages_total() > 1
+                && schedule.stage_and_chunk(self.virtual_stages_total() - 1, l.pp).0 == stage,
+        );
+        self.sharding
+            .begin_stage(self.s, self.layers_per_virtual_stage, replica, stage, embeddings);
         let program = stage_program(
             self.s.parallel.schedule,
             stage,
@@ -230,12 +242,12 @@ impl Builder<'_> {
             self.step(replica, stage, step);
             self.close_windows();
         }
+        self.sharding.end_stage(&mut self.g, &members);
         // Parameters this GPU holds: its layers and, on the first and last
         // virtual stages, the (tied) word embedding.
         let vocab_params = f64::from(self.t.vocab) * f64::from(self.t.hidden) / f64::from(self.tp);
         let mut params = f64::from(self.virtual_stages * self.layers_per_virtual_stage)
             * layer_params(self.t.hidden, self.tp);
-        let schedule = self.s.parallel.schedule;
         let last_vs = self.virtual_stages_total() - 1;
         if schedule.stage_and_chunk(0, l.pp).0 == stage {
             params += vocab_params;
@@ -269,6 +281,7 @@ impl Builder<'_> {
                     if self.g.over_cap() {
                         return;
                     }
+                    self.before_layer(layer, Phase::Forward);
                     self.layer_forward(layer, mb, Phase::Forward);
                 }
                 if vs == last_vs {
@@ -300,6 +313,7 @@ impl Builder<'_> {
                     if self.g.over_cap() {
                         return;
                     }
+                    self.before_layer(layer, Phase::Backward);
                     if self.t.recompute == Recompute::Full {
                         self.layer_forward(layer, mb, Phase::Recompute);
                     }
@@ -308,9 +322,7 @@ impl Builder<'_> {
                         continue;
                     }
                     self.layer_backward(layer, mb);
-                    if final_mb {
-                        self.grads_final(layer_params(self.t.hidden, self.tp));
-                    }
+                    self.layer_grads_done(layer, mb);
                 }
                 if whole && vs == 0 && final_mb {
                     let embedding =
@@ -327,9 +339,7 @@ impl Builder<'_> {
                         return;
                     }
                     self.layer_weight_grad(layer, mb);
-                    if final_mb {
-                        self.grads_final(layer_params(self.t.hidden, self.tp));
-                    }
+                    self.layer_grads_done(layer, mb);
                 }
                 // The input embedding's gradient is a weight gradient too.
                 if vs == 0 && final_mb {
@@ -338,6 +348,28 @@ impl Builder<'_> {
                     self.grads_final(embedding);
                 }
             }
+        }
+    }
+
+    /// Sharded DP's hook before a layer's forward or backward (`sharding`).
+    fn before_layer(&mut self, layer: u32, phase: Phase) {
+        let members = std::mem::take(&mut self.members);
+        self.sharding
+            .before_layer(&mut self.g, &self.cluster, &members, layer, phase);
+        self.members = members;
+    }
+
+    /// A layer's gradients of micro-batch `mb` are computed: FSDP
+    /// reduce-scatters them itself; otherwise the last micro-batch's fill
+    /// the DP bucket.
+    fn layer_grads_done(&mut self, layer: u32, mb: u32) {
+        if self.sharding.per_layer_gradients() {
+            let members = std::mem::take(&mut self.members);
+            self.sharding
+                .after_layer_grads(&mut self.g, &self.cluster, &members, layer, mb);
+            self.members = members;
+        } else if mb + 1 == self.micro_batches {
+            self.grads_final(layer_params(self.t.hidden, self.tp));
         }
     }
 
@@ -765,11 +797,12 @@ impl Builder<'_> {
                 let mut reductions = Vec::new();
                 if l.dp > 1 {
                     let count = self.buckets[owner as usize].buckets.len();
+                    let (kind, op) = self.sharding.bucket_collective();
                     for i in 0..count {
                         let size = self.buckets[owner as usize].buckets[i].bytes;
                         let (pattern, bytes, latency, call) =
-                            self.cluster.dp_ring(&mut self.g, &members, size);
-                        let meta = Meta::new(OpKind::AllReduce, Phase::Step).chunk(i as u32);
+                            self.cluster.dp_collective(&mut self.g, &members, kind, size);
+                        let meta = Meta::new(op, Phase::Step).chunk(i as u32);
                         let id = self.g.comm(&members, DP, pattern, bytes, latency, meta);
                         self.g.set_call(id, call);
                         for &m in &members {
@@ -794,10 +827,11 @@ impl Builder<'_> {
                 }
                 for &m in &members {
                     // The optimizer needs every bucket reduced.
-                    for &id in &reductions {
+                    for &id in reductions.iter().chain(self.sharding.reduce_scatters(stage, k)) {
                         self.g.block_compute_on(m, id);
                     }
-                    let params = self.buckets[m as usize].params;
+                    // A sharded optimizer updates its replica's share only.
+                    let params = self.buckets[m as usize].params / self.sharding.optimizer_shards(l.dp);
                     let cost = self.roof.kernel(0.0, params * OPTIMIZER_BYTES_PER_PARAM);
                     self.g.compute(
                         m,
@@ -806,6 +840,7 @@ impl Builder<'_> {
                         0.0,
                         Meta::new(OpKind::Optimizer, Phase::Step),
                     );
+                    self.sharding.after_optimizer(&mut self.g, stage, k, m);
                 }
             }
         }
