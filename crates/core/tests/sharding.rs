@@ -50,14 +50,21 @@ fn close(a: f64, b: f64) -> bool {
 #[test]
 fn zero1_moves_the_bytes_of_an_allreduce_as_reduce_scatter_plus_all_gather() {
     let plain = simulate(&scenario("none", 2, r#","dp":true"#));
-    let zero1 = simulate(&scenario("optimizer", 2, r#","dp":true,"param_gather":true"#));
+    let zero1 = simulate(&scenario(
+        "optimizer",
+        2,
+        r#","dp":true,"param_gather":true"#,
+    ));
     let sum = |v: Vec<&Interval>| v.iter().map(|i| i.bytes).sum::<f64>();
     let allreduce = sum(of_kind(&plain, OpKind::AllReduce));
     let reduce_scatter = sum(of_kind(&zero1, OpKind::ReduceScatter));
     let all_gather = sum(of_kind(&zero1, OpKind::AllGather));
     assert!(allreduce > 0.0 && reduce_scatter > 0.0 && all_gather > 0.0);
     // With 2-byte gradients, the gather moves what the reduce-scatter does.
-    assert!(close(reduce_scatter, all_gather), "{reduce_scatter} vs {all_gather}");
+    assert!(
+        close(reduce_scatter, all_gather),
+        "{reduce_scatter} vs {all_gather}"
+    );
     assert!(
         close(reduce_scatter + all_gather, allreduce),
         "{reduce_scatter} + {all_gather} vs {allreduce}"
@@ -75,7 +82,10 @@ fn fsdp_collective_bytes_are_the_ring_formula() {
     let embedding = share * 32000.0 * HIDDEN / TP * WEIGHT_BYTES_PER_PARAM;
     let gathers = of_kind(&sim, OpKind::AllGather);
     // The first gather also brings the root unit: the (tied) embedding.
-    let first = gathers.iter().min_by(|a, b| a.start_s.total_cmp(&b.start_s)).unwrap();
+    let first = gathers
+        .iter()
+        .min_by(|a, b| a.start_s.total_cmp(&b.start_s))
+        .unwrap();
     assert!(close(first.bytes, gather + embedding), "{}", first.bytes);
     for g in gathers.iter().filter(|g| g.id != first.id) {
         assert!(close(g.bytes, gather), "{g:?}");
@@ -108,14 +118,21 @@ fn each_parameter_bucket_is_awaited_before_its_first_layer() {
     let mut previous_end = 0.0;
     for g in &gathers {
         let first = layer_ops(&sim, g.layer, 0, false)[0];
-        assert!(first.start_s >= g.end_s - 1e-12, "{g:?} ends after {first:?}");
+        assert!(
+            first.start_s >= g.end_s - 1e-12,
+            "{g:?} ends after {first:?}"
+        );
         // Issued at the step's start, one after the other on the DP stream.
         assert!(close(g.start_s, previous_end), "{g:?}");
         previous_end = g.end_s;
     }
     // The later buckets move under the first micro-batch's forward: the
     // first is wholly exposed, the rest partly hidden.
-    assert!(close(gathers[0].exposed_s, gathers[0].end_s), "{:?}", gathers[0]);
+    assert!(
+        close(gathers[0].exposed_s, gathers[0].end_s),
+        "{:?}",
+        gathers[0]
+    );
     for g in &gathers[1..] {
         assert!(g.exposed_s < g.end_s - g.start_s, "{g:?}");
     }
@@ -245,7 +262,10 @@ fn fsdp_windows_bound_what_hides() {
 #[test]
 fn sharded_reduced_simulation_equals_full() {
     for (sharding, overlap) in [
-        ("optimizer", r#","dp":true,"param_gather":true,"bucket_mb":1"#),
+        (
+            "optimizer",
+            r#","dp":true,"param_gather":true,"bucket_mb":1"#,
+        ),
         ("optimizer", r#","dp":false"#),
         ("full", r#","dp":true"#),
         ("full", r#","dp":false,"grad_sync":"last_micro_batch""#),

@@ -16,8 +16,8 @@ use serde_json::Value;
 use crate::input::parse::ScenarioInput;
 use crate::model::hardware::HardwarePreset;
 use crate::model::scenario::{
-    DpSharding, GradSync, Interference, MatmulAllreduce, Mode, Recompute, Scenario, Schedule, Transformer, Workload,
-    WorkloadKind,
+    DpSharding, GradSync, Interference, MatmulAllreduce, Mode, Recompute, Scenario, Schedule,
+    Transformer, Workload, WorkloadKind,
 };
 
 /// One value an enumerated field may take.

@@ -223,10 +223,18 @@ impl Builder<'_> {
         let embeddings = (
             schedule.stage_and_chunk(0, l.pp).0 == stage,
             self.virtual_stages_total() > 1
-                && schedule.stage_and_chunk(self.virtual_stages_total() - 1, l.pp).0 == stage,
+                && schedule
+                    .stage_and_chunk(self.virtual_stages_total() - 1, l.pp)
+                    .0
+                    == stage,
         );
-        self.sharding
-            .begin_stage(self.s, self.layers_per_virtual_stage, replica, stage, embeddings);
+        self.sharding.begin_stage(
+            self.s,
+            self.layers_per_virtual_stage,
+            replica,
+            stage,
+            embeddings,
+        );
         let program = stage_program(
             self.s.parallel.schedule,
             stage,
@@ -801,7 +809,8 @@ impl Builder<'_> {
                     for i in 0..count {
                         let size = self.buckets[owner as usize].buckets[i].bytes;
                         let (pattern, bytes, latency, call) =
-                            self.cluster.dp_collective(&mut self.g, &members, kind, size);
+                            self.cluster
+                                .dp_collective(&mut self.g, &members, kind, size);
                         let meta = Meta::new(op, Phase::Step).chunk(i as u32);
                         let id = self.g.comm(&members, DP, pattern, bytes, latency, meta);
                         self.g.set_call(id, call);
@@ -827,11 +836,15 @@ impl Builder<'_> {
                 }
                 for &m in &members {
                     // The optimizer needs every bucket reduced.
-                    for &id in reductions.iter().chain(self.sharding.reduce_scatters(stage, k)) {
+                    for &id in reductions
+                        .iter()
+                        .chain(self.sharding.reduce_scatters(stage, k))
+                    {
                         self.g.block_compute_on(m, id);
                     }
                     // A sharded optimizer updates its replica's share only.
-                    let params = self.buckets[m as usize].params / self.sharding.optimizer_shards(l.dp);
+                    let params =
+                        self.buckets[m as usize].params / self.sharding.optimizer_shards(l.dp);
                     let cost = self.roof.kernel(0.0, params * OPTIMIZER_BYTES_PER_PARAM);
                     self.g.compute(
                         m,
