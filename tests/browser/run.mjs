@@ -314,6 +314,10 @@ registerWidgetTests(test, { assert, close, cliReport, ARTIFACTS, DIST, serverUrl
 (await import('./kineto.mjs')).registerKinetoTests(test, { assert, CLI, TMP });
 // The simulation worker: large scenarios, failing runs, exports at any size (issues 14 and 8).
 registerPageTests(test, { assert, close, canvasDrawn, matchesCli, ARTIFACTS });
+// Sharded data parallelism, distributed optimizer and FSDP (issue 10).
+(await import('./sharding.mjs')).registerShardingTests(test, {
+  assert, canvasDrawn, matchesCli, serverUrl: () => server.url,
+});
 
 // ---------------------------------------------------------------- runner
 
