@@ -70,9 +70,11 @@ fn a_batch_that_does_not_divide_is_refused() {
 }
 
 #[test]
-fn layers_must_split_into_equal_stages() {
-    let e = refused(r#"{"workload":{"layers":9}}"#);
-    names(&e, "workload.layers", "multiples of 2");
+fn every_stage_needs_a_layer() {
+    // Uneven shares are valid (interface.md); an empty stage is not.
+    assert!(parse_scenario(r#"{"workload":{"layers":9}}"#).is_ok());
+    let e = refused(r#"{"workload":{"layers":3},"parallel":{"pp":4,"dp":1}}"#);
+    names(&e, "workload.layers", "valid is 4 or more");
 }
 
 #[test]

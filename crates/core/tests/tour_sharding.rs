@@ -57,13 +57,19 @@ fn intro_an_8b_model_on_64_h100_fsdp_across_8_nodes_tp_8_inside() {
     assert_eq!(s.parallel.dp_sharding, DpSharding::Full);
     assert_eq!((s.parallel.tp, s.parallel.dp), (8, 8));
     assert_eq!(s.parallel.tp, s.hardware.gpus_per_node);
-    // 8B: 32 layers of 12h^2 (GPT shape) or more, and the embeddings.
+    // 8B, counted by hand: per layer the Q and output projections (h x h
+    // each), K and V (h x kv_heads x head_dim each) and SwiGLU's three
+    // h x ffn_hidden GEMMs; the untied input embedding and output layer.
     let overlap_core::scenario::Workload::Transformer(t) = &s.workload else {
         unreachable!()
     };
     let h = f64::from(t.hidden);
-    let params = f64::from(t.layers) * 12.0 * h * h + 2.0 * f64::from(t.vocab) * h;
-    assert!((7.0e9..9.0e9).contains(&params), "{params}");
+    let kv = f64::from(t.kv_heads) * h / f64::from(t.heads);
+    let ffn = f64::from(t.ffn_hidden);
+    let layer = 2.0 * h * h + 2.0 * h * kv + 3.0 * h * ffn;
+    let params = f64::from(t.layers) * layer + 2.0 * f64::from(t.vocab) * h;
+    assert!(!t.tied_embeddings);
+    assert!((7.5e9..8.5e9).contains(&params), "{params}");
 }
 
 #[test]

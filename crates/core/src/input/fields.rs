@@ -16,7 +16,7 @@ use serde_json::Value;
 use crate::input::parse::ScenarioInput;
 use crate::model::hardware::HardwarePreset;
 use crate::model::scenario::{
-    DpSharding, GradSync, Interference, MatmulAllreduce, Mode, Recompute, Scenario, Schedule,
+    DpSharding, GradSync, Interference, MatmulAllreduce, Mlp, Mode, Recompute, Scenario, Schedule,
     Transformer, Workload, WorkloadKind,
 };
 
@@ -72,6 +72,9 @@ pub enum DefaultFrom {
     /// None: the field is absent unless given, and its absence has a meaning
     /// of its own (`sm_tax`: the modelled interference applies).
     Absent,
+    /// Follows other fields of the same scenario, as the text says
+    /// (`kv_heads`: "heads"), so that editing those keeps it consistent.
+    Derived(&'static str),
 }
 
 /// One scenario field. Rows are built by the `fields!` macro below, which
@@ -146,6 +149,7 @@ impl FieldValue for Mode {}
 impl FieldValue for Recompute {}
 impl FieldValue for Schedule {}
 impl FieldValue for Interference {}
+impl FieldValue for Mlp {}
 impl FieldValue for DpSharding {}
 impl FieldValue for GradSync {}
 
@@ -193,7 +197,7 @@ macro_rules! fields {
     ($($first:ident $(. $rest:ident)? => {
         key: $key:literal,
         kind: $kind:expr,
-        default: $default:ident,
+        default: $default:ident $(($derived:literal))?,
         label: $label:literal,
         unit: $unit:literal,
         slider: $slider:expr,
@@ -204,7 +208,7 @@ macro_rules! fields {
             path: concat!(stringify!($first) $(, ".", stringify!($rest))?),
             key: $key,
             kind: $kind,
-            default: DefaultFrom::$default,
+            default: DefaultFrom::$default $(($derived))?,
             label: $label,
             unit: $unit,
             slider: $slider,
@@ -458,6 +462,27 @@ fields! {
         default: Fixed, label: "Interference", unit: "", slider: NO_SLIDER,
         resolved: |s| Some(s.interference),
     },
+    workload.kv_heads => {
+        key: "kv_heads", kind: Kind::Int { min: 1, max: 4096 }, default: Derived("heads"),
+        label: "Key/value heads (GQA)", unit: "", slider: (1.0, 128.0, 1.0),
+        resolved: |s| transformer(s).map(|t| t.kv_heads),
+    },
+    workload.ffn_hidden => {
+        key: "ffn_hidden", kind: Kind::Int { min: 1, max: 1 << 20 }, default: Derived("4 x hidden"),
+        label: "MLP inner width", unit: "", slider: (1024.0, 65536.0, 256.0),
+        resolved: |s| transformer(s).map(|t| t.ffn_hidden),
+    },
+    workload.mlp => {
+        key: "mlp",
+        kind: Kind::Enum(choices![("gelu", "GELU (two GEMMs)"), ("swiglu", "SwiGLU (three GEMMs)")]),
+        default: Fixed, label: "MLP", unit: "", slider: NO_SLIDER,
+        resolved: |s| transformer(s).map(|t| t.mlp),
+    },
+    workload.tied_embeddings => {
+        key: "tied_embeddings", kind: Kind::Bool, default: Fixed,
+        label: "Tied embeddings", unit: "", slider: NO_SLIDER,
+        resolved: |s| transformer(s).map(|t| t.tied_embeddings),
+    },
     parallel.dp_sharding => {
         key: "dp_sharding",
         kind: Kind::Enum(choices![
@@ -706,6 +731,7 @@ pub fn table() -> String {
                 )
             }
             (DefaultFrom::Absent, _) => "absent".to_string(),
+            (DefaultFrom::Derived(rule), _) => format!("= {rule}"),
             (_, Some(v)) => Field::text(&v),
             (_, None) => String::new(),
         };
@@ -727,12 +753,25 @@ pub fn table() -> String {
 }
 
 /// A resolved scenario written back as complete input: every field that
-/// applies to it is set.
+/// applies to it is set, except a [`DefaultFrom::Derived`] field whose value
+/// is what its rule gives, which stays absent so that it keeps following
+/// the fields it derives from (a link that changes `heads` does not also
+/// pin `kv_heads`).
 pub fn complete_input(s: &Scenario) -> ScenarioInput {
     let mut input = ScenarioInput::default();
     for f in FIELDS {
         if let Some(v) = (f.resolved)(s) {
             (f.set)(&mut input, Some(&v)).expect("a resolved value has its field's type");
+        }
+    }
+    for f in FIELDS
+        .iter()
+        .filter(|f| matches!(f.default, DefaultFrom::Derived(_)))
+    {
+        let mut without = input.clone();
+        (f.set)(&mut without, None).expect("a field can be cleared");
+        if (f.resolved)(&crate::input::validate::filled(&without)) == (f.resolved)(s) {
+            input = without;
         }
     }
     input
@@ -945,6 +984,12 @@ mod tests {
                 Interference::Modelled | Interference::Off => {}
             }
             assert!(names("interference").contains(&name(to_json(&i))));
+        }
+        for m in [Mlp::Gelu, Mlp::Swiglu] {
+            match m {
+                Mlp::Gelu | Mlp::Swiglu => {}
+            }
+            assert!(names("workload.mlp").contains(&name(to_json(&m))));
         }
         for d in [DpSharding::None, DpSharding::Optimizer, DpSharding::Full] {
             match d {

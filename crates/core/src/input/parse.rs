@@ -124,6 +124,18 @@ pub struct WorkloadInput {
     /// GEMM inner k.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub k: Option<u32>,
+    /// Key/value heads (grouped-query attention); `heads` when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kv_heads: Option<u32>,
+    /// The MLP's inner width; 4 x hidden when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ffn_hidden: Option<u32>,
+    /// The MLP's form, `"gelu"` or `"swiglu"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mlp: Option<Mlp>,
+    /// Whether the input embedding and the output layer share one matrix.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tied_embeddings: Option<bool>,
 }
 
 /// The `parallel` section.

@@ -286,7 +286,8 @@ pub const PRESETS: &[Preset] = &[
             the next layer's prefetched while the current one computes; its gradients are reduce-scattered \
             after its backward.",
         json: r#"{"hardware":{"preset":"dgx-h100","nodes":8},
-            "workload":{"layers":32,"hidden":4096,"heads":32,"seq":8192,"vocab":128256,
+            "workload":{"layers":32,"hidden":4096,"heads":32,"kv_heads":8,"ffn_hidden":14336,"mlp":"swiglu",
+                        "tied_embeddings":false,"seq":8192,"vocab":128256,
                         "micro_batch":1,"global_batch":16,"recompute":"selective","sequence_parallel":true},
             "parallel":{"tp":8,"pp":1,"dp":8,"dp_sharding":"full"},
             "overlap":{"tp":true,"pp":true,"dp":true}}"#,
@@ -298,7 +299,8 @@ pub const PRESETS: &[Preset] = &[
         description: "The 70B model in torchtitan's 2D layout: TP 8 inside each node, FSDP across 32 nodes. \
             Each layer's gather crosses the network to 31 other nodes while the layer before it computes.",
         json: r#"{"hardware":{"preset":"dgx-h100","nodes":32},
-            "workload":{"layers":80,"hidden":8192,"heads":64,"seq":8192,"vocab":128256,
+            "workload":{"layers":80,"hidden":8192,"heads":64,"kv_heads":8,"ffn_hidden":28672,"mlp":"swiglu",
+                        "tied_embeddings":false,"seq":8192,"vocab":128256,
                         "micro_batch":1,"global_batch":64,"recompute":"selective","sequence_parallel":true},
             "parallel":{"tp":8,"pp":1,"dp":32,"dp_sharding":"full"},
             "overlap":{"tp":true,"pp":true,"dp":true}}"#,

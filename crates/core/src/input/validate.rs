@@ -37,6 +37,10 @@ pub(crate) fn default_transformer() -> Transformer {
         global_batch: 8,
         recompute: Recompute::None,
         sequence_parallel: false,
+        kv_heads: 32,
+        ffn_hidden: 4 * 4096,
+        mlp: Mlp::Gelu,
+        tied_embeddings: true,
     }
 }
 
@@ -115,7 +119,7 @@ fn divisors(n: u32, limit: u32) -> String {
 
 /// The scenario the input describes, every missing field filled in from
 /// the hardware preset and the defaults; nothing checked yet.
-fn filled(input: &ScenarioInput) -> Scenario {
+pub(crate) fn filled(input: &ScenarioInput) -> Scenario {
     let preset = input.hardware.preset.unwrap_or(DEFAULT_HARDWARE_PRESET);
     let base = preset.hardware();
     let h = &input.hardware;
@@ -136,17 +140,24 @@ fn filled(input: &ScenarioInput) -> Scenario {
     let workload = match w.kind.unwrap_or(WorkloadKind::Transformer) {
         WorkloadKind::Transformer => {
             let d = default_transformer();
+            let heads = w.heads.unwrap_or(d.heads);
+            let hidden = w.hidden.unwrap_or(d.hidden);
             Workload::Transformer(Transformer {
                 mode: w.mode.unwrap_or(d.mode),
                 layers: w.layers.unwrap_or(d.layers),
-                hidden: w.hidden.unwrap_or(d.hidden),
-                heads: w.heads.unwrap_or(d.heads),
+                hidden,
+                heads,
                 seq: w.seq.unwrap_or(d.seq),
                 vocab: w.vocab.unwrap_or(d.vocab),
                 micro_batch: w.micro_batch.unwrap_or(d.micro_batch),
                 global_batch: w.global_batch.unwrap_or(d.global_batch),
                 recompute: w.recompute.unwrap_or(d.recompute),
                 sequence_parallel: w.sequence_parallel.unwrap_or(d.sequence_parallel),
+                // Multi-head attention and GPT's 4h MLP unless given.
+                kv_heads: w.kv_heads.unwrap_or(heads),
+                ffn_hidden: w.ffn_hidden.unwrap_or_else(|| hidden.saturating_mul(4)),
+                mlp: w.mlp.unwrap_or(d.mlp),
+                tied_embeddings: w.tied_embeddings.unwrap_or(d.tied_embeddings),
             })
         }
         WorkloadKind::MatmulAllreduce => Workload::MatmulAllreduce(MatmulAllreduce {
@@ -353,6 +364,33 @@ fn check_transformer(c: &mut Checker, t: &Transformer, p: &Parallel, o: &Overlap
             ),
         );
     }
+    if !t.heads.is_multiple_of(t.kv_heads) {
+        c.fail(
+            "workload.kv_heads",
+            format!(
+                "{} key/value heads do not divide the {} heads: valid are divisors of {}",
+                t.kv_heads, t.heads, t.heads
+            ),
+        );
+    } else if !t.kv_heads.is_multiple_of(p.tp) {
+        // Megatron's rule: each TP rank holds whole key/value groups.
+        c.fail(
+            "workload.kv_heads",
+            format!(
+                "{} key/value heads cannot be split over tp {}: valid are divisors of {} that are multiples of {}",
+                t.kv_heads, p.tp, t.heads, p.tp
+            ),
+        );
+    }
+    if !t.ffn_hidden.is_multiple_of(p.tp) {
+        c.fail(
+            "workload.ffn_hidden",
+            format!(
+                "{} is not divisible by tp {}: each TP rank holds an equal slice of the MLP, valid are multiples of {}",
+                t.ffn_hidden, p.tp, p.tp
+            ),
+        );
+    }
     if t.sequence_parallel && !t.seq.is_multiple_of(p.tp) {
         c.fail(
             "workload.sequence_parallel",
@@ -362,12 +400,13 @@ fn check_transformer(c: &mut Checker, t: &Transformer, p: &Parallel, o: &Overlap
             ),
         );
     }
+    // Uneven shares are fine (workload::stage_layers); an empty stage is not.
     let stages = p.pp * p.virtual_stages;
-    if !t.layers.is_multiple_of(stages) {
+    if t.layers < stages {
         c.fail(
             "workload.layers",
             format!(
-                "{} layers cannot be split into pp x virtual_stages = {stages} equal stages: valid are multiples of {stages}",
+                "{} layers cannot fill pp x virtual_stages = {stages} stages: every stage needs at least one layer, valid is {stages} or more",
                 t.layers
             ),
         );

@@ -37,6 +37,17 @@ pub enum Recompute {
     Full,
 }
 
+/// The form of a layer's MLP block (model.md section 4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mlp {
+    /// GPT: two GEMMs, h -> ffn_hidden -> h, with a GELU between.
+    Gelu,
+    /// Llama: three GEMMs, gate and up projections to ffn_hidden, their
+    /// SiLU-gated product projected down to h.
+    Swiglu,
+}
+
 /// Whether compute and communication of a GPU slow each other when they
 /// overlap (model.md section 3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -121,6 +132,16 @@ pub struct Transformer {
     pub recompute: Recompute,
     /// Sequence parallelism (TP's AllReduce becomes ReduceScatter + AllGather).
     pub sequence_parallel: bool,
+    /// Key/value heads: `heads` for multi-head attention, fewer for
+    /// grouped-query attention (the K and V projections shrink to
+    /// kv_heads x head_dim). Divides `heads`.
+    pub kv_heads: u32,
+    /// The MLP's inner width (4 x hidden for GPT).
+    pub ffn_hidden: u32,
+    /// The MLP's form: GELU (two GEMMs) or SwiGLU (three).
+    pub mlp: Mlp,
+    /// Whether the input embedding and the output layer share one matrix.
+    pub tied_embeddings: bool,
 }
 
 /// The CoCoNet micro-benchmark: one GEMM [m x k] x [k x n], then an AllReduce

@@ -13,8 +13,9 @@ use crate::model::scenario::{
     DpSharding, GradSync, Mode, Recompute, Scenario, Transformer, Workload,
 };
 use crate::output::report::MemoryGb;
-use crate::workload::layer_cost::layer_params;
+use crate::workload::layer_cost::{embedding_params_whole, layer_params};
 use crate::workload::schedule::{peak_in_flight, stage_program};
+use crate::workload::stage_layers::stage_layers;
 
 /// Half-precision weight, bytes per parameter.
 pub const WEIGHT_BYTES_PER_PARAM: f64 = 2.0;
@@ -70,22 +71,29 @@ pub fn stage_memory(s: &Scenario, t: &Transformer) -> Vec<StageMemory> {
     let p = &s.parallel;
     let chunks = p.virtual_stages;
     let virtual_stages = p.pp * chunks;
-    let layers_per_chunk = t.layers / virtual_stages;
-    let layer = layer_params(t.hidden, p.tp);
-    let embedding = f64::from(t.vocab) * f64::from(t.hidden) / f64::from(p.tp);
+    let layer = layer_params(t, p.tp);
+    let embedding = embedding_params_whole(t) / f64::from(p.tp);
     let per_layer = activation_bytes_per_layer(t, p.tp);
     let train = t.mode == Mode::Train;
     let m = s.micro_batches();
     (0..p.pp)
         .map(|stage| {
-            let mut params = f64::from(layers_per_chunk * chunks) * layer;
+            let layers: u32 = (0..chunks)
+                .map(|chunk| {
+                    let vs = p.schedule.virtual_stage(stage, chunk, p.pp);
+                    stage_layers(t.layers, virtual_stages, vs).len() as u32
+                })
+                .sum();
+            let mut params = f64::from(layers) * layer;
             // The input embedding on the first virtual stage, the output layer
-            // (the tied embedding's copy) on the last, as the builder counts them.
+            // (the tied embedding's copy, or its own matrix) on the last, as
+            // the builder counts them.
             if p.schedule.stage_and_chunk(0, p.pp).0 == stage {
                 params += embedding;
             }
             let last = virtual_stages - 1;
-            if last > 0 && p.schedule.stage_and_chunk(last, p.pp).0 == stage {
+            let separate_output = last > 0 || !t.tied_embeddings;
+            if separate_output && p.schedule.stage_and_chunk(last, p.pp).0 == stage {
                 params += embedding;
             }
             // Inference keeps no activations for a backward: one layer's
@@ -93,8 +101,7 @@ pub fn stage_memory(s: &Scenario, t: &Transformer) -> Vec<StageMemory> {
             let (in_flight, activation_bytes) = if train {
                 let program = stage_program(p.schedule, stage, p.pp, m, chunks, true);
                 let in_flight = peak_in_flight(&program, chunks);
-                let layers = f64::from(layers_per_chunk * chunks);
-                (in_flight, in_flight * layers * per_layer)
+                (in_flight, in_flight * f64::from(layers) * per_layer)
             } else {
                 (1.0, per_layer)
             };
@@ -135,7 +142,7 @@ pub fn gathered_weight_bytes(s: &Scenario, t: &Transformer) -> f64 {
         return 0.0;
     }
     let layers = if s.overlap.dp { 2.0 } else { 1.0 };
-    layers * layer_params(t.hidden, s.parallel.tp) * WEIGHT_BYTES_PER_PARAM
+    layers * layer_params(t, s.parallel.tp) * WEIGHT_BYTES_PER_PARAM
 }
 
 /// The memory report of the fullest GPU.

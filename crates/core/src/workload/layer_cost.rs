@@ -8,7 +8,7 @@
 //! LayerNorms and dropouts run on the full [b, s, h] activation on every TP
 //! rank; with it, on 1/t of it.
 
-use crate::model::scenario::{Recompute, Transformer};
+use crate::model::scenario::{Mlp, Recompute, Transformer};
 use crate::workload::efficiency::{kernel_time_s, matmul_efficiency};
 
 /// One op: seconds at full speed on an idle GPU, and its FLOPs. An op may
@@ -158,6 +158,8 @@ pub(crate) fn layer_cost(t: &Transformer, tp: u32, r: &Roofline) -> LayerCost {
     let scores = b * f64::from(t.heads) / tp_f * s * s;
     let head_dim = h / f64::from(t.heads);
     let heads_rank = f64::from(t.heads) / tp_f;
+    let shape = LayerShape::of(t);
+    let ffn = f64::from(t.ffn_hidden);
 
     // Batched attention GEMMs: b x heads/t GEMMs of [s x d] x [d x s] and [s x s] x [s x d].
     let per_head = 2.0 * s * s * head_dim;
@@ -174,10 +176,20 @@ pub(crate) fn layer_cost(t: &Transformer, tp: u32, r: &Roofline) -> LayerCost {
     let bias_dropout_add = r.memory(7.0 * e_rep);
     let bias_dropout_add_bwd = r.memory(5.0 * e_rep);
 
-    let qkv_gemm = r.gemm(tokens, h, 3.0 * h / tp_f);
-    let up_gemm = r.gemm(tokens, h, 4.0 * h / tp_f);
-    let gelu = r.memory(2.0 * 2.0 * 4.0 * e / tp_f);
-    let gelu_bwd = r.memory(3.0 * 2.0 * 4.0 * e / tp_f);
+    let qkv_gemm = r.gemm(tokens, h, shape.qkv_cols / tp_f);
+    let up_gemm = r.gemm(tokens, h, shape.up_cols / tp_f);
+    // The activation between the MLP's GEMMs, 2 bytes per value. GELU reads
+    // and writes the ffn-wide activation, and in backward reads it and its
+    // gradient and writes one gradient. SwiGLU reads the gate and up halves
+    // and writes their product; its backward reads both halves and the
+    // product's gradient and writes both halves' gradients.
+    let inner = tokens * ffn / tp_f;
+    let (act_values, act_bwd_values) = match t.mlp {
+        Mlp::Gelu => (2.0 * inner, 3.0 * inner),
+        Mlp::Swiglu => (3.0 * inner, 5.0 * inner),
+    };
+    let gelu = r.memory(2.0 * act_values);
+    let gelu_bwd = r.memory(2.0 * act_bwd_values);
     let proj = SplitGemm {
         rows: tokens,
         inner: h / tp_f,
@@ -185,7 +197,7 @@ pub(crate) fn layer_cost(t: &Transformer, tp: u32, r: &Roofline) -> LayerCost {
     };
     let mlp_down = SplitGemm {
         rows: tokens,
-        inner: 4.0 * h / tp_f,
+        inner: ffn / tp_f,
         cols: h,
     };
     let proj_full = proj.chunk(r, 1);
@@ -223,13 +235,13 @@ pub(crate) fn layer_cost(t: &Transformer, tp: u32, r: &Roofline) -> LayerCost {
         qkv_gemm: SplitGemm {
             rows: tokens,
             inner: h,
-            cols: 3.0 * h / tp_f,
+            cols: shape.qkv_cols / tp_f,
         },
         mlp_up_pre: pre_gemm,
         mlp_up_gemm: SplitGemm {
             rows: tokens,
             inner: h,
-            cols: 4.0 * h / tp_f,
+            cols: shape.up_cols / tp_f,
         },
         mlp_up_post: gelu,
         attention: attention_core,
@@ -254,11 +266,68 @@ pub(crate) fn layer_cost(t: &Transformer, tp: u32, r: &Roofline) -> LayerCost {
     }
 }
 
-/// Parameters of one layer on one TP rank: QKV, projection and MLP weights
-/// (12h^2) with their biases and two LayerNorms (13h).
-pub(crate) fn layer_params(hidden: u32, tp: u32) -> f64 {
-    let h = f64::from(hidden);
-    (12.0 * h * h + 13.0 * h) / f64::from(tp)
+/// The widths of a layer's GEMMs (model.md section 4), for the whole layer
+/// before the TP split.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct LayerShape {
+    /// Output columns of the fused QKV projection: h for the queries and
+    /// kv_heads x head_dim each for keys and values (3h without GQA).
+    pub qkv_cols: f64,
+    /// Output columns of the MLP's first GEMM: ffn_hidden, or twice that
+    /// for SwiGLU's fused gate and up projections.
+    pub up_cols: f64,
+}
+
+impl LayerShape {
+    pub fn of(t: &Transformer) -> Self {
+        let h = f64::from(t.hidden);
+        let kv_width = f64::from(t.kv_heads) * h / f64::from(t.heads);
+        let ffn = f64::from(t.ffn_hidden);
+        LayerShape {
+            qkv_cols: h + 2.0 * kv_width,
+            up_cols: match t.mlp {
+                Mlp::Gelu => ffn,
+                Mlp::Swiglu => 2.0 * ffn,
+            },
+        }
+    }
+}
+
+/// Parameters of one layer, whole (before the TP split). The weights: QKV
+/// (h x qkv_cols), the attention projection (h^2) and the MLP (h x up_cols
+/// in, ffn_hidden x h out). A GELU (GPT) layer adds its linear biases and
+/// two LayerNorms of a weight and a bias each: 12h^2 + 13h without GQA at
+/// 4h. A SwiGLU (Llama) layer has no linear biases and two RMSNorms of a
+/// weight each: Llama-3-8B's 218,112,000.
+pub fn layer_params_whole(t: &Transformer) -> f64 {
+    let h = f64::from(t.hidden);
+    let ffn = f64::from(t.ffn_hidden);
+    let shape = LayerShape::of(t);
+    let weights = h * shape.qkv_cols + h * h + h * shape.up_cols + ffn * h;
+    let rest = match t.mlp {
+        Mlp::Gelu => shape.qkv_cols + h + ffn + h + 4.0 * h,
+        Mlp::Swiglu => 2.0 * h,
+    };
+    weights + rest
+}
+
+/// Parameters of one layer on one TP rank: [`layer_params_whole`] / t
+/// (the norms' few counted as split too, as they always were here).
+pub(crate) fn layer_params(t: &Transformer, tp: u32) -> f64 {
+    layer_params_whole(t) / f64::from(tp)
+}
+
+/// Parameters of the embedding matrix (and of the output layer, its tied
+/// copy or its own matrix), whole.
+pub fn embedding_params_whole(t: &Transformer) -> f64 {
+    f64::from(t.vocab) * f64::from(t.hidden)
+}
+
+/// Every parameter of the model, each counted once: the layers, the input
+/// embedding and, untied, the output layer (final norm left out).
+pub fn model_params(t: &Transformer) -> f64 {
+    let output = if t.tied_embeddings { 0.0 } else { 1.0 };
+    f64::from(t.layers) * layer_params_whole(t) + (1.0 + output) * embedding_params_whole(t)
 }
 
 /// Bytes the optimizer step moves per parameter: mixed-precision Adam reads

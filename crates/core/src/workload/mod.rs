@@ -7,12 +7,13 @@ pub mod cost;
 pub mod efficiency;
 pub(crate) mod graph;
 pub mod interference;
-pub(crate) mod layer_cost;
+pub mod layer_cost;
 mod matmul_allreduce;
 pub(crate) mod nccl_channels;
 pub(crate) mod queues;
 pub mod schedule;
 mod sharding;
+pub mod stage_layers;
 mod transformer;
 
 use crate::model::fidelity::Fidelity;
@@ -322,6 +323,20 @@ impl Cluster {
 
     /// A point-to-point send between pipeline stages; returns pattern and latency.
     pub fn send(&self, g: &mut Graph, from: u32, to: u32, same_node: bool) -> (u32, f64) {
+        let (usage, latency) = self.send_usage(from, to, same_node);
+        (g.add_pattern(usage), latency)
+    }
+
+    /// Both directions between two GPUs of different stages at once (a
+    /// two-rank ring: the tied embedding's gradient all-reduce between the
+    /// first and last stage); returns pattern and latency per step.
+    pub fn exchange(&self, g: &mut Graph, a: u32, b: u32, same_node: bool) -> (u32, f64) {
+        let (mut usage, latency) = self.send_usage(a, b, same_node);
+        usage.extend(self.send_usage(b, a, same_node).0);
+        (g.add_pattern(merge(usage)), latency)
+    }
+
+    fn send_usage(&self, from: u32, to: u32, same_node: bool) -> (Vec<Usage>, f64) {
         if same_node {
             let usage = vec![
                 Usage {
@@ -333,7 +348,7 @@ impl Cluster {
                     weight: 1.0,
                 },
             ];
-            return (g.add_pattern(usage), self.nvlink_latency_s);
+            return (usage, self.nvlink_latency_s);
         }
         let mut usage = vec![
             Usage {
@@ -355,7 +370,7 @@ impl Cluster {
                 weight: w,
             });
         }
-        (g.add_pattern(usage), self.network_latency_s)
+        (usage, self.network_latency_s)
     }
 
     pub fn nvlink_latency_s(&self) -> f64 {

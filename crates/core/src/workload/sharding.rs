@@ -34,8 +34,9 @@ use crate::model::op::{OpKind, Phase};
 use crate::model::scenario::{DpSharding, GradSync, Scenario, Transformer};
 use crate::workload::collective::Collective;
 use crate::workload::graph::{Graph, Meta, TaskId};
-use crate::workload::layer_cost::layer_params;
+use crate::workload::layer_cost::{embedding_params_whole, layer_params};
 use crate::workload::schedule::{stage_program, Pass};
+use crate::workload::stage_layers::stage_layers;
 
 const DP: u8 = Axis::Dp as u8;
 
@@ -75,6 +76,8 @@ pub(crate) struct Sharding {
     grad_sync: GradSync,
     train: bool,
     micro_batches: u32,
+    /// Layers of the whole model.
+    layers: u32,
     /// One layer's parameters on a TP rank.
     layer_params: f64,
     /// The embedding's (or output layer's) parameters on a TP rank.
@@ -115,8 +118,9 @@ impl Sharding {
             grad_sync: s.overlap.grad_sync,
             train: t.mode == crate::model::scenario::Mode::Train,
             micro_batches: s.micro_batches(),
-            layer_params: layer_params(t.hidden, tp),
-            embedding_params: f64::from(t.vocab) * f64::from(t.hidden) / f64::from(tp),
+            layers: t.layers,
+            layer_params: layer_params(t, tp),
+            embedding_params: embedding_params_whole(t) / f64::from(tp),
             grad_bytes: f64::from(s.overlap.grad_bytes),
             bucket_bytes: s.overlap.bucket_mb * 1e6,
             tasks: HashMap::new(),
@@ -159,11 +163,11 @@ impl Sharding {
     }
 
     /// Starts a stage's program: what it will gather, in order.
-    #[allow(clippy::too_many_arguments)]
+    /// `embedding_stage`: whether the stage holds the input embedding and
+    /// a separate output layer.
     pub fn begin_stage(
         &mut self,
         s: &Scenario,
-        layers_per_virtual_stage: u32,
         replica: u32,
         stage: u32,
         embedding_stage: (bool, bool),
@@ -185,9 +189,10 @@ impl Sharding {
             p.virtual_stages,
             self.train,
         );
+        let layers = self.layers;
         let layers_of = |chunk: u32| {
             let vs = p.schedule.virtual_stage(stage, chunk, p.pp);
-            vs * layers_per_virtual_stage..(vs + 1) * layers_per_virtual_stage
+            stage_layers(layers, p.pp * p.virtual_stages, vs)
         };
         self.needs.clear();
         if self.mode == DpSharding::Full {

@@ -4,9 +4,11 @@
 //! deciding what the compute stream waits for.
 
 use super::layer_cost::{
-    layer_cost, layer_params, LayerCost, OpCost, Roofline, SplitGemm, OPTIMIZER_BYTES_PER_PARAM,
+    embedding_params_whole, layer_cost, layer_params, LayerCost, OpCost, Roofline, SplitGemm,
+    OPTIMIZER_BYTES_PER_PARAM,
 };
 use super::sharding::Sharding;
+use super::stage_layers::stage_layers;
 use super::Cluster;
 use crate::model::axis::Axis;
 use crate::model::fidelity::Fidelity;
@@ -57,7 +59,6 @@ struct Builder<'a> {
     tp_on: bool,
     micro_batches: u32,
     virtual_stages: u32,
-    layers_per_virtual_stage: u32,
     /// Pipeline sends, created up front so that both ends can refer to them.
     sends: Vec<TaskId>,
     buckets: Vec<GpuBuckets>,
@@ -94,7 +95,6 @@ pub(crate) fn build(
         g,
         s,
         t,
-        layers_per_virtual_stage: t.layers / (s.parallel.pp * virtual_stages),
         cluster,
         cost,
         roof,
@@ -131,6 +131,23 @@ pub(crate) fn build(
 impl Builder<'_> {
     fn virtual_stages_total(&self) -> u32 {
         self.cluster.layout.pp * self.virtual_stages
+    }
+
+    /// The layers virtual stage `vs` runs.
+    fn layers_of(&self, vs: u32) -> std::ops::Range<u32> {
+        stage_layers(self.t.layers, self.virtual_stages_total(), vs)
+    }
+
+    /// Parameters of the embedding matrix on one TP rank (and of the output
+    /// layer: the tied matrix's copy, or its own).
+    fn embedding_params(&self) -> f64 {
+        embedding_params_whole(self.t) / f64::from(self.tp)
+    }
+
+    /// Whether the last virtual stage holds an output layer apart from the
+    /// input embedding: untied, or tied and on another stage (a copy).
+    fn separate_output_layer(&self) -> bool {
+        self.virtual_stages_total() > 1 || !self.t.tied_embeddings
     }
 
     /// Whether pipeline activations travel as 1/t slices gathered on arrival.
@@ -220,21 +237,13 @@ impl Builder<'_> {
         self.last_tp_collective = None;
         let train = self.t.mode == Mode::Train;
         let schedule = self.s.parallel.schedule;
+        let last_vs = self.virtual_stages_total() - 1;
         let embeddings = (
             schedule.stage_and_chunk(0, l.pp).0 == stage,
-            self.virtual_stages_total() > 1
-                && schedule
-                    .stage_and_chunk(self.virtual_stages_total() - 1, l.pp)
-                    .0
-                    == stage,
+            self.separate_output_layer() && schedule.stage_and_chunk(last_vs, l.pp).0 == stage,
         );
-        self.sharding.begin_stage(
-            self.s,
-            self.layers_per_virtual_stage,
-            replica,
-            stage,
-            embeddings,
-        );
+        self.sharding
+            .begin_stage(self.s, replica, stage, embeddings);
         let program = stage_program(
             self.s.parallel.schedule,
             stage,
@@ -251,16 +260,21 @@ impl Builder<'_> {
             self.close_windows();
         }
         self.sharding.end_stage(&mut self.g, &members);
-        // Parameters this GPU holds: its layers and, on the first and last
-        // virtual stages, the (tied) word embedding.
-        let vocab_params = f64::from(self.t.vocab) * f64::from(self.t.hidden) / f64::from(self.tp);
-        let mut params = f64::from(self.virtual_stages * self.layers_per_virtual_stage)
-            * layer_params(self.t.hidden, self.tp);
+        // Parameters this GPU holds: its layers, the input embedding on the
+        // first virtual stage and the output layer on the last.
+        let vocab_params = self.embedding_params();
+        let layers: u32 = (0..self.virtual_stages)
+            .map(|chunk| {
+                self.layers_of(schedule.virtual_stage(stage, chunk, l.pp))
+                    .len() as u32
+            })
+            .sum();
+        let mut params = f64::from(layers) * layer_params(self.t, self.tp);
         let last_vs = self.virtual_stages_total() - 1;
         if schedule.stage_and_chunk(0, l.pp).0 == stage {
             params += vocab_params;
         }
-        if last_vs > 0 && schedule.stage_and_chunk(last_vs, l.pp).0 == stage {
+        if self.separate_output_layer() && schedule.stage_and_chunk(last_vs, l.pp).0 == stage {
             params += vocab_params;
         }
         for &m in &members {
@@ -278,8 +292,7 @@ impl Builder<'_> {
         let last_vs = self.virtual_stages_total() - 1;
         let mb = step.micro_batch;
         let final_mb = mb + 1 == self.micro_batches;
-        let first_layer = vs * self.layers_per_virtual_stage;
-        let layers = first_layer..first_layer + self.layers_per_virtual_stage;
+        let layers = self.layers_of(vs);
         match step.pass {
             Pass::Forward => {
                 if vs > 0 {
@@ -307,14 +320,11 @@ impl Builder<'_> {
                 } else {
                     let meta = Meta::new(OpKind::LogitsBackward, Phase::Backward).mb(mb);
                     self.compute_all(self.cost.logits_backward, meta);
-                    if final_mb {
-                        let embedding =
-                            f64::from(self.t.vocab) * f64::from(self.t.hidden) / f64::from(self.tp);
-                        // With one virtual stage overall the embedding's
-                        // gradient is final only after the whole backward.
-                        if last_vs > 0 {
-                            self.grads_final(embedding);
-                        }
+                    // The output layer's gradient is final here, unless it is
+                    // the input embedding itself (tied, one virtual stage),
+                    // whose gradient is final only after the whole backward.
+                    if final_mb && self.separate_output_layer() {
+                        self.grads_final(self.embedding_params());
                     }
                 }
                 for layer in layers.rev() {
@@ -333,9 +343,7 @@ impl Builder<'_> {
                     self.layer_grads_done(layer, mb);
                 }
                 if whole && vs == 0 && final_mb {
-                    let embedding =
-                        f64::from(self.t.vocab) * f64::from(self.t.hidden) / f64::from(self.tp);
-                    self.grads_final(embedding);
+                    self.grads_final(self.embedding_params());
                 }
                 if vs > 0 {
                     self.send(replica, vs, mb, Pass::Backward);
@@ -351,9 +359,7 @@ impl Builder<'_> {
                 }
                 // The input embedding's gradient is a weight gradient too.
                 if vs == 0 && final_mb {
-                    let embedding =
-                        f64::from(self.t.vocab) * f64::from(self.t.hidden) / f64::from(self.tp);
-                    self.grads_final(embedding);
+                    self.grads_final(self.embedding_params());
                 }
             }
         }
@@ -377,7 +383,7 @@ impl Builder<'_> {
                 .after_layer_grads(&mut self.g, &self.cluster, &members, layer, mb);
             self.members = members;
         } else if mb + 1 == self.micro_batches {
-            self.grads_final(layer_params(self.t.hidden, self.tp));
+            self.grads_final(layer_params(self.t, self.tp));
         }
     }
 
@@ -794,6 +800,8 @@ impl Builder<'_> {
     /// (off). The optimizer step follows the last bucket.
     fn dp_reduction_and_optimizer(&mut self) {
         let l = self.cluster.layout.clone();
+        // Per GPU, the DP reductions of its buckets.
+        let mut reduced: Vec<Vec<TaskId>> = vec![Vec::new(); self.g.gpus.len()];
         for stage in 0..l.pp {
             for k in 0..l.tp_ranks() {
                 let members: Vec<u32> = (0..l.replicas())
@@ -835,10 +843,24 @@ impl Builder<'_> {
                     }
                 }
                 for &m in &members {
-                    // The optimizer needs every bucket reduced.
-                    for &id in reductions
+                    reduced[m as usize] = reductions
                         .iter()
                         .chain(self.sharding.reduce_scatters(stage, k))
+                        .copied()
+                        .collect();
+                }
+            }
+        }
+        let embedding_sync = self.embedding_all_reduce(&reduced);
+        for stage in 0..l.pp {
+            for k in 0..l.tp_ranks() {
+                for r in 0..l.replicas() {
+                    let m = self.cluster.gpu(stage, r, k);
+                    // The optimizer needs every bucket reduced, and the tied
+                    // embedding's gradient summed over its two stages.
+                    for &id in reduced[m as usize]
+                        .iter()
+                        .chain(&embedding_sync[m as usize])
                     {
                         self.g.block_compute_on(m, id);
                     }
@@ -857,5 +879,47 @@ impl Builder<'_> {
                 }
             }
         }
+    }
+
+    /// With tied embeddings split over two stages, the first stage's input
+    /// embedding and the last stage's output layer are copies of one
+    /// matrix: after the DP reduction their gradients are summed across the
+    /// two GPUs of each TP rank and replica (Megatron's embedding group), a
+    /// two-rank all-reduce on the links between those stages. Returns, per
+    /// GPU, the all-reduce it must await.
+    fn embedding_all_reduce(&mut self, reduced: &[Vec<TaskId>]) -> Vec<Option<TaskId>> {
+        let mut sync = vec![None; self.g.gpus.len()];
+        let l = self.cluster.layout.clone();
+        let schedule = self.s.parallel.schedule;
+        let first = schedule.stage_and_chunk(0, l.pp).0;
+        let last = schedule
+            .stage_and_chunk(self.virtual_stages_total() - 1, l.pp)
+            .0;
+        if !self.t.tied_embeddings || first == last {
+            return sync;
+        }
+        let bytes = self.embedding_params() * f64::from(self.s.overlap.grad_bytes);
+        let same_node = l.stages_share_node(first, last);
+        for r in 0..l.replicas() {
+            for k in 0..l.tp_ranks() {
+                let (a, b) = (self.cluster.gpu(first, r, k), self.cluster.gpu(last, r, k));
+                let (pattern, step_latency_s) = self.cluster.exchange(&mut self.g, a, b, same_node);
+                // A ring of two: each sends its whole buffer once, in two steps.
+                let meta = Meta::new(OpKind::AllReduce, Phase::Step);
+                let id = self
+                    .g
+                    .comm(&[a, b], PP, pattern, bytes, 2.0 * step_latency_s, meta);
+                for m in [a, b] {
+                    if let Some(last) = self.g.last_compute(m) {
+                        self.g.dep(last, id);
+                    }
+                    if let Some(&dp) = reduced[m as usize].last() {
+                        self.g.dep(dp, id);
+                    }
+                    sync[m as usize] = Some(id);
+                }
+            }
+        }
+        sync
     }
 }
