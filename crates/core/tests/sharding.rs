@@ -99,7 +99,7 @@ fn fsdp_collective_bytes_are_the_ring_formula() {
 }
 
 /// The first compute op of `layer` in micro-batch `mb` and the pass.
-fn layer_ops<'a>(sim: &'a Simulation, layer: u32, mb: u32, backward: bool) -> Vec<&'a Interval> {
+fn layer_ops(sim: &Simulation, layer: u32, mb: u32, backward: bool) -> Vec<&Interval> {
     sim.timeline.gpus[0]
         .compute
         .iter()
