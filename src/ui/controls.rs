@@ -6,7 +6,7 @@ use leptos::prelude::*;
 use overlap_core::input::fields::{self as table, Field, FIELDS};
 use overlap_core::model::axis::Axis;
 use overlap_core::presets;
-use overlap_core::scenario::{Schedule, WorkloadKind};
+use overlap_core::scenario::{DpSharding, GradSync, Schedule, WorkloadKind};
 use overlap_core::HardwarePreset;
 use serde::Deserialize;
 use serde_json::Value;
@@ -25,7 +25,13 @@ const OVERLAP_ROWS: [(Axis, &[&str]); 3] = [
     (Axis::Pp, &["overlap.pp"]),
     (
         Axis::Dp,
-        &["overlap.dp", "overlap.bucket_mb", "overlap.grad_bytes"],
+        &[
+            "overlap.dp",
+            "overlap.bucket_mb",
+            "overlap.grad_bytes",
+            "overlap.param_gather",
+            "overlap.grad_sync",
+        ],
     ),
 ];
 /// Below the rows of the overlap group.
@@ -67,6 +73,7 @@ const PARALLEL: &[&str] = &[
     "parallel.schedule",
     "parallel.virtual_stages",
     "parallel.scatter_gather",
+    "parallel.dp_sharding",
 ];
 
 /// Every placed path.
@@ -146,6 +153,19 @@ fn choose(state: AppState, f: &'static Field, value: Value) {
                     i.parallel.virtual_stages = Some(2);
                 }
                 _ => i.parallel.virtual_stages = Some(1),
+            }
+        }
+        if f.path == table::field("parallel.dp_sharding").path {
+            // Each sharding's own switch applies to it alone: the other's
+            // goes back to its default rather than refuse the choice.
+            let sharding = i.parallel.dp_sharding;
+            if sharding != Some(DpSharding::Optimizer) && i.overlap.param_gather == Some(true) {
+                i.overlap.param_gather = Some(false);
+            }
+            if sharding != Some(DpSharding::Full)
+                && i.overlap.grad_sync == Some(GradSync::LastMicroBatch)
+            {
+                i.overlap.grad_sync = Some(GradSync::EveryMicroBatch);
             }
         }
     });

@@ -198,6 +198,28 @@ const CHAPTERS: &[Chapter] = &[
                   moves. On the receiving node the gather shares NVLink with that stage's own TP AllReduces.",
         controls: &["overlap.pp_chunks", "overlap.fuse"],
     },
+    Chapter {
+        title: "FSDP: the parameter all-gather hides behind one layer",
+        preset: "llama3-8b-fsdp",
+        setup: |i| i.overlap.dp = Some(false),
+        intro: "An 8B model on 64 H100: FSDP shards it across the 8 nodes, and TP 8 splits each layer inside a \
+                node. Each layer's parameters are all-gathered over the network before its forward and again \
+                before its backward. With DP overlap off, the GPUs wait for every gather.",
+        question: "Switch DP overlap on: FSDP then gathers the next layer's parameters while the current layer \
+                   computes. How much of the DP communication still stalls the GPUs?",
+        choices: ["Most of it", "About half", "Almost none"],
+        action: |i| i.overlap.dp = Some(true),
+        watch: &[
+            STEP,
+            axis("DP exposed", Dp, AxisFigure::Exposed),
+            axis("DP hidden", Dp, AxisFigure::Hidden),
+        ],
+        explain: "Almost none: each gather now runs under the layer before it, FSDP's prefetch window of one \
+                  layer. A layer's forward computes for longer than the next layer's gather takes, so the network \
+                  keeps up. The window is never more than one layer: on a network a quarter as fast a gather \
+                  outlasts a forward layer, and about half the DP time stalls the GPUs again.",
+        controls: &["overlap.dp", "parallel.dp_sharding"],
+    },
 ];
 
 /// How many chapters the tour has (share links name them 1 to this).

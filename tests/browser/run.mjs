@@ -319,6 +319,10 @@ registerPageTests(test, { assert, close, canvasDrawn, matchesCli, ARTIFACTS });
 registerCoconetTests(test, { assert, close, cliReport, matchesCli });
 // Scale and memory: 1T driven as an engineer would, the memory bar (issues 14 and 10).
 (await import('./scale.mjs')).registerScaleTests(test, { assert, close, canvasDrawn, matchesCli, cliReport, ARTIFACTS });
+// Sharded data parallelism, distributed optimizer and FSDP (issue 10).
+(await import('./sharding.mjs')).registerShardingTests(test, {
+  assert, canvasDrawn, matchesCli, serverUrl: () => server.url,
+});
 
 // ---------------------------------------------------------------- runner
 

@@ -16,8 +16,8 @@ use serde_json::Value;
 use crate::input::parse::ScenarioInput;
 use crate::model::hardware::HardwarePreset;
 use crate::model::scenario::{
-    Interference, MatmulAllreduce, Mlp, Mode, Recompute, Scenario, Schedule, Transformer, Workload,
-    WorkloadKind,
+    DpSharding, GradSync, Interference, MatmulAllreduce, Mlp, Mode, Recompute, Scenario, Schedule,
+    Transformer, Workload, WorkloadKind,
 };
 
 /// One value an enumerated field may take.
@@ -150,6 +150,8 @@ impl FieldValue for Recompute {}
 impl FieldValue for Schedule {}
 impl FieldValue for Interference {}
 impl FieldValue for Mlp {}
+impl FieldValue for DpSharding {}
+impl FieldValue for GradSync {}
 
 fn to_json<T: Serialize>(value: &T) -> Value {
     serde_json::to_value(value).expect("field values serialise")
@@ -490,6 +492,30 @@ fields! {
         key: "tied_embeddings", kind: Kind::Bool, default: Fixed,
         label: "Tied embeddings", unit: "", slider: NO_SLIDER,
         resolved: |s| transformer(s).map(|t| t.tied_embeddings),
+    },
+    parallel.dp_sharding => {
+        key: "dp_sharding",
+        kind: Kind::Enum(choices![
+            ("none", "None (all-reduce)"),
+            ("optimizer", "Distributed optimizer (ZeRO-1/2)"),
+            ("full", "FSDP (ZeRO-3)"),
+        ]),
+        default: Fixed, label: "DP sharding", unit: "", slider: NO_SLIDER,
+        resolved: |s| Some(s.parallel.dp_sharding),
+    },
+    overlap.param_gather => {
+        key: "param_gather", kind: Kind::Bool, default: Fixed,
+        label: "Parameter all-gather under forward", unit: "", slider: NO_SLIDER,
+        resolved: |s| Some(s.overlap.param_gather),
+    },
+    overlap.grad_sync => {
+        key: "grad_sync",
+        kind: Kind::Enum(choices![
+            ("every_micro_batch", "Every micro-batch"),
+            ("last_micro_batch", "Last micro-batch only"),
+        ]),
+        default: Fixed, label: "FSDP gradient sync", unit: "", slider: NO_SLIDER,
+        resolved: |s| Some(s.overlap.grad_sync),
     },
 }
 
@@ -974,6 +1000,18 @@ mod tests {
                 Mlp::Gelu | Mlp::Swiglu => {}
             }
             assert!(names("workload.mlp").contains(&name(to_json(&m))));
+        }
+        for d in [DpSharding::None, DpSharding::Optimizer, DpSharding::Full] {
+            match d {
+                DpSharding::None | DpSharding::Optimizer | DpSharding::Full => {}
+            }
+            assert!(names("parallel.dp_sharding").contains(&name(to_json(&d))));
+        }
+        for g in [GradSync::EveryMicroBatch, GradSync::LastMicroBatch] {
+            match g {
+                GradSync::EveryMicroBatch | GradSync::LastMicroBatch => {}
+            }
+            assert!(names("overlap.grad_sync").contains(&name(to_json(&g))));
         }
         // And every choice is a value serde reads.
         for f in FIELDS {

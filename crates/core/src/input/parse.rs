@@ -160,6 +160,9 @@ pub struct ParallelInput {
     /// Scatter/gather of pipeline sends.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scatter_gather: Option<bool>,
+    /// DP sharding.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dp_sharding: Option<DpSharding>,
 }
 
 /// The `overlap` section.
@@ -190,6 +193,12 @@ pub struct OverlapInput {
     /// TP collectives fused with the pointwise work after them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fuse: Option<bool>,
+    /// Parameter all-gather under forward (distributed optimizer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub param_gather: Option<bool>,
+    /// FSDP gradient reduce-scatter on every or the last micro-batch.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub grad_sync: Option<GradSync>,
 }
 
 // A section is empty when it equals its default (every field `None`):

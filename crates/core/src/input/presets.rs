@@ -292,6 +292,47 @@ pub const PRESETS: &[Preset] = &[
             "overlap":{"tp":true,"pp":true,"dp":false,"tp_chunks":4,"pp_chunks":8,"fuse":true}}"#,
         published: None,
     },
+    Preset {
+        id: "llama3-8b-fsdp",
+        title: "Llama-3-8B on 64 H100: FSDP 8 x TP 8",
+        description: "torchtitan's 2D layout: tensor parallelism inside each DGX H100, FSDP across the 8 nodes. \
+            Every layer's parameters are all-gathered before its forward and again before its backward, \
+            the next layer's prefetched while the current one computes; its gradients are reduce-scattered \
+            after its backward.",
+        json: r#"{"hardware":{"preset":"dgx-h100","nodes":8},
+            "workload":{"layers":32,"hidden":4096,"heads":32,"kv_heads":8,"ffn_hidden":14336,"mlp":"swiglu",
+                        "tied_embeddings":false,"seq":8192,"vocab":128256,
+                        "micro_batch":1,"global_batch":16,"recompute":"selective","sequence_parallel":true},
+            "parallel":{"tp":8,"pp":1,"dp":8,"dp_sharding":"full"},
+            "overlap":{"tp":true,"pp":true,"dp":true}}"#,
+        published: None,
+    },
+    Preset {
+        id: "llama3-70b-fsdp",
+        title: "Llama-3-70B on 256 H100: FSDP 32 x TP 8",
+        description: "The 70B model in torchtitan's 2D layout: TP 8 inside each node, FSDP across 32 nodes. \
+            Each layer's gather crosses the network to 31 other nodes while the layer before it computes.",
+        json: r#"{"hardware":{"preset":"dgx-h100","nodes":32},
+            "workload":{"layers":80,"hidden":8192,"heads":64,"kv_heads":8,"ffn_hidden":28672,"mlp":"swiglu",
+                        "tied_embeddings":false,"seq":8192,"vocab":128256,
+                        "micro_batch":1,"global_batch":64,"recompute":"selective","sequence_parallel":true},
+            "parallel":{"tp":8,"pp":1,"dp":32,"dp_sharding":"full"},
+            "overlap":{"tp":true,"pp":true,"dp":true}}"#,
+        published: None,
+    },
+    Preset {
+        id: "distributed-optimizer",
+        title: "Distributed optimizer: the parameter all-gather under the forward",
+        description: "Megatron-LM's distributed optimizer on 4 DGX H100: gradients are reduce-scattered during \
+            the backward, and with param_gather the updated parameters are all-gathered bucket by bucket \
+            under the first micro-batch's forward, each bucket awaited before its first layer.",
+        json: r#"{"hardware":{"preset":"dgx-h100","nodes":4},
+            "workload":{"layers":24,"hidden":4096,"heads":32,"seq":4096,"vocab":51200,
+                        "micro_batch":1,"global_batch":32,"recompute":"selective","sequence_parallel":true},
+            "parallel":{"tp":8,"pp":1,"dp":4,"dp_sharding":"optimizer"},
+            "overlap":{"tp":true,"pp":true,"dp":true,"bucket_mb":100,"param_gather":true}}"#,
+        published: None,
+    },
 ];
 
 /// The preset of an id.

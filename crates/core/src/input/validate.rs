@@ -52,6 +52,7 @@ pub(crate) fn default_parallel() -> Parallel {
         schedule: Schedule::OneFOneB,
         virtual_stages: 1,
         scatter_gather: true,
+        dp_sharding: DpSharding::None,
     }
 }
 
@@ -65,6 +66,8 @@ pub(crate) fn default_overlap() -> Overlap {
         grad_bytes: 2,
         pp_chunks: 1,
         fuse: false,
+        param_gather: false,
+        grad_sync: GradSync::EveryMicroBatch,
     }
 }
 
@@ -179,6 +182,7 @@ pub(crate) fn filled(input: &ScenarioInput) -> Scenario {
         schedule: p.schedule.unwrap_or(d.schedule),
         virtual_stages: p.virtual_stages.unwrap_or(d.virtual_stages),
         scatter_gather: p.scatter_gather.unwrap_or(d.scatter_gather),
+        dp_sharding: p.dp_sharding.unwrap_or(d.dp_sharding),
     };
     let o = &input.overlap;
     let od = default_overlap();
@@ -191,6 +195,8 @@ pub(crate) fn filled(input: &ScenarioInput) -> Scenario {
         grad_bytes: o.grad_bytes.unwrap_or(od.grad_bytes),
         pp_chunks: o.pp_chunks.unwrap_or(od.pp_chunks),
         fuse: o.fuse.unwrap_or(od.fuse),
+        param_gather: o.param_gather.unwrap_or(od.param_gather),
+        grad_sync: o.grad_sync.unwrap_or(od.grad_sync),
     };
     Scenario {
         hardware_preset: preset,
@@ -238,6 +244,9 @@ pub(crate) fn resolve(input: &ScenarioInput) -> Result<Scenario, ScenarioError> 
 
     if hw_ok && par_ok {
         check_layout(&mut c, hardware, parallel);
+    }
+    if par_ok {
+        check_dp_sharding(&mut c, parallel, overlap);
     }
 
     let dims_ok = c.ranges(&scenario, "workload");
@@ -695,5 +704,45 @@ fn check_coconet(c: &mut Checker, s: &Scenario) {
         if let Some(why) = why {
             c.fail("overlap.fuse", format!("true: {why}; valid here is false"));
         }
+    }
+}
+
+/// DP sharding needs replicas to shard across, and each sharding's own
+/// switch applies to it alone: `param_gather` to the distributed optimizer,
+/// `grad_sync` to FSDP.
+fn check_dp_sharding(c: &mut Checker, p: &Parallel, o: &Overlap) {
+    let name = |v: DpSharding| match v {
+        DpSharding::None => "none",
+        DpSharding::Optimizer => "optimizer",
+        DpSharding::Full => "full",
+    };
+    if p.dp_sharding != DpSharding::None && p.dp == 1 {
+        c.fail(
+            "parallel.dp_sharding",
+            format!(
+                "\"{}\" shards across DP replicas, but dp is 1: valid with dp 1 is \"none\"",
+                name(p.dp_sharding)
+            ),
+        );
+    }
+    if o.param_gather && p.dp_sharding != DpSharding::Optimizer {
+        c.fail(
+            "overlap.param_gather",
+            format!(
+                "overlaps the distributed optimizer's parameter all-gather, but dp_sharding is \"{}\": \
+                 valid is true only with dp_sharding \"optimizer\"",
+                name(p.dp_sharding)
+            ),
+        );
+    }
+    if o.grad_sync != GradSync::EveryMicroBatch && p.dp_sharding != DpSharding::Full {
+        c.fail(
+            "overlap.grad_sync",
+            format!(
+                "chooses when FSDP reduce-scatters, but dp_sharding is \"{}\": \
+                 valid is \"last_micro_batch\" only with dp_sharding \"full\"",
+                name(p.dp_sharding)
+            ),
+        );
     }
 }

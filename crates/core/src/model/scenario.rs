@@ -84,6 +84,31 @@ pub enum Schedule {
     DualPipeV,
 }
 
+/// How data parallelism shards the training state (model.md section 4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DpSharding {
+    /// Every replica holds everything and all-reduces its gradients.
+    None,
+    /// Megatron's distributed optimizer (ZeRO-1/2): gradients are
+    /// reduce-scattered, optimizer states sharded, updated parameters
+    /// all-gathered.
+    Optimizer,
+    /// FSDP (ZeRO-3): parameters live sharded and each layer's are gathered
+    /// before its forward and its backward.
+    Full,
+}
+
+/// When FSDP reduce-scatters gradients under gradient accumulation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GradSync {
+    /// After each layer's backward on every micro-batch.
+    EveryMicroBatch,
+    /// Only on the last micro-batch (gradients accumulate unsharded until then).
+    LastMicroBatch,
+}
+
 /// A GPT-style transformer (model.md section 4).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Transformer {
@@ -155,6 +180,8 @@ pub struct Parallel {
     pub virtual_stages: u32,
     /// Each TP rank sends 1/tp of a stage boundary over its own NIC.
     pub scatter_gather: bool,
+    /// How the DP replicas shard weights, gradients and optimizer states.
+    pub dp_sharding: DpSharding,
 }
 
 /// The overlap switches and their knobs (model.md section 5).
@@ -179,6 +206,11 @@ pub struct Overlap {
     /// TP collectives fused with the bias, dropout and residual add after
     /// them (CoCoNet).
     pub fuse: bool,
+    /// With the distributed optimizer: the parameter all-gather runs bucket
+    /// by bucket under the step's forward instead of after the optimizer.
+    pub param_gather: bool,
+    /// With FSDP: which micro-batches reduce-scatter their gradients.
+    pub grad_sync: GradSync,
 }
 
 /// A complete, validated scenario: what the simulator runs.
@@ -218,6 +250,7 @@ impl Scenario {
         s.overlap.dp = false;
         s.overlap.pp_chunks = 1;
         s.overlap.fuse = false;
+        s.overlap.param_gather = false;
         s
     }
 }

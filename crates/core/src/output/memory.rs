@@ -9,7 +9,9 @@
 //! Megatron-LM's fp32 `main_grad` accumulation, the buffer its DP reduction
 //! sends), and 12 for the fp32 master weight, momentum and variance.
 
-use crate::model::scenario::{Mlp, Mode, Recompute, Scenario, Transformer, Workload};
+use crate::model::scenario::{
+    DpSharding, GradSync, Mlp, Mode, Recompute, Scenario, Transformer, Workload,
+};
 use crate::output::report::MemoryGb;
 use crate::workload::layer_cost::{embedding_params_whole, layer_params};
 use crate::workload::schedule::{peak_in_flight, stage_program};
@@ -137,12 +139,35 @@ pub fn stage_memory(s: &Scenario, t: &Transformer) -> Vec<StageMemory> {
         .collect()
 }
 
-/// Optimizer and gradient shards across the DP replicas: 1 while every
-/// replica keeps the whole optimizer (`dp_sharding` "none"). A distributed
-/// optimizer divides `optimizer` by the DP degree (ZeRO-1; ZeRO-2 the
-/// gradients too) and FSDP also the weights: the hook for those settings.
-fn dp_shards(_s: &Scenario) -> (f64, f64, f64) {
-    (1.0, 1.0, 1.0)
+/// Shards of (weights, gradients, optimizer states) across the DP replicas.
+/// Megatron-LM's distributed optimizer (docs/source/api-guide/dist_optimizer.md,
+/// its table of bytes per parameter: 6 + 12/d for bf16 weights with fp32
+/// gradients) shards the fp32 master weights and Adam's moments and keeps the
+/// whole gradient buffer, which the reduce-scatter writes into. FSDP (Zhao et
+/// al. 2023, ZeRO-3) shards all three; gradients accumulated without
+/// synchronisation (`grad_sync` "last_micro_batch", PyTorch's `no_sync`)
+/// stay unsharded until the last micro-batch.
+pub fn dp_shards(s: &Scenario) -> (f64, f64, f64) {
+    let d = f64::from(s.parallel.dp);
+    match s.parallel.dp_sharding {
+        DpSharding::None => (1.0, 1.0, 1.0),
+        DpSharding::Optimizer => (1.0, 1.0, d),
+        DpSharding::Full => match s.overlap.grad_sync {
+            GradSync::EveryMicroBatch => (d, d, d),
+            GradSync::LastMicroBatch => (d, 1.0, d),
+        },
+    }
+}
+
+/// Bytes of unsharded parameters FSDP holds besides its shards: the layer
+/// being computed and, with prefetch (DP overlap on), the next one gathered
+/// under it. Zero for the other shardings.
+pub fn gathered_weight_bytes(s: &Scenario, t: &Transformer) -> f64 {
+    if s.parallel.dp_sharding != DpSharding::Full {
+        return 0.0;
+    }
+    let layers = if s.overlap.dp { 2.0 } else { 1.0 };
+    layers * layer_params(t, s.parallel.tp) * WEIGHT_BYTES_PER_PARAM
 }
 
 /// The memory report of the fullest GPU.
@@ -165,7 +190,8 @@ pub fn memory_gb(s: &Scenario) -> MemoryGb {
                         (0.0, 0.0)
                     };
                     (
-                        m.params * WEIGHT_BYTES_PER_PARAM / weight_shards,
+                        m.params * WEIGHT_BYTES_PER_PARAM / weight_shards
+                            + gathered_weight_bytes(s, t),
                         grads,
                         optimizer,
                         m.activation_bytes,

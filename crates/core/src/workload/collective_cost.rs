@@ -213,7 +213,7 @@ impl CollectiveCall {
 
 /// The ring's per-rank rate alone on the fabric, bytes/s: inside one node
 /// its NVLink; across nodes one rail per GPU of a node, each crossing one
-/// NIC and the other rails' NVLink hops (as `workload::Cluster::dp_ring`
+/// NIC and the other rails' NVLink hops (as `workload::Cluster::dp_collective`
 /// lays them out), summed over the node's rails.
 fn ring_rate_bps(f: &Fabric, shape: &CallShape) -> f64 {
     if shape.nodes() <= 1 {

@@ -14,6 +14,7 @@ pub(crate) mod nccl_channels;
 mod pp_boundary;
 pub(crate) mod queues;
 pub mod schedule;
+mod sharding;
 pub mod stage_layers;
 mod transformer;
 
@@ -244,7 +245,7 @@ impl Cluster {
         g.add_pattern(usage)
     }
 
-    /// A DP ring across `members` (one per replica, or the representative).
+    /// A DP collective across `members` (one per replica, or the representative).
     /// Spanning N nodes with k members each, NCCL runs k rings, one per
     /// rail: each GPU then carries one ring's inter-node edge on its NIC and
     /// k - 1 rings' intra-node edges on NVLink, so every GPU's links carry
@@ -253,10 +254,14 @@ impl Cluster {
     /// latency and the bytes on the wire; a tree uses the same links.
     /// Returns the pattern, the bytes per member and the latency for a
     /// buffer of `size_bytes`, and the call.
-    pub fn dp_ring(
+    /// The collective is `kind`: an AllReduce of the gradients, or the
+    /// sharded optimizers' ReduceScatter and AllGather, which cross the
+    /// same links.
+    pub fn dp_collective(
         &self,
         g: &mut Graph,
         members: &[u32],
+        kind: Collective,
         size_bytes: f64,
     ) -> (u32, f64, f64, CollectiveCall) {
         let (k, nodes) = self.layout.dp_spread();
@@ -264,7 +269,7 @@ impl Cluster {
         let call = collective_cost::choose(
             &self.fabric,
             &CallShape {
-                kind: Collective::AllReduce,
+                kind,
                 ranks: n,
                 per_node: k,
                 size_bytes,

@@ -8,6 +8,7 @@ use super::layer_cost::{
     embedding_params_whole, layer_cost, layer_params, LayerCost, OpCost, Roofline, SplitGemm,
     OPTIMIZER_BYTES_PER_PARAM,
 };
+use super::sharding::Sharding;
 use super::stage_layers::stage_layers;
 use super::Cluster;
 use crate::model::axis::Axis;
@@ -78,6 +79,8 @@ struct Builder<'a> {
     boundary_layer: Option<u32>,
     /// The step's fusions (`fusion`).
     fused: FusedLayers,
+    /// Collectives of a sharded DP (distributed optimizer, FSDP).
+    sharding: Sharding,
 }
 
 pub(crate) fn build(
@@ -122,6 +125,7 @@ pub(crate) fn build(
             on: s.overlap.fuse && tp > 1,
             ..FusedLayers::default()
         },
+        sharding: Sharding::new(s, t),
     };
     b.create_sends();
     let layout = b.cluster.layout.clone();
@@ -268,6 +272,14 @@ impl Builder<'_> {
         self.open_windows.clear();
         self.last_tp_collective = None;
         let train = self.t.mode == Mode::Train;
+        let schedule = self.s.parallel.schedule;
+        let last_vs = self.virtual_stages_total() - 1;
+        let embeddings = (
+            schedule.stage_and_chunk(0, l.pp).0 == stage,
+            self.separate_output_layer() && schedule.stage_and_chunk(last_vs, l.pp).0 == stage,
+        );
+        self.sharding
+            .begin_stage(self.s, replica, stage, embeddings);
         let program = stage_program(
             self.s.parallel.schedule,
             stage,
@@ -283,10 +295,10 @@ impl Builder<'_> {
             self.step(replica, stage, step);
             self.close_windows();
         }
+        self.sharding.end_stage(&mut self.g, &members);
         // Parameters this GPU holds: its layers, the input embedding on the
         // first virtual stage and the output layer on the last.
         let vocab_params = self.embedding_params();
-        let schedule = self.s.parallel.schedule;
         let layers: u32 = (0..self.virtual_stages)
             .map(|chunk| {
                 self.layers_of(schedule.virtual_stage(stage, chunk, l.pp))
@@ -330,6 +342,7 @@ impl Builder<'_> {
                     if self.g.over_cap() {
                         return;
                     }
+                    self.before_layer(layer, Phase::Forward);
                     self.layer_forward(layer, mb, Phase::Forward);
                 }
                 if vs == last_vs {
@@ -358,6 +371,7 @@ impl Builder<'_> {
                     if self.g.over_cap() {
                         return;
                     }
+                    self.before_layer(layer, Phase::Backward);
                     if self.t.recompute == Recompute::Full {
                         self.layer_forward(layer, mb, Phase::Recompute);
                     }
@@ -366,9 +380,7 @@ impl Builder<'_> {
                         continue;
                     }
                     self.layer_backward(layer, mb);
-                    if final_mb {
-                        self.grads_final(layer_params(self.t, self.tp));
-                    }
+                    self.layer_grads_done(layer, mb);
                 }
                 if whole && vs == 0 && final_mb {
                     self.grads_final(self.embedding_params());
@@ -383,15 +395,35 @@ impl Builder<'_> {
                         return;
                     }
                     self.layer_weight_grad(layer, mb);
-                    if final_mb {
-                        self.grads_final(layer_params(self.t, self.tp));
-                    }
+                    self.layer_grads_done(layer, mb);
                 }
                 // The input embedding's gradient is a weight gradient too.
                 if vs == 0 && final_mb {
                     self.grads_final(self.embedding_params());
                 }
             }
+        }
+    }
+
+    /// Sharded DP's hook before a layer's forward or backward (`sharding`).
+    fn before_layer(&mut self, layer: u32, phase: Phase) {
+        let members = std::mem::take(&mut self.members);
+        self.sharding
+            .before_layer(&mut self.g, &self.cluster, &members, layer, phase);
+        self.members = members;
+    }
+
+    /// A layer's gradients of micro-batch `mb` are computed: FSDP
+    /// reduce-scatters them itself; otherwise the last micro-batch's fill
+    /// the DP bucket.
+    fn layer_grads_done(&mut self, layer: u32, mb: u32) {
+        if self.sharding.per_layer_gradients() {
+            let members = std::mem::take(&mut self.members);
+            self.sharding
+                .after_layer_grads(&mut self.g, &self.cluster, &members, layer, mb);
+            self.members = members;
+        } else if mb + 1 == self.micro_batches {
+            self.grads_final(layer_params(self.t, self.tp));
         }
     }
 
@@ -981,11 +1013,13 @@ impl Builder<'_> {
                 let mut reductions = Vec::new();
                 if l.dp > 1 {
                     let count = self.buckets[owner as usize].buckets.len();
+                    let (kind, op) = self.sharding.bucket_collective();
                     for i in 0..count {
                         let size = self.buckets[owner as usize].buckets[i].bytes;
                         let (pattern, bytes, latency, call) =
-                            self.cluster.dp_ring(&mut self.g, &members, size);
-                        let meta = Meta::new(OpKind::AllReduce, Phase::Step).chunk(i as u32);
+                            self.cluster
+                                .dp_collective(&mut self.g, &members, kind, size);
+                        let meta = Meta::new(op, Phase::Step).chunk(i as u32);
                         let id = self.g.comm(&members, DP, pattern, bytes, latency, meta);
                         self.g.set_call(id, call);
                         for &m in &members {
@@ -1009,11 +1043,19 @@ impl Builder<'_> {
                     }
                 }
                 for &m in &members {
-                    // The optimizer needs every bucket reduced.
-                    for &id in &reductions {
+                    // The optimizer needs every bucket reduced, and with FSDP
+                    // every layer's reduce-scatter.
+                    let reduced: Vec<TaskId> = reductions
+                        .iter()
+                        .chain(self.sharding.reduce_scatters(stage, k))
+                        .copied()
+                        .collect();
+                    for id in reduced {
                         self.g.block_compute_on(m, id);
                     }
-                    let params = self.buckets[m as usize].params;
+                    // A sharded optimizer updates its replica's share only.
+                    let params =
+                        self.buckets[m as usize].params / self.sharding.optimizer_shards(l.dp);
                     let cost = self.roof.kernel(0.0, params * OPTIMIZER_BYTES_PER_PARAM);
                     self.g.compute(
                         m,
@@ -1022,6 +1064,7 @@ impl Builder<'_> {
                         0.0,
                         Meta::new(OpKind::Optimizer, Phase::Step),
                     );
+                    self.sharding.after_optimizer(&mut self.g, stage, k, m);
                 }
             }
         }

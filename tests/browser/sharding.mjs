@@ -1,0 +1,53 @@
+// Browser tests of sharded data parallelism (issue 10): the FSDP and
+// distributed-optimizer presets show the CLI's figures, a link carrying the
+// new fields opens them, and a sharding switch that does not apply is named.
+// Registered by run.mjs (`registerShardingTests(...)`).
+
+import { ready, afterRun, painted } from './harness.mjs';
+
+/** Registers the tests; `h` carries run.mjs's helpers. */
+export function registerShardingTests(test, h) {
+  const { assert, canvasDrawn, matchesCli, serverUrl } = h;
+
+  const scenarioJson = async (page) =>
+    JSON.parse(await page.getAttribute('[data-scenario-json]', 'data-scenario-json'));
+  const alertFields = (page) =>
+    page.$$eval('.link-errors[role="alert"] li[data-field]', (els) => els.map((e) => e.dataset.field));
+  async function goto(page, query) {
+    await page.goto(serverUrl() + query);
+    await ready(page);
+    await painted(page);
+  }
+
+  for (const [preset, sharding] of [['llama3-8b-fsdp', 'full'], ['distributed-optimizer', 'optimizer']]) {
+    test(`sharding: the ${preset} preset loads and matches the CLI`, async ({ page }) => {
+      await afterRun(page, () => page.selectOption('#f-preset', preset));
+      await painted(page);
+      await canvasDrawn(page);
+      const report = await matchesCli(page);
+      const json = await scenarioJson(page);
+      assert(json.parallel.dp_sharding === sharding, `dp_sharding is ${json.parallel.dp_sharding}`);
+      assert(report.axes.dp.comm_ms > 0 && report.axes.dp.hidden > 0.5,
+        `DP hides little: ${JSON.stringify(report.axes.dp)}`);
+      assert((await page.inputValue('#f-parallel-dp-sharding')) === sharding, 'the DP sharding control disagrees');
+    }, { timeout: 60000 });
+  }
+
+  test('sharding: a short link with grad_sync opens it and matches the CLI', async ({ page }) => {
+    const query = '?v=1&preset=llama3-8b-fsdp&grad_sync=last_micro_batch';
+    assert(query.length < 200, 'the link is too long');
+    await goto(page, query);
+    assert((await page.locator('.link-errors').count()) === 0, 'a valid link raised the alert');
+    const json = await scenarioJson(page);
+    assert(json.overlap.grad_sync === 'last_micro_batch', `grad_sync is ${json.overlap.grad_sync}`);
+    await matchesCli(page);
+  }, { timeout: 60000 });
+
+  test('sharding: grad_sync without FSDP is named with what is valid', async ({ page }) => {
+    await goto(page, '?v=1&grad_sync=last_micro_batch');
+    const fields = await alertFields(page);
+    assert(fields.includes('grad_sync'), `the alert names ${fields.join(', ')}`);
+    const text = await page.textContent('.link-errors[role="alert"]');
+    assert(/dp_sharding "full"/.test(text), `the alert does not say what is valid: ${text}`);
+  });
+}
