@@ -44,7 +44,9 @@ fn run_programs(schedule: Schedule, p: u32, m: u32, v: u32, t: Times) -> Option<
                     Pass::Forward => vec![(0, vs - 1, mb)],
                     Pass::Backward | Pass::InputGrad if vs == last_vs => vec![(0, vs, mb)],
                     Pass::Backward | Pass::InputGrad => vec![(0, vs, mb), (1, vs + 1, mb)],
-                    Pass::WeightGrad | Pass::HeldWeightGrads => mbs.clone().map(|k| (1, vs, k)).collect(),
+                    Pass::WeightGrad | Pass::HeldWeightGrads => {
+                        mbs.clone().map(|k| (1, vs, k)).collect()
+                    }
                 };
                 let Some(ready) = needs
                     .iter()
