@@ -190,12 +190,12 @@ const CHAPTERS: &[Chapter] = &[
             axis("DP window", Dp, AxisFigure::Window),
             axis("DP exposed", Dp, AxisFigure::Exposed),
         ],
-        explain: "W fills part of the bubble: it falls from 29% to 23% of the step, and the step from 101.3 to 97.5 \
-                  ms. But the DP window shrinks from 8.0 to 3.2 ms. The first stage finishes the step and holds no \
-                  W back, as it already keeps as many micro-batches alive as 1F1B allows: its last micro-batch runs \
+        explain: "W fills part of the bubble: it falls from 29.1% to 22.8% of the step, and the step from 101.3 to \
+                  97.5 ms. But the DP window shrinks from 8.02 to 3.23 ms. The first stage finishes the step and holds \
+                  no W back, as it already keeps as many micro-batches alive as 1F1B allows: its last micro-batch runs \
                   all its B before any W, so its gradients become final only in that last W. The second stage runs \
                   its last two W after its last B, layer by layer, and its own reduction starts under them. DP \
-                  exposed stays at 0.91 ms: on the first stage the last bucket is reduced after the last backward \
+                  exposed stays at 909.5 µs: on the first stage the last bucket is reduced after the last backward \
                   op either way.",
         controls: &["parallel.schedule"],
     },

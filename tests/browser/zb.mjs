@@ -17,7 +17,7 @@ export function registerZeroBubbleTests(test, h) {
   const scenarioJson = (page) => page.getAttribute('[data-scenario-json]', 'data-scenario-json');
 
   test('zb: the zero-bubble tour chapter reveals the CLI figures before and after', async ({ page }) => {
-    await page.getByRole('button', { name: 'Start the guided tour' }).click();
+    await afterRun(page, () => page.getByRole('button', { name: 'Start the guided tour' }).click());
     // Walk to the chapter by its title, whatever its number.
     for (let k = 0; ; k++) {
       assert(k < 20, `no chapter titled "${CHAPTER}"`);
@@ -52,9 +52,9 @@ export function registerZeroBubbleTests(test, h) {
     const text = await page.textContent('.tour');
     const quoted = [
       before.step_time_ms.toFixed(1), after.step_time_ms.toFixed(1),
-      before.axes.dp.window_ms.toFixed(1), after.axes.dp.window_ms.toFixed(1),
-      after.axes.dp.exposed_ms.toFixed(2),
-      `${(before.bubble_fraction * 100).toFixed(0)}%`, `${(after.bubble_fraction * 100).toFixed(0)}%`,
+      before.axes.dp.window_ms.toFixed(2), after.axes.dp.window_ms.toFixed(2),
+      `${(after.axes.dp.exposed_ms * 1e3).toFixed(1)} µs`,
+      `${(before.bubble_fraction * 100).toFixed(1)}%`, `${(after.bubble_fraction * 100).toFixed(1)}%`,
     ];
     for (const figure of quoted) {
       assert(text.includes(figure), `the chapter does not quote ${figure}`);
@@ -64,11 +64,30 @@ export function registerZeroBubbleTests(test, h) {
     await page.screenshot({ path: join(ARTIFACTS, 'zb-tour-chapter.png'), fullPage: false });
   }, { timeout: 240000 });
 
+  test('zb: a bad zero-bubble combination is named with what is valid, in a link and at the control', async ({ page }) => {
+    // A link: the field is named in the alert, and a valid scenario opens.
+    await page.goto(`${new URL(page.url()).origin}/?v=1&schedule=zb-v&virtual_stages=3`);
+    await page.waitForFunction(() => document.body.dataset.ready === '1', null, { timeout: 30000 });
+    const alert = page.locator('.link-errors[role="alert"] li[data-field="virtual_stages"]');
+    assert((await alert.count()) === 1, 'the alert does not name virtual_stages');
+    assert(/valid is 2/.test(await alert.textContent()), `the alert does not say what is valid: ${await alert.textContent()}`);
+    assert((await page.evaluate(() => document.body.dataset.errors)) === '0', 'the link opened an invalid scenario');
+    // The control: picking ZB-V sets two virtual stages; three are refused
+    // next to the field, and the typed value is kept.
+    await afterRun(page, () => page.selectOption('#f-parallel-schedule', 'zb-v'));
+    assert((await page.inputValue('#f-parallel-virtual-stages')) === '2', 'ZB-V did not set two virtual stages');
+    await matchesCli(page);
+    await page.locator('#f-parallel-virtual-stages').fill('3');
+    await page.waitForFunction(() => document.body.dataset.errors === '1');
+    const message = await page.textContent('#f-parallel-virtual-stages-err');
+    assert(/valid is 2/.test(message), `no useful message next to virtual stages: "${message}"`);
+    assert((await page.inputValue('#f-parallel-virtual-stages')) === '3', 'the typed value was not kept');
+  });
+
   for (const [width, height] of [[1440, 900], [375, 700]]) {
     test(`zb: ZB-2p next to 1F1B reads at ${width} px, with W in the legend`, async ({ page }) => {
-      await page.setViewportSize({ width, height });
-      await afterRun(page, () => page.selectOption('#f-preset', 'zb-1.5b-24'));
       await painted(page);
+      assert((await page.inputValue('#f-preset')) === 'zb-1.5b-24', 'the 1F1B preset did not open');
       await afterRun(page, () => page.selectOption('#f-preset', 'zb-1.5b-24-zb2p'));
       await painted(page);
       await canvasDrawn(page);
@@ -86,6 +105,6 @@ export function registerZeroBubbleTests(test, h) {
       const oneF = cliReport(JSON.stringify(json));
       assert(close(ghost, oneF.step_time_ms), `the ghost shows ${ghost}, 1F1B is ${oneF.step_time_ms}`);
       await page.screenshot({ path: join(ARTIFACTS, `zb-2p-vs-1f1b-${width}.png`), fullPage: width < 500 });
-    }, { timeout: 120000 });
+    }, { viewport: { width, height }, query: '?v=1&preset=zb-1.5b-24', timeout: 120000 });
   }
 }
