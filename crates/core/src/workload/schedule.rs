@@ -22,10 +22,10 @@ pub enum Pass {
     /// W: the weight gradient alone, after its B; nothing waits for it but
     /// the gradient reduction.
     WeightGrad,
-    /// The W still held back once the chunk has no B left to run: those of
-    /// micro-batches `micro_batch..` (all that remain), run layer by layer,
-    /// each layer's weight gradient over every held micro-batch before the
-    /// next layer's. A layer's gradient is then final, and its DP bucket can
+    /// In ZB-1p, ZB-2p and ZB-V, the W still held back once the chunk has
+    /// no B left to run: those of micro-batches `micro_batch..` (all that
+    /// remain), run layer by layer, each layer's weight gradient over every
+    /// held micro-batch before the next layer's. A layer's gradient is then final, and its DP bucket can
     /// be reduced, while the W of the layers below it still run: the
     /// zero-bubble reference implementation (sail-sg, `WeightGradStore.clear`)
     /// runs the held W this way and launches each parameter's reduction as
@@ -179,10 +179,14 @@ pub fn stage_program(
         Schedule::ZeroBubbleV => v_shape::zero_bubble_v(stage, stages, m),
         Schedule::DualPipeV => v_shape::dualpipe_v(stage, stages, m),
     };
-    if schedule.splits_backward() {
-        hold_last_weight_grads(program, m)
-    } else {
-        program
+    match schedule {
+        // Qi et al.'s implementation clears its held W layer by layer;
+        // DeepSeek's DualPipe pops them one micro-batch at a time, first in,
+        // first out (`_weight_chunk`), and its programs keep that order.
+        Schedule::ZeroBubble1p | Schedule::ZeroBubble2p | Schedule::ZeroBubbleV => {
+            hold_last_weight_grads(program, m)
+        }
+        _ => program,
     }
 }
 
