@@ -220,6 +220,37 @@ const CHAPTERS: &[Chapter] = &[
                   outlasts a forward layer, and about half the DP time stalls the GPUs again.",
         controls: &["overlap.dp", "parallel.dp_sharding"],
     },
+    Chapter {
+        title: "The bubble is compute that could hide communication",
+        preset: "didactic",
+        setup: |i| i.parallel.schedule = Some(overlap_core::scenario::Schedule::OneFOneB),
+        intro: "1F1B on two DGX A100 nodes, every overlap on. Each of the two stages idles in the pipeline bubble \
+                while the other works, and the DP reduction hides behind the last micro-batch's backward. ZB-1p \
+                splits each backward into B, the input gradient the previous stage waits for, and W, the weight \
+                gradient that only the DP reduction waits for.",
+        question: "Switch the schedule to ZB-1p, which moves W into the bubble. What happens to the DP window, the \
+                   backward compute the gradient reduction can hide behind?",
+        choices: [
+            "It grows: deferred W is more compute to hide behind",
+            "It stays about the same",
+            "It shrinks",
+        ],
+        action: |i| i.parallel.schedule = Some(overlap_core::scenario::Schedule::ZeroBubble1p),
+        watch: &[
+            STEP,
+            ("bubble", Metric::Bubble),
+            axis("DP window", Dp, AxisFigure::Window),
+            axis("DP exposed", Dp, AxisFigure::Exposed),
+        ],
+        explain: "W fills part of the bubble: it falls from 29.1% to 22.8% of the step, and the step from 101.3 to \
+                  97.5 ms. But the DP window shrinks from 8.02 to 3.23 ms. The first stage finishes the step and holds \
+                  no W back, as it already keeps as many micro-batches alive as 1F1B allows: its last micro-batch runs \
+                  all its B before any W, so its gradients become final only in that last W. The second stage runs \
+                  its last two W after its last B, layer by layer, and its own reduction starts under them. DP \
+                  exposed stays at 909.5 µs: on the first stage the last bucket is reduced after the last backward \
+                  op either way.",
+        controls: &["parallel.schedule"],
+    },
 ];
 
 /// How many chapters the tour has (share links name them 1 to this).

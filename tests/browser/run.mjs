@@ -19,6 +19,7 @@ import { registerShareTests } from './share.mjs';
 import { registerWidgetTests } from './widget.mjs';
 import { registerPageTests } from './page.mjs';
 import { registerCoconetTests } from './coconet.mjs';
+import { registerZeroBubbleTests } from './zb.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const DIST = resolve(ROOT, process.env.DIST ?? 'dist');
@@ -323,6 +324,7 @@ registerCoconetTests(test, { assert, close, cliReport, matchesCli });
 (await import('./sharding.mjs')).registerShardingTests(test, {
   assert, canvasDrawn, matchesCli, serverUrl: () => server.url,
 });
+registerZeroBubbleTests(test, { assert, close, cliReport, canvasDrawn, matchesCli, ARTIFACTS });
 
 // ---------------------------------------------------------------- runner
 

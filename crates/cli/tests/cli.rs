@@ -84,6 +84,11 @@ fn bad_input_exits_2_with_one_line_naming_the_field() {
             Some(r#"{"workload":{"layers":100000}}"#),
             "workload.layers",
         ),
+        (
+            vec!["simulate", "-"],
+            Some(r#"{"parallel":{"schedule":"zb-v"}}"#),
+            "parallel.virtual_stages",
+        ),
     ] {
         let out = cli(&args, stdin);
         assert_eq!(out.status.code(), Some(2), "{args:?}");

@@ -326,3 +326,116 @@ fn a_field_given_twice_is_refused() {
         "duplicate field",
     );
 }
+
+/// A scenario on one DGX A100 (8 GPUs) with the given parallel section
+/// and global batch (micro-batch 1).
+fn zero_bubble_case(parallel: &str, global_batch: u32) -> String {
+    format!(
+        r#"{{"hardware":{{"preset":"dgx-a100","nodes":1}},
+        "workload":{{"layers":24,"hidden":1024,"heads":16,"seq":512,"micro_batch":1,"global_batch":{global_batch}}},
+        "parallel":{parallel}}}"#
+    )
+}
+
+#[test]
+fn zero_bubble_schedules_refuse_bad_combinations_naming_the_field_and_what_is_valid() {
+    // The V schedules run exactly two chunks per GPU.
+    for (schedule, v) in [
+        ("zb-v", 1),
+        ("zb-v", 3),
+        ("dualpipe-v", 1),
+        ("dualpipe-v", 4),
+    ] {
+        let json = zero_bubble_case(
+            &format!(r#"{{"tp":1,"pp":8,"dp":1,"schedule":"{schedule}","virtual_stages":{v}}}"#),
+            32,
+        );
+        names(&refused(&json), "parallel.virtual_stages", "valid is 2");
+    }
+    // DualPipeV pairs the pipeline's GPUs: an odd pp is refused.
+    let json = zero_bubble_case(
+        r#"{"tp":8,"pp":1,"dp":1,"schedule":"dualpipe-v","virtual_stages":2}"#,
+        32,
+    );
+    names(&refused(&json), "parallel.pp", "valid are even pp");
+    // The V's warm-up alone runs 2 x pp micro-batches.
+    for schedule in ["zb-v", "dualpipe-v"] {
+        let json = zero_bubble_case(
+            &format!(r#"{{"tp":1,"pp":8,"dp":1,"schedule":"{schedule}","virtual_stages":2}}"#),
+            15,
+        );
+        names(
+            &refused(&json),
+            "workload.global_batch",
+            "at least 2 x pp = 16 micro-batches",
+        );
+    }
+    // ZB-1p and ZB-2p run one chunk per GPU.
+    for schedule in ["zb-1p", "zb-2p"] {
+        let json = zero_bubble_case(
+            &format!(r#"{{"tp":1,"pp":8,"dp":1,"schedule":"{schedule}","virtual_stages":2}}"#),
+            32,
+        );
+        names(
+            &refused(&json),
+            "parallel.virtual_stages",
+            &format!("with \"{schedule}\" valid is 1"),
+        );
+    }
+    // An unknown schedule lists the valid ones, the new ones among them.
+    let e = refused(&zero_bubble_case(
+        r#"{"tp":1,"pp":8,"dp":1,"schedule":"zb-3p"}"#,
+        32,
+    ));
+    for valid in ["zb-1p", "zb-2p", "zb-v", "dualpipe-v"] {
+        assert!(e.to_string().contains(valid), "{valid} not listed: {e}");
+    }
+}
+
+#[test]
+fn a_share_link_with_a_bad_zero_bubble_combination_names_the_field() {
+    use overlap_core::share_link::decode;
+    // A link is checked as the JSON is: a field whose value cannot be used is
+    // named by its link key, a combination that fails as a whole by its
+    // path, each with what is valid; the page opens what is left, valid.
+    for (query, key, hint) in [
+        (
+            "v=1&schedule=zb-v&virtual_stages=3",
+            "virtual_stages",
+            "valid is 2",
+        ),
+        ("v=1&schedule=zb-v", "parallel.virtual_stages", "valid is 2"),
+        (
+            "v=1&schedule=dualpipe-v&virtual_stages=2&global_batch=6",
+            "global_batch",
+            "at least 2 x pp = 4 micro-batches",
+        ),
+        (
+            "v=1&schedule=zb-2p&virtual_stages=2",
+            "virtual_stages",
+            "valid is 1",
+        ),
+    ] {
+        let decoded = decode(query, &[]);
+        assert!(
+            decoded
+                .errors
+                .iter()
+                .any(|e| (e.field == key || e.message.starts_with(key)) && e.message.contains(hint)),
+            "{query}: expected {key} with \"{hint}\", got {:?}",
+            decoded.errors
+        );
+        assert!(
+            decoded.input.resolve().is_ok(),
+            "{query} opened no valid scenario"
+        );
+    }
+    let bad = decode("v=1&schedule=zb-9p", &[]);
+    assert!(
+        bad.errors
+            .iter()
+            .any(|e| e.field == "schedule" && e.message.contains("dualpipe-v")),
+        "{:?}",
+        bad.errors
+    );
+}

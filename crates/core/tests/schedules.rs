@@ -38,12 +38,15 @@ fn run_programs(schedule: Schedule, p: u32, m: u32, v: u32, t: Times) -> Option<
             while let Some(step) = programs[si].get(next[si]) {
                 let vs = schedule.virtual_stage(s, step.chunk, p);
                 let mb = step.micro_batch;
+                let mbs = step.micro_batches(m);
                 let needs: Vec<(u8, u32, u32)> = match step.pass {
                     Pass::Forward if vs == 0 => vec![],
                     Pass::Forward => vec![(0, vs - 1, mb)],
                     Pass::Backward | Pass::InputGrad if vs == last_vs => vec![(0, vs, mb)],
                     Pass::Backward | Pass::InputGrad => vec![(0, vs, mb), (1, vs + 1, mb)],
-                    Pass::WeightGrad => vec![(1, vs, mb)],
+                    Pass::WeightGrad | Pass::HeldWeightGrads => {
+                        mbs.clone().map(|k| (1, vs, k)).collect()
+                    }
                 };
                 let Some(ready) = needs
                     .iter()
@@ -57,13 +60,15 @@ fn run_programs(schedule: Schedule, p: u32, m: u32, v: u32, t: Times) -> Option<
                     Pass::Forward => (0, t.f, None),
                     Pass::Backward => (2, t.b + t.w, Some(start + t.b + t.w)),
                     Pass::InputGrad => (1, t.b, None),
-                    Pass::WeightGrad => (2, t.w, None),
+                    Pass::WeightGrad | Pass::HeldWeightGrads => (2, t.w * mbs.len() as f64, None),
                 };
                 if let Some(b_end) = b_end {
                     end.insert((1, vs, mb), b_end);
                 }
                 let e = start + dur;
-                end.insert((kind, vs, mb), e);
+                for k in mbs {
+                    end.insert((kind, vs, k), e);
+                }
                 free[si] = e;
                 next[si] += 1;
                 progressed = true;
@@ -222,16 +227,17 @@ fn every_micro_batch_runs_f_b_and_w_once_per_chunk() {
                     let mut b = HashMap::new();
                     let mut w = HashMap::new();
                     for s in &steps {
-                        let key = (s.micro_batch, s.chunk);
                         assert!(s.micro_batch < m && s.chunk < v, "{schedule:?} {s:?}");
                         let counts: &mut [&mut HashMap<_, u32>] = match s.pass {
                             Pass::Forward => &mut [&mut f],
                             Pass::Backward => &mut [&mut b, &mut w],
                             Pass::InputGrad => &mut [&mut b],
-                            Pass::WeightGrad => &mut [&mut w],
+                            Pass::WeightGrad | Pass::HeldWeightGrads => &mut [&mut w],
                         };
-                        for c in counts.iter_mut() {
-                            *c.entry(key).or_insert(0) += 1;
+                        for mb in s.micro_batches(m) {
+                            for c in counts.iter_mut() {
+                                *c.entry((mb, s.chunk)).or_insert(0) += 1;
+                            }
                         }
                     }
                     for map in [&f, &b, &w] {
@@ -241,8 +247,10 @@ fn every_micro_batch_runs_f_b_and_w_once_per_chunk() {
                     // Within a stage, W never comes before its B nor B before its F.
                     let pos = |pass: Pass, key: (u32, u32)| {
                         steps.iter().position(|s| {
-                            (s.pass == pass || (s.pass == Pass::Backward && pass != Pass::Forward))
-                                && (s.micro_batch, s.chunk) == key
+                            let same = s.pass == pass
+                                || (s.pass == Pass::Backward && pass != Pass::Forward)
+                                || (s.pass == Pass::HeldWeightGrads && pass == Pass::WeightGrad);
+                            same && s.chunk == key.1 && s.micro_batches(m).contains(&key.0)
                         })
                     };
                     for &key in f.keys() {
@@ -382,6 +390,61 @@ fn the_simulated_step_never_runs_an_op_before_its_inputs() {
     }
 }
 
+#[test]
+fn held_weight_gradients_run_layer_by_layer_under_the_dp_reduction() {
+    // ZB-1p on 4 stages: the last stage holds 3 W back. Once it has no B
+    // left they run layer by layer, each layer over the held micro-batches
+    // (the reference implementation's WeightGradStore.clear), so the last
+    // layer's gradient is final after a few W and its DP bucket is reduced
+    // while the rest still compute.
+    let json = r#"{"hardware":{"preset":"dgx-a100","nodes":2},
+        "workload":{"layers":8,"hidden":1024,"heads":16,"seq":512,"micro_batch":1,"global_batch":16,"recompute":"none"},
+        "parallel":{"tp":2,"pp":4,"dp":2,"schedule":"zb-1p"},
+        "overlap":{"dp":true,"bucket_mb":1}}"#;
+    let s = ScenarioInput::from_json(json).unwrap().resolve().unwrap();
+    let sim = simulate_with(&s, Fidelity::Full);
+    let gpu = sim
+        .timeline
+        .gpus
+        .iter()
+        .find(|g| g.stage == 3)
+        .expect("a GPU of the last stage");
+    let backward: Vec<_> = gpu
+        .compute
+        .iter()
+        .filter(|iv| iv.phase == Phase::Backward && iv.layer != NONE)
+        .collect();
+    let last_b = backward
+        .iter()
+        .rposition(|iv| !iv.op.is_weight_gradient())
+        .expect("the stage runs B");
+    let held: Vec<(u32, u32)> = backward[last_b + 1..]
+        .iter()
+        .map(|iv| (iv.layer, iv.micro_batch))
+        .collect();
+    // Two W ops per layer and micro-batch (MLP, attention); layers 6 and 7
+    // on the last stage; after the last B, the W of micro-batches 4 to 7
+    // (the 3 held back and the one that would follow that B).
+    let mut expected = Vec::new();
+    for layer in [7, 6] {
+        for mb in 4..8 {
+            expected.extend([(layer, mb), (layer, mb)]);
+        }
+    }
+    assert_eq!(held, expected, "held W after the last B, in order");
+    let last_w_end = backward.last().unwrap().end_s;
+    let first_dp = gpu.comm[overlap_core::Axis::Dp.index()]
+        .iter()
+        .map(|iv| iv.start_s)
+        .fold(f64::INFINITY, f64::min);
+    let first_layer_w_start = backward[last_b + 1 + 8].start_s;
+    assert!(
+        first_dp < last_w_end && first_dp <= first_layer_w_start + 1e-12,
+        "the first DP bucket starts under the held W: at {first_dp}, the held W of layer 6 \
+         from {first_layer_w_start} to {last_w_end}"
+    );
+}
+
 fn refused(json: &str) -> overlap_core::ScenarioError {
     overlap_core::parse_scenario(json).expect_err("refused")
 }
@@ -461,4 +524,37 @@ fn share_links_carry_the_new_schedules() {
         "{:?}",
         bad.errors
     );
+}
+
+#[test]
+fn dualpipe_v_bubble_against_the_formula_of_published_md_section_6_is_a_known_gap() {
+    // published.md section 6 (the DualPipe README): (PP/2 - 1)(F&B + B - 3W),
+    // with B a whole backward chunk and F&B a forward and a backward chunk
+    // of two micro-batches run at once, each hiding the other's
+    // communication. PP counts DualPipe's ranks; DualPipeV is DualPipe cut
+    // in half, so p GPUs stand for PP = 2p and the formula reads
+    // (p - 1)(F&B + B - 3W) on the same chunks. This simulator has one
+    // compute stream per GPU, so F&B costs F + B here; its reference order
+    // of DualPipeV's phases then idles (p - 1)(F + B - 2W) (the test
+    // above), below the formula by (p - 1) times the input-gradient chunk.
+    // Kept as a visible gap, pinned per chunk times, not fitted.
+    for (t, lo, hi) in [(TIMES[0], 0.49, 0.51), (TIMES[2], 0.61, 0.62)] {
+        for (p, m) in [(4, 8), (6, 12), (8, 16)] {
+            let whole_b = t.b + t.w;
+            let f_and_b = t.f + whole_b;
+            let formula = f64::from(p - 1) * (f_and_b + whole_b - 3.0 * t.w);
+            let simulated = bubble(Schedule::DualPipeV, p, m, 2, t);
+            let ratio = simulated / formula;
+            println!(
+                "DualPipeV p {p} m {m} (F {}, B {}, W {}): bubble {simulated:.2}, section 6 formula \
+                 {formula:.2}, ratio {ratio:.3}",
+                t.f, whole_b, t.w
+            );
+            assert!(
+                (lo..=hi).contains(&ratio),
+                "DualPipeV p {p}: simulated / formula {ratio:.3} left its known-gap band [{lo}, {hi}]: \
+                 if it moved closer to 1, tighten the test"
+            );
+        }
+    }
 }

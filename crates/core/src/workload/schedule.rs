@@ -22,6 +22,15 @@ pub enum Pass {
     /// W: the weight gradient alone, after its B; nothing waits for it but
     /// the gradient reduction.
     WeightGrad,
+    /// In ZB-1p, ZB-2p and ZB-V, the W still held back once the chunk has
+    /// no B left to run: those of micro-batches `micro_batch..` (all that
+    /// remain), run layer by layer, each layer's weight gradient over every
+    /// held micro-batch before the next layer's. A layer's gradient is then final, and its DP bucket can
+    /// be reduced, while the W of the layers below it still run: the
+    /// zero-bubble reference implementation (sail-sg, `WeightGradStore.clear`)
+    /// runs the held W this way and launches each parameter's reduction as
+    /// soon as its last W is done.
+    HeldWeightGrads,
 }
 
 /// One entry of a stage's program.
@@ -33,6 +42,17 @@ pub struct Step {
     pub micro_batch: u32,
     /// Model chunk on this device, 0..chunks (virtual stage index on the device).
     pub chunk: u32,
+}
+
+impl Step {
+    /// The micro-batches the step computes, of `micro_batches` in the step:
+    /// one, or for [`Pass::HeldWeightGrads`] every one from its own on.
+    pub fn micro_batches(&self, micro_batches: u32) -> std::ops::Range<u32> {
+        match self.pass {
+            Pass::HeldWeightGrads => self.micro_batch..micro_batches.max(self.micro_batch + 1),
+            _ => self.micro_batch..self.micro_batch + 1,
+        }
+    }
 }
 
 impl Schedule {
@@ -119,7 +139,7 @@ pub fn stage_program(
             })
             .collect();
     }
-    match schedule {
+    let program = match schedule {
         Schedule::Gpipe => (0..m)
             .map(|mb| fwd(mb, 0))
             .chain((0..m).map(|mb| bwd(mb, 0)))
@@ -158,7 +178,49 @@ pub fn stage_program(
             .collect(),
         Schedule::ZeroBubbleV => v_shape::zero_bubble_v(stage, stages, m),
         Schedule::DualPipeV => v_shape::dualpipe_v(stage, stages, m),
+    };
+    match schedule {
+        // Qi et al.'s implementation clears its held W layer by layer;
+        // DeepSeek's DualPipe pops them one micro-batch at a time, first in,
+        // first out (`_weight_chunk`), and its programs keep that order.
+        Schedule::ZeroBubble1p | Schedule::ZeroBubble2p | Schedule::ZeroBubbleV => {
+            hold_last_weight_grads(program, m)
+        }
+        _ => program,
     }
+}
+
+/// Folds each chunk's last held-back W into one [`Pass::HeldWeightGrads`]
+/// step where the first of them stood: from the W of the chunk's last
+/// micro-batch, or from the first W after which no F or B follows, every W
+/// the chunk still holds runs there, layer by layer. This is when the
+/// zero-bubble reference implementation clears its weight-gradient store
+/// (sail-sg/zero-bubble-pipeline-parallelism, `schedule_w` and
+/// `WeightGradStore.clear`). Per chunk the held W are first in, first out,
+/// so the first of them is the oldest and the rest follow it in order.
+fn hold_last_weight_grads(steps: Vec<Step>, m: u32) -> Vec<Step> {
+    let last_non_w = steps
+        .iter()
+        .rposition(|s| s.pass != Pass::WeightGrad)
+        .unwrap_or(0);
+    let mut folded: Vec<u32> = Vec::new();
+    let mut out = Vec::with_capacity(steps.len());
+    for (k, s) in steps.into_iter().enumerate() {
+        if s.pass != Pass::WeightGrad {
+            out.push(s);
+        } else if folded.contains(&s.chunk) {
+            // Already run by the chunk's held step.
+        } else if s.micro_batch + 1 == m || k > last_non_w {
+            folded.push(s.chunk);
+            out.push(Step {
+                pass: Pass::HeldWeightGrads,
+                ..s
+            });
+        } else {
+            out.push(s);
+        }
+    }
+    out
 }
 
 /// Micro-batch counts from which a step's cost grows by the same amount per
@@ -207,14 +269,18 @@ fn zero_bubble(m: u32, warmup: u32, delay: u32) -> Vec<Step> {
 /// backward is split, since the weight gradient still reads the layer inputs
 /// and the output gradients B computed.
 pub fn peak_in_flight(steps: &[Step], chunks: u32) -> f64 {
-    let (mut alive, mut peak) = (0u32, 0u32);
+    let mut alive = vec![0u32; chunks.max(1) as usize];
+    let mut peak = 0u32;
     for s in steps {
+        let c = (s.chunk as usize).min(alive.len() - 1);
         match s.pass {
             Pass::Forward => {
-                alive += 1;
-                peak = peak.max(alive);
+                alive[c] += 1;
+                peak = peak.max(alive.iter().sum());
             }
-            Pass::Backward | Pass::WeightGrad => alive = alive.saturating_sub(1),
+            Pass::Backward | Pass::WeightGrad => alive[c] = alive[c].saturating_sub(1),
+            // Every micro-batch of the chunk still alive waits for these W.
+            Pass::HeldWeightGrads => alive[c] = 0,
             Pass::InputGrad => {}
         }
     }

@@ -183,7 +183,7 @@ impl Builder<'_> {
         let l = &self.cluster.layout;
         let dir = match pass {
             Pass::Forward => 0,
-            Pass::Backward | Pass::InputGrad | Pass::WeightGrad => 1,
+            Pass::Backward | Pass::InputGrad | Pass::WeightGrad | Pass::HeldWeightGrads => 1,
         };
         let group = replica * l.tp_ranks() + tp_rank;
         (((group * self.virtual_stages_total() + from_vs) * self.micro_batches + mb) * 2 + dir)
@@ -389,13 +389,18 @@ impl Builder<'_> {
                     self.send(replica, vs, mb, Pass::Backward);
                 }
             }
-            Pass::WeightGrad => {
+            Pass::WeightGrad | Pass::HeldWeightGrads => {
+                // Layer by layer, each over every micro-batch of the step.
+                let mbs = step.micro_batches(self.micro_batches);
+                let final_mb = mbs.end == self.micro_batches;
                 for layer in layers.rev() {
                     if self.g.over_cap() {
                         return;
                     }
-                    self.layer_weight_grad(layer, mb);
-                    self.layer_grads_done(layer, mb);
+                    for mb in mbs.clone() {
+                        self.layer_weight_grad(layer, mb);
+                        self.layer_grads_done(layer, mb);
+                    }
                 }
                 // The input embedding's gradient is a weight gradient too.
                 if vs == 0 && final_mb {
