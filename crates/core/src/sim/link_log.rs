@@ -40,6 +40,11 @@ pub struct ResourceLog {
 pub(crate) trait LinkObserver {
     /// Whether the model should compute per-resource rates for it at all.
     fn wants_rates(&self) -> bool;
+    /// Whether it reads the rates of `resource` (the model may skip the others).
+    fn watches(&self, resource: ResourceId) -> bool {
+        let _ = resource;
+        true
+    }
     /// From `now` on, `resource` carries `gbps` per axis.
     fn rates(&mut self, now: f64, resource: ResourceId, gbps: [f64; 3]);
 }
@@ -51,6 +56,10 @@ pub(crate) struct LinkLog {
 }
 
 impl LinkLog {
+    /// Logs for resources `0..resources`: the links. Resources past them
+    /// (each GPU's HBM, which the network also shares) are not logged: no
+    /// reader asks for them, and on a large step their rate changes would
+    /// be millions of samples.
     pub fn new(resources: usize, samples: bool) -> Self {
         Self {
             logs: vec![ResourceLog::default(); resources],
@@ -71,8 +80,14 @@ impl LinkObserver for LinkLog {
         true
     }
 
+    fn watches(&self, resource: ResourceId) -> bool {
+        (resource as usize) < self.logs.len()
+    }
+
     fn rates(&mut self, now: f64, resource: ResourceId, gbps: [f64; 3]) {
-        let log = &mut self.logs[resource as usize];
+        let Some(log) = self.logs.get_mut(resource as usize) else {
+            return;
+        };
         close(log, now);
         if gbps == log.last_gbps {
             return;
