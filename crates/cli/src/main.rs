@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use overlap_core::scenario::{clip_echoes, MAX_INPUT_BYTES, MAX_INPUT_MIB};
-use overlap_core::{presets, simulate, Axis, Report, Scenario, ScenarioInput};
+use overlap_core::{presets, simulate, simulate_report, Axis, Report, Scenario, ScenarioInput};
 
 const USAGE: &str = "usage: overlap-lab simulate [--json] FILE | link [--preset ID] FILE | trace [--kineto DIR] FILE | presets | fields | published
   FILE is scenario JSON (interface.md) of at most 1 MiB; - reads standard input; preset:NAME uses a preset;
@@ -67,7 +67,8 @@ fn run(raw: &[OsString]) -> Result<String, String> {
     match parsed.command {
         "simulate" => {
             let scenario = load(file())?.resolve().map_err(|e| e.to_string())?;
-            let sim = simulate(&scenario);
+            // Figures only: the timeline is for `trace` and the page.
+            let sim = simulate_report(&scenario);
             if parsed.flag("--json") {
                 Ok(serde_json::to_string_pretty(&sim.report).expect("reports serialise") + "\n")
             } else {

@@ -2,13 +2,15 @@
 //! and its all-off baseline (what the page and the CLI run). Besides
 //! criterion's timings it prints, per scenario, the time per simulate, the
 //! events processed and planned, and the peak memory that scenario alone
-//! reached (the peak is reset before each). Figures, never assertions.
+//! reached (the peak is reset before each), both with the timeline (what the
+//! page asks for) and report-only (`simulate_report`, what the CLI's
+//! `simulate` and sweeps need). Figures, never assertions.
 
 use std::time::Instant;
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use overlap_core::workload::cost::cost;
-use overlap_core::{presets, simulate, Scenario};
+use overlap_core::{presets, simulate, simulate_report, Scenario};
 
 /// Peak resident memory of this process since the last reset (Linux), in MB.
 fn peak_memory_mb() -> Option<f64> {
@@ -45,29 +47,38 @@ fn cases() -> Vec<(&'static str, Scenario, u32)> {
 }
 
 fn report(name: &str, scenario: &Scenario, runs: u32) {
-    reset_peak_memory();
-    let base = peak_memory_mb();
-    let started = Instant::now();
-    let (mut events, mut planned) = (0, 0);
-    for _ in 0..runs {
-        let sim = simulate(scenario);
-        events += sim.events;
-        planned += sim.planned_events;
-    }
-    let seconds = started.elapsed().as_secs_f64();
     let predicted = cost(scenario);
-    println!(
-        "{name}: {:.3} ms per simulate (scenario + baseline), {} ops, {} events ({} planned, bound {}), peak memory {}",
-        seconds / f64::from(runs) * 1e3,
-        predicted.ops,
-        events / u64::from(runs),
-        planned / u64::from(runs),
-        predicted.planned_events,
-        match (peak_memory_mb(), base) {
-            (Some(peak), Some(base)) => format!("{peak:.0} MB ({:.0} MB above the process's start)", peak - base),
-            _ => "unknown".to_string(),
+    for timeline in [true, false] {
+        reset_peak_memory();
+        let base = peak_memory_mb();
+        let started = Instant::now();
+        let (mut events, mut planned) = (0, 0);
+        for _ in 0..runs {
+            let (e, p) = if timeline {
+                let sim = simulate(scenario);
+                (sim.events, sim.planned_events)
+            } else {
+                let figures = simulate_report(scenario);
+                (figures.events, figures.planned_events)
+            };
+            events += e;
+            planned += p;
         }
-    );
+        let seconds = started.elapsed().as_secs_f64();
+        println!(
+            "{name}{}: {:.3} ms per simulate (scenario + baseline), {} ops, {} events ({} planned, bound {}), peak memory {}",
+            if timeline { "" } else { " [report only]" },
+            seconds / f64::from(runs) * 1e3,
+            predicted.ops,
+            events / u64::from(runs),
+            planned / u64::from(runs),
+            predicted.planned_events,
+            match (peak_memory_mb(), base) {
+                (Some(peak), Some(base)) => format!("{peak:.0} MB ({:.0} MB above the process's start)", peak - base),
+                _ => "unknown".to_string(),
+            }
+        );
+    }
 }
 
 fn benches(c: &mut Criterion) {

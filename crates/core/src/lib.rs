@@ -57,6 +57,24 @@ pub struct Simulation {
     pub planned_events: u64,
 }
 
+/// A simulated step's figures without its timeline (see [`simulate_report`]).
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Figures {
+    /// The figures, the baseline folded in: equal to [`Simulation::report`].
+    pub report: Report,
+    /// Events the engine processed, both runs counted (for benchmarks).
+    pub events: u64,
+    /// Events the engine planned, both runs counted (see [`Simulation`]).
+    pub planned_events: u64,
+}
+
+/// The report of one step of the scenario and its all-overlap-off baseline,
+/// without the timeline: for callers that print or compare figures (the
+/// CLI's `simulate`, sweeps). Equal to `simulate(scenario).report`.
+pub fn simulate_report(scenario: &Scenario) -> Figures {
+    Simulator::new(Fidelity::Reduced).simulate_report(scenario)
+}
+
 /// Simulates one step of the scenario and its all-overlap-off baseline.
 pub fn simulate(scenario: &Scenario) -> Simulation {
     simulate_with(scenario, Fidelity::Reduced)
@@ -100,18 +118,43 @@ impl Simulator {
 
     /// Simulates the scenario, reusing the last baseline when it still applies.
     pub fn simulate(&mut self, scenario: &Scenario) -> Simulation {
+        let (timeline, figures) = self.step(scenario, true);
+        Simulation {
+            timeline: timeline.expect("asked for"),
+            report: figures.report,
+            events: figures.events,
+            planned_events: figures.planned_events,
+        }
+    }
+
+    /// The scenario's figures without its timeline, reusing the last
+    /// baseline when it still applies. The same report as
+    /// [`Simulator::simulate`], without building a bar per operation or a
+    /// sample per link rate change: far less memory and time on a large step.
+    pub fn simulate_report(&mut self, scenario: &Scenario) -> Figures {
+        self.step(scenario, false).1
+    }
+
+    /// One step and its baseline; the timeline only when asked for.
+    fn step(&mut self, scenario: &Scenario, with_timeline: bool) -> (Option<Timeline>, Figures) {
         let fidelity = self.fidelity;
         let (timeline, mut report, mut events, mut planned_events) = {
             let mut graph = workload::build(scenario, fidelity, self.reserve(scenario));
-            let mut run = self.run(&graph, true, &Sharing::of(scenario));
+            let mut run = self.run(&graph, true, with_timeline, &Sharing::of(scenario));
             graph.release_dependencies();
-            let timeline =
-                output::summary::timeline(&graph, &mut run, fidelity == Fidelity::Reduced);
-            let report = output::summary::report(scenario, &graph, &run);
+            let mut report = output::summary::report(scenario, &graph, &run);
+            let timeline = if with_timeline {
+                let timeline =
+                    output::summary::timeline(&graph, &mut run, fidelity == Fidelity::Reduced);
+                report.hta_overlap_per_gpu = hta::overlap_per_gpu(&timeline);
+                Some(timeline)
+            } else {
+                report.hta_overlap_per_gpu = output::summary::hta_overlap_per_gpu(&graph, &run);
+                None
+            };
             (timeline, report, run.events, run.planned_events)
             // The graph and the run are dropped here, before the baseline is built.
         };
-        report.hta_overlap_per_gpu = hta::overlap_per_gpu(&timeline);
         report.hta_overlap = hta::mean(&report.hta_overlap_per_gpu);
         report.memory_gb = output::memory::memory_gb(scenario);
         let off = scenario.all_overlap_off();
@@ -121,7 +164,7 @@ impl Simulator {
             *ms
         } else {
             let graph = workload::build(&off, fidelity, self.reserve(&off));
-            let run = self.run(&graph, false, &Sharing::of(&off));
+            let run = self.run(&graph, false, false, &Sharing::of(&off));
             events += run.events;
             planned_events += run.planned_events;
             run.step_time_s * 1e3
@@ -132,12 +175,14 @@ impl Simulator {
         } else {
             1.0
         };
-        Simulation {
+        (
             timeline,
-            report,
-            events,
-            planned_events,
-        }
+            Figures {
+                report,
+                events,
+                planned_events,
+            },
+        )
     }
 }
 
@@ -152,16 +197,19 @@ impl Simulator {
         workload::cost::run_cost(s).ops as usize
     }
 
+    /// Runs the graph, recording what the report reads when `record` and the
+    /// link samples the timeline draws when `samples` too.
     fn run(
         &self,
         graph: &workload::graph::Graph,
-        record_links: bool,
+        record: bool,
+        samples: bool,
         sharing: &Sharing,
     ) -> sim::engine::RunResult {
         if self.plain {
-            sim::plain::run(graph, record_links, sharing)
+            sim::plain::run(graph, record, sharing)
         } else {
-            sim::engine::run(graph, record_links, sharing)
+            sim::engine::run_recording(graph, record, samples, sharing)
         }
     }
 }

@@ -4,10 +4,38 @@
 use crate::model::axis::Axis;
 use crate::model::link::LinkClass;
 use crate::model::scenario::Scenario;
+use crate::output::hta;
 use crate::output::report::{AxisReport, LinkReport, Report};
 use crate::output::timeline::{GpuLanes, Interval, LinkLane, Timeline};
 use crate::sim::engine::RunResult;
 use crate::workload::graph::{Graph, COMPUTE};
+
+/// HTA's overlap ratio of every simulated GPU in rank order, from the run
+/// itself: the figures `hta::overlap_per_gpu` reads off the timeline, for
+/// callers that never build one.
+pub(crate) fn hta_overlap_per_gpu(g: &Graph, run: &RunResult) -> Vec<f64> {
+    let span = |t: usize| (run.start_s[t], run.end_s[t]);
+    let mut comm: Vec<Vec<(f64, f64)>> = vec![Vec::new(); g.gpus.len()];
+    for (id, t) in g.tasks.iter().enumerate() {
+        if t.axis != COMPUTE {
+            for &m in g.members_of(id as u32) {
+                comm[m as usize].push(span(id));
+            }
+        }
+    }
+    let mut per: Vec<(u32, f64)> = g
+        .gpus
+        .iter()
+        .zip(comm)
+        .enumerate()
+        .map(|(i, (info, comm))| {
+            let compute = hta::union(g.compute_order[i].iter().map(|&t| span(t as usize)));
+            (info.rank, hta::overlap_ratio(&hta::union(comm), &compute))
+        })
+        .collect();
+    per.sort_by_key(|&(rank, _)| rank);
+    per.into_iter().map(|(_, ratio)| ratio).collect()
+}
 
 /// Builds the timeline; the run's link samples move into it.
 pub(crate) fn timeline(g: &Graph, run: &mut RunResult, reduced: bool) -> Timeline {

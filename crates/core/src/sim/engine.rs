@@ -85,6 +85,11 @@ pub(crate) struct RunResult {
 
 struct GpuState {
     running: Option<TaskId>,
+    /// The running op's full-speed seconds left in its current phase (one
+    /// op runs at a time per GPU, so this is kept here, not per task).
+    remaining: f64,
+    /// When `remaining` was last brought up to date.
+    last_update: f64,
     comm_active: u32,
     /// SMs its collectives in flight hold.
     sms: SmUse,
@@ -109,14 +114,9 @@ impl GpuState {
 
 /// Everything the engine changes about one task, in one place: an event
 /// touches a task's state with one cache miss instead of one per array.
+/// Kept small (16 bytes): what only the running op needs sits in `GpuState`.
 #[derive(Clone, Copy)]
 struct TaskState {
-    /// Compute: full-speed seconds left.
-    remaining: f64,
-    /// When `remaining` was last brought up to date.
-    last_update: f64,
-    start_s: f64,
-    end_s: f64,
     /// Dependencies not yet finished.
     pending: u32,
     /// Bumped whenever the task's pending event is superseded, so that the
@@ -171,15 +171,26 @@ struct Engine<'g, N: BandwidthModel> {
 /// draws them), link logs and exposure; the baseline run needs none of them,
 /// only its step time.
 pub(crate) fn run<'g>(g: &'g Graph, record_links: bool, sharing: &'g Sharing) -> RunResult {
+    run_recording(g, record_links, record_links, sharing)
+}
+
+/// Runs the graph, recording link logs and exposure when `record` (what the
+/// report reads) and per-link bandwidth samples when `samples` too (what
+/// only the timeline draws: a large step changes link rates millions of times).
+pub(crate) fn run_recording<'g>(
+    g: &'g Graph,
+    record: bool,
+    samples: bool,
+    sharing: &'g Sharing,
+) -> RunResult {
     let n = g.tasks.len();
     let setup = NetworkSetup::new(g, sharing);
     let mut net = Network::new(setup.capacity_bps.clone());
     for p in &setup.patterns {
         BandwidthModel::add_pattern(&mut net, p.clone());
     }
-    // HBM resources follow the links: the log covers both, and the HBM part
-    // is cut off at the end.
-    let links = LinkLog::new(setup.capacity_bps.len(), record_links);
+    // HBM resources follow the links; only the links are logged.
+    let links = LinkLog::new(setup.links, record && samples);
     let classes = BandwidthModel::class_count(&net);
     let gpus = g.gpus.len();
     let mut e = Engine {
@@ -190,10 +201,6 @@ pub(crate) fn run<'g>(g: &'g Graph, record_links: bool, sharing: &'g Sharing) ->
             .initial_pending
             .iter()
             .map(|&pending| TaskState {
-                remaining: 0.0,
-                last_update: 0.0,
-                start_s: f64::NAN,
-                end_s: f64::NAN,
                 pending,
                 version: 0,
                 wait_head: NO_WAIT,
@@ -202,17 +209,19 @@ pub(crate) fn run<'g>(g: &'g Graph, record_links: bool, sharing: &'g Sharing) ->
                 memory_in_network: false,
             })
             .collect(),
-        record: record_links,
+        record,
         class_version: vec![0; classes],
         class_scheduled: vec![false; classes],
         stale: 0,
         changed: Vec::new(),
-        exposure: Exposure::new(if record_links { n } else { 0 }),
+        exposure: Exposure::new(if record { n } else { 0 }),
         direct: Vec::new(),
         wait_nodes: Vec::new(),
         res: RunResult {
-            start_s: Vec::new(),
-            end_s: Vec::new(),
+            // Written as tasks start and end: they are the run's result,
+            // not copied out of the engine's state at the end.
+            start_s: vec![f64::NAN; n],
+            end_s: vec![f64::NAN; n],
             exposed_s: vec![0.0; g.members.len()],
             exposed_from_s: vec![f64::INFINITY; g.members.len()],
             gpus: vec![GpuStats::default(); gpus],
@@ -224,6 +233,8 @@ pub(crate) fn run<'g>(g: &'g Graph, record_links: bool, sharing: &'g Sharing) ->
         gpu: (0..gpus)
             .map(|_| GpuState {
                 running: None,
+                remaining: 0.0,
+                last_update: 0.0,
                 comm_active: 0,
                 sms: SmUse::default(),
                 speed: 1.0,
@@ -270,18 +281,18 @@ pub(crate) fn run<'g>(g: &'g Graph, record_links: bool, sharing: &'g Sharing) ->
             }
         }
     }
-    e.res.start_s = e.st.iter().map(|t| t.start_s).collect();
-    e.res.end_s = e.st.iter().map(|t| t.end_s).collect();
+    // The engine's per-task state is not read past this point.
+    e.st = Vec::new();
     let unfinished = e.res.end_s.iter().filter(|t| t.is_nan()).count();
     debug_assert_eq!(unfinished, 0, "task graph has a cycle");
     let step = e.now;
     if e.record {
         let last_compute_end: Vec<f64> = e.gpu.iter().map(|s| s.idle_since).collect();
-        let st = &e.st;
         let res = &mut e.res;
+        let (start_s, end_s) = (&res.start_s, &res.end_s);
         e.exposure.charge_step_end(
             g,
-            |t| (st[t as usize].start_s, st[t as usize].end_s),
+            |t| (start_s[t as usize], end_s[t as usize]),
             &last_compute_end,
             &mut Charged {
                 exposed_s: &mut res.exposed_s,
@@ -300,8 +311,6 @@ pub(crate) fn run<'g>(g: &'g Graph, record_links: bool, sharing: &'g Sharing) ->
     }
     e.res.step_time_s = step;
     e.res.links = std::mem::take(&mut e.links.logs);
-    // The rest are HBM, not links.
-    e.res.links.truncate(e.setup.links);
     e.res
 }
 
@@ -375,7 +384,7 @@ impl<N: BandwidthModel> Engine<'_, N> {
 
     fn start(&mut self, t: TaskId) {
         let now = self.now;
-        self.st[t as usize].start_s = now;
+        self.res.start_s[t as usize] = now;
         let g = self.g;
         let task = &g.tasks[t as usize];
         if task.axis == COMPUTE {
@@ -429,11 +438,11 @@ impl<N: BandwidthModel> Engine<'_, N> {
             node = next;
             direct.push(on);
         }
-        let st = &self.st;
         let res = &mut self.res;
+        let (start_s, end_s) = (&res.start_s, &res.end_s);
         self.exposure.charge(
             self.g,
-            |t| (st[t as usize].start_s, st[t as usize].end_s),
+            |t| (start_s[t as usize], end_s[t as usize]),
             &direct,
             gpu,
             from,
@@ -458,12 +467,12 @@ impl<N: BandwidthModel> Engine<'_, N> {
         if speed == old_speed || self.st[t as usize].in_memory_phase {
             return;
         }
-        self.gpu[gpu as usize].speed = speed;
         let now = self.now;
-        let ts = &mut self.st[t as usize];
-        ts.remaining = (ts.remaining - (now - ts.last_update) * old_speed).max(0.0);
-        ts.last_update = now;
-        let remaining = ts.remaining;
+        let st = &mut self.gpu[gpu as usize];
+        st.speed = speed;
+        st.remaining = (st.remaining - (now - st.last_update) * old_speed).max(0.0);
+        st.last_update = now;
+        let remaining = st.remaining;
         self.push(now + remaining / speed, t, Kind::Done);
     }
 
@@ -472,10 +481,10 @@ impl<N: BandwidthModel> Engine<'_, N> {
         let now = self.now;
         let gpu = self.g.tasks[t as usize].gpu;
         let speed = self.speed(gpu);
-        self.gpu[gpu as usize].speed = speed;
-        let ts = &mut self.st[t as usize];
-        ts.remaining = work_s;
-        ts.last_update = now;
+        let st = &mut self.gpu[gpu as usize];
+        st.speed = speed;
+        st.remaining = work_s;
+        st.last_update = now;
         self.push(now + work_s / speed, t, Kind::Done);
     }
 
@@ -487,11 +496,11 @@ impl<N: BandwidthModel> Engine<'_, N> {
     fn begin_memory_phase(&mut self, t: TaskId, memory_s: f64) {
         let now = self.now;
         let gpu = self.g.tasks[t as usize].gpu;
-        let ts = &mut self.st[t as usize];
-        ts.in_memory_phase = true;
-        ts.remaining = memory_s;
-        ts.last_update = now;
-        if self.gpu[gpu as usize].comm_active == 0 {
+        self.st[t as usize].in_memory_phase = true;
+        let st = &mut self.gpu[gpu as usize];
+        st.remaining = memory_s;
+        st.last_update = now;
+        if st.comm_active == 0 {
             self.push(now + memory_s, t, Kind::Done);
         } else {
             self.memory_joins_network(gpu);
@@ -509,7 +518,8 @@ impl<N: BandwidthModel> Engine<'_, N> {
             return;
         }
         ts.memory_in_network = true;
-        let left_s = (ts.remaining - (self.now - ts.last_update)).max(0.0);
+        let st = &self.gpu[gpu as usize];
+        let left_s = (st.remaining - (self.now - st.last_update)).max(0.0);
         self.cancel(t);
         let hbm_bps = self.sharing.modelled().map_or(0.0, |m| m.hbm_bps);
         let pattern = self.setup.kernel_pattern(self.g, gpu);
@@ -584,7 +594,7 @@ impl<N: BandwidthModel> Engine<'_, N> {
     fn complete(&mut self, t: TaskId) {
         let now = self.now;
         let ti = t as usize;
-        self.st[ti].end_s = now;
+        self.res.end_s[ti] = now;
         self.cancel(t);
         let g = self.g;
         let task = &g.tasks[ti];
@@ -593,7 +603,7 @@ impl<N: BandwidthModel> Engine<'_, N> {
             let st = &mut self.gpu[gpu];
             st.running = None;
             st.idle_since = now;
-            self.res.gpus[gpu].compute_busy_s += now - self.st[ti].start_s;
+            self.res.gpus[gpu].compute_busy_s += now - self.res.start_s[ti];
             self.res.gpus[gpu].end_s = self.res.gpus[gpu].end_s.max(now);
         } else {
             // Zero-byte collectives never joined the network.

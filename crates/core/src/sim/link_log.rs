@@ -30,12 +30,21 @@ pub struct ResourceLog {
     pub samples: Vec<LinkSample>,
     last_t: f64,
     last_gbps: [f64; 3],
+    /// When the last sample starts: a change at that same instant replaces
+    /// it, and knowing so here spares reading the sample itself (a cache
+    /// miss per rate change on a large step).
+    last_sample_t: Option<f64>,
 }
 
 /// Told by a bandwidth model whenever the rates on a resource may have changed.
 pub(crate) trait LinkObserver {
     /// Whether the model should compute per-resource rates for it at all.
     fn wants_rates(&self) -> bool;
+    /// Whether it reads the rates of `resource` (the model may skip the others).
+    fn watches(&self, resource: ResourceId) -> bool {
+        let _ = resource;
+        true
+    }
     /// From `now` on, `resource` carries `gbps` per axis.
     fn rates(&mut self, now: f64, resource: ResourceId, gbps: [f64; 3]);
 }
@@ -47,6 +56,10 @@ pub(crate) struct LinkLog {
 }
 
 impl LinkLog {
+    /// Logs for resources `0..resources`: the links. Resources past them
+    /// (each GPU's HBM, which the network also shares) are not logged: no
+    /// reader asks for them, and on a large step their rate changes would
+    /// be millions of samples.
     pub fn new(resources: usize, samples: bool) -> Self {
         Self {
             logs: vec![ResourceLog::default(); resources],
@@ -67,8 +80,14 @@ impl LinkObserver for LinkLog {
         true
     }
 
+    fn watches(&self, resource: ResourceId) -> bool {
+        (resource as usize) < self.logs.len()
+    }
+
     fn rates(&mut self, now: f64, resource: ResourceId, gbps: [f64; 3]) {
-        let log = &mut self.logs[resource as usize];
+        let Some(log) = self.logs.get_mut(resource as usize) else {
+            return;
+        };
         close(log, now);
         if gbps == log.last_gbps {
             return;
@@ -77,10 +96,14 @@ impl LinkObserver for LinkLog {
         if !self.samples {
             return;
         }
-        match log.samples.last_mut() {
-            Some(last) if last.t_s == now => last.gbps = gbps,
-            _ => log.samples.push(LinkSample { t_s: now, gbps }),
+        if log.last_sample_t == Some(now) {
+            if let Some(last) = log.samples.last_mut() {
+                last.gbps = gbps;
+                return;
+            }
         }
+        log.last_sample_t = Some(now);
+        log.samples.push(LinkSample { t_s: now, gbps });
     }
 }
 

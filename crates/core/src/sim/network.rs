@@ -390,6 +390,9 @@ impl Network {
             return;
         }
         for &r in &self.comp_res {
+            if !obs.watches(r) {
+                continue;
+            }
             let mut gbps = [0.0f64; 3];
             for &k in &self.users[r as usize] {
                 let w = self.patterns[Self::pattern_of(k)]

@@ -38,6 +38,10 @@ pub(crate) struct Task {
     pub work: f64,
     /// Communication: latency paid before the bytes move.
     pub latency_s: f64,
+    /// Compute: seconds of the op (at full speed) that are memory-bound
+    /// kernels; the rest is compute-bound (model.md section 3). Here, not in
+    /// `TaskMeta`, because the engine reads it at every start.
+    pub memory_s: f64,
     /// Communication: index of its link usage pattern.
     pub pattern: u32,
     /// The GPU whose lane owns it (sender, for a pipeline send).
@@ -46,6 +50,9 @@ pub(crate) struct Task {
     pub members_start: u32,
     pub members_len: u16,
     pub axis: u8,
+    /// Communication: a point-to-point send (its call kind, read at every
+    /// start and end, without touching `TaskMeta`).
+    pub send: bool,
 }
 
 /// What the timeline shows of a task; not read by the event loop.
@@ -53,9 +60,6 @@ pub(crate) struct Task {
 pub(crate) struct TaskMeta {
     /// Compute: FLOPs executed.
     pub flops: f64,
-    /// Compute: seconds of the op (at full speed) that are memory-bound
-    /// kernels; the rest is compute-bound (model.md section 3).
-    pub memory_s: f64,
     pub op: OpKind,
     pub phase: Phase,
     pub micro_batch: u32,
@@ -64,9 +68,6 @@ pub(crate) struct TaskMeta {
     /// Communication: the compute that can hide it, as indices into the
     /// owner's compute order (inclusive).
     pub window: Option<(u32, u32)>,
-    /// Communication: NCCL's algorithm, protocol and channel count for it
-    /// (`collective_cost`); the interference model reads its channels.
-    pub call: Option<crate::workload::collective_cost::CollectiveCall>,
 }
 
 /// Where a simulated GPU sits in the cluster.
@@ -92,6 +93,10 @@ pub(crate) struct ResourceInfo {
 pub(crate) struct Graph {
     pub tasks: Vec<Task>,
     pub meta: Vec<TaskMeta>,
+    /// NCCL's algorithm, protocol and channel count per collective that has
+    /// one (`collective_cost`), by task: only communication tasks carry a
+    /// call, so it is kept apart from the per-task metadata (`call` reads it).
+    calls: Vec<(TaskId, crate::workload::collective_cost::CollectiveCall)>,
     pub members: Vec<u32>,
     /// (from, to): `to` waits for `from`. Emptied by `finish`.
     edges: Vec<(TaskId, TaskId)>,
@@ -133,6 +138,7 @@ impl Default for Graph {
         Self {
             tasks: Vec::new(),
             meta: Vec::new(),
+            calls: Vec::new(),
             members: Vec::new(),
             edges: Vec::new(),
             succ_start: Vec::new(),
@@ -251,14 +257,15 @@ impl Graph {
         self.tasks.push(Task {
             work: time_s,
             latency_s: 0.0,
+            memory_s,
             pattern: 0,
             gpu,
             members_start: 0,
             members_len: 0,
             axis: COMPUTE,
+            send: false,
         });
         self.meta.push(TaskMeta::new(meta, flops));
-        self.meta[id as usize].memory_s = memory_s;
         if let Some(prev) = self.last_compute(gpu) {
             self.dep(prev, id);
         }
@@ -286,11 +293,13 @@ impl Graph {
         self.tasks.push(Task {
             work: bytes,
             latency_s,
+            memory_s: 0.0,
             pattern,
             gpu: members[0],
             members_start: start,
             members_len: members.len() as u16,
             axis,
+            send: meta.op == OpKind::Send,
         });
         self.meta.push(TaskMeta::new(meta, 0.0));
         id
@@ -302,12 +311,30 @@ impl Graph {
         task: TaskId,
         call: crate::workload::collective_cost::CollectiveCall,
     ) {
-        self.meta[task as usize].call = Some(call);
+        self.calls.push((task, call));
+    }
+
+    /// The NCCL call communication task `task` stands for, if one was recorded.
+    // No engine path reads a call yet (the channels come from the call kind);
+    // the graph keeps them for the readers that will.
+    #[allow(dead_code)]
+    pub fn call(&self, task: TaskId) -> Option<&crate::workload::collective_cost::CollectiveCall> {
+        // Calls are recorded as their tasks are built, so nearly always in
+        // task order; `finish` sorts them for the rare exception.
+        let i = self.calls.binary_search_by_key(&task, |(t, _)| *t).ok()?;
+        Some(&self.calls[i].1)
+    }
+
+    /// Seconds of compute task `task` (at full HBM bandwidth) that are
+    /// memory-bound kernels (zero for communication).
+    pub fn memory_s(&self, task: TaskId) -> f64 {
+        self.tasks[task as usize].memory_s
     }
 
     /// Turns the edge list into successor lists (one flat array) and
     /// dependency counts, and frees the edge list.
     pub fn finish(&mut self) {
+        self.calls.sort_by_key(|(t, _)| *t);
         let queued = crate::workload::queues::queue_edges(
             &self.tasks,
             &self.members,
@@ -409,14 +436,12 @@ impl TaskMeta {
     fn new(m: Meta, flops: f64) -> Self {
         Self {
             flops,
-            memory_s: 0.0,
             op: m.op,
             phase: m.phase,
             micro_batch: m.micro_batch,
             layer: m.layer,
             chunk: m.chunk,
             window: None,
-            call: None,
         }
     }
 }

@@ -22,7 +22,6 @@
 //! any collective of the GPU runs, and no HBM sharing.
 
 use crate::model::link::LinkClass;
-use crate::model::op::OpKind;
 use crate::model::scenario::{Interference, Scenario};
 use crate::workload::graph::Usage;
 use crate::workload::graph::{Graph, TaskId, COMPUTE};
@@ -229,7 +228,7 @@ impl NetworkSetup {
 
     /// The call kind of collective task `t`.
     pub fn kind(&self, g: &Graph, t: TaskId) -> CallKind {
-        if g.meta[t as usize].op == OpKind::Send {
+        if g.tasks[t as usize].send {
             CallKind::PointToPoint
         } else {
             self.pattern_kind[g.tasks[t as usize].pattern as usize]
@@ -246,7 +245,7 @@ impl NetworkSetup {
 /// under `sharing` (zero: the whole task runs on SMs).
 pub(crate) fn memory_phase_s(g: &Graph, sharing: &Sharing, t: usize) -> f64 {
     if sharing.modelled().is_some() && g.tasks[t].axis == COMPUTE {
-        g.meta[t].memory_s.min(g.tasks[t].work)
+        g.memory_s(t as TaskId).min(g.tasks[t].work)
     } else {
         0.0
     }
@@ -258,7 +257,7 @@ mod tests {
     use crate::input::parse::parse_scenario;
     use crate::model::axis::Axis;
     use crate::model::fidelity::Fidelity;
-    use crate::model::op::Phase;
+    use crate::model::op::{OpKind, Phase};
     use crate::workload::collective::Collective;
     use crate::workload::graph::Meta;
     use crate::workload::Cluster;

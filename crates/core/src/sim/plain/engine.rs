@@ -129,9 +129,8 @@ pub(crate) fn run<'g>(g: &'g Graph, record_links: bool, sharing: &'g Sharing) ->
     for p in &setup.patterns {
         net.add_pattern(p.clone());
     }
-    // HBM resources follow the links: the log covers both, and the HBM part
-    // is cut off at the end.
-    let links = LinkLog::new(setup.capacity_bps.len(), record_links);
+    // HBM resources follow the links; only the links are logged.
+    let links = LinkLog::new(setup.links, record_links);
     let gpus = g.gpus.len();
     let mut e = Engine {
         g,
@@ -219,8 +218,6 @@ pub(crate) fn run<'g>(g: &'g Graph, record_links: bool, sharing: &'g Sharing) ->
     }
     e.res.step_time_s = step;
     e.res.links = std::mem::take(&mut e.links.logs);
-    // The rest are HBM, not links.
-    e.res.links.truncate(e.setup.links);
     e.res
 }
 

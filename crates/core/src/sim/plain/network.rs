@@ -213,6 +213,9 @@ impl Network {
             return;
         }
         for &r in &self.comp_res {
+            if !obs.watches(r) {
+                continue;
+            }
             let mut gbps = [0.0f64; 3];
             for &f in &self.users[r as usize] {
                 let w = self.patterns[self.flow_pattern[f as usize] as usize]
