@@ -212,7 +212,7 @@ impl Sharding {
                             phase: Phase::Backward,
                         }))
                     }
-                    Pass::WeightGrad => {}
+                    Pass::WeightGrad | Pass::HeldWeightGrads => {}
                 }
             }
         }
