@@ -282,7 +282,7 @@ fn gpu_lane(
         };
         if l.label_lanes && x1 - x0 > LABEL_MIN_PX && h >= 10.0 && clip.w > LABEL_CLEAR_PX {
             let fill = match lane {
-                Lane::Compute => Role::Background,
+                Lane::Compute => Role::OnCompute,
                 Lane::Comm(_) => Role::OnComm,
             };
             list.shapes.push(Shape::Text {
