@@ -46,6 +46,43 @@ pub enum Role {
     OnCompute,
 }
 
+/// A theme a link can fix (`theme=light` or `theme=dark`), for the page,
+/// embeds and exports; without one the page follows the reader's system
+/// and exports are light.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Theme {
+    /// Dark text on white.
+    Light,
+    /// Light text on near-black.
+    Dark,
+}
+
+impl Theme {
+    /// Both, in the order the page lists them.
+    pub const ALL: [Theme; 2] = [Theme::Light, Theme::Dark];
+
+    /// The link's name for it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Theme::Light => "light",
+            Theme::Dark => "dark",
+        }
+    }
+
+    /// The theme of this name, if any.
+    pub fn from_name(name: &str) -> Option<Theme> {
+        Self::ALL.into_iter().find(|t| t.name() == name)
+    }
+
+    /// Its colours.
+    pub fn palette(self) -> &'static Palette {
+        match self {
+            Theme::Light => &LIGHT,
+            Theme::Dark => &DARK,
+        }
+    }
+}
+
 /// The colours of one theme, as CSS colour strings.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Palette {
@@ -185,6 +222,41 @@ mod tests {
                 assert!(dark.contains(&var), "dark theme lacks {var}");
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod css_tests {
+    /// `--name: value;` pairs of the first block after `selector`.
+    fn vars_after(css: &str, selector: &str) -> Vec<(String, String)> {
+        let at = css
+            .find(selector)
+            .unwrap_or_else(|| panic!("no {selector}"));
+        let open = at + css[at..].find('{').unwrap();
+        let close = open + css[open..].find('}').unwrap();
+        css[open + 1..close]
+            .split(';')
+            .filter_map(|d| d.trim().split_once(':'))
+            .filter(|(k, _)| k.trim().starts_with("--"))
+            .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+            .collect()
+    }
+
+    /// A link's `theme=` sets `data-theme` on the page: its blocks must carry
+    /// the same colours as the system-chosen ones.
+    #[test]
+    fn forced_themes_repeat_the_style_sheets_colours() {
+        let css = include_str!("../../../www/style.css");
+        let light = vars_after(css, ":root {");
+        let dark_media = &css[css.find("prefers-color-scheme: dark").unwrap()..];
+        let mut dark = light.clone();
+        for (k, v) in vars_after(dark_media, ":root {") {
+            if let Some(e) = dark.iter_mut().find(|(name, _)| *name == k) {
+                e.1 = v;
+            }
+        }
+        assert_eq!(vars_after(css, r#":root[data-theme="light"]"#), light);
+        assert_eq!(vars_after(css, r#":root[data-theme="dark"]"#), dark);
     }
 }
 
