@@ -18,6 +18,7 @@ import { serve, launch, guard, ready, metric, afterRun, painted } from './harnes
 import { registerShareTests } from './share.mjs';
 import { registerWidgetTests } from './widget.mjs';
 import { registerPageTests } from './page.mjs';
+import { registerSurfaceTests } from './surface.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const DIST = resolve(ROOT, process.env.DIST ?? 'dist');
@@ -314,6 +315,8 @@ registerWidgetTests(test, { assert, close, cliReport, ARTIFACTS, DIST, serverUrl
 (await import('./kineto.mjs')).registerKinetoTests(test, { assert, CLI, TMP });
 // The simulation worker: large scenarios, failing runs, exports at any size (issues 14 and 8).
 registerPageTests(test, { assert, close, canvasDrawn, matchesCli, ARTIFACTS });
+// Embed, theme, touch, phone, keyboard, slide exports and the table view (issue 12).
+registerSurfaceTests(test, { assert, close, canvasDrawn, ARTIFACTS });
 
 // ---------------------------------------------------------------- runner
 
