@@ -17,9 +17,10 @@ use crate::web::dom;
 /// they wrap in a 640 px column, so that nothing, the legend included, is
 /// cut off. Rounded up to 20 px.
 fn fallback_height_px(timeline_px: f64) -> u32 {
-    /// The compact page around the canvas in a 640 px frame, px: measured
-    /// at 470 with every control shown, plus room for one more wrapped line
-    /// of figures and legend.
+    /// The compact page around the canvas in a 640 px frame, px: about 365
+    /// with the default controls (720 px for a 356 px timeline), plus room
+    /// for a line of further controls and a wrapped line of figures and
+    /// legend.
     const AROUND_CANVAS_PX: f64 = 520.0;
     let px = (timeline_px.max(200.0) + AROUND_CANVAS_PX) / 20.0;
     (px.ceil() * 20.0) as u32
