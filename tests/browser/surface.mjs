@@ -316,8 +316,8 @@ export function registerSurfaceTests(test, h) {
     await page.getByRole('button', { name: 'Zoom in' }).click();
     await page.waitForFunction((n) => {
       const m = document.querySelector('.table-status').textContent.match(/of (\d+) operations/);
-      return m && Number(m[1]) < n;
-    }, all.total, { timeout: 5000 });
+      return m && Number(m[1]) < n / 2;
+    }, all.total, { timeout: 5000 }).catch(() => {});
     const zoomed = await parse();
     assert(zoomed.total < all.total / 2, `zoomed to a quarter, the table lists ${zoomed.total} of ${all.total}`);
     await page.getByRole('button', { name: 'Fit' }).click();
