@@ -64,6 +64,7 @@ pub fn App() -> impl IntoView {
         return view! { <ui::embed::EmbedApp /> }.into_any();
     }
     view! {
+        <ui::skip_links::SkipLinks />
         <header class="top">
             <h1>"Overlap Lab"</h1>
             <p class="tagline">
@@ -71,10 +72,10 @@ pub fn App() -> impl IntoView {
                 "and watch windows and contention change."
             </p>
         </header>
+        // The content comes before the controls in the document, so that the
+        // Tab key reaches the tour, the figures and the timeline first; the
+        // style sheet still shows the controls on the left.
         <main class="layout">
-            <aside class="side">
-                <ui::controls::Controls />
-            </aside>
             <div class="content">
                 <ui::share_panel::LinkErrors />
                 <ui::tour::Tour />
@@ -88,7 +89,11 @@ pub fn App() -> impl IntoView {
                 <ui::memory_bar::MemoryBar />
                 <ui::table_view::TableView />
                 <ui::scenario_json::ScenarioJson />
+                <ui::sticky_figures::StickyFigures />
             </div>
+            <aside class="side">
+                <ui::controls::Controls />
+            </aside>
         </main>
         <footer class="foot">
             <p>"Every figure and bar comes from the same simulator as the " <code>"overlap-lab"</code> " command line."</p>

@@ -4,19 +4,23 @@
 //! canvas paints, through `overlap_view::svg`) and as PNG, and the figures
 //! as CSV.
 //!
-//! The PNG is read from the canvas itself: it is the rasterised picture
-//! already on screen, at the screen's pixel ratio, and rasterising the SVG
-//! again would need an image decode round trip for the same pixels.
+//! The SVG and the PNG are for slides: the timeline as on screen with a
+//! caption naming the scenario and a legend (`overlap_view::slide`), in the
+//! chosen theme or light. The PNG paints the same display list with the
+//! canvas backend on a canvas of its own, at twice the CSS pixels.
 
 use gloo_timers::callback::Timeout;
 use leptos::prelude::*;
 use overlap_core::ScenarioInput;
+use overlap_view::display_list::DisplayList;
+use overlap_view::palette::Palette;
 use overlap_view::report_csv::figures_csv;
 use overlap_view::trace_size::{trace_refusal, TraceKind};
-use overlap_view::{draw, svg};
+use overlap_view::{draw, slide, svg};
 use wasm_bindgen::{JsCast, JsValue};
 
 use crate::state::AppState;
+use crate::web::address::Share;
 use crate::web::dom;
 use crate::web::download::{download_bytes, download_text, save_url};
 use crate::web::theme;
@@ -24,23 +28,68 @@ use crate::web::theme;
 /// A trace that takes longer than this to build is abandoned.
 const TRACE_BUDGET_MS: u32 = 60_000;
 
-/// The timeline as the canvas shows it now (same window, rows, colours):
-/// the same display list, written as SVG.
-fn timeline_svg(state: AppState) -> Option<String> {
+/// The timeline as the canvas shows it now (same window, rows, bars) for a
+/// slide: with the scenario's caption above and the legend below (the
+/// display list of `overlap_view::slide`), in the chosen theme, light
+/// without one.
+fn slide_list(state: AppState) -> Option<(DisplayList, &'static Palette)> {
+    let share = expect_context::<Share>();
     let scene = state.scene();
     let s = scene.borrow();
     if s.current.is_none() || s.layout.rows.is_empty() {
         return None;
     }
-    let list = draw::timeline(&s, s.window(1.0), 1.0);
+    let win = s.window(1.0);
+    let list = draw::timeline(&s, win, 1.0);
+    let caption = state.resolved.with_untracked(|scenario| {
+        state.report.with_untracked(|report| {
+            let (scenario, report) = (scenario.as_ref()?, report.as_ref()?);
+            let id = state.preset_id.get_untracked();
+            let preset = overlap_core::presets::find(&id);
+            let modified = preset.is_none_or(|p| state.input.with_untracked(|i| *i != p.input()));
+            let title = preset.map_or("Custom scenario", |p| p.title);
+            Some(slide::caption(
+                title,
+                modified,
+                scenario,
+                report,
+                (win.0 * 1e3, win.1 * 1e3),
+            ))
+        })
+    })?;
+    Some((
+        slide::slide(&list, &caption),
+        theme::for_export(share.theme.get_untracked()),
+    ))
+}
+
+fn timeline_svg(state: AppState) -> Option<String> {
+    let (list, palette) = slide_list(state)?;
     Some(svg::write(
         &list,
-        // The canvas's own theme: a widget may fix one.
-        timeline_canvas()
-            .map(|c| theme::for_element(&c))
-            .unwrap_or_else(theme::current),
+        palette,
         "Overlap Lab: timeline of one step",
     ))
+}
+
+/// Scale of the PNG: twice the CSS pixels, sharp on a projector and in print.
+const PNG_SCALE: f64 = 2.0;
+
+/// The slide painted by the canvas backend on a canvas of its own, as a
+/// PNG data URL: the same display list as the SVG.
+fn timeline_png(state: AppState) -> Option<String> {
+    let (list, palette) = slide_list(state)?;
+    let canvas: web_sys::HtmlCanvasElement = dom::document()?
+        .create_element("canvas")
+        .ok()?
+        .dyn_into()
+        .ok()?;
+    canvas.set_width((list.width * PNG_SCALE).ceil() as u32);
+    canvas.set_height((list.height * PNG_SCALE).ceil() as u32);
+    let ctx: web_sys::CanvasRenderingContext2d = canvas.get_context("2d").ok()??.dyn_into().ok()?;
+    ctx.scale(PNG_SCALE, PNG_SCALE).ok()?;
+    crate::timeline::canvas::paint(&ctx, &list.shapes, palette);
+    canvas.to_data_url_with_type("image/png").ok()
 }
 
 pub(crate) fn file_stem(state: AppState) -> String {
@@ -51,14 +100,6 @@ pub(crate) fn file_stem(state: AppState) -> String {
         .filter(|c| c.is_ascii_alphanumeric() || *c == '-')
         .collect();
     format!("overlap-lab-{safe}")
-}
-
-fn timeline_canvas() -> Option<web_sys::HtmlCanvasElement> {
-    dom::document()?
-        .query_selector(".timeline canvas")
-        .ok()??
-        .dyn_into()
-        .ok()
 }
 
 /// A trace being built in a worker of its own (the simulation worker stays
@@ -196,8 +237,7 @@ pub fn ExportButtons() -> impl IntoView {
         );
     };
     let png = move |_| {
-        let ok = timeline_canvas()
-            .and_then(|c| c.to_data_url_with_type("image/png").ok())
+        let ok = timeline_png(state)
             .and_then(|url| save_url(&format!("{}.png", file_stem(state)), &url));
         report(
             ok,
@@ -221,8 +261,8 @@ pub fn ExportButtons() -> impl IntoView {
         <div class="export-buttons" role="group" aria-label="Export">
             <button type="button" on:click=move |_| trace(TraceKind::Chrome) disabled=move || tracing.get() title="Chrome trace-event JSON: open it in Perfetto or chrome://tracing">"Download trace (JSON)"</button>
             <button type="button" on:click=move |_| trace(TraceKind::Kineto) disabled=move || tracing.get() title="PyTorch-profiler (Kineto) traces, one per simulated GPU: unzip and open the folder with HolisticTraceAnalysis">"Download traces for HTA (zip)"</button>
-            <button type="button" on:click=svg title="The timeline as on screen, as a vector image">"Download SVG"</button>
-            <button type="button" on:click=png title="The timeline as on screen, as a picture">"Download PNG"</button>
+            <button type="button" on:click=svg title="The timeline as on screen, with a caption and a legend, as a vector image for slides">"Download SVG"</button>
+            <button type="button" on:click=png title="The timeline as on screen, with a caption and a legend, as a picture for slides">"Download PNG"</button>
             <button type="button" on:click=csv title="Every figure of the report, one per row">"Download figures (CSV)"</button>
             {move || tracing.get().then(|| view! { <p class="note" role="status">"Building the trace in the background…"</p> })}
             {move || problem.get().map(|p| view! { <p class="field-error trace-problem" role="status">{p}</p> })}

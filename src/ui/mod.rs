@@ -1,7 +1,7 @@
 //! Components of the page: the controls (built from the core's field
 //! table), the figures (from its `Metric`), the tour, the compact embedded
-//! page, export and share buttons, playback, the table view and the
-//! scenario's JSON.
+//! page, export and share buttons, playback, the table view, the
+//! scenario's JSON, the skip links and a phone's sticky figure bar.
 
 pub mod controls;
 pub mod embed;
@@ -12,6 +12,8 @@ pub mod memory_bar;
 pub mod playback;
 pub mod scenario_json;
 pub mod share_panel;
+pub mod skip_links;
+pub mod sticky_figures;
 pub mod table_view;
 pub mod tour;
 pub mod widgets;

@@ -3,6 +3,7 @@
 
 use leptos::prelude::*;
 use overlap_core::presets;
+use overlap_view::palette::Theme;
 use overlap_view::view_query::attr_escape;
 use wasm_bindgen::prelude::*;
 
@@ -10,13 +11,38 @@ use crate::state::AppState;
 use crate::web::address::{link, write_now, Share};
 use crate::web::dom;
 
-/// The iframe snippet for course material.
+/// The frame's height before the embedded page has said how tall it is, and
+/// wherever the host page runs no scripts: the timeline as laid out now plus
+/// the compact page's other parts (controls, figures, legend, playback) as
+/// they wrap in a 640 px column, so that nothing, the legend included, is
+/// cut off. Rounded up to 20 px.
+fn fallback_height_px(timeline_px: f64) -> u32 {
+    /// The compact page around the canvas in a 640 px frame, px: about 365
+    /// with the default controls (720 px for a 356 px timeline), plus room
+    /// for a line of further controls and a wrapped line of figures and
+    /// legend.
+    const AROUND_CANVAS_PX: f64 = 520.0;
+    let px = (timeline_px.max(200.0) + AROUND_CANVAS_PX) / 20.0;
+    (px.ceil() * 20.0) as u32
+}
+
+/// The embed code for course material: the frame, and a small script that
+/// sets the frame's height to the one the embedded page posts
+/// (`overlap-lab:height`, see `embed.rs`), so that the frame always fits
+/// its content. The script finds its frame by the message's source window,
+/// so several embeds on one page each get their own height; it reads only a
+/// positive number from a message of that type.
 pub fn embed_code(state: AppState, share: Share) -> String {
     let src = link(state, share, true);
+    let timeline_px = state.scene().borrow().layout.height;
     format!(
-        "<iframe src=\"{}\" title=\"Overlap Lab: interactive timeline\" width=\"100%\" height=\"640\" \
-         style=\"border:0;max-width:100%\" loading=\"lazy\"></iframe>",
-        attr_escape(&src)
+        "<iframe src=\"{}\" title=\"Overlap Lab: interactive timeline\" width=\"100%\" height=\"{}\" \
+         style=\"border:0;max-width:100%\" loading=\"lazy\"></iframe>\n\
+         <script>addEventListener(\"message\",function(e){{var d=e.data,h=d&&d.type===\"overlap-lab:height\"&&Number(d.height);\
+         if(!(h>0))return;document.querySelectorAll(\"iframe\").forEach(function(f){{\
+         if(f.contentWindow===e.source)f.style.height=Math.ceil(h)+\"px\";}});}});</script>",
+        attr_escape(&src),
+        fallback_height_px(timeline_px)
     )
 }
 
@@ -125,12 +151,38 @@ pub fn ShareButtons() -> impl IntoView {
     }
 }
 
+/// The theme of the page, its links, its embed code and its exports: the
+/// reader's system (exports light), or fixed light or dark (`theme=`).
+#[component]
+pub fn ThemePick() -> impl IntoView {
+    let share = expect_context::<Share>();
+    let on_change = move |ev: leptos::ev::Event| {
+        let theme = Theme::from_name(&event_target_value(&ev));
+        share.theme.set(theme);
+        crate::web::theme::apply(theme);
+        crate::timeline::frame::request();
+    };
+    let current = move || share.theme.get().map_or("system", Theme::name);
+    view! {
+        <label class="inline theme-pick">
+            "Theme of the page, links, embeds and exports "
+            <select on:change=on_change prop:value=current>
+                <option value="system">"Reader's system (exports light)"</option>
+                {Theme::ALL
+                    .map(|t| view! { <option value=t.name()>{t.name()}</option> })
+                    .collect_view()}
+            </select>
+        </label>
+    }
+}
+
 /// Share and export, in one panel of the full page.
 #[component]
 pub fn SharePanel() -> impl IntoView {
     view! {
         <section class="share-export" aria-labelledby="share-h">
             <h2 id="share-h">"Share and export"</h2>
+            <ThemePick />
             <ShareButtons />
             <crate::ui::export::ExportButtons />
         </section>

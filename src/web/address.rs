@@ -18,6 +18,7 @@
 use leptos::prelude::*;
 use overlap_core::share_link;
 use overlap_core::FieldError;
+use overlap_view::palette::Theme;
 use overlap_view::view_query::{fail, join, mode_pairs, parse_view, view_pairs};
 pub use overlap_view::view_query::{query_part, Mode, ViewParams, VIEW_KEYS};
 use wasm_bindgen::prelude::*;
@@ -33,6 +34,10 @@ pub struct Share {
     /// message), each naming its key and what is valid.
     pub link_errors: RwSignal<Vec<FieldError>>,
     pub mode: StoredValue<Mode>,
+    /// The theme fixed by the link (`theme=`) or chosen in the share panel,
+    /// for the page, its embed code and its exports; `None` follows the
+    /// reader's system (and exports are light).
+    pub theme: RwSignal<Option<Theme>>,
     /// The query the page's state corresponds to, without the embedding keys.
     pub query: RwSignal<String>,
     /// The query last written to (or found in) the address bar, in canonical form.
@@ -102,10 +107,14 @@ fn full_query(state: AppState, share: Share) -> String {
     if share.is_widget() {
         return state_query(state, share);
     }
-    join(
-        state_query(state, share),
-        &mode_pairs(&share.mode.get_value()),
-    )
+    join(state_query(state, share), &mode_pairs(&mode_now(share)))
+}
+
+/// The page's mode with the theme as chosen now.
+fn mode_now(share: Share) -> Mode {
+    let mut mode = share.mode.get_value();
+    mode.theme = share.theme.get_untracked();
+    mode
 }
 
 /// The page's address without query or fragment.
@@ -255,6 +264,7 @@ pub fn install(state: AppState, widget: Option<WidgetHost>) -> Share {
     let share = Share {
         link_errors: RwSignal::new(Vec::new()),
         mode: StoredValue::new(Mode::default()),
+        theme: RwSignal::new(None),
         query: RwSignal::new(String::new()),
         last_query: StoredValue::new(String::new()),
         last_preset: StoredValue::new(state.preset_id.get_untracked()),
@@ -273,6 +283,11 @@ pub fn install(state: AppState, widget: Option<WidgetHost>) -> Share {
     }
     if let Some(host) = &widget {
         share.mode.set_value(widget_mode(share, host));
+    } else {
+        // A widget's theme is its host's `theme` attribute, never the page's.
+        let theme = share.mode.with_value(|m| m.theme);
+        share.theme.set(theme);
+        crate::web::theme::apply(theme);
     }
     share.last_preset.set_value(state.preset_id.get_untracked());
     // The address keeps the link as typed: it is "written" already.
@@ -295,6 +310,7 @@ pub fn install(state: AppState, widget: Option<WidgetHost>) -> Share {
         state.link_gpu.track();
         state.playhead.track();
         state.tour_chapter.track();
+        share.theme.track();
         if !state.playing.get() {
             schedule_write(state, share);
         }
@@ -369,14 +385,19 @@ pub fn write_address(state: AppState, share: Share) {
     write_now(state, share);
 }
 
-/// The link to the page's current state; `embed` adds the embedding keys.
+/// The link to the page's current state, with its theme if one is fixed;
+/// `embed` adds the embedding keys.
 pub fn link(state: AppState, share: Share, embed: bool) -> String {
     let q = state_query(state, share);
+    let mut mode = mode_now(share);
     if embed {
-        let mut mode = share.mode.get_value();
         mode.embed = true;
         format!("{}?{}", base_url(), join(q, &mode_pairs(&mode)))
     } else {
-        format!("{}?{q}", base_url())
+        let theme = Mode {
+            theme: mode.theme,
+            ..Mode::default()
+        };
+        format!("{}?{}", base_url(), join(q, &mode_pairs(&theme)))
     }
 }

@@ -20,6 +20,7 @@ import { registerWidgetTests } from './widget.mjs';
 import { registerPageTests } from './page.mjs';
 import { registerCoconetTests } from './coconet.mjs';
 import { registerZeroBubbleTests } from './zb.mjs';
+import { registerSurfaceTests } from './surface.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const DIST = resolve(ROOT, process.env.DIST ?? 'dist');
@@ -325,6 +326,8 @@ registerCoconetTests(test, { assert, close, cliReport, matchesCli });
   assert, canvasDrawn, matchesCli, serverUrl: () => server.url,
 });
 registerZeroBubbleTests(test, { assert, close, cliReport, canvasDrawn, matchesCli, ARTIFACTS });
+// Embed, theme, touch, phone, keyboard, slide exports and the table view (issue 12).
+registerSurfaceTests(test, { assert, close, canvasDrawn, ARTIFACTS });
 
 // ---------------------------------------------------------------- runner
 

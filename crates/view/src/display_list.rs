@@ -16,6 +16,26 @@ pub const FONT_PX: f64 = 11.0;
 /// Spacing of the stripes of an exposed span, px.
 pub const HATCH_STEP_PX: f64 = 4.0;
 
+/// A generous estimate of how wide `text` is in [`FONT`], px: wide enough
+/// for the common system sans-serif faces (their metrics are near
+/// Helvetica's), so that text laid out with it never collides, whichever
+/// face the browser picks. No font is measured: the display list is built
+/// without a browser.
+pub fn text_width_px(text: &str) -> f64 {
+    text.chars()
+        .map(|c| {
+            let em = match c {
+                'i' | 'l' | 'j' | 't' | 'f' | 'r' | 'I' | '.' | ',' | ':' | ';' | '\'' | '|'
+                | '!' | ' ' | '(' | ')' | '-' => 0.34,
+                'm' | 'w' | 'M' | 'W' | '@' | '%' | '×' => 0.9,
+                c if c.is_ascii_uppercase() => 0.72,
+                _ => 0.58,
+            };
+            em * FONT_PX
+        })
+        .sum()
+}
+
 /// How a text sits on its x.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Align {

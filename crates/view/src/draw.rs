@@ -5,7 +5,7 @@
 
 use overlap_core::timeline::{Axis, Interval, Lane, LinkLane, Phase};
 
-use crate::display_list::{Align, DisplayList, Rect, Shape};
+use crate::display_list::{text_width_px, Align, DisplayList, Rect, Shape};
 use crate::format;
 use crate::layout::{Band, Row, RowKind};
 use crate::links::link_name;
@@ -23,6 +23,8 @@ const HATCH_MIN_PX: f64 = 3.0;
 const LABEL_MIN_PX: f64 = 46.0;
 /// The part of a bar left of its hatch must be this wide for a label, px.
 const LABEL_CLEAR_PX: f64 = 20.0;
+/// Space kept free between two tick labels, px.
+const TICK_GAP_PX: f64 = 10.0;
 /// At most this many brackets per lane: more would be one smear.
 const MAX_BRACKETS: usize = 4000;
 
@@ -101,28 +103,51 @@ fn axis(scene: &Scene, list: &mut DisplayList, win: (f64, f64)) {
     let step = format::nice_step(win.1 - win.0, ((l.right - l.left) / 90.0).max(2.0));
     let first = (win.0 / step).ceil() as i64;
     let last = (win.1 / step).floor() as i64;
-    for k in first..=last.min(first + 200) {
-        let t = k as f64 * step;
-        let x = scene.x_of(t, win).round() + 0.5;
+    let ticks: Vec<(i64, f64, String)> = (first..=last.min(first + 200))
+        .map(|k| {
+            let t = k as f64 * step;
+            (k, scene.x_of(t, win).round() + 0.5, format::tick(t, step))
+        })
+        .collect();
+    for (_, x, _) in &ticks {
         list.rect(
             Role::Grid,
-            x,
+            *x,
             l.axis_h - 4.0,
             1.0,
             l.link_area.1 - l.axis_h + 4.0,
         );
+    }
+    // Labels on every n-th tick only, n such that the widest label fits
+    // between two: at deep zoom the labels are long and the ticks close.
+    let spacing_px = (step / (win.1 - win.0).max(1e-300) * (l.right - l.left)).max(1e-9);
+    let widest = ticks
+        .iter()
+        .map(|(_, _, text)| text_width_px(text))
+        .fold(0.0, f64::max);
+    let every = ((widest + TICK_GAP_PX) / spacing_px).ceil().max(1.0) as i64;
+    let mut free_from = f64::NEG_INFINITY;
+    for (k, x, text) in ticks {
+        if k.rem_euclid(every) != 0 {
+            continue;
+        }
         // Keep the last label inside the picture.
-        let align = if x > l.right - 24.0 {
-            Align::End
+        let (align, x0) = if x > l.right - 24.0 {
+            (Align::End, x.min(l.right) - text_width_px(&text))
         } else {
-            Align::Middle
+            (Align::Middle, x - text_width_px(&text) / 2.0)
         };
+        // An end-aligned last label may still reach its neighbour.
+        if x0 < free_from {
+            continue;
+        }
+        free_from = x0 + text_width_px(&text) + TICK_GAP_PX;
         list.text(
             Role::Muted,
             x.min(l.right),
             l.axis_h / 2.0 - 1.0,
             align,
-            format::tick(t, step),
+            text,
         );
     }
 }
@@ -263,7 +288,12 @@ fn gpu_lane(
         lod::pieces_by_blocks(bars, blocks, px_per_s, range, clip, MIN_BAR_PX, pos, emit)
     };
     list.merged |= merged;
-    for (index, x0, x1) in wide {
+    // Hatches first, then labels: bars of one lane may overlap in time (a
+    // send beside a receive), so a label must keep clear of every hatch in
+    // its lane, not only its own bar's.
+    let mut hatches = Vec::new();
+    let mut clear = Vec::with_capacity(wide.len());
+    for &(index, x0, x1) in &wide {
         let iv = &bars[index];
         let mut clear_x1 = x1;
         if let (Lane::Comm(_), true) = (lane, iv.exposed_s > 0.0) {
@@ -273,16 +303,20 @@ fn gpu_lane(
             let frac = ((iv.end_s - iv.exposed_from_s) / dur).clamp(0.0, 1.0);
             let (ux0, ux1) = pos(index);
             let ex0 = (ux1 - (ux1 - ux0) * frac).clamp(x0, x1);
-            list.shapes.push(Shape::Hatch {
-                rect: Rect {
-                    x: ex0,
-                    y,
-                    w: x1 - ex0,
-                    h,
-                },
-            });
+            let rect = Rect {
+                x: ex0,
+                y,
+                w: x1 - ex0,
+                h,
+            };
+            list.shapes.push(Shape::Hatch { rect });
+            hatches.push(rect);
             clear_x1 = ex0;
         }
+        clear.push(clear_x1);
+    }
+    for (&(index, x0, x1), clear_x1) in wide.iter().zip(clear) {
+        let iv = &bars[index];
         // Labels stay left of the hatch: text over stripes does not read.
         let clip = Rect {
             x: x0 + 1.0,
@@ -290,15 +324,22 @@ fn gpu_lane(
             w: clear_x1 - x0 - 2.0,
             h,
         };
-        if l.label_lanes && x1 - x0 > LABEL_MIN_PX && h >= 10.0 && clip.w > LABEL_CLEAR_PX {
+        // Whole or not at all: a label cut at the hatch reads as another word.
+        let label = iv.op.label();
+        let text_x1 = x0 + 3.0 + text_width_px(label);
+        let fits = text_x1 <= clip.right() - 1.0
+            && hatches
+                .iter()
+                .all(|r| text_x1 <= r.x || x0 + 3.0 >= r.right());
+        if l.label_lanes && x1 - x0 > LABEL_MIN_PX && h >= 10.0 && clip.w > LABEL_CLEAR_PX && fits {
             let fill = match lane {
-                Lane::Compute => Role::Background,
+                Lane::Compute => Role::OnCompute,
                 Lane::Comm(_) => Role::OnComm,
             };
             list.shapes.push(Shape::Text {
                 x: x0 + 3.0,
                 y: y + h / 2.0,
-                text: iv.op.label().into(),
+                text: label.into(),
                 fill,
                 align: Align::Start,
                 clip: Some(clip),
@@ -414,4 +455,153 @@ fn link_lane(
         stroke: Role::Muted,
         dashed: true,
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use overlap_core::presets;
+
+    /// A preset's step laid out `width_px` wide, the view at `win` (fractions of the step).
+    fn scene_of(preset: &str, width_px: f64, win: (f64, f64)) -> Scene {
+        let scenario = presets::scenario(preset).unwrap();
+        let timeline = overlap_core::simulate(&scenario).timeline;
+        let mut s = Scene::new();
+        s.set_timeline(timeline, false, 0.0);
+        s.layout = crate::layout::Layout::compute(s.current.as_ref().unwrap(), width_px, 0);
+        let step = s.step_s();
+        s.view = crate::scene::View {
+            t0: win.0 * step,
+            t1: win.1 * step,
+            fit: false,
+        };
+        s
+    }
+
+    /// (x0, x1, y) of every text, by its estimated width.
+    fn text_extents(list: &DisplayList) -> Vec<(f64, f64, f64, String)> {
+        list.shapes
+            .iter()
+            .filter_map(|s| match s {
+                Shape::Text {
+                    x, y, text, align, ..
+                } => {
+                    let w = text_width_px(text);
+                    let x0 = match align {
+                        Align::Start => *x,
+                        Align::Middle => x - w / 2.0,
+                        Align::End => x - w,
+                    };
+                    Some((x0, x0 + w, *y, text.to_string()))
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    const WINDOWS: [(f64, f64); 6] = [
+        (0.0, 1.0),
+        (0.3, 0.5),
+        (0.45, 0.46),
+        (0.6, 0.6004),
+        (0.99, 0.999_99),
+        (0.123_456, 0.123_456_2),
+    ];
+
+    #[test]
+    fn axis_labels_never_collide_at_any_zoom_or_width() {
+        use crate::testing::{iv, timeline as one_gpu};
+        use overlap_core::timeline::OpKind;
+        // Steps from milliseconds to minutes: the labels' length follows.
+        for step_s in [0.004, 0.1087, 12.5, 106.77] {
+            for width in [375.0, 700.0, 1000.0, 1440.0, 2400.0] {
+                for win in WINDOWS {
+                    let mut s = Scene::new();
+                    let bars = vec![iv(0.0, step_s, OpKind::Qkv, 0)];
+                    s.set_timeline(one_gpu(bars, step_s), false, 0.0);
+                    s.layout =
+                        crate::layout::Layout::compute(s.current.as_ref().unwrap(), width, 0);
+                    s.view = crate::scene::View {
+                        t0: win.0 * step_s,
+                        t1: win.1 * step_s,
+                        fit: false,
+                    };
+                    let preset = format!("a {step_s} s step");
+                    let list = timeline(&s, s.window(1.0), 1.0);
+                    let y_axis = s.layout.axis_h / 2.0 - 1.0;
+                    let mut labels: Vec<_> = text_extents(&list)
+                        .into_iter()
+                        .filter(|t| t.2 == y_axis)
+                        .collect();
+                    labels.sort_by(|a, b| a.0.total_cmp(&b.0));
+                    assert!(
+                        !labels.is_empty(),
+                        "{preset} {width} {win:?}: no tick label"
+                    );
+                    for pair in labels.windows(2) {
+                        assert!(
+                            pair[0].1 + 4.0 <= pair[1].0,
+                            "{preset} at {width} px, {win:?}: \"{}\" reaches \"{}\"",
+                            pair[0].3,
+                            pair[1].3
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn bar_labels_are_whole_and_never_cross_hatching() {
+        let mut labels_seen = 0;
+        let mut hatches_seen = 0;
+        for preset in [presets::DEFAULT_ID, "contention", "coconet"] {
+            for width in [375.0, 1440.0, 2400.0] {
+                for win in [(0.0, 1.0), (0.0, 0.1), (0.5, 0.55), (0.9, 1.0), (0.97, 1.0)] {
+                    let s = scene_of(preset, width, win);
+                    let list = timeline(&s, s.window(1.0), 1.0);
+                    let hatches: Vec<Rect> = list
+                        .shapes
+                        .iter()
+                        .filter_map(|s| match s {
+                            Shape::Hatch { rect } => Some(*rect),
+                            _ => None,
+                        })
+                        .collect();
+                    hatches_seen += hatches.len();
+                    for shape in &list.shapes {
+                        let Shape::Text {
+                            x,
+                            y,
+                            text,
+                            clip: Some(clip),
+                            ..
+                        } = shape
+                        else {
+                            continue;
+                        };
+                        labels_seen += 1;
+                        let x1 = x + text_width_px(text);
+                        assert!(x1 <= clip.right(), "\"{text}\" is cut by its bar's end");
+                        for h in hatches.iter().filter(|h| *y >= h.y && *y <= h.y + h.h) {
+                            assert!(
+                                x1 <= h.x || *x >= h.right(),
+                                "{preset} {width} {win:?}: \"{text}\" ({x:.1}-{x1:.1}) crosses a hatch ({:.1}-{:.1})",
+                                h.x,
+                                h.right()
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        assert!(
+            labels_seen > 50,
+            "{labels_seen} labels: the test saw too few"
+        );
+        assert!(
+            hatches_seen > 10,
+            "{hatches_seen} hatches: the test saw too few"
+        );
+    }
 }

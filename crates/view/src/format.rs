@@ -91,6 +91,11 @@ pub fn tick(t_s: f64, step_s: f64) -> String {
     } else if step_s >= 1e-3 {
         let decimals = if step_s >= 0.01 { 0 } else { 1 };
         format!("{:.*} ms", decimals, t_s * 1e3)
+    } else if t_s.abs() >= 0.01 {
+        // Deep in a long step: milliseconds with the decimals the step needs,
+        // not an eight-digit count of microseconds.
+        let decimals = (-(step_s * 1e3).log10()).ceil().clamp(1.0, 6.0) as usize;
+        format!("{:.*} ms", decimals, t_s * 1e3)
     } else {
         format!("{:.0} µs", t_s * 1e6)
     }
@@ -140,6 +145,13 @@ mod tests {
         }
         assert_eq!(nice_step(0.0, 8.0), 1.0);
         assert_eq!(nice_step(f64::NAN, 8.0), 1.0);
+    }
+
+    #[test]
+    fn deep_ticks_in_a_long_step_stay_in_milliseconds() {
+        assert_eq!(tick(48.929_1, 1e-4), "48929.1 ms");
+        assert_eq!(tick(48.929_12, 2e-5), "48929.12 ms");
+        assert_eq!(tick(0.000_25, 5e-5), "250 µs");
     }
 
     #[test]

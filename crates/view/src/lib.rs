@@ -7,6 +7,7 @@
 //! - [`draw`] builds a [`display_list::DisplayList`] from the scene, in
 //!   [`palette`] roles; [`svg`] writes it as SVG, and the app's canvas
 //!   painter paints the same list;
+//! - [`slide`]: the timeline with a caption and a legend, for exports;
 //! - [`view_query`]: the view keys of share links; [`tip`]: the tooltip's
 //!   text; [`format`]: how numbers are written.
 //!
@@ -25,6 +26,7 @@ pub mod palette;
 pub mod prepared;
 pub mod report_csv;
 pub mod scene;
+pub mod slide;
 pub mod svg;
 pub mod table;
 pub mod tip;

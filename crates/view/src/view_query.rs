@@ -4,10 +4,12 @@
 
 use overlap_core::FieldError;
 
+use crate::palette::Theme;
+
 /// View keys the page understands besides the scenario's. Interface: course
 /// material uses them; add keys freely, never rename one.
 pub const VIEW_KEYS: &[&str] = &[
-    "zoom", "playhead", "link_gpu", "chapter", "embed", "controls",
+    "zoom", "playhead", "link_gpu", "chapter", "embed", "controls", "theme",
 ];
 
 /// Names that stand for several controls: `controls=overlap` is the three
@@ -51,6 +53,9 @@ pub struct Mode {
     pub controls: Vec<&'static str>,
     /// Whether the link named `controls` (kept in rewritten links).
     pub controls_given: bool,
+    /// The theme the link fixes (`theme=light|dark`) for the page, its
+    /// embeds and its exports; `None` follows the reader's system.
+    pub theme: Option<Theme>,
 }
 
 /// Records one unusable view key, clipped as the core clips a link's own
@@ -128,6 +133,14 @@ pub fn parse_view(
                 "1" | "true" => mode.embed = true,
                 "0" | "false" => mode.embed = false,
                 _ => fail(errors, "embed", format!("\"{raw}\" is not valid: 1 or 0")),
+            },
+            "theme" => match Theme::from_name(raw) {
+                Some(t) => mode.theme = Some(t),
+                None => fail(
+                    errors,
+                    "theme",
+                    format!("\"{raw}\" is not valid: light or dark"),
+                ),
             },
             "controls" => {
                 mode.controls_given = true;
@@ -216,7 +229,8 @@ pub fn view_pairs(view: &ViewParams) -> Vec<(&'static str, String)> {
     out
 }
 
-/// The embedding keys for a link: only an embedded page has any.
+/// The embedding keys for a link (only an embedded page has any) and the
+/// theme, when one is fixed.
 pub fn mode_pairs(mode: &Mode) -> Vec<(&'static str, String)> {
     let mut out = Vec::new();
     if mode.embed {
@@ -229,6 +243,9 @@ pub fn mode_pairs(mode: &Mode) -> Vec<(&'static str, String)> {
             };
             out.push(("controls", list));
         }
+    }
+    if let Some(t) = mode.theme {
+        out.push(("theme", t.name().to_string()));
     }
     out
 }
@@ -325,14 +342,14 @@ mod tests {
     fn bad_view_values_are_named_with_what_is_valid() {
         let mut errors = Vec::new();
         parse_view(
-            &pairs("zoom=0.5-0.2&playhead=2&link_gpu=-1&chapter=0&embed=yes&controls=tp,nope"),
+            &pairs("zoom=0.5-0.2&playhead=2&link_gpu=-1&chapter=0&embed=yes&controls=tp,nope&theme=sepia"),
             CHAPTERS,
             &mut errors,
         );
         let fields: Vec<&str> = errors.iter().map(|e| e.field.as_str()).collect();
         assert_eq!(
             fields,
-            ["zoom", "playhead", "link_gpu", "chapter", "embed", "controls"]
+            ["zoom", "playhead", "link_gpu", "chapter", "embed", "controls", "theme"]
         );
         assert!(
             errors.iter().all(|e| e.message.contains("valid")),
@@ -357,6 +374,22 @@ mod tests {
         let (_, mode) = parse_view(&pairs("embed=1&controls="), CHAPTERS, &mut errors);
         assert!(mode.controls.is_empty());
         assert_eq!(mode_pairs(&mode)[1].1, "none");
+        assert!(errors.is_empty(), "{errors:?}");
+    }
+
+    #[test]
+    fn a_theme_is_read_and_kept_embedded_or_not() {
+        let mut errors = Vec::new();
+        let (_, mode) = parse_view(&pairs("theme=dark"), CHAPTERS, &mut errors);
+        assert_eq!(mode.theme, Some(Theme::Dark));
+        assert_eq!(mode_pairs(&mode), [("theme", "dark".to_string())]);
+        let (_, mode) = parse_view(&pairs("embed=1&theme=light"), CHAPTERS, &mut errors);
+        assert_eq!(
+            mode_pairs(&mode),
+            [("embed", "1".to_string()), ("theme", "light".to_string())]
+        );
+        let (_, mode) = parse_view(&pairs("embed=1"), CHAPTERS, &mut errors);
+        assert_eq!(mode.theme, None);
         assert!(errors.is_empty(), "{errors:?}");
     }
 

@@ -260,7 +260,11 @@ fn hover_outlines_the_bar_and_veils_its_window() {
 fn on_a_preset_no_bar_label_crosses_a_hatch() {
     let scenario = presets::scenario("contention").expect("presets resolve");
     let sim = overlap_core::simulate(&scenario);
-    let scene = scene_of(sim.timeline, 1040.0);
+    let mut scene = scene_of(sim.timeline, 1040.0);
+    // Zoomed to the last tenth, where the DP buckets wait: at Fit no name
+    // fits whole in its bar, and a name is drawn whole or not at all.
+    let step = scene.step_s();
+    scene.zoom(0.1, step);
     let list = list_of(&scene);
     let hatches: Vec<&Rect> = list
         .shapes
