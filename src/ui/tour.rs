@@ -1,174 +1,17 @@
-//! The guided tour: short chapters that walk the argument. Each sets
-//! its scenario, asks for a prediction, flips one thing, then reveals what the
-//! core computed (the ghost keeps the "before").
+//! The guided tour on the page. The chapters are data in the view crate
+//! (`overlap_view::tour`), tested natively against their own figures; this
+//! component asks for the prediction, flips the chapter's one change, shows
+//! the verdict and the figures before and after, and points the timeline at
+//! the region where the effect is.
 
 use leptos::prelude::*;
-use overlap_core::output::metric::{AxisFigure, Metric};
-use overlap_core::presets;
-use overlap_core::Axis::{Dp, Pp, Tp};
-use overlap_core::ScenarioInput;
+use overlap_core::Report;
+use overlap_view::format;
+use overlap_view::scene::View;
+use overlap_view::tour::{Chapter, Focus, Outcome, CHAPTERS};
 
 use crate::state::AppState;
 use crate::ui::figures::shown;
-use overlap_view::format;
-
-/// A figure the reveal shows before and after: the chapter's word for it,
-/// and the metric (its getter, `data-metric` name and number format).
-type Watch = (&'static str, Metric);
-
-const STEP: Watch = ("step time", Metric::StepTime);
-
-const fn axis(label: &'static str, axis: overlap_core::Axis, figure: AxisFigure) -> Watch {
-    (label, Metric::Axis(axis, figure))
-}
-
-struct Chapter {
-    title: &'static str,
-    preset: &'static str,
-    /// Changes to the preset before the question.
-    setup: fn(&mut ScenarioInput),
-    intro: &'static str,
-    question: &'static str,
-    choices: [&'static str; 3],
-    /// The one change the chapter is about.
-    action: fn(&mut ScenarioInput),
-    /// Which figures the reveal reads.
-    watch: &'static [Watch],
-    explain: &'static str,
-    /// The controls the chapter is about (field names), outlined on the page.
-    controls: &'static [&'static str],
-}
-
-fn all_off(i: &mut ScenarioInput) {
-    i.overlap.tp = Some(false);
-    i.overlap.pp = Some(false);
-    i.overlap.dp = Some(false);
-}
-
-const CHAPTERS: &[Chapter] = &[
-    Chapter {
-        title: "DP hides behind the backward pass",
-        preset: "didactic",
-        setup: all_off,
-        intro: "Two DGX A100 nodes, every overlap off. The DP reduction (green) waits until the last backward op \
-                is done, and compute stands idle while it runs.",
-        question: "Switch DP overlap on. What happens to the DP time the GPUs wait for (exposed)?",
-        choices: ["Most of it disappears", "It barely changes", "It grows"],
-        action: |i| i.overlap.dp = Some(true),
-        watch: &[
-            STEP,
-            axis("DP exposed", Dp, AxisFigure::Exposed),
-            axis("DP window", Dp, AxisFigure::Window),
-        ],
-        explain: "Each gradient bucket is reduced as soon as it is final, under the rest of the backward pass. \
-                  With gradient accumulation only the last micro-batch's backward is a window, so whatever does \
-                  not fit in it stays exposed.",
-        controls: &["overlap.dp"],
-    },
-    Chapter {
-        title: "TP has a small window; chunking helps, at a cost",
-        preset: "didactic",
-        setup: all_off,
-        intro: "TP's AllReduce follows the GEMM that produced its input, and the next GEMM needs its output. \
-                With overlap off, compute waits for every one of them (blue).",
-        question: "Switch TP overlap on (each GEMM split in 4 chunks). How much of TP's communication hides?",
-        choices: ["Nearly all of it", "Some of it", "None of it"],
-        action: |i| i.overlap.tp = Some(true),
-        watch: &[
-            STEP,
-            axis("TP exposed", Tp, AxisFigure::Exposed),
-            axis("TP window", Tp, AxisFigure::Window),
-            axis("TP comm", Tp, AxisFigure::Comm),
-        ],
-        explain: "Chunk i's AllReduce runs under chunk i+1's GEMM, but the window is one adjacent GEMM: small next \
-                  to the traffic. Smaller GEMMs also run less efficiently, and NCCL's kernels take SMs from compute.",
-        controls: &["overlap.tp", "overlap.tp_chunks"],
-    },
-    Chapter {
-        title: "PP sends hide behind micro-batches",
-        preset: "didactic",
-        setup: |i| {
-            i.overlap.tp = Some(true);
-            i.overlap.dp = Some(true);
-            i.overlap.pp = Some(false);
-        },
-        intro: "With PP overlap off, a stage blocks on each send until the next stage has the activations (orange).",
-        question: "Switch PP overlap on. What happens to PP's exposed time?",
-        choices: ["It mostly disappears", "It barely changes", "It grows"],
-        action: |i| i.overlap.pp = Some(true),
-        watch: &[
-            STEP,
-            axis("PP exposed", Pp, AxisFigure::Exposed),
-            axis("PP window", Pp, AxisFigure::Window),
-            ("bubble", Metric::Bubble),
-        ],
-        explain: "An asynchronous send lets the sender start the next micro-batch at once: only the receiver waits, \
-                  and only when the data is late. The pipeline bubble is another matter: overlap does not fill it.",
-        controls: &["overlap.pp"],
-    },
-    Chapter {
-        title: "All three overlapped contend for the same links",
-        preset: "contention",
-        setup: |i| i.overlap.dp = Some(false),
-        intro: "Four nodes on a slow 12.5 GB/s NIC. PP and TP overlap are on; the DP reduction still runs after \
-                the step, alone on the links.",
-        question: "Switch DP overlap on, so the DP reduction runs during backward. What happens to DP's own \
-                   communication time?",
-        choices: ["It stays the same", "It grows: it shares the NIC with PP", "It shrinks"],
-        action: |i| i.overlap.dp = Some(true),
-        watch: &[
-            STEP,
-            axis("DP comm", Dp, AxisFigure::Comm),
-            axis("DP contention", Dp, AxisFigure::Contention),
-            axis("PP contention", Pp, AxisFigure::Contention),
-        ],
-        explain: "Overlapping each axis with compute does not overlap the axes with each other: the DP reduction \
-                  and the pipeline's gradient sends now meet on the same NIC and share it, so both take longer. \
-                  Look at the link lanes: two colours stacked on one link.",
-        controls: &["overlap.dp"],
-    },
-    Chapter {
-        title: "Where overlap stops being free",
-        preset: "didactic",
-        setup: |i| i.sm_tax = Some(0.15),
-        intro: "All overlaps on, 4 TP chunks, NCCL kernels slowing compute by 15% while they run.",
-        question: "Split each TP GEMM into 32 chunks and let communication take 40% of the SMs. The step gets…",
-        choices: ["Shorter: more overlap", "About the same", "Longer"],
-        action: |i| {
-            i.overlap.tp_chunks = Some(32);
-            i.sm_tax = Some(0.4);
-        },
-        watch: &[
-            STEP,
-            ("compute busy", Metric::Compute),
-            axis("TP exposed", Tp, AxisFigure::Exposed),
-            ("speedup over all-off", Metric::Speedup),
-        ],
-        explain: "Tiny chunks run far from peak, each collective pays its latency, and compute slows whenever a \
-                  communication kernel runs beside it. Past a point, overlap costs more than it hides.",
-        controls: &["overlap.tp_chunks", "sm_tax"],
-    },
-    Chapter {
-        title: "Overlap switched on, yet nothing hides",
-        preset: "one-queue",
-        setup: |i| i.hardware.max_connections = Some(8),
-        intro: "Megatron-LM issue 1468's shape: an 8B model on 64 H100, data parallel only, DP overlap on. With 8 \
-                hardware queues the gradient reduction runs beside the backward GEMMs.",
-        question: "Set CUDA_DEVICE_MAX_CONNECTIONS to 1, as Megatron-LM asks for with TP overlap. How much of DP's \
-                   communication still hides?",
-        choices: ["Most of it", "About half", "Next to none"],
-        action: |i| i.hardware.max_connections = Some(1),
-        watch: &[
-            STEP,
-            axis("DP hidden", Dp, AxisFigure::Hidden),
-            axis("DP exposed", Dp, AxisFigure::Exposed),
-        ],
-        explain: "With one hardware queue, the kernels of every stream run in the order they were launched: a \
-                  reduction launched between two backward GEMMs makes the next GEMM wait for it. The switch still \
-                  says overlap is on; the queue decides whether anything runs side by side.",
-        controls: &["hardware.max_connections", "overlap.dp"],
-    },
-];
 
 /// How many chapters the tour has (share links name them 1 to this).
 pub fn chapter_count() -> usize {
@@ -188,14 +31,82 @@ pub fn focus_fields(chapter: usize) -> &'static [&'static str] {
     CHAPTERS.get(chapter).map(|c| c.controls).unwrap_or(&[])
 }
 
-fn enter(state: AppState, chapter: usize) {
+/// The chapter's own two runs, taken from the simulations its scenario
+/// asked for: texts never read a run of another scenario.
+#[derive(Clone, Copy)]
+struct Runs {
+    before: RwSignal<Option<Report>>,
+    after: RwSignal<Option<Report>>,
+    /// The run counter when the chapter last changed the scenario: a run
+    /// counted after it belongs to the chapter.
+    since: RwSignal<u64>,
+}
+
+fn enter(state: AppState, runs: Runs, chapter: usize) {
     let c = &CHAPTERS[chapter];
-    if let Some(p) = presets::find(c.preset) {
-        let mut input = p.input();
-        (c.setup)(&mut input);
+    if let (Some(p), Some(input)) = (overlap_core::presets::find(c.preset), c.before_input()) {
+        runs.before.set(None);
+        runs.after.set(None);
+        runs.since.set(state.run_seq.get_untracked());
         state.load(p, input);
     }
     reveal_control(c.controls.first().copied());
+}
+
+/// Shows the chapter's region of the step (or all of it), and brings the
+/// timeline into view under the tour.
+fn point_view(state: AppState, focus: Focus) {
+    {
+        let scene = state.scene();
+        let mut s = scene.borrow_mut();
+        let span = s.current.as_ref().and_then(|p| focus.span_s(&p.timeline));
+        match span {
+            Some((t0, t1)) => s.view = View { t0, t1, fit: false },
+            None => s.fit(),
+        }
+    }
+    crate::timeline::frame::request();
+    bring_timeline_into_view(focus.shows_links());
+}
+
+/// Scrolls the page so that the timeline (with its link lanes, when the
+/// chapter is about them) is on screen beside or above the open tour: from
+/// the step figures down on a wide screen, from the canvas down on a phone,
+/// where the tour sits at the bottom of the screen.
+fn bring_timeline_into_view(links: bool) {
+    let (Some(doc), Some(win)) = (crate::web::dom::document(), crate::web::dom::window()) else {
+        return;
+    };
+    let size = |v: Result<wasm_bindgen::JsValue, _>| v.ok().and_then(|v| v.as_f64()).unwrap_or(0.0);
+    let (width, height) = (size(win.inner_width()), size(win.inner_height()));
+    let top_of = if width >= 960.0 {
+        ".headline"
+    } else {
+        ".timeline canvas"
+    };
+    let (Ok(Some(top)), Ok(Some(canvas))) = (
+        doc.query_selector(top_of),
+        doc.query_selector(".timeline canvas"),
+    ) else {
+        return;
+    };
+    let from = top.get_bounding_client_rect().top();
+    let to = canvas.get_bounding_client_rect().bottom();
+    // The part of the screen the tour leaves free.
+    let free = if width >= 960.0 {
+        height
+    } else {
+        height * 0.56
+    };
+    if from >= 0.0 && to <= free {
+        return;
+    }
+    let dy = if links && to - from > free {
+        to - free + 4.0
+    } else {
+        from - 4.0
+    };
+    win.scroll_by_with_x_and_y(0.0, dy);
 }
 
 /// On a wide screen the controls scroll on their own: bring the chapter's
@@ -217,6 +128,19 @@ fn reveal_control(field: Option<&str>) {
     side.set_scroll_top(side.scroll_top() + offset as i32 - 48);
 }
 
+/// Marks the page while the tour is open, for the layout that keeps the
+/// timeline beside or under it (style.css).
+fn mark_touring(open: bool) {
+    if let Some(body) = crate::web::dom::document().and_then(|d| d.body()) {
+        let classes = body.class_list();
+        let _ = if open {
+            classes.add_1("touring")
+        } else {
+            classes.remove_1("touring")
+        };
+    }
+}
+
 #[component]
 pub fn Tour() -> impl IntoView {
     let state = expect_context::<AppState>();
@@ -227,6 +151,11 @@ pub fn Tour() -> impl IntoView {
         .filter(|c| *c < CHAPTERS.len());
     let stage = RwSignal::new(opened.map_or(Stage::Off, Stage::Ask));
     let picked = RwSignal::new(None::<usize>);
+    let runs = Runs {
+        before: RwSignal::new(None),
+        after: RwSignal::new(None),
+        since: RwSignal::new(0),
+    };
     let chapter_of = |s: Stage| match s {
         Stage::Ask(i) | Stage::Revealed(i) => Some(i),
         Stage::Off | Stage::Done => None,
@@ -234,6 +163,7 @@ pub fn Tour() -> impl IntoView {
     // The open chapter goes into the address (src/share.rs)...
     Effect::new(move |_| {
         let now = chapter_of(stage.get());
+        mark_touring(now.is_some());
         if state.tour_chapter.get_untracked() != now {
             state.tour_chapter.set(now);
         }
@@ -242,13 +172,37 @@ pub fn Tour() -> impl IntoView {
     Effect::new(move |_| {
         let wanted = state.tour_chapter.get().filter(|c| *c < CHAPTERS.len());
         if wanted != chapter_of(stage.get_untracked()) {
+            runs.before.set(None);
+            runs.after.set(None);
+            runs.since.set(state.run_seq.get_untracked());
             stage.set(wanted.map_or(Stage::Off, Stage::Ask));
+        }
+    });
+    // Each run the chapter asked for becomes its before or after, and the
+    // timeline is pointed at the chapter's region of it.
+    Effect::new(move |_| {
+        let seq = state.run_seq.get();
+        if seq <= runs.since.get_untracked() {
+            return;
+        }
+        let Some(report) = state.report.get_untracked() else {
+            return;
+        };
+        let (i, slot) = match stage.get_untracked() {
+            Stage::Ask(i) => (i, runs.before),
+            Stage::Revealed(i) => (i, runs.after),
+            Stage::Off | Stage::Done => return,
+        };
+        let first = slot.with_untracked(Option::is_none);
+        slot.set(Some(report));
+        if first {
+            point_view(state, CHAPTERS[i].focus);
         }
     });
     let start = move |_| {
         picked.set(None);
         stage.set(Stage::Ask(0));
-        enter(state, 0);
+        enter(state, runs, 0);
     };
     let go = move |chapter: usize| {
         picked.set(None);
@@ -256,14 +210,18 @@ pub fn Tour() -> impl IntoView {
             stage.set(Stage::Done);
         } else {
             stage.set(Stage::Ask(chapter));
-            enter(state, chapter);
+            enter(state, runs, chapter);
         }
     };
     let predict = move |chapter: usize, choice: Option<usize>| {
         picked.set(choice);
-        state.edit(CHAPTERS[chapter].action);
+        runs.after.set(None);
+        runs.since.set(state.run_seq.get_untracked());
         stage.set(Stage::Revealed(chapter));
+        state.edit(CHAPTERS[chapter].action);
     };
+    // A prediction waits for the chapter's own "before" run.
+    let waiting = move || runs.before.with(Option::is_none);
     view! {
         <section class="tour" aria-labelledby="tour-h">
             <h2 id="tour-h">"Guided tour"</h2>
@@ -273,7 +231,7 @@ pub fn Tour() -> impl IntoView {
                     <button type="button" class="primary" on:click=start>"Start the guided tour"</button>
                 }.into_any(),
                 Stage::Done => view! {
-                    <p role="status" class="tour-done">"Tour complete. Every control is yours now: try your own predictions."</p>
+                    <p role="status" class="tour-done">"Tour complete. Every control is yours now: try your own predictions, and \"Reset to preset\" brings a preset back."</p>
                     <button type="button" on:click=start>"Restart the tour"</button>
                     <button type="button" on:click=move |_| stage.set(Stage::Off)>"Close"</button>
                 }.into_any(),
@@ -282,13 +240,13 @@ pub fn Tour() -> impl IntoView {
                     view! {
                         <p class="chapter-no">{format!("Chapter {} of {}", i + 1, CHAPTERS.len())}</p>
                         <h3>{c.title}</h3>
-                        <p>{c.intro}</p>
+                        <p class="tour-intro">{move || intro(c, runs)}</p>
                         <fieldset class="predict">
                             <legend>{c.question}</legend>
                             {c.choices.iter().enumerate().map(|(k, text)| view! {
-                                <button type="button" on:click=move |_| predict(i, Some(k))>{*text}</button>
+                                <button type="button" disabled=waiting on:click=move |_| predict(i, Some(k))>{*text}</button>
                             }).collect_view()}
-                            <button type="button" class="link" on:click=move |_| predict(i, None)>"Skip: just show me"</button>
+                            <button type="button" class="link" disabled=waiting on:click=move |_| predict(i, None)>"Skip: just show me"</button>
                         </fieldset>
                         <TourNav stage=stage go=go chapter=i />
                     }.into_any()
@@ -302,37 +260,9 @@ pub fn Tour() -> impl IntoView {
                         <p class="your-guess">
                             {move || picked.get().map(|k| format!("You predicted: {}.", c.choices[k]))}
                         </p>
-                        <ul class="reveal" aria-live="polite">
-                            {c.watch.iter().map(|(label, metric)| {
-                                let (label, metric) = (*label, *metric);
-                                let get = move |r: &overlap_core::Report| metric.get(r);
-                                let name = metric.name();
-                                // The current value first: a page query for a metric
-                                // finds it before any "before" value.
-                                view! {
-                                    <li>
-                                        <span>{label}": "</span>
-                                        <strong
-                                            data-metric=name.clone()
-                                            data-run="current"
-                                            data-value=move || state.report.get().map(|r| format::raw(get(&r)))
-                                        >
-                                            {move || state.report.get().map(|r| shown(metric, get(&r)))}
-                                        </strong>
-                                        " (before: "
-                                        <span
-                                            data-metric=name
-                                            data-run="previous"
-                                            data-value=move || state.ghost.get().map(|g| format::raw(get(&g)))
-                                        >
-                                            {move || state.ghost.get().map(|g| shown(metric, get(&g)))}
-                                        </span>
-                                        ")"
-                                    </li>
-                                }
-                            }).collect_view()}
-                        </ul>
-                        <p>{c.explain}</p>
+                        <Verdict chapter=c picked=picked runs=runs />
+                        <RevealFigures chapter=c runs=runs />
+                        <p class="tour-explain">{move || explain(c, runs)}</p>
                         <button type="button" class="primary" on:click=move |_| go(i + 1)>
                             {if last { "Finish the tour" } else { "Next chapter" }}
                         </button>
@@ -341,6 +271,86 @@ pub fn Tour() -> impl IntoView {
                 }
             }}
         </section>
+    }
+}
+
+fn intro(c: &'static Chapter, runs: Runs) -> String {
+    runs.before
+        .with(|b| b.as_ref().map(|b| c.intro_text(b)))
+        .unwrap_or_else(|| "Simulating the chapter's scenario…".to_string())
+}
+
+fn explain(c: &'static Chapter, runs: Runs) -> Option<String> {
+    let (before, after) = (runs.before.get()?, runs.after.get()?);
+    Some(c.explain_text(&Outcome {
+        before: &before,
+        after: &after,
+    }))
+}
+
+/// Whether the prediction was right, and why, from the chapter's two runs.
+#[component]
+fn Verdict(
+    chapter: &'static Chapter,
+    picked: RwSignal<Option<usize>>,
+    runs: Runs,
+) -> impl IntoView {
+    let text = move || {
+        let (before, after) = (runs.before.get()?, runs.after.get()?);
+        let outcome = Outcome {
+            before: &before,
+            after: &after,
+        };
+        let right = chapter.answer.map(|a| a(&outcome));
+        let text = chapter.verdict_text(picked.get(), &outcome)?;
+        Some((text, right == picked.get() && right.is_some()))
+    };
+    view! {
+        <p
+            class="verdict"
+            role="status"
+            data-right=move || text().map(|(_, r)| r.to_string())
+            class:right=move || text().is_some_and(|(_, r)| r)
+        >
+            {move || text().map(|(t, _)| t).unwrap_or_else(|| "Simulating the change…".to_string())}
+        </p>
+    }
+}
+
+/// The watched figures, after and before, from the chapter's own runs.
+#[component]
+fn RevealFigures(chapter: &'static Chapter, runs: Runs) -> impl IntoView {
+    view! {
+        <ul class="reveal" aria-live="polite">
+            {chapter.watch.iter().map(|(label, metric)| {
+                let (label, metric) = (*label, *metric);
+                let get = move |r: &Report| metric.get(r);
+                let name = metric.name();
+                // The current value first: a page query for a metric
+                // finds it before any "before" value.
+                view! {
+                    <li>
+                        <span>{label}": "</span>
+                        <strong
+                            data-metric=name.clone()
+                            data-run="current"
+                            data-value=move || runs.after.with(|r| r.as_ref().map(|r| format::raw(get(r))))
+                        >
+                            {move || runs.after.with(|r| r.as_ref().map(|r| shown(metric, get(r))))}
+                        </strong>
+                        " (before: "
+                        <span
+                            data-metric=name
+                            data-run="previous"
+                            data-value=move || runs.before.with(|r| r.as_ref().map(|r| format::raw(get(r))))
+                        >
+                            {move || runs.before.with(|r| r.as_ref().map(|r| shown(metric, get(r))))}
+                        </span>
+                        ")"
+                    </li>
+                }
+            }).collect_view()}
+        </ul>
     }
 }
 

@@ -8,7 +8,9 @@
 //!   [`palette`] roles; [`svg`] writes it as SVG, and the app's canvas
 //!   painter paints the same list;
 //! - [`view_query`]: the view keys of share links; [`tip`]: the tooltip's
-//!   text; [`format`]: how numbers are written.
+//!   text; [`format`]: how numbers are written;
+//! - [`tour`]: the guided tour's chapters as data, their text filled from
+//!   the figures; [`summary`]: the step in one sentence.
 //!
 //! No web dependency: every test here runs natively.
 #![warn(missing_docs)]
@@ -24,9 +26,11 @@ pub mod palette;
 pub mod prepared;
 pub mod report_csv;
 pub mod scene;
+pub mod summary;
 pub mod svg;
 pub mod table;
 pub mod tip;
+pub mod tour;
 pub mod trace_size;
 pub mod view_query;
 

@@ -5,6 +5,7 @@ use overlap_core::timeline::{Axis, Direction, Interval, Lane, LinkClass};
 use overlap_core::Timeline;
 
 /// A simulation's timeline, its lanes sorted by start for binary search.
+#[derive(Clone)]
 pub struct Prepared {
     /// The timeline as the core made it, lanes sorted.
     pub timeline: Timeline,
