@@ -40,6 +40,9 @@ struct Runs {
     /// The run counter when the chapter last changed the scenario: a run
     /// counted after it belongs to the chapter.
     since: RwSignal<u64>,
+    /// Whether the tour itself set the scenario, and so points the view at
+    /// the chapter's region; a chapter opened from a link keeps the link's view.
+    steer: RwSignal<bool>,
 }
 
 fn enter(state: AppState, runs: Runs, chapter: usize) {
@@ -48,6 +51,7 @@ fn enter(state: AppState, runs: Runs, chapter: usize) {
         runs.before.set(None);
         runs.after.set(None);
         runs.since.set(state.run_seq.get_untracked());
+        runs.steer.set(true);
         state.load(p, input);
     }
     reveal_control(c.controls.first().copied());
@@ -155,6 +159,7 @@ pub fn Tour() -> impl IntoView {
         before: RwSignal::new(None),
         after: RwSignal::new(None),
         since: RwSignal::new(0),
+        steer: RwSignal::new(false),
     };
     let chapter_of = |s: Stage| match s {
         Stage::Ask(i) | Stage::Revealed(i) => Some(i),
@@ -164,6 +169,12 @@ pub fn Tour() -> impl IntoView {
     Effect::new(move |_| {
         let now = chapter_of(stage.get());
         mark_touring(now.is_some());
+        // Each stage starts at its top: on a phone the tour scrolls on its own.
+        if let Ok(Some(el)) =
+            crate::web::dom::document().map_or(Ok(None), |d| d.query_selector(".tour"))
+        {
+            el.set_scroll_top(0);
+        }
         if state.tour_chapter.get_untracked() != now {
             state.tour_chapter.set(now);
         }
@@ -175,6 +186,7 @@ pub fn Tour() -> impl IntoView {
             runs.before.set(None);
             runs.after.set(None);
             runs.since.set(state.run_seq.get_untracked());
+            runs.steer.set(false);
             stage.set(wanted.map_or(Stage::Off, Stage::Ask));
         }
     });
@@ -195,7 +207,7 @@ pub fn Tour() -> impl IntoView {
         };
         let first = slot.with_untracked(Option::is_none);
         slot.set(Some(report));
-        if first {
+        if first && runs.steer.get_untracked() {
             point_view(state, CHAPTERS[i].focus);
         }
     });
@@ -217,6 +229,7 @@ pub fn Tour() -> impl IntoView {
         picked.set(choice);
         runs.after.set(None);
         runs.since.set(state.run_seq.get_untracked());
+        runs.steer.set(true);
         stage.set(Stage::Revealed(chapter));
         state.edit(CHAPTERS[chapter].action);
     };

@@ -18,6 +18,7 @@ import { serve, launch, guard, ready, metric, afterRun, painted } from './harnes
 import { registerShareTests } from './share.mjs';
 import { registerWidgetTests } from './widget.mjs';
 import { registerPageTests } from './page.mjs';
+import { registerTourTests } from './tour.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const DIST = resolve(ROOT, process.env.DIST ?? 'dist');
@@ -314,6 +315,8 @@ registerWidgetTests(test, { assert, close, cliReport, ARTIFACTS, DIST, serverUrl
 (await import('./kineto.mjs')).registerKinetoTests(test, { assert, CLI, TMP });
 // The simulation worker: large scenarios, failing runs, exports at any size (issues 14 and 8).
 registerPageTests(test, { assert, close, canvasDrawn, matchesCli, ARTIFACTS });
+// The guided tour, before and after, reset to preset (issue 12): tests/browser/tour.mjs.
+registerTourTests(test, { assert, matchesCli, ARTIFACTS });
 
 // ---------------------------------------------------------------- runner
 
