@@ -64,6 +64,19 @@ fn point_view(state: AppState, focus: Focus) {
         let scene = state.scene();
         let mut s = scene.borrow_mut();
         let span = s.current.as_ref().and_then(|p| focus.span_s(&p.timeline));
+        // A region that reaches the step's end reaches the end of the run
+        // before, when that was longer: the saved time stays in view.
+        let (step, extent) = (s.step_s(), s.extent_s());
+        let span = span.map(|(t0, t1)| {
+            (
+                t0,
+                if t1 >= step * (1.0 - 1e-9) {
+                    extent
+                } else {
+                    t1
+                },
+            )
+        });
         match span {
             Some((t0, t1)) => s.view = View { t0, t1, fit: false },
             None => s.fit(),
