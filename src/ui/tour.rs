@@ -13,10 +13,7 @@ use overlap_view::tour::{Chapter, Focus, Outcome, CHAPTERS};
 use crate::state::AppState;
 use crate::ui::figures::shown;
 
-/// How many chapters the tour has (share links name them 1 to this).
-pub fn chapter_count() -> usize {
-    CHAPTERS.len()
-}
+pub use overlap_view::tour::chapter_count;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Stage {

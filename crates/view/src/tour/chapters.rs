@@ -138,7 +138,7 @@ pub const CHAPTERS: &[Chapter] = &[
         preset: "contention",
         setup: |i| i.overlap.dp = Some(false),
         intro: "Four nodes on a slow 12.5 GB/s NIC. PP and TP overlap are on; the DP reduction runs after the \
-                last backward op, alone on the links: {before:axes.dp.contention_ms} of it is lost to sharing.",
+                last backward op, alone on the links (DP contention {before:axes.dp.contention_ms}).",
         question: "Switch DP overlap on, so the DP reduction runs during backward. What happens to DP's own \
                    communication time?",
         choices: CHANGE_CHOICES,
