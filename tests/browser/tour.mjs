@@ -153,10 +153,16 @@ export function registerTourTests(test, h) {
     const hidden = await page.locator('.headline [data-metric="step_time_ms"][data-run="previous"]').isHidden();
     assert(hidden, 'the ghost compares two presets');
     assert((await page.getAttribute('.timeline canvas', 'data-before')) === '0', 'lanes before from another preset');
-    // The tour leaves the page reset-able: its last change is marked.
+    // The tour's last change is marked, and Reset brings the preset back.
     await page.getByRole('button', { name: 'Start the guided tour' }).click();
     await page.waitForSelector('.tour .predict button:not([disabled])');
-    const seq = await runSeq(page);
-    assert(seq > 0, 'no run');
+    await afterRun(page, () => page.getByRole('button', { name: 'Skip: just show me' }).click());
+    await page.waitForFunction(() => document.querySelector('.preset-state').dataset.modified === 'true');
+    await page.getByRole('button', { name: 'Leave the tour' }).click();
+    await afterRun(page, () => page.getByRole('button', { name: 'Reset to preset' }).click());
+    await page.waitForFunction(() => document.querySelector('.preset-state').dataset.modified === 'false');
+    assert((await page.inputValue('#f-preset')) === 'didactic', 'the tour did not say which preset it started from');
+    assert(await page.getByRole('switch', { name: 'TP overlap' }).isChecked(), 'reset left the tour\'s TP overlap off');
+    assert((await runSeq(page)) > 0, 'no run');
   });
 }
