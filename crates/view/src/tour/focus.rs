@@ -15,8 +15,8 @@ pub enum Focus {
     /// One transformer layer's forward GEMMs and their TP collectives, on the
     /// first micro-batch: where chunking shows.
     OneLayer,
-    /// The data-parallel reduction's time on the network, with the link
-    /// lanes in view: where axes meet on one NIC.
+    /// From the first data-parallel reduction to the step's end, with the
+    /// link lanes in view: where axes meet on one NIC.
     NetworkLinks,
 }
 
@@ -67,9 +67,11 @@ impl Focus {
                 (start, lane_end(ops.into_iter()))
             }
             Focus::NetworkLinks => {
+                // From the first reduction to the step's end, where what the
+                // sharing cost (or saved) shows.
                 let dp = &g.comm[Axis::Dp.index()];
                 let start = dp.iter().map(|i| i.start_s).fold(f64::INFINITY, f64::min);
-                (start, lane_end(dp.iter()))
+                (start, timeline.step_time_s)
             }
         };
         let (start, end) = region;
