@@ -30,8 +30,12 @@ pub struct AppState {
     /// The core's refusals of the current input, each naming its field.
     pub errors: RwSignal<Vec<FieldError>>,
     pub report: RwSignal<Option<Report>>,
-    /// The run before the current one, drawn as a ghost.
+    /// The run before the current one, drawn as a ghost; only ever a run of
+    /// the same preset, since the scenario last started over from it.
     pub ghost: RwSignal<Option<Report>>,
+    /// The preset the shown report's scenario started from; empty right
+    /// after a preset is (re)loaded, so that the next run has no ghost.
+    pub shown_preset: StoredValue<String>,
     /// Counts simulations, so that views depending on the timeline refresh.
     pub run_seq: RwSignal<u64>,
     pub playing: RwSignal<bool>,
@@ -72,6 +76,7 @@ impl AppState {
             errors: RwSignal::new(Vec::new()),
             report: RwSignal::new(None),
             ghost: RwSignal::new(None),
+            shown_preset: StoredValue::new(String::new()),
             run_seq: RwSignal::new(0),
             playing: RwSignal::new(false),
             speed: RwSignal::new(1.0),
@@ -109,8 +114,53 @@ impl AppState {
     /// Starts over from a preset with an edited input (the tour's chapters).
     pub fn load(&self, preset: &Preset, input: ScenarioInput) {
         self.reset_view();
+        // A fresh start: the next run is compared with nothing before it.
+        self.shown_preset.set_value(String::new());
+        self.ghost.set(None);
         self.preset_id.set(preset.id.to_string());
         self.input.set(input);
+    }
+
+    /// Back to the current preset as it is defined: the picker's "Reset to
+    /// preset".
+    pub fn reset_to_preset(&self) {
+        self.load_preset_id(&self.preset_id.get_untracked());
+    }
+
+    /// Whether the scenario differs from its preset: by its fields, or, when
+    /// fields were written out, by the scenario they resolve to.
+    pub fn modified(&self) -> bool {
+        let Some(preset) = presets::find(&self.preset_id.get()) else {
+            return false;
+        };
+        let own = preset.input();
+        self.input.with(|input| {
+            *input != own
+                && match (input.resolve(), own.resolve()) {
+                    (Ok(a), Ok(b)) => a != b,
+                    _ => true,
+                }
+        })
+    }
+
+    /// Whether the run about to be shown starts from the same preset as the
+    /// one shown: only then is the shown one kept for comparison.
+    pub fn same_preset_as_shown(&self) -> bool {
+        let now = self.preset_id.get_untracked();
+        self.shown_preset.with_value(|p| *p == now)
+    }
+
+    /// Called with each run as it is shown: the run it replaces becomes the
+    /// ghost when both started from the same preset; otherwise there is no
+    /// ghost, so a "was" figure never compares two presets.
+    pub fn replace_ghost(&self, previous: Option<Report>) {
+        let same = self.same_preset_as_shown();
+        self.shown_preset.set_value(self.preset_id.get_untracked());
+        if !same {
+            self.ghost.set(None);
+        } else if previous.is_some() {
+            self.ghost.set(previous);
+        }
     }
 
     /// Whole step in view, playhead at the end, paused: a new scenario is

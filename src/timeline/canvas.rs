@@ -89,7 +89,7 @@ pub fn draw(
         return Ok(false);
     };
     let width = f64::from(canvas.client_width().max(300));
-    let layout = Layout::compute(current, width, scene.link_gpu);
+    let layout = Layout::compute_with_before(current, scene.before.as_ref(), width, scene.link_gpu);
     let dpr = crate::web::dom::window()
         .map(|w| w.device_pixel_ratio())
         .unwrap_or(1.0)

@@ -178,6 +178,14 @@ fn on_frame(d: &Driver, ts: f64) {
             d.state.lod_note.get_untracked()
         };
         place_overlay(d, &scene);
+        // For the tests: the part of the step in view (fractions), and whether
+        // the run before is drawn under the current one.
+        let (w0, w1) = scene.window(1.0);
+        let _ = d
+            .canvas
+            .set_attribute("data-view", &format!("{:.6}-{:.6}", w0 / step, w1 / step));
+        let before = if scene.before.is_some() { "1" } else { "0" };
+        let _ = d.canvas.set_attribute("data-before", before);
         let draw_ms = dom::now_ms() - t0;
         let morphing = still_morphing;
         (

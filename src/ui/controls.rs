@@ -249,9 +249,21 @@ fn PresetPicker() -> impl IntoView {
     let options = crate::state::preset_options();
     let on_change = Callback::new(move |id: String| state.load_preset_id(&id));
     let preset = Memo::new(move |_| presets::find(&state.preset_id.get()));
+    let modified = Memo::new(move |_| state.modified());
     view! {
         <div class="preset-picker">
         <SelectField label="Scenario preset" field="preset" options current=state.preset_id on_change />
+        <p class="preset-state" data-modified=move || modified.get().to_string()>
+            <span class="modified-mark" hidden=move || !modified.get()>"modified"</span>
+            <button
+                type="button"
+                class="reset-preset"
+                disabled=move || !modified.get()
+                on:click=move |_| state.reset_to_preset()
+            >
+                "Reset to preset"
+            </button>
+        </p>
         <p class="preset-desc">{move || preset.get().map(|p| p.description)}</p>
         <p class="published">
             {move || {

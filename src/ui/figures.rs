@@ -185,12 +185,20 @@ fn WindowChart(
     }
 }
 
-/// The headline figures of the step.
+/// The headline figures of the step, and the step in one sentence
+/// (`overlap_view::summary`): what overlap saves and what stays exposed.
 #[component]
 pub fn Headline() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let summary = Memo::new(move |_| {
+        state
+            .report
+            .with(|r| r.as_ref().map(overlap_view::summary::sentence))
+    });
     view! {
         <section class="headline" aria-label="Step figures" aria-live="polite">
             {metric::HEADLINE.map(|m| view! { <Figure metric=m /> }).collect_view()}
+            <p class="step-summary" hidden=move || summary.get().is_none()>{move || summary.get()}</p>
         </section>
     }
 }

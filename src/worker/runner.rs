@@ -691,16 +691,14 @@ impl Runner {
         {
             let scene = state.scene();
             let mut scene = scene.borrow_mut();
+            scene.keep_before = state.same_preset_as_shown();
             scene.set_prepared(timeline, !dom::reduced_motion(), dom::now_ms());
             if dom::reduced_motion() {
                 scene.playing = false;
                 scene.playhead_s = f64::INFINITY;
             }
         }
-        let previous = state.report.get_untracked();
-        if previous.is_some() {
-            state.ghost.set(previous);
-        }
+        state.replace_ghost(state.report.get_untracked());
         state.report.set(Some(report));
         state.resolved.set(Some(scenario));
         state.represents_note.set(note);

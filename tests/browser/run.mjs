@@ -21,6 +21,7 @@ import { registerPageTests } from './page.mjs';
 import { registerCoconetTests } from './coconet.mjs';
 import { registerZeroBubbleTests } from './zb.mjs';
 import { registerSurfaceTests } from './surface.mjs';
+import { registerTourTests } from './tour.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const DIST = resolve(ROOT, process.env.DIST ?? 'dist');
@@ -328,6 +329,8 @@ registerCoconetTests(test, { assert, close, cliReport, matchesCli });
 registerZeroBubbleTests(test, { assert, close, cliReport, canvasDrawn, matchesCli, ARTIFACTS });
 // Embed, theme, touch, phone, keyboard, slide exports and the table view (issue 12).
 registerSurfaceTests(test, { assert, close, canvasDrawn, ARTIFACTS });
+// The guided tour, before and after, reset to preset (issue 12): tests/browser/tour.mjs.
+registerTourTests(test, { assert, matchesCli, ARTIFACTS });
 
 // ---------------------------------------------------------------- runner
 

@@ -42,6 +42,12 @@ pub fn timeline(scene: &Scene, win: (f64, f64), morph: f64) -> DisplayList {
     for row in &l.rows {
         match row.kind {
             RowKind::Gpu { gpu, lane } => gpu_lane(scene, p, &mut list, win, morph, gpu, lane, row),
+            RowKind::Before { lane } => {
+                if let Some(b) = scene.before.as_ref() {
+                    let gpu = scene.link_gpu.min(b.timeline.gpus.len().saturating_sub(1));
+                    gpu_lane(scene, b, &mut list, win, 1.0, gpu, lane, row);
+                }
+            }
             RowKind::Link { link } => {
                 if let Some(lk) = p.timeline.links.get(link) {
                     link_lane(scene, p, &mut list, win, lk, row);
@@ -50,7 +56,56 @@ pub fn timeline(scene: &Scene, win: (f64, f64), morph: f64) -> DisplayList {
         }
     }
     links_heading(scene, p, &mut list);
+    before_heading(scene, p, &mut list);
     list
+}
+
+/// Names the before lanes: which GPU, and the two step times, so the saved
+/// (or lost) time reads at the lanes' right ends.
+fn before_heading(scene: &Scene, p: &Prepared, list: &mut DisplayList) {
+    let (Some(y), Some(b)) = (scene.layout.before_y, scene.before.as_ref()) else {
+        return;
+    };
+    let l = &scene.layout;
+    let gpu = scene.link_gpu.min(b.timeline.gpus.len().saturating_sub(1));
+    let Some(g) = b.timeline.gpus.get(gpu) else {
+        return;
+    };
+    list.text(
+        Role::Text,
+        4.0,
+        y,
+        Align::Start,
+        if l.left < 80.0 {
+            format!(
+                "Before, GPU {}: {} (now {})",
+                g.rank,
+                format::secs(b.step_s()),
+                format::secs(p.step_s())
+            )
+        } else {
+            format!(
+                "Before the last change, GPU {}: step {} (now {})",
+                g.rank,
+                format::secs(b.step_s()),
+                format::secs(p.step_s())
+            )
+        },
+    );
+    if let Some(row) = l.rows.iter().find(|r| {
+        r.kind
+            == (RowKind::Before {
+                lane: Lane::Compute,
+            })
+    }) {
+        list.text(
+            Role::Muted,
+            4.0,
+            row.y + row.h / 2.0,
+            Align::Start,
+            "before".to_string(),
+        );
+    }
 }
 
 /// The hover marks, drawn over the timeline: the hovered bar's outline and,
@@ -346,7 +401,7 @@ fn gpu_lane(
             });
         }
     }
-    if let Lane::Comm(axis) = lane {
+    if let (Lane::Comm(axis), RowKind::Gpu { .. }) = (lane, row.kind) {
         if let Some(band) = l.bands.iter().find(|b| b.gpu == gpu) {
             brackets(scene, list, win, band, axis, bars);
         }

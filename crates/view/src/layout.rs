@@ -14,6 +14,12 @@ pub enum RowKind {
         /// Which of its lanes.
         lane: Lane,
     },
+    /// One lane of the chosen GPU in the run before the current one, drawn
+    /// under the current lanes on the same time axis.
+    Before {
+        /// Which of its lanes.
+        lane: Lane,
+    },
     /// A link's bandwidth.
     Link {
         /// Index into `Timeline::links`.
@@ -68,12 +74,25 @@ pub struct Layout {
     pub link_area: (f64, f64),
     /// Whether lanes are tall enough for their labels.
     pub label_lanes: bool,
+    /// Baseline of the heading over the before lanes, when they are shown.
+    pub before_y: Option<f64>,
 }
 
 impl Layout {
     /// Lane heights shrink with the number of simulated GPUs, so that a 64-stage
     /// pipeline still fits on a screen; labels and brackets go when too small.
     pub fn compute(p: &Prepared, width: f64, link_gpu: usize) -> Layout {
+        Self::compute_with_before(p, None, width, link_gpu)
+    }
+
+    /// As [`Layout::compute`], with the chosen GPU's lanes of the run before
+    /// (`before`) under the current GPUs, so that both runs share one time axis.
+    pub fn compute_with_before(
+        p: &Prepared,
+        before: Option<&Prepared>,
+        width: f64,
+        link_gpu: usize,
+    ) -> Layout {
         let narrow = width < 560.0;
         let left = if narrow { 66.0 } else { 104.0 };
         let right = width - 8.0;
@@ -127,6 +146,26 @@ impl Layout {
             });
             y += gap * k;
         }
+        let mut before_y = None;
+        if let Some(b) = before {
+            y += 14.0;
+            before_y = Some(y - 4.0);
+            let lanes = std::iter::once(Lane::Compute).chain(b.axes.iter().map(|a| Lane::Comm(*a)));
+            for lane in lanes {
+                let h = if lane == Lane::Compute {
+                    compute_h
+                } else {
+                    comm_h
+                } * k;
+                rows.push(Row {
+                    kind: RowKind::Before { lane },
+                    y,
+                    h,
+                });
+                y += h;
+            }
+            y += gap * k;
+        }
         let gpu_area = (axis_h, y);
         y += 22.0;
         let links_y = y - 16.0;
@@ -150,6 +189,7 @@ impl Layout {
             gpu_area,
             link_area: (link_start, y),
             label_lanes: k > 0.6,
+            before_y,
         }
     }
 

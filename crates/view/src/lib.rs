@@ -9,7 +9,9 @@
 //!   painter paints the same list;
 //! - [`slide`]: the timeline with a caption and a legend, for exports;
 //! - [`view_query`]: the view keys of share links; [`tip`]: the tooltip's
-//!   text; [`format`]: how numbers are written.
+//!   text; [`format`]: how numbers are written;
+//! - [`tour`]: the guided tour's chapters as data, their text filled from
+//!   the figures; [`summary`]: the step in one sentence.
 //!
 //! No web dependency: every test here runs natively.
 #![warn(missing_docs)]
@@ -27,9 +29,11 @@ pub mod prepared;
 pub mod report_csv;
 pub mod scene;
 pub mod slide;
+pub mod summary;
 pub mod svg;
 pub mod table;
 pub mod tip;
+pub mod tour;
 pub mod trace_size;
 pub mod view_query;
 

@@ -7,6 +7,7 @@ use overlap_core::Timeline;
 use crate::lod::{Block, BLOCK_BARS};
 
 /// A simulation's timeline, its lanes sorted by start for binary search.
+#[derive(Clone)]
 pub struct Prepared {
     /// The timeline as the core made it, lanes sorted.
     pub timeline: Timeline,

@@ -72,7 +72,17 @@ pub struct Scene {
     pub hover: Option<Hit>,
     /// The last layout drawn.
     pub layout: Layout,
+    /// The run before the current one, whose lanes of the chosen GPU
+    /// (`link_gpu`) are drawn under the current ones: before and after on
+    /// one time axis.
+    pub before: Option<Prepared>,
+    /// Whether the next timeline keeps the current one as `before`: the page
+    /// says so when both runs start from the same preset.
+    pub keep_before: bool,
 }
+
+/// Timelines larger than this are not kept as `before` (memory, paint time).
+pub const BEFORE_MAX_BARS: usize = 100_000;
 
 impl Scene {
     /// An empty scene: no timeline, whole step in view.
@@ -94,6 +104,8 @@ impl Scene {
             link_gpu: 0,
             hover: None,
             layout: Layout::default(),
+            before: None,
+            keep_before: false,
         }
     }
 
@@ -113,21 +125,33 @@ impl Scene {
                     && next.bars <= MORPH_MAX_BARS
                     && o.timeline.gpus.len() == next.timeline.gpus.len()
             });
-        if self.view.fit {
-            self.view.t0 = 0.0;
-            self.view.t1 = next.step_s();
-        } else if let Some(o) = &old {
-            // Keep the same part of the step in view when its length changes.
-            let ratio = next.step_s() / o.step_s();
-            self.view.t0 *= ratio;
-            self.view.t1 *= ratio;
-        }
+        let old_extent = old.as_ref().map(|o| o.step_s());
         self.morph_from = match (&old, can_morph) {
             (Some(o), true) => morph::morph_sources(o, &next),
             _ => Vec::new(),
         };
-        self.previous = if can_morph { old } else { None };
+        self.previous = if can_morph { old.clone() } else { None };
         self.morph_start_ms = can_morph.then_some(now_ms);
+        let comparable = |o: &Prepared| {
+            o.bars <= BEFORE_MAX_BARS
+                && next.bars <= BEFORE_MAX_BARS
+                && o.timeline.gpus.len() == next.timeline.gpus.len()
+        };
+        self.before = old.filter(|o| self.keep_before && comparable(o));
+        let extent = self
+            .before
+            .as_ref()
+            .map_or(0.0, Prepared::step_s)
+            .max(next.step_s());
+        if self.view.fit {
+            self.view.t0 = 0.0;
+            self.view.t1 = extent;
+        } else if let Some(o) = old_extent {
+            // Keep the same part of the step in view when its length changes.
+            let ratio = next.step_s() / o;
+            self.view.t0 *= ratio;
+            self.view.t1 *= ratio;
+        }
         if self.link_gpu >= next.timeline.gpus.len() {
             self.link_gpu = 0;
         }
@@ -160,10 +184,17 @@ impl Scene {
         self.current.as_ref().map(Prepared::step_s).unwrap_or(1.0)
     }
 
+    /// The time the view can show: the step, or the run before it when
+    /// that was longer (its lanes are drawn too).
+    pub fn extent_s(&self) -> f64 {
+        let before = self.before.as_ref().map_or(0.0, Prepared::step_s);
+        self.step_s().max(before)
+    }
+
     /// The window currently shown, following the morph when fitted.
     pub fn window(&self, morph: f64) -> (f64, f64) {
         if self.view.fit {
-            let new = self.step_s();
+            let new = self.extent_s();
             let old = self.previous.as_ref().map(Prepared::step_s).unwrap_or(new);
             (0.0, old + (new - old) * morph)
         } else {
@@ -186,7 +217,7 @@ impl Scene {
 
     /// Zooms by `factor` (< 1 zooms in) keeping time `at` under the same pixel.
     pub fn zoom(&mut self, factor: f64, at: f64) {
-        let step = self.step_s();
+        let step = self.extent_s();
         let (t0, t1) = self.window(1.0);
         let span = ((t1 - t0) * factor).clamp(step * 1e-6, step);
         let frac = ((at - t0) / (t1 - t0)).clamp(0.0, 1.0);
@@ -201,7 +232,7 @@ impl Scene {
 
     /// Pans by `frac` of the visible span (negative moves left).
     pub fn pan(&mut self, frac: f64) {
-        let step = self.step_s();
+        let step = self.extent_s();
         let (t0, t1) = self.window(1.0);
         let span = t1 - t0;
         let n0 = (t0 + frac * span).clamp(0.0, (step - span).max(0.0));
@@ -214,7 +245,7 @@ impl Scene {
 
     /// Shows the whole step, and follows it.
     pub fn fit(&mut self) {
-        let step = self.step_s();
+        let step = self.extent_s();
         self.view = View {
             t0: 0.0,
             t1: step,
@@ -276,6 +307,7 @@ impl Scene {
         let t = self.t_of(x);
         match row.kind {
             RowKind::Link { link } => Some(Hit::Link { link, t_s: t }),
+            RowKind::Before { .. } => None,
             RowKind::Gpu { gpu, lane } => {
                 let bars = p.lane(gpu, lane);
                 // A few pixels of slack, so that thin bars can be hovered.

@@ -1,0 +1,336 @@
+//! The chapters, in tour order. A figure in a text is a placeholder
+//! (`super::template`); every other claim is asserted on the chapter's own
+//! scenario by `tests/tour_chapters.rs`. A chapter written with the first
+//! ten fields only ends with `..Chapter::BASE`.
+
+use overlap_core::output::metric::{AxisFigure, Metric};
+use overlap_core::Axis::{self, Dp, Pp, Tp};
+use overlap_core::scenario::Schedule;
+use overlap_core::ScenarioInput;
+
+use super::{change_choice, share_gone_choice, Chapter, Focus, Outcome, Watch};
+
+const STEP: Watch = ("step time", Metric::StepTime);
+
+const fn axis(label: &'static str, axis: Axis, figure: AxisFigure) -> Watch {
+    (label, Metric::Axis(axis, figure))
+}
+
+fn all_off(i: &mut ScenarioInput) {
+    i.overlap.tp = Some(false);
+    i.overlap.pp = Some(false);
+    i.overlap.dp = Some(false);
+}
+
+/// The share of an axis's exposed time that the change took away.
+fn exposed_gone(o: &Outcome, a: Axis) -> f64 {
+    let before = o.before.axes.get(a).exposed_ms;
+    if before > 0.0 {
+        1.0 - o.after.axes.get(a).exposed_ms / before
+    } else {
+        0.0
+    }
+}
+
+/// Answers to "what happens to the exposed time", in `share_gone_choice` order.
+const EXPOSED_CHOICES: [&str; 3] = [
+    "More than half of it disappears",
+    "Some of it disappears, at most half",
+    "None of it disappears",
+];
+
+/// Answers to "how much hides", in `share_gone_choice` order.
+const HIDDEN_CHOICES: [&str; 3] = [
+    "More than half of it",
+    "Some of it, at most half",
+    "None of it",
+];
+
+/// Answers to "how does it change", in `change_choice` order.
+const CHANGE_CHOICES: [&str; 3] = ["It stays about the same", "It grows", "It shrinks"];
+
+/// The tour.
+pub const CHAPTERS: &[Chapter] = &[
+    Chapter {
+        title: "DP hides behind the backward pass",
+        preset: "didactic",
+        setup: all_off,
+        intro: "Two DGX A100 nodes, every overlap off. The DP reduction waits until the last backward op is \
+                done, and compute stands idle while it runs: all {before:axes.dp.comm_ms} of it is exposed.",
+        question: "Switch DP overlap on. What happens to the DP time the GPUs wait for (exposed)?",
+        choices: EXPOSED_CHOICES,
+        action: |i| i.overlap.dp = Some(true),
+        watch: &[
+            STEP,
+            axis("DP exposed", Dp, AxisFigure::Exposed),
+            axis("DP window", Dp, AxisFigure::Window),
+            axis("DP comm", Dp, AxisFigure::Comm),
+        ],
+        explain: "Each gradient bucket is reduced as soon as it is final, under the rest of the backward pass. \
+                  Room is not what is missing: the window, {axes.dp.window_ms}, is larger than the traffic, \
+                  {axes.dp.comm_ms}. The last bucket becomes final only when the backward pass ends, so its \
+                  reduction has nothing left to hide behind: that is the {axes.dp.exposed_ms} still exposed, \
+                  at the right end of the DP lane.",
+        controls: &["overlap.dp"],
+        answer: Some(|o| share_gone_choice(exposed_gone(o, Dp))),
+        verdict: "{axes.dp.exposed_ms} of DP's {axes.dp.comm_ms} stays exposed, down from \
+                  {before:axes.dp.exposed_ms}: {gone:axes.dp.exposed_ms} of the wait is gone.",
+        focus: Focus::LastBackward,
+    },
+    Chapter {
+        title: "TP hides behind the next GEMM chunk, at a cost",
+        preset: "didactic",
+        setup: all_off,
+        intro: "TP's AllReduce follows the GEMM that produced its input, and the next GEMM needs its output. \
+                With overlap off, compute waits for every one of them: all {before:axes.tp.comm_ms} of TP's \
+                traffic is exposed.",
+        question: "Switch TP overlap on (each GEMM split in 4 chunks). How much of TP's communication hides?",
+        choices: HIDDEN_CHOICES,
+        action: |i| i.overlap.tp = Some(true),
+        watch: &[
+            STEP,
+            axis("TP exposed", Tp, AxisFigure::Exposed),
+            axis("TP window", Tp, AxisFigure::Window),
+            axis("TP comm", Tp, AxisFigure::Comm),
+            ("compute busy", Metric::Compute),
+        ],
+        explain: "Chunk i's AllReduce runs under chunk i+1's GEMM. The window, {axes.tp.window_ms}, is larger \
+                  than the traffic, {axes.tp.comm_ms}, so most of it fits. Chunking is not free: four smaller \
+                  calls move the traffic in {axes.tp.comm_ms} where one call took {before:axes.tp.comm_ms}, and \
+                  compute is busy {diff:compute_ms} longer, because smaller GEMMs run less efficiently and \
+                  NCCL's kernels hold SMs while they run.",
+        controls: &["overlap.tp", "overlap.tp_chunks"],
+        answer: Some(|o| share_gone_choice(o.after.axes.tp.hidden)),
+        verdict: "{axes.tp.hidden} of TP's {axes.tp.comm_ms} hides; {axes.tp.exposed_ms} stays exposed, \
+                  down from {before:axes.tp.exposed_ms}.",
+        focus: Focus::OneLayer,
+    },
+    Chapter {
+        title: "PP sends hide behind micro-batches, up to a point",
+        preset: "didactic",
+        setup: |i| {
+            i.overlap.tp = Some(true);
+            i.overlap.dp = Some(true);
+            i.overlap.pp = Some(false);
+        },
+        intro: "TP and DP overlap on, PP overlap off: a stage blocks on each send until the next stage has the \
+                data, and all {before:axes.pp.comm_ms} of PP's traffic is exposed.",
+        question: "Switch PP overlap on. What happens to PP's exposed time?",
+        choices: EXPOSED_CHOICES,
+        action: |i| i.overlap.pp = Some(true),
+        watch: &[
+            STEP,
+            axis("PP exposed", Pp, AxisFigure::Exposed),
+            axis("PP window", Pp, AxisFigure::Window),
+            ("bubble", Metric::Bubble),
+        ],
+        explain: "An asynchronous send lets the sender go on at once. The receiver still waits whenever the data \
+                  it needs next arrives after it is ready for it: {axes.pp.exposed_ms} stays exposed although \
+                  the window, {axes.pp.window_ms}, is many times the traffic. The pipeline bubble is another \
+                  matter: overlap does not fill it ({before:bubble_fraction} before, {bubble_fraction} after).",
+        controls: &["overlap.pp"],
+        answer: Some(|o| share_gone_choice(exposed_gone(o, Pp))),
+        verdict: "{axes.pp.exposed_ms} of PP's {axes.pp.comm_ms} stays exposed, down from \
+                  {before:axes.pp.exposed_ms}: {gone:axes.pp.exposed_ms} of the wait is gone.",
+        focus: Focus::Whole,
+    },
+    Chapter {
+        title: "All three overlapped contend for the same links",
+        preset: "contention",
+        setup: |i| i.overlap.dp = Some(false),
+        intro: "Four nodes on a slow 12.5 GB/s NIC. PP and TP overlap are on; the DP reduction runs after the \
+                last backward op, alone on the links (DP contention {before:axes.dp.contention_ms}).",
+        question: "Switch DP overlap on, so the DP reduction runs during backward. What happens to DP's own \
+                   communication time?",
+        choices: CHANGE_CHOICES,
+        action: |i| i.overlap.dp = Some(true),
+        watch: &[
+            STEP,
+            axis("DP comm", Dp, AxisFigure::Comm),
+            axis("DP contention", Dp, AxisFigure::Contention),
+            axis("PP contention", Pp, AxisFigure::Contention),
+        ],
+        explain: "Overlapping each axis with compute does not overlap the axes with each other: the DP reduction \
+                  and the pipeline's sends now cross the same NIC and share it, so both take longer (PP's \
+                  contention goes from {before:axes.pp.contention_ms} to {axes.pp.contention_ms}). The network \
+                  lanes under the GPUs show two axes stacked on one link. The step is still \
+                  {diff:step_time_ms} shorter: what now hides behind compute outweighs what the sharing costs.",
+        controls: &["overlap.dp"],
+        answer: Some(|o| change_choice(o.before.axes.dp.comm_ms, o.after.axes.dp.comm_ms, 0.02)),
+        verdict: "DP's communication takes {axes.dp.comm_ms}, {diff:axes.dp.comm_ms} more than the \
+                  {before:axes.dp.comm_ms} it took alone; {axes.dp.contention_ms} of it is lost to sharing the links.",
+        focus: Focus::NetworkLinks,
+    },
+    Chapter {
+        title: "Where overlap stops being free",
+        preset: "didactic",
+        setup: |_| {},
+        intro: "All overlaps on, each TP GEMM in 4 chunks: the step takes {before:step_time_ms}, with \
+                {before:axes.tp.exposed_ms} of TP's communication exposed.",
+        question: "Split each TP GEMM into 32 chunks instead, for more overlap. What happens to the step time?",
+        choices: CHANGE_CHOICES,
+        action: |i| i.overlap.tp_chunks = Some(32),
+        watch: &[
+            STEP,
+            ("compute busy", Metric::Compute),
+            axis("TP comm", Tp, AxisFigure::Comm),
+            axis("TP exposed", Tp, AxisFigure::Exposed),
+        ],
+        explain: "Thirty-two small AllReduces take {axes.tp.comm_ms} where four took {before:axes.tp.comm_ms}: \
+                  each pays its latency, and small messages use less of the link. Tiny GEMMs run further from \
+                  peak and NCCL's kernels take SMs while they run, so compute is busy {diff:compute_ms} longer. \
+                  TP's exposed time goes from {before:axes.tp.exposed_ms} to {axes.tp.exposed_ms}: past a \
+                  point, chunking costs more than it hides.",
+        controls: &["overlap.tp_chunks"],
+        answer: Some(|o| change_choice(o.before.step_time_ms, o.after.step_time_ms, 0.01)),
+        verdict: "The step takes {step_time_ms}, {diff:step_time_ms} longer than the {before:step_time_ms} it \
+                  took with 4 chunks.",
+        focus: Focus::OneLayer,
+    },
+    Chapter {
+        title: "Overlap switched on, yet nothing hides",
+        preset: "one-queue",
+        setup: |i| i.hardware.max_connections = Some(8),
+        intro: "Megatron-LM issue 1468's shape: an 8B model on 64 H100, data parallel only, DP overlap on. With \
+                8 hardware queues the gradient reduction runs beside the backward GEMMs: \
+                {before:axes.dp.hidden} of it hides.",
+        question: "Set CUDA_DEVICE_MAX_CONNECTIONS to 1, as Megatron-LM asks for with TP overlap. How much of \
+                   DP's communication still hides?",
+        choices: HIDDEN_CHOICES,
+        action: |i| i.hardware.max_connections = Some(1),
+        watch: &[
+            STEP,
+            axis("DP hidden", Dp, AxisFigure::Hidden),
+            axis("DP exposed", Dp, AxisFigure::Exposed),
+        ],
+        explain: "With one hardware queue, the kernels of every stream run in the order they were launched: a \
+                  reduction launched between two backward GEMMs makes the next GEMM wait for it. The switch \
+                  still says overlap is on; the queue decides whether anything runs side by side.",
+        controls: &["hardware.max_connections", "overlap.dp"],
+        answer: Some(|o| share_gone_choice(o.after.axes.dp.hidden)),
+        verdict: "{axes.dp.hidden} of DP's {axes.dp.comm_ms} hides, against {before:axes.dp.hidden} with 8 \
+                  queues; the step takes {step_time_ms}, {diff:step_time_ms} longer.",
+        focus: Focus::LastBackward,
+    },
+    Chapter {
+        title: "CoCoNet: slice the pipeline boundary, fuse the AllReduce",
+        preset: "coconet-inference",
+        setup: |i| {
+            i.overlap.pp_chunks = Some(1);
+            i.overlap.fuse = Some(false);
+        },
+        intro: "GPT-2 8.3B inference on two DGX-2 nodes: TP 16 inside each node, one pipeline stage per node. TP \
+                overlap and asynchronous sends are on, and the step takes {before:step_time_ms}. At the stage \
+                boundary the AllReduce finishes, each GPU sends its 1/16 slice over its own NIC, and the next \
+                node gathers the slices, one step after another.",
+        question: "Cut the boundary into 8 pipelined pieces (ReduceScatter, slice sends, AllGather) and fuse each \
+                   AllReduce with the bias, dropout and residual add after it. Where does the step gain?",
+        choices: ["Mostly from slicing", "Mostly from fusion", "From neither"],
+        action: |i| {
+            i.overlap.pp_chunks = Some(8);
+            i.overlap.fuse = Some(true);
+        },
+        watch: &[
+            STEP,
+            ("compute busy", Metric::Compute),
+            axis("PP exposed", Pp, AxisFigure::Exposed),
+            ("speedup over sequential", Metric::Speedup),
+        ],
+        explain: "Fusion gives nearly all of it: 71 bias-dropout-add kernels per micro-batch leave each stage's \
+                  compute stream, and compute is busy {diff:compute_ms} less; their bytes ride on the AllReduces' \
+                  HBM traffic. Slicing makes the NVLink and the NIC of one GPU carry the boundary at the same \
+                  moments and cuts PP's exposed time from {before:axes.pp.exposed_ms} to {axes.pp.exposed_ms}, \
+                  but the boundary is small next to the step, so the step barely moves for it. On the receiving \
+                  node the gather shares NVLink with that stage's own TP AllReduces.",
+        controls: &["overlap.pp_chunks", "overlap.fuse"],
+        answer: Some(|o| {
+            let gain_ms = o.before.step_time_ms - o.after.step_time_ms;
+            let fusion_ms = o.before.compute_ms - o.after.compute_ms;
+            let slicing_ms = o.before.axes.pp.exposed_ms - o.after.axes.pp.exposed_ms;
+            if gain_ms <= 0.01 * o.before.step_time_ms {
+                2
+            } else if fusion_ms >= slicing_ms {
+                1
+            } else {
+                0
+            }
+        }),
+        verdict: "The step goes from {before:step_time_ms} to {step_time_ms}; compute is {diff:compute_ms} \
+                  shorter, while PP's exposed time falls by {diff:axes.pp.exposed_ms}.",
+        focus: Focus::Whole,
+    },
+    Chapter {
+        title: "FSDP: the parameter all-gather hides behind one layer",
+        preset: "llama3-8b-fsdp",
+        setup: |i| i.overlap.dp = Some(false),
+        intro: "An 8B model on 64 H100: FSDP shards it across the 8 nodes, and TP 8 splits each layer inside a \
+                node. Each layer's parameters are all-gathered over the network before its forward and again \
+                before its backward. With DP overlap off, the GPUs wait for every gather: \
+                {before:axes.dp.exposed_ms} of DP time is exposed.",
+        question: "Switch DP overlap on: FSDP then gathers the next layer's parameters while the current layer \
+                   computes. How much of the DP communication still stalls the GPUs?",
+        choices: ["Most of it", "About half", "Almost none"],
+        action: |i| i.overlap.dp = Some(true),
+        watch: &[
+            STEP,
+            axis("DP exposed", Dp, AxisFigure::Exposed),
+            axis("DP hidden", Dp, AxisFigure::Hidden),
+        ],
+        explain: "Each gather now runs under the layer before it, FSDP's prefetch window of one layer: \
+                  {axes.dp.hidden} of DP's {axes.dp.comm_ms} hides. A layer's forward computes for longer than the \
+                  next layer's gather takes, so the network keeps up. The window is never more than one layer: on \
+                  a network a quarter as fast a gather outlasts a forward layer, and about half the DP time stalls \
+                  the GPUs again.",
+        controls: &["overlap.dp", "parallel.dp_sharding"],
+        answer: Some(|o| {
+            let dp = &o.after.axes.dp;
+            let stalls = if dp.comm_ms > 0.0 {
+                dp.exposed_ms / dp.comm_ms
+            } else {
+                0.0
+            };
+            if stalls > 0.65 {
+                0
+            } else if stalls > 0.2 {
+                1
+            } else {
+                2
+            }
+        }),
+        verdict: "{axes.dp.exposed_ms} of DP's {axes.dp.comm_ms} still stalls the GPUs, down from \
+                  {before:axes.dp.exposed_ms}.",
+        focus: Focus::OneLayer,
+    },
+    Chapter {
+        title: "The bubble is compute that could hide communication",
+        preset: "didactic",
+        setup: |i| i.parallel.schedule = Some(Schedule::OneFOneB),
+        intro: "1F1B on two DGX A100 nodes, every overlap on. Each of the two stages idles in the pipeline bubble \
+                while the other works, and the DP reduction hides behind the last micro-batch's backward. ZB-1p \
+                splits each backward into B, the input gradient the previous stage waits for, and W, the weight \
+                gradient that only the DP reduction waits for.",
+        question: "Switch the schedule to ZB-1p, which moves W into the bubble. What happens to the DP window, the \
+                   backward compute the gradient reduction can hide behind?",
+        choices: CHANGE_CHOICES,
+        action: |i| i.parallel.schedule = Some(Schedule::ZeroBubble1p),
+        watch: &[
+            STEP,
+            ("bubble", Metric::Bubble),
+            axis("DP window", Dp, AxisFigure::Window),
+            axis("DP exposed", Dp, AxisFigure::Exposed),
+        ],
+        explain: "W fills part of the bubble: it falls from {before:bubble_fraction} to {bubble_fraction} of the \
+                  step, and the step from {before:step_time_ms} to {step_time_ms}. But the DP window shrinks from \
+                  {before:axes.dp.window_ms} to {axes.dp.window_ms}. The first stage finishes the step and holds \
+                  no W back, as it already keeps as many micro-batches alive as 1F1B allows: its last micro-batch \
+                  runs all its B before any W, so its gradients become final only in that last W. The second stage \
+                  runs its last two W after its last B, layer by layer, and its own reduction starts under them. \
+                  DP exposed stays at {axes.dp.exposed_ms}: on the first stage the last bucket is reduced after \
+                  the last backward op either way.",
+        controls: &["parallel.schedule"],
+        answer: Some(|o| change_choice(o.before.axes.dp.window_ms, o.after.axes.dp.window_ms, 0.05)),
+        verdict: "The DP window goes from {before:axes.dp.window_ms} to {axes.dp.window_ms}, while the bubble \
+                  falls from {before:bubble_fraction} to {bubble_fraction}.",
+        focus: Focus::LastBackward,
+    },
+];

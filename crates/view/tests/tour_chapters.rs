@@ -1,0 +1,239 @@
+//! Every chapter of the guided tour states only what its own scenario's
+//! figures show. Each chapter's scenario is built as the page builds it
+//! (preset, setup, then the action) and simulated before and after; every
+//! placeholder must fill, the answer must be a choice, and each claim the
+//! text makes in words is asserted here on those figures.
+
+use overlap_core::timeline::{Axis, Phase};
+use overlap_core::{simulate, Report, ScenarioInput, Simulation};
+use overlap_view::tour::{template, Chapter, Focus, Outcome, CHAPTERS};
+
+fn run(input: &ScenarioInput) -> Simulation {
+    simulate(&input.resolve().expect("a chapter's scenario resolves"))
+}
+
+struct Runs {
+    before: Simulation,
+    after: Simulation,
+}
+
+impl Runs {
+    fn outcome(&self) -> Outcome<'_> {
+        Outcome {
+            before: &self.before.report,
+            after: &self.after.report,
+        }
+    }
+}
+
+fn runs(title_start: &str) -> (&'static Chapter, Runs) {
+    let c = CHAPTERS
+        .iter()
+        .find(|c| c.title.starts_with(title_start))
+        .unwrap_or_else(|| panic!("no chapter titled {title_start}…"));
+    let before = run(&c.before_input().expect("the chapter's preset exists"));
+    let after = run(&c.after_input().expect("the chapter's preset exists"));
+    (c, Runs { before, after })
+}
+
+fn close(a: f64, b: f64, rel: f64) -> bool {
+    (a - b).abs() <= rel * a.abs().max(b.abs()).max(1e-9)
+}
+
+/// End of the last backward compute op on a GPU, seconds.
+fn last_backward_end_s(sim: &Simulation, gpu: usize) -> f64 {
+    sim.timeline.gpus[gpu]
+        .compute
+        .iter()
+        .filter(|i| i.phase == Phase::Backward)
+        .map(|i| i.end_s)
+        .fold(f64::NEG_INFINITY, f64::max)
+}
+
+#[test]
+fn every_chapter_fills_its_text_and_answers_with_a_choice() {
+    for c in CHAPTERS {
+        let (c, r) = runs(c.title);
+        let o = r.outcome();
+        let errors = template::check(c.intro, o.before, Some(o.before));
+        assert!(errors.is_empty(), "{}: intro {errors:?}", c.title);
+        for (what, text) in [("explain", c.explain), ("verdict", c.verdict)] {
+            let errors = template::check(text, o.after, Some(o.before));
+            assert!(errors.is_empty(), "{}: {what} {errors:?}", c.title);
+        }
+        let answer = (c.answer.expect("every chapter gives a verdict"))(&o);
+        assert!(answer < c.choices.len(), "{}", c.title);
+        // No choice gives its answer away with a reason.
+        for choice in c.choices {
+            assert!(
+                !choice.contains(':') && !choice.contains("because"),
+                "{}: {choice}",
+                c.title
+            );
+        }
+        let right = c
+            .verdict_text(Some(answer), &o)
+            .expect("a verdict for an answer");
+        assert!(right.starts_with("Right: "), "{right}");
+        let wrong = c
+            .verdict_text(Some((answer + 1) % 3), &o)
+            .expect("a verdict for a wrong answer");
+        assert!(wrong.contains(c.choices[answer]), "{wrong}");
+        assert!(!c.intro_text(o.before).contains('{'));
+        assert!(!c.explain_text(&o).contains('{'));
+        // The region the chapter zooms to exists on its timeline.
+        if c.focus != Focus::Whole {
+            let (t0, t1) = c
+                .focus
+                .span_s(&r.after.timeline)
+                .unwrap_or_else(|| panic!("{}: no region for {:?}", c.title, c.focus));
+            assert!(0.0 <= t0 && t0 < t1 && t1 <= r.after.timeline.step_time_s);
+        }
+    }
+}
+
+/// Exposed equals the traffic: every op of the axis waits in full.
+fn all_exposed(r: &Report, a: Axis) -> bool {
+    let x = r.axes.get(a);
+    x.comm_ms > 0.0 && close(x.exposed_ms, x.comm_ms, 1e-6)
+}
+
+#[test]
+fn dp_chapter_blames_the_last_bucket_not_the_window() {
+    let (c, r) = runs("DP hides");
+    let (b, a) = (&r.before.report, &r.after.report);
+    // Intro: with overlap off all of DP's traffic is exposed.
+    assert!(all_exposed(b, Axis::Dp));
+    // Answer: more than half of the wait is gone.
+    assert_eq!((c.answer.unwrap())(&r.outcome()), 0);
+    // Explain: the window is larger than the traffic.
+    assert!(a.axes.dp.window_ms > a.axes.dp.comm_ms, "{:?}", a.axes.dp);
+    // Explain: the last reduction starts no earlier than the end of the
+    // backward pass, on every GPU, and what runs after that end is what
+    // stays exposed.
+    for g in 0..r.after.timeline.gpus.len() {
+        let end_s = last_backward_end_s(&r.after, g);
+        let dp = &r.after.timeline.gpus[g].comm[Axis::Dp.index()];
+        let last = dp
+            .iter()
+            .max_by(|x, y| x.end_s.total_cmp(&y.end_s))
+            .expect("a DP reduction");
+        assert!(
+            last.start_s >= end_s - 1e-9,
+            "gpu {g}: {} < {end_s}",
+            last.start_s
+        );
+    }
+    let g = 0;
+    let end_s = last_backward_end_s(&r.after, g);
+    let after_backward_ms: f64 = r.after.timeline.gpus[g].comm[Axis::Dp.index()]
+        .iter()
+        .map(|i| (i.end_s - i.start_s.max(end_s)).max(0.0) * 1e3)
+        .sum();
+    assert!(
+        close(after_backward_ms, a.axes.dp.exposed_ms, 0.1),
+        "after the backward {after_backward_ms} ms, exposed {} ms",
+        a.axes.dp.exposed_ms
+    );
+}
+
+#[test]
+fn tp_chapter_window_is_larger_and_chunking_costs() {
+    let (c, r) = runs("TP hides");
+    let (b, a) = (&r.before.report, &r.after.report);
+    assert!(all_exposed(b, Axis::Tp));
+    assert_eq!((c.answer.unwrap())(&r.outcome()), 0, "more than half hides");
+    assert!(a.axes.tp.window_ms > a.axes.tp.comm_ms);
+    assert!(
+        a.axes.tp.comm_ms > b.axes.tp.comm_ms,
+        "chunked calls take longer"
+    );
+    assert!(
+        a.compute_ms > b.compute_ms,
+        "smaller GEMMs and SM sharing slow compute"
+    );
+}
+
+#[test]
+fn pp_chapter_hides_some_and_leaves_the_bubble() {
+    let (c, r) = runs("PP sends");
+    let (b, a) = (&r.before.report, &r.after.report);
+    assert!(all_exposed(b, Axis::Pp));
+    assert_eq!((c.answer.unwrap())(&r.outcome()), 1, "some, at most half");
+    assert!(a.axes.pp.exposed_ms > 0.0);
+    assert!(
+        a.axes.pp.window_ms > 5.0 * a.axes.pp.comm_ms,
+        "many times the traffic"
+    );
+    assert!(
+        (a.bubble_fraction - b.bubble_fraction).abs() < 0.01,
+        "overlap does not fill the bubble: {} -> {}",
+        b.bubble_fraction,
+        a.bubble_fraction
+    );
+}
+
+#[test]
+fn contention_chapter_shows_two_axes_on_one_nic() {
+    let (c, r) = runs("All three");
+    let (b, a) = (&r.before.report, &r.after.report);
+    // Intro: DP runs after the last backward op, alone.
+    assert_eq!(b.axes.dp.contention_ms, 0.0);
+    for (g, gpu) in r.before.timeline.gpus.iter().enumerate() {
+        let end_s = last_backward_end_s(&r.before, g);
+        for i in &gpu.comm[Axis::Dp.index()] {
+            assert!(
+                i.start_s >= end_s - 1e-9,
+                "gpu {g}: DP starts before the backward ends"
+            );
+        }
+    }
+    assert_eq!((c.answer.unwrap())(&r.outcome()), 1, "DP's comm grows");
+    assert!(a.axes.dp.contention_ms > 0.0);
+    assert!(a.axes.pp.contention_ms > b.axes.pp.contention_ms);
+    assert!(a.step_time_ms < b.step_time_ms, "the step is still shorter");
+    // The network lanes carry PP and DP at the same time.
+    let both = r.after.timeline.links.iter().any(|l| {
+        l.class == overlap_core::timeline::LinkClass::Network
+            && l.samples
+                .iter()
+                .any(|s| s.gbps[Axis::Pp.index()] > 0.0 && s.gbps[Axis::Dp.index()] > 0.0)
+    });
+    assert!(both, "no network link carries PP and DP at once");
+}
+
+#[test]
+fn chunking_chapter_makes_the_step_longer() {
+    let (c, r) = runs("Where overlap");
+    let (b, a) = (&r.before.report, &r.after.report);
+    assert_eq!((c.answer.unwrap())(&r.outcome()), 1, "the step grows");
+    assert!(a.axes.tp.comm_ms > b.axes.tp.comm_ms);
+    assert!(a.compute_ms > b.compute_ms);
+    assert!(
+        a.axes.tp.exposed_ms > b.axes.tp.exposed_ms,
+        "{:?}",
+        a.axes.tp
+    );
+}
+
+#[test]
+fn queue_chapter_hides_next_to_nothing() {
+    let (c, r) = runs("Overlap switched on");
+    let (b, a) = (&r.before.report, &r.after.report);
+    assert!(b.axes.dp.hidden > 0.5);
+    assert_eq!((c.answer.unwrap())(&r.outcome()), 2, "none of it");
+    assert!(a.step_time_ms > b.step_time_ms);
+}
+
+/// Prints every chapter's texts as the page shows them (`--nocapture`), for
+/// a reader to check the wording against the figures.
+#[test]
+fn print_chapters() {
+    for c in CHAPTERS {
+        let (c, r) = runs(c.title);
+        let o = r.outcome();
+        println!("## {}\n{}\n{}", c.title, c.intro_text(o.before), c.question);
+        println!("{}", c.verdict_text(None, &o).unwrap_or_default());
+        println!("{}\n", c.explain_text(&o));
+    }
+}

@@ -1,0 +1,168 @@
+// Browser tests of the guided tour (src/ui/tour.rs, crates/view/src/tour/):
+// verdicts from the figures, the tour pointing the timeline at its region and
+// keeping it on screen, before and after lanes, the step summary, reset to
+// preset and the ghost. Registered by run.mjs (`registerTourTests(...)`).
+// Screenshots of every chapter, asked and revealed, at 1440x900 and 375x700
+// go to test-artifacts/tour-*.png.
+
+import { join } from 'node:path';
+import { afterRun, painted, metric, runSeq } from './harness.mjs';
+
+/** Registers the tests; `h` carries run.mjs's helpers and paths. */
+export function registerTourTests(test, h) {
+  const { assert, matchesCli, ARTIFACTS } = h;
+
+  /** Where the canvas, the tour and the viewport are, in CSS pixels. */
+  const boxes = (page) => page.evaluate(() => {
+    const box = (sel) => {
+      const r = document.querySelector(sel)?.getBoundingClientRect();
+      return r ? { top: r.top, bottom: r.bottom } : null;
+    };
+    return {
+      canvas: box('.timeline canvas'), tour: box('.tour'), verdict: box('.tour .verdict'),
+      height: window.innerHeight, width: window.innerWidth,
+    };
+  });
+
+  /** The fractions of the step the timeline shows, as painted. */
+  const view = async (page) => {
+    const v = await page.getAttribute('.timeline canvas', 'data-view');
+    return v ? v.split('-').map(Number) : [NaN, NaN];
+  };
+
+  /** Walks every chapter with the given choice index, checking each; screenshots. */
+  async function walk(page, label, { pick = 0, onScreen = true } = {}) {
+    await page.getByRole('button', { name: 'Start the guided tour' }).click();
+    const seen = [];
+    for (let chapter = 1; chapter <= 20; chapter++) {
+      await page.waitForFunction((n) => new RegExp(`Chapter ${n} of`).test(document.querySelector('.tour').textContent), chapter);
+      // The choices wait for the chapter's own "before" run.
+      await page.waitForSelector('.tour .predict button:not([disabled])');
+      await painted(page);
+      const intro = await page.textContent('.tour .tour-intro');
+      assert(!/[{}]/.test(intro) && /\d/.test(intro), `chapter ${chapter}: intro not filled: ${intro}`);
+      await page.screenshot({ path: join(ARTIFACTS, `tour-${label}-c${chapter}-ask.png`) });
+      const choices = await page.$$eval('.tour .predict button:not(.link)', (els) => els.map((e) => e.textContent));
+      await afterRun(page, () => page.locator('.tour .predict button').nth(pick).click());
+      await page.waitForSelector('.tour .verdict[data-right]');
+      await painted(page);
+      const verdict = await page.textContent('.tour .verdict');
+      const right = (await page.getAttribute('.tour .verdict', 'data-right')) === 'true';
+      // The verdict quotes the right answer when the pick was wrong, and the
+      // figures it quotes are the page's.
+      if (right) {
+        assert(verdict.startsWith('Right: '), `chapter ${chapter}: ${verdict}`);
+      } else {
+        assert(/^Not this time: the figures say “/.test(verdict), `chapter ${chapter}: ${verdict}`);
+        const quoted = verdict.match(/“([^”]+)”/)[1];
+        assert(choices.includes(quoted) && quoted !== choices[pick], `chapter ${chapter}: quotes ${quoted}`);
+      }
+      const explain = await page.textContent('.tour .tour-explain');
+      assert(!/[{}]/.test(explain + verdict), `chapter ${chapter}: unfilled text`);
+      const step = await metric(page, 'step_time_ms');
+      assert(step > 0, `chapter ${chapter}: no step time`);
+      const [v0, v1] = await view(page);
+      if (onScreen) {
+        // The timeline shares the screen with the tour: beside it on a wide
+        // screen, above it on a phone (where the tour is a sheet at the bottom).
+        const b = await boxes(page);
+        const free = b.width < 960 ? b.tour.top : b.height;
+        const shown = Math.min(b.canvas.bottom, free) - Math.max(b.canvas.top, 0);
+        assert(shown >= Math.min(250, b.canvas.bottom - b.canvas.top),
+          `chapter ${chapter}: the timeline is off screen (${JSON.stringify(b)})`);
+        assert(b.verdict.top >= Math.max(0, b.tour.top) && b.verdict.bottom <= b.height,
+          `chapter ${chapter}: the verdict is off screen (${JSON.stringify(b)})`);
+      }
+      await page.screenshot({ path: join(ARTIFACTS, `tour-${label}-c${chapter}-reveal.png`) });
+      seen.push({ chapter, right, zoomed: v1 - v0 < 0.999, verdict });
+      const next = page.getByRole('button', { name: /Next chapter|Finish the tour/ });
+      const finish = /Finish/.test(await next.textContent());
+      await next.click();
+      if (finish) break;
+    }
+    await page.waitForSelector('.tour-done');
+    return seen;
+  }
+
+  test('tour: every chapter reveals a verdict from its figures, zoomed to its region, timeline on screen (1440x900)', async ({ page }) => {
+    const seen = await walk(page, '1440');
+    assert(seen.length >= 6, `only ${seen.length} chapters`);
+    // Picking the first answer everywhere is right on some chapters and wrong on others.
+    assert(seen.some((s) => s.right) && seen.some((s) => !s.right), JSON.stringify(seen));
+    // Most chapters point the timeline at a part of the step.
+    assert(seen.filter((s) => s.zoomed).length >= 4, JSON.stringify(seen));
+  }, { viewport: { width: 1440, height: 900 }, timeout: 180000 });
+
+  test('tour: on a phone the tour sits under the timeline, both on screen (375x700)', async ({ page }) => {
+    const seen = await walk(page, '375', { pick: 1 });
+    assert(seen.length >= 6, `only ${seen.length} chapters`);
+  }, { viewport: { width: 375, height: 700 }, timeout: 180000 });
+
+  test('tour: the first chapter zooms to the last backward and shows the lanes before', async ({ page }) => {
+    await page.getByRole('button', { name: 'Start the guided tour' }).click();
+    await page.waitForSelector('.tour .predict button:not([disabled])');
+    await painted(page);
+    const [a0, a1] = await view(page);
+    assert(a1 - a0 < 0.5 && a1 > 0.9, `not zoomed to the end of the step: ${a0}-${a1}`);
+    await afterRun(page, () => page.getByRole('button', { name: 'Skip: just show me' }).click());
+    await painted(page);
+    assert((await page.getAttribute('.timeline canvas', 'data-before')) === '1', 'no lanes before');
+    const verdict = await page.textContent('.tour .verdict');
+    assert(/^The figures say “More than half of it disappears”/.test(verdict), verdict);
+    // The reveal's figures are the CLI's for the page's scenario.
+    await matchesCli(page);
+  }, { timeout: 60000 });
+
+  test('tour: switching an axis draws before and after at Fit; the summary follows the figures', async ({ page }) => {
+    await painted(page);
+    assert((await page.getAttribute('.timeline canvas', 'data-before')) === '0', 'lanes before on a fresh page');
+    const sw = page.getByRole('switch', { name: 'DP overlap' });
+    // Off, then on again: the run before (off) is the longer one.
+    await afterRun(page, () => sw.click());
+    await afterRun(page, () => sw.click());
+    await painted(page);
+    assert((await page.getAttribute('.timeline canvas', 'data-before')) === '1', 'no lanes before after a switch');
+    const [v0, v1] = await view(page);
+    // Fit shows the longer of the two steps (DP overlap off is longer).
+    assert(v0 === 0 && v1 > 1.0, `Fit does not show the step before: ${v0}-${v1}`);
+    const summary = await page.textContent('.step-summary');
+    const base = await metric(page, 'baseline_ms');
+    const step = await metric(page, 'step_time_ms');
+    assert(summary.includes(`Overlap saves ${(base - step).toFixed(2)} ms`), summary);
+    assert(/still exposed: (TP|PP|DP) /.test(summary), summary);
+    await page.screenshot({ path: join(ARTIFACTS, 'tour-before-after.png') });
+  });
+
+  test('tour: reset to preset, the modified mark, and a ghost only within one preset', async ({ page }) => {
+    await painted(page);
+    const mark = () => page.getAttribute('.preset-state', 'data-modified');
+    assert((await mark()) === 'false', 'a fresh preset is marked modified');
+    assert(await page.getByRole('button', { name: 'Reset to preset' }).isDisabled(), 'reset enabled on a fresh preset');
+    await afterRun(page, () => page.getByRole('switch', { name: 'TP overlap' }).click());
+    await page.waitForFunction(() => document.querySelector('.preset-state').dataset.modified === 'true');
+    assert(!(await page.locator('.modified-mark').isHidden()), 'no modified mark');
+    // The ghost compares with the run before, in the same preset.
+    const ghost = await page.getAttribute('[data-metric="step_time_ms"][data-run="previous"]', 'data-value');
+    assert(ghost !== null && Number(ghost) > 0, 'no ghost within the preset');
+    await afterRun(page, () => page.getByRole('button', { name: 'Reset to preset' }).click());
+    await page.waitForFunction(() => document.querySelector('.preset-state').dataset.modified === 'false');
+    assert(await page.getByRole('switch', { name: 'TP overlap' }).isChecked(), 'reset left TP overlap off');
+    // Another preset: no "was" from the one before.
+    await afterRun(page, () => page.selectOption('#f-preset', 'contention'));
+    await painted(page);
+    const hidden = await page.locator('.headline [data-metric="step_time_ms"][data-run="previous"]').isHidden();
+    assert(hidden, 'the ghost compares two presets');
+    assert((await page.getAttribute('.timeline canvas', 'data-before')) === '0', 'lanes before from another preset');
+    // The tour's last change is marked, and Reset brings the preset back.
+    await page.getByRole('button', { name: 'Start the guided tour' }).click();
+    await page.waitForSelector('.tour .predict button:not([disabled])');
+    await afterRun(page, () => page.getByRole('button', { name: 'Skip: just show me' }).click());
+    await page.waitForFunction(() => document.querySelector('.preset-state').dataset.modified === 'true');
+    await page.getByRole('button', { name: 'Leave the tour' }).click();
+    await afterRun(page, () => page.getByRole('button', { name: 'Reset to preset' }).click());
+    await page.waitForFunction(() => document.querySelector('.preset-state').dataset.modified === 'false');
+    assert((await page.inputValue('#f-preset')) === 'didactic', 'the tour did not say which preset it started from');
+    assert(await page.getByRole('switch', { name: 'TP overlap' }).isChecked(), 'reset left the tour\'s TP overlap off');
+    assert((await runSeq(page)) > 0, 'no run');
+  });
+}
