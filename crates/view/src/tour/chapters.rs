@@ -4,8 +4,8 @@
 //! ten fields only ends with `..Chapter::BASE`.
 
 use overlap_core::output::metric::{AxisFigure, Metric};
-use overlap_core::Axis::{self, Dp, Pp, Tp};
 use overlap_core::scenario::Schedule;
+use overlap_core::Axis::{self, Dp, Pp, Tp};
 use overlap_core::ScenarioInput;
 
 use super::{change_choice, share_gone_choice, Chapter, Focus, Outcome, Watch};
