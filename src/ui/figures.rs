@@ -5,23 +5,13 @@
 //! a ghost (`data-run="previous"`), after the current one in document order.
 
 use leptos::prelude::*;
-use overlap_core::output::metric::{self, AxisFigure, Metric, Unit};
+use overlap_core::output::metric::{self, AxisFigure, Metric};
 use overlap_core::{Axis, Report};
 
 use crate::state::AppState;
 use overlap_view::format;
 
-/// A metric's value as the page writes it, in the metric's unit.
-pub fn shown(metric: Metric, value: f64) -> String {
-    match metric.unit() {
-        Unit::Ms => format::ms(value),
-        Unit::S => format::secs(value),
-        Unit::Fraction => format::pct(value),
-        Unit::Ratio => format::ratio(value),
-        Unit::Tflops => format::tflops(value),
-        Unit::Gb => format::gb(value),
-    }
-}
+pub use overlap_view::tour::template::shown;
 
 /// One figure with its ghost.
 #[component]

@@ -13,16 +13,10 @@ use overlap_view::memory_advice::{self, PARTS};
 
 use crate::state::AppState;
 
-/// The CSS class of a part: its colour in both themes (style.css).
+/// The CSS class of a part (its colour in both themes, style.css): the
+/// report's field name.
 fn class_of(part: MemoryFigure) -> &'static str {
-    match part {
-        MemoryFigure::Weights => "weights",
-        MemoryFigure::Gradients => "gradients",
-        MemoryFigure::Optimizer => "optimizer",
-        MemoryFigure::Activations => "activations",
-        MemoryFigure::Total => "total",
-        MemoryFigure::Capacity => "capacity",
-    }
+    part.field()
 }
 
 fn pct(v: f64) -> String {

@@ -34,14 +34,7 @@ pub fn part_name(part: MemoryFigure) -> &'static str {
 
 /// A part's size in the report, GB.
 pub fn part_gb(m: &MemoryGb, part: MemoryFigure) -> f64 {
-    match part {
-        MemoryFigure::Weights => m.weights,
-        MemoryFigure::Gradients => m.gradients,
-        MemoryFigure::Optimizer => m.optimizer,
-        MemoryFigure::Activations => m.activations,
-        MemoryFigure::Total => m.total,
-        MemoryFigure::Capacity => m.capacity,
-    }
+    part.of(m)
 }
 
 /// One segment of the stacked bar, in fractions of the bar's full length.
@@ -227,16 +220,7 @@ mod tests {
         activations: f64,
         capacity: f64,
     ) -> MemoryGb {
-        let total = weights + gradients + optimizer + activations;
-        MemoryGb {
-            weights,
-            gradients,
-            optimizer,
-            activations,
-            total,
-            capacity,
-            fits: total <= capacity,
-        }
+        MemoryGb::from_parts(weights, gradients, optimizer, activations, capacity)
     }
 
     fn scenario_with(edit: impl FnOnce(&mut Scenario)) -> Scenario {

@@ -213,14 +213,5 @@ pub fn memory_gb(s: &Scenario) -> MemoryGb {
         gb(optimizer_b),
         gb(activations_b),
     );
-    let total = weights + gradients + optimizer + activations;
-    MemoryGb {
-        weights,
-        gradients,
-        optimizer,
-        activations,
-        total,
-        capacity,
-        fits: total <= capacity,
-    }
+    MemoryGb::from_parts(weights, gradients, optimizer, activations, capacity)
 }

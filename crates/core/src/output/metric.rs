@@ -157,7 +157,8 @@ impl MemoryFigure {
         }
     }
 
-    fn read(self, m: &crate::output::report::MemoryGb) -> f64 {
+    /// Its value in a report's `MemoryGb`.
+    pub fn of(self, m: &crate::output::report::MemoryGb) -> f64 {
         match self {
             MemoryFigure::Weights => m.weights,
             MemoryFigure::Gradients => m.gradients,
@@ -285,7 +286,7 @@ impl Metric {
                     AxisFigure::Contention => a.contention_ms,
                 }
             }
-            Metric::Memory(figure) => figure.read(&r.memory_gb),
+            Metric::Memory(figure) => figure.of(&r.memory_gb),
             Metric::Link(class, figure) => {
                 let l = match class {
                     LinkClass::Nvlink => &r.links.nvlink,

@@ -87,6 +87,28 @@ pub struct MemoryGb {
     pub fits: bool,
 }
 
+impl MemoryGb {
+    /// The four parts against a capacity: their total and whether it fits.
+    pub fn from_parts(
+        weights: f64,
+        gradients: f64,
+        optimizer: f64,
+        activations: f64,
+        capacity: f64,
+    ) -> MemoryGb {
+        let total = weights + gradients + optimizer + activations;
+        MemoryGb {
+            weights,
+            gradients,
+            optimizer,
+            activations,
+            total,
+            capacity,
+            fits: total <= capacity,
+        }
+    }
+}
+
 /// `overlap-lab simulate --json`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Report {
