@@ -15,7 +15,6 @@ export const KILLER_QUERY =
 export function registerPageTests(test, h) {
   const { assert, close, canvasDrawn, matchesCli, ARTIFACTS } = h;
 
-  const errorsShown = (page) => page.evaluate(() => document.body.dataset.errors);
   const alertText = (page) => page.evaluate(() => document.querySelector('.run-alert[role="alert"]')?.textContent ?? null);
 
   /** The page still answers: a preset change simulates and matches the CLI. */
@@ -26,52 +25,7 @@ export function registerPageTests(test, h) {
     await matchesCli(page);
   }
 
-  // Waits for the engine merge: until then the core refuses 1T with TP overlap on
-  // (it would simulate more operations than its limit), and this test fails saying so.
-  test('page: switching TP overlap on 1T shows the CLI figures', async ({ page }) => {
-    await afterRun(page, () => page.selectOption('#f-preset', 'megatron-1t'));
-    await painted(page);
-    const sw = page.getByRole('switch', { name: 'TP overlap' });
-    if (await sw.isChecked()) {
-      await afterRun(page, () => sw.click());
-    }
-    const before = await runSeq(page);
-    await sw.click();
-    await page.waitForFunction((n) => Number(document.body.dataset.runSeq) > n || document.body.dataset.errors === '1',
-      before, { timeout: 120000 });
-    if ((await errorsShown(page)) === '1') {
-      const why = await page.textContent('.field.toggle.invalid');
-      throw new Error(`the core refused 1T with TP overlap on (this waits for the faster engine): ${why}`);
-    }
-    assert(await sw.isChecked(), 'the TP overlap switch is not on');
-    await matchesCli(page);
-    await painted(page);
-    await canvasDrawn(page);
-  }, { timeout: 240000 });
-
-  test('page: the 1T trace downloads and parses, or the page says plainly why not', async ({ page }) => {
-    await afterRun(page, () => page.selectOption('#f-preset', 'megatron-1t'));
-    await painted(page);
-    const download = page.waitForEvent('download', { timeout: 120000 }).then((d) => ({ d }));
-    const refusal = page.waitForSelector('.trace-problem', { timeout: 120000 }).then((e) => ({ e }));
-    await page.getByRole('button', { name: 'Download trace (JSON)' }).click();
-    const first = await Promise.race([download, refusal]);
-    download.catch(() => {});
-    refusal.catch(() => {});
-    if (first.d) {
-      const text = readFileSync(await first.d.path(), 'utf8');
-      assert(text.length > 0, 'the trace file is empty');
-      const parsed = JSON.parse(text);
-      assert(Array.isArray(parsed.traceEvents) && parsed.traceEvents.length > 1000, 'the trace has no traceEvents');
-    } else {
-      const why = await first.e.textContent();
-      assert(/MB/.test(why) && /overlap-lab trace preset:megatron-1t/.test(why),
-        `the refusal does not say why or give the command: ${why}`);
-    }
-    // The page is not frozen: a switch still simulates.
-    await afterRun(page, () => page.getByRole('switch', { name: 'DP overlap' }).click());
-    await matchesCli(page);
-  }, { timeout: 240000 });
+  // 1T with TP overlap switched on, and its trace download: tests/browser/scale.mjs.
 
   test('page: the trace of a large preset is built off the page and equals its size estimate', async ({ page }) => {
     await afterRun(page, () => page.selectOption('#f-preset', 'megatron-145.6b'));

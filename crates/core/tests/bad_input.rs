@@ -1,20 +1,10 @@
 //! Bad input gets a message that names the field and what is valid; absurd
 //! sizes are refused with a stated limit, quickly, and never panic.
 
-use overlap_core::{parse_scenario, ScenarioError};
+use overlap_core::parse_scenario;
 
-fn refused(json: &str) -> ScenarioError {
-    parse_scenario(json).expect_err("should be refused")
-}
-
-fn names(e: &ScenarioError, field: &str, hint: &str) {
-    assert!(
-        e.errors
-            .iter()
-            .any(|f| f.field == field && f.message.contains(hint)),
-        "expected {field} with \"{hint}\", got: {e}"
-    );
-}
+mod common;
+use common::{names, refused};
 
 #[test]
 fn an_unknown_field_is_named_with_its_path() {

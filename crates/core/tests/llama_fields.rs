@@ -3,20 +3,10 @@
 //! they round-trip through links; bad values are named with what is valid.
 
 use overlap_core::scenario::{Mlp, Workload};
-use overlap_core::{parse_scenario, share_link, ScenarioError};
+use overlap_core::{parse_scenario, share_link};
 
-fn refused(json: &str) -> ScenarioError {
-    parse_scenario(json).expect_err("should be refused")
-}
-
-fn names(e: &ScenarioError, field: &str, hint: &str) {
-    assert!(
-        e.errors
-            .iter()
-            .any(|f| f.field == field && f.message.contains(hint)),
-        "expected {field} with \"{hint}\", got: {e}"
-    );
-}
+mod common;
+use common::{names, refused};
 
 #[test]
 fn absent_fields_follow_the_gpt_shape() {

@@ -3,6 +3,8 @@
 //! published.md section 6; every pass runs once; and in the full simulation
 //! no op starts before what it depends on has finished.
 
+mod common;
+use common::refused;
 use overlap_core::scenario::Schedule;
 use overlap_core::schedule::{peak_in_flight, stage_program, Pass, Step};
 use overlap_core::timeline::{Phase, NONE};
@@ -443,10 +445,6 @@ fn held_weight_gradients_run_layer_by_layer_under_the_dp_reduction() {
         "the first DP bucket starts under the held W: at {first_dp}, the held W of layer 6 \
          from {first_layer_w_start} to {last_w_end}"
     );
-}
-
-fn refused(json: &str) -> overlap_core::ScenarioError {
-    overlap_core::parse_scenario(json).expect_err("refused")
 }
 
 fn names(e: &overlap_core::ScenarioError, field: &str, hint: &str) {
