@@ -759,6 +759,10 @@ impl Builder<'_> {
             .mb(mb)
             .layer(layer);
         let sp = self.t.sequence_parallel && self.tp > 1;
+        if sp && self.tp_on {
+            self.layer_input_grad_decomposed(meta);
+            return;
+        }
         if sp {
             self.tp_blocking(Collective::AllGather, meta.op(OpKind::AllGather));
         }
@@ -806,6 +810,10 @@ impl Builder<'_> {
             .mb(mb)
             .layer(layer);
         let sp = self.t.sequence_parallel && self.tp > 1;
+        if sp && self.tp_on {
+            self.layer_weight_grad_decomposed(meta);
+            return;
+        }
         if sp {
             self.tp_blocking(Collective::AllGather, meta.op(OpKind::AllGather));
         }
@@ -819,6 +827,76 @@ impl Builder<'_> {
             proj_wgrad.add(self.cost.qkv_wgrad),
             meta.op(OpKind::QkvWgrad),
         );
+    }
+
+    /// B of one layer with sequence parallelism and TP overlap: the input
+    /// gradients with their SP collectives decomposed (Async TP). Each
+    /// row-parallel GEMM's output gradient is gathered in ring steps under
+    /// the pieces of its input-gradient GEMM, and each column-parallel
+    /// GEMM's input gradient is reduce-scattered in ring steps under its
+    /// own pieces. The layer input that W needs is not gathered here: W
+    /// gathers it again (`layer_weight_grad_decomposed`).
+    fn layer_input_grad_decomposed(&mut self, meta: Meta) {
+        let down = self.cost.mlp_down;
+        self.decomposed_gather(
+            self.cost.backward_pre,
+            down.input_grad().chunk(&self.roof, self.tp),
+            meta,
+        );
+        self.input_grad_scattered(
+            self.cost.mlp_up_dgrad_pre,
+            self.cost.mlp_up_gemm,
+            meta.op(OpKind::MlpUpDgrad),
+        );
+        let attention = meta.op(OpKind::AttentionBackward);
+        let proj = self.cost.proj;
+        self.decomposed_gather(
+            self.cost.backward_pre,
+            proj.input_grad().chunk(&self.roof, self.tp),
+            attention,
+        );
+        self.compute_all(self.cost.attention_core_backward, attention);
+        for i in 0..self.members.len() {
+            let m = self.members[i];
+            self.g
+                .count_as_recompute(m, self.cost.attention_recompute_flops);
+        }
+        self.input_grad_scattered(
+            OpCost::default(),
+            self.cost.qkv_gemm,
+            meta.op(OpKind::QkvDgrad),
+        );
+    }
+
+    /// A column-parallel GEMM's input gradient in a split backward, its
+    /// ReduceScatter decomposed under its pieces; the next op awaits the
+    /// last ring step, since no weight gradient follows to hide it.
+    fn input_grad_scattered(&mut self, pre: OpCost, forward: SplitGemm, meta: Meta) {
+        if pre != OpCost::default() {
+            self.compute_all(pre, meta);
+        }
+        if let Some(id) = self.decomposed_scatter(forward.input_grad(), meta) {
+            self.block_all(id);
+        }
+    }
+
+    /// W of one layer with sequence parallelism and TP overlap. The
+    /// row-parallel weight gradients read the output gradients B gathered
+    /// (kept with the deferred W). Each column-parallel weight gradient
+    /// gathers the layer's input again, in ring steps under its own
+    /// pieces: the zero-bubble reference (Qi et al. 2024, Megatron-LM's
+    /// `WeightGradStore`) stores only the local sequence slice with the
+    /// deferred W and all-gathers it when W runs, since keeping the
+    /// gathered input of every held layer and micro-batch would cost t
+    /// times that activation memory.
+    fn layer_weight_grad_decomposed(&mut self, meta: Meta) {
+        let qkv = meta.op(OpKind::QkvWgrad);
+        self.compute_all(self.cost.mlp_down.chunk(&self.roof, 1), meta);
+        let up = self.cost.mlp_up_gemm.weight_grad_chunk(&self.roof, self.tp);
+        self.decomposed_gather(OpCost::default(), up, meta);
+        self.compute_all(self.cost.proj.chunk(&self.roof, 1), qkv);
+        let qkv_piece = self.cost.qkv_gemm.weight_grad_chunk(&self.roof, self.tp);
+        self.decomposed_gather(OpCost::default(), qkv_piece, qkv);
     }
 
     /// Backward of a column-parallel GEMM: the input gradient is reduced
