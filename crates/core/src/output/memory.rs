@@ -85,6 +85,9 @@ pub fn tp_split_activation_terms(t: &Transformer) -> f64 {
 pub struct StageMemory {
     /// Parameters on the GPU (per TP rank).
     pub params: f64,
+    /// The part of `params` in embedding matrices: the input embedding on
+    /// the first virtual stage, the output layer on the last.
+    pub embedding_params: f64,
     /// Micro-batches whose activations are alive at the peak, in whole-GPU units.
     pub in_flight: f64,
     /// Bytes of activations at that peak.
@@ -109,18 +112,19 @@ pub fn stage_memory(s: &Scenario, t: &Transformer) -> Vec<StageMemory> {
                     stage_layers(t.layers, virtual_stages, vs).len() as u32
                 })
                 .sum();
-            let mut params = f64::from(layers) * layer;
             // The input embedding on the first virtual stage, the output layer
             // (the tied embedding's copy, or its own matrix) on the last, as
             // the builder counts them.
+            let mut embedding_params = 0.0;
             if p.schedule.stage_and_chunk(0, p.pp).0 == stage {
-                params += embedding;
+                embedding_params += embedding;
             }
             let last = virtual_stages - 1;
             let separate_output = last > 0 || !t.tied_embeddings;
             if separate_output && p.schedule.stage_and_chunk(last, p.pp).0 == stage {
-                params += embedding;
+                embedding_params += embedding;
             }
+            let params = f64::from(layers) * layer + embedding_params;
             // Inference keeps no activations for a backward: one layer's
             // worth of one micro-batch is the working set.
             let (in_flight, activation_bytes) = if train {
@@ -132,6 +136,7 @@ pub fn stage_memory(s: &Scenario, t: &Transformer) -> Vec<StageMemory> {
             };
             StageMemory {
                 params,
+                embedding_params,
                 in_flight,
                 activation_bytes,
             }
@@ -159,15 +164,21 @@ pub fn dp_shards(s: &Scenario) -> (f64, f64, f64) {
     }
 }
 
-/// Bytes of unsharded parameters FSDP holds besides its shards: the layer
-/// being computed and, with prefetch (DP overlap on), the next one gathered
-/// under it. Zero for the other shardings.
-pub fn gathered_weight_bytes(s: &Scenario, t: &Transformer) -> f64 {
+/// Bytes of unsharded parameters FSDP holds on a stage's GPU at its peak,
+/// besides the shards: the layer being computed and, with prefetch (DP
+/// overlap on), the next one gathered under it; and the embedding matrices
+/// the stage holds (FSDP's root unit), gathered with the stage's first
+/// layer and kept whole for the rest of the step, as the builder gathers
+/// them once (PyTorch's `fully_shard` documentation, `reshard_after_forward`:
+/// the root unit is not resharded after forward, since backward would
+/// gather it again at once). Zero for the other shardings.
+pub fn gathered_weight_bytes(s: &Scenario, t: &Transformer, stage: &StageMemory) -> f64 {
     if s.parallel.dp_sharding != DpSharding::Full {
         return 0.0;
     }
     let layers = if s.overlap.dp { 2.0 } else { 1.0 };
-    layers * layer_params(t, s.parallel.tp) * WEIGHT_BYTES_PER_PARAM
+    let layer_params = layers * layer_params(t, s.parallel.tp);
+    (layer_params + stage.embedding_params) * WEIGHT_BYTES_PER_PARAM
 }
 
 /// The memory report of the fullest GPU.
@@ -191,7 +202,7 @@ pub fn memory_gb(s: &Scenario) -> MemoryGb {
                     };
                     (
                         m.params * WEIGHT_BYTES_PER_PARAM / weight_shards
-                            + gathered_weight_bytes(s, t),
+                            + gathered_weight_bytes(s, t, &m),
                         grads,
                         optimizer,
                         m.activation_bytes,
