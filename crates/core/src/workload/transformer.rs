@@ -884,11 +884,12 @@ impl Builder<'_> {
     /// row-parallel weight gradients read the output gradients B gathered
     /// (kept with the deferred W). Each column-parallel weight gradient
     /// gathers the layer's input again, in ring steps under its own
-    /// pieces: the zero-bubble reference (Qi et al. 2024, Megatron-LM's
-    /// `WeightGradStore`) stores only the local sequence slice with the
-    /// deferred W and all-gathers it when W runs, since keeping the
-    /// gathered input of every held layer and micro-batch would cost t
-    /// times that activation memory.
+    /// pieces. This is what the zero-bubble reference does (Qi et al. 2024;
+    /// the Megatron-LM fork in sail-sg/zero-bubble-pipeline-parallelism,
+    /// whose `WeightGradStore` keeps only the local sequence slice with each
+    /// deferred W and all-gathers it when W runs): keeping the gathered
+    /// input of every held layer and micro-batch instead would cost t times
+    /// that activation memory.
     fn layer_weight_grad_decomposed(&mut self, meta: Meta) {
         let qkv = meta.op(OpKind::QkvWgrad);
         self.compute_all(self.cost.mlp_down.chunk(&self.roof, 1), meta);
