@@ -149,7 +149,7 @@ const phases = async (page) => page.evaluate(() => {
   const b = document.body.dataset;
   const draw = document.querySelector('canvas')?.dataset.drawMs;
   const first = b.figuresMs ? `figures first after ${b.figuresMs} ms of core, ` : '';
-  return `${first}core ${b.simMs} ms in the worker, decode ${b.decodeMs} ms in slices, apply ${b.applyMs} ms, paint ${draw} ms`;
+  return `waited ${b.waitMs} ms for the worker, ${first}core ${b.simMs} ms in the worker, decode ${b.decodeMs} ms in slices, apply ${b.applyMs} ms, paint ${draw} ms`;
 });
 const resetLong = (page) => page.evaluate(() => {
   if (window.__longTasks) window.__longTasks.length = 0;

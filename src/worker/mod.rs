@@ -129,6 +129,16 @@ fn now_ms() -> f64 {
         .unwrap_or(0.0)
 }
 
+/// Wall-clock time, ms since the epoch (`timeOrigin + now`): comparable
+/// with the page's, to tell how long a request waited before the worker
+/// took it up.
+fn epoch_ms() -> f64 {
+    scope()
+        .and_then(|s| s.performance())
+        .map(|p| p.time_origin() + p.now())
+        .unwrap_or(0.0)
+}
+
 /// Installs the message handler and the panic reporter, then says "ready".
 pub fn start() {
     let Some(scope) = scope() else { return };
@@ -212,11 +222,12 @@ fn simulate(gen: f64, input: &str) {
         RunCounts::bump(|c| c.skipped += 1);
     }
     RunCounts::bump(|c| c.started += 1);
+    let taken_up = epoch_ms();
     let Some(scenario) = resolve(gen, input) else {
         return;
     };
     if !figures_first::figures_first(&scenario) {
-        timeline(gen, &scenario, 0.0);
+        timeline(gen, &scenario, 0.0, taken_up);
         return;
     }
     let t0 = now_ms();
@@ -232,6 +243,7 @@ fn simulate(gen: f64, input: &str) {
             .into(),
     );
     set(&msg, "sim_ms", &figures_ms.into());
+    set(&msg, "taken_up_at", &taken_up.into());
     set(&msg, "runs", &RUNS.with(Cell::get).to_js());
     post(&msg, &[]);
     // In a task of its own: a request the page posted while the figures were
@@ -239,7 +251,7 @@ fn simulate(gen: f64, input: &str) {
     let deferred = Timeout::new(0, move || {
         DEFERRED.with(|d| d.borrow_mut().take());
         if LATEST_GEN.with(Cell::get) == gen {
-            timeline(gen, &scenario, figures_ms);
+            timeline(gen, &scenario, figures_ms, taken_up);
         } else {
             RunCounts::bump(|c| c.skipped += 1);
         }
@@ -250,8 +262,9 @@ fn simulate(gen: f64, input: &str) {
 /// Simulates the scenario with its timeline and posts the `result`. The
 /// same simulator answered its figures, if they went first, so its
 /// baseline is reused rather than simulated again; `figures_ms` is the time
-/// those figures took, added to the core time the page is told.
-fn timeline(gen: f64, scenario: &Scenario, figures_ms: f64) {
+/// those figures took, added to the core time the page is told;
+/// `taken_up` when the worker began on the request (`epoch_ms`).
+fn timeline(gen: f64, scenario: &Scenario, figures_ms: f64, taken_up: f64) {
     let t0 = now_ms();
     let mut sim = SIMULATOR.with(|s| s.borrow_mut().simulate(scenario));
     let sim_ms = now_ms() - t0;
@@ -267,6 +280,7 @@ fn timeline(gen: f64, scenario: &Scenario, figures_ms: f64) {
     set(&msg, "report", &report.into());
     set(&msg, "sim_ms", &(figures_ms + sim_ms).into());
     set(&msg, "timeline_ms", &sim_ms.into());
+    set(&msg, "taken_up_at", &taken_up.into());
     set(&msg, "runs", &RUNS.with(Cell::get).to_js());
     let memory_bytes = wasm_bindgen::memory()
         .dyn_into::<js_sys::WebAssembly::Memory>()

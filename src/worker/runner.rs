@@ -45,11 +45,18 @@ use crate::worker::spawn::{self, WorkerHandle};
 use crate::worker::RunCounts;
 
 /// A run that takes longer than this is stopped and reported: the page's
-/// time budget for one simulation (for a large run, for its figures and then
-/// again for its timeline). The command line has none.
+/// time budget for one simulation, or for a large run's figures. The command
+/// line has none.
 pub const RUN_BUDGET_MS: u32 = 15_000;
-/// A worker whose memory grew past this is retired after its run (WebAssembly
-/// memory never shrinks; a new worker starts small).
+/// A large run's timeline, once its figures are shown, is stopped after this
+/// long. Twice the run's budget: the run with a timeline does the report-only
+/// run's work and also records every bar and link sample (the core's
+/// benchmark puts it at about 1.3 to 1.5 times the report-only time on 1T).
+pub const TIMELINE_BUDGET_MS: u32 = 2 * RUN_BUDGET_MS;
+/// A worker whose memory grew past this is retired (WebAssembly memory never
+/// shrinks; a new worker starts small) before the first run whose all-off
+/// baseline differs from its last: until then it keeps that baseline, so an
+/// overlap switch flipped on a large scenario does not simulate it again.
 const WORKER_MEMORY_LIMIT_BYTES: f64 = 1024.0 * 1024.0 * 1024.0;
 /// A run this short is let finish when a newer request arrives; a longer one
 /// is stopped in favour of the newer request.
@@ -78,6 +85,8 @@ pub struct RunAlert {
 
 struct Request {
     gen: u64,
+    /// When the input changed (`epoch_ms`).
+    made_at: f64,
     input_json: String,
     scenario: Scenario,
 }
@@ -92,6 +101,8 @@ struct FiguresShown {
 
 struct InFlight {
     gen: u64,
+    /// When its input changed (`epoch_ms`).
+    made_at: f64,
     scenario: Scenario,
     started_ms: f64,
     /// Set when this run's figures came first and are shown.
@@ -176,6 +187,9 @@ struct Inner {
     runs_retired: RunCounts,
     runs_current: RunCounts,
     runs_stopped: u32,
+    /// The all-off baseline scenario of a worker grown past
+    /// `WORKER_MEMORY_LIMIT_BYTES`: retired before a run with another.
+    bloated: Option<Scenario>,
     /// Set when the worker reported a panic, so that the trap that follows is not reported twice.
     panicked: bool,
     /// The last input that resolved, to tell which control made the scenario invalid.
@@ -185,6 +199,7 @@ struct Inner {
 impl Inner {
     /// Drops the worker (terminating it): a run it was computing is stopped.
     fn retire_worker(&mut self) {
+        self.bloated = None;
         if self.worker.take().is_some() {
             let c = std::mem::take(&mut self.runs_current);
             let r = &mut self.runs_retired;
@@ -305,6 +320,7 @@ impl Runner {
             i.latest_gen += 1;
             i.pending = Some(Request {
                 gen: i.latest_gen,
+                made_at: epoch_ms(),
                 input_json,
                 scenario,
             });
@@ -423,6 +439,14 @@ impl Runner {
                     i.retire_worker();
                     Next::Spawn
                 }
+            } else if i.bloated.as_ref().is_some_and(|off| {
+                i.pending
+                    .as_ref()
+                    .is_some_and(|p| p.scenario.all_overlap_off() != *off)
+            }) {
+                // Its baseline is of no use to this run: start small again.
+                i.retire_worker();
+                Next::Spawn
             } else {
                 Next::Send
             }
@@ -457,11 +481,12 @@ impl Runner {
             return;
         }
         let gen = req.gen;
-        let budget = self.budget(gen);
+        let budget = self.budget(gen, RUN_BUDGET_MS);
         // Replaces a run overtaken while on its figures (see `pump`): its
         // messages no longer match and are dropped.
         i.in_flight = Some(InFlight {
             gen,
+            made_at: req.made_at,
             scenario: req.scenario,
             started_ms: dom::now_ms(),
             figures: None,
@@ -469,10 +494,10 @@ impl Runner {
         });
     }
 
-    /// The time budget of run `gen`, from now.
-    fn budget(&self, gen: u64) -> Timeout {
+    /// The time budget of run `gen`, `ms` from now.
+    fn budget(&self, gen: u64, ms: u32) -> Timeout {
         let weak = self.weak();
-        Timeout::new(RUN_BUDGET_MS, move || {
+        Timeout::new(ms, move || {
             if let Some(r) = weak.upgrade() {
                 r.on_budget(gen);
             }
@@ -480,22 +505,31 @@ impl Runner {
     }
 
     fn on_budget(&self, gen: u64) {
-        {
+        let figures_shown = {
             let mut i = self.inner.borrow_mut();
-            if i.in_flight.as_ref().map(|f| f.gen) != Some(gen) {
+            let Some(f) = i.in_flight.as_ref().filter(|f| f.gen == gen) else {
                 return;
-            }
+            };
+            let shown = f.figures.is_some();
             i.retire_worker();
-        }
-        self.alert(
+            shown
+        };
+        let cause = if figures_shown {
+            format!(
+                "Stopped: this scenario's timeline took longer than {} s, the page's time budget. \
+                 The figures are this scenario's; the timeline shows the last scenario that finished. \
+                 The command line has no such limit (overlap-lab trace scenario.json).",
+                TIMELINE_BUDGET_MS / 1000
+            )
+        } else {
             format!(
                 "Stopped: simulating this scenario took longer than {} s, the page's time budget. \
                  The timeline shows the last scenario that finished. The command line has no such limit \
                  (overlap-lab simulate scenario.json).",
                 RUN_BUDGET_MS / 1000
-            ),
-            false,
-        );
+            )
+        };
+        self.alert(cause, false);
         self.pump();
     }
 
@@ -605,14 +639,14 @@ impl Runner {
         let (flight, latest) = {
             let mut i = self.inner.borrow_mut();
             let flight = i.in_flight.take_if(|f| f.gen == gen);
-            if flight.as_ref().is_some_and(|f| f.figures.is_none()) {
+            if let Some(f) = flight.as_ref().filter(|f| f.figures.is_none()) {
                 i.last_figures_ms = None;
+                note_wait(f.made_at, data);
             }
             i.last_sim_ms = sim_ms;
             i.last_result_ms = dom::now_ms();
-            // Retired only when no newer run waits on it.
-            if memory_bytes > WORKER_MEMORY_LIMIT_BYTES && i.in_flight.is_none() {
-                i.retire_worker();
+            if memory_bytes > WORKER_MEMORY_LIMIT_BYTES {
+                i.bloated = flight.as_ref().map(|f| f.scenario.all_overlap_off());
             }
             (flight, i.latest_gen == gen)
         };
@@ -802,7 +836,8 @@ impl Runner {
                 keep_before: state.same_preset_as_shown(),
             });
             // The timeline has a budget of its own: the run is not stuck.
-            f._budget = self.budget(gen);
+            f._budget = self.budget(gen, TIMELINE_BUDGET_MS);
+            note_wait(f.made_at, data);
             f.scenario.clone()
         };
         let t0 = dom::now_ms();
@@ -910,6 +945,27 @@ impl Runner {
             frame::request();
         }
         dom::set_body_data("apply-ms", &format!("{:.1}", dom::now_ms() - t0));
+    }
+}
+
+/// Wall-clock time, ms since the epoch (`timeOrigin + now`): comparable
+/// with the worker's.
+fn epoch_ms() -> f64 {
+    dom::window()
+        .and_then(|w| w.performance())
+        .map(|p| p.time_origin() + p.now())
+        .unwrap_or(0.0)
+}
+
+/// For the page benchmark: how long a run waited between its input's change
+/// and the worker taking it up (coalescing, a worker starting, a run before
+/// it), from the `taken_up_at` the worker sends.
+fn note_wait(made_at: f64, data: &JsValue) {
+    let taken_up = js_sys::Reflect::get(data, &"taken_up_at".into())
+        .ok()
+        .and_then(|v| v.as_f64());
+    if let Some(t) = taken_up {
+        dom::set_body_data("wait-ms", &format!("{:.1}", t - made_at));
     }
 }
 
