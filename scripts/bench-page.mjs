@@ -7,10 +7,14 @@
 //   - per preset, the longest main-thread task (Long Tasks API: tasks over
 //     50 ms are reported; "none over 50 ms" otherwise) while the preset is
 //     chosen, simulated, drawn, and one overlap switch flipped and drawn;
-//   - on 1T, switch-to-figures: a switch flipped to its new figures shown,
-//     for TP overlap and DP overlap, with where the time went (core in the
-//     worker, decoding in slices, apply, paint), or why the run did not show
-//     (the core's refusal beside the control, or the page's run alert);
+//   - what the longest frames spent their time on (Long Animation Frames:
+//     each script by what invoked it, and style and layout);
+//   - on 1T, switch-to-figures: a switch flipped to its new figures shown
+//     (ahead of the timeline on a large run), and to its timeline painted,
+//     for TP overlap and DP overlap, with where the time went (waiting for
+//     the worker, figures, core in the worker, decoding in slices, apply,
+//     paint), or why the run did not show (the core's refusal beside the
+//     control, or the page's run alert);
 //   - control change to painted timeline on the default scenario, p50/p95.
 //
 //   node scripts/bench-page.mjs            every preset

@@ -719,12 +719,12 @@ impl Runner {
             match stepped {
                 Ok(done) => {
                     let took = dom::now_ms() - t0;
-                    // Aim each slice at SLICE_TARGET_MS.
-                    if took < SLICE_TARGET_MS / 2.0 {
-                        d.records_per_slice = (d.records_per_slice * 2).min(1 << 20);
-                    } else if took > SLICE_TARGET_MS * 2.0 {
-                        d.records_per_slice = (d.records_per_slice / 2).max(1000);
-                    }
+                    // Aim the next slice at SLICE_TARGET_MS from this one's
+                    // rate, growing at most twofold: one slice that ran
+                    // quickly never licenses one many times longer.
+                    let per_ms = d.records_per_slice as f64 / took.max(0.05);
+                    let aim = (per_ms * SLICE_TARGET_MS) as usize;
+                    d.records_per_slice = aim.clamp(1000, (d.records_per_slice * 2).min(1 << 20));
                     Ok(done)
                 }
                 Err(e) => Err(e),
@@ -736,8 +736,10 @@ impl Runner {
                 if let Some(mut d) = d {
                     match d.stage {
                         Stage::Decode(decoder) => {
-                            // Decoded: measure it for drawing in slices of its own.
+                            // Decoded: measure it for drawing in slices of its own,
+                            // sized afresh (a bar costs more to measure than to decode).
                             d.stage = Stage::Prepare(Preparing::new(decoder.finish()));
+                            d.records_per_slice = 20_000;
                             self.inner.borrow_mut().decoding = Some(d);
                             self.next_slice();
                         }

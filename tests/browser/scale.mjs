@@ -1,7 +1,8 @@
 // Browser tests of scale and memory: the 1T preset driven as an engineer
-// would (an overlap switch, the trace download) and the memory bar
-// (src/ui/memory_bar.rs). Registered by run.mjs (`registerScaleTests(...)`).
-// Every wait ends in "finished or refused", never in a timing.
+// would (an overlap switch, its figures ahead of the timeline, a slider
+// dragged, the trace download) and the memory bar (src/ui/memory_bar.rs).
+// Registered by run.mjs (`registerScaleTests(...)`). Every wait ends in
+// "finished or refused", never in a timing.
 
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
