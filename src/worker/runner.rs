@@ -535,9 +535,13 @@ impl Runner {
 
     /// The user pressed Stop.
     pub fn stop(&self) {
-        let stopped = {
+        let (stopped, figures_shown) = {
             let mut i = self.inner.borrow_mut();
             let any = i.in_flight.is_some() || i.pending.is_some() || i.decoding.is_some();
+            // Figures that came ahead of the stopped timeline stay on screen.
+            let figures_shown = i.pending.is_none()
+                && (i.in_flight.as_ref().is_some_and(|f| f.figures.is_some())
+                    || i.decoding.as_ref().is_some_and(|d| d.figures.is_some()));
             i.latest_gen += 1;
             i.pending = None;
             i.settle = None;
@@ -545,14 +549,15 @@ impl Runner {
             if i.in_flight.is_some() {
                 i.retire_worker();
             }
-            any
+            (any, figures_shown)
         };
         if stopped {
-            self.alert(
+            let cause = if figures_shown {
+                "Cancelled: you stopped the simulation. The figures are this scenario's; the timeline shows the last scenario that finished."
+            } else {
                 "Cancelled: you stopped the simulation. The timeline and figures show the last scenario that finished."
-                    .to_string(),
-                false,
-            );
+            };
+            self.alert(cause.to_string(), false);
         }
         self.sync_busy();
     }
