@@ -7,10 +7,14 @@
 //   - per preset, the longest main-thread task (Long Tasks API: tasks over
 //     50 ms are reported; "none over 50 ms" otherwise) while the preset is
 //     chosen, simulated, drawn, and one overlap switch flipped and drawn;
-//   - on 1T, switch-to-figures: a switch flipped to its new figures shown,
-//     for TP overlap and DP overlap, with where the time went (core in the
-//     worker, decoding in slices, apply, paint), or why the run did not show
-//     (the core's refusal beside the control, or the page's run alert);
+//   - what the longest frames spent their time on (Long Animation Frames:
+//     each script by what invoked it, and style and layout);
+//   - on 1T, switch-to-figures: a switch flipped to its new figures shown
+//     (ahead of the timeline on a large run), and to its timeline painted,
+//     for TP overlap and DP overlap, with where the time went (waiting for
+//     the worker, figures, core in the worker, decoding in slices, apply,
+//     paint), or why the run did not show (the core's refusal beside the
+//     control, or the page's run alert);
 //   - control change to painted timeline on the default scenario, p50/p95.
 //
 //   node scripts/bench-page.mjs            every preset
@@ -41,6 +45,24 @@ function recordLongTasks() {
     }).observe({ type: 'longtask', buffered: true });
   } catch {
     window.__longTasks = null;
+  }
+  // Long animation frames name what ran in them (the callback's kind and
+  // the wasm-bindgen export it entered by) and how long style and layout took.
+  window.__longFrames = [];
+  try {
+    new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) {
+        if (e.duration <= 50) continue;
+        const layout = e.styleAndLayoutStart > 0 ? e.startTime + e.duration - e.styleAndLayoutStart : 0;
+        window.__longFrames.push({
+          ms: e.duration,
+          layout,
+          scripts: e.scripts.map((s) => ({ ms: s.duration, invoker: s.invoker, fn: s.sourceFunctionName })),
+        });
+      }
+    }).observe({ type: 'long-animation-frame', buffered: true });
+  } catch {
+    window.__longFrames = null;
   }
 }
 
@@ -74,19 +96,29 @@ async function untilPainted(page, action, arg) {
   }, [action, arg]);
 }
 
-/** Resolves when the figures of a newer run are shown (run-seq moves), or errors show. */
+/** Resolves when the figures of a newer run are shown (run-seq moves) and
+ * then its timeline painted, or errors show: `ms` is figures shown, `paintedMs`
+ * timeline painted, `ahead` whether the figures came before the timeline. */
 async function untilFigures(page, action, arg) {
   return page.evaluate(async ([source, arg]) => {
+    const canvas = document.querySelector('canvas');
     const seq = Number(document.body.dataset.runSeq ?? '0');
     const t0 = performance.now();
+    let figures = null;
     const done = new Promise((res) => {
       const ob = new MutationObserver(() => {
-        if (Number(document.body.dataset.runSeq) > seq) { ob.disconnect(); res({ ms: performance.now() - t0, refused: false }); }
-        else if (document.body.dataset.errors === '1' || document.body.dataset.runAlert === '1') {
+        const b = document.body.dataset;
+        if (figures === null && Number(b.runSeq) > seq) {
+          figures = { ms: performance.now() - t0, ahead: b.figuresAhead === '1' };
+        }
+        if (figures !== null && canvas.dataset.paintedSeq === b.runSeq) {
+          ob.disconnect();
+          res({ ...figures, paintedMs: performance.now() - t0, refused: false });
+        } else if (b.errors === '1' || b.runAlert === '1') {
           ob.disconnect(); res({ ms: performance.now() - t0, refused: true, why: whyNot() });
         }
       });
-      ob.observe(document.body, { attributes: true, attributeFilter: ['data-run-seq', 'data-errors', 'data-run-alert'] });
+      ob.observe(document.body, { attributes: true, subtree: true, attributeFilter: ['data-run-seq', 'data-painted-seq', 'data-errors', 'data-run-alert'] });
     });
     act(source, arg);
     return done;
@@ -120,9 +152,21 @@ const longest = async (page) => page.evaluate(() => {
 const phases = async (page) => page.evaluate(() => {
   const b = document.body.dataset;
   const draw = document.querySelector('canvas')?.dataset.drawMs;
-  return `core ${b.simMs} ms in the worker, decode ${b.decodeMs} ms in slices, apply ${b.applyMs} ms, paint ${draw} ms`;
+  const first = b.figuresMs ? `figures first after ${b.figuresMs} ms of core, ` : '';
+  return `waited ${b.waitMs} ms for the worker, ${first}core ${b.simMs} ms in the worker, decode ${b.decodeMs} ms in slices, apply ${b.applyMs} ms, paint ${draw} ms`;
 });
-const resetLong = (page) => page.evaluate(() => { if (window.__longTasks) window.__longTasks.length = 0; });
+const resetLong = (page) => page.evaluate(() => {
+  if (window.__longTasks) window.__longTasks.length = 0;
+  if (window.__longFrames) window.__longFrames.length = 0;
+});
+/** Where the longest frames' time went: each script over 5 ms by what invoked it, and style and layout. */
+const whereLong = async (page) => page.evaluate(() => (window.__longFrames ?? [])
+  .sort((a, b) => b.ms - a.ms)
+  .slice(0, 3)
+  .map((e) => `${e.ms.toFixed(0)} ms frame: ` + [
+    ...e.scripts.filter((s) => s.ms > 5).map((s) => `${s.invoker}${s.fn ? ` (${s.fn})` : ''} ${s.ms.toFixed(0)} ms`),
+    ...(e.layout > 5 ? [`style and layout ${e.layout.toFixed(0)} ms`] : []),
+  ].join(', ')));
 const describeLong = (l) => (!l.supported ? 'Long Tasks API unavailable'
   : l.count === 0 ? 'none over 50 ms' : `${f(l.max)} ms (${l.count} task${l.count === 1 ? '' : 's'} over 50 ms)`);
 
@@ -179,6 +223,7 @@ console.log('\nlongest main-thread task (preset chosen, simulated, drawn; then D
       `switch to painted ${f(sw.ms)} ms${sw.refused ? ' (not shown)' : ''}`);
     for (const r of [load, sw]) if (r.refused) console.log(`    not shown: ${r.why}`);
     if (!sw.refused) console.log(`    last run: ${await phases(p)}`);
+    for (const line of await whereLong(p)) console.log(`    ${line}`);
     if (problems.length) console.log(`    page problems: ${problems.join('; ')}`);
     await c.close();
   }
@@ -193,6 +238,8 @@ console.log('\nlongest main-thread task (preset chosen, simulated, drawn; then D
   await painted(page);
   for (const [name, sel] of [['TP overlap', '#f-overlap-tp'], ['DP overlap', '#f-overlap-dp']]) {
     const times = [];
+    const paintedTimes = [];
+    let ahead = 0;
     let refused = null;
     for (let i = 0; i < 4; i++) {
       await page.waitForTimeout(300);
@@ -204,10 +251,13 @@ console.log('\nlongest main-thread task (preset chosen, simulated, drawn; then D
         break;
       }
       times.push(r.ms);
+      paintedTimes.push(r.paintedMs);
+      if (r.ahead) ahead += 1;
       await painted(page);
     }
     if (times.length) {
-      console.log(`1T switch to figures, ${name}: p50 ${f(pct(times, 50))} ms, max ${f(Math.max(...times))} ms (n=${times.length}); ` +
+      console.log(`1T switch to figures shown, ${name}: p50 ${f(pct(times, 50))} ms, max ${f(Math.max(...times))} ms ` +
+        `(n=${times.length}, ${ahead} shown ahead of their timeline); to timeline painted: p50 ${f(pct(paintedTimes, 50))} ms; ` +
         `last run: ${await phases(page)}`);
     }
     if (refused !== null) console.log(`1T ${name} switched: not shown: ${refused}`);

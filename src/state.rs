@@ -55,6 +55,9 @@ pub struct AppState {
     pub scene: StoredValue<SceneRef, LocalStorage>,
     /// True while a simulation is requested, running or being decoded.
     pub busy: RwSignal<bool>,
+    /// True while the figures shown are the newest run's and its timeline
+    /// is still being simulated or decoded (a large run's figures come first).
+    pub figures_ahead: RwSignal<bool>,
     /// Why the last requested run did not show (over budget, stopped, an
     /// internal error); cleared by the next run that shows.
     pub run_alert: RwSignal<Option<crate::worker::runner::RunAlert>>,
@@ -89,6 +92,7 @@ impl AppState {
             tour_chapter: RwSignal::new(None),
             scene: StoredValue::new_local(Rc::new(RefCell::new(Scene::new()))),
             busy: RwSignal::new(false),
+            figures_ahead: RwSignal::new(false),
             run_alert: RwSignal::new(None),
             culprits: RwSignal::new(Vec::new()),
             runner: StoredValue::new_local(crate::worker::runner::Runner::new()),

@@ -7,6 +7,15 @@
 //!   answer is `{type: "result", gen, report, sim_ms, memory_bytes, f64, u32}`
 //!   with the report as JSON text and the timeline as two typed arrays
 //!   (`codec`), transferred rather than copied; or `{type: "refused", gen, message}`.
+//!   A large run (`figures_first`) is answered twice: first
+//!   `{type: "figures", gen, report, sim_ms}` from the core's report-only
+//!   path, then the `result` with its timeline, computed in a task of its
+//!   own so that a newer request that arrived meanwhile is seen first and
+//!   wins (the timeline of an overtaken request is never computed).
+//!   Every answer to `simulate` also carries the worker's run counts
+//!   (`runs`: requests started, figures posted, timelines posted, timelines
+//!   skipped as overtaken), so that the page can show that no stale run
+//!   queues.
 //! - `{type: "trace", gen, input}`: `{type: "trace", gen, bytes}`, the Chrome
 //!   trace as UTF-8 bytes, exactly what `overlap-lab trace` writes.
 //! - `{type: "kineto", gen, input}`: `{type: "kineto", gen, bytes}`, the
@@ -20,13 +29,15 @@
 //! worker that panicked or crashed as gone and starts a new one.
 
 pub mod codec;
+pub mod figures_first;
 mod kineto_zip;
 pub mod runner;
 pub mod spawn;
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 
-use overlap_core::{ScenarioInput, Simulator};
+use gloo_timers::callback::Timeout;
+use overlap_core::{Scenario, ScenarioInput, Simulator};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::DedicatedWorkerGlobalScope;
@@ -35,6 +46,52 @@ thread_local! {
     /// One per worker, and a worker serves one app instance: it remembers
     /// that instance's last all-off baseline.
     static SIMULATOR: RefCell<Simulator> = RefCell::new(Simulator::default());
+    /// The newest `simulate` request's number: a deferred timeline of an
+    /// older one is dropped.
+    static LATEST_GEN: Cell<f64> = const { Cell::new(-1.0) };
+    /// The timeline of a run whose figures went first, waiting for its own
+    /// task; replacing or dropping it cancels it.
+    static DEFERRED: RefCell<Option<Timeout>> = const { RefCell::new(None) };
+    static RUNS: Cell<RunCounts> = const { Cell::new(RunCounts::ZERO) };
+}
+
+/// What this worker did with the `simulate` requests it received.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct RunCounts {
+    /// Requests it started on (read and resolved, or refused).
+    pub started: u32,
+    /// Figures posted ahead of a timeline.
+    pub figures: u32,
+    /// Timelines posted (`result` messages).
+    pub timelines: u32,
+    /// Deferred timelines dropped because a newer request came first.
+    pub skipped: u32,
+}
+
+impl RunCounts {
+    const ZERO: RunCounts = RunCounts {
+        started: 0,
+        figures: 0,
+        timelines: 0,
+        skipped: 0,
+    };
+
+    fn bump(f: impl FnOnce(&mut RunCounts)) {
+        RUNS.with(|r| {
+            let mut c = r.get();
+            f(&mut c);
+            r.set(c);
+        });
+    }
+
+    fn to_js(self) -> js_sys::Object {
+        let o = js_sys::Object::new();
+        set(&o, "started", &self.started.into());
+        set(&o, "figures", &self.figures.into());
+        set(&o, "timelines", &self.timelines.into());
+        set(&o, "skipped", &self.skipped.into());
+        o
+    }
 }
 
 /// True inside a dedicated worker (where there is no page to mount).
@@ -69,6 +126,16 @@ fn now_ms() -> f64 {
     scope()
         .and_then(|s| s.performance())
         .map(|p| p.now())
+        .unwrap_or(0.0)
+}
+
+/// Wall-clock time, ms since the epoch (`timeOrigin + now`): comparable
+/// with the page's, to tell how long a request waited before the worker
+/// took it up.
+fn epoch_ms() -> f64 {
+    scope()
+        .and_then(|s| s.performance())
+        .map(|p| p.time_origin() + p.now())
         .unwrap_or(0.0)
 }
 
@@ -120,6 +187,7 @@ fn handle(data: &JsValue, test_hooks: bool) {
 
 fn refused(gen: f64, text: String) {
     let msg = message("refused", gen);
+    set(&msg, "runs", &RUNS.with(Cell::get).to_js());
     set(&msg, "message", &text.into());
     post(&msg, &[]);
 }
@@ -148,11 +216,57 @@ fn resolve(gen: f64, input: &str) -> Option<overlap_core::Scenario> {
 }
 
 fn simulate(gen: f64, input: &str) {
+    // The newest request wins: a timeline still waiting for its task is dropped.
+    LATEST_GEN.with(|g| g.set(gen));
+    if DEFERRED.with(|d| d.borrow_mut().take()).is_some() {
+        RunCounts::bump(|c| c.skipped += 1);
+    }
+    RunCounts::bump(|c| c.started += 1);
+    let taken_up = epoch_ms();
     let Some(scenario) = resolve(gen, input) else {
         return;
     };
+    if !figures_first::figures_first(&scenario) {
+        timeline(gen, &scenario, 0.0, taken_up);
+        return;
+    }
     let t0 = now_ms();
-    let mut sim = SIMULATOR.with(|s| s.borrow_mut().simulate(&scenario));
+    let figures = SIMULATOR.with(|s| s.borrow_mut().simulate_report(&scenario));
+    let figures_ms = now_ms() - t0;
+    RunCounts::bump(|c| c.figures += 1);
+    let msg = message("figures", gen);
+    set(
+        &msg,
+        "report",
+        &serde_json::to_string(&figures.report)
+            .unwrap_or_default()
+            .into(),
+    );
+    set(&msg, "sim_ms", &figures_ms.into());
+    set(&msg, "taken_up_at", &taken_up.into());
+    set(&msg, "runs", &RUNS.with(Cell::get).to_js());
+    post(&msg, &[]);
+    // In a task of its own: a request the page posted while the figures were
+    // being computed runs first and drops this one.
+    let deferred = Timeout::new(0, move || {
+        DEFERRED.with(|d| d.borrow_mut().take());
+        if LATEST_GEN.with(Cell::get) == gen {
+            timeline(gen, &scenario, figures_ms, taken_up);
+        } else {
+            RunCounts::bump(|c| c.skipped += 1);
+        }
+    });
+    DEFERRED.with(|d| *d.borrow_mut() = Some(deferred));
+}
+
+/// Simulates the scenario with its timeline and posts the `result`. The
+/// same simulator answered its figures, if they went first, so its
+/// baseline is reused rather than simulated again; `figures_ms` is the time
+/// those figures took, added to the core time the page is told;
+/// `taken_up` when the worker began on the request (`epoch_ms`).
+fn timeline(gen: f64, scenario: &Scenario, figures_ms: f64, taken_up: f64) {
+    let t0 = now_ms();
+    let mut sim = SIMULATOR.with(|s| s.borrow_mut().simulate(scenario));
     let sim_ms = now_ms() - t0;
     codec::sort_lanes(&mut sim.timeline);
     let encoded = codec::encode(&sim.timeline);
@@ -161,9 +275,13 @@ fn simulate(gen: f64, input: &str) {
     let f64s = js_sys::Float64Array::from(&encoded.f64s[..]);
     let u32s = js_sys::Uint32Array::from(&encoded.u32s[..]);
     drop(encoded);
+    RunCounts::bump(|c| c.timelines += 1);
     let msg = message("result", gen);
     set(&msg, "report", &report.into());
-    set(&msg, "sim_ms", &sim_ms.into());
+    set(&msg, "sim_ms", &(figures_ms + sim_ms).into());
+    set(&msg, "timeline_ms", &sim_ms.into());
+    set(&msg, "taken_up_at", &taken_up.into());
+    set(&msg, "runs", &RUNS.with(Cell::get).to_js());
     let memory_bytes = wasm_bindgen::memory()
         .dyn_into::<js_sys::WebAssembly::Memory>()
         .ok()

@@ -13,6 +13,12 @@
 //! - Every run has a time budget; a run over it, a stopped run, a panic in
 //!   the simulator or a crashed worker becomes an alert that names the cause
 //!   (with the link to report, for a panic), and the previous timeline stays.
+//! - A large run's figures come first (`crate::worker::figures_first`): they
+//!   are shown at once, and the previous timeline stays dimmed under
+//!   "Simulating" until this run's timeline arrives. A newer request made
+//!   while those figures are computed is posted at once (the worker drops
+//!   the overtaken timeline before computing it); one made while the
+//!   timeline is computed stops that worker.
 //! - The timeline arrives as two typed arrays and is decoded, then measured
 //!   for drawing (`Preparing`), a slice at a time, so that no single task
 //!   holds the main thread for long.
@@ -36,12 +42,21 @@ use crate::web::address::{self as share, Share};
 use crate::web::dom;
 use crate::worker::codec::{Decoder, Words};
 use crate::worker::spawn::{self, WorkerHandle};
+use crate::worker::RunCounts;
 
 /// A run that takes longer than this is stopped and reported: the page's
-/// time budget for one simulation. The command line has none.
+/// time budget for one simulation, or for a large run's figures. The command
+/// line has none.
 pub const RUN_BUDGET_MS: u32 = 15_000;
-/// A worker whose memory grew past this is retired after its run (WebAssembly
-/// memory never shrinks; a new worker starts small).
+/// A large run's timeline, once its figures are shown, is stopped after this
+/// long. Twice the run's budget: the run with a timeline does the report-only
+/// run's work and also records every bar and link sample (the core's
+/// benchmark puts it at about 1.3 to 1.5 times the report-only time on 1T).
+pub const TIMELINE_BUDGET_MS: u32 = 2 * RUN_BUDGET_MS;
+/// A worker whose memory grew past this is retired (WebAssembly memory never
+/// shrinks; a new worker starts small) before the first run whose all-off
+/// baseline differs from its last: until then it keeps that baseline, so an
+/// overlap switch flipped on a large scenario does not simulate it again.
 const WORKER_MEMORY_LIMIT_BYTES: f64 = 1024.0 * 1024.0 * 1024.0;
 /// A run this short is let finish when a newer request arrives; a longer one
 /// is stopped in favour of the newer request.
@@ -54,6 +69,10 @@ const SETTLE_MS: u32 = 150;
 const PAINT_NOW_MAX_BARS: usize = 100_000;
 /// The decoder aims at slices of about this long on the main thread.
 const SLICE_TARGET_MS: f64 = 8.0;
+/// When the last large run's figures took at most this long, a newer request
+/// is posted to the worker while figures are being computed rather than
+/// stopping it: the worker takes it before starting the overtaken timeline.
+const FAST_FIGURES_MS: f64 = 500.0;
 
 /// Why the last run did not show, in the page's alert.
 #[derive(Clone, Debug, PartialEq)]
@@ -66,14 +85,28 @@ pub struct RunAlert {
 
 struct Request {
     gen: u64,
+    /// When the input changed (`epoch_ms`).
+    made_at: f64,
     input_json: String,
     scenario: Scenario,
 }
 
+/// A run whose figures are shown while its timeline is still coming.
+#[derive(Clone, Copy)]
+struct FiguresShown {
+    /// Whether the timeline shown keeps the one before it for comparison,
+    /// decided when the figures replaced the previous ones.
+    keep_before: bool,
+}
+
 struct InFlight {
     gen: u64,
+    /// When its input changed (`epoch_ms`).
+    made_at: f64,
     scenario: Scenario,
     started_ms: f64,
+    /// Set when this run's figures came first and are shown.
+    figures: Option<FiguresShown>,
     /// Dropping it cancels the budget.
     _budget: Timeout,
 }
@@ -103,6 +136,16 @@ impl Words for JsWords {
     }
 }
 
+/// A run's figures and what came with them, on their way to the screen.
+struct Shown {
+    gen: u64,
+    scenario: Scenario,
+    report: Report,
+    sim_ms: f64,
+    received_ms: f64,
+    figures: Option<FiguresShown>,
+}
+
 /// Where a result is on its way to the screen: its timeline being decoded,
 /// then measured for drawing, each a slice at a time.
 enum Stage {
@@ -118,6 +161,7 @@ struct Decoding {
     scenario: Scenario,
     sim_ms: f64,
     received_ms: f64,
+    figures: Option<FiguresShown>,
     records_per_slice: usize,
     _next: Option<Timeout>,
 }
@@ -134,10 +178,54 @@ struct Inner {
     settle: Option<Timeout>,
     last_sim_ms: f64,
     last_result_ms: f64,
+    /// How long the last figures sent ahead of their timeline took, ms
+    /// (`None` when the last run came in one message).
+    last_figures_ms: Option<f64>,
+    /// What the workers did with the page's requests: retired workers summed,
+    /// plus the current one's last report; and runs the page stopped by
+    /// terminating a worker.
+    runs_retired: RunCounts,
+    runs_current: RunCounts,
+    runs_stopped: u32,
+    /// The all-off baseline scenario of a worker grown past
+    /// `WORKER_MEMORY_LIMIT_BYTES`: retired before a run with another.
+    bloated: Option<Scenario>,
     /// Set when the worker reported a panic, so that the trap that follows is not reported twice.
     panicked: bool,
     /// The last input that resolved, to tell which control made the scenario invalid.
     last_valid: Option<ScenarioInput>,
+}
+
+impl Inner {
+    /// Drops the worker (terminating it): a run it was computing is stopped.
+    fn retire_worker(&mut self) {
+        self.bloated = None;
+        if self.worker.take().is_some() {
+            let c = std::mem::take(&mut self.runs_current);
+            let r = &mut self.runs_retired;
+            r.started += c.started;
+            r.figures += c.figures;
+            r.timelines += c.timelines;
+            r.skipped += c.skipped;
+        }
+        if self.in_flight.take().is_some() {
+            self.runs_stopped += 1;
+        }
+        self.ready = false;
+    }
+
+    /// Every worker's counts so far, as JSON for `data-worker-runs`.
+    fn runs_json(&self) -> String {
+        let (r, c) = (self.runs_retired, self.runs_current);
+        format!(
+            r#"{{"started":{},"figures":{},"timelines":{},"skipped":{},"stopped":{}}}"#,
+            r.started + c.started,
+            r.figures + c.figures,
+            r.timelines + c.timelines,
+            r.skipped + c.skipped,
+            self.runs_stopped
+        )
+    }
 }
 
 /// One app instance's simulation runner.
@@ -167,16 +255,25 @@ impl Runner {
 
     /// Busy while anything is requested, running or being decoded.
     fn sync_busy(&self) {
-        let busy = {
+        let (busy, ahead) = {
             let i = self.inner.borrow();
-            i.pending.is_some() || i.in_flight.is_some() || i.decoding.is_some()
+            let busy = i.pending.is_some() || i.in_flight.is_some() || i.decoding.is_some();
+            // The figures shown are the newest run's; its timeline is coming.
+            let ahead = i.pending.is_none()
+                && (i.in_flight.as_ref().is_some_and(|f| f.figures.is_some())
+                    || i.decoding.as_ref().is_some_and(|d| d.figures.is_some()));
+            (busy, ahead)
         };
         if let Some(state) = self.state() {
             if state.busy.get_untracked() != busy {
                 state.busy.set(busy);
             }
+            if state.figures_ahead.get_untracked() != ahead {
+                state.figures_ahead.set(ahead);
+            }
         }
         dom::set_body_data("simulating", if busy { "1" } else { "0" });
+        dom::set_body_data("figures-ahead", if ahead { "1" } else { "0" });
     }
 
     fn alert(&self, cause: String, with_link: bool) {
@@ -223,6 +320,7 @@ impl Runner {
             i.latest_gen += 1;
             i.pending = Some(Request {
                 gen: i.latest_gen,
+                made_at: epoch_ms(),
                 input_json,
                 scenario,
             });
@@ -263,9 +361,7 @@ impl Runner {
                 i.last_sim_ms > FAST_RUN_MS || dom::now_ms() - f.started_ms > FAST_RUN_MS
             });
             if slow {
-                i.in_flight = None;
-                i.worker = None;
-                i.ready = false;
+                i.retire_worker();
             }
         }
         self.sync_busy();
@@ -327,16 +423,30 @@ impl Runner {
             } else if let Some(f) = &i.in_flight {
                 let fast = i.last_sim_ms <= FAST_RUN_MS
                     && dom::now_ms() - f.started_ms <= FAST_RUN_MS * 4.0;
-                if fast {
+                // A large run still on its figures, when they come quickly:
+                // the worker will take the newer request before starting the
+                // overtaken run's timeline, and keeps its baseline.
+                let figures_soon = f.figures.is_none()
+                    && i.last_figures_ms.is_some_and(|ms| ms <= FAST_FIGURES_MS)
+                    && dom::now_ms() - f.started_ms <= FAST_FIGURES_MS * 2.0;
+                if figures_soon {
+                    Next::Send
+                } else if fast {
                     // Let it finish: a new worker would cost more than the wait.
                     Next::Nothing
                 } else {
                     // Overtaken and slow: stop it rather than finish it.
-                    i.in_flight = None;
-                    i.worker = None;
-                    i.ready = false;
+                    i.retire_worker();
                     Next::Spawn
                 }
+            } else if i.bloated.as_ref().is_some_and(|off| {
+                i.pending
+                    .as_ref()
+                    .is_some_and(|p| p.scenario.all_overlap_off() != *off)
+            }) {
+                // Its baseline is of no use to this run: start small again.
+                i.retire_worker();
+                Next::Spawn
             } else {
                 Next::Send
             }
@@ -361,8 +471,7 @@ impl Runner {
         put("input", req.input_json.into());
         let sent = i.worker.as_ref().map(|w| w.post(&msg).is_ok());
         if sent != Some(true) {
-            i.worker = None;
-            i.ready = false;
+            i.retire_worker();
             drop(i);
             self.alert(
                 "The simulation worker did not accept the scenario; the timeline shows the last scenario that finished."
@@ -371,64 +480,84 @@ impl Runner {
             );
             return;
         }
-        let weak = self.weak();
         let gen = req.gen;
-        let budget = Timeout::new(RUN_BUDGET_MS, move || {
-            if let Some(r) = weak.upgrade() {
-                r.on_budget(gen);
-            }
-        });
+        let budget = self.budget(gen, RUN_BUDGET_MS);
+        // Replaces a run overtaken while on its figures (see `pump`): its
+        // messages no longer match and are dropped.
         i.in_flight = Some(InFlight {
             gen,
+            made_at: req.made_at,
             scenario: req.scenario,
             started_ms: dom::now_ms(),
+            figures: None,
             _budget: budget,
         });
     }
 
-    fn on_budget(&self, gen: u64) {
-        {
-            let mut i = self.inner.borrow_mut();
-            if i.in_flight.as_ref().map(|f| f.gen) != Some(gen) {
-                return;
+    /// The time budget of run `gen`, `ms` from now.
+    fn budget(&self, gen: u64, ms: u32) -> Timeout {
+        let weak = self.weak();
+        Timeout::new(ms, move || {
+            if let Some(r) = weak.upgrade() {
+                r.on_budget(gen);
             }
-            i.in_flight = None;
-            i.worker = None;
-            i.ready = false;
-        }
-        self.alert(
+        })
+    }
+
+    fn on_budget(&self, gen: u64) {
+        let figures_shown = {
+            let mut i = self.inner.borrow_mut();
+            let Some(f) = i.in_flight.as_ref().filter(|f| f.gen == gen) else {
+                return;
+            };
+            let shown = f.figures.is_some();
+            i.retire_worker();
+            shown
+        };
+        let cause = if figures_shown {
+            format!(
+                "Stopped: this scenario's timeline took longer than {} s, the page's time budget. \
+                 The figures are this scenario's; the timeline shows the last scenario that finished. \
+                 The command line has no such limit (overlap-lab trace scenario.json).",
+                TIMELINE_BUDGET_MS / 1000
+            )
+        } else {
             format!(
                 "Stopped: simulating this scenario took longer than {} s, the page's time budget. \
                  The timeline shows the last scenario that finished. The command line has no such limit \
                  (overlap-lab simulate scenario.json).",
                 RUN_BUDGET_MS / 1000
-            ),
-            false,
-        );
+            )
+        };
+        self.alert(cause, false);
         self.pump();
     }
 
     /// The user pressed Stop.
     pub fn stop(&self) {
-        let stopped = {
+        let (stopped, figures_shown) = {
             let mut i = self.inner.borrow_mut();
             let any = i.in_flight.is_some() || i.pending.is_some() || i.decoding.is_some();
+            // Figures that came ahead of the stopped timeline stay on screen.
+            let figures_shown = i.pending.is_none()
+                && (i.in_flight.as_ref().is_some_and(|f| f.figures.is_some())
+                    || i.decoding.as_ref().is_some_and(|d| d.figures.is_some()));
             i.latest_gen += 1;
             i.pending = None;
             i.settle = None;
             i.decoding = None;
-            if i.in_flight.take().is_some() {
-                i.worker = None;
-                i.ready = false;
+            if i.in_flight.is_some() {
+                i.retire_worker();
             }
-            any
+            (any, figures_shown)
         };
         if stopped {
-            self.alert(
+            let cause = if figures_shown {
+                "Cancelled: you stopped the simulation. The figures are this scenario's; the timeline shows the last scenario that finished."
+            } else {
                 "Cancelled: you stopped the simulation. The timeline and figures show the last scenario that finished."
-                    .to_string(),
-                false,
-            );
+            };
+            self.alert(cause.to_string(), false);
         }
         self.sync_busy();
     }
@@ -437,9 +566,7 @@ impl Runner {
         let already = {
             let mut i = self.inner.borrow_mut();
             let already = i.panicked;
-            i.in_flight = None;
-            i.worker = None;
-            i.ready = false;
+            i.retire_worker();
             i.panicked = false;
             already
         };
@@ -459,7 +586,9 @@ impl Runner {
         let get = |k: &str| js_sys::Reflect::get(data, &k.into()).unwrap_or(JsValue::UNDEFINED);
         let kind = get("type").as_string().unwrap_or_default();
         let gen = get("gen").as_f64().unwrap_or(-1.0) as u64;
+        self.note_runs(&get("runs"));
         match kind.as_str() {
+            "figures" => self.on_figures(gen, data),
             "ready" => {
                 self.inner.borrow_mut().ready = true;
                 self.pump();
@@ -488,9 +617,7 @@ impl Runner {
                 let text = get("message").as_string().unwrap_or_default();
                 {
                     let mut i = self.inner.borrow_mut();
-                    i.in_flight = None;
-                    i.worker = None;
-                    i.ready = false;
+                    i.retire_worker();
                     i.panicked = true;
                 }
                 self.alert(
@@ -514,18 +641,27 @@ impl Runner {
         let get = |k: &str| js_sys::Reflect::get(data, &k.into()).unwrap_or(JsValue::UNDEFINED);
         let sim_ms = get("sim_ms").as_f64().unwrap_or(0.0);
         let memory_bytes = get("memory_bytes").as_f64().unwrap_or(0.0);
-        let (scenario, latest) = {
+        let (flight, latest) = {
             let mut i = self.inner.borrow_mut();
             let flight = i.in_flight.take_if(|f| f.gen == gen);
+            if let Some(f) = flight.as_ref().filter(|f| f.figures.is_none()) {
+                i.last_figures_ms = None;
+                note_wait(f.made_at, data);
+            }
             i.last_sim_ms = sim_ms;
             i.last_result_ms = dom::now_ms();
             if memory_bytes > WORKER_MEMORY_LIMIT_BYTES {
-                i.worker = None;
-                i.ready = false;
+                i.bloated = flight.as_ref().map(|f| f.scenario.all_overlap_off());
             }
-            (flight.map(|f| f.scenario), i.latest_gen == gen)
+            (flight, i.latest_gen == gen)
         };
-        let (Some(scenario), true) = (scenario, latest) else {
+        let (
+            Some(InFlight {
+                scenario, figures, ..
+            }),
+            true,
+        ) = (flight, latest)
+        else {
             // Overtaken by a newer request: dropped.
             self.pump();
             return;
@@ -554,6 +690,7 @@ impl Runner {
                     scenario,
                     sim_ms,
                     received_ms: dom::now_ms(),
+                    figures,
                     records_per_slice: 20_000,
                     _next: None,
                 });
@@ -587,12 +724,12 @@ impl Runner {
             match stepped {
                 Ok(done) => {
                     let took = dom::now_ms() - t0;
-                    // Aim each slice at SLICE_TARGET_MS.
-                    if took < SLICE_TARGET_MS / 2.0 {
-                        d.records_per_slice = (d.records_per_slice * 2).min(1 << 20);
-                    } else if took > SLICE_TARGET_MS * 2.0 {
-                        d.records_per_slice = (d.records_per_slice / 2).max(1000);
-                    }
+                    // Aim the next slice at SLICE_TARGET_MS from this one's
+                    // rate, growing at most twofold: one slice that ran
+                    // quickly never licenses one many times longer.
+                    let per_ms = d.records_per_slice as f64 / took.max(0.05);
+                    let aim = (per_ms * SLICE_TARGET_MS) as usize;
+                    d.records_per_slice = aim.clamp(1000, (d.records_per_slice * 2).min(1 << 20));
                     Ok(done)
                 }
                 Err(e) => Err(e),
@@ -604,18 +741,23 @@ impl Runner {
                 if let Some(mut d) = d {
                     match d.stage {
                         Stage::Decode(decoder) => {
-                            // Decoded: measure it for drawing in slices of its own.
+                            // Decoded: measure it for drawing in slices of its own,
+                            // sized afresh (a bar costs more to measure than to decode).
                             d.stage = Stage::Prepare(Preparing::new(decoder.finish()));
+                            d.records_per_slice = 20_000;
                             self.inner.borrow_mut().decoding = Some(d);
                             self.next_slice();
                         }
                         Stage::Prepare(preparing) => self.apply(
-                            d.gen,
-                            d.scenario,
-                            d.report,
+                            Shown {
+                                gen: d.gen,
+                                scenario: d.scenario,
+                                report: d.report,
+                                sim_ms: d.sim_ms,
+                                received_ms: d.received_ms,
+                                figures: d.figures,
+                            },
                             preparing.finish(),
-                            d.sim_ms,
-                            d.received_ms,
                         ),
                     }
                 }
@@ -645,17 +787,98 @@ impl Runner {
         }
     }
 
-    /// Shows a finished run: figures, timeline, notes.
-    fn apply(
-        &self,
-        gen: u64,
-        scenario: Scenario,
-        report: Report,
-        timeline: Prepared,
-        sim_ms: f64,
-        received_ms: f64,
-    ) {
+    /// Records the worker's run counts a message carried.
+    fn note_runs(&self, runs: &JsValue) {
+        if runs.is_undefined() {
+            return;
+        }
+        let n = |k: &str| {
+            js_sys::Reflect::get(runs, &k.into())
+                .ok()
+                .and_then(|v| v.as_f64())
+                .unwrap_or(0.0) as u32
+        };
+        let json = {
+            let mut i = self.inner.borrow_mut();
+            i.runs_current = RunCounts {
+                started: n("started"),
+                figures: n("figures"),
+                timelines: n("timelines"),
+                skipped: n("skipped"),
+            };
+            i.runs_json()
+        };
+        dom::set_body_data("worker-runs", &json);
+    }
+
+    /// A large run's figures, ahead of its timeline: shown at once if the
+    /// run is still the newest; the previous timeline stays, dimmed.
+    fn on_figures(&self, gen: u64, data: &JsValue) {
         let Some(state) = self.state() else { return };
+        let get = |k: &str| js_sys::Reflect::get(data, &k.into()).unwrap_or(JsValue::UNDEFINED);
+        let figures_ms = get("sim_ms").as_f64().unwrap_or(0.0);
+        let report: Report =
+            match serde_json::from_str(&get("report").as_string().unwrap_or_default()) {
+                Ok(r) => r,
+                Err(e) => {
+                    self.alert(
+                        format!("The simulation's report could not be read: {e}."),
+                        true,
+                    );
+                    return;
+                }
+            };
+        let scenario = {
+            let mut i = self.inner.borrow_mut();
+            i.last_figures_ms = Some(figures_ms);
+            if i.latest_gen != gen {
+                // Overtaken: its timeline is dropped by the worker too.
+                return;
+            }
+            let Some(f) = i.in_flight.as_mut().filter(|f| f.gen == gen) else {
+                return;
+            };
+            // Decided now, before the shown run's preset is replaced.
+            f.figures = Some(FiguresShown {
+                keep_before: state.same_preset_as_shown(),
+            });
+            // The timeline has a budget of its own: the run is not stuck.
+            f._budget = self.budget(gen, TIMELINE_BUDGET_MS);
+            note_wait(f.made_at, data);
+            f.scenario.clone()
+        };
+        let t0 = dom::now_ms();
+        self.show_figures(state, report, scenario);
+        self.sync_busy();
+        dom::set_body_data("figures-ms", &format!("{figures_ms:.1}"));
+        dom::set_body_data("figures-apply-ms", &format!("{:.1}", dom::now_ms() - t0));
+    }
+
+    /// Shows a run's figures and counts it as shown (`data-run-seq`).
+    fn show_figures(&self, state: AppState, report: Report, scenario: Scenario) {
+        state.replace_ghost(state.report.get_untracked());
+        state.report.set(Some(report));
+        state.resolved.set(Some(scenario));
+        if state.run_alert.with_untracked(Option::is_some) {
+            state.run_alert.set(None);
+            dom::set_body_data("run-alert", "0");
+        }
+        state.run_seq.update(|n| *n += 1);
+        // Tests wait on this to know the figures belong to the latest input.
+        dom::set_body_data("run-seq", &state.run_seq.get_untracked().to_string());
+    }
+
+    /// Shows a finished run: figures (unless they came first), timeline, notes.
+    fn apply(&self, run: Shown, timeline: Prepared) {
+        let Some(state) = self.state() else { return };
+        let Shown {
+            gen,
+            scenario,
+            report,
+            sim_ms,
+            received_ms,
+            figures,
+        } = run;
         if self.inner.borrow().latest_gen != gen {
             return;
         }
@@ -688,31 +911,40 @@ impl Runner {
             format!("Every one of the {gpus} GPUs is simulated and drawn.")
         };
         let bars = timeline.bars;
+        let keep_before = match figures {
+            Some(f) => f.keep_before,
+            None => state.same_preset_as_shown(),
+        };
+        match figures {
+            // The same report as the figures shown: replaced only should it differ.
+            Some(_) => {
+                if state.report.with_untracked(|r| r.as_ref() != Some(&report)) {
+                    state.report.set(Some(report));
+                }
+            }
+            None => {
+                dom::set_body_data("figures-ms", "");
+                self.show_figures(state, report, scenario)
+            }
+        }
         {
             let scene = state.scene();
             let mut scene = scene.borrow_mut();
-            scene.keep_before = state.same_preset_as_shown();
+            scene.keep_before = keep_before;
             scene.set_prepared(timeline, !dom::reduced_motion(), dom::now_ms());
+            // The canvas marks a paint with the run it shows: this run's
+            // number, even when the timelines of runs before were dropped.
+            scene.seq = state.run_seq.get_untracked();
             if dom::reduced_motion() {
                 scene.playing = false;
                 scene.playhead_s = f64::INFINITY;
             }
         }
-        state.replace_ghost(state.report.get_untracked());
-        state.report.set(Some(report));
-        state.resolved.set(Some(scenario));
         state.represents_note.set(note);
         state.gpu_names.set(names);
-        if state.run_alert.with_untracked(Option::is_some) {
-            state.run_alert.set(None);
-            dom::set_body_data("run-alert", "0");
-        }
         if state.link_gpu.get_untracked() >= gpus {
             state.link_gpu.set(0);
         }
-        state.run_seq.update(|n| *n += 1);
-        // Tests wait on this to know the figures belong to the latest input.
-        dom::set_body_data("run-seq", &state.run_seq.get_untracked().to_string());
         if bars <= PAINT_NOW_MAX_BARS {
             frame::paint_now();
         } else {
@@ -720,6 +952,27 @@ impl Runner {
             frame::request();
         }
         dom::set_body_data("apply-ms", &format!("{:.1}", dom::now_ms() - t0));
+    }
+}
+
+/// Wall-clock time, ms since the epoch (`timeOrigin + now`): comparable
+/// with the worker's.
+fn epoch_ms() -> f64 {
+    dom::window()
+        .and_then(|w| w.performance())
+        .map(|p| p.time_origin() + p.now())
+        .unwrap_or(0.0)
+}
+
+/// For the page benchmark: how long a run waited between its input's change
+/// and the worker taking it up (coalescing, a worker starting, a run before
+/// it), from the `taken_up_at` the worker sends.
+fn note_wait(made_at: f64, data: &JsValue) {
+    let taken_up = js_sys::Reflect::get(data, &"taken_up_at".into())
+        .ok()
+        .and_then(|v| v.as_f64());
+    if let Some(t) = taken_up {
+        dom::set_body_data("wait-ms", &format!("{:.1}", t - made_at));
     }
 }
 
@@ -789,7 +1042,11 @@ pub fn SimStatus() -> impl IntoView {
             <Show when=move || state.busy.get()>
                 <p role="status">
                     <span class="spinner" aria-hidden="true"></span>
-                    "Simulating… the timeline below is the previous scenario's. "
+                    {move || if state.figures_ahead.get() {
+                        "Simulating the timeline… the figures are this scenario's; the timeline below is the previous scenario's. "
+                    } else {
+                        "Simulating… the timeline below is the previous scenario's. "
+                    }}
                     <button type="button" class="stop" on:click=move |_| state.runner.get_value().stop()>"Stop"</button>
                 </p>
             </Show>

@@ -1,7 +1,8 @@
 // Browser tests of scale and memory: the 1T preset driven as an engineer
-// would (an overlap switch, the trace download) and the memory bar
-// (src/ui/memory_bar.rs). Registered by run.mjs (`registerScaleTests(...)`).
-// Every wait ends in "finished or refused", never in a timing.
+// would (an overlap switch, its figures ahead of the timeline, a slider
+// dragged, the trace download) and the memory bar (src/ui/memory_bar.rs).
+// Registered by run.mjs (`registerScaleTests(...)`). Every wait ends in
+// "finished or refused", never in a timing.
 
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -133,6 +134,93 @@ export function registerScaleTests(test, h) {
     await barMatchesCli(page);
     await painted(page);
     await canvasDrawn(page);
+  }, { timeout: 300000 });
+
+  test('scale: on 1T the figures come before the timeline, dimmed under "Simulating", and equal the CLI\'s', async ({ page }) => {
+    await afterRun(page, () => page.selectOption('#f-preset', 'megatron-1t'));
+    await painted(page);
+    const sw = page.getByRole('switch', { name: 'TP overlap' });
+    if (await sw.isChecked()) {
+      await afterRun(page, () => sw.click());
+      await painted(page);
+    }
+    // Everything the page shows the moment the new figures appear.
+    const first = page.evaluate((before) => new Promise((resolve) => {
+      const look = () => {
+        const b = document.body.dataset;
+        if (Number(b.runSeq) <= before) return false;
+        resolve({
+          ahead: b.figuresAhead,
+          seq: b.runSeq,
+          paintedSeq: document.querySelector('canvas').dataset.paintedSeq,
+          status: document.querySelector('.sim-status.busy [role="status"]')?.textContent ?? null,
+          opacity: Number(getComputedStyle(document.querySelector('.canvas-wrap')).opacity),
+          json: document.querySelector('[data-scenario-json]').dataset.scenarioJson,
+          figures: [...document.querySelectorAll('[data-metric][data-run="current"]')]
+            .map((e) => [e.dataset.metric, Number(e.dataset.value)]),
+        });
+        return true;
+      };
+      const ob = new MutationObserver(() => { if (look()) ob.disconnect(); });
+      ob.observe(document.body, { attributes: true, attributeFilter: ['data-run-seq'] });
+    }), await runSeq(page));
+    await sw.click();
+    const seen = await first;
+    assert(seen.ahead === '1', `the figures did not come ahead of the timeline (figures-ahead=${seen.ahead})`);
+    assert(seen.paintedSeq !== seen.seq, 'the new timeline was already painted when its figures appeared');
+    assert(/Simulating/.test(seen.status ?? ''), `status while the timeline is computed: ${seen.status}`);
+    assert(seen.opacity < 1, `the previous timeline was not dimmed (opacity ${seen.opacity})`);
+    assert(JSON.parse(seen.json).overlap.tp === true, `the figures are not those of TP overlap on: ${seen.json}`);
+    await page.screenshot({ path: join(ARTIFACTS, 'scale-1t-figures-first.png') });
+    const want = cliReport(seen.json);
+    assert(seen.figures.length >= 20, `only ${seen.figures.length} figures on the page`);
+    const at = (obj, path) => path.split('.').reduce((o, k) => (o == null ? undefined : o[k]), obj);
+    for (const [name, value] of seen.figures) {
+      assert(typeof at(want, name) === 'number', `the CLI report has no ${name}`);
+      assert(close(value, at(want, name)), `${name} shown first: ${value}, CLI says ${at(want, name)}`);
+    }
+    // Then the timeline: the figures stay the CLI's, the status goes.
+    await page.waitForFunction((seq) => document.querySelector('canvas').dataset.paintedSeq === seq
+      || document.body.dataset.runAlert === '1', seen.seq, { timeout: 180000 });
+    const alert = await page.evaluate(() => (document.body.dataset.runAlert === '1'
+      ? document.querySelector('.run-alert')?.textContent : null));
+    assert(alert === null, `the timeline did not show: ${alert}`);
+    assert(await page.evaluate(() => document.body.dataset.figuresAhead) === '0', 'still marked ahead of the timeline');
+    await matchesCli(page);
+    await canvasDrawn(page);
+  }, { timeout: 300000 });
+
+  test('scale: a slider dragged on 1T starts no queue of stale runs in the worker', async ({ page }) => {
+    await afterRun(page, () => page.selectOption('#f-preset', 'megatron-1t'));
+    await painted(page);
+    const runs = () => page.evaluate(() => JSON.parse(document.body.dataset.workerRuns ?? '{}'));
+    const before = await runs();
+    const seq = await runSeq(page);
+    // A drag: twenty values over about a second, the last one 37.
+    await page.evaluate(() => new Promise((resolve) => {
+      const slider = document.querySelector('input[aria-label="DP bucket size (slider)"]');
+      let v = 0;
+      const step = () => {
+        v += 1;
+        slider.value = String(v < 20 ? 10 + 2 * v : 37);
+        slider.dispatchEvent(new Event('input', { bubbles: true }));
+        if (v < 20) setTimeout(step, 50); else resolve();
+      };
+      step();
+    }));
+    await page.waitForFunction((n) => Number(document.body.dataset.runSeq) > n && document.body.dataset.simulating === '0',
+      seq, { timeout: 240000 });
+    const after = await runs();
+    const d = (k) => (after[k] ?? 0) - (before[k] ?? 0);
+    const counts = `started ${d('started')}, figures ${d('figures')}, timelines ${d('timelines')}, ` +
+      `skipped ${d('skipped')}, stopped by the page ${d('stopped')}`;
+    console.log(`    worker runs for a 20-value drag on 1T: ${counts}`);
+    assert(d('started') <= 3, `the worker started ${d('started')} runs for one drag (${counts})`);
+    assert(d('timelines') <= 2, `the worker computed ${d('timelines')} timelines for one drag (${counts})`);
+    assert((await runSeq(page)) - seq <= 2, `${(await runSeq(page)) - seq} runs were shown for one drag`);
+    const json = JSON.parse(await scenarioJson(page));
+    assert(json.overlap.bucket_mb === 37, `the newest value was not the one simulated: ${JSON.stringify(json.overlap)}`);
+    await matchesCli(page);
   }, { timeout: 300000 });
 
   test('scale: the 1T trace downloads as valid JSON, or the page says plainly why not with the CLI command', async ({ page }) => {
