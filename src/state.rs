@@ -10,13 +10,46 @@ use std::rc::Rc;
 
 use leptos::prelude::*;
 use overlap_core::presets::{self, Preset};
-use overlap_core::{FieldError, Report, Scenario, ScenarioInput};
+use overlap_core::{FieldError, Report, Scenario, ScenarioError, ScenarioInput};
 
 use crate::ui::fields;
 use overlap_view::scene::Scene;
 pub use overlap_view::tip::Tip;
 
 pub type SceneRef = Rc<RefCell<Scene>>;
+
+/// How many recent inputs [`resolve`] remembers: the edited input, its
+/// preset's own, and a couple the tour or a link switch back to.
+const RESOLVED_KEPT: usize = 4;
+
+thread_local! {
+    /// Inputs resolved lately on the main thread, newest last.
+    static RESOLVED: RefCell<Vec<(ScenarioInput, Result<Scenario, ScenarioError>)>> =
+        const { RefCell::new(Vec::new()) };
+}
+
+/// `input.resolve()`, remembered: one change asks for the same scenario
+/// several times (the run request, the "modified" mark for the input and its
+/// preset), and resolving validates the step's cost by building a slice of
+/// it, which on the largest presets is a long main-thread task each time.
+pub fn resolve(input: &ScenarioInput) -> Result<Scenario, ScenarioError> {
+    if let Some(hit) = RESOLVED.with_borrow(|kept| {
+        kept.iter()
+            .rev()
+            .find(|(i, _)| i == input)
+            .map(|(_, r)| r.clone())
+    }) {
+        return hit;
+    }
+    let result = input.resolve();
+    RESOLVED.with_borrow_mut(|kept| {
+        if kept.len() == RESOLVED_KEPT {
+            drop(kept.remove(0));
+        }
+        kept.push((input.clone(), result.clone()));
+    });
+    result
+}
 
 #[derive(Clone, Copy)]
 pub struct AppState {
@@ -71,7 +104,7 @@ impl AppState {
     pub fn new() -> Self {
         let preset = presets::default_preset();
         let input = preset.input();
-        let resolved = input.resolve().ok();
+        let resolved = resolve(&input).ok();
         Self {
             preset_id: RwSignal::new(preset.id.to_string()),
             input: RwSignal::new(input),
@@ -140,7 +173,7 @@ impl AppState {
         let own = preset.input();
         self.input.with(|input| {
             *input != own
-                && match (input.resolve(), own.resolve()) {
+                && match (resolve(input), resolve(&own)) {
                     (Ok(a), Ok(b)) => a != b,
                     _ => true,
                 }

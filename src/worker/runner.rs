@@ -288,7 +288,7 @@ impl Runner {
     /// A new scenario input: explain it if invalid, else ask for a run.
     fn request(&self, input: ScenarioInput) {
         let Some(state) = self.state() else { return };
-        let scenario = match input.resolve() {
+        let scenario = match crate::state::resolve(&input) {
             Ok(s) => s,
             Err(e) => {
                 // Keep the last valid timeline on screen; the controls explain.
