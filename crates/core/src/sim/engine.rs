@@ -145,7 +145,14 @@ struct TaskState {
     /// ... as a network flow (it shares HBM with a collective), not timed
     /// alone at the full HBM bandwidth.
     memory_in_network: bool,
+    /// A compute op (constant): a finished collective looks this up for each
+    /// of its successors, here in the state it touches next anyway rather
+    /// than in the larger `Task`.
+    compute: bool,
 }
+
+// The record stays within 16 bytes: four to a cache line.
+const _: () = assert!(std::mem::size_of::<TaskState>() == 16);
 
 struct Engine<'g, N: BandwidthModel> {
     g: &'g Graph,
@@ -213,13 +220,15 @@ pub(crate) fn run_recording<'g>(
         st: g
             .initial_pending
             .iter()
-            .map(|&pending| TaskState {
+            .zip(&g.tasks)
+            .map(|(&pending, task)| TaskState {
                 pending,
                 version: 0,
                 wait_head: NO_WAIT,
                 scheduled: false,
                 in_memory_phase: false,
                 memory_in_network: false,
+                compute: task.axis == COMPUTE,
             })
             .collect(),
         record,
@@ -653,8 +662,7 @@ impl<N: BandwidthModel> Engine<'_, N> {
             // Compute that waits on this collective: remember it, so that the
             // compute stream's idle time can be laid against it.
             for &s in successors {
-                let st = &g.tasks[s as usize];
-                if st.axis == COMPUTE {
+                if self.st[s as usize].compute {
                     self.wait_nodes.push((self.st[s as usize].wait_head, t));
                     self.st[s as usize].wait_head = (self.wait_nodes.len() - 1) as u32;
                 }

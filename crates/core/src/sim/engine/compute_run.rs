@@ -14,7 +14,7 @@
 
 use super::{Engine, Kind, NO_RUN};
 use crate::sim::bandwidth_model::BandwidthModel;
-use crate::workload::graph::{TaskId, COMPUTE};
+use crate::workload::graph::TaskId;
 use crate::workload::interference::memory_phase_s;
 
 /// Most ops planned as one run: a run split early has been walked once for
@@ -67,9 +67,8 @@ impl<N: BandwidthModel> Engine<'_, N> {
         let &[next] = self.g.successors(t) else {
             return None;
         };
-        let task = &self.g.tasks[next as usize];
-        (task.axis == COMPUTE && task.gpu == gpu && self.st[next as usize].pending == 1)
-            .then_some(next)
+        let st = &self.st[next as usize];
+        (st.compute && st.pending == 1 && self.g.tasks[next as usize].gpu == gpu).then_some(next)
     }
 
     /// Compute op `t` starts now on `gpu`, which has no collective in flight
