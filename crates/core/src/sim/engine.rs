@@ -22,7 +22,12 @@ use crate::sim::network::{ClassId, Network};
 use crate::workload::graph::{Graph, TaskId, COMPUTE};
 use crate::workload::interference::{memory_phase_s, NetworkSetup, Sharing, SmUse};
 
+mod compute_run;
+
 const NO_WAIT: u32 = u32::MAX;
+
+/// No compute run in progress on a GPU.
+const NO_RUN: TaskId = TaskId::MAX;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Kind {
@@ -30,6 +35,9 @@ enum Kind {
     LatencyDone,
     /// Compute finished, or the last byte arrived.
     Done,
+    /// The last op of a compute run (`compute_run`) finished; the entity is
+    /// the run's first op.
+    RunDone,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -99,6 +107,11 @@ struct GpuState {
     inflight_count: [u32; 3],
     inflight_total: [f64; 3],
     inflight_last: [f64; 3],
+    /// The first op of the compute run in progress (`NO_RUN` when none):
+    /// its start is written, the ops after it have not started yet.
+    run_head: TaskId,
+    /// The run's last op, whose end is the run's one event.
+    run_last: TaskId,
 }
 
 impl GpuState {
@@ -132,7 +145,14 @@ struct TaskState {
     /// ... as a network flow (it shares HBM with a collective), not timed
     /// alone at the full HBM bandwidth.
     memory_in_network: bool,
+    /// A compute op (constant): a finished collective looks this up for each
+    /// of its successors, here in the state it touches next anyway rather
+    /// than in the larger `Task`.
+    compute: bool,
 }
+
+// The record stays within 16 bytes: four to a cache line.
+const _: () = assert!(std::mem::size_of::<TaskState>() == 16);
 
 struct Engine<'g, N: BandwidthModel> {
     g: &'g Graph,
@@ -200,13 +220,15 @@ pub(crate) fn run_recording<'g>(
         st: g
             .initial_pending
             .iter()
-            .map(|&pending| TaskState {
+            .zip(&g.tasks)
+            .map(|(&pending, task)| TaskState {
                 pending,
                 version: 0,
                 wait_head: NO_WAIT,
                 scheduled: false,
                 in_memory_phase: false,
                 memory_in_network: false,
+                compute: task.axis == COMPUTE,
             })
             .collect(),
         record,
@@ -242,6 +264,8 @@ pub(crate) fn run_recording<'g>(
                 inflight_count: [0; 3],
                 inflight_total: [0.0; 3],
                 inflight_last: [0.0; 3],
+                run_head: NO_RUN,
+                run_last: NO_RUN,
             })
             .collect(),
         net,
@@ -276,6 +300,7 @@ pub(crate) fn run_recording<'g>(
         } else {
             match ev.kind {
                 Kind::LatencyDone => e.begin_transfer(ev.entity),
+                Kind::RunDone => e.finish_run(ev.entity),
                 Kind::Done if e.st[entity].in_memory_phase => e.memory_done(ev.entity),
                 Kind::Done => e.complete(ev.entity),
             }
@@ -394,6 +419,9 @@ impl<N: BandwidthModel> Engine<'_, N> {
                 self.attribute_idle(t, gpu, idle_from);
             }
             self.gpu[gpu as usize].running = Some(t);
+            if self.gpu[gpu as usize].comm_active == 0 && self.begin_run(t, gpu) {
+                return;
+            }
             let memory_s = memory_phase_s(g, self.sharing, t as usize);
             if memory_s > 0.0 {
                 self.begin_memory_phase(t, memory_s);
@@ -406,6 +434,9 @@ impl<N: BandwidthModel> Engine<'_, N> {
             let start = task.members_start as usize;
             for i in 0..task.members_len as usize {
                 let m = g.members[start + i];
+                if self.gpu[m as usize].run_head != NO_RUN {
+                    self.split_run(m);
+                }
                 let st = &mut self.gpu[m as usize];
                 if st.inflight_count[axis] == 0 {
                     st.inflight_last[axis] = now;
@@ -631,8 +662,7 @@ impl<N: BandwidthModel> Engine<'_, N> {
             // Compute that waits on this collective: remember it, so that the
             // compute stream's idle time can be laid against it.
             for &s in successors {
-                let st = &g.tasks[s as usize];
-                if st.axis == COMPUTE {
+                if self.st[s as usize].compute {
                     self.wait_nodes.push((self.st[s as usize].wait_head, t));
                     self.st[s as usize].wait_head = (self.wait_nodes.len() - 1) as u32;
                 }
