@@ -1142,8 +1142,12 @@ impl Builder<'_> {
             let last_compute = self.g.last_compute(m).expect("a training step computes");
             self.g.dep(last_compute, id);
         }
+        // Each GPU's optimizer also waits on its own stage's reductions
+        // directly, so its idle time is charged to them there; the other
+        // GPU of the pair only waits for that stage to finish, as in a
+        // pipeline bubble, and is not charged for traffic it has no part in.
         for reduction in reductions.into_iter().flatten() {
-            self.g.dep(reduction, id);
+            self.g.dep_unchained(reduction, id);
         }
         id
     }
