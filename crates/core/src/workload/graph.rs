@@ -224,9 +224,9 @@ impl Graph {
 
     /// `to` waits for `from`, but idle time spent waiting on `to` is not
     /// charged along this edge to `from` (`sim::exposure` follows chains of
-    /// collectives): for a collective that waits on another GPU's
-    /// collective which its own GPU does not take part in, and whose wait
-    /// is that other GPU being later, not traffic of its own.
+    /// collectives). For a collective whose members wait on `from` directly
+    /// where it is their own, and where it is not, wait only for another
+    /// GPU to be done, not for traffic of their own.
     pub fn dep_unchained(&mut self, from: TaskId, to: TaskId) {
         self.edges.push((from, to));
         self.unchained.push((from, to));
