@@ -86,11 +86,12 @@ fn op_code(op: OpKind) -> u32 {
         OpKind::ReduceScatter => 16,
         OpKind::AllGather => 17,
         OpKind::Send => 18,
+        OpKind::EmbeddingAllReduce => 19,
     }
 }
 
 /// Every op kind, indexed by its code.
-const OPS: [OpKind; 19] = [
+const OPS: [OpKind; 20] = [
     OpKind::Qkv,
     OpKind::Attention,
     OpKind::Proj,
@@ -110,6 +111,7 @@ const OPS: [OpKind; 19] = [
     OpKind::ReduceScatter,
     OpKind::AllGather,
     OpKind::Send,
+    OpKind::EmbeddingAllReduce,
 ];
 
 fn phase_code(p: Phase) -> u32 {

@@ -53,7 +53,7 @@ export function registerZeroBubbleTests(test, h) {
     const quoted = [
       before.step_time_ms.toFixed(1), after.step_time_ms.toFixed(1),
       before.axes.dp.window_ms.toFixed(2), after.axes.dp.window_ms.toFixed(2),
-      `${(after.axes.dp.exposed_ms * 1e3).toFixed(1)} µs`,
+      `${after.axes.dp.exposed_ms.toFixed(2)} ms`,
       `${(before.bubble_fraction * 100).toFixed(1)}%`, `${(after.bubble_fraction * 100).toFixed(1)}%`,
     ];
     for (const figure of quoted) {

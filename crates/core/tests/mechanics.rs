@@ -369,11 +369,20 @@ fn a_simulator_reuses_the_baseline_and_reports_the_same_figures() {
 
 #[test]
 fn interference_off_gives_free_overlap() {
-    // Off: compute never slows, exactly as a v1 link with `sm_tax` 0.
+    // Off: compute never slows, exactly as a v1 link with `sm_tax` 0. A v1
+    // link also runs without the tied embedding's gradient all-reduce (the
+    // first version had none), so both run untied: the same ops, and only
+    // the sharing differs.
     for id in ["coconet", "didactic", "contention"] {
-        let mut off = preset(id);
+        let untied = |mut s: overlap_core::Scenario| {
+            if let overlap_core::scenario::Workload::Transformer(t) = &mut s.workload {
+                t.tied_embeddings = false;
+            }
+            s
+        };
+        let mut off = untied(preset(id));
         off.interference = overlap_core::scenario::Interference::Off;
-        let mut zero_tax = preset(id);
+        let mut zero_tax = untied(preset(id));
         zero_tax.sm_tax = Some(0.0);
         let (a, b) = (simulate(&off).report, simulate(&zero_tax).report);
         assert_eq!(a.step_time_ms, b.step_time_ms, "{id}");

@@ -104,8 +104,10 @@ fn dp_chapter_blames_the_last_bucket_not_the_window() {
     let (b, a) = (&r.before.report, &r.after.report);
     // Intro: with overlap off all of DP's traffic is exposed.
     assert!(all_exposed(b, Axis::Dp));
-    // Answer: more than half of the wait is gone.
-    assert_eq!((c.answer.unwrap())(&r.outcome()), 0);
+    // Answer: some of the wait is gone, at most half: the tied embedding's
+    // all-reduce between the two stages (across InfiniBand, after the whole
+    // backward) stays exposed and is most of DP's traffic here.
+    assert_eq!((c.answer.unwrap())(&r.outcome()), 1);
     // Explain: the window is larger than the traffic.
     assert!(a.axes.dp.window_ms > a.axes.dp.comm_ms, "{:?}", a.axes.dp);
     // Explain: the last reduction starts no earlier than the end of the

@@ -75,6 +75,10 @@ pub enum OpKind {
     AllGather,
     /// Pipeline send of activations (forward) or gradients (backward).
     Send,
+    /// The tied embedding's gradient all-reduce between the first and last
+    /// pipeline stage, which hold the two copies of the matrix (input
+    /// embedding and output layer), at the end of the step.
+    EmbeddingAllReduce,
 }
 
 impl OpKind {
@@ -100,6 +104,7 @@ impl OpKind {
             OpKind::ReduceScatter => "ReduceScatter",
             OpKind::AllGather => "AllGather",
             OpKind::Send => "send",
+            OpKind::EmbeddingAllReduce => "embedding AllReduce",
         }
     }
 
@@ -114,7 +119,11 @@ impl OpKind {
     pub fn is_comm(self) -> bool {
         matches!(
             self,
-            OpKind::AllReduce | OpKind::ReduceScatter | OpKind::AllGather | OpKind::Send
+            OpKind::AllReduce
+                | OpKind::ReduceScatter
+                | OpKind::AllGather
+                | OpKind::Send
+                | OpKind::EmbeddingAllReduce
         )
     }
 }

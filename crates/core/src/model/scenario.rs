@@ -242,6 +242,19 @@ impl Scenario {
         }
     }
 
+    /// The v1 tax: `sm_tax` when given under the modelled interference. A
+    /// scenario with it runs in the first version's model, so that a v1
+    /// link keeps its figures: compute runs at (1 - tax) while a collective
+    /// of its GPU runs (`workload::interference`), and the mechanisms the
+    /// first version lacked that would move every figure of a link (the
+    /// tied embedding's gradient all-reduce) are left out.
+    pub fn first_version_tax(&self) -> Option<f64> {
+        match self.interference {
+            Interference::Modelled => self.sm_tax,
+            Interference::Off => None,
+        }
+    }
+
     /// The same scenario with every overlap switched off: the report's baseline.
     pub fn all_overlap_off(&self) -> Scenario {
         let mut s = self.clone();

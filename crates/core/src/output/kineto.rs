@@ -305,7 +305,7 @@ fn kernel_name(iv: &Interval, lane: Lane, s: &Scenario) -> String {
         let protocol = if iv.bytes < 1048576.0 { "LL" } else { "SIMPLE" };
         let signature = "(ncclDevComm*, unsigned long, ncclWork*)";
         return match iv.op {
-            OpKind::AllReduce => {
+            OpKind::AllReduce | OpKind::EmbeddingAllReduce => {
                 format!("ncclDevKernel_AllReduce_Sum_{dtype}_RING_{protocol}{signature}")
             }
             OpKind::ReduceScatter => {

@@ -100,6 +100,9 @@ pub(crate) struct Graph {
     pub members: Vec<u32>,
     /// (from, to): `to` waits for `from`. Emptied by `finish`.
     edges: Vec<(TaskId, TaskId)>,
+    /// Edges between collectives that exposure does not follow
+    /// (`dep_unchained`), sorted by `finish`. Emptied by `finish`.
+    unchained: Vec<(TaskId, TaskId)>,
     /// Successors of task i: `succ[succ_start[i]..succ_start[i + 1]]` (built by `finish`).
     succ_start: Vec<u32>,
     succ: Vec<TaskId>,
@@ -141,6 +144,7 @@ impl Default for Graph {
             calls: Vec::new(),
             members: Vec::new(),
             edges: Vec::new(),
+            unchained: Vec::new(),
             succ_start: Vec::new(),
             succ: Vec::new(),
             comm_pred_start: Vec::new(),
@@ -216,6 +220,16 @@ impl Graph {
 
     pub fn dep(&mut self, from: TaskId, to: TaskId) {
         self.edges.push((from, to));
+    }
+
+    /// `to` waits for `from`, but idle time spent waiting on `to` is not
+    /// charged along this edge to `from` (`sim::exposure` follows chains of
+    /// collectives). For a collective whose members wait on `from` directly
+    /// where it is their own, and where it is not, wait only for another
+    /// GPU to be done, not for traffic of their own.
+    pub fn dep_unchained(&mut self, from: TaskId, to: TaskId) {
+        self.edges.push((from, to));
+        self.unchained.push((from, to));
     }
 
     /// Part of a compute op's FLOPs that is recomputation (selective recompute).
@@ -359,10 +373,15 @@ impl Graph {
             succ[fill[from as usize] as usize] = to;
             fill[from as usize] += 1;
         }
+        self.unchained.sort_unstable();
+        let unchained = std::mem::take(&mut self.unchained);
         let is_comm = |t: TaskId| self.tasks[t as usize].axis != COMPUTE;
+        let chained = |from: TaskId, to: TaskId| {
+            is_comm(from) && is_comm(to) && unchained.binary_search(&(from, to)).is_err()
+        };
         let mut pred_start = vec![0u32; n + 1];
         for &(from, to) in &self.edges {
-            if is_comm(from) && is_comm(to) {
+            if chained(from, to) {
                 pred_start[to as usize + 1] += 1;
             }
         }
@@ -372,7 +391,7 @@ impl Graph {
         let mut fill = pred_start.clone();
         let mut pred = vec![0; pred_start[n] as usize];
         for &(from, to) in &self.edges {
-            if is_comm(from) && is_comm(to) {
+            if chained(from, to) {
                 pred[fill[to as usize] as usize] = from;
                 fill[to as usize] += 1;
             }

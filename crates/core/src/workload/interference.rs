@@ -61,7 +61,7 @@ impl Sharing {
     /// What the scenario asks for: `interference: "off"` is free overlap; a
     /// given `sm_tax` keeps its v1 meaning; otherwise the modelled sharing.
     pub fn of(s: &Scenario) -> Self {
-        match (s.interference, s.sm_tax) {
+        match (s.interference, s.first_version_tax()) {
             (Interference::Off, _) => Self::Free,
             (Interference::Modelled, Some(tax)) => Self::Tax(tax),
             (Interference::Modelled, None) => Self::Modelled(Modelled {

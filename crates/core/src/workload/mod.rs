@@ -5,6 +5,7 @@ pub mod collective;
 pub mod collective_cost;
 pub mod cost;
 pub mod efficiency;
+pub mod embedding_sync;
 pub mod fusion;
 pub(crate) mod graph;
 pub mod interference;
@@ -325,6 +326,46 @@ impl Cluster {
 
     /// A point-to-point send between pipeline stages; returns pattern and latency.
     pub fn send(&self, g: &mut Graph, from: u32, to: u32, same_node: bool) -> (u32, f64) {
+        let (usage, latency) = self.send_usage(from, to, same_node);
+        (g.add_pattern(usage), latency)
+    }
+
+    /// An AllReduce between two GPUs of different pipeline stages (the tied
+    /// embedding's gradient, `embedding_sync`): a ring of two, each sending
+    /// to the other on the links a pipeline send between them takes (NVLink
+    /// in one node, else the NICs and the network core). NCCL's algorithm
+    /// and protocol choice for two ranks sets the latency and the bytes on
+    /// the wire. Returns the pattern, the bytes per member, the latency and
+    /// the call, as [`Cluster::dp_collective`] does.
+    pub fn pair_all_reduce(
+        &self,
+        g: &mut Graph,
+        a: u32,
+        b: u32,
+        same_node: bool,
+        size_bytes: f64,
+    ) -> (u32, f64, f64, CollectiveCall) {
+        let mut usage = self.send_usage(a, b, same_node).0;
+        usage.extend(self.send_usage(b, a, same_node).0);
+        let call = collective_cost::choose(
+            &self.fabric,
+            &CallShape {
+                kind: Collective::AllReduce,
+                ranks: 2,
+                per_node: if same_node { 2 } else { 1 },
+                size_bytes,
+            },
+        );
+        (
+            g.add_pattern(merge(usage)),
+            call.wire_bytes,
+            call.latency_s,
+            call,
+        )
+    }
+
+    /// The links a send from `from` to `to` crosses, and its latency.
+    fn send_usage(&self, from: u32, to: u32, same_node: bool) -> (Vec<Usage>, f64) {
         if same_node {
             let usage = vec![
                 Usage {
@@ -336,7 +377,7 @@ impl Cluster {
                     weight: 1.0,
                 },
             ];
-            return (g.add_pattern(usage), self.nvlink_latency_s);
+            return (usage, self.nvlink_latency_s);
         }
         let mut usage = vec![
             Usage {
@@ -358,7 +399,7 @@ impl Cluster {
                 weight: w,
             });
         }
-        (g.add_pattern(usage), self.network_latency_s)
+        (usage, self.network_latency_s)
     }
 
     pub fn nvlink_latency_s(&self) -> f64 {

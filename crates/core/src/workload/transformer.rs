@@ -3,6 +3,7 @@
 //! pipeline sends and DP gradient buckets, and the overlap switch of each axis
 //! deciding what the compute stream waits for.
 
+use super::embedding_sync;
 use super::fusion::FusedLayers;
 use super::layer_cost::{
     embedding_params_whole, layer_cost, layer_params, LayerCost, OpCost, Roofline, SplitGemm,
@@ -1083,9 +1084,16 @@ impl Builder<'_> {
 
     /// Each bucket is reduced across the DP replicas on the DP stream, in
     /// order: launched when ready (overlap on) or after the last backward op
-    /// (off). The optimizer step follows the last bucket.
+    /// (off). The optimizer step follows the last bucket and, on the stages
+    /// holding the tied embedding's two copies, its gradient all-reduce
+    /// (`embedding_sync`), which needs both stages' reductions: their
+    /// optimizer steps are built after it.
     fn dp_reduction_and_optimizer(&mut self) {
         let l = self.cluster.layout.clone();
+        let sync = embedding_sync::stages(self.s, self.t);
+        // Per GPU of the two embedding stages, the DP reductions its
+        // optimizer awaits, kept until the all-reduce exists.
+        let mut deferred: Vec<(u32, u32, Vec<TaskId>)> = Vec::new();
         for stage in 0..l.pp {
             for k in 0..l.tp_ranks() {
                 let members: Vec<u32> = (0..l.replicas())
@@ -1126,31 +1134,100 @@ impl Builder<'_> {
                         reductions.push(id);
                     }
                 }
-                for &m in &members {
-                    // The optimizer needs every bucket reduced, and with FSDP
-                    // every layer's reduce-scatter.
-                    let reduced: Vec<TaskId> = reductions
-                        .iter()
-                        .chain(self.sharding.reduce_scatters(stage, k))
-                        .copied()
-                        .collect();
-                    for id in reduced {
-                        self.g.block_compute_on(m, id);
-                    }
-                    // A sharded optimizer updates its replica's share only.
-                    let params =
-                        self.buckets[m as usize].params / self.sharding.optimizer_shards(l.dp);
-                    let cost = self.roof.kernel(0.0, params * OPTIMIZER_BYTES_PER_PARAM);
-                    self.g.compute(
-                        m,
-                        cost.time_s,
-                        cost.memory_s,
-                        0.0,
-                        Meta::new(OpKind::Optimizer, Phase::Step),
-                    );
-                    self.sharding.after_optimizer(&mut self.g, stage, k, m);
+                // The optimizer needs every bucket reduced, and with FSDP
+                // every layer's reduce-scatter.
+                let reduced: Vec<TaskId> = reductions
+                    .iter()
+                    .chain(self.sharding.reduce_scatters(stage, k))
+                    .copied()
+                    .collect();
+                if sync.is_some_and(|(first, last)| stage == first || stage == last) {
+                    deferred.push((stage, k, reduced));
+                } else {
+                    self.optimizer_steps(stage, k, &reduced);
                 }
             }
         }
+        if let Some((first, last)) = sync {
+            let done = |stage: u32, k: u32| {
+                deferred
+                    .iter()
+                    .find(|d| d.0 == stage && d.1 == k)
+                    .and_then(|d| d.2.last().copied())
+            };
+            // Per TP rank, one all-reduce per replica.
+            let mut all_reduces: Vec<Vec<TaskId>> = Vec::new();
+            for k in 0..l.tp_ranks() {
+                let reductions = [done(first, k), done(last, k)];
+                let ids = (0..l.replicas())
+                    .map(|r| self.embedding_all_reduce([first, last], r, k, reductions))
+                    .collect();
+                all_reduces.push(ids);
+            }
+            for (stage, k, mut reduced) in deferred {
+                reduced.extend(&all_reduces[k as usize]);
+                self.optimizer_steps(stage, k, &reduced);
+            }
+        }
+    }
+
+    /// The optimizer step of each replica's GPU of TP rank `k` of `stage`,
+    /// after every collective in `reduced` that its own GPU takes part in.
+    fn optimizer_steps(&mut self, stage: u32, k: u32, reduced: &[TaskId]) {
+        let l = self.cluster.layout.clone();
+        for r in 0..l.replicas() {
+            let m = self.cluster.gpu(stage, r, k);
+            for &id in reduced {
+                if self.g.members_of(id).contains(&m) {
+                    self.g.block_compute_on(m, id);
+                }
+            }
+            // A sharded optimizer updates its replica's share only.
+            let params = self.buckets[m as usize].params / self.sharding.optimizer_shards(l.dp);
+            let cost = self.roof.kernel(0.0, params * OPTIMIZER_BYTES_PER_PARAM);
+            self.g.compute(
+                m,
+                cost.time_s,
+                cost.memory_s,
+                0.0,
+                Meta::new(OpKind::Optimizer, Phase::Step),
+            );
+            self.sharding.after_optimizer(&mut self.g, stage, k, m);
+        }
+    }
+
+    /// The tied embedding's gradient all-reduce between the GPUs of
+    /// `stages` (first and last) of replica `r` and TP rank `k`, after each
+    /// one's last backward op and each stage's last DP reduction
+    /// (`reductions`), as Megatron-LM runs it once the gradient
+    /// synchronisation has finished.
+    fn embedding_all_reduce(
+        &mut self,
+        stages: [u32; 2],
+        r: u32,
+        k: u32,
+        reductions: [Option<TaskId>; 2],
+    ) -> TaskId {
+        let pair = stages.map(|stage| self.cluster.gpu(stage, r, k));
+        let same_node = self.cluster.layout.stages_share_node(stages[0], stages[1]);
+        let size = embedding_sync::bytes_per_rank(self.s, self.t);
+        let (pattern, bytes, latency, call) =
+            self.cluster
+                .pair_all_reduce(&mut self.g, pair[0], pair[1], same_node, size);
+        let meta = Meta::new(OpKind::EmbeddingAllReduce, Phase::Step);
+        let id = self.g.comm(&pair, DP, pattern, bytes, latency, meta);
+        self.g.set_call(id, call);
+        for m in pair {
+            let last_compute = self.g.last_compute(m).expect("a training step computes");
+            self.g.dep(last_compute, id);
+        }
+        // Each GPU's optimizer also waits on its own stage's reductions
+        // directly, so its idle time is charged to them there; the other
+        // GPU of the pair only waits for that stage to finish, as in a
+        // pipeline bubble, and is not charged for traffic it has no part in.
+        for reduction in reductions.into_iter().flatten() {
+            self.g.dep_unchained(reduction, id);
+        }
+        id
     }
 }

@@ -68,9 +68,10 @@ pub const CHAPTERS: &[Chapter] = &[
         ],
         explain: "Each gradient bucket is reduced as soon as it is final, under the rest of the backward pass. \
                   Room is not what is missing: the window, {axes.dp.window_ms}, is larger than the traffic, \
-                  {axes.dp.comm_ms}. The last bucket becomes final only when the backward pass ends, so its \
-                  reduction has nothing left to hide behind: that is the {axes.dp.exposed_ms} still exposed, \
-                  at the right end of the DP lane.",
+                  {axes.dp.comm_ms}. The last bucket becomes final only when the backward pass ends, and so \
+                  does the tied embedding's gradient, which the first and last stage then all-reduce across \
+                  InfiniBand: neither has anything left to hide behind, and together they are the \
+                  {axes.dp.exposed_ms} still exposed, at the right end of the DP lane.",
         controls: &["overlap.dp"],
         answer: Some(|o| share_gone_choice(exposed_gone(o, Dp))),
         verdict: "{axes.dp.exposed_ms} of DP's {axes.dp.comm_ms} stays exposed, down from \
@@ -325,8 +326,8 @@ pub const CHAPTERS: &[Chapter] = &[
                   no W back, as it already keeps as many micro-batches alive as 1F1B allows: its last micro-batch \
                   runs all its B before any W, so its gradients become final only in that last W. The second stage \
                   runs its last two W after its last B, layer by layer, and its own reduction starts under them. \
-                  DP exposed stays at {axes.dp.exposed_ms}: on the first stage the last bucket is reduced after \
-                  the last backward op either way.",
+                  DP exposed stays at {axes.dp.exposed_ms}: on the first stage the last bucket and the tied \
+                  embedding's all-reduce run after the last backward op either way.",
         controls: &["parallel.schedule"],
         answer: Some(|o| change_choice(o.before.axes.dp.window_ms, o.after.axes.dp.window_ms, 0.05)),
         verdict: "The DP window goes from {before:axes.dp.window_ms} to {axes.dp.window_ms}, while the bubble \
