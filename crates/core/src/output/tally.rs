@@ -155,6 +155,19 @@ impl Tally {
                 .all(|(a, b)| a.count == b.count)
     }
 
+    /// Makes exactly equal the ends of GPUs that ended at exactly the same
+    /// instant in every one of `runs` (GPUs that finish together, in one
+    /// collective): the run breaks their tie by the lowest index, and so
+    /// must the extrapolated tally, whose ends carry rounding.
+    pub fn tie_ends(&mut self, runs: &[Tally]) {
+        for j in 0..self.gpus.len() {
+            let tied = (0..j).find(|&i| runs.iter().all(|r| r.gpus[i].end_s == r.gpus[j].end_s));
+            if let Some(i) = tied {
+                self.gpus[j].end_s = self.gpus[i].end_s;
+            }
+        }
+    }
+
     /// The slowest GPU: the one that finishes last, the lowest index on a
     /// tie, as the engine's run breaks it.
     fn slowest(&self) -> usize {
@@ -171,12 +184,15 @@ impl Tally {
     /// the step): no other GPU ends within it of the slowest with different
     /// reported sums. Tallies that were computed, not run, carry rounding
     /// of that size, so a near-tie might be broken otherwise than the run
-    /// would break it; GPUs alike in every reported sum may tie freely.
+    /// would break it; GPUs alike in every reported sum may tie freely, and
+    /// so may GPUs whose ends are exactly equal (see [`Tally::tie_ends`]).
     pub fn slowest_is_clear(&self, tolerance: f64) -> bool {
         let best = &self.gpus[self.slowest()];
         let within = tolerance * self.step_s.abs();
         self.gpus.iter().all(|g| {
-            best.end_s - g.end_s > within
+            // An exact tie is broken as the run breaks it: the lowest index.
+            g.end_s == best.end_s
+                || best.end_s - g.end_s > within
                 || g.reported()
                     .zip(best.reported())
                     .all(|(a, b)| (a - b).abs() <= within)
