@@ -83,7 +83,7 @@ pub fn steady_counts(s: &Scenario) -> Option<[u32; 3]> {
     let m = s.micro_batches();
     let counts = [m0, m0 + unit, m0 + 2 * unit];
     let cheaper = u64::from(m0) * 3 + 3 * u64::from(unit) < u64::from(m);
-    (cheaper && (m - m0) % unit == 0).then_some(counts)
+    (cheaper && (m - m0).is_multiple_of(unit)).then_some(counts)
 }
 
 /// The scenario at another micro-batch count (its global batch changed).
