@@ -18,12 +18,12 @@
 //! first or last micro-batch (DP buckets, FSDP gathers, held weight
 //! gradients) is the same at every count and cancels in the differences.
 
-use crate::model::scenario::{Scenario, Schedule, Workload};
+use crate::model::scenario::Scenario;
 use crate::output::summary;
 use crate::output::tally::Tally;
 use crate::workload;
+use crate::workload::cost::with_micro_batches;
 use crate::workload::interference::Sharing;
-use crate::workload::schedule::affine_micro_batches;
 use crate::Simulator;
 
 /// How far the differences may disagree, relative to the extrapolated sum:
@@ -49,51 +49,7 @@ pub(crate) struct Tallied {
     pub extrapolated_from: Option<[u32; 3]>,
 }
 
-/// Micro-batches after which every stage of the schedule runs its steady
-/// phase: 1F1B's and ZB-1p's warm-up of up to `pp - 1` forwards, ZB-2p's
-/// of up to `2pp - 1`, and the interleaved and V schedules' fill of
-/// `2pp` (see `workload::schedule::stage_program`).
-fn fill_micro_batches(schedule: Schedule, pp: u32) -> u32 {
-    match schedule {
-        Schedule::Gpipe | Schedule::OneFOneB | Schedule::ZeroBubble1p => pp,
-        Schedule::ZeroBubble2p
-        | Schedule::Interleaved
-        | Schedule::ZeroBubbleV
-        | Schedule::DualPipeV => 2 * pp,
-    }
-}
-
-/// The three micro-batch counts the scenario's figures would be
-/// extrapolated from, or `None` when it is simulated in full: not a
-/// transformer step; the distributed optimizer's parameter all-gather
-/// overlapped with the forward (`overlap.param_gather`), which runs beside
-/// the first forwards for a time set by the parameters, not by the
-/// micro-batches, and so can outlast the short runs' fill while their
-/// differences still agree (`tests/steady_state.rs` found such a step);
-/// or too few micro-batches past the fill for the three runs to cost less
-/// than the full one (counted in micro-batches).
-pub fn steady_counts(s: &Scenario) -> Option<[u32; 3]> {
-    if !matches!(s.workload, Workload::Transformer(_)) || s.overlap.param_gather {
-        return None;
-    }
-    let (schedule, pp) = (s.parallel.schedule, s.parallel.pp);
-    let (_, unit) = affine_micro_batches(schedule, pp);
-    // Two units of margin past the fill.
-    let m0 = fill_micro_batches(schedule, pp).div_ceil(unit) * unit + 2 * unit;
-    let m = s.micro_batches();
-    let counts = [m0, m0 + unit, m0 + 2 * unit];
-    let cheaper = u64::from(m0) * 3 + 3 * u64::from(unit) < u64::from(m);
-    (cheaper && (m - m0).is_multiple_of(unit)).then_some(counts)
-}
-
-/// The scenario at another micro-batch count (its global batch changed).
-fn at_count(s: &Scenario, micro_batches: u32) -> Scenario {
-    let mut small = s.clone();
-    if let Workload::Transformer(t) = &mut small.workload {
-        t.global_batch = micro_batches * t.micro_batch * s.parallel.dp;
-    }
-    small
-}
+pub use crate::workload::schedule::steady_counts;
 
 /// Sums at the scenario's count: extrapolated when its steady state allows
 /// (see the module's doc), else from one full run.
@@ -101,7 +57,7 @@ pub(crate) fn tally(sim: &Simulator, s: &Scenario) -> Tallied {
     let (mut events, mut planned_events) = (0, 0);
     if let Some(counts) = steady_counts(s) {
         let runs = counts.map(|m| {
-            let t = run_tally(sim, &at_count(s, m));
+            let t = run_tally(sim, &with_micro_batches(s, m));
             events += t.events;
             planned_events += t.planned_events;
             t.tally
@@ -186,7 +142,7 @@ pub(crate) fn step_time_s(sim: &Simulator, s: &Scenario) -> (f64, u64, u64, Opti
     let (mut events, mut planned) = (0, 0);
     if let Some(counts) = steady_counts(s) {
         let steps = counts.map(|m| {
-            let (step, e, p) = run_step(&at_count(s, m));
+            let (step, e, p) = run_step(&with_micro_batches(s, m));
             events += e;
             planned += p;
             (step, step.abs())
