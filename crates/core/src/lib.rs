@@ -17,6 +17,7 @@ pub mod model;
 pub mod output;
 pub mod published;
 pub mod sim;
+pub mod steady_state;
 pub mod workload;
 pub mod zero_bubble;
 
@@ -66,6 +67,12 @@ pub struct Figures {
     pub events: u64,
     /// Events the engine planned, both runs counted (see [`Simulation`]).
     pub planned_events: u64,
+    /// The micro-batch counts the scenario's figures were extrapolated
+    /// from (`steady_state`), or `None` when it was simulated in full.
+    pub extrapolated_from: Option<[u32; 3]>,
+    /// The same for the all-off baseline's step time (`None` also when it
+    /// was not simulated: reused, or the scenario itself).
+    pub baseline_extrapolated_from: Option<[u32; 3]>,
 }
 
 /// The report of one step of the scenario and its all-overlap-off baseline,
@@ -138,36 +145,43 @@ impl Simulator {
     /// One step and its baseline; the timeline only when asked for.
     fn step(&mut self, scenario: &Scenario, with_timeline: bool) -> (Option<Timeline>, Figures) {
         let fidelity = self.fidelity;
-        let (timeline, mut report, mut events, mut planned_events) = {
-            let mut graph = workload::build(scenario, fidelity, self.reserve(scenario));
-            let mut run = self.run(&graph, true, with_timeline, &Sharing::of(scenario));
-            graph.release_dependencies();
-            let mut report = output::summary::report(scenario, &graph, &run);
-            let timeline = if with_timeline {
+        let (timeline, mut report, mut events, mut planned_events, extrapolated_from) =
+            if with_timeline {
+                let mut graph = workload::build(scenario, fidelity, self.reserve(scenario));
+                let mut run = self.run(&graph, true, true, &Sharing::of(scenario));
+                graph.release_dependencies();
+                let mut report = output::summary::report(scenario, &graph, &run, false);
                 let timeline =
                     output::summary::timeline(&graph, &mut run, fidelity == Fidelity::Reduced);
                 report.hta_overlap_per_gpu = hta::overlap_per_gpu(&timeline);
-                Some(timeline)
+                (Some(timeline), report, run.events, run.planned_events, None)
+                // The graph and the run are dropped here, before the baseline is built.
             } else {
-                report.hta_overlap_per_gpu = output::summary::hta_overlap_per_gpu(&graph, &run);
-                None
+                // No timeline: the figures may come from the steady state.
+                let t = steady_state::tally(self, scenario);
+                let report = t.tally.report(scenario);
+                (
+                    None,
+                    report,
+                    t.events,
+                    t.planned_events,
+                    t.extrapolated_from,
+                )
             };
-            (timeline, report, run.events, run.planned_events)
-            // The graph and the run are dropped here, before the baseline is built.
-        };
         report.hta_overlap = hta::mean(&report.hta_overlap_per_gpu);
         report.memory_gb = output::memory::memory_gb(scenario);
         let off = scenario.all_overlap_off();
+        let mut baseline_extrapolated_from = None;
         report.baseline_ms = if off == *scenario {
             report.step_time_ms
         } else if let Some((_, ms)) = self.baseline.as_ref().filter(|(s, _)| *s == off) {
             *ms
         } else {
-            let graph = workload::build(&off, fidelity, self.reserve(&off));
-            let run = self.run(&graph, false, false, &Sharing::of(&off));
-            events += run.events;
-            planned_events += run.planned_events;
-            run.step_time_s * 1e3
+            let (step_s, e, p, from) = steady_state::step_time_s(self, &off);
+            events += e;
+            planned_events += p;
+            baseline_extrapolated_from = from;
+            step_s * 1e3
         };
         self.baseline = Some((off, report.baseline_ms));
         report.speedup = if report.step_time_ms > 0.0 {
@@ -181,6 +195,8 @@ impl Simulator {
                 report,
                 events,
                 planned_events,
+                extrapolated_from,
+                baseline_extrapolated_from,
             },
         )
     }

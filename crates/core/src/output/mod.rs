@@ -7,5 +7,6 @@ pub mod memory;
 pub mod metric;
 pub mod report;
 pub(crate) mod summary;
+pub(crate) mod tally;
 pub mod timeline;
 pub mod trace;

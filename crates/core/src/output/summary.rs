@@ -1,41 +1,15 @@
 //! Turns an engine run into what readers get: the timeline (plain data for
-//! the page and the trace) and the report (model.md section 6).
+//! the page and the trace) and the report (model.md section 6), the latter
+//! by way of a [`Tally`] of the run's additive sums (`tally.rs`).
 
-use crate::model::axis::Axis;
 use crate::model::link::LinkClass;
 use crate::model::scenario::Scenario;
 use crate::output::hta;
-use crate::output::report::{AxisReport, LinkReport, Report};
+use crate::output::report::Report;
+use crate::output::tally::{GpuTally, LinkTally, Tally};
 use crate::output::timeline::{GpuLanes, Interval, LinkLane, Timeline};
 use crate::sim::engine::RunResult;
 use crate::workload::graph::{Graph, COMPUTE};
-
-/// HTA's overlap ratio of every simulated GPU in rank order, from the run
-/// itself: the figures `hta::overlap_per_gpu` reads off the timeline, for
-/// callers that never build one.
-pub(crate) fn hta_overlap_per_gpu(g: &Graph, run: &RunResult) -> Vec<f64> {
-    let span = |t: usize| (run.start_s[t], run.end_s[t]);
-    let mut comm: Vec<Vec<(f64, f64)>> = vec![Vec::new(); g.gpus.len()];
-    for (id, t) in g.tasks.iter().enumerate() {
-        if t.axis != COMPUTE {
-            for &m in g.members_of(id as u32) {
-                comm[m as usize].push(span(id));
-            }
-        }
-    }
-    let mut per: Vec<(u32, f64)> = g
-        .gpus
-        .iter()
-        .zip(comm)
-        .enumerate()
-        .map(|(i, (info, comm))| {
-            let compute = hta::union(g.compute_order[i].iter().map(|&t| span(t as usize)));
-            (info.rank, hta::overlap_ratio(&hta::union(comm), &compute))
-        })
-        .collect();
-    per.sort_by_key(|&(rank, _)| rank);
-    per.into_iter().map(|(_, ratio)| ratio).collect()
-}
 
 /// Builds the timeline; the run's link samples move into it.
 pub(crate) fn timeline(g: &Graph, run: &mut RunResult, reduced: bool) -> Timeline {
@@ -198,111 +172,107 @@ fn union_length(spans: &mut [(f64, f64)]) -> f64 {
     covered
 }
 
-/// The slowest GPU: the one that finishes last (the lowest index on a tie).
-fn slowest(run: &RunResult) -> usize {
-    let mut best = 0;
-    for (i, st) in run.gpus.iter().enumerate() {
-        if st.end_s > run.gpus[best].end_s {
-            best = i;
-        }
-    }
-    best
+/// The report of a run (model.md section 6), HTA's overlap per GPU
+/// included when `with_hta` (callers with a timeline read it from there).
+pub(crate) fn report(s: &Scenario, g: &Graph, run: &RunResult, with_hta: bool) -> Report {
+    tally(g, run, with_hta).report(s)
 }
 
-pub(crate) fn report(s: &Scenario, g: &Graph, run: &RunResult) -> Report {
-    let step = run.step_time_s;
-    let gi = slowest(run);
-    let stats = &run.gpus[gi];
-    let mut r = Report {
-        step_time_ms: step * 1e3,
-        compute_ms: stats.compute_busy_s * 1e3,
-        ..Report::default()
-    };
-    let mut windows: [Vec<(f64, f64)>; 3] = Default::default();
-    let mut contention_s = [0.0f64; 3];
+/// The additive sums of a run, per simulated GPU and per link class.
+pub(crate) fn tally(g: &Graph, run: &RunResult, with_hta: bool) -> Tally {
+    let gpus = g.gpus.len();
+    let mut windows: Vec<[Vec<(f64, f64)>; 3]> = vec![Default::default(); gpus];
+    let mut contention_s = vec![[0.0f64; 3]; gpus];
+    let mut hta_comm: Vec<Vec<(f64, f64)>> = vec![Vec::new(); if with_hta { gpus } else { 0 }];
     for (id, t) in g.tasks.iter().enumerate() {
-        if t.axis == COMPUTE || !g.members_of(id as u32).contains(&(gi as u32)) {
+        if t.axis == COMPUTE {
             continue;
         }
-        contention_s[t.axis as usize] += transfer(g, run, id).1;
-        if t.gpu as usize == gi {
-            if let Some(window) = g.meta[id].window {
-                windows[t.axis as usize].push(window_span(g, run, gi, window));
+        let a = t.axis as usize;
+        let members = g.members_of(id as u32);
+        let contention = if members.is_empty() {
+            0.0
+        } else {
+            transfer(g, run, id).1
+        };
+        for (i, &m) in members.iter().enumerate() {
+            let m = m as usize;
+            contention_s[m][a] += contention;
+            if t.gpu as usize == m {
+                if let Some(window) = g.meta[id].window {
+                    windows[m][a].push(window_span(g, run, m, window));
+                }
             }
-        }
-        // Whatever the schedule meant, the GPU's compute also hides the
-        // collective while it goes on without the data: from the
-        // collective's start until the GPU first waits for it (a pipeline
-        // receive, slices gathered on arrival).
-        if let Some(i) = g
-            .members_of(id as u32)
-            .iter()
-            .position(|&m| m as usize == gi)
-        {
+            // Whatever the schedule meant, the GPU's compute also hides the
+            // collective while it goes on without the data: from the
+            // collective's start until the GPU first waits for it (a pipeline
+            // receive, slices gathered on arrival).
             let slot = t.members_start as usize + i;
             let until = run.exposed_from_s[slot].min(run.end_s[id]);
-            windows[t.axis as usize].push((run.start_s[id], until));
-        }
-    }
-    let window_s = windows.map(|mut spans| union_length(&mut spans));
-    for axis in Axis::ALL {
-        let a = axis.index();
-        let comm = stats.comm_s[a];
-        let exposed = stats.exposed_s[a];
-        *r.axes.get_mut(axis) = AxisReport {
-            comm_ms: comm * 1e3,
-            exposed_ms: exposed * 1e3,
-            hidden: if comm > 0.0 {
-                (1.0 - exposed / comm).clamp(0.0, 1.0)
-            } else {
-                1.0
-            },
-            window_ms: window_s[a] * 1e3,
-            contention_ms: contention_s[a] * 1e3,
-        };
-    }
-    for (class, out) in [
-        (LinkClass::Nvlink, &mut r.links.nvlink),
-        (LinkClass::Network, &mut r.links.network),
-    ] {
-        let (mut busy, mut shared, mut count) = (0.0, 0.0, 0usize);
-        for (res, log) in g.resources.iter().zip(&run.links) {
-            if res.class == class && res.gpu.is_some() {
-                busy += log.busy_s;
-                shared += log.shared_s;
-                count += 1;
+            windows[m][a].push((run.start_s[id], until));
+            if with_hta {
+                hta_comm[m].push((run.start_s[id], run.end_s[id]));
             }
         }
-        *out = LinkReport {
-            busy: if count > 0 && step > 0.0 {
-                busy / count as f64 / step
-            } else {
-                0.0
-            },
-            shared: if busy > 0.0 { shared / busy } else { 0.0 },
-        };
     }
-    let gpus = s.hardware.gpus() as f64;
-    let (mut model, mut executed) = (0.0, 0.0);
-    for (info, (m, e)) in g.gpus.iter().zip(&g.flops) {
-        model += m * f64::from(info.represents);
-        executed += e * f64::from(info.represents);
-    }
-    let per = |flops: f64| {
-        if step > 0.0 {
-            flops / gpus / step / 1e12
-        } else {
-            0.0
+    let mut hta_comm = hta_comm.into_iter();
+    let per_gpu = g
+        .gpus
+        .iter()
+        .zip(windows)
+        .zip(contention_s)
+        .enumerate()
+        .map(|(i, ((info, windows), contention_s))| {
+            let stats = &run.gpus[i];
+            let (hta_comm_s, hta_overlapped_s) = match hta_comm.next() {
+                Some(comm) => {
+                    let span = |t: u32| (run.start_s[t as usize], run.end_s[t as usize]);
+                    let compute = hta::union(g.compute_order[i].iter().map(|&t| span(t)));
+                    let comm = hta::union(comm);
+                    (
+                        hta::length(&comm),
+                        hta::intersection_length(&comm, &compute),
+                    )
+                }
+                None => (0.0, 0.0),
+            };
+            GpuTally {
+                rank: info.rank,
+                end_s: stats.end_s,
+                compute_busy_s: stats.compute_busy_s,
+                comm_s: stats.comm_s,
+                exposed_s: stats.exposed_s,
+                window_s: windows.map(|mut spans| union_length(&mut spans)),
+                contention_s,
+                hta_comm_s,
+                hta_overlapped_s,
+            }
+        })
+        .collect();
+    let mut links = [LinkTally::default(); 2];
+    for (res, log) in g.resources.iter().zip(&run.links) {
+        if res.gpu.is_none() {
+            continue;
         }
-    };
-    r.model_tflops_per_gpu = per(model);
-    r.hardware_tflops_per_gpu = per(executed);
-    r.mfu = r.model_tflops_per_gpu / s.hardware.peak_tflops;
-    let exposed_total: f64 = stats.exposed_s.iter().sum();
-    r.bubble_fraction = if step > 0.0 {
-        ((step - stats.compute_busy_s - exposed_total) / step).max(0.0)
-    } else {
-        0.0
-    };
-    r
+        let out = match res.class {
+            LinkClass::Nvlink => &mut links[0],
+            LinkClass::Network => &mut links[1],
+        };
+        out.busy_s += log.busy_s;
+        out.shared_s += log.shared_s;
+        out.count += 1;
+    }
+    let (mut model_flops, mut executed_flops) = (0.0, 0.0);
+    for (info, (m, e)) in g.gpus.iter().zip(&g.flops) {
+        model_flops += m * f64::from(info.represents);
+        executed_flops += e * f64::from(info.represents);
+    }
+    Tally {
+        step_s: run.step_time_s,
+        gpus: per_gpu,
+        links,
+        model_flops,
+        executed_flops,
+        with_hta,
+    }
 }

@@ -33,7 +33,7 @@ use crate::model::fidelity::Fidelity;
 use crate::model::scenario::{Scenario, Workload};
 use crate::workload::graph::{Graph, COMPUTE};
 use crate::workload::interference::{memory_phase_s, NetworkSetup, Sharing};
-use crate::workload::schedule::affine_micro_batches;
+use crate::workload::schedule::{affine_micro_batches, steady_counts};
 
 /// The predicted cost of simulating one scenario.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -73,9 +73,27 @@ impl Cost {
 }
 
 /// What `Simulator::simulate` runs: the scenario and, when it differs, its
-/// all-overlap-off baseline.
+/// all-overlap-off baseline; each with, at most, the three short runs from
+/// whose steady state `crate::steady_state` extrapolates before it falls
+/// back to the full run (`steady_counts`).
 pub fn cost(s: &Scenario) -> Cost {
-    cost_within(s, u64::MAX).expect("no cap")
+    let off = s.all_overlap_off();
+    let mut c = cost_within(s, u64::MAX).expect("no cap");
+    for s in std::iter::once(s).chain((off != *s).then_some(&off)) {
+        for m in steady_counts(s).into_iter().flatten() {
+            c = c.then(run_cost(&with_micro_batches(s, m)));
+        }
+    }
+    c
+}
+
+/// The scenario at another micro-batch count (its global batch changed).
+pub(crate) fn with_micro_batches(s: &Scenario, micro_batches: u32) -> Scenario {
+    let mut small = s.clone();
+    if let Workload::Transformer(t) = &mut small.workload {
+        t.global_batch = micro_batches * t.micro_batch * s.parallel.dp;
+    }
+    small
 }
 
 /// One reduced run of the scenario.

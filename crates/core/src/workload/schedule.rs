@@ -8,7 +8,7 @@
 
 mod v_shape;
 
-use crate::model::scenario::Schedule;
+use crate::model::scenario::{Scenario, Schedule};
 
 /// What one entry of a stage's program computes for one chunk of one micro-batch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -321,6 +321,52 @@ fn interleaved(stage: u32, p: u32, m: u32, v: u32) -> Vec<Step> {
     }
     out.extend((total - warmup..total).map(|k| at(k, false)));
     out
+}
+
+/// Micro-batches after which every stage of the schedule runs its steady
+/// phase: 1F1B's and ZB-1p's warm-up of up to `pp - 1` forwards, ZB-2p's
+/// of up to `2pp - 1`, and the interleaved and V schedules' fill of
+/// `2pp` (see [`stage_program`]). `None` for GPipe: all forwards run before
+/// any backward, so the stage that bounds the forward phase (a fixed fill
+/// plus its own time per micro-batch) can change at any count, well past
+/// a few micro-batches (`tests/steady_state.rs` found such a step).
+fn fill_micro_batches(schedule: Schedule, pp: u32) -> Option<u32> {
+    match schedule {
+        Schedule::Gpipe => None,
+        Schedule::OneFOneB | Schedule::ZeroBubble1p => Some(pp),
+        Schedule::ZeroBubble2p
+        | Schedule::Interleaved
+        | Schedule::ZeroBubbleV
+        | Schedule::DualPipeV => Some(2 * pp),
+    }
+}
+
+/// The three micro-batch counts the scenario's figures would be
+/// extrapolated from, or `None` when it is simulated in full: not a
+/// transformer step in training (inference runs forwards only, as GPipe
+/// does before its backwards: see [`fill_micro_batches`]); the distributed optimizer's parameter all-gather
+/// overlapped with the forward (`overlap.param_gather`), which runs beside
+/// the first forwards for a time set by the parameters, not by the
+/// micro-batches, and so could outlast the short runs' fill while their
+/// differences still agree (a precaution: the mismatch seen with it was a
+/// GPipe step);
+/// or too few micro-batches past the fill for the three runs to cost less
+/// than the full one (counted in micro-batches). `crate::steady_state`
+/// runs them; `cost::cost` counts them.
+pub fn steady_counts(s: &Scenario) -> Option<[u32; 3]> {
+    use crate::model::scenario::{Mode, Workload};
+    let train = matches!(&s.workload, Workload::Transformer(t) if t.mode == Mode::Train);
+    if !train || s.overlap.param_gather {
+        return None;
+    }
+    let (schedule, pp) = (s.parallel.schedule, s.parallel.pp);
+    let (_, unit) = affine_micro_batches(schedule, pp);
+    // Two units of margin past the fill.
+    let m0 = fill_micro_batches(schedule, pp)?.div_ceil(unit) * unit + 2 * unit;
+    let m = s.micro_batches();
+    let counts = [m0, m0 + unit, m0 + 2 * unit];
+    let cheaper = u64::from(m0) * 3 + 3 * u64::from(unit) < u64::from(m);
+    (cheaper && (m - m0).is_multiple_of(unit)).then_some(counts)
 }
 
 #[cfg(test)]

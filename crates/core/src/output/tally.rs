@@ -1,0 +1,282 @@
+//! A run's additive sums, and the report's figures derived from them.
+//!
+//! Every figure of the report (model.md section 6) is a ratio of, or a
+//! choice among, sums over the step: seconds per GPU and axis, link seconds
+//! per class, FLOPs. Kept apart, the sums can be combined before the figures
+//! are derived: `steady_state.rs` extrapolates them affinely in the
+//! micro-batch count. A run's own tally gives exactly the figures the run
+//! gives.
+
+use crate::model::axis::Axis;
+use crate::model::scenario::Scenario;
+use crate::output::report::{AxisReport, LinkReport, Report};
+
+/// One simulated GPU's sums over the step, seconds.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct GpuTally {
+    /// The GPU's rank: HTA's figures are listed in rank order.
+    pub rank: u32,
+    /// When the GPU's last task ended.
+    pub end_s: f64,
+    /// Time its compute stream ran.
+    pub compute_busy_s: f64,
+    /// Time each axis had a collective in flight on it.
+    pub comm_s: [f64; 3],
+    /// Time its compute stream stood idle waiting on each axis.
+    pub exposed_s: [f64; 3],
+    /// Each axis's windows (model.md 5), their union.
+    pub window_s: [f64; 3],
+    /// How much longer each axis's collectives took than alone.
+    pub contention_s: [f64; 3],
+    /// HTA's communication union (zero when HTA is not tallied).
+    pub hta_comm_s: f64,
+    /// The part of it that compute kernels overlap.
+    pub hta_overlapped_s: f64,
+}
+
+/// One link class's sums over its links.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct LinkTally {
+    /// Time the links carried traffic, summed over the links.
+    pub busy_s: f64,
+    /// Time two or more axes shared them, summed over the links.
+    pub shared_s: f64,
+    /// Links of the class (a count, the same at every micro-batch count).
+    pub count: usize,
+}
+
+/// A run's additive sums (see the module's doc).
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct Tally {
+    /// The step's length.
+    pub step_s: f64,
+    /// Per simulated GPU, in the graph's order.
+    pub gpus: Vec<GpuTally>,
+    /// NVLink, then the network.
+    pub links: [LinkTally; 2],
+    /// Model FLOPs of the whole step, every GPU represented counted.
+    pub model_flops: f64,
+    /// Executed FLOPs (recomputation included), likewise.
+    pub executed_flops: f64,
+    /// Whether HTA's sums were tallied.
+    pub with_hta: bool,
+}
+
+impl GpuTally {
+    /// The seconds the report reads of this GPU when it is the slowest.
+    fn reported(&self) -> impl Iterator<Item = f64> + '_ {
+        [self.end_s, self.compute_busy_s]
+            .into_iter()
+            .chain(self.comm_s)
+            .chain(self.exposed_s)
+            .chain(self.window_s)
+            .chain(self.contention_s)
+    }
+}
+
+impl Tally {
+    /// Every sum, in a fixed order, each with the scale it is measured
+    /// against: seconds against the step, link seconds against the step
+    /// times the links of the class, FLOPs against themselves.
+    pub fn values(&self) -> Vec<(f64, f64)> {
+        let step = self.step_s.abs();
+        let mut out = vec![(self.step_s, step)];
+        for g in &self.gpus {
+            out.extend(
+                g.reported()
+                    .chain([g.hta_comm_s, g.hta_overlapped_s])
+                    .map(|v| (v, step)),
+            );
+        }
+        for l in &self.links {
+            let scale = step * l.count as f64;
+            out.push((l.busy_s, scale));
+            out.push((l.shared_s, scale));
+        }
+        out.push((self.model_flops, self.model_flops.abs()));
+        out.push((self.executed_flops, self.executed_flops.abs()));
+        out
+    }
+
+    /// The same shape with the sums replaced, in [`Tally::values`]' order.
+    pub fn with_values(&self, values: &[f64]) -> Tally {
+        let mut v = values.iter().copied();
+        let mut next = || v.next().expect("one value per sum");
+        let step_s = next();
+        let three = |next: &mut dyn FnMut() -> f64| [next(), next(), next()];
+        let gpus = self
+            .gpus
+            .iter()
+            .map(|g| {
+                let end_s = next();
+                let compute_busy_s = next();
+                GpuTally {
+                    rank: g.rank,
+                    end_s,
+                    compute_busy_s,
+                    comm_s: three(&mut next),
+                    exposed_s: three(&mut next),
+                    window_s: three(&mut next),
+                    contention_s: three(&mut next),
+                    hta_comm_s: next(),
+                    hta_overlapped_s: next(),
+                }
+            })
+            .collect();
+        let links = self.links.map(|l| LinkTally {
+            busy_s: next(),
+            shared_s: next(),
+            count: l.count,
+        });
+        Tally {
+            step_s,
+            gpus,
+            links,
+            model_flops: next(),
+            executed_flops: next(),
+            with_hta: self.with_hta,
+        }
+    }
+
+    /// Whether two tallies have the same shape: the same GPUs, links and
+    /// sums, so that their values correspond one to one.
+    pub fn same_shape(&self, other: &Tally) -> bool {
+        self.with_hta == other.with_hta
+            && self.gpus.len() == other.gpus.len()
+            && self
+                .gpus
+                .iter()
+                .zip(&other.gpus)
+                .all(|(a, b)| a.rank == b.rank)
+            && self
+                .links
+                .iter()
+                .zip(&other.links)
+                .all(|(a, b)| a.count == b.count)
+    }
+
+    /// Makes exactly equal the ends of GPUs that ended at exactly the same
+    /// instant in every one of `runs` (GPUs that finish together, in one
+    /// collective): the run breaks their tie by the lowest index, and so
+    /// must the extrapolated tally, whose ends carry rounding.
+    pub fn tie_ends(&mut self, runs: &[Tally]) {
+        for j in 0..self.gpus.len() {
+            let tied = (0..j).find(|&i| runs.iter().all(|r| r.gpus[i].end_s == r.gpus[j].end_s));
+            if let Some(i) = tied {
+                self.gpus[j].end_s = self.gpus[i].end_s;
+            }
+        }
+    }
+
+    /// The slowest GPU: the one that finishes last, the lowest index on a
+    /// tie, as the engine's run breaks it.
+    fn slowest(&self) -> usize {
+        let mut best = 0;
+        for (i, g) in self.gpus.iter().enumerate() {
+            if g.end_s > self.gpus[best].end_s {
+                best = i;
+            }
+        }
+        best
+    }
+
+    /// Whether the slowest GPU is unambiguous to `tolerance` (relative to
+    /// the step): no other GPU ends within it of the slowest with different
+    /// reported sums. Tallies that were computed, not run, carry rounding
+    /// of that size, so a near-tie might be broken otherwise than the run
+    /// would break it; GPUs alike in every reported sum may tie freely, and
+    /// so may GPUs whose ends are exactly equal (see [`Tally::tie_ends`]).
+    pub fn slowest_is_clear(&self, tolerance: f64) -> bool {
+        let best = &self.gpus[self.slowest()];
+        let within = tolerance * self.step_s.abs();
+        self.gpus.iter().all(|g| {
+            // An exact tie is broken as the run breaks it: the lowest index.
+            g.end_s == best.end_s
+                || best.end_s - g.end_s > within
+                || g.reported()
+                    .zip(best.reported())
+                    .all(|(a, b)| (a - b).abs() <= within)
+        })
+    }
+
+    /// The report's figures (model.md section 6). The baseline, the speedup,
+    /// HTA's mean and the memory are the caller's; HTA per GPU only when
+    /// tallied (empty otherwise).
+    pub fn report(&self, s: &Scenario) -> Report {
+        let step = self.step_s;
+        let stats = &self.gpus[self.slowest()];
+        let mut r = Report {
+            step_time_ms: step * 1e3,
+            compute_ms: stats.compute_busy_s * 1e3,
+            ..Report::default()
+        };
+        for axis in Axis::ALL {
+            let a = axis.index();
+            let comm = stats.comm_s[a];
+            let exposed = stats.exposed_s[a];
+            *r.axes.get_mut(axis) = AxisReport {
+                comm_ms: comm * 1e3,
+                exposed_ms: exposed * 1e3,
+                hidden: if comm > 0.0 {
+                    (1.0 - exposed / comm).clamp(0.0, 1.0)
+                } else {
+                    1.0
+                },
+                window_ms: stats.window_s[a] * 1e3,
+                contention_ms: stats.contention_s[a] * 1e3,
+            };
+        }
+        for (l, out) in self
+            .links
+            .iter()
+            .zip([&mut r.links.nvlink, &mut r.links.network])
+        {
+            *out = LinkReport {
+                busy: if l.count > 0 && step > 0.0 {
+                    l.busy_s / l.count as f64 / step
+                } else {
+                    0.0
+                },
+                shared: if l.busy_s > 0.0 {
+                    l.shared_s / l.busy_s
+                } else {
+                    0.0
+                },
+            };
+        }
+        let gpus = s.hardware.gpus() as f64;
+        let per = |flops: f64| {
+            if step > 0.0 {
+                flops / gpus / step / 1e12
+            } else {
+                0.0
+            }
+        };
+        r.model_tflops_per_gpu = per(self.model_flops);
+        r.hardware_tflops_per_gpu = per(self.executed_flops);
+        r.mfu = r.model_tflops_per_gpu / s.hardware.peak_tflops;
+        let exposed_total: f64 = stats.exposed_s.iter().sum();
+        r.bubble_fraction = if step > 0.0 {
+            ((step - stats.compute_busy_s - exposed_total) / step).max(0.0)
+        } else {
+            0.0
+        };
+        if self.with_hta {
+            let mut per: Vec<(u32, f64)> = self
+                .gpus
+                .iter()
+                .map(|g| {
+                    let ratio = if g.hta_comm_s > 0.0 {
+                        g.hta_overlapped_s / g.hta_comm_s
+                    } else {
+                        0.0
+                    };
+                    (g.rank, ratio)
+                })
+                .collect();
+            per.sort_by_key(|&(rank, _)| rank);
+            r.hta_overlap_per_gpu = per.into_iter().map(|(_, ratio)| ratio).collect();
+        }
+        r
+    }
+}
