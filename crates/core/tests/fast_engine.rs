@@ -2,6 +2,7 @@
 //! part in a billion, on small and medium scenarios along every axis,
 //! schedule and overlap switch, reduced and full.
 
+use overlap_core::scenario::Schedule;
 use overlap_core::timeline::{Interval, Timeline};
 use overlap_core::{
     presets, simulate_plain, simulate_with, Fidelity, Report, Scenario, ScenarioInput,
@@ -143,15 +144,7 @@ fn check(what: &str, s: &Scenario, fidelity: Fidelity) {
 /// H100 node (NVLS) and the micro-benchmark.
 fn grid() -> Vec<String> {
     let mut out = Vec::new();
-    for schedule in [
-        "gpipe",
-        "1f1b",
-        "interleaved",
-        "zb-1p",
-        "zb-2p",
-        "zb-v",
-        "dualpipe-v",
-    ] {
+    for schedule in Schedule::ALL.map(Schedule::name) {
         let split_backward = schedule.starts_with("zb") || schedule == "dualpipe-v";
         for (o_tp, o_pp, o_dp) in [
             (false, false, false),

@@ -2,6 +2,7 @@
 //! extrapolated to the scenario's micro-batch count must give the figures
 //! of the full simulation to 1e-9, and must be used on the largest presets.
 
+use overlap_core::scenario::Schedule;
 use overlap_core::steady_state::steady_counts;
 use overlap_core::{presets, simulate, simulate_report, Figures, Report, Scenario, ScenarioInput};
 use proptest::prelude::*;
@@ -174,15 +175,7 @@ fn scenario(json: &str) -> Option<Scenario> {
 fn every_schedule_and_switch_extrapolates_to_the_full_figures() {
     let mut extrapolated = 0;
     let mut total = 0;
-    for schedule in [
-        "gpipe",
-        "1f1b",
-        "interleaved",
-        "zb-1p",
-        "zb-2p",
-        "zb-v",
-        "dualpipe-v",
-    ] {
+    for schedule in Schedule::ALL.map(Schedule::name) {
         for overlaps in [
             (false, false, false),
             (true, true, true),

@@ -74,6 +74,17 @@ impl Schedule {
         matches!(self, Schedule::ZeroBubbleV | Schedule::DualPipeV)
     }
 
+    /// Every schedule, in the order the controls list them.
+    pub const ALL: [Schedule; 7] = [
+        Schedule::Gpipe,
+        Schedule::OneFOneB,
+        Schedule::Interleaved,
+        Schedule::ZeroBubble1p,
+        Schedule::ZeroBubble2p,
+        Schedule::ZeroBubbleV,
+        Schedule::DualPipeV,
+    ];
+
     /// The name used in scenario JSON and share links.
     pub fn name(self) -> &'static str {
         match self {

@@ -620,11 +620,7 @@ impl Builder<'_> {
         // MLP: the output gradient is gathered under the down projection's
         // input gradient; its weight gradient then runs on the whole.
         let down = self.cost.mlp_down;
-        self.decomposed_gather(
-            self.cost.backward_pre,
-            down.input_grad().chunk(&self.roof, self.tp),
-            meta,
-        );
+        self.output_grad_gathered(down, meta);
         self.compute_all(down.chunk(&self.roof, 1), meta);
         self.decomposed_column_backward(
             self.cost.mlp_up_dgrad_pre,
@@ -635,21 +631,12 @@ impl Builder<'_> {
         // Attention: likewise for the projection, then the core's backward.
         let attention = meta.op(OpKind::AttentionBackward);
         let proj = self.cost.proj;
-        self.decomposed_gather(
-            self.cost.backward_pre,
-            proj.input_grad().chunk(&self.roof, self.tp),
-            attention,
-        );
-        self.compute_all(
+        self.output_grad_gathered(proj, attention);
+        self.attention_backward(
             proj.chunk(&self.roof, 1)
                 .add(self.cost.attention_core_backward),
             attention,
         );
-        for i in 0..self.members.len() {
-            let m = self.members[i];
-            self.g
-                .count_as_recompute(m, self.cost.attention_recompute_flops);
-        }
         self.decomposed_column_backward(
             OpCost::default(),
             self.cost.qkv_gemm,
@@ -734,15 +721,10 @@ impl Builder<'_> {
         if sp {
             self.tp_blocking(Collective::AllGather, meta.op(OpKind::AllGather));
         }
-        self.compute_all(
+        self.attention_backward(
             self.cost.attention_backward,
             meta.op(OpKind::AttentionBackward),
         );
-        for i in 0..self.members.len() {
-            let m = self.members[i];
-            self.g
-                .count_as_recompute(m, self.cost.attention_recompute_flops);
-        }
         self.column_parallel_backward(
             self.cost.qkv_dgrad,
             self.cost.qkv_wgrad,
@@ -774,15 +756,10 @@ impl Builder<'_> {
             self.tp_blocking(Collective::AllGather, meta.op(OpKind::AllGather));
         }
         let proj_wgrad = self.cost.proj.chunk(&self.roof, 1);
-        self.compute_all(
+        self.attention_backward(
             self.cost.attention_backward.without(proj_wgrad),
             meta.op(OpKind::AttentionBackward),
         );
-        for i in 0..self.members.len() {
-            let m = self.members[i];
-            self.g
-                .count_as_recompute(m, self.cost.attention_recompute_flops);
-        }
         self.input_grad_reduced(self.cost.qkv_dgrad, meta.op(OpKind::QkvDgrad));
     }
 
@@ -839,11 +816,7 @@ impl Builder<'_> {
     /// gathers it again (`layer_weight_grad_decomposed`).
     fn layer_input_grad_decomposed(&mut self, meta: Meta) {
         let down = self.cost.mlp_down;
-        self.decomposed_gather(
-            self.cost.backward_pre,
-            down.input_grad().chunk(&self.roof, self.tp),
-            meta,
-        );
+        self.output_grad_gathered(down, meta);
         self.input_grad_scattered(
             self.cost.mlp_up_dgrad_pre,
             self.cost.mlp_up_gemm,
@@ -851,21 +824,34 @@ impl Builder<'_> {
         );
         let attention = meta.op(OpKind::AttentionBackward);
         let proj = self.cost.proj;
-        self.decomposed_gather(
-            self.cost.backward_pre,
-            proj.input_grad().chunk(&self.roof, self.tp),
-            attention,
+        self.output_grad_gathered(proj, attention);
+        self.attention_backward(self.cost.attention_core_backward, attention);
+        self.input_grad_scattered(
+            OpCost::default(),
+            self.cost.qkv_gemm,
+            meta.op(OpKind::QkvDgrad),
         );
-        self.compute_all(self.cost.attention_core_backward, attention);
+    }
+
+    /// The attention core's backward (with `cost`, what else runs in the
+    /// same op). Its recomputed forward counts as recomputation, whichever
+    /// backward form runs it.
+    fn attention_backward(&mut self, cost: OpCost, meta: Meta) {
+        self.compute_all(cost, meta);
         for i in 0..self.members.len() {
             let m = self.members[i];
             self.g
                 .count_as_recompute(m, self.cost.attention_recompute_flops);
         }
-        self.input_grad_scattered(
-            OpCost::default(),
-            self.cost.qkv_gemm,
-            meta.op(OpKind::QkvDgrad),
+    }
+
+    /// A row-parallel GEMM's output gradient, gathered across the sequence
+    /// in ring steps under the pieces of that GEMM's input gradient (Async TP).
+    fn output_grad_gathered(&mut self, gemm: SplitGemm, meta: Meta) {
+        self.decomposed_gather(
+            self.cost.backward_pre,
+            gemm.input_grad().chunk(&self.roof, self.tp),
+            meta,
         );
     }
 
