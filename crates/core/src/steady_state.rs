@@ -11,10 +11,13 @@
 //! agree in every sum, the sums are extrapolated to the scenario's count and
 //! the figures derived from them.
 //!
-//! What could break it is checked, not assumed: a period of two units, a
-//! critical path that changes between the runs, a slowest GPU that another
-//! overtakes, each makes the differences disagree or the slowest GPU
-//! ambiguous, and the step is then simulated in full. Work tied to the
+//! What could break it within the three runs is checked, not assumed: a
+//! period of two units, a critical path that changes between the runs, a
+//! slowest GPU that another overtakes, each makes the differences disagree
+//! or the slowest GPU ambiguous, and the step is then simulated in full.
+//! What three runs cannot see, a critical path that changes only later (as
+//! in GPipe and inference, where forwards run back to back), is excluded
+//! up front by `workload::schedule::steady_counts`. Work tied to the
 //! first or last micro-batch (DP buckets, FSDP gathers, held weight
 //! gradients) is the same at every count and cancels in the differences.
 

@@ -355,8 +355,8 @@ fn fill_micro_batches(schedule: Schedule, pp: u32) -> Option<u32> {
 /// The three micro-batch counts the scenario's figures would be
 /// extrapolated from, or `None` when it is simulated in full: not a
 /// transformer step in training (inference runs forwards only, as GPipe
-/// does before its backwards: see [`fill_micro_batches`]); the distributed optimizer's parameter all-gather
-/// overlapped with the forward (`overlap.param_gather`), which runs beside
+/// does before its backwards: see [`fill_micro_batches`]); the distributed
+/// optimizer's parameter all-gather overlapped with the forward (`overlap.param_gather`), which runs beside
 /// the first forwards for a time set by the parameters, not by the
 /// micro-batches, and so could outlast the short runs' fill while their
 /// differences still agree (a precaution: the mismatch seen with it was a
