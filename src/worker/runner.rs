@@ -829,9 +829,12 @@ impl Runner {
                     return;
                 }
             };
+        let cached = get("cached").as_bool().unwrap_or(false);
         let scenario = {
             let mut i = self.inner.borrow_mut();
-            i.last_figures_ms = Some(figures_ms);
+            if !cached {
+                i.last_figures_ms = Some(figures_ms);
+            }
             if i.latest_gen != gen {
                 // Overtaken: its timeline is dropped by the worker too.
                 return;
