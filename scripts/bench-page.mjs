@@ -19,6 +19,8 @@
 //
 //   node scripts/bench-page.mjs            every preset
 //   node scripts/bench-page.mjs 1t         only presets whose id contains "1t"
+//   BENCH_SECTIONS=switch,longest node scripts/bench-page.mjs 1t
+//                                          only those sections (first, longest, switch, default)
 
 import { readdirSync, readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
@@ -29,6 +31,9 @@ import { serve, launch, guard, ready, painted } from '../tests/browser/harness.m
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const DIST = resolve(ROOT, process.env.DIST ?? 'dist');
 const filter = process.argv[2];
+// BENCH_SECTIONS=switch,longest runs only those sections (first, longest, switch, default).
+const sections = process.env.BENCH_SECTIONS?.split(',');
+const wanted = (name) => !sections || sections.includes(name);
 
 const pct = (xs, p) => {
   const s = [...xs].sort((a, b) => a - b);
@@ -109,7 +114,8 @@ async function untilFigures(page, action, arg) {
       const ob = new MutationObserver(() => {
         const b = document.body.dataset;
         if (figures === null && Number(b.runSeq) > seq) {
-          figures = { ms: performance.now() - t0, ahead: b.figuresAhead === '1' };
+          const shownAt = performance.timeOrigin + performance.now();
+          figures = { ms: performance.now() - t0, ahead: b.figuresAhead === '1', path: figuresPath(performance.timeOrigin + t0, shownAt) };
         }
         if (figures !== null && canvas.dataset.paintedSeq === b.runSeq) {
           ob.disconnect();
@@ -132,6 +138,21 @@ function installAct() {
   // Why a run did not show: the message beside the control, or the run alert.
   window.whyNot = () => (document.querySelector('.field-error.culprit, .field.invalid .field-error, .run-alert')?.textContent ?? '')
     .replace(/\s+/g, ' ').trim().slice(0, 160);
+  // Where a switch's time went on its way to the figures shown, from the
+  // epoch times the page and the worker record (data-figures-path).
+  window.figuresPath = (clickedAt, shownAt) => {
+    let p;
+    try { p = JSON.parse(document.body.dataset.figuresPath ?? ''); } catch { return null; }
+    if (!(p.made_at >= clickedAt - 1)) return null;
+    return {
+      toRequest: p.made_at - clickedAt,
+      toWorker: p.taken_up_at - p.made_at,
+      resolve: p.resolve_ms,
+      core: p.core_ms,
+      toPage: p.received_at - p.posted_at,
+      apply: shownAt - p.received_at,
+    };
+  };
   window.act = (kind, arg) => {
     if (kind === 'select-preset') {
       const s = document.querySelector('#f-preset');
@@ -152,8 +173,9 @@ const longest = async (page) => page.evaluate(() => {
 const phases = async (page) => page.evaluate(() => {
   const b = document.body.dataset;
   const draw = document.querySelector('canvas')?.dataset.drawMs;
+  const redraw = document.querySelector('canvas')?.dataset.redraw;
   const first = b.figuresMs ? `figures first after ${b.figuresMs} ms of core, ` : '';
-  return `waited ${b.waitMs} ms for the worker, ${first}core ${b.simMs} ms in the worker, decode ${b.decodeMs} ms in slices, apply ${b.applyMs} ms, paint ${draw} ms`;
+  return `waited ${b.waitMs} ms for the worker, ${first}core ${b.simMs} ms in the worker, decode ${b.decodeMs} ms in slices, apply ${b.applyMs} ms, paint ${draw} ms${redraw ? ` (last redraw: ${redraw})` : ''}`;
 });
 const resetLong = (page) => page.evaluate(() => {
   if (window.__longTasks) window.__longTasks.length = 0;
@@ -179,7 +201,7 @@ for (const wasm of readdirSync(DIST).filter((n) => n.endsWith('.wasm'))) {
 }
 
 // First timeline.
-{
+if (wanted('first')) {
   const firsts = [];
   for (let i = 0; i < 3; i++) {
     const { context, page } = await newPage(browser);
@@ -200,8 +222,8 @@ for (const wasm of readdirSync(DIST).filter((n) => n.endsWith('.wasm'))) {
 }
 
 // Longest main-thread task per preset.
-console.log('\nlongest main-thread task (preset chosen, simulated, drawn; then DP overlap flipped and drawn):');
-{
+if (wanted('longest')) {
+  console.log('\nlongest main-thread task (preset chosen, simulated, drawn; then DP overlap flipped and drawn):');
   const { context, page } = await newPage(browser);
   await page.goto(server.url);
   await ready(page);
@@ -230,7 +252,7 @@ console.log('\nlongest main-thread task (preset chosen, simulated, drawn; then D
 }
 
 // 1T switch to figures.
-{
+if (wanted('switch')) {
   const { context, page } = await newPage(browser);
   await page.goto(server.url);
   await ready(page);
@@ -241,6 +263,7 @@ console.log('\nlongest main-thread task (preset chosen, simulated, drawn; then D
     const paintedTimes = [];
     let ahead = 0;
     let refused = null;
+    const paths = [];
     for (let i = 0; i < 4; i++) {
       await page.waitForTimeout(300);
       const r = await untilFigures(page, CLICK, sel);
@@ -252,13 +275,21 @@ console.log('\nlongest main-thread task (preset chosen, simulated, drawn; then D
       }
       times.push(r.ms);
       paintedTimes.push(r.paintedMs);
+      if (r.path) paths.push(r.path);
       if (r.ahead) ahead += 1;
       await painted(page);
     }
     if (times.length) {
-      console.log(`1T switch to figures shown, ${name}: p50 ${f(pct(times, 50))} ms, max ${f(Math.max(...times))} ms ` +
+      // The worker keeps recent scenarios' figures: switches 3 and 4 show
+      // figures of scenarios seen at switches 1 and 2, and the first switch
+      // is the one simulated afresh.
+      console.log(`1T switch to figures shown, ${name}: first (simulated afresh) ${f(times[0])} ms; p50 ${f(pct(times, 50))} ms, max ${f(Math.max(...times))} ms ` +
         `(n=${times.length}, ${ahead} shown ahead of their timeline); to timeline painted: p50 ${f(pct(paintedTimes, 50))} ms; ` +
         `last run: ${await phases(page)}`);
+    }
+    for (const [k, p] of paths.entries()) {
+      console.log(`  switch ${k + 1} (${k % 2 === 0 ? 'on' : 'off'}): click to request ${f(p.toRequest)} ms, to the worker ${f(p.toWorker)} ms, ` +
+        `worker resolve ${f(p.resolve)} ms, core ${f(p.core)} ms, back to the page ${f(p.toPage)} ms, received to shown ${f(p.apply)} ms`);
     }
     if (refused !== null) console.log(`1T ${name} switched: not shown: ${refused}`);
   }
@@ -266,7 +297,7 @@ console.log('\nlongest main-thread task (preset chosen, simulated, drawn; then D
 }
 
 // Control change on the default scenario.
-{
+if (wanted('default')) {
   const { context, page } = await newPage(browser);
   await page.goto(server.url);
   await ready(page);

@@ -49,6 +49,9 @@ pub struct Cache {
     canvas: Option<HtmlCanvasElement>,
     key: Option<LayerKey>,
     merged: bool,
+    /// The last full redraw, for the page benchmark: display list built
+    /// (ms), shapes in it, and shapes painted (ms).
+    pub last_redraw: Option<(f64, usize, f64)>,
 }
 
 impl Cache {
@@ -61,6 +64,7 @@ impl Cache {
             canvas,
             key: None,
             merged: false,
+            last_redraw: None,
         }
     }
 }
@@ -124,8 +128,11 @@ pub fn draw(
         (Some(layer), true) => ctx.draw_image_with_html_canvas_element(layer, 0.0, 0.0)?,
         _ => {
             ctx.set_transform(dpr, 0.0, 0.0, dpr, 0.0, 0.0)?;
+            let t0 = crate::web::dom::now_ms();
             let list = draw::timeline(scene, win, morph);
+            let t1 = crate::web::dom::now_ms();
             paint(&ctx, &list.shapes, pal);
+            cache.last_redraw = Some((t1 - t0, list.shapes.len(), crate::web::dom::now_ms() - t1));
             merged = list.merged;
             cache.key = None;
             if let (Some(layer), true) = (&cache.canvas, cacheable) {

@@ -207,6 +207,12 @@ fn on_frame(d: &Driver, ts: f64) {
     let _ = d
         .canvas
         .set_attribute("data-frames", &d.frames.get().to_string());
+    if let Some((list_ms, shapes, paint_ms)) = d.cache.borrow_mut().last_redraw.take() {
+        let _ = d.canvas.set_attribute(
+            "data-redraw",
+            &format!("list {list_ms:.1} ms, {shapes} shapes, paint {paint_ms:.1} ms"),
+        );
+    }
     if let Some(seq) = painted_seq {
         let _ = d.canvas.set_attribute("data-painted-seq", &seq.to_string());
     }
