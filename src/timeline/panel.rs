@@ -130,15 +130,7 @@ pub fn TimelineCanvas() -> impl IntoView {
                 <label class="inline">
                     "Links of "
                     <select on:change=on_link_gpu prop:value=move || state.link_gpu.get().to_string()>
-                        {move || {
-                            state
-                                .gpu_names
-                                .get()
-                                .into_iter()
-                                .enumerate()
-                                .map(|(i, n)| view! { <option value=i.to_string()>{n}</option> })
-                                .collect_view()
-                        }}
+                        {move || crate::ui::widgets::gpu_options(state)}
                     </select>
                 </label>
             </div>

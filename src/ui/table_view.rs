@@ -123,15 +123,7 @@ pub fn TableView() -> impl IntoView {
                     "GPU "
                     <select on:change=on_gpu data-filter="gpu">
                         <option value="all">"all"</option>
-                        {move || {
-                            state
-                                .gpu_names
-                                .get()
-                                .into_iter()
-                                .enumerate()
-                                .map(|(i, n)| view! { <option value=i.to_string()>{n}</option> })
-                                .collect_view()
-                        }}
+                        {move || crate::ui::widgets::gpu_options(state)}
                     </select>
                 </label>
                 <label class="inline">

@@ -17,6 +17,18 @@ fn tour_focus(state: AppState, field: &'static str) -> bool {
         .is_some_and(|c| crate::ui::tour::focus_fields(c).contains(&field))
 }
 
+/// One `<option>` per simulated GPU, valued by its index: the selects that
+/// pick a GPU (the link lanes, the table's filter) list the same names.
+pub fn gpu_options(state: AppState) -> impl IntoView {
+    state
+        .gpu_names
+        .get()
+        .into_iter()
+        .enumerate()
+        .map(|(i, n)| view! { <option value=i.to_string()>{n}</option> })
+        .collect_view()
+}
+
 /// The core's messages for one field, shown under its control.
 #[component]
 pub fn FieldErrors(

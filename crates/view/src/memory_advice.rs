@@ -131,18 +131,11 @@ fn remedy(m: &MemoryGb, s: &Scenario, sharded: Sharded, part: MemoryFigure) -> S
     let dp = p.dp;
     let gb = part_gb(m, part);
     let more_tp_pp = "More TP or PP also shrinks it: each splits the parameters over more GPUs.";
-    // A part cut to `after`: the sentence says where the total then lands.
     let cut = |what: String, after: f64| {
-        let total = m.total - gb + after;
-        let verdict = if total <= m.capacity {
-            "which fits"
-        } else {
-            "still over"
-        };
         format!(
-            "{what} would cut it to {}, a total of {} ({verdict}).",
+            "{what} would cut it to {}, {}.",
             format::gb(after),
-            format::gb(total)
+            landing(m, gb, after)
         )
     };
     let shard = |what: &str| {
@@ -194,34 +187,30 @@ fn activations_remedy(m: &MemoryGb, s: &Scenario, gb: f64) -> String {
     let mut full = t.clone();
     full.recompute = Recompute::Full;
     let after = gb * activation_bytes_per_layer(&full, s.parallel.tp) / now.max(1e-12);
-    let total = m.total - gb + after;
+    format!(
+        "Recomputing them in full (recompute \"full\", which keeps only each layer's input) would cut them to {}, \
+         {}; so would {others}.",
+        format::gb(after),
+        landing(m, gb, after)
+    )
+}
+
+/// Where the total lands when a part of `part_gb` is cut to `after_gb`:
+/// "a total of X (which fits)" or "(still over)".
+fn landing(m: &MemoryGb, part_gb: f64, after_gb: f64) -> String {
+    let total = m.total - part_gb + after_gb;
     let verdict = if total <= m.capacity {
         "which fits"
     } else {
         "still over"
     };
-    format!(
-        "Recomputing them in full (recompute \"full\", which keeps only each layer's input) would cut them to {}, \
-         a total of {} ({verdict}); so would {others}.",
-        format::gb(after),
-        format::gb(total)
-    )
+    format!("a total of {} ({verdict})", format::gb(total))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use overlap_core::presets;
-
-    fn memory(
-        weights: f64,
-        gradients: f64,
-        optimizer: f64,
-        activations: f64,
-        capacity: f64,
-    ) -> MemoryGb {
-        MemoryGb::from_parts(weights, gradients, optimizer, activations, capacity)
-    }
 
     fn scenario_with(edit: impl FnOnce(&mut Scenario)) -> Scenario {
         let mut s = presets::scenario("megatron-1t").expect("the preset resolves");
@@ -231,14 +220,14 @@ mod tests {
 
     #[test]
     fn segments_stack_the_four_parts_on_the_larger_of_total_and_capacity() {
-        let m = memory(10.0, 10.0, 60.0, 20.0, 80.0);
+        let m = MemoryGb::from_parts(10.0, 10.0, 60.0, 20.0, 80.0);
         let (segs, cap) = segments(&m);
         assert_eq!(segs.map(|s| s.part), PARTS);
         assert!((segs[3].start + segs[3].width - 1.0).abs() < 1e-12);
         assert!((segs[2].start - 0.2).abs() < 1e-12 && (segs[2].width - 0.6).abs() < 1e-12);
         assert!((cap - 0.8).abs() < 1e-12);
         // A fitting stack stops short of the capacity mark, at the end of the bar.
-        let (segs, cap) = segments(&memory(10.0, 5.0, 5.0, 20.0, 80.0));
+        let (segs, cap) = segments(&MemoryGb::from_parts(10.0, 5.0, 5.0, 20.0, 80.0));
         assert!((segs[3].start + segs[3].width - 0.5).abs() < 1e-12);
         assert_eq!(cap, 1.0);
     }
@@ -246,13 +235,16 @@ mod tests {
     #[test]
     fn a_configuration_that_fits_gets_no_warning() {
         let s = scenario_with(|_| {});
-        assert_eq!(advice(&memory(10.0, 5.0, 5.0, 20.0, 80.0), &s), None);
+        assert_eq!(
+            advice(&MemoryGb::from_parts(10.0, 5.0, 5.0, 20.0, 80.0), &s),
+            None
+        );
     }
 
     #[test]
     fn unsharded_optimizer_states_are_named_with_their_sharded_size() {
         let s = scenario_with(|s| s.parallel.dp = 6);
-        let m = memory(10.0, 10.0, 60.0, 20.0, 80.0);
+        let m = MemoryGb::from_parts(10.0, 10.0, 60.0, 20.0, 80.0);
         assert_eq!(biggest(&m), MemoryFigure::Optimizer);
         let text = advice(&m, &s).expect("over capacity");
         assert!(
@@ -275,7 +267,8 @@ mod tests {
     #[test]
     fn without_replicas_to_shard_across_more_tp_or_pp_is_the_advice() {
         let s = scenario_with(|s| s.parallel.dp = 1);
-        let text = advice(&memory(10.0, 10.0, 60.0, 20.0, 80.0), &s).expect("over capacity");
+        let text =
+            advice(&MemoryGb::from_parts(10.0, 10.0, 60.0, 20.0, 80.0), &s).expect("over capacity");
         assert!(text.contains("More TP or PP shrinks it"), "{text}");
         assert!(text.contains("nothing to shard it across"), "{text}");
         let sharded = Sharded {
@@ -284,7 +277,12 @@ mod tests {
             weights: false,
         };
         let s = scenario_with(|s| s.parallel.dp = 4);
-        let text = advice_with(&memory(10.0, 10.0, 60.0, 20.0, 80.0), &s, sharded).expect("over");
+        let text = advice_with(
+            &MemoryGb::from_parts(10.0, 10.0, 60.0, 20.0, 80.0),
+            &s,
+            sharded,
+        )
+        .expect("over");
         assert!(
             text.contains("the 4 data-parallel replicas already shard it"),
             "{text}"
@@ -294,14 +292,14 @@ mod tests {
     #[test]
     fn weights_and_gradients_name_their_own_sharding() {
         let s = scenario_with(|s| s.parallel.dp = 2);
-        let text = advice(&memory(70.0, 20.0, 0.0, 0.0, 80.0), &s).expect("over");
+        let text = advice(&MemoryGb::from_parts(70.0, 20.0, 0.0, 0.0, 80.0), &s).expect("over");
         assert!(
             text.contains("biggest part is the weights")
                 && text.contains("FSDP, ZeRO-3")
                 && text.contains("35.0 GB"),
             "{text}"
         );
-        let text = advice(&memory(20.0, 70.0, 0.0, 0.0, 80.0), &s).expect("over");
+        let text = advice(&MemoryGb::from_parts(20.0, 70.0, 0.0, 0.0, 80.0), &s).expect("over");
         assert!(
             text.contains("biggest part is the gradients") && text.contains("ZeRO-2"),
             "{text}"
@@ -323,7 +321,7 @@ mod tests {
         let tp = f64::from(s.parallel.tp);
         let ratio = 2.0 / (10.0 + 24.0 / tp);
         assert!(t.seq > 0);
-        let m = memory(10.0, 5.0, 5.0, 100.0, 80.0);
+        let m = MemoryGb::from_parts(10.0, 5.0, 5.0, 100.0, 80.0);
         let text = advice(&m, &s).expect("over");
         assert!(
             text.contains("biggest part is the activations, 100.0 GB"),

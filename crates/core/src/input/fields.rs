@@ -969,15 +969,9 @@ mod tests {
             }
             assert!(names("workload.recompute").contains(&name(to_json(&r))));
         }
-        for s in [
-            Schedule::Gpipe,
-            Schedule::OneFOneB,
-            Schedule::Interleaved,
-            Schedule::ZeroBubble1p,
-            Schedule::ZeroBubble2p,
-            Schedule::ZeroBubbleV,
-            Schedule::DualPipeV,
-        ] {
+        // The match fails to compile when a schedule is added: then add it
+        // to `Schedule::ALL` too.
+        for s in Schedule::ALL {
             match s {
                 Schedule::Gpipe
                 | Schedule::OneFOneB
