@@ -185,6 +185,24 @@ fn workload_kind(s: &Scenario) -> WorkloadKind {
 }
 
 /// `choices![("gpipe", "GPipe"), ...]`: an enum's values and their labels.
+/// The schedule select's options: every schedule, named and labelled by
+/// `Schedule` itself.
+const SCHEDULE_CHOICES: [Choice; Schedule::ALL.len()] = {
+    let mut out = [Choice {
+        name: "",
+        label: "",
+    }; Schedule::ALL.len()];
+    let mut i = 0;
+    while i < out.len() {
+        out[i] = Choice {
+            name: Schedule::ALL[i].name(),
+            label: Schedule::ALL[i].label(),
+        };
+        i += 1;
+    }
+    out
+};
+
 macro_rules! choices {
     ($(($name:literal, $label:literal)),* $(,)?) => {
         &[$(Choice { name: $name, label: $label }),*]
@@ -395,15 +413,7 @@ fields! {
     },
     parallel.schedule => {
         key: "schedule",
-        kind: Kind::Enum(choices![
-            ("gpipe", "GPipe"),
-            ("1f1b", "1F1B"),
-            ("interleaved", "Interleaved 1F1B"),
-            ("zb-1p", "Zero bubble ZB-1p"),
-            ("zb-2p", "Zero bubble ZB-2p"),
-            ("zb-v", "Zero bubble ZB-V"),
-            ("dualpipe-v", "DualPipeV"),
-        ]),
+        kind: Kind::Enum(&SCHEDULE_CHOICES),
         default: Fixed, label: "Pipeline schedule", unit: "", slider: NO_SLIDER,
         resolved: |s| Some(s.parallel.schedule),
     },

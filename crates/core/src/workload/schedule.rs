@@ -86,7 +86,7 @@ impl Schedule {
     ];
 
     /// The name used in scenario JSON and share links.
-    pub fn name(self) -> &'static str {
+    pub const fn name(self) -> &'static str {
         match self {
             Schedule::Gpipe => "gpipe",
             Schedule::OneFOneB => "1f1b",
@@ -95,6 +95,19 @@ impl Schedule {
             Schedule::ZeroBubble2p => "zb-2p",
             Schedule::ZeroBubbleV => "zb-v",
             Schedule::DualPipeV => "dualpipe-v",
+        }
+    }
+
+    /// What the page's schedule select shows for it.
+    pub const fn label(self) -> &'static str {
+        match self {
+            Schedule::Gpipe => "GPipe",
+            Schedule::OneFOneB => "1F1B",
+            Schedule::Interleaved => "Interleaved 1F1B",
+            Schedule::ZeroBubble1p => "Zero bubble ZB-1p",
+            Schedule::ZeroBubble2p => "Zero bubble ZB-2p",
+            Schedule::ZeroBubbleV => "Zero bubble ZB-V",
+            Schedule::DualPipeV => "DualPipeV",
         }
     }
 
