@@ -2,6 +2,7 @@
 //! part in a billion, on small and medium scenarios along every axis,
 //! schedule and overlap switch, reduced and full.
 
+mod common;
 use overlap_core::scenario::Schedule;
 use overlap_core::timeline::{Interval, Timeline};
 use overlap_core::{
@@ -260,6 +261,7 @@ fn sends_through_an_oversubscribed_core_equal_plain() {
 }
 
 mod random {
+    use super::common::small_scenario;
     use super::*;
     use proptest::prelude::*;
 
@@ -268,16 +270,8 @@ mod random {
 
         #[test]
         fn random_scenarios_give_the_plain_engines_figures(
-            nodes in 1u32..=4, gpn in prop::sample::select(vec![1u32, 2, 4, 8]),
-            tp_i in 0usize..4, pp in 1u32..=4, v in 1u32..=2,
-            layers_per in 1u32..=2, mb in 1u32..=2, m in 1u32..=4,
-            sched in 0usize..7, recompute in 0usize..3, sp in any::<bool>(), sg in any::<bool>(),
-            o_tp in any::<bool>(), o_pp in any::<bool>(), o_dp in any::<bool>(),
-            chunks in 1u32..=6, bucket in 1.0f64..200.0, tax in 0.0f64..0.9,
-            inference in any::<bool>(), oversub in 1.0f64..4.0, nic in prop::sample::select(vec![0.01f64, 1.0, 25.0]),
-            interference in 0usize..4,
-            queues in prop::sample::select(vec![1u32, 2, 3, 8]),
-            hw in prop::sample::select(vec!["dgx-a100", "dgx-h100"]),
+            small in small_scenario::small(small_scenario::ALL_SCHEDULES, 4, 6),
+            tax in 0.0f64..0.9, interference in 0usize..4,
         ) {
             // v1 `sm_tax`; modelled SMs and HBM; modelled with HBM scarce
             // enough to bind beside collectives; off.
@@ -287,27 +281,8 @@ mod random {
                 2 => (150.0 + tax * 500.0, String::new()),
                 _ => (2039.0, r#","interference":"off""#.to_string()),
             };
-            let gpus = nodes * gpn;
-            let tp = [1u32, 2, 4, 8][tp_i].min(gpn);
-            prop_assume!(gpus % (tp * pp) == 0);
-            let dp = gpus / (tp * pp);
-            let schedule = ["gpipe", "1f1b", "interleaved", "zb-1p", "zb-2p", "zb-v", "dualpipe-v"][sched];
-            let v = match schedule {
-                "interleaved" => v,
-                "zb-v" | "dualpipe-v" => 2,
-                _ => 1,
-            };
-            let json = format!(
-                r#"{{"hardware":{{"preset":"{hw}","nodes":{nodes},"gpus_per_node":{gpn},"oversubscription":{oversub},"nic_gbps":{nic},"hbm_gbps":{hbm},"max_connections":{queues}}},
-                "workload":{{"layers":{},"hidden":512,"heads":8,"seq":256,"vocab":1000,"micro_batch":{mb},
-                  "global_batch":{},"recompute":"{}","sequence_parallel":{sp},"mode":"{}"}},
-                "parallel":{{"tp":{tp},"pp":{pp},"dp":{dp},"schedule":"{schedule}","virtual_stages":{v},"scatter_gather":{sg}}},
-                "overlap":{{"tp":{o_tp},"pp":{o_pp},"dp":{o_dp},"tp_chunks":{chunks},"bucket_mb":{bucket}}}{tail}}}"#,
-                layers_per * pp * v,
-                mb * dp * m * pp,
-                ["none", "selective", "full"][recompute],
-                if inference { "inference" } else { "train" },
-            );
+            let json = small.json(&format!(r#","hbm_gbps":{hbm}"#), &tail);
+            let gpus = small.gpus();
             let Ok(s) = ScenarioInput::from_json(&json).unwrap().resolve() else {
                 return Ok(());
             };

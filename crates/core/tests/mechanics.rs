@@ -1,5 +1,6 @@
 //! The model's mechanics, each test named for the property it protects.
 
+mod common;
 use overlap_core::efficiency::NVLINK_EFFICIENCY;
 use overlap_core::timeline::OpKind;
 use overlap_core::{presets, simulate, simulate_with, Axis, Fidelity, Scenario, ScenarioInput};
@@ -295,6 +296,7 @@ fn inference_runs_forward_only_with_no_dp_reduction() {
 }
 
 mod random {
+    use super::common::small_scenario;
     use super::*;
     use proptest::prelude::*;
 
@@ -305,31 +307,10 @@ mod random {
         /// every op and reports finite figures (a panic would kill the page).
         #[test]
         fn random_small_scenarios_simulate_to_finite_figures(
-            nodes in 1u32..=4, gpn in prop::sample::select(vec![1u32, 2, 4, 8]),
-            tp_i in 0usize..4, pp in 1u32..=4, v in 1u32..=2,
-            layers_per in 1u32..=2, mb in 1u32..=2, m in 1u32..=6,
-            sched in 0usize..3, recompute in 0usize..3, sp in any::<bool>(), sg in any::<bool>(),
-            o_tp in any::<bool>(), o_pp in any::<bool>(), o_dp in any::<bool>(),
-            chunks in 1u32..=8, bucket in 1.0f64..200.0, tax in 0.0f64..0.9,
-            inference in any::<bool>(), oversub in 1.0f64..4.0,
+            small in small_scenario::small(small_scenario::FIRST_SCHEDULES, 6, 8),
+            tax in 0.0f64..0.9,
         ) {
-            let gpus = nodes * gpn;
-            let tp = [1u32, 2, 4, 8][tp_i].min(gpn);
-            prop_assume!(gpus % (tp * pp) == 0);
-            let dp = gpus / (tp * pp);
-            let schedule = ["gpipe", "1f1b", "interleaved"][sched];
-            let v = if schedule == "interleaved" { v } else { 1 };
-            let json = format!(
-                r#"{{"hardware":{{"nodes":{nodes},"gpus_per_node":{gpn},"oversubscription":{oversub}}},
-                "workload":{{"layers":{},"hidden":512,"heads":8,"seq":256,"vocab":1000,"micro_batch":{mb},
-                  "global_batch":{},"recompute":"{}","sequence_parallel":{sp},"mode":"{}"}},
-                "parallel":{{"tp":{tp},"pp":{pp},"dp":{dp},"schedule":"{schedule}","virtual_stages":{v},"scatter_gather":{sg}}},
-                "overlap":{{"tp":{o_tp},"pp":{o_pp},"dp":{o_dp},"tp_chunks":{chunks},"bucket_mb":{bucket}}},"sm_tax":{tax}}}"#,
-                layers_per * pp * v,
-                mb * dp * m * pp,
-                ["none", "selective", "full"][recompute],
-                if inference { "inference" } else { "train" },
-            );
+            let json = small.json("", &format!(r#","sm_tax":{tax}"#));
             let s = match ScenarioInput::from_json(&json).unwrap().resolve() {
                 Ok(s) => s,
                 Err(_) => return Ok(()), // refused with a message: fine

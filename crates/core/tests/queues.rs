@@ -100,3 +100,33 @@ fn with_one_queue_no_two_kernels_of_a_gpu_run_at_once() {
         assert!(overlapping_with_eight > 0);
     }
 }
+
+/// A queue one stream has to itself (with three queues, TP's and PP's) adds
+/// no dependency: before, it chained each send to the previous one of its
+/// axis, and a GPU idle waiting on the later send was charged the earlier
+/// one's transfer between two other GPUs, exposing PP 1.5 times its
+/// communication. Compute and DP still share a queue, as CUDA maps them.
+#[test]
+fn a_queue_of_its_own_orders_nothing_and_exposure_stays_within_communication() {
+    let json = |queues: u32| {
+        format!(
+            r#"{{"hardware":{{"preset":"dgx-a100","nodes":3,"gpus_per_node":1,"nic_gbps":0.01,"max_connections":{queues}}},
+            "workload":{{"layers":3,"hidden":512,"heads":8,"seq":256,"vocab":1000,"micro_batch":1,"global_batch":1}},
+            "parallel":{{"tp":1,"pp":3,"dp":1,"schedule":"gpipe"}},
+            "overlap":{{"tp":false,"pp":false,"dp":false}},"sm_tax":0}}"#
+        )
+    };
+    let run = |queues| simulate(&overlap_core::parse_scenario(&json(queues)).unwrap()).report;
+    let (three, eight) = (run(3), run(8));
+    let pp = three.axes.get(Axis::Pp);
+    assert!(
+        pp.exposed_ms <= pp.comm_ms * (1.0 + 1e-9),
+        "PP exposed {} ms > comm {} ms",
+        pp.exposed_ms,
+        pp.comm_ms
+    );
+    // Nothing shares a queue here but compute and DP, and there is no DP
+    // traffic: three queues run as eight.
+    assert_eq!(three.step_time_ms, eight.step_time_ms);
+    assert_eq!(pp.exposed_ms, eight.axes.get(Axis::Pp).exposed_ms);
+}

@@ -9,7 +9,8 @@
 //!
 //! Streams of every GPU, in creation order: compute, then one communication
 //! stream per axis (TP, PP, DP). With 4 queues or more each has its own; with
-//! 2, compute shares with PP and TP with DP; with 1, all share.
+//! 3, compute shares with DP while TP and PP have one each; with 2, compute
+//! shares with PP and TP with DP; with 1, all share.
 //!
 //! Launch order on a GPU is the order its host thread issues kernels, which
 //! is the order the builder issues ops on that GPU: compute ops in their
@@ -106,13 +107,26 @@ pub(crate) fn queue_edges(
             }
         }
     }
+    // A queue that one stream has to itself orders nothing the stream does
+    // not (as with a queue per stream, where no edges are added): an edge
+    // there would only chain one collective to the previous one of its axis,
+    // which it does not wait for.
+    let shared = |q: u32| {
+        (0..STREAMS)
+            .filter(|&s| queue_of_stream(s, max_connections) == q)
+            .count()
+            > 1
+    };
     let mut added = Vec::new();
     for mut list in launches {
         list.sort_unstable();
         let mut last: [Option<TaskId>; STREAMS as usize] = [None; STREAMS as usize];
         for (_, _, task) in list {
-            let q = queue_of_stream(stream(&tasks[task as usize]), max_connections) as usize;
-            if let Some(prev) = last[q].replace(task) {
+            let q = queue_of_stream(stream(&tasks[task as usize]), max_connections);
+            if !shared(q) {
+                continue;
+            }
+            if let Some(prev) = last[q as usize].replace(task) {
                 added.push((prev, task));
             }
         }

@@ -1,6 +1,10 @@
-//! What several test files ask of a refused scenario: that it is refused,
-//! and that the refusal names a field with a hint of what is valid.
+//! What several test files share: the small random scenarios their
+//! property tests draw (`small_scenario`), and what they ask of a refused
+//! scenario: that it is refused, and that the refusal names a field with a
+//! hint of what is valid.
 #![allow(dead_code)] // each test file uses the part it needs
+
+pub mod small_scenario;
 
 use overlap_core::{parse_scenario, ScenarioError};
 
