@@ -270,7 +270,10 @@ fn PresetPicker() -> impl IntoView {
                 preset
                     .get()
                     .and_then(|p| p.published)
-                    .map(|f| format!("Published: {} = {} ({})", f.metric, f.value, f.source))
+                    .map(|f| {
+                        let metric = overlap_core::published::metric(f.metric).name();
+                        format!("Published: {metric} = {} ({})", f.value, f.source)
+                    })
             }}
         </p>
         </div>

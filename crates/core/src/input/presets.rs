@@ -4,13 +4,25 @@
 
 use crate::input::parse::{ScenarioError, ScenarioInput};
 
+/// The figures the published cases state. Presets sit below the output
+/// layer, so this is its own type; `published::metric` maps each onto the
+/// report's `output::metric::Metric`, whose name and unit the page and the
+/// CLI show.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PublishedMetric {
+    /// The speedup of overlap on over off (CoCoNet).
+    Speedup,
+    /// Executed FLOPs per GPU per second (Megatron-LM's throughput tables).
+    HardwareTflopsPerGpu,
+    /// The step time in seconds (Korthikanti et al., zero bubble).
+    StepTimeS,
+}
+
 /// One published figure a preset reproduces.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PublishedFigure {
-    /// Which figure, by its metric name (`output::metric::Metric::name`:
-    /// "speedup", "hardware_tflops_per_gpu", "step_time_s"). A name, not the
-    /// type: presets sit below the output layer; `published` reads it back.
-    pub metric: &'static str,
+    /// Which figure.
+    pub metric: PublishedMetric,
     /// The paper's value, in the metric's unit.
     pub value: f64,
     /// Where it is published.
@@ -113,7 +125,7 @@ pub const PRESETS: &[Preset] = &[
             "parallel":{"tp":16,"pp":1,"dp":1},
             "overlap":{"tp":true,"tp_chunks":8}}"#,
         published: Some(PublishedFigure {
-            metric: "speedup",
+            metric: PublishedMetric::Speedup,
             value: 1.36,
             source: "Jangda et al. 2021 (arXiv 2105.05720): up to 1.36x over MatMul then AllReduce",
         }),
@@ -124,7 +136,7 @@ pub const PRESETS: &[Preset] = &[
         description: "Narayanan et al. 2021, Table 1, first row: data parallelism only.",
         json: megatron_row!(24, 2304, 24, 1, 1, 4, 32, 512),
         published: Some(PublishedFigure {
-            metric: "hardware_tflops_per_gpu",
+            metric: PublishedMetric::HardwareTflopsPerGpu,
             value: 137.0,
             source: "Narayanan et al. 2021 (arXiv 2104.04473), Table 1",
         }),
@@ -135,7 +147,7 @@ pub const PRESETS: &[Preset] = &[
         description: "Narayanan et al. 2021, Table 1: TP 8 inside each node, DP 32 across nodes.",
         json: megatron_row!(48, 6144, 40, 8, 1, 32, 32, 1024),
         published: Some(PublishedFigure {
-            metric: "hardware_tflops_per_gpu",
+            metric: PublishedMetric::HardwareTflopsPerGpu,
             value: 135.0,
             source: "Narayanan et al. 2021 (arXiv 2104.04473), Table 1",
         }),
@@ -146,7 +158,7 @@ pub const PRESETS: &[Preset] = &[
         description: "Narayanan et al. 2021, Table 1: TP 8, PP 8, DP 24.",
         json: megatron_row!(96, 12288, 80, 8, 8, 192, 24, 2304),
         published: Some(PublishedFigure {
-            metric: "hardware_tflops_per_gpu",
+            metric: PublishedMetric::HardwareTflopsPerGpu,
             value: 148.0,
             source: "Narayanan et al. 2021 (arXiv 2104.04473), Table 1",
         }),
@@ -157,7 +169,7 @@ pub const PRESETS: &[Preset] = &[
         description: "Narayanan et al. 2021, Table 1, last row: TP 8 x PP 64, 512 micro-batches per pipeline.",
         json: megatron_row!(160, 25600, 128, 8, 64, 384, 6, 3072),
         published: Some(PublishedFigure {
-            metric: "hardware_tflops_per_gpu",
+            metric: PublishedMetric::HardwareTflopsPerGpu,
             value: 163.0,
             source: "Narayanan et al. 2021 (arXiv 2104.04473), Table 1",
         }),
@@ -172,7 +184,7 @@ pub const PRESETS: &[Preset] = &[
             "parallel":{"tp":8,"pp":1,"dp":1,"schedule":"1f1b"},
             "overlap":{"tp":false,"pp":false,"dp":false}}"#,
         published: Some(PublishedFigure {
-            metric: "step_time_s",
+            metric: PublishedMetric::StepTimeS,
             value: 1.42,
             source: "Korthikanti et al. 2022 (arXiv 2205.05198), Table 5",
         }),
@@ -188,7 +200,7 @@ pub const PRESETS: &[Preset] = &[
             "parallel":{"tp":8,"pp":1,"dp":1,"schedule":"1f1b"},
             "overlap":{"tp":false,"pp":false,"dp":false}}"#,
         published: Some(PublishedFigure {
-            metric: "step_time_s",
+            metric: PublishedMetric::StepTimeS,
             value: 1.10,
             source: "Korthikanti et al. 2022 (arXiv 2205.05198), Table 5",
         }),
@@ -204,7 +216,7 @@ pub const PRESETS: &[Preset] = &[
             "parallel":{"tp":8,"pp":8,"dp":1,"schedule":"interleaved","virtual_stages":3},
             "overlap":{"tp":false,"pp":false,"dp":false}}"#,
         published: Some(PublishedFigure {
-            metric: "step_time_s",
+            metric: PublishedMetric::StepTimeS,
             value: 18.13,
             source: "Korthikanti et al. 2022 (arXiv 2205.05198), Table 5",
         }),
@@ -220,7 +232,7 @@ pub const PRESETS: &[Preset] = &[
             "parallel":{"tp":8,"pp":8,"dp":1,"schedule":"interleaved","virtual_stages":3},
             "overlap":{"tp":false,"pp":false,"dp":false}}"#,
         published: Some(PublishedFigure {
-            metric: "step_time_s",
+            metric: PublishedMetric::StepTimeS,
             value: 13.75,
             source: "Korthikanti et al. 2022 (arXiv 2205.05198), Table 5",
         }),
