@@ -32,9 +32,10 @@ impl Pen<'_> {
     }
 }
 
-/// What the static layer depends on: when none of it changed, the last
-/// painted layer is copied back instead of redrawn, so playback and hover
-/// cost a copy plus the overlay, however many bars the step holds.
+/// What the canvas's picture depends on: when none of it changed, the canvas
+/// keeps what it shows and is not touched. The playhead, its veils and the
+/// hover marks are elements over the canvas (`frame.rs`), so playback and
+/// hover never repaint it, however many bars the step holds.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LayerKey {
     seq: u64,
@@ -44,28 +45,46 @@ pub struct LayerKey {
     dark: bool,
 }
 
-/// The static layer's cache: an offscreen canvas and what it shows.
+/// Where a full redraw's time went, ms, for the page benchmark (read, never
+/// asserted on).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Redraw {
+    /// Reading the canvas's width: forces the page's style and layout when
+    /// the page changed since the last frame.
+    pub width_ms: f64,
+    /// Laying the rows out.
+    pub layout_ms: f64,
+    /// Building the display list.
+    pub list_ms: f64,
+    /// Shapes in it.
+    pub shapes: usize,
+    /// Issuing the shapes to the canvas.
+    pub paint_ms: f64,
+}
+
+impl std::fmt::Display for Redraw {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "width {:.1} ms, layout {:.1} ms, list {:.1} ms, {} shapes, paint {:.1} ms",
+            self.width_ms, self.layout_ms, self.list_ms, self.shapes, self.paint_ms
+        )
+    }
+}
+
+/// What the canvas shows now.
+#[derive(Default)]
 pub struct Cache {
-    canvas: Option<HtmlCanvasElement>,
     key: Option<LayerKey>,
     merged: bool,
-    /// The last full redraw, for the page benchmark: display list built
-    /// (ms), shapes in it, and shapes painted (ms).
-    pub last_redraw: Option<(f64, usize, f64)>,
+    /// The last full redraw, for the page benchmark.
+    pub last_redraw: Option<Redraw>,
 }
 
 impl Cache {
-    /// An empty cache with its offscreen canvas.
+    /// Nothing painted yet.
     pub fn new() -> Self {
-        let canvas = crate::web::dom::document()
-            .and_then(|d| d.create_element("canvas").ok())
-            .and_then(|e| e.dyn_into::<HtmlCanvasElement>().ok());
-        Self {
-            canvas,
-            key: None,
-            merged: false,
-            last_redraw: None,
-        }
+        Self::default()
     }
 }
 
@@ -77,8 +96,8 @@ fn context(canvas: &HtmlCanvasElement) -> Option<CanvasRenderingContext2d> {
         .and_then(|c| c.dyn_into::<CanvasRenderingContext2d>().ok())
 }
 
-/// Lays the scene out for the canvas's width and draws it. Returns whether
-/// narrow bars were merged.
+/// Lays the scene out for the canvas's width and draws it, unless the canvas
+/// already shows it. Returns whether narrow bars were merged.
 pub fn draw(
     scene: &mut Scene,
     canvas: &HtmlCanvasElement,
@@ -92,8 +111,14 @@ pub fn draw(
     let Some(current) = scene.current.as_ref() else {
         return Ok(false);
     };
+    let now = crate::web::dom::now_ms;
+    let mut timing = Redraw::default();
+    let t = now();
     let width = f64::from(canvas.client_width().max(300));
+    timing.width_ms = now() - t;
+    let t = now();
     let layout = Layout::compute_with_before(current, scene.before.as_ref(), width, scene.link_gpu);
+    timing.layout_ms = now() - t;
     let dpr = crate::web::dom::window()
         .map(|w| w.device_pixel_ratio())
         .unwrap_or(1.0)
@@ -103,6 +128,8 @@ pub fn draw(
         (layout.height * dpr).round() as u32,
     );
     if canvas.width() != pw || canvas.height() != ph {
+        // Resizing clears the canvas.
+        cache.key = None;
         canvas.set_width(pw);
         canvas.set_height(ph);
         let _ = canvas
@@ -120,38 +147,23 @@ pub fn draw(
         // By value: a constant has no single address to compare.
         dark: *pal == DARK,
     };
-    // While morphing every frame differs: no point caching.
-    let cacheable = morph >= 1.0;
-    let mut merged = cache.merged;
-    ctx.set_transform(1.0, 0.0, 0.0, 1.0, 0.0, 0.0)?;
-    match (&cache.canvas, cacheable && cache.key == Some(key)) {
-        (Some(layer), true) => ctx.draw_image_with_html_canvas_element(layer, 0.0, 0.0)?,
-        _ => {
-            ctx.set_transform(dpr, 0.0, 0.0, dpr, 0.0, 0.0)?;
-            let t0 = crate::web::dom::now_ms();
-            let list = draw::timeline(scene, win, morph);
-            let t1 = crate::web::dom::now_ms();
-            paint(&ctx, &list.shapes, pal);
-            cache.last_redraw = Some((t1 - t0, list.shapes.len(), crate::web::dom::now_ms() - t1));
-            merged = list.merged;
-            cache.key = None;
-            if let (Some(layer), true) = (&cache.canvas, cacheable) {
-                if layer.width() != pw || layer.height() != ph {
-                    layer.set_width(pw);
-                    layer.set_height(ph);
-                }
-                if let Some(lctx) = context(layer) {
-                    lctx.set_transform(1.0, 0.0, 0.0, 1.0, 0.0, 0.0)?;
-                    lctx.draw_image_with_html_canvas_element(canvas, 0.0, 0.0)?;
-                    cache.key = Some(key);
-                    cache.merged = merged;
-                }
-            }
-        }
+    // While morphing every frame differs.
+    let still = morph >= 1.0;
+    if still && cache.key == Some(key) {
+        return Ok(cache.merged);
     }
     ctx.set_transform(dpr, 0.0, 0.0, dpr, 0.0, 0.0)?;
-    paint(&ctx, &draw::hover(scene, win), pal);
-    Ok(merged)
+    let t = now();
+    let list = draw::timeline(scene, win, morph);
+    timing.list_ms = now() - t;
+    timing.shapes = list.shapes.len();
+    let t = now();
+    paint(&ctx, &list.shapes, pal);
+    timing.paint_ms = now() - t;
+    cache.last_redraw = Some(timing);
+    cache.key = still.then_some(key);
+    cache.merged = list.merged;
+    Ok(list.merged)
 }
 
 /// Paints shapes in order.
