@@ -99,7 +99,10 @@ function recordCallbacks() {
     }
   };
   const setTimeout0 = window.setTimeout;
-  window.setTimeout = (fn, ...rest) => setTimeout0(typeof fn === 'function' ? wrap('timer', fn) : fn, ...rest);
+  // The delay tells the timers apart: 0 for the decoder's slices, the
+  // coalescing delay for input.
+  window.setTimeout = (fn, delay, ...rest) =>
+    setTimeout0(typeof fn === 'function' ? wrap(`timer (${delay ?? 0} ms)`, fn) : fn, delay, ...rest);
   const desc = Object.getOwnPropertyDescriptor(Worker.prototype, 'onmessage');
   Object.defineProperty(Worker.prototype, 'onmessage', {
     set(fn) { desc.set.call(this, fn ? wrap('worker message', fn) : fn); },

@@ -4,7 +4,7 @@
 //! level-of-detail merged shapes (about one rectangle per pixel per lane),
 //! so its cost does not grow with the step's bar count.
 
-use overlap_view::display_list::{Align, Rect, Shape, FONT, HATCH_STEP_PX};
+use overlap_view::display_list::{Align, DisplayList, Rect, Shape, FONT, HATCH_STEP_PX};
 use overlap_view::draw;
 use overlap_view::layout::Layout;
 use overlap_view::palette::{Palette, DARK};
@@ -45,6 +45,13 @@ pub struct LayerKey {
     dark: bool,
 }
 
+/// A frame spends at most about this long issuing a new run's shapes: a
+/// larger picture is painted over several frames, off screen, and shown
+/// whole once complete, so that no frame holds the main thread for long.
+const PAINT_BUDGET_MS: f64 = 8.0;
+/// Shapes issued between two looks at the clock.
+const PAINT_CHUNK: usize = 256;
+
 /// Where a full redraw's time went, ms, for the page benchmark (read, never
 /// asserted on).
 #[derive(Clone, Copy, Debug, Default)]
@@ -58,25 +65,47 @@ pub struct Redraw {
     pub list_ms: f64,
     /// Shapes in it.
     pub shapes: usize,
-    /// Issuing the shapes to the canvas.
+    /// Issuing the shapes to the canvas, over all frames.
     pub paint_ms: f64,
+    /// Frames the picture was painted over.
+    pub frames: u32,
+    /// Showing the picture painted off screen.
+    pub show_ms: f64,
 }
 
 impl std::fmt::Display for Redraw {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "width {:.1} ms, layout {:.1} ms, list {:.1} ms, {} shapes, paint {:.1} ms",
-            self.width_ms, self.layout_ms, self.list_ms, self.shapes, self.paint_ms
+            "width {:.1} ms, layout {:.1} ms, list {:.1} ms, {} shapes, paint {:.1} ms over {} frame{}, show {:.1} ms",
+            self.width_ms,
+            self.layout_ms,
+            self.list_ms,
+            self.shapes,
+            self.paint_ms,
+            self.frames,
+            if self.frames == 1 { "" } else { "s" },
+            self.show_ms
         )
     }
 }
 
-/// What the canvas shows now.
-#[derive(Default)]
+/// A new run's picture being painted off screen, a few shapes per frame.
+struct Job {
+    key: LayerKey,
+    list: DisplayList,
+    /// The next shape to paint.
+    next: usize,
+    timing: Redraw,
+}
+
+/// What the canvas shows now, and the picture being painted for it.
 pub struct Cache {
+    /// The off-screen canvas a new run's picture is painted on.
+    layer: Option<HtmlCanvasElement>,
     key: Option<LayerKey>,
     merged: bool,
+    job: Option<Job>,
     /// The last full redraw, for the page benchmark.
     pub last_redraw: Option<Redraw>,
 }
@@ -84,8 +113,27 @@ pub struct Cache {
 impl Cache {
     /// Nothing painted yet.
     pub fn new() -> Self {
-        Self::default()
+        let layer = crate::web::dom::document()
+            .and_then(|d| d.create_element("canvas").ok())
+            .and_then(|e| e.dyn_into::<HtmlCanvasElement>().ok());
+        Self {
+            layer,
+            key: None,
+            merged: false,
+            job: None,
+            last_redraw: None,
+        }
     }
+}
+
+/// What a frame's drawing did.
+#[derive(Clone, Copy, Debug)]
+pub struct Drawn {
+    /// Whether narrow bars were merged in the picture shown.
+    pub merged: bool,
+    /// Whether the canvas shows the scene as it is (false: a picture is
+    /// still being painted and the next frame goes on with it).
+    pub done: bool,
 }
 
 fn context(canvas: &HtmlCanvasElement) -> Option<CanvasRenderingContext2d> {
@@ -96,26 +144,46 @@ fn context(canvas: &HtmlCanvasElement) -> Option<CanvasRenderingContext2d> {
         .and_then(|c| c.dyn_into::<CanvasRenderingContext2d>().ok())
 }
 
+/// Sets a canvas's backing size (which clears it) and its CSS height.
+fn resize(canvas: &HtmlCanvasElement, (pw, ph): (u32, u32), height_px: f64) {
+    if canvas.width() != pw || canvas.height() != ph {
+        canvas.set_width(pw);
+        canvas.set_height(ph);
+        let _ = canvas
+            .style()
+            .set_property("height", &format!("{height_px}px"));
+    }
+}
+
 /// Lays the scene out for the canvas's width and draws it, unless the canvas
-/// already shows it. Returns whether narrow bars were merged.
+/// already shows it.
+///
+/// A new run (or a new size) is painted off screen, within a budget per
+/// frame, and shown whole when complete: until then the canvas keeps the
+/// picture before. A new window (zoom, pan), link GPU or theme on the same
+/// run, and the morph, paint straight onto the canvas in the frame.
 pub fn draw(
     scene: &mut Scene,
     canvas: &HtmlCanvasElement,
     cache: &mut Cache,
     now_ms: f64,
     pal: &'static Palette,
-) -> Result<bool, JsValue> {
+) -> Result<Drawn, JsValue> {
+    let shown = Drawn {
+        merged: cache.merged,
+        done: true,
+    };
     let Some(ctx) = context(canvas) else {
-        return Ok(false);
+        return Ok(shown);
     };
     let Some(current) = scene.current.as_ref() else {
-        return Ok(false);
+        return Ok(shown);
     };
     let now = crate::web::dom::now_ms;
+    let started = now();
     let mut timing = Redraw::default();
-    let t = now();
     let width = f64::from(canvas.client_width().max(300));
-    timing.width_ms = now() - t;
+    timing.width_ms = now() - started;
     let t = now();
     let layout = Layout::compute_with_before(current, scene.before.as_ref(), width, scene.link_gpu);
     timing.layout_ms = now() - t;
@@ -123,26 +191,18 @@ pub fn draw(
         .map(|w| w.device_pixel_ratio())
         .unwrap_or(1.0)
         .max(1.0);
-    let (pw, ph) = (
+    let size = (
         (width * dpr).round() as u32,
         (layout.height * dpr).round() as u32,
     );
-    if canvas.width() != pw || canvas.height() != ph {
-        // Resizing clears the canvas.
-        cache.key = None;
-        canvas.set_width(pw);
-        canvas.set_height(ph);
-        let _ = canvas
-            .style()
-            .set_property("height", &format!("{}px", layout.height));
-    }
+    let height_px = layout.height;
     scene.layout = layout;
     let morph = scene.morph_progress(now_ms);
     let win = scene.window(morph);
     let key = LayerKey {
         seq: scene.seq,
         win,
-        size: (pw, ph),
+        size,
         link_gpu: scene.link_gpu,
         // By value: a constant has no single address to compare.
         dark: *pal == DARK,
@@ -150,20 +210,93 @@ pub fn draw(
     // While morphing every frame differs.
     let still = morph >= 1.0;
     if still && cache.key == Some(key) {
-        return Ok(cache.merged);
+        cache.job = None;
+        return Ok(shown);
     }
-    ctx.set_transform(dpr, 0.0, 0.0, dpr, 0.0, 0.0)?;
+    let same_run = cache
+        .key
+        .is_some_and(|k| k.seq == key.seq && k.size == key.size);
+    let layer = cache.layer.clone();
+    let off_screen = still && !same_run && layer.is_some();
+    if !off_screen {
+        cache.job = None;
+        resize(canvas, size, height_px);
+        ctx.set_transform(dpr, 0.0, 0.0, dpr, 0.0, 0.0)?;
+        let t = now();
+        let list = draw::timeline(scene, win, morph);
+        timing.list_ms = now() - t;
+        timing.shapes = list.shapes.len();
+        let t = now();
+        paint(&ctx, &list.shapes, pal);
+        timing.paint_ms = now() - t;
+        timing.frames = 1;
+        cache.last_redraw = Some(timing);
+        cache.key = still.then_some(key);
+        cache.merged = list.merged;
+        return Ok(Drawn {
+            merged: list.merged,
+            done: true,
+        });
+    }
+    let (Some(layer), Some(lctx)) = (layer.as_ref(), layer.as_ref().and_then(context)) else {
+        return Ok(shown);
+    };
+    if cache.job.as_ref().map(|j| j.key) != Some(key) {
+        let t = now();
+        let list = draw::timeline(scene, win, morph);
+        timing.list_ms = now() - t;
+        timing.shapes = list.shapes.len();
+        // Sizing clears the layer; the picture starts afresh.
+        resize(layer, size, height_px);
+        cache.job = Some(Job {
+            key,
+            list,
+            next: 0,
+            timing,
+        });
+    }
+    let Some(job) = cache.job.as_mut() else {
+        return Ok(shown);
+    };
+    if job.next == 0 && now() - started > PAINT_BUDGET_MS {
+        // Reading the width (the page's layout) and building the list took
+        // this frame's budget: painting starts on the next.
+        return Ok(Drawn {
+            merged: cache.merged,
+            done: false,
+        });
+    }
+    job.timing.frames += 1;
+    lctx.set_transform(dpr, 0.0, 0.0, dpr, 0.0, 0.0)?;
     let t = now();
-    let list = draw::timeline(scene, win, morph);
-    timing.list_ms = now() - t;
-    timing.shapes = list.shapes.len();
+    // At least one chunk per frame, so that the picture always advances.
+    loop {
+        let end = (job.next + PAINT_CHUNK).min(job.list.shapes.len());
+        paint(&lctx, &job.list.shapes[job.next..end], pal);
+        job.next = end;
+        if end == job.list.shapes.len() || now() - started > PAINT_BUDGET_MS {
+            break;
+        }
+    }
+    job.timing.paint_ms += now() - t;
+    if job.next < job.list.shapes.len() {
+        return Ok(Drawn {
+            merged: cache.merged,
+            done: false,
+        });
+    }
+    // Complete: show it whole.
     let t = now();
-    paint(&ctx, &list.shapes, pal);
-    timing.paint_ms = now() - t;
-    cache.last_redraw = Some(timing);
-    cache.key = still.then_some(key);
-    cache.merged = list.merged;
-    Ok(list.merged)
+    resize(canvas, size, height_px);
+    ctx.set_transform(1.0, 0.0, 0.0, 1.0, 0.0, 0.0)?;
+    ctx.draw_image_with_html_canvas_element(layer, 0.0, 0.0)?;
+    job.timing.show_ms = now() - t;
+    let merged = job.list.merged;
+    cache.last_redraw = Some(job.timing);
+    cache.job = None;
+    cache.key = Some(key);
+    cache.merged = merged;
+    Ok(Drawn { merged, done: true })
 }
 
 /// Paints shapes in order.

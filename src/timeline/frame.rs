@@ -166,13 +166,20 @@ fn on_frame(d: &Driver, ts: f64) {
         let morphing = scene.morph_start_ms.is_some();
         let still_morphing = scene.finish_morph_if_done(now);
         let t0 = dom::now_ms();
+        let mut painting = false;
         let merged = if d.dirty.replace(false) || morphing {
             let pal = theme::for_element(&d.canvas);
             theme_ms = dom::now_ms() - t0;
-            let merged = canvas::draw(&mut scene, &d.canvas, &mut d.cache.borrow_mut(), now, pal)
-                .unwrap_or(false);
+            let drawn = canvas::draw(&mut scene, &d.canvas, &mut d.cache.borrow_mut(), now, pal)
+                .unwrap_or(canvas::Drawn {
+                    merged: false,
+                    done: true,
+                });
             place_hover(d, &scene, pal);
-            merged
+            // A large picture is still being painted: the next frame goes on.
+            painting = !drawn.done;
+            d.dirty.set(painting);
+            drawn.merged
         } else {
             d.state.lod_note.get_untracked()
         };
@@ -188,10 +195,10 @@ fn on_frame(d: &Driver, ts: f64) {
         let draw_ms = dom::now_ms() - t0;
         let morphing = still_morphing;
         (
-            scene.playing || morphing,
+            scene.playing || morphing || painting,
             scene.playhead() / step,
             merged,
-            (!morphing).then_some(scene.seq),
+            (!morphing && !painting).then_some(scene.seq),
             ended,
             scene.current.is_some(),
             draw_ms,
