@@ -51,6 +51,9 @@ pub struct LayerKey {
 const PAINT_BUDGET_MS: f64 = 8.0;
 /// Shapes issued between two looks at the clock.
 const PAINT_CHUNK: usize = 256;
+/// At most this many shapes per frame: the canvas rasterises what a frame
+/// issued at the frame's end, which the clock above does not see.
+const PAINT_MAX_SHAPES: usize = 6 * PAINT_CHUNK;
 
 /// Where a full redraw's time went, ms, for the page benchmark (read, never
 /// asserted on).
@@ -269,12 +272,16 @@ pub fn draw(
     job.timing.frames += 1;
     lctx.set_transform(dpr, 0.0, 0.0, dpr, 0.0, 0.0)?;
     let t = now();
+    let first = job.next;
     // At least one chunk per frame, so that the picture always advances.
     loop {
         let end = (job.next + PAINT_CHUNK).min(job.list.shapes.len());
         paint(&lctx, &job.list.shapes[job.next..end], pal);
         job.next = end;
-        if end == job.list.shapes.len() || now() - started > PAINT_BUDGET_MS {
+        if end == job.list.shapes.len()
+            || now() - started > PAINT_BUDGET_MS
+            || end - first >= PAINT_MAX_SHAPES
+        {
             break;
         }
     }
