@@ -8,7 +8,13 @@
 //     50 ms are reported; "none over 50 ms" otherwise) while the preset is
 //     chosen, simulated, drawn, and one overlap switch flipped and drawn;
 //   - what the longest frames spent their time on (Long Animation Frames:
-//     each script by what invoked it, and style and layout);
+//     each script by what invoked it and the style and layout it forced,
+//     then style, layout and paint);
+//   - the longest timer and worker-message callbacks, named by their delay
+//     and the page markers they changed (timer 250 ms: the address writer;
+//     0 ms: the decoder's slices; apply-ms: a run shown), and the longest
+//     frame callback with its redraw's breakdown (width read, layout, list,
+//     shapes, paint over how many frames, showing the off-screen picture);
 //   - on 1T, switch-to-figures: a switch flipped to its new figures shown
 //     (ahead of the timeline on a large run), and to its timeline painted,
 //     for TP overlap and DP overlap, with where the time went (waiting for
