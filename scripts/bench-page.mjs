@@ -8,7 +8,13 @@
 //     50 ms are reported; "none over 50 ms" otherwise) while the preset is
 //     chosen, simulated, drawn, and one overlap switch flipped and drawn;
 //   - what the longest frames spent their time on (Long Animation Frames:
-//     each script by what invoked it, and style and layout);
+//     each script by what invoked it and the style and layout it forced,
+//     then style, layout and paint);
+//   - the longest timer and worker-message callbacks, named by their delay
+//     and the page markers they changed (timer 250 ms: the address writer;
+//     0 ms: the decoder's slices; apply-ms: a run shown), and the longest
+//     frame callback with its redraw's breakdown (width read, layout, list,
+//     shapes, paint over how many frames, showing the off-screen picture);
 //   - on 1T, switch-to-figures: a switch flipped to its new figures shown
 //     (ahead of the timeline on a large run), and to its timeline painted,
 //     for TP overlap and DP overlap, with where the time went (waiting for
@@ -58,11 +64,19 @@ function recordLongTasks() {
     new PerformanceObserver((list) => {
       for (const e of list.getEntries()) {
         if (e.duration <= 50) continue;
-        const layout = e.styleAndLayoutStart > 0 ? e.startTime + e.duration - e.styleAndLayoutStart : 0;
+        const end = e.startTime + e.duration;
+        const layout = e.styleAndLayoutStart > 0 ? end - e.styleAndLayoutStart : 0;
+        // After style and layout: paint, and rasterising canvases.
         window.__longFrames.push({
           ms: e.duration,
           layout,
-          scripts: e.scripts.map((s) => ({ ms: s.duration, invoker: s.invoker, fn: s.sourceFunctionName })),
+          scripts: e.scripts.map((s) => ({
+            ms: s.duration,
+            invoker: s.invoker,
+            fn: s.sourceFunctionName,
+            // Style and layout a script forced by reading geometry or style.
+            forced: s.forcedStyleAndLayoutDuration,
+          })),
         });
       }
     }).observe({ type: 'long-animation-frame', buffered: true });
@@ -71,9 +85,41 @@ function recordLongTasks() {
   }
 }
 
+/** Wraps timers and worker messages: the longest of each, with the page's
+ * `data-*` markers it changed (which names the step: `apply-ms`, `run-seq`,
+ * `decode-ms`...), in `window.__longCallbacks`. */
+function recordCallbacks() {
+  window.__longCallbacks = [];
+  const wrap = (kind, fn) => function (...args) {
+    const before = { ...document.body?.dataset };
+    const t0 = performance.now();
+    try {
+      return fn.apply(this, args);
+    } finally {
+      const ms = performance.now() - t0;
+      if (ms > 30) {
+        const after = { ...document.body?.dataset };
+        const changed = Object.keys(after).filter((k) => after[k] !== before[k]);
+        window.__longCallbacks.push({ kind, ms, changed });
+      }
+    }
+  };
+  const setTimeout0 = window.setTimeout;
+  // The delay tells the timers apart: 0 for the decoder's slices, the
+  // coalescing delay for input.
+  window.setTimeout = (fn, delay, ...rest) =>
+    setTimeout0(typeof fn === 'function' ? wrap(`timer (${delay ?? 0} ms)`, fn) : fn, delay, ...rest);
+  const desc = Object.getOwnPropertyDescriptor(Worker.prototype, 'onmessage');
+  Object.defineProperty(Worker.prototype, 'onmessage', {
+    set(fn) { desc.set.call(this, fn ? wrap('worker message', fn) : fn); },
+    get() { return desc.get.call(this); },
+  });
+}
+
 async function newPage(browser, options = {}) {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, reducedMotion: 'reduce', ...options });
   await context.addInitScript(recordLongTasks);
+  await context.addInitScript(recordCallbacks);
   await context.addInitScript(installAct);
   const page = await context.newPage();
   const problems = guard(page);
@@ -180,14 +226,24 @@ const phases = async (page) => page.evaluate(() => {
 const resetLong = (page) => page.evaluate(() => {
   if (window.__longTasks) window.__longTasks.length = 0;
   if (window.__longFrames) window.__longFrames.length = 0;
+  if (window.__longCallbacks) window.__longCallbacks.length = 0;
+  document.querySelector('canvas')?.removeAttribute('data-frame-max');
 });
-/** Where the longest frames' time went: each script over 5 ms by what invoked it, and style and layout. */
+/** The longest timer and worker-message callbacks (over 30 ms), and the longest frame callback's breakdown. */
+const whereCallbacks = async (page) => page.evaluate(() => [
+  ...(window.__longCallbacks ?? []).sort((a, b) => b.ms - a.ms).slice(0, 3)
+    .map((c) => `${c.kind} ${c.ms.toFixed(0)} ms (changed: ${c.changed.join(' ') || 'no marker'})`),
+  `longest frame callback: ${document.querySelector('canvas')?.dataset.frameMax ?? 'none'}`,
+]);
+/** Where the longest frames' time went: each script over 5 ms by what invoked
+ * it (and the style and layout it forced), then style, layout and paint. */
 const whereLong = async (page) => page.evaluate(() => (window.__longFrames ?? [])
   .sort((a, b) => b.ms - a.ms)
   .slice(0, 3)
   .map((e) => `${e.ms.toFixed(0)} ms frame: ` + [
-    ...e.scripts.filter((s) => s.ms > 5).map((s) => `${s.invoker}${s.fn ? ` (${s.fn})` : ''} ${s.ms.toFixed(0)} ms`),
-    ...(e.layout > 5 ? [`style and layout ${e.layout.toFixed(0)} ms`] : []),
+    ...e.scripts.filter((s) => s.ms > 5).map((s) => `${s.invoker}${s.fn ? ` (${s.fn})` : ''} ${s.ms.toFixed(0)} ms` +
+      (s.forced > 2 ? ` (of it forced style and layout ${s.forced.toFixed(0)} ms)` : '')),
+    ...(e.layout > 5 ? [`style, layout and paint ${e.layout.toFixed(0)} ms`] : []),
   ].join(', ')));
 const describeLong = (l) => (!l.supported ? 'Long Tasks API unavailable'
   : l.count === 0 ? 'none over 50 ms' : `${f(l.max)} ms (${l.count} task${l.count === 1 ? '' : 's'} over 50 ms)`);
@@ -246,6 +302,7 @@ if (wanted('longest')) {
     for (const r of [load, sw]) if (r.refused) console.log(`    not shown: ${r.why}`);
     if (!sw.refused) console.log(`    last run: ${await phases(p)}`);
     for (const line of await whereLong(p)) console.log(`    ${line}`);
+    for (const line of await whereCallbacks(p)) console.log(`    ${line}`);
     if (problems.length) console.log(`    page problems: ${problems.join('; ')}`);
     await c.close();
   }

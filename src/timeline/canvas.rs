@@ -4,7 +4,7 @@
 //! level-of-detail merged shapes (about one rectangle per pixel per lane),
 //! so its cost does not grow with the step's bar count.
 
-use overlap_view::display_list::{Align, Rect, Shape, FONT, HATCH_STEP_PX};
+use overlap_view::display_list::{Align, DisplayList, Rect, Shape, FONT, HATCH_STEP_PX};
 use overlap_view::draw;
 use overlap_view::layout::Layout;
 use overlap_view::palette::{Palette, DARK};
@@ -32,9 +32,10 @@ impl Pen<'_> {
     }
 }
 
-/// What the static layer depends on: when none of it changed, the last
-/// painted layer is copied back instead of redrawn, so playback and hover
-/// cost a copy plus the overlay, however many bars the step holds.
+/// What the canvas's picture depends on: when none of it changed, the canvas
+/// keeps what it shows and is not touched. The playhead, its veils and the
+/// hover marks are elements over the canvas (`frame.rs`), so playback and
+/// hover never repaint it, however many bars the step holds.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LayerKey {
     seq: u64,
@@ -44,29 +45,98 @@ pub struct LayerKey {
     dark: bool,
 }
 
-/// The static layer's cache: an offscreen canvas and what it shows.
+/// A frame spends at most about this long issuing a new run's shapes: a
+/// larger picture is painted over several frames, off screen, and shown
+/// whole once complete, so that no frame holds the main thread for long.
+const PAINT_BUDGET_MS: f64 = 8.0;
+/// Shapes issued between two looks at the clock.
+const PAINT_CHUNK: usize = 256;
+/// At most this many shapes per frame: the canvas rasterises what a frame
+/// issued at the frame's end, which the clock above does not see.
+const PAINT_MAX_SHAPES: usize = 6 * PAINT_CHUNK;
+
+/// Where a full redraw's time went, ms, for the page benchmark (read, never
+/// asserted on).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Redraw {
+    /// Reading the canvas's width: forces the page's style and layout when
+    /// the page changed since the last frame.
+    pub width_ms: f64,
+    /// Laying the rows out.
+    pub layout_ms: f64,
+    /// Building the display list.
+    pub list_ms: f64,
+    /// Shapes in it.
+    pub shapes: usize,
+    /// Issuing the shapes to the canvas, over all frames.
+    pub paint_ms: f64,
+    /// Frames the picture was painted over.
+    pub frames: u32,
+    /// Showing the picture painted off screen.
+    pub show_ms: f64,
+}
+
+impl std::fmt::Display for Redraw {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "width {:.1} ms, layout {:.1} ms, list {:.1} ms, {} shapes, paint {:.1} ms over {} frame{}, show {:.1} ms",
+            self.width_ms,
+            self.layout_ms,
+            self.list_ms,
+            self.shapes,
+            self.paint_ms,
+            self.frames,
+            if self.frames == 1 { "" } else { "s" },
+            self.show_ms
+        )
+    }
+}
+
+/// A new run's picture being painted off screen, a few shapes per frame.
+struct Job {
+    key: LayerKey,
+    list: DisplayList,
+    /// The next shape to paint.
+    next: usize,
+    timing: Redraw,
+}
+
+/// What the canvas shows now, and the picture being painted for it.
 pub struct Cache {
-    canvas: Option<HtmlCanvasElement>,
+    /// The off-screen canvas a new run's picture is painted on.
+    layer: Option<HtmlCanvasElement>,
     key: Option<LayerKey>,
     merged: bool,
-    /// The last full redraw, for the page benchmark: display list built
-    /// (ms), shapes in it, and shapes painted (ms).
-    pub last_redraw: Option<(f64, usize, f64)>,
+    job: Option<Job>,
+    /// The last full redraw, for the page benchmark.
+    pub last_redraw: Option<Redraw>,
 }
 
 impl Cache {
-    /// An empty cache with its offscreen canvas.
+    /// Nothing painted yet.
     pub fn new() -> Self {
-        let canvas = crate::web::dom::document()
+        let layer = crate::web::dom::document()
             .and_then(|d| d.create_element("canvas").ok())
             .and_then(|e| e.dyn_into::<HtmlCanvasElement>().ok());
         Self {
-            canvas,
+            layer,
             key: None,
             merged: false,
+            job: None,
             last_redraw: None,
         }
     }
+}
+
+/// What a frame's drawing did.
+#[derive(Clone, Copy, Debug)]
+pub struct Drawn {
+    /// Whether narrow bars were merged in the picture shown.
+    pub merged: bool,
+    /// Whether the canvas shows the scene as it is (false: a picture is
+    /// still being painted and the next frame goes on with it).
+    pub done: bool,
 }
 
 fn context(canvas: &HtmlCanvasElement) -> Option<CanvasRenderingContext2d> {
@@ -77,81 +147,163 @@ fn context(canvas: &HtmlCanvasElement) -> Option<CanvasRenderingContext2d> {
         .and_then(|c| c.dyn_into::<CanvasRenderingContext2d>().ok())
 }
 
-/// Lays the scene out for the canvas's width and draws it. Returns whether
-/// narrow bars were merged.
+/// Sets a canvas's backing size (which clears it) and its CSS height.
+fn resize(canvas: &HtmlCanvasElement, (pw, ph): (u32, u32), height_px: f64) {
+    if canvas.width() != pw || canvas.height() != ph {
+        canvas.set_width(pw);
+        canvas.set_height(ph);
+        let _ = canvas
+            .style()
+            .set_property("height", &format!("{height_px}px"));
+    }
+}
+
+/// Lays the scene out for the canvas's width and draws it, unless the canvas
+/// already shows it.
+///
+/// A new run (or a new size) is painted off screen, within a budget per
+/// frame, and shown whole when complete: until then the canvas keeps the
+/// picture before. A new window (zoom, pan), link GPU or theme on the same
+/// run, and the morph, paint straight onto the canvas in the frame.
 pub fn draw(
     scene: &mut Scene,
     canvas: &HtmlCanvasElement,
     cache: &mut Cache,
     now_ms: f64,
     pal: &'static Palette,
-) -> Result<bool, JsValue> {
+) -> Result<Drawn, JsValue> {
+    let shown = Drawn {
+        merged: cache.merged,
+        done: true,
+    };
     let Some(ctx) = context(canvas) else {
-        return Ok(false);
+        return Ok(shown);
     };
     let Some(current) = scene.current.as_ref() else {
-        return Ok(false);
+        return Ok(shown);
     };
+    let now = crate::web::dom::now_ms;
+    let started = now();
+    let mut timing = Redraw::default();
     let width = f64::from(canvas.client_width().max(300));
+    timing.width_ms = now() - started;
+    let t = now();
     let layout = Layout::compute_with_before(current, scene.before.as_ref(), width, scene.link_gpu);
+    timing.layout_ms = now() - t;
     let dpr = crate::web::dom::window()
         .map(|w| w.device_pixel_ratio())
         .unwrap_or(1.0)
         .max(1.0);
-    let (pw, ph) = (
+    let size = (
         (width * dpr).round() as u32,
         (layout.height * dpr).round() as u32,
     );
-    if canvas.width() != pw || canvas.height() != ph {
-        canvas.set_width(pw);
-        canvas.set_height(ph);
-        let _ = canvas
-            .style()
-            .set_property("height", &format!("{}px", layout.height));
-    }
+    let height_px = layout.height;
     scene.layout = layout;
     let morph = scene.morph_progress(now_ms);
     let win = scene.window(morph);
     let key = LayerKey {
         seq: scene.seq,
         win,
-        size: (pw, ph),
+        size,
         link_gpu: scene.link_gpu,
         // By value: a constant has no single address to compare.
         dark: *pal == DARK,
     };
-    // While morphing every frame differs: no point caching.
-    let cacheable = morph >= 1.0;
-    let mut merged = cache.merged;
-    ctx.set_transform(1.0, 0.0, 0.0, 1.0, 0.0, 0.0)?;
-    match (&cache.canvas, cacheable && cache.key == Some(key)) {
-        (Some(layer), true) => ctx.draw_image_with_html_canvas_element(layer, 0.0, 0.0)?,
-        _ => {
-            ctx.set_transform(dpr, 0.0, 0.0, dpr, 0.0, 0.0)?;
-            let t0 = crate::web::dom::now_ms();
-            let list = draw::timeline(scene, win, morph);
-            let t1 = crate::web::dom::now_ms();
-            paint(&ctx, &list.shapes, pal);
-            cache.last_redraw = Some((t1 - t0, list.shapes.len(), crate::web::dom::now_ms() - t1));
-            merged = list.merged;
-            cache.key = None;
-            if let (Some(layer), true) = (&cache.canvas, cacheable) {
-                if layer.width() != pw || layer.height() != ph {
-                    layer.set_width(pw);
-                    layer.set_height(ph);
-                }
-                if let Some(lctx) = context(layer) {
-                    lctx.set_transform(1.0, 0.0, 0.0, 1.0, 0.0, 0.0)?;
-                    lctx.draw_image_with_html_canvas_element(canvas, 0.0, 0.0)?;
-                    cache.key = Some(key);
-                    cache.merged = merged;
-                }
-            }
+    // While morphing every frame differs.
+    let still = morph >= 1.0;
+    if still && cache.key == Some(key) {
+        cache.job = None;
+        return Ok(shown);
+    }
+    let same_run = cache
+        .key
+        .is_some_and(|k| k.seq == key.seq && k.size == key.size);
+    let layer = cache.layer.clone();
+    let off_screen = still && !same_run && layer.is_some();
+    if !off_screen {
+        cache.job = None;
+        resize(canvas, size, height_px);
+        ctx.set_transform(dpr, 0.0, 0.0, dpr, 0.0, 0.0)?;
+        let t = now();
+        let list = draw::timeline(scene, win, morph);
+        timing.list_ms = now() - t;
+        timing.shapes = list.shapes.len();
+        let t = now();
+        paint(&ctx, &list.shapes, pal);
+        timing.paint_ms = now() - t;
+        timing.frames = 1;
+        cache.last_redraw = Some(timing);
+        cache.key = still.then_some(key);
+        cache.merged = list.merged;
+        return Ok(Drawn {
+            merged: list.merged,
+            done: true,
+        });
+    }
+    let (Some(layer), Some(lctx)) = (layer.as_ref(), layer.as_ref().and_then(context)) else {
+        return Ok(shown);
+    };
+    if cache.job.as_ref().map(|j| j.key) != Some(key) {
+        let t = now();
+        let list = draw::timeline(scene, win, morph);
+        timing.list_ms = now() - t;
+        timing.shapes = list.shapes.len();
+        // Sizing clears the layer; the picture starts afresh.
+        resize(layer, size, height_px);
+        cache.job = Some(Job {
+            key,
+            list,
+            next: 0,
+            timing,
+        });
+    }
+    let Some(job) = cache.job.as_mut() else {
+        return Ok(shown);
+    };
+    if job.next == 0 && now() - started > PAINT_BUDGET_MS {
+        // Reading the width (the page's layout) and building the list took
+        // this frame's budget: painting starts on the next.
+        return Ok(Drawn {
+            merged: cache.merged,
+            done: false,
+        });
+    }
+    job.timing.frames += 1;
+    lctx.set_transform(dpr, 0.0, 0.0, dpr, 0.0, 0.0)?;
+    let t = now();
+    let first = job.next;
+    // At least one chunk per frame, so that the picture always advances.
+    loop {
+        let end = (job.next + PAINT_CHUNK).min(job.list.shapes.len());
+        paint(&lctx, &job.list.shapes[job.next..end], pal);
+        job.next = end;
+        if end == job.list.shapes.len()
+            || now() - started > PAINT_BUDGET_MS
+            || end - first >= PAINT_MAX_SHAPES
+        {
+            break;
         }
     }
-    ctx.set_transform(dpr, 0.0, 0.0, dpr, 0.0, 0.0)?;
-    paint(&ctx, &draw::hover(scene, win), pal);
-    Ok(merged)
+    job.timing.paint_ms += now() - t;
+    if job.next < job.list.shapes.len() {
+        return Ok(Drawn {
+            merged: cache.merged,
+            done: false,
+        });
+    }
+    // Complete: show it whole.
+    let t = now();
+    resize(canvas, size, height_px);
+    ctx.set_transform(1.0, 0.0, 0.0, 1.0, 0.0, 0.0)?;
+    ctx.draw_image_with_html_canvas_element(layer, 0.0, 0.0)?;
+    job.timing.show_ms = now() - t;
+    let merged = job.list.merged;
+    cache.last_redraw = Some(job.timing);
+    cache.job = None;
+    cache.key = Some(key);
+    cache.merged = merged;
+    Ok(Drawn { merged, done: true })
 }
 
 /// Paints shapes in order.

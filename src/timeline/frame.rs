@@ -5,7 +5,9 @@
 //! The playhead and the veil over the part of the step not played yet are
 //! positioned elements over the canvas, not pixels in it: a playback frame
 //! moves two boxes and leaves the canvas alone, so its cost does not depend on
-//! the canvas size or on how many bars the step holds.
+//! the canvas size or on how many bars the step holds. The hover marks
+//! (`overlap_view::draw::hover`) are elements too: moving the pointer never
+//! repaints the canvas either.
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -15,6 +17,9 @@ use wasm_bindgen::prelude::*;
 use web_sys::HtmlCanvasElement;
 
 use crate::web::dom;
+use overlap_view::display_list::{Rect, Shape};
+use overlap_view::draw;
+use overlap_view::palette::Palette;
 use overlap_view::scene::{Scene, PLAY_SECONDS};
 
 use crate::state::AppState;
@@ -36,6 +41,8 @@ struct Driver {
     dirty: Cell<bool>,
     /// Playhead line and veils (GPU lanes, link lanes), over the canvas.
     overlay: [Option<web_sys::HtmlElement>; 3],
+    /// The hovered collective's window and the hovered bar's outline.
+    hover: [Option<web_sys::HtmlElement>; 2],
 }
 
 thread_local! {
@@ -63,12 +70,14 @@ fn drivers() -> Vec<Rc<Driver>> {
 /// Connects the loop to the canvas; called once the canvas is mounted.
 pub fn install(state: AppState, canvas: HtmlCanvasElement) {
     // Beside this canvas: several timelines may share a page.
-    let overlay = ["playhead-line", "veil-gpus", "veil-links"].map(|id| {
+    let beside = |id: &str| {
         canvas
             .parent_element()
             .and_then(|p| p.query_selector(&format!("#{id}")).ok().flatten())
             .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
-    });
+    };
+    let overlay = ["playhead-line", "veil-gpus", "veil-links"].map(beside);
+    let hover = ["hover-window", "hover-outline"].map(beside);
     let driver = Rc::new(Driver {
         state,
         canvas,
@@ -80,6 +89,7 @@ pub fn install(state: AppState, canvas: HtmlCanvasElement) {
         cache: RefCell::new(canvas::Cache::new()),
         dirty: Cell::new(true),
         overlay,
+        hover,
     });
     let weak = Rc::downgrade(&driver);
     *driver.callback.borrow_mut() = Some(Closure::new(move |ts: f64| {
@@ -96,16 +106,6 @@ pub fn install(state: AppState, canvas: HtmlCanvasElement) {
 /// Asks for one paint on the next animation frame (several asks coalesce).
 pub fn request() {
     arm(true);
-}
-
-/// Paints now rather than on the next frame: a new simulation shows without
-/// waiting up to a frame for the callback.
-pub fn paint_now() {
-    for driver in drivers() {
-        driver.dirty.set(true);
-        let ts = dom::now_ms();
-        on_frame(&driver, ts);
-    }
 }
 
 fn arm(repaint: bool) {
@@ -138,6 +138,7 @@ fn on_frame(d: &Driver, ts: f64) {
     }
     let scene_ref = d.state.scene();
     let now = dom::now_ms();
+    let mut theme_ms = 0.0;
     let (keep_going, playhead_frac, merged, painted_seq, playback_ended, has_timeline, draw_ms) = {
         let mut scene = scene_ref.borrow_mut();
         let step = scene.step_s();
@@ -165,15 +166,20 @@ fn on_frame(d: &Driver, ts: f64) {
         let morphing = scene.morph_start_ms.is_some();
         let still_morphing = scene.finish_morph_if_done(now);
         let t0 = dom::now_ms();
+        let mut painting = false;
         let merged = if d.dirty.replace(false) || morphing {
-            canvas::draw(
-                &mut scene,
-                &d.canvas,
-                &mut d.cache.borrow_mut(),
-                now,
-                theme::for_element(&d.canvas),
-            )
-            .unwrap_or(false)
+            let pal = theme::for_element(&d.canvas);
+            theme_ms = dom::now_ms() - t0;
+            let drawn = canvas::draw(&mut scene, &d.canvas, &mut d.cache.borrow_mut(), now, pal)
+                .unwrap_or(canvas::Drawn {
+                    merged: false,
+                    done: true,
+                });
+            place_hover(d, &scene, pal);
+            // A large picture is still being painted: the next frame goes on.
+            painting = !drawn.done;
+            d.dirty.set(painting);
+            drawn.merged
         } else {
             d.state.lod_note.get_untracked()
         };
@@ -189,10 +195,10 @@ fn on_frame(d: &Driver, ts: f64) {
         let draw_ms = dom::now_ms() - t0;
         let morphing = still_morphing;
         (
-            scene.playing || morphing,
+            scene.playing || morphing || painting,
             scene.playhead() / step,
             merged,
-            (!morphing).then_some(scene.seq),
+            (!morphing && !painting).then_some(scene.seq),
             ended,
             scene.current.is_some(),
             draw_ms,
@@ -207,12 +213,16 @@ fn on_frame(d: &Driver, ts: f64) {
     let _ = d
         .canvas
         .set_attribute("data-frames", &d.frames.get().to_string());
-    if let Some((list_ms, shapes, paint_ms)) = d.cache.borrow_mut().last_redraw.take() {
-        let _ = d.canvas.set_attribute(
-            "data-redraw",
-            &format!("list {list_ms:.1} ms, {shapes} shapes, paint {paint_ms:.1} ms"),
-        );
+    let redraw = d
+        .cache
+        .borrow_mut()
+        .last_redraw
+        .take()
+        .map(|r| format!("theme {theme_ms:.1} ms, {r}"));
+    if let Some(redraw) = &redraw {
+        let _ = d.canvas.set_attribute("data-redraw", redraw);
     }
+    let t_signals = dom::now_ms();
     if let Some(seq) = painted_seq {
         let _ = d.canvas.set_attribute("data-painted-seq", &seq.to_string());
     }
@@ -231,6 +241,27 @@ fn on_frame(d: &Driver, ts: f64) {
     }
     if keep_going {
         arm(false);
+    }
+    note_longest(d, now, t_signals, redraw);
+}
+
+/// For the page benchmark: the longest frame callback since the benchmark
+/// last removed `data-frame-max`, with where its time went.
+fn note_longest(d: &Driver, start_ms: f64, signals_from_ms: f64, redraw: Option<String>) {
+    let end = dom::now_ms();
+    let total_ms = end - start_ms;
+    let longest_ms = d
+        .canvas
+        .get_attribute("data-frame-max")
+        .and_then(|v| v.split(' ').next().and_then(|n| n.parse::<f64>().ok()))
+        .unwrap_or(0.0);
+    if total_ms > longest_ms {
+        let text = format!(
+            "{total_ms:.1} ms ({}signals {:.1} ms)",
+            redraw.map(|r| format!("{r}; ")).unwrap_or_default(),
+            end - signals_from_ms
+        );
+        let _ = d.canvas.set_attribute("data-frame-max", &text);
     }
 }
 
@@ -284,6 +315,63 @@ fn place_overlay(d: &Driver, scene: &Scene) {
         }
     }
 }
+
+/// Shows the hover marks (`draw::hover`) as the two elements over the canvas:
+/// the window as a translucent box in its axis colour, the bar's outline as
+/// a bordered box; hides the ones the hover does not have.
+fn place_hover(d: &Driver, scene: &Scene, pal: &Palette) {
+    let [window, outline] = &d.hover;
+    let mut shown = [false; 2];
+    for shape in draw::hover(scene, scene.window(1.0)) {
+        // The canvas has a 1 px border; the marks are positioned in its wrapper.
+        let (el, rect, style) = match shape {
+            Shape::Veil { rect, fill, alpha } => {
+                shown[0] = true;
+                let style = format!("background:{};opacity:{alpha}", pal.colour(fill));
+                (window, rect, style)
+            }
+            // A stroke of `width` is centred on the rectangle's edge.
+            Shape::Outline {
+                rect,
+                stroke,
+                width,
+            } => {
+                shown[1] = true;
+                let grown = Rect {
+                    x: rect.x - width / 2.0,
+                    y: rect.y - width / 2.0,
+                    w: rect.w + width,
+                    h: rect.h + width,
+                };
+                let style = format!("border:{width}px solid {}", pal.colour(stroke));
+                (outline, grown, style)
+            }
+            _ => continue,
+        };
+        let Some(el) = el else { continue };
+        let _ = el.set_attribute(
+            "style",
+            &format!(
+                "{HOVER_MARK_STYLE};transform:translate({:.2}px,{:.2}px);width:{:.2}px;height:{:.2}px;{style}",
+                rect.x + 1.0,
+                rect.y + 1.0,
+                rect.w.max(0.0),
+                rect.h.max(0.0)
+            ),
+        );
+        el.set_hidden(false);
+    }
+    for (el, shown) in d.hover.iter().zip(shown) {
+        if let (Some(el), false) = (el, shown) {
+            el.set_hidden(true);
+        }
+    }
+}
+
+/// How a hover mark sits over the canvas: out of the flow, never in the
+/// pointer's way, its border inside its box.
+const HOVER_MARK_STYLE: &str =
+    "position:absolute;left:0;top:0;pointer-events:none;box-sizing:border-box";
 
 /// The canvas reads its colours at paint time; repaint when the user's
 /// light/dark preference flips while the page is open.

@@ -154,6 +154,9 @@ pub fn TimelineCanvas() -> impl IntoView {
                 <div class="veil" id="veil-gpus" hidden=true></div>
                 <div class="veil" id="veil-links" hidden=true></div>
                 <div class="playhead-line" id="playhead-line" hidden=true></div>
+                // Hover marks, also positioned by frame.rs: hovering never repaints the canvas.
+                <div id="hover-window" hidden=true></div>
+                <div id="hover-outline" hidden=true></div>
                 {move || {
                     state
                         .tip

@@ -96,9 +96,9 @@ fn current_view(state: AppState, share: Share) -> ViewParams {
 /// The query of the page's state, without the embedding keys.
 pub fn state_query(state: AppState, share: Share) -> String {
     let preset = state.preset_id.get_untracked();
-    let scenario = state
-        .input
-        .with_untracked(|i| share_link::encode(i, Some(&preset)));
+    let scenario = state.input.with_untracked(|i| {
+        share_link::encode_resolving(i, Some(&preset), &[], &crate::state::resolve)
+    });
     join(scenario, &view_pairs(&current_view(state, share)))
 }
 

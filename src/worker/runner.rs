@@ -64,9 +64,6 @@ const FAST_RUN_MS: f64 = 80.0;
 /// After a slow run, input that keeps changing (a slider being dragged) is
 /// sent once it rests this long.
 const SETTLE_MS: u32 = 150;
-/// A timeline up to this many bars is painted in the same task that shows
-/// its figures (no frame of delay); a larger one on the next frame.
-const PAINT_NOW_MAX_BARS: usize = 100_000;
 /// The decoder aims at slices of about this long on the main thread.
 const SLICE_TARGET_MS: f64 = 8.0;
 /// When the last large run's figures took at most this long, a newer request
@@ -927,7 +924,6 @@ impl Runner {
         } else {
             format!("Every one of the {gpus} GPUs is simulated and drawn.")
         };
-        let bars = timeline.bars;
         let keep_before = match figures {
             Some(f) => f.keep_before,
             None => state.same_preset_as_shown(),
@@ -962,12 +958,9 @@ impl Runner {
         if state.link_gpu.get_untracked() >= gpus {
             state.link_gpu.set(0);
         }
-        if bars <= PAINT_NOW_MAX_BARS {
-            frame::paint_now();
-        } else {
-            // A large timeline is painted on the next frame, in a task of its own.
-            frame::request();
-        }
+        // Painted on the next frame, in a task of its own: showing the
+        // figures and painting the canvas never add up to one long task.
+        frame::request();
         dom::set_body_data("apply-ms", &format!("{:.1}", dom::now_ms() - t0));
     }
 }

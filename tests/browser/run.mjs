@@ -18,6 +18,7 @@ import { serve, launch, guard, ready, metric, afterRun, painted } from './harnes
 import { registerShareTests } from './share.mjs';
 import { registerWidgetTests } from './widget.mjs';
 import { registerPageTests } from './page.mjs';
+import { registerTimelineTests } from './timeline.mjs';
 import { registerCoconetTests } from './coconet.mjs';
 import { registerZeroBubbleTests } from './zb.mjs';
 import { registerSurfaceTests } from './surface.mjs';
@@ -331,6 +332,8 @@ registerZeroBubbleTests(test, { assert, close, cliReport, canvasDrawn, matchesCl
 registerSurfaceTests(test, { assert, close, canvasDrawn, ARTIFACTS });
 // The guided tour, before and after, reset to preset (issue 12): tests/browser/tour.mjs.
 registerTourTests(test, { assert, matchesCli, ARTIFACTS });
+// The timeline's drawing: hover marks over the canvas (issue 14).
+registerTimelineTests(test, { assert, canvasDrawn });
 
 // ---------------------------------------------------------------- runner
 

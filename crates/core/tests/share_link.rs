@@ -125,3 +125,29 @@ fn published_links_open_unchanged() {
         assert_eq!(d.view, view, "{link}");
     }
 }
+
+/// The page encodes through its remembered resolutions: the same link as
+/// resolving afresh, and the resolver is asked for the input and its
+/// preset's only.
+#[test]
+fn encoding_through_a_resolver_gives_the_same_link_and_asks_it_twice() {
+    use overlap_core::share_link::encode_resolving;
+    use std::cell::Cell;
+    for id in ["didactic", "contention", "megatron-1.7b"] {
+        let mut input = overlap_core::presets::find(id).unwrap().input();
+        input.overlap.dp = Some(!input.overlap.dp.unwrap_or(false));
+        let asked = Cell::new(0);
+        let counting = |i: &ScenarioInput| {
+            asked.set(asked.get() + 1);
+            i.resolve()
+        };
+        let link = encode_resolving(&input, Some(id), &[], &counting);
+        assert_eq!(link, encode(&input, Some(id)), "{id}");
+        assert_eq!(
+            asked.get(),
+            2,
+            "{id}: the resolver was asked {} times",
+            asked.get()
+        );
+    }
+}

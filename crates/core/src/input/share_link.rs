@@ -10,7 +10,9 @@
 use serde_json::{Map, Value};
 
 use crate::input::fields::{self, Field, FIELDS};
-use crate::input::parse::{FieldError, ScenarioInput, MAX_INPUT_BYTES, MAX_INPUT_MIB};
+use crate::input::parse::{
+    FieldError, ScenarioError, ScenarioInput, MAX_INPUT_BYTES, MAX_INPUT_MIB,
+};
 use crate::input::presets;
 use crate::model::scenario::Scenario;
 
@@ -68,9 +70,14 @@ pub fn complete_input(s: &Scenario) -> ScenarioInput {
     fields::complete_input(s)
 }
 
-/// What the input says, completed from its resolution where it resolves.
-fn full_value(input: &ScenarioInput) -> Value {
-    let completed = match input.resolve() {
+/// Resolves an input: [`ScenarioInput::resolve`], or a caller's remembered
+/// resolutions of it.
+pub type Resolver<'r> = &'r dyn Fn(&ScenarioInput) -> Result<Scenario, ScenarioError>;
+
+/// What the input says, completed from its resolution (by `resolve`) where
+/// it resolves.
+fn full_value_with(input: &ScenarioInput, resolve: Resolver<'_>) -> Value {
+    let completed = match resolve(input) {
         Ok(s) => complete_input(&s),
         Err(_) => input.clone(),
     };
@@ -130,10 +137,24 @@ pub fn encode_with_view(
     preset: Option<&str>,
     view: &[(&str, String)],
 ) -> String {
+    encode_resolving(input, preset, view, &ScenarioInput::resolve)
+}
+
+/// [`encode_with_view`], resolving the input and its preset's through
+/// `resolve`. The page passes the resolutions it keeps: resolving validates
+/// the step's cost by building a slice of it, a long task on the largest
+/// presets, and the page has resolved both already for the run and its
+/// "modified" mark.
+pub fn encode_resolving(
+    input: &ScenarioInput,
+    preset: Option<&str>,
+    view: &[(&str, String)],
+    resolve: Resolver<'_>,
+) -> String {
     let preset =
         presets::find(preset.unwrap_or(presets::DEFAULT_ID)).unwrap_or(presets::default_preset());
-    let base = full_value(&preset.input());
-    let current = full_value(input);
+    let base = full_value_with(&preset.input(), resolve);
+    let current = full_value_with(input, resolve);
     let mut parts = vec![format!("v={VERSION}")];
     if preset.id != presets::DEFAULT_ID {
         parts.push(format!("preset={}", preset.id));

@@ -1,0 +1,55 @@
+// Browser tests of the timeline's drawing (src/timeline/): what hover and a
+// new run do to the canvas. Registered by run.mjs (`registerTimelineTests(...)`).
+// Every wait ends on a mark the page sets, never on a timing.
+
+import { painted } from './harness.mjs';
+
+/** Registers the tests; `h` carries run.mjs's helpers. */
+export function registerTimelineTests(test, h) {
+  const { assert, canvasDrawn } = h;
+
+  /** A fingerprint of every pixel of the timeline's canvas. */
+  const pixels = (page) => page.evaluate(() => {
+    const c = document.querySelector('canvas');
+    const { data } = c.getContext('2d').getImageData(0, 0, c.width, c.height);
+    let h = 0;
+    for (let i = 0; i < data.length; i++) h = (h * 31 + data[i]) | 0;
+    return `${c.width}x${c.height}:${h}`;
+  });
+  const mark = (page, id) => page.evaluate((id) => {
+    const e = document.getElementById(id);
+    if (!e || e.hidden) return null;
+    const r = e.getBoundingClientRect();
+    const c = document.querySelector('canvas').getBoundingClientRect();
+    return { x: r.x - c.x, y: r.y - c.y, w: r.width, h: r.height, cw: c.width, ch: c.height };
+  }, id);
+
+  test('timeline: hover marks the bar and its window over the canvas, without repainting it', async ({ page }) => {
+    await painted(page);
+    const before = await pixels(page);
+    const box = await page.locator('canvas').boundingBox();
+    let found = false;
+    // A collective has a window: both marks show.
+    for (let y = 30; y < 300 && !found; y += 3) {
+      for (const fx of [0.2, 0.35, 0.5, 0.7, 0.9]) {
+        await page.mouse.move(box.x + box.width * fx, box.y + y);
+        const tip = (await page.locator('.tooltip').count()) ? await page.textContent('.tooltip') : '';
+        if (/window/i.test(tip) && (await mark(page, 'hover-window')) !== null) { found = true; break; }
+      }
+    }
+    assert(found, 'no collective with a window found under the pointer');
+    const outline = await page.waitForFunction(() => !document.getElementById('hover-outline')?.hidden);
+    assert(outline, 'the hovered bar has no outline');
+    for (const id of ['hover-outline', 'hover-window']) {
+      const m = await mark(page, id);
+      assert(m !== null && m.w > 0 && m.h > 0, `${id} is not shown: ${JSON.stringify(m)}`);
+      assert(m.x >= -3 && m.y >= -3 && m.x + m.w <= m.cw + 3 && m.y + m.h <= m.ch + 3,
+        `${id} lies outside the canvas: ${JSON.stringify(m)}`);
+    }
+    assert((await pixels(page)) === before, 'hovering repainted the canvas');
+    await page.mouse.move(box.x + box.width / 2, box.y + box.height + 200);
+    await page.waitForFunction(() => document.getElementById('hover-outline')?.hidden);
+    assert((await mark(page, 'hover-window')) === null, 'the window mark stays after the pointer left');
+    await canvasDrawn(page);
+  });
+}
