@@ -154,6 +154,10 @@ pub fn TimelineCanvas() -> impl IntoView {
                 <div class="veil" id="veil-gpus" hidden=true></div>
                 <div class="veil" id="veil-links" hidden=true></div>
                 <div class="playhead-line" id="playhead-line" hidden=true></div>
+                // In place of a timeline over the core's limit for one.
+                {move || state.timeline_refused.get().map(|text| view! {
+                    <div class="timeline-refused" role="status"><p>{text}</p></div>
+                })}
                 {move || {
                     state
                         .tip

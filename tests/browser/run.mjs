@@ -331,6 +331,8 @@ registerZeroBubbleTests(test, { assert, close, cliReport, canvasDrawn, matchesCl
 registerSurfaceTests(test, { assert, close, canvasDrawn, ARTIFACTS });
 // The guided tour, before and after, reset to preset (issue 12): tests/browser/tour.mjs.
 registerTourTests(test, { assert, matchesCli, ARTIFACTS });
+// The two operation limits: figures beyond the timeline's limit (issue 14).
+(await import('./limits.mjs')).registerLimitTests(test, { assert, matchesCli, ARTIFACTS });
 
 // ---------------------------------------------------------------- runner
 

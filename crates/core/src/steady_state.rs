@@ -148,6 +148,10 @@ fn extrapolate([(v0, _), (v1, s1), (v2, s2)]: [(f64, f64); 3], units: f64) -> Op
     ((d2 - d1).abs() * (1.0 + units) <= allowed).then_some(value)
 }
 
+/// A step time, s, with the events processed and planned for it and the
+/// counts it was extrapolated from.
+pub(crate) type StepTime = (f64, u64, u64, Option<[u32; 3]>);
+
 /// The all-overlap-off baseline's step time, s: from its steady state when
 /// it allows (only the step time is extrapolated, and checked), else from
 /// one full run. With the events processed and planned, and the counts
@@ -158,7 +162,7 @@ pub(crate) fn step_time_s(
     sim: &Simulator,
     s: &Scenario,
     bounded: bool,
-) -> Result<(f64, u64, u64, Option<[u32; 3]>), FieldError> {
+) -> Result<StepTime, FieldError> {
     let run_step = |s: &Scenario| {
         let graph = workload::build(s, sim.fidelity, sim.reserve(s));
         let run = sim.run(&graph, false, false, &Sharing::of(s));

@@ -90,10 +90,7 @@ fn one_t_with_twenty_times_the_micro_batches_gives_figures_and_refuses_its_timel
     assert!(timeline_refusal(&at(best + 6)).is_some(), "{e}");
     assert_eq!(global_batch(&at(best)), best);
 
-    let refused = Simulator::default()
-        .try_simulate(&s)
-        .err()
-        .expect("refused");
+    let refused = Simulator::default().try_simulate(&s).expect_err("refused");
     assert_eq!(refused, e);
 }
 
@@ -156,8 +153,7 @@ fn a_steady_state_that_fails_over_the_limit_of_one_run_is_refused_naming_the_bat
     let mut sim = Simulator::with_failing_steady_state(Fidelity::Reduced);
     let e = sim
         .simulate_report(&s)
-        .err()
-        .expect("no full run of 63 M ops");
+        .expect_err("no full run of 63 M ops");
     assert_eq!(e.field, "workload.global_batch", "{e}");
     assert!(e.message.contains("cannot be extrapolated"), "{e}");
     assert!(e.message.contains("62.9 M"), "{e}");

@@ -1,0 +1,50 @@
+// Browser tests of the two operation limits (issue 14): a step within the
+// figures' limit but over the timeline's shows its figures, and in the
+// timeline's place a plain statement naming the control and the value that
+// would draw it; the exports that need the timeline say the same.
+// Registered by run.mjs (`registerLimitTests(...)`). Every wait ends in
+// "finished or refused", never in a timing.
+
+/** 1T with TP overlap on (four chunks) and twenty times its micro-batches. */
+const ONE_T_TWENTY = '?v=1&preset=megatron-1t&tp_overlap=1&global_batch=61440';
+
+/** Registers the tests; `h` carries run.mjs's helpers and paths. */
+export function registerLimitTests(test, h) {
+  const { assert, matchesCli, ARTIFACTS } = h;
+
+  test('limits: a step over the timeline\'s limit shows its figures and says what would draw it; exports say why not', async ({ page }) => {
+    const base = page.url().split(/[?#]/)[0];
+    await page.goto(base + ONE_T_TWENTY);
+    await page.waitForFunction(() => document.body.dataset.timelineRefused === '1'
+      || document.body.dataset.errors === '1' || document.body.dataset.runAlert === '1', null, { timeout: 180000 });
+    const outcome = await page.evaluate(() => ({
+      errors: document.body.dataset.errors,
+      alert: document.querySelector('.run-alert')?.textContent ?? null,
+      statement: document.querySelector('.timeline .timeline-refused')?.textContent ?? null,
+      simulating: document.body.dataset.simulating,
+      json: document.querySelector('[data-scenario-json]').dataset.scenarioJson,
+    }));
+    assert(outcome.errors !== '1' && outcome.alert === null, `the scenario was refused: ${outcome.alert ?? 'field errors'}`);
+    const text = outcome.statement ?? '';
+    assert(/timeline would hold 62\.9 M operations/.test(text), `the statement does not say how large: ${text}`);
+    assert(/limit of 3\.5 M/.test(text), `the statement does not give the limit: ${text}`);
+    assert(text.includes('lower workload.global_batch to 3414 to draw it'), `the statement does not name the control and value: ${text}`);
+    assert(outcome.simulating === '0', 'still marked as simulating');
+    // What the user asked for stays.
+    const json = JSON.parse(outcome.json);
+    assert(json.workload.global_batch === 61440 && json.overlap.tp === true, `the scenario changed: ${outcome.json}`);
+    // The figures are this scenario's, equal to the CLI's.
+    await matchesCli(page);
+    await page.locator('.timeline').scrollIntoViewIfNeeded();
+    await page.screenshot({ path: `${ARTIFACTS}/limits-no-timeline.png` });
+
+    // The exports that need the timeline say the same instead of failing.
+    for (const name of ['Download trace (JSON)', 'Download traces for HTA (zip)', 'Download SVG']) {
+      await page.getByRole('button', { name }).click();
+      const why = await page.locator('.trace-problem').textContent();
+      assert(/needs this step's timeline/.test(why) && why.includes('lower workload.global_batch to 3414'),
+        `${name}: ${why}`);
+    }
+    assert(await page.evaluate(() => document.body.dataset.timelineRefused) === '1');
+  }, { timeout: 240000 });
+}
