@@ -14,8 +14,20 @@ pub fn statement(refusal: &FieldError) -> String {
     format!(
         "{}. The figures above are this scenario's, extrapolated from its steady state; \
          `overlap-lab simulate scenario.json` prints them too.",
-        sentence(&refusal.message)
+        sentence(&with_label(&refusal.message, &refusal.field))
     )
+}
+
+/// The message with the field's path as the page's control calls it:
+/// "Global batch (workload.global_batch)".
+fn with_label(message: &str, field: &str) -> String {
+    match overlap_core::input::fields::FIELDS
+        .iter()
+        .find(|f| f.path == field)
+    {
+        Some(f) => message.replace(field, &format!("{} ({field})", f.label)),
+        None => message.to_string(),
+    }
 }
 
 /// What an export that needs the timeline says instead.
@@ -50,7 +62,7 @@ mod tests {
             "{text}"
         );
         assert!(
-            text.contains("lower workload.global_batch to 3414 to draw it"),
+            text.contains("lower Global batch (workload.global_batch) to 3414 to draw it"),
             "{text}"
         );
         assert!(text.contains("overlap-lab simulate"), "{text}");

@@ -6,7 +6,7 @@
 //! refused naming `workload.global_batch` and the value that would draw it.
 
 use overlap_core::scenario::Workload;
-use overlap_core::workload::cost::{cost_within, figures_cost_within};
+use overlap_core::workload::cost::{budget_within, cost_within};
 use overlap_core::{
     presets, simulate_report, timeline_refusal, Fidelity, FieldError, Scenario, ScenarioInput,
     Simulator, MAX_SIMULATED_OPS, MAX_TIMELINE_OPS,
@@ -63,8 +63,9 @@ fn one_t_with_twenty_times_the_micro_batches_gives_figures_and_refuses_its_timel
     let step = cost_within(&s, u64::MAX).unwrap();
     assert!(step.ops > 60_000_000, "{step:?}");
     // What the figures simulate: three short runs per scenario, far below a timeline.
-    let runs = figures_cost_within(&s, MAX_TIMELINE_OPS).expect("short runs");
-    assert!(runs.ops < MAX_TIMELINE_OPS / 4, "{runs:?}");
+    let budget = budget_within(&s, MAX_TIMELINE_OPS).expect("short runs");
+    assert_eq!(budget.step, step);
+    assert!(budget.figures.ops < MAX_TIMELINE_OPS / 4, "{budget:?}");
 
     let figures = simulate_report(&s).expect("its figures");
     assert_eq!(figures.extrapolated_from, Some([66, 67, 68]));

@@ -524,15 +524,17 @@ fn millions(n: u64) -> String {
 /// Why the figures of this step are over the budget, or `None` when they
 /// fit: the step's operations against [`MAX_SIMULATED_OPS`], each run the
 /// figures simulate against [`MAX_TIMELINE_OPS`], their events against
-/// [`MAX_PLANNED_EVENTS`].
+/// [`MAX_PLANNED_EVENTS`]. Counting stops at a build over the limit of one
+/// run, so that a step far over budget costs little to refuse.
 fn overshoot(s: &Scenario) -> Option<String> {
-    use crate::workload::cost::{cost_within, figures_cost_within};
-    let Some(step) = cost_within(s, MAX_SIMULATED_OPS) else {
+    let whole = crate::workload::schedule::steady_counts(s).is_none();
+    let Some(budget) = crate::workload::cost::budget_within(s, MAX_TIMELINE_OPS) else {
         return Some(format!(
-            "this step would hold more operations than the limit of {}",
-            millions(MAX_SIMULATED_OPS)
+            "a run of this step would hold more operations than the limit of {} for one run",
+            millions(MAX_TIMELINE_OPS)
         ));
     };
+    let (step, figures) = (budget.step, budget.figures);
     if step.ops > MAX_SIMULATED_OPS {
         return Some(format!(
             "this step would hold {} operations, more than the limit of {}",
@@ -540,25 +542,23 @@ fn overshoot(s: &Scenario) -> Option<String> {
             millions(MAX_SIMULATED_OPS)
         ));
     }
-    let whole = crate::workload::schedule::steady_counts(s).is_none();
-    let Some(figures) =
-        figures_cost_within(s, MAX_TIMELINE_OPS).filter(|f| f.ops <= MAX_TIMELINE_OPS)
-    else {
-        return Some(if whole {
-            format!(
-                "this step has no steady state to extrapolate its figures from, so it would simulate all {} \
-                 of its operations at once, more than the limit of {} for one run",
-                millions(step.ops),
-                millions(MAX_TIMELINE_OPS)
-            )
-        } else {
-            format!(
-                "the short runs this step's figures are extrapolated from would each hold more operations \
-                 than the limit of {} for one run",
-                millions(MAX_TIMELINE_OPS)
-            )
-        });
-    };
+    if figures.ops > MAX_TIMELINE_OPS && !whole {
+        return Some(format!(
+            "the short runs this step's figures are extrapolated from would hold {} operations, \
+             more than the limit of {} for one run",
+            millions(figures.ops),
+            millions(MAX_TIMELINE_OPS)
+        ));
+    }
+    if figures.ops > MAX_TIMELINE_OPS {
+        return Some(format!(
+            "this step's figures would simulate it whole, all {} of its operations at once (no steady state \
+             to extrapolate from: a GPipe, inference or param_gather step, or too few micro-batches past \
+             the pipeline's fill), more than the limit of {} for one run",
+            millions(step.ops),
+            millions(MAX_TIMELINE_OPS)
+        ));
+    }
     (figures.planned_events > MAX_PLANNED_EVENTS).then(|| {
         format!(
             "this step and its baseline could take up to {} engine events, more than the limit of {MAX_PLANNED_EVENTS}",
@@ -578,6 +578,12 @@ fn whole_step_fits(s: &Scenario) -> bool {
         .is_some_and(|c| c.ops <= MAX_TIMELINE_OPS && c.planned_events <= MAX_PLANNED_EVENTS)
 }
 
+/// The whole step's operations (scenario or baseline, the larger), counted
+/// from builds of at most one run's limit; `None` when one is over it.
+fn step_ops(s: &Scenario) -> Option<u64> {
+    crate::workload::cost::budget_within(s, MAX_TIMELINE_OPS).map(|b| b.step.ops)
+}
+
 /// Why the page and `overlap-lab trace` do not build this step's timeline,
 /// naming the control that would bring it within [`MAX_TIMELINE_OPS`] and
 /// the value that would (`workload.global_batch` for a step whose figures
@@ -588,8 +594,7 @@ pub fn timeline_refusal(s: &Scenario) -> Option<FieldError> {
     if whole_step_fits(s) {
         return None;
     }
-    let ops = crate::workload::cost::cost_within(s, MAX_SIMULATED_OPS).map(|c| c.ops);
-    let held = match ops {
+    let held = match step_ops(s) {
         Some(ops) if ops > MAX_TIMELINE_OPS => format!(
             "this step's timeline would hold {} operations, over the limit of {} for a timeline",
             millions(ops),
@@ -599,8 +604,7 @@ pub fn timeline_refusal(s: &Scenario) -> Option<FieldError> {
             "this step's timeline and its baseline could take more engine events than the limit of {MAX_PLANNED_EVENTS}"
         ),
         None => format!(
-            "this step's timeline would hold more than {} operations, over the limit of {} for a timeline",
-            millions(MAX_SIMULATED_OPS),
+            "this step's timeline would hold more operations than the limit of {} for a timeline",
             millions(MAX_TIMELINE_OPS)
         ),
     };
@@ -622,10 +626,7 @@ pub fn timeline_refusal(s: &Scenario) -> Option<FieldError> {
 /// once. Names `workload.global_batch` and the largest value simulated in
 /// full here.
 pub fn no_steady_state_refusal(s: &Scenario) -> FieldError {
-    let ops = crate::workload::cost::cost_within(s, MAX_SIMULATED_OPS)
-        .map_or(format!("over {}", millions(MAX_SIMULATED_OPS)), |c| {
-            millions(c.ops)
-        });
+    let ops = step_ops(s).map_or(format!("over {}", millions(MAX_TIMELINE_OPS)), millions);
     let hint = match largest_batch(s, whole_step_fits) {
         Some(batch) => format!("the largest valid global_batch here is {batch}"),
         None => "lower workload.layers or overlap.tp_chunks".to_string(),
@@ -675,11 +676,9 @@ fn largest_batch(s: &Scenario, ok: impl Fn(&Scenario) -> bool) -> Option<u32> {
     }
     // Units of micro-batches within `cap` ops and, for a whole step
     // simulated at once, the events' limit.
+    let step_cost = |m: u32| cost_within(&with_micro_batches(s, m), MAX_TIMELINE_OPS);
     let solve = |cap: u64, whole: bool| -> u32 {
-        let (Some(one), Some(two)) = (
-            cost_within(&with_micro_batches(s, unit), cap),
-            cost_within(&with_micro_batches(s, 2 * unit), cap),
-        ) else {
+        let (Some(one), Some(two)) = (step_cost(unit), step_cost(2 * unit)) else {
             return 1;
         };
         let steps = |at_one: u64, at_two: u64, limit: u64| {

@@ -128,33 +128,56 @@ pub fn run_cost_within(s: &Scenario, cap_ops: u64) -> Option<Cost> {
     (c.ops <= cap_ops).then_some(c)
 }
 
-/// What the figures (`Simulator::simulate_report`) simulate: for the
-/// scenario and, when it differs, its all-off baseline, the three runs at
-/// the steady counts when the steady state applies (`steady_counts`), else
-/// the full step. `ops` is the largest of those runs (they run one after
-/// another), `planned_events` their sum. `None` as soon as one run is seen
-/// to hold more than `cap_ops` ops. An extrapolation that fails at run time
-/// falls back to the full step only within the timeline's limit
-/// (`crate::steady_state`), so this bounds what the figures run.
-pub fn figures_cost_within(s: &Scenario, cap_ops: u64) -> Option<Cost> {
+/// What a scenario's figures cost, beside the whole step they stand for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Budget {
+    /// The whole step: the scenario's run, then its baseline's (what a
+    /// timeline holds, and what the figures extrapolate to).
+    pub step: Cost,
+    /// What the figures (`Simulator::simulate_report`) simulate: for the
+    /// scenario and, when it differs, its all-off baseline, the three runs at
+    /// the steady counts when the steady state applies (`steady_counts`),
+    /// else the whole step. `ops` is the largest of those runs (they run one
+    /// after another), `planned_events` their sum. An extrapolation that
+    /// fails at run time falls back to the whole step only within the
+    /// timeline's limit (`crate::steady_state`), so this bounds what the
+    /// figures run.
+    pub figures: Cost,
+}
+
+/// The scenario's [`Budget`], from the same two small builds for each
+/// scenario; `None` as soon as a build holds more than `run_cap` ops. No
+/// build ever holds more: the whole step's cost is extrapolated, however
+/// large, and the caller compares it and the figures' runs with its limits.
+pub fn budget_within(s: &Scenario, run_cap: u64) -> Option<Budget> {
     let off = s.all_overlap_off();
-    let mut total: Option<Cost> = None;
+    let mut budget: Option<Budget> = None;
     for s in std::iter::once(s).chain((off != *s).then_some(&off)) {
-        let runs = match steady_counts(s) {
-            Some(counts) => {
-                let affine = AffineCost::of(s, cap_ops)?;
-                counts.map(|m| affine.at(m)).to_vec()
-            }
-            None => vec![run_cost_within(s, cap_ops)?],
+        let m = s.micro_batches();
+        let (base, unit) = affine_micro_batches(s.parallel.schedule, s.parallel.pp);
+        let transformer = matches!(s.workload, Workload::Transformer(_));
+        let (step, runs) = if transformer && m > base + unit {
+            let affine = AffineCost::of(s, run_cap)?;
+            let step = affine.at(m);
+            let runs = match steady_counts(s) {
+                Some(counts) => counts.map(|m| affine.at(m)).to_vec(),
+                None => vec![step],
+            };
+            (step, runs)
+        } else {
+            let whole = count_within(s, run_cap)?;
+            (whole, vec![whole])
         };
-        for run in runs {
-            if run.ops > cap_ops {
-                return None;
-            }
-            total = Some(total.map_or(run, |t| t.then(run)));
-        }
+        let figures = runs[1..].iter().fold(runs[0], |f, &run| f.then(run));
+        budget = Some(match budget {
+            None => Budget { step, figures },
+            Some(b) => Budget {
+                step: b.step.then(step),
+                figures: b.figures.then(figures),
+            },
+        });
     }
-    total
+    budget
 }
 
 /// Builds the run and counts it, or `None` when it holds more than `cap_ops` ops.
