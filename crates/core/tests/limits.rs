@@ -181,3 +181,23 @@ fn a_steady_state_that_fails_within_the_limit_is_simulated_in_full() {
     let (a, b) = (extrapolated.report.step_time_ms, full.report.step_time_ms);
     assert!((a - b).abs() <= 1e-9 * b, "{a} vs {b}");
 }
+
+#[test]
+fn one_t_all_off_at_ten_times_the_batch_is_refused_at_run_time_a_known_gap() {
+    // Known gap, pinned: one per-GPU sum of the 1T step with every overlap
+    // off is the same at every micro-batch count (0.0652 s), but the three
+    // short runs give it with a rounding difference of 2e-14 s, which the
+    // steady state's tolerance (the disagreement times the units carried,
+    // against 1e-13 of the step) refuses at 10 and 20 times the batch. The
+    // figures are then refused by name rather than simulated whole.
+    let mut input = one_t_on(10);
+    input.overlap.tp = Some(false);
+    input.overlap.pp = Some(false);
+    input.overlap.dp = Some(false);
+    let s = input.resolve().expect("within the figures' limit up front");
+    let e = simulate_report(&s).expect_err("the known gap: refused at run time");
+    assert_eq!(e.field, "workload.global_batch", "{e}");
+    assert!(e.message.contains("cannot be extrapolated"), "{e}");
+    assert!(e.message.contains("15.7 M"), "{e}");
+    assert_eq!(proposed_batch(&e), 6840, "{e}");
+}
