@@ -22,9 +22,11 @@ export function registerLimitTests(test, h) {
       alert: document.querySelector('.run-alert')?.textContent ?? null,
       statement: document.querySelector('.timeline .timeline-refused')?.textContent ?? null,
       simulating: document.body.dataset.simulating,
+      figuresMs: document.body.dataset.figuresMs,
       json: document.querySelector('[data-scenario-json]').dataset.scenarioJson,
     }));
     assert(outcome.errors !== '1' && outcome.alert === null, `the scenario was refused: ${outcome.alert ?? 'field errors'}`);
+    console.log(`    1T all TP on at 20x the batch: figures in ${outcome.figuresMs} ms in the worker, no timeline`);
     const text = outcome.statement ?? '';
     assert(/timeline would hold 62\.9 M operations/.test(text), `the statement does not say how large: ${text}`);
     assert(/limit of 3\.5 M/.test(text), `the statement does not give the limit: ${text}`);
@@ -47,5 +49,25 @@ export function registerLimitTests(test, h) {
         `${name}: ${why}`);
     }
     assert(await page.evaluate(() => document.body.dataset.timelineRefused) === '1');
+  }, { timeout: 240000 });
+
+  test('limits: figures refused at run time (a steady state that did not repeat) are explained beside Global batch', async ({ page }) => {
+    // 1T with every overlap off at ten times its batch: within the limits
+    // up front, but its three short runs disagree by rounding (the known gap
+    // pinned in crates/core/tests/limits.rs), and the whole step is over the
+    // limit of one run.
+    const base = page.url().split(/[?#]/)[0];
+    await page.goto(`${base}?v=1&preset=megatron-1t&global_batch=30720`);
+    await page.waitForFunction(() => document.body.dataset.errors === '1' || document.body.dataset.runAlert === '1'
+      || document.body.dataset.timelineRefused === '1', null, { timeout: 180000 });
+    const alert = await page.evaluate(() => document.querySelector('.run-alert')?.textContent ?? null);
+    assert(alert === null, `an alert instead of the field's message: ${alert}`);
+    const field = page.locator('#f-workload-global-batch');
+    assert((await field.getAttribute('aria-invalid')) === 'true', 'Global batch is not marked invalid');
+    const message = await page.textContent('#f-workload-global-batch-err');
+    assert(/cannot be extrapolated/.test(message) && /global_batch here is 6840/.test(message),
+      `no message beside Global batch: ${message}`);
+    const json = JSON.parse(await page.getAttribute('[data-scenario-json]', 'data-scenario-json'));
+    assert(json.workload.global_batch === 30720, `what the user asked for changed: ${JSON.stringify(json.workload)}`);
   }, { timeout: 240000 });
 }
