@@ -96,6 +96,9 @@ pub struct AppState {
     pub run_alert: RwSignal<Option<crate::worker::runner::RunAlert>>,
     /// Fields whose change made the scenario invalid, for the controls to mark.
     pub culprits: RwSignal<Vec<String>>,
+    /// Why the shown figures have no timeline (over the core's limit for
+    /// one), shown in the timeline's place; `None` once a timeline shows.
+    pub timeline_refused: RwSignal<Option<String>>,
     /// This instance's simulation runner and its worker.
     pub runner: StoredValue<Rc<crate::worker::runner::Runner>, LocalStorage>,
 }
@@ -128,6 +131,7 @@ impl AppState {
             figures_ahead: RwSignal::new(false),
             run_alert: RwSignal::new(None),
             culprits: RwSignal::new(Vec::new()),
+            timeline_refused: RwSignal::new(None),
             runner: StoredValue::new_local(crate::worker::runner::Runner::new()),
         }
     }

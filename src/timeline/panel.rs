@@ -157,6 +157,10 @@ pub fn TimelineCanvas() -> impl IntoView {
                 // Hover marks, also positioned by frame.rs: hovering never repaints the canvas.
                 <div id="hover-window" hidden=true></div>
                 <div id="hover-outline" hidden=true></div>
+                // In place of a timeline over the core's limit for one.
+                {move || state.timeline_refused.get().map(|text| view! {
+                    <div class="timeline-refused" role="status"><p>{text}</p></div>
+                })}
                 {move || {
                     state
                         .tip

@@ -24,6 +24,7 @@ use crate::web::address::Share;
 use crate::web::dom;
 use crate::web::download::{download_bytes, download_text, save_url};
 use crate::web::theme;
+use crate::worker::no_timeline::export_refusal;
 
 /// A trace that takes longer than this to build is abandoned.
 const TRACE_BUDGET_MS: u32 = 60_000;
@@ -175,7 +176,22 @@ pub fn ExportButtons() -> impl IntoView {
     let report = move |ok: Option<()>, what: &'static str| {
         problem.set(ok.is_none().then(|| what.to_string()))
     };
+    // A step whose timeline the page does not build: every export that
+    // needs it says why, naming the control that would draw it.
+    let no_timeline = move |what: &str| {
+        state
+            .timeline_refused
+            .with_untracked(|t| t.as_ref().map(|t| export_refusal(t, what)))
+    };
     let trace = move |kind: TraceKind| {
+        let what = match kind {
+            TraceKind::Chrome => "trace",
+            TraceKind::Kineto => "Kineto trace",
+        };
+        if let Some(why) = no_timeline(what) {
+            problem.set(Some(why));
+            return;
+        }
         if state.resolved.with_untracked(Option::is_none) {
             report(
                 None,
@@ -228,6 +244,10 @@ pub fn ExportButtons() -> impl IntoView {
         }
     };
     let svg = move |_| {
+        if let Some(why) = no_timeline("SVG") {
+            problem.set(Some(why));
+            return;
+        }
         let text = timeline_svg(state);
         let ok = text
             .and_then(|t| download_text(&format!("{}.svg", file_stem(state)), "image/svg+xml", &t));
@@ -237,6 +257,10 @@ pub fn ExportButtons() -> impl IntoView {
         );
     };
     let png = move |_| {
+        if let Some(why) = no_timeline("PNG") {
+            problem.set(Some(why));
+            return;
+        }
         let ok = timeline_png(state)
             .and_then(|url| save_url(&format!("{}.png", file_stem(state)), &url));
         report(

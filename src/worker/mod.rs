@@ -13,6 +13,12 @@
 //!   then the `result` with its timeline, computed in a task of its
 //!   own so that a newer request that arrived meanwhile is seen first and
 //!   wins (the timeline of an overtaken request is never computed).
+//!   A step whose timeline is over the core's limit for one
+//!   (`overlap_core::timeline_refusal`) is answered with its figures, then
+//!   `{type: "no-timeline", gen, field, message}` in place of the
+//!   `result` (`no_timeline`). Figures refused at run time (a steady
+//!   state that failed over that limit) come as `refused` with the
+//!   `field` named.
 //!   Every answer to `simulate` also carries the worker's run counts
 //!   (`runs`: requests started, figures posted, timelines posted, timelines
 //!   skipped as overtaken), so that the page can show that no stale run
@@ -33,6 +39,7 @@ pub mod codec;
 pub mod figures_cache;
 pub mod figures_first;
 mod kineto_zip;
+pub mod no_timeline;
 pub mod runner;
 pub mod spawn;
 
@@ -190,7 +197,16 @@ fn handle(data: &JsValue, test_hooks: bool) {
 }
 
 fn refused(gen: f64, text: String) {
+    refused_field(gen, text, None);
+}
+
+/// A refusal; with `field`, the scenario field it names, for the page to
+/// show beside that control.
+fn refused_field(gen: f64, text: String, field: Option<&str>) {
     let msg = message("refused", gen);
+    if let Some(field) = field {
+        set(&msg, "field", &field.into());
+    }
     set(&msg, "runs", &RUNS.with(Cell::get).to_js());
     set(&msg, "message", &text.into());
     post(&msg, &[]);
@@ -236,15 +252,29 @@ fn simulate(gen: f64, input: &str) {
         timeline(gen, &scenario, 0.0, taken_up);
         return;
     }
+    // Over the timeline's limit: the figures alone, then why no timeline.
+    // Asked only here: every op plans at least one event, so a step over
+    // the limit's 3.5 M operations always comes figures first.
+    const _: () =
+        assert!(figures_first::FIGURES_FIRST_MIN_PLANNED_EVENTS <= overlap_core::MAX_TIMELINE_OPS);
+    let no_timeline = overlap_core::timeline_refusal(&scenario);
     let t0 = now_ms();
     let kept = FIGURES.with(|c| c.borrow_mut().get(&scenario));
     let cached = kept.is_some();
-    let report = kept.unwrap_or_else(|| {
-        let figures = SIMULATOR.with(|s| s.borrow_mut().simulate_report(&scenario));
-        let json = serde_json::to_string(&figures.report).unwrap_or_default();
-        FIGURES.with(|c| c.borrow_mut().put(&scenario, json.clone()));
-        json
-    });
+    let report = match kept {
+        Some(json) => json,
+        None => match SIMULATOR.with(|s| s.borrow_mut().simulate_report(&scenario)) {
+            Ok(figures) => {
+                let json = serde_json::to_string(&figures.report).unwrap_or_default();
+                FIGURES.with(|c| c.borrow_mut().put(&scenario, json.clone()));
+                json
+            }
+            Err(e) => {
+                refused_field(gen, e.message.clone(), Some(&e.field));
+                return;
+            }
+        },
+    };
     let figures_ms = now_ms() - t0;
     RunCounts::bump(|c| c.figures += 1);
     let msg = message("figures", gen);
@@ -258,6 +288,14 @@ fn simulate(gen: f64, input: &str) {
     set(&msg, "runs", &RUNS.with(Cell::get).to_js());
     set(&msg, "posted_at", &epoch_ms().into());
     post(&msg, &[]);
+    if let Some(e) = no_timeline {
+        let msg = message("no-timeline", gen);
+        set(&msg, "field", &e.field.into());
+        set(&msg, "message", &e.message.into());
+        set(&msg, "runs", &RUNS.with(Cell::get).to_js());
+        post(&msg, &[]);
+        return;
+    }
     // In a task of its own: a request the page posted while the figures were
     // being computed runs first and drops this one.
     let deferred = Timeout::new(0, move || {
@@ -311,8 +349,10 @@ fn trace(gen: f64, input: &str) {
         return;
     };
     // Simulated afresh, as the CLI does, so that the file is byte for byte
-    // what `overlap-lab trace` writes.
-    let sim = overlap_core::simulate(&scenario);
+    // what `overlap-lab trace` writes; refused as the CLI refuses it.
+    let Some(sim) = whole_step(gen, &scenario) else {
+        return;
+    };
     let mut text = overlap_core::trace::chrome_trace(&sim.timeline);
     drop(sim);
     text.push('\n');
@@ -327,7 +367,9 @@ fn kineto(gen: f64, input: &str, folder: &str) {
     let Some(scenario) = resolve(gen, input) else {
         return;
     };
-    let sim = overlap_core::simulate(&scenario);
+    let Some(sim) = whole_step(gen, &scenario) else {
+        return;
+    };
     let traces = overlap_core::kineto::rank_traces(&scenario, &sim.timeline);
     drop(sim);
     match kineto_zip::zip_traces(folder, &traces) {
@@ -340,5 +382,17 @@ fn kineto(gen: f64, input: &str, folder: &str) {
             post(&msg, &[bytes.buffer().into()]);
         }
         Err(e) => refused(gen, format!("the zip could not be written: {e}")),
+    }
+}
+
+/// The step with its timeline for an export, or a refusal naming the field
+/// when its timeline is over the core's limit.
+fn whole_step(gen: f64, scenario: &Scenario) -> Option<overlap_core::Simulation> {
+    match Simulator::default().try_simulate(scenario) {
+        Ok(sim) => Some(sim),
+        Err(e) => {
+            refused_field(gen, e.message.clone(), Some(&e.field));
+            None
+        }
     }
 }

@@ -19,6 +19,10 @@
 //!   while those figures are computed is posted at once (the worker drops
 //!   the overtaken timeline before computing it); one made while the
 //!   timeline is computed stops that worker.
+//! - A step whose timeline is over the core's limit for one gets its
+//!   figures, then a `no-timeline` answer: the page says in the timeline's
+//!   place why, naming the control and the value that would draw it
+//!   (`crate::worker::no_timeline`).
 //! - The timeline arrives as two typed arrays and is decoded, then measured
 //!   for drawing (`Preparing`), a slice at a time, so that no single task
 //!   holds the main thread for long.
@@ -591,6 +595,7 @@ impl Runner {
                 self.pump();
             }
             "result" => self.on_result(gen, data),
+            "no-timeline" => self.on_no_timeline(gen, data),
             "refused" => {
                 let latest = {
                     let mut i = self.inner.borrow_mut();
@@ -599,7 +604,17 @@ impl Runner {
                     }
                     i.latest_gen == gen
                 };
-                if latest {
+                let field = get("field").as_string();
+                if let (true, Some(field), Some(state)) = (latest, field, self.state()) {
+                    // A refusal naming a field (decided at run time): beside
+                    // that control, as the page's own refusals are.
+                    let text = get("message").as_string().unwrap_or_default();
+                    state.culprits.set(vec![field.clone()]);
+                    state
+                        .errors
+                        .set(vec![overlap_core::FieldError::new(&field, &text)]);
+                    dom::set_body_data("errors", "1");
+                } else if latest {
                     let text = get("message").as_string().unwrap_or_default();
                     self.alert(
                         format!(
@@ -704,6 +719,30 @@ impl Runner {
                 true,
             ),
         }
+        self.pump();
+    }
+
+    /// The figures shown are this run's, and its timeline is over the
+    /// core's limit: the statement takes the timeline's place.
+    fn on_no_timeline(&self, gen: u64, data: &JsValue) {
+        let get = |k: &str| js_sys::Reflect::get(data, &k.into()).unwrap_or(JsValue::UNDEFINED);
+        let latest = {
+            let mut i = self.inner.borrow_mut();
+            let flight = i.in_flight.take_if(|f| f.gen == gen);
+            i.last_result_ms = dom::now_ms();
+            flight.is_some() && i.latest_gen == gen
+        };
+        if let (true, Some(state)) = (latest, self.state()) {
+            let refusal = overlap_core::FieldError::new(
+                &get("field").as_string().unwrap_or_default(),
+                &get("message").as_string().unwrap_or_default(),
+            );
+            state
+                .timeline_refused
+                .set(Some(crate::worker::no_timeline::statement(&refusal)));
+            dom::set_body_data("timeline-refused", "1");
+        }
+        self.sync_busy();
         self.pump();
     }
 
@@ -939,6 +978,10 @@ impl Runner {
                 dom::set_body_data("figures-ms", "");
                 self.show_figures(state, report, scenario)
             }
+        }
+        if state.timeline_refused.with_untracked(Option::is_some) {
+            state.timeline_refused.set(None);
+            dom::set_body_data("timeline-refused", "0");
         }
         {
             let scene = state.scene();

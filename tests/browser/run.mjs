@@ -335,6 +335,9 @@ registerTourTests(test, { assert, matchesCli, ARTIFACTS });
 // The timeline's drawing: hover marks over the canvas (issue 14).
 registerTimelineTests(test, { assert, canvasDrawn });
 
+// The two operation limits: figures beyond the timeline's limit (issue 14).
+(await import('./limits.mjs')).registerLimitTests(test, { assert, matchesCli, ARTIFACTS });
+
 // ---------------------------------------------------------------- runner
 
 const filter = process.argv[2];

@@ -9,7 +9,9 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use overlap_core::scenario::{clip_echoes, MAX_INPUT_BYTES, MAX_INPUT_MIB};
-use overlap_core::{presets, simulate, simulate_report, Axis, Report, Scenario, ScenarioInput};
+use overlap_core::{
+    presets, simulate_report, Axis, Report, Scenario, ScenarioInput, Simulation, Simulator,
+};
 
 const USAGE: &str = "usage: overlap-lab simulate [--json] FILE | link [--preset ID] FILE | trace [--kineto DIR] FILE | presets | fields | published
   FILE is scenario JSON (interface.md) of at most 1 MiB; - reads standard input; preset:NAME uses a preset;
@@ -67,8 +69,9 @@ fn run(raw: &[OsString]) -> Result<String, String> {
     match parsed.command {
         "simulate" => {
             let scenario = load(file())?.resolve().map_err(|e| e.to_string())?;
-            // Figures only: the timeline is for `trace` and the page.
-            let sim = simulate_report(&scenario);
+            // Figures only: the timeline is for `trace` and the page. A step
+            // too large for a timeline still has its figures.
+            let sim = simulate_report(&scenario).map_err(|e| e.to_string())?;
             if parsed.flag("--json") {
                 Ok(serde_json::to_string_pretty(&sim.report).expect("reports serialise") + "\n")
             } else {
@@ -91,7 +94,7 @@ fn run(raw: &[OsString]) -> Result<String, String> {
             Some(dir) => trace_kineto(dir, file()),
             None => {
                 let scenario = load(file())?.resolve().map_err(|e| e.to_string())?;
-                let sim = simulate(&scenario);
+                let sim = timeline(&scenario)?;
                 Ok(overlap_core::trace::chrome_trace(&sim.timeline) + "\n")
             }
         },
@@ -116,7 +119,7 @@ fn run(raw: &[OsString]) -> Result<String, String> {
 /// into DIR, which HolisticTraceAnalysis reads as a job's trace directory.
 fn trace_kineto(dir: &str, file: FileArg) -> Result<String, String> {
     let scenario = load(file)?.resolve().map_err(|e| e.to_string())?;
-    let sim = simulate(&scenario);
+    let sim = timeline(&scenario)?;
     let traces = overlap_core::kineto::rank_traces(&scenario, &sim.timeline);
     let dir = std::path::Path::new(dir);
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
@@ -143,6 +146,15 @@ fn trace_kineto(dir: &str, file: FileArg) -> Result<String, String> {
         out += &format!("{}\n", path.display());
     }
     Ok(out)
+}
+
+/// The step with its timeline, or why a trace of it is not written: a
+/// timeline over `MAX_TIMELINE_OPS`, with the control and value that would
+/// bring it within (its figures are still `simulate`'s).
+fn timeline(scenario: &Scenario) -> Result<Simulation, String> {
+    Simulator::default().try_simulate(scenario).map_err(|e| {
+        format!("{e}; overlap-lab simulate gives this step's figures without its timeline")
+    })
 }
 
 fn unknown_preset(id: &str) -> String {

@@ -58,7 +58,7 @@ fn report(name: &str, scenario: &Scenario, runs: u32) {
                 let sim = simulate(scenario);
                 (sim.events, sim.planned_events)
             } else {
-                let figures = simulate_report(scenario);
+                let figures = simulate_report(scenario).expect("the presets are within the budget");
                 (figures.events, figures.planned_events)
             };
             events += e;

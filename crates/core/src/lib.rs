@@ -37,7 +37,7 @@ pub mod scenario {
 }
 
 pub use hardware::{Hardware, HardwarePreset};
-pub use input::validate::{MAX_GPUS, MAX_SIMULATED_OPS};
+pub use input::validate::{timeline_refusal, MAX_GPUS, MAX_SIMULATED_OPS, MAX_TIMELINE_OPS};
 pub use model::fidelity::Fidelity;
 pub use report::Report;
 pub use scenario::{parse_scenario, FieldError, Scenario, ScenarioError, ScenarioInput};
@@ -77,12 +77,19 @@ pub struct Figures {
 
 /// The report of one step of the scenario and its all-overlap-off baseline,
 /// without the timeline: for callers that print or compare figures (the
-/// CLI's `simulate`, sweeps). Equal to `simulate(scenario).report`.
-pub fn simulate_report(scenario: &Scenario) -> Figures {
+/// CLI's `simulate`, sweeps). Equal to `simulate(scenario).report`. A
+/// validated scenario's figures fit the budget as predicted; the one
+/// refusal left is decided at run time: a step whose steady state could not
+/// be extrapolated and whose whole step is over [`MAX_TIMELINE_OPS`]
+/// (`workload.global_batch` named, with the largest valid value).
+pub fn simulate_report(scenario: &Scenario) -> Result<Figures, FieldError> {
     Simulator::new(Fidelity::Reduced).simulate_report(scenario)
 }
 
-/// Simulates one step of the scenario and its all-overlap-off baseline.
+/// Simulates one step of the scenario and its all-overlap-off baseline,
+/// timeline included: the whole step at once, whatever it holds. Callers
+/// facing users check [`timeline_refusal`] first, as
+/// [`Simulator::try_simulate`] does.
 pub fn simulate(scenario: &Scenario) -> Simulation {
     simulate_with(scenario, Fidelity::Reduced)
 }
@@ -111,6 +118,8 @@ pub struct Simulator {
     baseline: Option<(Scenario, f64)>,
     /// Run the plain reference engine instead of the fast one.
     plain: bool,
+    /// Treat every steady state as failed (tests of the refusal that follows).
+    steady_fails: bool,
 }
 
 impl Simulator {
@@ -120,12 +129,37 @@ impl Simulator {
             fidelity,
             baseline: None,
             plain: false,
+            steady_fails: false,
         }
     }
 
-    /// Simulates the scenario, reusing the last baseline when it still applies.
+    /// A simulator whose steady states all fail to extrapolate, as a step
+    /// whose three short runs disagree would: for tests of what follows.
+    #[doc(hidden)]
+    pub fn with_failing_steady_state(fidelity: Fidelity) -> Self {
+        Self {
+            steady_fails: true,
+            ..Self::new(fidelity)
+        }
+    }
+
+    /// As [`Simulator::simulate`], or the refusal of [`timeline_refusal`]
+    /// (naming the control and the value that would draw it) when the
+    /// whole step is over [`MAX_TIMELINE_OPS`]: what the page and
+    /// `overlap-lab trace` call.
+    pub fn try_simulate(&mut self, scenario: &Scenario) -> Result<Simulation, FieldError> {
+        match timeline_refusal(scenario) {
+            Some(e) => Err(e),
+            None => Ok(self.simulate(scenario)),
+        }
+    }
+
+    /// Simulates the scenario, reusing the last baseline when it still
+    /// applies: the whole step at once (see [`Simulator::try_simulate`]).
     pub fn simulate(&mut self, scenario: &Scenario) -> Simulation {
-        let (timeline, figures) = self.step(scenario, true);
+        let (timeline, figures) = self
+            .step(scenario, true)
+            .expect("a step with its timeline is simulated in full, never refused");
         Simulation {
             timeline: timeline.expect("asked for"),
             report: figures.report,
@@ -138,12 +172,18 @@ impl Simulator {
     /// baseline when it still applies. The same report as
     /// [`Simulator::simulate`], without building a bar per operation or a
     /// sample per link rate change: far less memory and time on a large step.
-    pub fn simulate_report(&mut self, scenario: &Scenario) -> Figures {
-        self.step(scenario, false).1
+    /// Refused only as [`simulate_report`] says.
+    pub fn simulate_report(&mut self, scenario: &Scenario) -> Result<Figures, FieldError> {
+        Ok(self.step(scenario, false)?.1)
     }
 
-    /// One step and its baseline; the timeline only when asked for.
-    fn step(&mut self, scenario: &Scenario, with_timeline: bool) -> (Option<Timeline>, Figures) {
+    /// One step and its baseline; the timeline only when asked for. Only
+    /// the figures (no timeline) are ever refused.
+    fn step(
+        &mut self,
+        scenario: &Scenario,
+        with_timeline: bool,
+    ) -> Result<(Option<Timeline>, Figures), FieldError> {
         let fidelity = self.fidelity;
         let (timeline, mut report, mut events, mut planned_events, extrapolated_from) =
             if with_timeline {
@@ -158,7 +198,7 @@ impl Simulator {
                 // The graph and the run are dropped here, before the baseline is built.
             } else {
                 // No timeline: the figures may come from the steady state.
-                let t = steady_state::tally(self, scenario);
+                let t = steady_state::tally(self, scenario)?;
                 let report = t.tally.report(scenario);
                 (
                     None,
@@ -177,7 +217,7 @@ impl Simulator {
         } else if let Some((_, ms)) = self.baseline.as_ref().filter(|(s, _)| *s == off) {
             *ms
         } else {
-            let (step_s, e, p, from) = steady_state::step_time_s(self, &off);
+            let (step_s, e, p, from) = steady_state::step_time_s(self, &off, !with_timeline)?;
             events += e;
             planned_events += p;
             baseline_extrapolated_from = from;
@@ -189,7 +229,7 @@ impl Simulator {
         } else {
             1.0
         };
-        (
+        Ok((
             timeline,
             Figures {
                 report,
@@ -198,7 +238,7 @@ impl Simulator {
                 extrapolated_from,
                 baseline_extrapolated_from,
             },
-        )
+        ))
     }
 }
 

@@ -21,13 +21,14 @@
 //! first or last micro-batch (DP buckets, FSDP gathers, held weight
 //! gradients) is the same at every count and cancels in the differences.
 
+use crate::input::validate;
 use crate::model::scenario::Scenario;
 use crate::output::summary;
 use crate::output::tally::Tally;
 use crate::workload;
 use crate::workload::cost::with_micro_batches;
 use crate::workload::interference::Sharing;
-use crate::Simulator;
+use crate::{FieldError, Simulator};
 
 /// How far the differences may disagree, relative to the extrapolated sum:
 /// the disagreement times the units extrapolated must stay under this part
@@ -55,8 +56,11 @@ pub(crate) struct Tallied {
 pub use crate::workload::schedule::steady_counts;
 
 /// Sums at the scenario's count: extrapolated when its steady state allows
-/// (see the module's doc), else from one full run.
-pub(crate) fn tally(sim: &Simulator, s: &Scenario) -> Tallied {
+/// (see the module's doc), else from one full run. A step whose three runs
+/// disagree is simulated in full only within the limit of one run
+/// (`input::validate::MAX_TIMELINE_OPS`): over it, the refusal names
+/// `workload.global_batch` and the largest value simulated in full.
+pub(crate) fn tally(sim: &Simulator, s: &Scenario) -> Result<Tallied, FieldError> {
     let (mut events, mut planned_events) = (0, 0);
     if let Some(counts) = steady_counts(s) {
         let runs = counts.map(|m| {
@@ -65,19 +69,31 @@ pub(crate) fn tally(sim: &Simulator, s: &Scenario) -> Tallied {
             planned_events += t.planned_events;
             t.tally
         });
-        if let Some(tally) = extrapolate_tally(&runs, counts, s.micro_batches()) {
-            return Tallied {
+        let extrapolated = extrapolate_tally(&runs, counts, s.micro_batches());
+        if let Some(tally) = extrapolated.filter(|_| !sim.steady_fails) {
+            return Ok(Tallied {
                 tally,
                 events,
                 planned_events,
                 extrapolated_from: Some(counts),
-            };
+            });
         }
+        check_whole_step(s)?;
     }
     let mut full = run_tally(sim, s);
     full.events += events;
     full.planned_events += planned_events;
-    full
+    Ok(full)
+}
+
+/// A step whose steady state failed is simulated in full only when the
+/// whole step is within the limit of one run (the validator let its
+/// figures through on the steady state's short runs alone).
+fn check_whole_step(s: &Scenario) -> Result<(), FieldError> {
+    match validate::timeline_refusal(s) {
+        None => Ok(()),
+        Some(_) => Err(validate::no_steady_state_refusal(s)),
+    }
 }
 
 /// One run's sums.
@@ -132,11 +148,21 @@ fn extrapolate([(v0, _), (v1, s1), (v2, s2)]: [(f64, f64); 3], units: f64) -> Op
     ((d2 - d1).abs() * (1.0 + units) <= allowed).then_some(value)
 }
 
+/// A step time, s, with the events processed and planned for it and the
+/// counts it was extrapolated from.
+pub(crate) type StepTime = (f64, u64, u64, Option<[u32; 3]>);
+
 /// The all-overlap-off baseline's step time, s: from its steady state when
 /// it allows (only the step time is extrapolated, and checked), else from
 /// one full run. With the events processed and planned, and the counts
-/// extrapolated from.
-pub(crate) fn step_time_s(sim: &Simulator, s: &Scenario) -> (f64, u64, u64, Option<[u32; 3]>) {
+/// extrapolated from. As [`tally`], a failed steady state over the limit of
+/// one run is refused when `bounded` (the figures); a caller that builds
+/// the timeline has checked the whole step already.
+pub(crate) fn step_time_s(
+    sim: &Simulator,
+    s: &Scenario,
+    bounded: bool,
+) -> Result<StepTime, FieldError> {
     let run_step = |s: &Scenario| {
         let graph = workload::build(s, sim.fidelity, sim.reserve(s));
         let run = sim.run(&graph, false, false, &Sharing::of(s));
@@ -150,10 +176,14 @@ pub(crate) fn step_time_s(sim: &Simulator, s: &Scenario) -> (f64, u64, u64, Opti
             planned += p;
             (step, step.abs())
         });
-        if let Some(step) = extrapolate(steps, units_beyond(counts, s.micro_batches())) {
-            return (step, events, planned, Some(counts));
+        let extrapolated = extrapolate(steps, units_beyond(counts, s.micro_batches()));
+        if let Some(step) = extrapolated.filter(|_| !sim.steady_fails) {
+            return Ok((step, events, planned, Some(counts)));
+        }
+        if bounded {
+            check_whole_step(s)?;
         }
     }
     let (step, e, p) = run_step(s);
-    (step, events + e, planned + p, None)
+    Ok((step, events + e, planned + p, None))
 }

@@ -118,14 +118,17 @@ fn absurd_sizes_are_refused_with_a_stated_limit() {
 
 #[test]
 fn the_largest_accepted_scenario_still_simulates() {
-    // Just under the operation limit: it runs, in bounded memory.
+    // Just under the timeline's limit: it runs, timeline and all, in
+    // bounded memory.
     let s = parse_scenario(
         r#"{"hardware":{"nodes":64},"workload":{"layers":64,"hidden":1024,"heads":8,"seq":512,"global_batch":2048},
             "parallel":{"tp":8,"pp":8,"dp":8},"overlap":{"tp":false}}"#,
     )
     .unwrap();
-    assert!(overlap_core::workload::estimated_ops(&s) <= overlap_core::MAX_SIMULATED_OPS);
-    let sim = overlap_core::simulate(&s);
+    assert!(overlap_core::workload::estimated_ops(&s) <= overlap_core::MAX_TIMELINE_OPS);
+    let sim = overlap_core::Simulator::default()
+        .try_simulate(&s)
+        .expect("within the timeline's limit");
     assert!(sim.report.step_time_ms > 0.0);
 }
 

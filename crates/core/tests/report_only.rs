@@ -36,7 +36,7 @@ fn same_json(what: &str, path: &str, a: &serde_json::Value, b: &serde_json::Valu
 
 fn same_report(what: &str, s: &Scenario) {
     let full = simulate(s);
-    let only = simulate_report(s);
+    let only = simulate_report(s).expect("within the budget");
     let (a, b) = (
         serde_json::to_value(&full.report).unwrap(),
         serde_json::to_value(&only.report).unwrap(),
@@ -82,10 +82,10 @@ fn a_simulator_reuses_its_baseline_for_reports_as_for_timelines() {
     let mut on = s.clone();
     on.overlap.tp = !on.overlap.tp;
     let mut sim = Simulator::default();
-    let first = sim.simulate_report(&s);
-    let second = sim.simulate_report(&on);
+    let first = sim.simulate_report(&s).expect("within the budget");
+    let second = sim.simulate_report(&on).expect("within the budget");
     // The second run reuses the baseline the first computed: only its own events.
-    let alone = simulate_report(&on);
+    let alone = simulate_report(&on).expect("within the budget");
     assert!(second.events < alone.events || on.all_overlap_off() == on);
     assert_eq!(second.report.baseline_ms, alone.report.baseline_ms);
     assert_eq!(first.report.step_time_ms, simulate(&s).report.step_time_ms);

@@ -52,7 +52,7 @@ fn same_figures(what: &str, extrapolated: &Report, full: &Report) {
 /// The report-only figures against the full simulation's; whether the
 /// scenario's figures were extrapolated.
 fn check(what: &str, s: &Scenario) -> Figures {
-    let only = simulate_report(s);
+    let only = simulate_report(s).expect("within the budget");
     let full = simulate(s);
     same_figures(what, &only.report, &full.report);
     only
@@ -101,7 +101,7 @@ fn the_largest_presets_are_extrapolated_scenario_and_baseline() {
         on.overlap.dp = true;
         on.overlap.tp_chunks = 4;
         for (what, s) in [("off", off), ("all on", on)] {
-            let f = simulate_report(&s);
+            let f = simulate_report(&s).expect("within the budget");
             let counts = steady_counts(&s);
             assert!(counts.is_some(), "{id} {what}: no steady counts");
             assert_eq!(f.extrapolated_from, counts, "{id} {what}: scenario");
@@ -120,7 +120,12 @@ fn a_step_too_short_for_its_fill_is_simulated_in_full() {
     // didactic: too few micro-batches past the fill for three runs to pay.
     let s = presets::scenario("didactic").unwrap();
     assert_eq!(steady_counts(&s), None);
-    assert_eq!(simulate_report(&s).extrapolated_from, None);
+    assert_eq!(
+        simulate_report(&s)
+            .expect("within the budget")
+            .extrapolated_from,
+        None
+    );
     // The micro-benchmark has no micro-batches at all.
     let mm = presets::scenario("coconet").unwrap();
     assert_eq!(steady_counts(&mm), None);

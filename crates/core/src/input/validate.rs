@@ -10,12 +10,20 @@ use crate::model::scenario::*;
 /// The largest cluster accepted. The reduced simulation does not grow with DP,
 /// but a clear limit is friendlier than a number no one can check.
 pub const MAX_GPUS: u64 = 65_536;
-/// Simulated operations (compute ops and collectives) one run may hold,
-/// counted by the builder (`workload::cost`). Memory grows with them, about
-/// 280 bytes per op at the peak (the graph, the engine's state and the
+/// Operations (compute ops and collectives) a step may hold for its figures,
+/// counted by the builder (`workload::cost`) over the whole step. The
+/// figures of a step with a steady state simulate only three short runs
+/// past the pipeline's fill (`crate::steady_state`), whatever the step
+/// holds: 20 times the 1T-parameter step with every overlap on at four TP
+/// chunks (3.1 million) fits.
+pub const MAX_SIMULATED_OPS: u64 = 70_000_000;
+/// Operations one simulated run may hold: a timeline (the whole step), and
+/// every run the figures make (the steady state's short runs, or the whole
+/// step where it has none). Memory grows with them, about 280 bytes per op
+/// at the peak with a timeline (the graph, the engine's state and the
 /// timeline's bars): the 1T-parameter step with every overlap on at four TP
 /// chunks holds 3.1 million and peaks near 0.9 GB.
-pub const MAX_SIMULATED_OPS: u64 = 3_500_000;
+pub const MAX_TIMELINE_OPS: u64 = 3_500_000;
 /// Events the engine may plan for one scenario and its baseline (the bound
 /// `workload::cost` proves; the engine's work is linear in it). With flows
 /// of one pattern sharing one class, concurrent flows no longer multiply it.
@@ -508,44 +516,201 @@ fn check_split_backward_schedule(c: &mut Checker, p: &Parallel, m: u64, per_step
     }
 }
 
-/// Whether a cost fits the budget, and why not (`None` cost: over the op
-/// limit, counting stopped there).
-fn overshoot(c: Option<&crate::workload::cost::Cost>) -> Option<String> {
-    let Some(c) = c else {
-        return Some(format!(
-            "this step would simulate more operations than the limit of {MAX_SIMULATED_OPS}"
-        ));
-    };
-    if c.ops > MAX_SIMULATED_OPS {
-        Some(format!(
-            "this step would simulate {} operations, more than the limit of {MAX_SIMULATED_OPS}",
-            c.ops
-        ))
-    } else if c.planned_events > MAX_PLANNED_EVENTS {
-        Some(format!(
-            "this step and its baseline could take up to {} engine events, more than the limit of {MAX_PLANNED_EVENTS}",
-            c.planned_events
-        ))
-    } else {
-        None
-    }
+/// Millions, as the limits' messages write operation counts.
+fn millions(n: u64) -> String {
+    format!("{:.1} M", n as f64 / 1e6)
 }
 
-fn cost(s: &Scenario) -> Option<crate::workload::cost::Cost> {
-    crate::workload::cost::cost_within(s, MAX_SIMULATED_OPS)
+/// Why the figures of this step are over the budget, or `None` when they
+/// fit: the step's operations against [`MAX_SIMULATED_OPS`], each run the
+/// figures simulate against [`MAX_TIMELINE_OPS`], their events against
+/// [`MAX_PLANNED_EVENTS`]. Counting stops at a build over the limit of one
+/// run, so that a step far over budget costs little to refuse.
+fn overshoot(s: &Scenario) -> Option<String> {
+    let whole = crate::workload::schedule::steady_counts(s).is_none();
+    let Some(budget) = crate::workload::cost::budget_within(s, MAX_TIMELINE_OPS) else {
+        return Some(format!(
+            "a run of this step would hold more operations than the limit of {} for one run",
+            millions(MAX_TIMELINE_OPS)
+        ));
+    };
+    let (step, figures) = (budget.step, budget.figures);
+    if step.ops > MAX_SIMULATED_OPS {
+        return Some(format!(
+            "this step would hold {} operations, more than the limit of {}",
+            millions(step.ops),
+            millions(MAX_SIMULATED_OPS)
+        ));
+    }
+    if figures.ops > MAX_TIMELINE_OPS && !whole {
+        return Some(format!(
+            "the short runs this step's figures are extrapolated from would hold {} operations, \
+             more than the limit of {} for one run",
+            millions(figures.ops),
+            millions(MAX_TIMELINE_OPS)
+        ));
+    }
+    if figures.ops > MAX_TIMELINE_OPS {
+        return Some(format!(
+            "this step's figures would simulate it whole, all {} of its operations at once (no steady state \
+             to extrapolate from: a GPipe, inference or param_gather step, or too few micro-batches past \
+             the pipeline's fill), more than the limit of {} for one run",
+            millions(step.ops),
+            millions(MAX_TIMELINE_OPS)
+        ));
+    }
+    (figures.planned_events > MAX_PLANNED_EVENTS).then(|| {
+        format!(
+            "this step and its baseline could take up to {} engine events, more than the limit of {MAX_PLANNED_EVENTS}",
+            figures.planned_events
+        )
+    })
 }
 
 fn fits(s: &Scenario) -> bool {
-    overshoot(cost(s).as_ref()).is_none()
+    overshoot(s).is_none()
 }
 
-/// Refuses, before anything runs, a scenario whose predicted cost exceeds
-/// the budget. The field named is the control that most directly caused the
-/// overshoot, with the largest value of it that fits, in this order: TP
-/// overlap (its chunks multiply the layer's ops), the global batch (ops grow
-/// with micro-batches), then the layers.
+/// Whether the whole step, and its baseline, can be simulated in one run:
+/// within [`MAX_TIMELINE_OPS`] and [`MAX_PLANNED_EVENTS`].
+fn whole_step_fits(s: &Scenario) -> bool {
+    crate::workload::cost::cost_within(s, MAX_TIMELINE_OPS)
+        .is_some_and(|c| c.ops <= MAX_TIMELINE_OPS && c.planned_events <= MAX_PLANNED_EVENTS)
+}
+
+/// The whole step's operations (scenario or baseline, the larger), counted
+/// from builds of at most one run's limit; `None` when one is over it.
+fn step_ops(s: &Scenario) -> Option<u64> {
+    crate::workload::cost::budget_within(s, MAX_TIMELINE_OPS).map(|b| b.step.ops)
+}
+
+/// Why the page and `overlap-lab trace` do not build this step's timeline,
+/// naming the control that would bring it within [`MAX_TIMELINE_OPS`] and
+/// the value that would (`workload.global_batch` for a step whose figures
+/// fit); `None` when the timeline fits. The step's figures may still be
+/// given (`Simulator::simulate_report`): they extrapolate from its steady
+/// state. Counts the step from two small builds: cheap.
+pub fn timeline_refusal(s: &Scenario) -> Option<FieldError> {
+    if whole_step_fits(s) {
+        return None;
+    }
+    let held = match step_ops(s) {
+        Some(ops) if ops > MAX_TIMELINE_OPS => format!(
+            "this step's timeline would hold {} operations, over the limit of {} for a timeline",
+            millions(ops),
+            millions(MAX_TIMELINE_OPS)
+        ),
+        Some(_) => format!(
+            "this step's timeline and its baseline could take more engine events than the limit of {MAX_PLANNED_EVENTS}"
+        ),
+        None => format!(
+            "this step's timeline would hold more operations than the limit of {} for a timeline",
+            millions(MAX_TIMELINE_OPS)
+        ),
+    };
+    Some(match largest_batch(s, whole_step_fits) {
+        Some(batch) => FieldError::new(
+            "workload.global_batch",
+            &format!("{held}: lower workload.global_batch to {batch} to draw it"),
+        ),
+        None => FieldError::new(
+            "workload.global_batch",
+            &format!("{held}, even at one micro-batch per pipeline: lower workload.layers or overlap.tp_chunks to draw it"),
+        ),
+    })
+}
+
+/// The refusal of a step whose steady state could not be extrapolated at
+/// run time (its three runs disagree) and whose whole step is over
+/// [`MAX_TIMELINE_OPS`]: the figures would then have to simulate it all at
+/// once. Names `workload.global_batch` and the largest value simulated in
+/// full here.
+pub fn no_steady_state_refusal(s: &Scenario) -> FieldError {
+    let ops = step_ops(s).map_or(format!("over {}", millions(MAX_TIMELINE_OPS)), millions);
+    let hint = match largest_batch(s, whole_step_fits) {
+        Some(batch) => format!("the largest valid global_batch here is {batch}"),
+        None => "lower workload.layers or overlap.tp_chunks".to_string(),
+    };
+    FieldError::new(
+        "workload.global_batch",
+        &format!(
+            "this step's short runs did not repeat exactly, so its figures cannot be extrapolated from its \
+             steady state, and simulating all {ops} of its operations at once is over the limit of {} for one run: {hint}",
+            millions(MAX_TIMELINE_OPS)
+        ),
+    )
+}
+
+/// Micro-batches per pipeline the schedule steps in.
+fn batch_unit(s: &Scenario) -> u32 {
+    match s.parallel.schedule {
+        Schedule::Interleaved => s.parallel.pp,
+        Schedule::ZeroBubbleV | Schedule::DualPipeV => 2 * s.parallel.pp,
+        _ => 1,
+    }
+}
+
+/// The scenario with `micro_batches` per pipeline.
+fn with_micro_batches(s: &Scenario, micro_batches: u32) -> Scenario {
+    crate::workload::cost::with_micro_batches(s, micro_batches)
+}
+
+/// The largest global batch below the scenario's, in the steps the schedule
+/// allows, for which `ok` holds; `None` when not even one step does (or the
+/// workload has no batch). Costs are affine in the micro-batch count, so the
+/// largest is solved for from the whole step's cost (against the timeline's
+/// limit and, for a step with a steady state, the step's), then checked;
+/// should the check fail (a count near the steady state's threshold), a
+/// search below it finds one that holds.
+fn largest_batch(s: &Scenario, ok: impl Fn(&Scenario) -> bool) -> Option<u32> {
+    use crate::workload::cost::cost_within;
+    let Workload::Transformer(t) = &s.workload else {
+        return None;
+    };
+    let unit = batch_unit(s);
+    let per_mb = t.micro_batch * s.parallel.dp;
+    let m = s.micro_batches();
+    let units = m / unit;
+    if units <= 1 || !ok(&with_micro_batches(s, unit)) {
+        return None;
+    }
+    // Units of micro-batches within `cap` ops and, for a whole step
+    // simulated at once, the events' limit.
+    let step_cost = |m: u32| cost_within(&with_micro_batches(s, m), MAX_TIMELINE_OPS);
+    let solve = |cap: u64, whole: bool| -> u32 {
+        let (Some(one), Some(two)) = (step_cost(unit), step_cost(2 * unit)) else {
+            return 1;
+        };
+        let steps = |at_one: u64, at_two: u64, limit: u64| {
+            let slope = at_two.saturating_sub(at_one).max(1);
+            1 + limit.saturating_sub(at_one) / slope
+        };
+        let mut k = steps(one.ops, two.ops, cap);
+        if whole {
+            k = k.min(steps(
+                one.planned_events,
+                two.planned_events,
+                MAX_PLANNED_EVENTS,
+            ));
+        }
+        u32::try_from(k).unwrap_or(u32::MAX).clamp(1, units - 1)
+    };
+    let whole = solve(MAX_TIMELINE_OPS, true);
+    let step = solve(MAX_SIMULATED_OPS, false);
+    let k = [step, whole]
+        .into_iter()
+        .find(|&k| ok(&with_micro_batches(s, k * unit)))
+        .unwrap_or_else(|| largest(1, whole, |k| ok(&with_micro_batches(s, k * unit))));
+    Some(k * unit * per_mb)
+}
+
+/// Refuses, before anything runs, a scenario whose figures' predicted cost
+/// exceeds the budget. The field named is the control that most directly
+/// caused the overshoot, with the largest value of it that fits, in this
+/// order: TP overlap (its chunks multiply the layer's ops), the global batch
+/// (ops grow with micro-batches), then the layers.
 fn over_budget(s: &Scenario) -> Option<FieldError> {
-    let reason = overshoot(cost(s).as_ref())?;
+    let reason = overshoot(s)?;
     let Workload::Transformer(t) = &s.workload else {
         return Some(FieldError {
             field: "overlap.tp_chunks".into(),
@@ -581,49 +746,18 @@ fn over_budget(s: &Scenario) -> Option<FieldError> {
             );
         }
     }
-    // Micro-batches per pipeline, in the steps the schedule allows.
-    let unit = match s.parallel.schedule {
-        Schedule::Interleaved => s.parallel.pp,
-        Schedule::ZeroBubbleV | Schedule::DualPipeV => 2 * s.parallel.pp,
-        _ => 1,
-    };
-    let per_mb = t.micro_batch * s.parallel.dp;
-    let with_mbs = |m: u32| {
-        let mut x = s.clone();
-        if let Workload::Transformer(xt) = &mut x.workload {
-            xt.global_batch = m * per_mb;
-        }
-        x
-    };
-    let m = s.micro_batches();
-    if m > unit && fits(&with_mbs(unit)) {
-        // Costs are affine in the micro-batch count: solve for the largest.
-        let steps = |at_one: u64, at_two: u64, limit: u64| {
-            let slope = at_two.saturating_sub(at_one).max(1);
-            1 + limit.saturating_sub(at_one) / slope
-        };
-        let k = match (cost(&with_mbs(unit)), cost(&with_mbs(2 * unit))) {
-            (Some(one), Some(two)) => steps(one.ops, two.ops, MAX_SIMULATED_OPS)
-                .min(steps(
-                    one.planned_events,
-                    two.planned_events,
-                    MAX_PLANNED_EVENTS,
-                ))
-                .min(u64::from(m / unit - 1)),
-            _ => 1,
-        };
-        let k = u32::try_from(k).unwrap_or(1).max(1);
+    if let Some(batch) = largest_batch(s, fits) {
         return err(
             "workload.global_batch",
-            format!(
-                "the largest valid global_batch here is {}",
-                k * unit * per_mb
-            ),
+            format!("the largest valid global_batch here is {batch}"),
         );
     }
+    let unit = batch_unit(s);
+    let m = s.micro_batches();
+    let per_mb = t.micro_batch * s.parallel.dp;
     let stages = s.parallel.pp * s.parallel.virtual_stages;
     let with_layers = |k: u32| {
-        let mut x = with_mbs(unit.min(m));
+        let mut x = with_micro_batches(s, unit.min(m));
         if let Workload::Transformer(xt) = &mut x.workload {
             xt.layers = k * stages;
         }

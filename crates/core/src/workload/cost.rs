@@ -116,29 +116,105 @@ pub fn cost_within(s: &Scenario, cap_ops: u64) -> Option<Cost> {
 
 /// As [`run_cost`], or `None` when the run holds more than `cap_ops` ops.
 pub fn run_cost_within(s: &Scenario, cap_ops: u64) -> Option<Cost> {
-    let cap = usize::try_from(cap_ops).unwrap_or(usize::MAX);
-    let count = |s: &Scenario| {
-        let g = super::build_capped(s, Fidelity::Reduced, 0, cap);
-        (!g.over_cap()).then(|| graph_cost(&g, &Sharing::of(s)))
-    };
-    let Workload::Transformer(t) = &s.workload else {
-        return count(s);
-    };
+    if !matches!(s.workload, Workload::Transformer(_)) {
+        return count_within(s, cap_ops);
+    }
     let (base, unit) = affine_micro_batches(s.parallel.schedule, s.parallel.pp);
     let m = s.micro_batches();
-    let with = |micro_batches: u32| {
-        let mut small = s.clone();
-        if let Workload::Transformer(st) = &mut small.workload {
-            st.global_batch = micro_batches * t.micro_batch * s.parallel.dp;
-        }
-        count(&small)
-    };
     if m <= base + unit {
-        return with(m);
+        return count_within(s, cap_ops);
     }
-    let (one, two) = (with(base)?, with(base + unit)?);
-    let c = one.extrapolate(two, u64::from((m - base) / unit));
+    let c = AffineCost::of(s, cap_ops)?.at(m);
     (c.ops <= cap_ops).then_some(c)
+}
+
+/// What a scenario's figures cost, beside the whole step they stand for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Budget {
+    /// The whole step: the scenario's run, then its baseline's (what a
+    /// timeline holds, and what the figures extrapolate to).
+    pub step: Cost,
+    /// What the figures (`Simulator::simulate_report`) simulate: for the
+    /// scenario and, when it differs, its all-off baseline, the three runs at
+    /// the steady counts when the steady state applies (`steady_counts`),
+    /// else the whole step. `ops` is the largest of those runs (they run one
+    /// after another), `planned_events` their sum. An extrapolation that
+    /// fails at run time falls back to the whole step only within the
+    /// timeline's limit (`crate::steady_state`), so this bounds what the
+    /// figures run.
+    pub figures: Cost,
+}
+
+/// The scenario's [`Budget`], from the same two small builds for each
+/// scenario; `None` as soon as a build holds more than `run_cap` ops. No
+/// build ever holds more: the whole step's cost is extrapolated, however
+/// large, and the caller compares it and the figures' runs with its limits.
+pub fn budget_within(s: &Scenario, run_cap: u64) -> Option<Budget> {
+    let off = s.all_overlap_off();
+    let mut budget: Option<Budget> = None;
+    for s in std::iter::once(s).chain((off != *s).then_some(&off)) {
+        let m = s.micro_batches();
+        let (base, unit) = affine_micro_batches(s.parallel.schedule, s.parallel.pp);
+        let transformer = matches!(s.workload, Workload::Transformer(_));
+        let (step, runs) = if transformer && m > base + unit {
+            let affine = AffineCost::of(s, run_cap)?;
+            let step = affine.at(m);
+            let runs = match steady_counts(s) {
+                Some(counts) => counts.map(|m| affine.at(m)).to_vec(),
+                None => vec![step],
+            };
+            (step, runs)
+        } else {
+            let whole = count_within(s, run_cap)?;
+            (whole, vec![whole])
+        };
+        let figures = runs[1..].iter().fold(runs[0], |f, &run| f.then(run));
+        budget = Some(match budget {
+            None => Budget { step, figures },
+            Some(b) => Budget {
+                step: b.step.then(step),
+                figures: b.figures.then(figures),
+            },
+        });
+    }
+    budget
+}
+
+/// Builds the run and counts it, or `None` when it holds more than `cap_ops` ops.
+fn count_within(s: &Scenario, cap_ops: u64) -> Option<Cost> {
+    let cap = usize::try_from(cap_ops).unwrap_or(usize::MAX);
+    let g = super::build_capped(s, Fidelity::Reduced, 0, cap);
+    (!g.over_cap()).then(|| graph_cost(&g, &Sharing::of(s)))
+}
+
+/// A transformer run's cost at any micro-batch count from `base` on in
+/// steps of `unit` (see the module's doc), from two small builds.
+struct AffineCost {
+    base: u32,
+    unit: u32,
+    one: Cost,
+    two: Cost,
+}
+
+impl AffineCost {
+    /// Builds the scenario at `base` and `base + unit` micro-batches; `None`
+    /// when either holds more than `cap_ops` ops.
+    fn of(s: &Scenario, cap_ops: u64) -> Option<Self> {
+        let (base, unit) = affine_micro_batches(s.parallel.schedule, s.parallel.pp);
+        Some(Self {
+            base,
+            unit,
+            one: count_within(&with_micro_batches(s, base), cap_ops)?,
+            two: count_within(&with_micro_batches(s, base + unit), cap_ops)?,
+        })
+    }
+
+    /// The cost at `micro_batches` (at least `base`, a whole number of
+    /// units beyond it).
+    fn at(&self, micro_batches: u32) -> Cost {
+        let units = micro_batches.saturating_sub(self.base) / self.unit;
+        self.one.extrapolate(self.two, u64::from(units))
+    }
 }
 
 /// Counts a built graph.

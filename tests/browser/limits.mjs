@@ -1,0 +1,73 @@
+// Browser tests of the two operation limits (issue 14): a step within the
+// figures' limit but over the timeline's shows its figures, and in the
+// timeline's place a plain statement naming the control and the value that
+// would draw it; the exports that need the timeline say the same.
+// Registered by run.mjs (`registerLimitTests(...)`). Every wait ends in
+// "finished or refused", never in a timing.
+
+/** 1T with TP overlap on (four chunks) and twenty times its micro-batches. */
+const ONE_T_TWENTY = '?v=1&preset=megatron-1t&tp_overlap=1&global_batch=61440';
+
+/** Registers the tests; `h` carries run.mjs's helpers and paths. */
+export function registerLimitTests(test, h) {
+  const { assert, matchesCli, ARTIFACTS } = h;
+
+  test('limits: a step over the timeline\'s limit shows its figures and says what would draw it; exports say why not', async ({ page }) => {
+    const base = page.url().split(/[?#]/)[0];
+    await page.goto(base + ONE_T_TWENTY);
+    await page.waitForFunction(() => document.body.dataset.timelineRefused === '1'
+      || document.body.dataset.errors === '1' || document.body.dataset.runAlert === '1', null, { timeout: 180000 });
+    const outcome = await page.evaluate(() => ({
+      errors: document.body.dataset.errors,
+      alert: document.querySelector('.run-alert')?.textContent ?? null,
+      statement: document.querySelector('.timeline .timeline-refused')?.textContent ?? null,
+      simulating: document.body.dataset.simulating,
+      figuresMs: document.body.dataset.figuresMs,
+      json: document.querySelector('[data-scenario-json]').dataset.scenarioJson,
+    }));
+    assert(outcome.errors !== '1' && outcome.alert === null, `the scenario was refused: ${outcome.alert ?? 'field errors'}`);
+    console.log(`    1T all TP on at 20x the batch: figures in ${outcome.figuresMs} ms in the worker, no timeline`);
+    const text = outcome.statement ?? '';
+    assert(/timeline would hold 62\.9 M operations/.test(text), `the statement does not say how large: ${text}`);
+    assert(/limit of 3\.5 M/.test(text), `the statement does not give the limit: ${text}`);
+    assert(text.includes('lower Global batch (workload.global_batch) to 3414 to draw it'),
+      `the statement does not name the control and value: ${text}`);
+    assert(outcome.simulating === '0', 'still marked as simulating');
+    // What the user asked for stays.
+    const json = JSON.parse(outcome.json);
+    assert(json.workload.global_batch === 61440 && json.overlap.tp === true, `the scenario changed: ${outcome.json}`);
+    // The figures are this scenario's, equal to the CLI's.
+    await matchesCli(page);
+    await page.locator('.timeline').scrollIntoViewIfNeeded();
+    await page.screenshot({ path: `${ARTIFACTS}/limits-no-timeline.png` });
+
+    // The exports that need the timeline say the same instead of failing.
+    for (const name of ['Download trace (JSON)', 'Download traces for HTA (zip)', 'Download SVG']) {
+      await page.getByRole('button', { name }).click();
+      const why = await page.locator('.trace-problem').textContent();
+      assert(/needs this step's timeline/.test(why) && why.includes('Global batch (workload.global_batch) to 3414'),
+        `${name}: ${why}`);
+    }
+    assert(await page.evaluate(() => document.body.dataset.timelineRefused) === '1');
+  }, { timeout: 240000 });
+
+  test('limits: figures refused at run time (a steady state that did not repeat) are explained beside Global batch', async ({ page }) => {
+    // 1T with every overlap off at ten times its batch: within the limits
+    // up front, but its three short runs disagree by rounding (the known gap
+    // pinned in crates/core/tests/limits.rs), and the whole step is over the
+    // limit of one run.
+    const base = page.url().split(/[?#]/)[0];
+    await page.goto(`${base}?v=1&preset=megatron-1t&global_batch=30720`);
+    await page.waitForFunction(() => document.body.dataset.errors === '1' || document.body.dataset.runAlert === '1'
+      || document.body.dataset.timelineRefused === '1', null, { timeout: 180000 });
+    const alert = await page.evaluate(() => document.querySelector('.run-alert')?.textContent ?? null);
+    assert(alert === null, `an alert instead of the field's message: ${alert}`);
+    const field = page.locator('#f-workload-global-batch');
+    assert((await field.getAttribute('aria-invalid')) === 'true', 'Global batch is not marked invalid');
+    const message = await page.textContent('#f-workload-global-batch-err');
+    assert(/cannot be extrapolated/.test(message) && /global_batch here is 6840/.test(message),
+      `no message beside Global batch: ${message}`);
+    const json = JSON.parse(await page.getAttribute('[data-scenario-json]', 'data-scenario-json'));
+    assert(json.workload.global_batch === 30720, `what the user asked for changed: ${JSON.stringify(json.workload)}`);
+  }, { timeout: 240000 });
+}
