@@ -41,6 +41,13 @@ pub const TOLERANCE: f64 = 1e-10;
 /// The smallest part of its scale a sum is measured against (see [`TOLERANCE`]).
 pub const FLOOR: f64 = 1e-3;
 
+/// How many units in the last place of its scale a sum's differences may
+/// show while the sum stays the same at every count: its terms are
+/// differences of event times of the scale's size, each rounded, so a
+/// constant sum can differ between runs by a few such units (2e-14 s on the
+/// 1T step's 27 s runs, about six).
+pub const ROUNDING_ULPS: f64 = 64.0;
+
 /// A run's sums and what obtaining them cost.
 pub(crate) struct Tallied {
     /// The sums at the scenario's micro-batch count.
@@ -141,6 +148,13 @@ fn units_beyond(counts: [u32; 3], micro_batches: u32) -> f64 {
 /// than [`TOLERANCE`] allows.
 fn extrapolate([(v0, _), (v1, s1), (v2, s2)]: [(f64, f64); 3], units: f64) -> Option<f64> {
     let (d1, d2) = (v1 - v0, v2 - v1);
+    // A sum the runs give equal up to the rounding of their times is the
+    // same at every count (a per-GPU total of work done once per step): it
+    // is carried as it is, not grown by its rounding.
+    let rounding = ROUNDING_ULPS * f64::EPSILON * v2.abs().max(s2.abs());
+    if d1.abs() <= rounding && d2.abs() <= rounding {
+        return Some(v2);
+    }
     // The slope over both differences: half the rounding of one.
     let value = v2 + (v2 - v0) / 2.0 * units;
     let scale = (s2 + (s2 - s1) * units).abs();
