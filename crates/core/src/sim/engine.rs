@@ -110,8 +110,9 @@ struct GpuState {
     /// The first op of the compute run in progress (`NO_RUN` when none):
     /// its start is written, the ops after it have not started yet.
     run_head: TaskId,
-    /// The run's last op, whose end is the run's one event.
-    run_last: TaskId,
+    /// The run's ops in order with their phase times (the last one's end
+    /// is the run's one event); kept allocated from run to run.
+    run: Vec<compute_run::RunOp>,
 }
 
 impl GpuState {
@@ -265,7 +266,7 @@ pub(crate) fn run_recording<'g>(
                 inflight_total: [0.0; 3],
                 inflight_last: [0.0; 3],
                 run_head: NO_RUN,
-                run_last: NO_RUN,
+                run: Vec::new(),
             })
             .collect(),
         net,
