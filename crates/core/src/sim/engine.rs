@@ -139,20 +139,11 @@ impl GpuState {
     }
 }
 
-/// Everything the engine reads and changes about one task, in one record:
-/// an event touches a task with one cache miss, not one per array. The
-/// task's constants the event loop reads on every start and end (its GPU,
-/// axis, work and first phase) are copied here from the graph's `Task`, whose
-/// other fields only collectives read. What only the running op needs sits
-/// in `GpuState`.
+/// Everything the engine changes about one task, in one place: an event
+/// touches a task's state with one cache miss instead of one per array.
+/// Kept small (16 bytes): what only the running op needs sits in `GpuState`.
 #[derive(Clone, Copy)]
 struct TaskState {
-    /// As `Task::work`: compute, seconds at full speed; communication,
-    /// bytes per member transfer.
-    work: f64,
-    /// Compute: seconds of its memory-bound part (`memory_phase_s`, zero
-    /// when it has none). Communication: the latency paid before the bytes move.
-    lead_s: f64,
     /// Dependencies not yet finished.
     pending: u32,
     /// Sequence number of the task's latest pushed event: an entry with
@@ -161,28 +152,21 @@ struct TaskState {
     /// Compute: the head of its list of finished collectives it depends on
     /// (`NO_WAIT` when none).
     wait_head: u32,
-    /// As `Task::gpu`.
-    gpu: u32,
     /// What the task's pending event stands for (`Kind::None`: none pending).
     kind: Kind,
-    /// As `Task::axis` (`COMPUTE` for a compute op).
-    axis: u8,
     /// Compute: its memory-bound part is moving through HBM.
     in_memory_phase: bool,
     /// ... as a network flow (it shares HBM with a collective), not timed
     /// alone at the full HBM bandwidth.
     memory_in_network: bool,
+    /// A compute op (constant): a finished collective looks this up for each
+    /// of its successors, here in the state it touches next anyway rather
+    /// than in the larger `Task`.
+    compute: bool,
 }
 
-impl TaskState {
-    fn compute(&self) -> bool {
-        self.axis == COMPUTE
-    }
-}
-
-// The record stays within 40 bytes (it replaces a 16-byte state beside the
-// 40-byte `Task` the engine read as well).
-const _: () = assert!(std::mem::size_of::<TaskState>() == 40);
+// The record stays within 16 bytes: four to a cache line.
+const _: () = assert!(std::mem::size_of::<TaskState>() == 16);
 
 struct Engine<'g, N: BandwidthModel> {
     g: &'g Graph,
@@ -264,22 +248,14 @@ fn run_from_seq<'g>(
             .initial_pending
             .iter()
             .zip(&g.tasks)
-            .enumerate()
-            .map(|(i, (&pending, task))| TaskState {
-                work: task.work,
-                lead_s: if task.axis == COMPUTE {
-                    memory_phase_s(g, sharing, i)
-                } else {
-                    task.latency_s
-                },
+            .map(|(&pending, task)| TaskState {
                 pending,
                 seq: 0,
                 wait_head: NO_WAIT,
-                gpu: task.gpu,
                 kind: Kind::None,
-                axis: task.axis,
                 in_memory_phase: false,
                 memory_in_network: false,
+                compute: task.axis == COMPUTE,
             })
             .collect(),
         record,
@@ -486,24 +462,24 @@ impl<N: BandwidthModel> Engine<'_, N> {
         let now = self.now;
         self.res.start_s[t as usize] = now;
         let g = self.g;
-        let ts = self.st[t as usize];
-        if ts.compute() {
-            let gpu = ts.gpu;
+        let task = &g.tasks[t as usize];
+        if task.axis == COMPUTE {
+            let gpu = task.gpu;
             let idle_from = self.gpu[gpu as usize].idle_since;
-            if self.record && now > idle_from && ts.wait_head != NO_WAIT {
+            if self.record && now > idle_from && self.st[t as usize].wait_head != NO_WAIT {
                 self.attribute_idle(t, gpu, idle_from);
             }
             self.gpu[gpu as usize].running = Some(t);
             if self.gpu[gpu as usize].comm_active == 0 && self.begin_run(t, gpu) {
                 return;
             }
-            if ts.lead_s > 0.0 {
-                self.begin_memory_phase(t, ts.lead_s);
+            let memory_s = memory_phase_s(g, self.sharing, t as usize);
+            if memory_s > 0.0 {
+                self.begin_memory_phase(t, memory_s);
             } else {
-                self.begin_compute_phase(t, ts.work);
+                self.begin_compute_phase(t, task.work);
             }
         } else {
-            let task = &g.tasks[t as usize];
             let axis = task.axis as usize;
             let kind = self.setup.kind(g, t);
             let start = task.members_start as usize;
@@ -524,8 +500,8 @@ impl<N: BandwidthModel> Engine<'_, N> {
                 }
                 self.retime_compute(m);
             }
-            if ts.lead_s > 0.0 {
-                self.push(now + ts.lead_s, t, Kind::LatencyDone);
+            if task.latency_s > 0.0 {
+                self.push(now + task.latency_s, t, Kind::LatencyDone);
             } else {
                 self.begin_transfer(t);
             }
@@ -585,7 +561,7 @@ impl<N: BandwidthModel> Engine<'_, N> {
     /// Compute task `t` runs `work_s` (full-speed seconds) on the SMs left.
     fn begin_compute_phase(&mut self, t: TaskId, work_s: f64) {
         let now = self.now;
-        let gpu = self.st[t as usize].gpu;
+        let gpu = self.g.tasks[t as usize].gpu;
         let speed = self.speed(gpu);
         let st = &mut self.gpu[gpu as usize];
         st.speed = speed;
@@ -601,7 +577,7 @@ impl<N: BandwidthModel> Engine<'_, N> {
     /// collective of its GPU starts.
     fn begin_memory_phase(&mut self, t: TaskId, memory_s: f64) {
         let now = self.now;
-        let gpu = self.st[t as usize].gpu;
+        let gpu = self.g.tasks[t as usize].gpu;
         self.st[t as usize].in_memory_phase = true;
         let st = &mut self.gpu[gpu as usize];
         st.remaining = memory_s;
@@ -636,12 +612,13 @@ impl<N: BandwidthModel> Engine<'_, N> {
     /// and runs its compute-bound part.
     fn memory_done(&mut self, t: TaskId) {
         let g = self.g;
+        let gpu = g.tasks[t as usize].gpu;
         let ts = &mut self.st[t as usize];
         ts.in_memory_phase = false;
-        let (gpu, left_s) = (ts.gpu, ts.work - ts.lead_s);
         if std::mem::take(&mut ts.memory_in_network) {
             self.leave_network(self.net.class_of(self.setup.kernel_pattern(g, gpu), 0));
         }
+        let left_s = g.tasks[t as usize].work - memory_phase_s(g, self.sharing, t as usize);
         if left_s > 0.0 {
             self.begin_compute_phase(t, left_s);
         } else {
@@ -687,13 +664,13 @@ impl<N: BandwidthModel> Engine<'_, N> {
     }
 
     fn begin_transfer(&mut self, t: TaskId) {
-        let ts = &self.st[t as usize];
-        let (work, axis) = (ts.work, ts.axis);
-        if work <= 0.0 {
+        let g = self.g;
+        let task = &g.tasks[t as usize];
+        if task.work <= 0.0 {
             self.complete(t);
             return;
         }
-        self.join_network(t, self.g.tasks[t as usize].pattern, axis, work);
+        self.join_network(t, task.pattern, task.axis, task.work);
     }
 
     fn complete(&mut self, t: TaskId) {
@@ -702,17 +679,15 @@ impl<N: BandwidthModel> Engine<'_, N> {
         self.res.end_s[ti] = now;
         self.cancel(t);
         let g = self.g;
-        let ts = &self.st[ti];
-        let compute = ts.compute();
-        if compute {
-            let gpu = ts.gpu as usize;
+        let task = &g.tasks[ti];
+        if task.axis == COMPUTE {
+            let gpu = task.gpu as usize;
             let st = &mut self.gpu[gpu];
             st.running = None;
             st.idle_since = now;
             self.res.gpus[gpu].compute_busy_s += now - self.res.start_s[ti];
             self.res.gpus[gpu].end_s = self.res.gpus[gpu].end_s.max(now);
         } else {
-            let task = &g.tasks[ti];
             // Zero-byte collectives never joined the network.
             if task.work > 0.0 {
                 self.leave_network(self.net.class_of(task.pattern, task.axis));
@@ -734,11 +709,11 @@ impl<N: BandwidthModel> Engine<'_, N> {
             }
         }
         let successors = g.successors(t);
-        if !compute && self.record {
+        if task.axis != COMPUTE && self.record {
             // Compute that waits on this collective: remember it, so that the
             // compute stream's idle time can be laid against it.
             for &s in successors {
-                if self.st[s as usize].compute() {
+                if self.st[s as usize].compute {
                     self.wait_nodes.push((self.st[s as usize].wait_head, t));
                     self.st[s as usize].wait_head = (self.wait_nodes.len() - 1) as u32;
                 }

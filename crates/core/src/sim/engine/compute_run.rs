@@ -15,6 +15,7 @@
 use super::{Engine, Kind, NO_RUN};
 use crate::sim::bandwidth_model::BandwidthModel;
 use crate::workload::graph::TaskId;
+use crate::workload::interference::memory_phase_s;
 
 /// Most ops planned as one run: a run split early has been walked once for
 /// nothing, so this bounds the walk a split can waste.
@@ -43,8 +44,8 @@ impl<N: BandwidthModel> Engine<'_, N> {
     /// compute-bound parts run at `speed`, added up as `start`,
     /// `memory_done` and `begin_compute_phase` add them.
     fn quiet_times(&self, t: TaskId, start_s: f64, speed: f64) -> QuietTimes {
-        let ts = &self.st[t as usize];
-        let (memory_s, work_s) = (ts.lead_s, ts.work);
+        let memory_s = memory_phase_s(self.g, self.sharing, t as usize);
+        let work_s = self.g.tasks[t as usize].work;
         if memory_s > 0.0 {
             let memory_end_s = start_s + memory_s;
             let left_s = work_s - memory_s;
@@ -75,7 +76,7 @@ impl<N: BandwidthModel> Engine<'_, N> {
             return None;
         };
         let st = &self.st[next as usize];
-        (st.compute() && st.pending == 1 && st.gpu == gpu).then_some(next)
+        (st.compute && st.pending == 1 && self.g.tasks[next as usize].gpu == gpu).then_some(next)
     }
 
     /// Compute op `t` starts now on `gpu`, which has no collective in flight
@@ -111,7 +112,7 @@ impl<N: BandwidthModel> Engine<'_, N> {
     /// The last op of the run that `head` began ended now: its ops complete
     /// in order, each at its end.
     pub(super) fn finish_run(&mut self, head: TaskId) {
-        let gpu = self.st[head as usize].gpu;
+        let gpu = self.g.tasks[head as usize].gpu;
         let st = &mut self.gpu[gpu as usize];
         st.run_head = NO_RUN;
         let ops = std::mem::take(&mut st.run);
@@ -147,7 +148,7 @@ impl<N: BandwidthModel> Engine<'_, N> {
         self.gpu[gpu as usize].run = ops;
         let start_s = self.res.start_s[t as usize];
         self.gpu[gpu as usize].running = Some(t);
-        let work_s = self.st[t as usize].work;
+        let work_s = self.g.tasks[t as usize].work;
         let left_s = work_s - times.memory_s;
         if times.memory_s > 0.0 && (now < times.memory_end_s || left_s <= 0.0) {
             self.st[t as usize].in_memory_phase = true;
