@@ -19,6 +19,7 @@ pub(crate) fn timeline(g: &Graph, run: &mut RunResult, reduced: bool) -> Timelin
         .map(|l| std::mem::take(&mut l.samples))
         .collect();
     let run = &*run;
+    let alone_bps = alone_rates_bps(g);
     let interval = |task: u32, exposed: (f64, f64), with_window: bool| {
         let t = &g.tasks[task as usize];
         let meta = &g.meta[task as usize];
@@ -32,7 +33,7 @@ pub(crate) fn timeline(g: &Graph, run: &mut RunResult, reduced: bool) -> Timelin
         });
         let comm = t.axis != COMPUTE;
         let transfer = if comm {
-            transfer(g, run, task as usize)
+            transfer(g, run, task as usize, &alone_bps)
         } else {
             (0.0, 0.0)
         };
@@ -126,13 +127,13 @@ pub(crate) fn timeline(g: &Graph, run: &mut RunResult, reduced: bool) -> Timelin
 /// A collective's achieved bandwidth (bytes over its transfer time, latency
 /// excluded), GB/s, and how much longer its transfer took than it would have
 /// alone on the same links, s.
-fn transfer(g: &Graph, run: &RunResult, id: usize) -> (f64, f64) {
+fn transfer(g: &Graph, run: &RunResult, id: usize, alone_bps: &[f64]) -> (f64, f64) {
     let t = &g.tasks[id];
     let transfer_s = run.end_s[id] - run.start_s[id] - t.latency_s;
     if t.work <= 0.0 || transfer_s <= 0.0 {
         return (0.0, 0.0);
     }
-    let delay = transfer_s - t.work / g.alone_rate_bps(t.pattern);
+    let delay = transfer_s - t.work / alone_bps[t.pattern as usize];
     // Below a part in a billion it is rounding, not contention.
     let contention = if delay > 1e-9 * transfer_s {
         delay
@@ -140,6 +141,14 @@ fn transfer(g: &Graph, run: &RunResult, id: usize) -> (f64, f64) {
         0.0
     };
     (t.work / transfer_s / 1e9, contention)
+}
+
+/// Per pattern, the rate a collective gets alone on its links
+/// (`Graph::alone_rate_bps`), worked out once rather than per collective.
+fn alone_rates_bps(g: &Graph) -> Vec<f64> {
+    (0..g.patterns.len() as u32)
+        .map(|p| g.alone_rate_bps(p))
+        .collect()
 }
 
 /// A window as it ran (model.md 5): from the moment the collective could
@@ -184,6 +193,7 @@ pub(crate) fn tally(g: &Graph, run: &RunResult, with_hta: bool) -> Tally {
     let mut windows: Vec<[Vec<(f64, f64)>; 3]> = vec![Default::default(); gpus];
     let mut contention_s = vec![[0.0f64; 3]; gpus];
     let mut hta_comm: Vec<Vec<(f64, f64)>> = vec![Vec::new(); if with_hta { gpus } else { 0 }];
+    let alone_bps = alone_rates_bps(g);
     for (id, t) in g.tasks.iter().enumerate() {
         if t.axis == COMPUTE {
             continue;
@@ -193,7 +203,7 @@ pub(crate) fn tally(g: &Graph, run: &RunResult, with_hta: bool) -> Tally {
         let contention = if members.is_empty() {
             0.0
         } else {
-            transfer(g, run, id).1
+            transfer(g, run, id, &alone_bps).1
         };
         for (i, &m) in members.iter().enumerate() {
             let m = m as usize;

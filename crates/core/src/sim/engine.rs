@@ -12,7 +12,7 @@
 //! event for its first finisher however many flows it holds, and superseded
 //! events are dropped from the heap once they outnumber the live ones.
 
-use std::cmp::Ordering;
+use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use crate::sim::bandwidth_model::BandwidthModel;
@@ -29,8 +29,13 @@ const NO_WAIT: u32 = u32::MAX;
 /// No compute run in progress on a GPU.
 const NO_RUN: TaskId = TaskId::MAX;
 
+/// What an entity's pending event stands for; kept beside the entity (the
+/// heap entry carries only time, order and entity).
 #[derive(Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
 enum Kind {
+    /// No event pending.
+    None,
     /// Latency paid: the bytes start moving.
     LatencyDone,
     /// Compute finished, or the last byte arrived.
@@ -40,26 +45,34 @@ enum Kind {
     RunDone,
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
-struct Event {
-    /// Bit pattern of a non-negative f64: orders like the number.
-    time_bits: u64,
-    seq: u64,
-    /// A task (below the task count) or a flow class (task count + class).
-    entity: u32,
-    version: u32,
-    kind: Kind,
-}
+/// A heap entry in 16 bytes: the time's bit pattern (a non-negative f64
+/// orders like the number), then the sequence number of its push, then the
+/// entity (a task below the task count, else a flow class at task count +
+/// class). Ordered by that one number: by time, then by push order, so equal
+/// times break the same way on every run. The sequence number also tells a
+/// live entry from a superseded one: only the entity's latest push is live.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Event(u128);
 
-impl Ord for Event {
-    fn cmp(&self, other: &Self) -> Ordering {
-        // Reversed: BinaryHeap is a max-heap and we want the earliest event.
-        (other.time_bits, other.seq).cmp(&(self.time_bits, self.seq))
+impl Event {
+    fn new(time_bits: u64, seq: u32, entity: u32) -> Self {
+        Self(u128::from(time_bits) << 64 | u128::from(seq) << 32 | u128::from(entity))
     }
-}
-impl PartialOrd for Event {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
+
+    fn time_bits(self) -> u64 {
+        (self.0 >> 64) as u64
+    }
+
+    fn time_s(self) -> f64 {
+        f64::from_bits(self.time_bits())
+    }
+
+    fn seq(self) -> u32 {
+        (self.0 >> 32) as u32
+    }
+
+    fn entity(self) -> u32 {
+        self.0 as u32
     }
 }
 
@@ -110,8 +123,9 @@ struct GpuState {
     /// The first op of the compute run in progress (`NO_RUN` when none):
     /// its start is written, the ops after it have not started yet.
     run_head: TaskId,
-    /// The run's last op, whose end is the run's one event.
-    run_last: TaskId,
+    /// The run's ops in order with their phase times (the last one's end
+    /// is the run's one event); kept allocated from run to run.
+    run: Vec<compute_run::RunOp>,
 }
 
 impl GpuState {
@@ -132,14 +146,14 @@ impl GpuState {
 struct TaskState {
     /// Dependencies not yet finished.
     pending: u32,
-    /// Bumped whenever the task's pending event is superseded, so that the
-    /// old one is skipped.
-    version: u32,
+    /// Sequence number of the task's latest pushed event: an entry with
+    /// another is superseded and skipped.
+    seq: u32,
     /// Compute: the head of its list of finished collectives it depends on
     /// (`NO_WAIT` when none).
     wait_head: u32,
-    /// Whether an event of the current version is in the heap.
-    scheduled: bool,
+    /// What the task's pending event stands for (`Kind::None`: none pending).
+    kind: Kind,
     /// Compute: its memory-bound part is moving through HBM.
     in_memory_phase: bool,
     /// ... as a network flow (it shares HBM with a collective), not timed
@@ -163,10 +177,10 @@ struct Engine<'g, N: BandwidthModel> {
     /// Whether to record what the timeline and the report read (exposure,
     /// link logs); the baseline needs only its step time.
     record: bool,
-    /// Per flow class: as `TaskState::version` and `scheduled`.
-    class_version: Vec<u32>,
-    class_scheduled: Vec<bool>,
-    /// Heap entries whose version is stale.
+    /// Per flow class: as `TaskState::seq` and `kind` (always `Done` when pending).
+    class_seq: Vec<u32>,
+    class_kind: Vec<Kind>,
+    /// Heap entries that are superseded.
     stale: usize,
     /// Reused buffer for the classes whose rates a network change touched.
     changed: Vec<ClassId>,
@@ -182,8 +196,9 @@ struct Engine<'g, N: BandwidthModel> {
     net: N,
     /// Records what the links did (only when `record`).
     links: LinkLog,
-    heap: BinaryHeap<Event>,
-    seq: u64,
+    heap: BinaryHeap<Reverse<Event>>,
+    /// Sequence number of the latest push.
+    seq: u32,
     now: f64,
 }
 
@@ -202,6 +217,18 @@ pub(crate) fn run_recording<'g>(
     record: bool,
     samples: bool,
     sharing: &'g Sharing,
+) -> RunResult {
+    run_from_seq(g, record, samples, sharing, 0)
+}
+
+/// `run_recording` with the events' sequence numbers starting after
+/// `first_seq` (tests start near the end of their range).
+fn run_from_seq<'g>(
+    g: &'g Graph,
+    record: bool,
+    samples: bool,
+    sharing: &'g Sharing,
+    first_seq: u32,
 ) -> RunResult {
     let n = g.tasks.len();
     let setup = NetworkSetup::new(g, sharing);
@@ -223,17 +250,17 @@ pub(crate) fn run_recording<'g>(
             .zip(&g.tasks)
             .map(|(&pending, task)| TaskState {
                 pending,
-                version: 0,
+                seq: 0,
                 wait_head: NO_WAIT,
-                scheduled: false,
+                kind: Kind::None,
                 in_memory_phase: false,
                 memory_in_network: false,
                 compute: task.axis == COMPUTE,
             })
             .collect(),
         record,
-        class_version: vec![0; classes],
-        class_scheduled: vec![false; classes],
+        class_seq: vec![0; classes],
+        class_kind: vec![Kind::None; classes],
         stale: 0,
         changed: Vec::new(),
         exposure: Exposure::new(if record { n } else { 0 }),
@@ -265,13 +292,13 @@ pub(crate) fn run_recording<'g>(
                 inflight_total: [0.0; 3],
                 inflight_last: [0.0; 3],
                 run_head: NO_RUN,
-                run_last: NO_RUN,
+                run: Vec::new(),
             })
             .collect(),
         net,
         links,
         heap: BinaryHeap::with_capacity(1024),
-        seq: 0,
+        seq: first_seq,
         now: 0.0,
     };
     for t in 0..n as TaskId {
@@ -279,15 +306,15 @@ pub(crate) fn run_recording<'g>(
             e.start(t);
         }
     }
-    while let Some(ev) = e.heap.pop() {
-        let entity = ev.entity as usize;
-        let (version, scheduled) = e.slot(ev.entity);
-        if ev.version != *version {
+    while let Some(Reverse(ev)) = e.heap.pop() {
+        let entity = ev.entity() as usize;
+        let (seq, kind) = e.slot(ev.entity());
+        if ev.seq() != *seq || *kind == Kind::None {
             e.stale -= 1;
             continue;
         }
-        *scheduled = false;
-        e.now = f64::from_bits(ev.time_bits);
+        let kind = std::mem::replace(kind, Kind::None);
+        e.now = ev.time_s();
         e.res.events += 1;
         if entity >= n {
             let class = (entity - n) as ClassId;
@@ -298,11 +325,13 @@ pub(crate) fn run_recording<'g>(
                 e.complete(task);
             }
         } else {
-            match ev.kind {
-                Kind::LatencyDone => e.begin_transfer(ev.entity),
-                Kind::RunDone => e.finish_run(ev.entity),
-                Kind::Done if e.st[entity].in_memory_phase => e.memory_done(ev.entity),
-                Kind::Done => e.complete(ev.entity),
+            let t = ev.entity();
+            match kind {
+                Kind::LatencyDone => e.begin_transfer(t),
+                Kind::RunDone => e.finish_run(t),
+                Kind::Done if e.st[entity].in_memory_phase => e.memory_done(t),
+                Kind::Done => e.complete(t),
+                Kind::None => unreachable!("a live event has a kind"),
             }
         }
     }
@@ -343,32 +372,59 @@ impl<N: BandwidthModel> Engine<'_, N> {
     /// Schedules the entity's next event, superseding any pending one.
     fn push(&mut self, at: f64, entity: u32, kind: Kind) {
         self.cancel(entity);
-        let (version, scheduled) = self.slot(entity);
-        *scheduled = true;
-        let version = *version;
-        self.res.planned_events += 1;
+        if self.seq == u32::MAX {
+            self.renumber();
+        }
         self.seq += 1;
-        self.heap.push(Event {
-            time_bits: at.max(0.0).to_bits(),
-            seq: self.seq,
-            entity,
-            version,
-            kind,
-        });
+        let seq = self.seq;
+        let slot = self.slot(entity);
+        *slot.0 = seq;
+        *slot.1 = kind;
+        self.res.planned_events += 1;
+        self.heap
+            .push(Reverse(Event::new(at.max(0.0).to_bits(), seq, entity)));
     }
 
-    /// The entity's event version and whether it has an event in the heap.
-    fn slot(&mut self, entity: u32) -> (&mut u32, &mut bool) {
+    /// The sequence numbers ran out: the live events are numbered again from
+    /// 1 in their order, which the heap keeps, and the superseded ones dropped.
+    fn renumber(&mut self) {
+        let mut live: Vec<Event> = std::mem::take(&mut self.heap)
+            .into_iter()
+            .map(|Reverse(ev)| ev)
+            .filter(|&ev| self.is_live(ev))
+            .collect();
+        live.sort_unstable();
+        for (i, ev) in live.iter_mut().enumerate() {
+            let seq = i as u32 + 1;
+            *self.slot(ev.entity()).0 = seq;
+            *ev = Event::new(ev.time_bits(), seq, ev.entity());
+        }
+        self.seq = live.len() as u32;
+        self.stale = 0;
+        self.heap = live.into_iter().map(Reverse).collect();
+    }
+
+    /// Whether the heap entry is its entity's pending event.
+    fn is_live(&self, ev: Event) -> bool {
+        let n = self.st.len();
+        let e = ev.entity() as usize;
+        let (seq, kind) = if e < n {
+            (self.st[e].seq, self.st[e].kind)
+        } else {
+            (self.class_seq[e - n], self.class_kind[e - n])
+        };
+        ev.seq() == seq && kind != Kind::None
+    }
+
+    /// The entity's latest sequence number and its pending event's kind.
+    fn slot(&mut self, entity: u32) -> (&mut u32, &mut Kind) {
         let n = self.st.len();
         let e = entity as usize;
         if e < n {
             let t = &mut self.st[e];
-            (&mut t.version, &mut t.scheduled)
+            (&mut t.seq, &mut t.kind)
         } else {
-            (
-                &mut self.class_version[e - n],
-                &mut self.class_scheduled[e - n],
-            )
+            (&mut self.class_seq[e - n], &mut self.class_kind[e - n])
         }
     }
 
@@ -376,18 +432,13 @@ impl<N: BandwidthModel> Engine<'_, N> {
     /// outnumber live ones the heap is rebuilt without them, so that it never
     /// holds more than twice the live events (plus a constant).
     fn cancel(&mut self, entity: u32) {
-        let (version, scheduled) = self.slot(entity);
-        *version = version.wrapping_add(1);
-        if std::mem::take(scheduled) {
+        let (_, kind) = self.slot(entity);
+        if std::mem::replace(kind, Kind::None) != Kind::None {
             self.stale += 1;
             if self.stale > 1024 && self.stale * 2 > self.heap.len() {
-                let (st, classes) = (&self.st, &self.class_version);
-                let n = st.len();
-                self.heap.retain(|ev| {
-                    let e = ev.entity as usize;
-                    let current = if e < n { st[e].version } else { classes[e - n] };
-                    ev.version == current
-                });
+                let mut heap = std::mem::take(&mut self.heap);
+                heap.retain(|&Reverse(ev)| self.is_live(ev));
+                self.heap = heap;
                 self.stale = 0;
             }
         }
@@ -674,5 +725,31 @@ impl<N: BandwidthModel> Engine<'_, N> {
                 self.start(s);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::input::presets;
+    use crate::model::fidelity::Fidelity;
+    use crate::workload;
+
+    /// Sequence numbers that run out mid-run are numbered again in order:
+    /// the timeline is the same bit for bit.
+    #[test]
+    fn renumbered_sequence_gives_the_same_timeline() {
+        let s = presets::scenario("contention").unwrap();
+        let g = workload::build(&s, Fidelity::Reduced, 0);
+        let sharing = Sharing::of(&s);
+        let plain = run_from_seq(&g, true, true, &sharing, 0);
+        assert!(plain.planned_events > 3000, "enough pushes to run out");
+        let wrapped = run_from_seq(&g, true, true, &sharing, u32::MAX - 1500);
+        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&plain.start_s), bits(&wrapped.start_s));
+        assert_eq!(bits(&plain.end_s), bits(&wrapped.end_s));
+        assert_eq!(bits(&plain.exposed_s), bits(&wrapped.exposed_s));
+        assert_eq!(plain.step_time_s.to_bits(), wrapped.step_time_s.to_bits());
+        assert_eq!(plain.events, wrapped.events);
     }
 }

@@ -130,7 +130,17 @@ pub(crate) struct Cluster {
     network_latency_s: f64,
     /// The links as NCCL's cost model sees them.
     fabric: Fabric,
+    /// NCCL's choice per distinct call shape met so far: a step issues the
+    /// same few calls hundreds of thousands of times, and `choose` weighs
+    /// every algorithm and protocol for each.
+    calls: std::cell::RefCell<Vec<(CallKey, CollectiveCall)>>,
 }
+
+/// A call shape, exactly (the size by its bits), as the memo's key.
+type CallKey = (Collective, u32, u32, u64);
+
+/// Most call shapes `Cluster` remembers.
+const MEMO_CALLS: usize = 64;
 
 const NVL_OUT: u32 = 0;
 const NVL_IN: u32 = 1;
@@ -199,21 +209,41 @@ impl Cluster {
             nvlink_latency_s: fabric.nvlink_latency_s,
             network_latency_s: fabric.network_latency_s,
             fabric,
+            calls: Default::default(),
         }
     }
 
     /// NCCL's choice for a collective of `ranks` GPUs inside one node
     /// (a TP group), each holding `size_bytes`.
     pub fn node_call(&self, kind: Collective, ranks: u32, size_bytes: f64) -> CollectiveCall {
-        collective_cost::choose(
-            &self.fabric,
-            &CallShape {
-                kind,
-                ranks,
-                per_node: ranks,
-                size_bytes,
-            },
-        )
+        self.call(CallShape {
+            kind,
+            ranks,
+            per_node: ranks,
+            size_bytes,
+        })
+    }
+
+    /// NCCL's choice for a call of this shape (`collective_cost::choose`),
+    /// worked out once per distinct shape.
+    fn call(&self, shape: CallShape) -> CollectiveCall {
+        let key = (
+            shape.kind,
+            shape.ranks,
+            shape.per_node,
+            shape.size_bytes.to_bits(),
+        );
+        let mut calls = self.calls.borrow_mut();
+        if let Some(&(_, call)) = calls.iter().find(|(k, _)| *k == key) {
+            return call;
+        }
+        let call = collective_cost::choose(&self.fabric, &shape);
+        // A step has a few distinct shapes; past that the memo stops growing,
+        // so that a scan of it stays short.
+        if calls.len() < MEMO_CALLS {
+            calls.push((key, call));
+        }
+        call
     }
 
     pub fn gpu(&self, stage: u32, replica: u32, tp: u32) -> u32 {
@@ -267,15 +297,12 @@ impl Cluster {
     ) -> (u32, f64, f64, CollectiveCall) {
         let (k, nodes) = self.layout.dp_spread();
         let n = self.layout.dp;
-        let call = collective_cost::choose(
-            &self.fabric,
-            &CallShape {
-                kind,
-                ranks: n,
-                per_node: k,
-                size_bytes,
-            },
-        );
+        let call = self.call(CallShape {
+            kind,
+            ranks: n,
+            per_node: k,
+            size_bytes,
+        });
         if nodes <= 1 {
             return (
                 self.nvlink_ring(g, members),
@@ -347,15 +374,12 @@ impl Cluster {
     ) -> (u32, f64, f64, CollectiveCall) {
         let mut usage = self.send_usage(a, b, same_node).0;
         usage.extend(self.send_usage(b, a, same_node).0);
-        let call = collective_cost::choose(
-            &self.fabric,
-            &CallShape {
-                kind: Collective::AllReduce,
-                ranks: 2,
-                per_node: if same_node { 2 } else { 1 },
-                size_bytes,
-            },
-        );
+        let call = self.call(CallShape {
+            kind: Collective::AllReduce,
+            ranks: 2,
+            per_node: if same_node { 2 } else { 1 },
+            size_bytes,
+        });
         (
             g.add_pattern(merge(usage)),
             call.wire_bytes,

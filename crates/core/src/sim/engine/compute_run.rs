@@ -22,13 +22,21 @@ use crate::workload::interference::memory_phase_s;
 const MAX_RUN_OPS: usize = 256;
 
 /// A compute op's phases on a quiet GPU, from its start.
-struct QuietTimes {
+#[derive(Clone, Copy)]
+pub(super) struct QuietTimes {
     /// Seconds of its memory-bound part (zero: it has none).
     memory_s: f64,
     /// When its memory-bound part ends (its start when it has none).
     memory_end_s: f64,
     /// When it ends.
     end_s: f64,
+}
+
+/// One op of a planned run and its phases.
+#[derive(Clone, Copy)]
+pub(super) struct RunOp {
+    task: TaskId,
+    times: QuietTimes,
 }
 
 impl<N: BandwidthModel> Engine<'_, N> {
@@ -74,25 +82,30 @@ impl<N: BandwidthModel> Engine<'_, N> {
     /// Compute op `t` starts now on `gpu`, which has no collective in flight
     /// (its start is written). When ops follow it alone, plans them with it
     /// as one run and returns true; otherwise it runs op by op.
+    ///
+    /// Each op's phase times are kept in the GPU's run list: finishing or
+    /// splitting the run reads them there instead of working them out again.
     pub(super) fn begin_run(&mut self, t: TaskId, gpu: u32) -> bool {
         let Some(mut next) = self.run_successor(t, gpu) else {
             return false;
         };
         let speed = self.speed(gpu);
-        let mut end_s = self.quiet_times(t, self.now, speed).end_s;
-        let mut ops = 1;
-        let last = loop {
-            end_s = self.quiet_times(next, end_s, speed).end_s;
-            ops += 1;
+        let mut ops = std::mem::take(&mut self.gpu[gpu as usize].run);
+        ops.clear();
+        let mut times = self.quiet_times(t, self.now, speed);
+        ops.push(RunOp { task: t, times });
+        loop {
+            times = self.quiet_times(next, times.end_s, speed);
+            ops.push(RunOp { task: next, times });
             match self.run_successor(next, gpu) {
-                Some(after) if ops < MAX_RUN_OPS => next = after,
-                _ => break next,
+                Some(after) if ops.len() < MAX_RUN_OPS => next = after,
+                _ => break,
             }
-        };
+        }
         let st = &mut self.gpu[gpu as usize];
+        st.run = ops;
         st.run_head = t;
-        st.run_last = last;
-        self.push(end_s, t, Kind::RunDone);
+        self.push(times.end_s, t, Kind::RunDone);
         true
     }
 
@@ -100,16 +113,16 @@ impl<N: BandwidthModel> Engine<'_, N> {
     /// in order, each at its end.
     pub(super) fn finish_run(&mut self, head: TaskId) {
         let gpu = self.g.tasks[head as usize].gpu;
-        let last = self.gpu[gpu as usize].run_last;
-        self.gpu[gpu as usize].run_head = NO_RUN;
-        let speed = self.speed(gpu);
-        let mut t = head;
-        while t != last {
-            let end_s = self
-                .quiet_times(t, self.res.start_s[t as usize], speed)
-                .end_s;
-            t = self.complete_in_run(t, gpu, end_s);
+        let st = &mut self.gpu[gpu as usize];
+        st.run_head = NO_RUN;
+        let ops = std::mem::take(&mut st.run);
+        for pair in ops.windows(2) {
+            self.complete_in_run(pair[0].task, gpu, pair[0].times.end_s, pair[1].task);
         }
+        let last = ops.last().expect("a run holds two ops or more").task;
+        // Handed back before the last op completes: what starts then on this
+        // GPU may begin a run of its own.
+        self.gpu[gpu as usize].run = ops;
         self.gpu[gpu as usize].running = Some(last);
         self.complete(last);
     }
@@ -121,56 +134,53 @@ impl<N: BandwidthModel> Engine<'_, N> {
     pub(super) fn split_run(&mut self, gpu: u32) {
         let now = self.now;
         let st = &mut self.gpu[gpu as usize];
-        let (head, last) = (st.run_head, st.run_last);
+        let head = st.run_head;
         st.run_head = NO_RUN;
+        let ops = std::mem::take(&mut st.run);
         self.cancel(head);
         let speed = self.speed(gpu);
-        let mut t = head;
-        loop {
-            let start_s = self.res.start_s[t as usize];
-            let times = self.quiet_times(t, start_s, speed);
-            if t != last && times.end_s <= now {
-                t = self.complete_in_run(t, gpu, times.end_s);
-                continue;
-            }
-            self.gpu[gpu as usize].running = Some(t);
-            let work_s = self.g.tasks[t as usize].work;
-            let left_s = work_s - times.memory_s;
-            if times.memory_s > 0.0 && (now < times.memory_end_s || left_s <= 0.0) {
-                self.st[t as usize].in_memory_phase = true;
-                let st = &mut self.gpu[gpu as usize];
-                st.remaining = times.memory_s;
-                st.last_update = start_s;
-                self.push(times.memory_end_s, t, Kind::Done);
+        let mut i = 0;
+        while i + 1 < ops.len() && ops[i].times.end_s <= now {
+            self.complete_in_run(ops[i].task, gpu, ops[i].times.end_s, ops[i + 1].task);
+            i += 1;
+        }
+        let RunOp { task: t, times } = ops[i];
+        self.gpu[gpu as usize].run = ops;
+        let start_s = self.res.start_s[t as usize];
+        self.gpu[gpu as usize].running = Some(t);
+        let work_s = self.g.tasks[t as usize].work;
+        let left_s = work_s - times.memory_s;
+        if times.memory_s > 0.0 && (now < times.memory_end_s || left_s <= 0.0) {
+            self.st[t as usize].in_memory_phase = true;
+            let st = &mut self.gpu[gpu as usize];
+            st.remaining = times.memory_s;
+            st.last_update = start_s;
+            self.push(times.memory_end_s, t, Kind::Done);
+        } else {
+            let (phase_start_s, phase_s) = if times.memory_s > 0.0 {
+                (times.memory_end_s, left_s)
             } else {
-                let (phase_start_s, phase_s) = if times.memory_s > 0.0 {
-                    (times.memory_end_s, left_s)
-                } else {
-                    (start_s, work_s)
-                };
-                let st = &mut self.gpu[gpu as usize];
-                st.speed = speed;
-                st.remaining = phase_s;
-                st.last_update = phase_start_s;
-                self.push(times.end_s, t, Kind::Done);
-            }
-            return;
+                (start_s, work_s)
+            };
+            let st = &mut self.gpu[gpu as usize];
+            st.speed = speed;
+            st.remaining = phase_s;
+            st.last_update = phase_start_s;
+            self.push(times.end_s, t, Kind::Done);
         }
     }
 
     /// Op `t` of a run on `gpu` ended at `end_s`: what `complete` records
-    /// for a compute op; its one successor, the run's next op, starts then
-    /// (it never waited, so no idle time is charged). Returns that op.
-    fn complete_in_run(&mut self, t: TaskId, gpu: u32, end_s: f64) -> TaskId {
+    /// for a compute op; its one successor `next`, the run's next op, starts
+    /// then (it never waited, so no idle time is charged).
+    fn complete_in_run(&mut self, t: TaskId, gpu: u32, end_s: f64, next: TaskId) {
         let ti = t as usize;
         self.res.end_s[ti] = end_s;
         let stats = &mut self.res.gpus[gpu as usize];
         stats.compute_busy_s += end_s - self.res.start_s[ti];
         stats.end_s = stats.end_s.max(end_s);
         self.gpu[gpu as usize].idle_since = end_s;
-        let next = self.g.successors(t)[0];
         self.st[next as usize].pending -= 1;
         self.res.start_s[next as usize] = end_s;
-        next
     }
 }
