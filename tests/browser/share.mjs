@@ -325,6 +325,8 @@ export function registerShareTests(test, h) {
     });
     await page.goto(`${origin}/courses/hpc/lab/?v=1&preset=contention&embed=1`);
     await ready(page);
+    // A new run's picture is painted off screen over a few frames, then shown.
+    await painted(page);
     await canvasDrawn(page);
     const href = await page.getAttribute('a.open-full', 'href');
     assert(href.startsWith(`${origin}/courses/hpc/lab/?v=1&preset=contention`), `"Open in Overlap Lab" goes to ${href}`);
