@@ -7,42 +7,14 @@ use overlap_core::steady_state::steady_counts;
 use overlap_core::{presets, simulate, simulate_report, Figures, Report, Scenario, ScenarioInput};
 use proptest::prelude::*;
 
-/// Equal to a part in a billion of the larger, or both within 1e-12 of
-/// zero (ms or a fraction: far below anything the report prints).
-fn close(a: f64, b: f64) -> bool {
-    (a - b).abs() <= 1e-9 * a.abs().max(b.abs()) || (a - b).abs() <= 1e-12
-}
+mod common;
+use common::same_figures::same_json;
 
-fn compare(what: &str, path: &str, a: &serde_json::Value, b: &serde_json::Value) {
-    use serde_json::Value;
-    match (a, b) {
-        (Value::Object(x), Value::Object(y)) => {
-            assert_eq!(x.len(), y.len(), "{what}{path}");
-            for (k, v) in x {
-                compare(what, &format!("{path}.{k}"), v, &y[k]);
-            }
-        }
-        (Value::Array(x), Value::Array(y)) => {
-            assert_eq!(x.len(), y.len(), "{what}{path}");
-            for (i, (v, w)) in x.iter().zip(y).enumerate() {
-                compare(what, &format!("{path}[{i}]"), v, w);
-            }
-        }
-        (Value::Number(x), Value::Number(y)) => {
-            let (x, y) = (x.as_f64().unwrap(), y.as_f64().unwrap());
-            assert!(
-                close(x, y),
-                "{what}{path}: extrapolated {x} vs simulated {y}"
-            );
-        }
-        _ => assert_eq!(a, b, "{what}{path}"),
-    }
-}
-
-/// Every figure of the two reports agrees to 1e-9 (see [`close`]).
+/// Every figure of the two reports agrees to 1e-9 (`common::same_figures`).
 fn same_figures(what: &str, extrapolated: &Report, full: &Report) {
-    compare(
+    same_json(
         what,
+        ("extrapolated", "simulated"),
         "",
         &serde_json::to_value(extrapolated).unwrap(),
         &serde_json::to_value(full).unwrap(),

@@ -111,22 +111,22 @@ pub(crate) fn queue_edges(
     // not (as with a queue per stream, where no edges are added): an edge
     // there would only chain one collective to the previous one of its axis,
     // which it does not wait for.
-    let shared = |q: u32| {
+    let shared: [bool; STREAMS as usize] = std::array::from_fn(|q| {
         (0..STREAMS)
-            .filter(|&s| queue_of_stream(s, max_connections) == q)
+            .filter(|&s| queue_of_stream(s, max_connections) as usize == q)
             .count()
             > 1
-    };
+    });
     let mut added = Vec::new();
     for mut list in launches {
         list.sort_unstable();
         let mut last: [Option<TaskId>; STREAMS as usize] = [None; STREAMS as usize];
         for (_, _, task) in list {
-            let q = queue_of_stream(stream(&tasks[task as usize]), max_connections);
-            if !shared(q) {
+            let q = queue_of_stream(stream(&tasks[task as usize]), max_connections) as usize;
+            if !shared[q] {
                 continue;
             }
-            if let Some(prev) = last[q as usize].replace(task) {
+            if let Some(prev) = last[q].replace(task) {
                 added.push((prev, task));
             }
         }

@@ -1,9 +1,11 @@
 //! What several test files share: the small random scenarios their
-//! property tests draw (`small_scenario`), and what they ask of a refused
+//! property tests draw (`small_scenario`), how two reports' figures are
+//! compared (`same_figures`), and what they ask of a refused
 //! scenario: that it is refused, and that the refusal names a field with a
 //! hint of what is valid.
 #![allow(dead_code)] // each test file uses the part it needs
 
+pub mod same_figures;
 pub mod small_scenario;
 
 use overlap_core::{parse_scenario, ScenarioError};
