@@ -9,6 +9,7 @@ use crate::output::report::Report;
 use crate::output::tally::{GpuTally, LinkTally, Tally};
 use crate::output::timeline::{GpuLanes, Interval, LinkLane, Timeline};
 use crate::sim::engine::RunResult;
+use crate::sim::exposure::union_length;
 use crate::workload::graph::{Graph, COMPUTE};
 
 /// Builds the timeline; the run's link samples move into it.
@@ -164,21 +165,6 @@ fn window_span(g: &Graph, run: &RunResult, gpu: usize, (from, to): (u32, u32)) -
         run.end_s[order[from as usize - 1] as usize]
     };
     (start, run.end_s[order[to as usize] as usize])
-}
-
-/// Length of the union of spans: overlapping windows of one axis count once.
-fn union_length(spans: &mut [(f64, f64)]) -> f64 {
-    spans.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let mut covered = 0.0;
-    let mut reach = f64::NEG_INFINITY;
-    for &(lo, hi) in spans.iter() {
-        let lo = lo.max(reach);
-        if hi > lo {
-            covered += hi - lo;
-            reach = hi;
-        }
-    }
-    covered
 }
 
 /// The report of a run (model.md section 6), HTA's overlap per GPU

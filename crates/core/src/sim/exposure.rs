@@ -127,8 +127,8 @@ impl Exposure {
     }
 }
 
-/// Length of the union of spans (sorts them).
-fn union_length(list: &mut [(f64, f64)]) -> f64 {
+/// Length of the union of spans (sorts them): overlapping spans count once.
+pub(crate) fn union_length(list: &mut [(f64, f64)]) -> f64 {
     list.sort_by(|a, b| a.0.total_cmp(&b.0));
     let mut covered = 0.0;
     let mut reach = f64::NEG_INFINITY;
