@@ -1001,9 +1001,10 @@ impl Runner {
         if state.link_gpu.get_untracked() >= gpus {
             state.link_gpu.set(0);
         }
-        // Painted on the next frame, in a task of its own: showing the
-        // figures and painting the canvas never add up to one long task.
-        frame::request();
+        // Painted a frame later, in a task of its own: the next frame lays
+        // out the figures just shown, and painting the canvas never adds
+        // up with it (or with showing them) to one long task.
+        frame::request_after_layout();
         dom::set_body_data("apply-ms", &format!("{:.1}", dom::now_ms() - t0));
     }
 }
