@@ -152,6 +152,10 @@ struct Shown {
 enum Stage {
     Decode(Decoder),
     Prepare(Preparing),
+    /// Decoded and measured: shown in a task of its own, so that showing
+    /// the run (and the figures' updates it sets off) never adds up with
+    /// the last slice into one long task.
+    Ready(Box<Prepared>),
 }
 
 struct Decoding {
@@ -756,6 +760,7 @@ impl Runner {
             let stepped = match &mut d.stage {
                 Stage::Decode(decoder) => decoder.step(&d.words, d.records_per_slice),
                 Stage::Prepare(preparing) => Ok(preparing.step(d.records_per_slice)),
+                Stage::Ready(_) => Ok(true),
             };
             match stepped {
                 Ok(done) => {
@@ -784,7 +789,12 @@ impl Runner {
                             self.inner.borrow_mut().decoding = Some(d);
                             self.next_slice();
                         }
-                        Stage::Prepare(preparing) => self.apply(
+                        Stage::Prepare(preparing) => {
+                            d.stage = Stage::Ready(Box::new(preparing.finish()));
+                            self.inner.borrow_mut().decoding = Some(d);
+                            self.next_slice();
+                        }
+                        Stage::Ready(prepared) => self.apply(
                             Shown {
                                 gen: d.gen,
                                 scenario: d.scenario,
@@ -793,7 +803,7 @@ impl Runner {
                                 received_ms: d.received_ms,
                                 figures: d.figures,
                             },
-                            preparing.finish(),
+                            *prepared,
                         ),
                     }
                 }
