@@ -8,6 +8,13 @@
 //! the canvas size or on how many bars the step holds. The hover marks
 //! (`overlap_view::draw::hover`) are elements too: moving the pointer never
 //! repaints the canvas either.
+//!
+//! A frame never reads the page's geometry or style: the canvas's width
+//! comes from a `ResizeObserver`, its palette is read again only after a
+//! change of theme. Such a read after the figures' updates would force the
+//! page's style and layout inside the frame callback, and then again at the
+//! frame's end. A run just shown waits one frame (`request_after_layout`),
+//! which lays out its figures alone, before the canvas paints it.
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -278,9 +285,9 @@ fn on_frame(d: &Driver, ts: f64) {
                 width_px,
             )
             .unwrap_or(canvas::Drawn {
-                    merged: false,
-                    done: true,
-                });
+                merged: false,
+                done: true,
+            });
             place_hover(d, &scene, pal);
             // A large picture is still being painted: the next frame goes on.
             painting = !drawn.done;

@@ -199,6 +199,8 @@ struct Inner {
     panicked: bool,
     /// The last input that resolved, to tell which control made the scenario invalid.
     last_valid: Option<ScenarioInput>,
+    /// The newest input, requested in a task of its own (see [`Runner::request_soon`]).
+    soon: Option<(ScenarioInput, Timeout)>,
 }
 
 impl Inner {
@@ -291,9 +293,34 @@ impl Runner {
     }
 
     /// A new scenario input: explain it if invalid, else ask for a run.
+    /// Requests a run of `input` in a task of its own, after the one that
+    /// changed it: resolving validates the step's cost by building a slice
+    /// of it, a long piece of work on the large presets that would
+    /// otherwise add up with the controls' updates into one long task. A
+    /// newer input before then replaces it.
+    fn request_soon(&self, input: ScenarioInput) {
+        let weak = self.weak();
+        let timer = Timeout::new(0, move || {
+            if let Some(r) = weak.upgrade() {
+                let next = r.inner.borrow_mut().soon.take();
+                if let Some((input, _)) = next {
+                    r.request(input);
+                }
+            }
+        });
+        self.inner.borrow_mut().soon = Some((input, timer));
+    }
+
     fn request(&self, input: ScenarioInput) {
         let Some(state) = self.state() else { return };
-        let scenario = match crate::state::resolve(&input) {
+        let resolved = crate::state::resolve(&input);
+        // The preset's own scenario too (remembered, so normally at no
+        // cost): the "modified" mark compares the two once both are known.
+        if let Some(preset) = overlap_core::presets::find(&state.preset_id.get_untracked()) {
+            let _ = crate::state::resolve(&preset.input());
+        }
+        state.resolve_seq.update(|n| *n += 1);
+        let scenario = match resolved {
             Ok(s) => s,
             Err(e) => {
                 // Keep the last valid timeline on screen; the controls explain.
@@ -1076,7 +1103,7 @@ pub fn install(state: AppState) {
     *runner.share.borrow_mut() = use_context::<Share>();
     Effect::new(move |_| {
         let input = state.input.get();
-        state.runner.get_value().request(input);
+        state.runner.get_value().request_soon(input);
     });
     if spawn::test_hooks_on() {
         // Test-only: `overlap-lab-test:panic` on the window makes the worker
