@@ -12,7 +12,8 @@
 //     then style, layout and paint);
 //   - the longest timer and worker-message callbacks, named by their delay
 //     and the page markers they changed (timer 250 ms: the address writer;
-//     0 ms: the decoder's slices; apply-ms: a run shown), and the longest
+//     0 ms: the decoder's slices, a run shown (apply-ms), or a new input's
+//     request, which resolves and validates it (simulating)), and the longest
 //     frame callback with its redraw's breakdown (width read, layout, list,
 //     shapes, paint over how many frames, showing the off-screen picture);
 //   - on 1T, switch-to-figures: a switch flipped to its new figures shown

@@ -33,12 +33,7 @@ thread_local! {
 /// preset), and resolving validates the step's cost by building a slice of
 /// it, which on the largest presets is a long main-thread task each time.
 pub fn resolve(input: &ScenarioInput) -> Result<Scenario, ScenarioError> {
-    if let Some(hit) = RESOLVED.with_borrow(|kept| {
-        kept.iter()
-            .rev()
-            .find(|(i, _)| i == input)
-            .map(|(_, r)| r.clone())
-    }) {
+    if let Some(hit) = resolved_already(input) {
         return hit;
     }
     let result = input.resolve();
@@ -49,6 +44,16 @@ pub fn resolve(input: &ScenarioInput) -> Result<Scenario, ScenarioError> {
         kept.push((input.clone(), result.clone()));
     });
     result
+}
+
+/// `resolve(input)` if it is remembered; never resolves.
+fn resolved_already(input: &ScenarioInput) -> Option<Result<Scenario, ScenarioError>> {
+    RESOLVED.with_borrow(|kept| {
+        kept.iter()
+            .rev()
+            .find(|(i, _)| i == input)
+            .map(|(_, r)| r.clone())
+    })
 }
 
 #[derive(Clone, Copy)]
@@ -101,6 +106,9 @@ pub struct AppState {
     pub timeline_refused: RwSignal<Option<String>>,
     /// This instance's simulation runner and its worker.
     pub runner: StoredValue<Rc<crate::worker::runner::Runner>, LocalStorage>,
+    /// Counts the inputs the runner resolved: views that compare resolved
+    /// scenarios (the "modified" mark) look again when it moves.
+    pub resolve_seq: RwSignal<u64>,
 }
 
 impl AppState {
@@ -133,6 +141,7 @@ impl AppState {
             culprits: RwSignal::new(Vec::new()),
             timeline_refused: RwSignal::new(None),
             runner: StoredValue::new_local(crate::worker::runner::Runner::new()),
+            resolve_seq: RwSignal::new(0),
         }
     }
 
@@ -170,15 +179,21 @@ impl AppState {
 
     /// Whether the scenario differs from its preset: by its fields, or, when
     /// fields were written out, by the scenario they resolve to.
+    ///
+    /// Never resolves: the runner resolves each new input in a task of its
+    /// own (a long one on the large presets) and then moves `resolve_seq`.
+    /// Until then an input whose fields differ counts as modified, which it
+    /// is unless its fields only write out the preset's own values.
     pub fn modified(&self) -> bool {
+        self.resolve_seq.track();
         let Some(preset) = presets::find(&self.preset_id.get()) else {
             return false;
         };
         let own = preset.input();
         self.input.with(|input| {
             *input != own
-                && match (resolve(input), resolve(&own)) {
-                    (Ok(a), Ok(b)) => a != b,
+                && match (resolved_already(input), resolved_already(&own)) {
+                    (Some(Ok(a)), Some(Ok(b))) => a != b,
                     _ => true,
                 }
         })

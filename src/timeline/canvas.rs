@@ -59,8 +59,9 @@ const PAINT_MAX_SHAPES: usize = 6 * PAINT_CHUNK;
 /// asserted on).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Redraw {
-    /// Reading the canvas's width: forces the page's style and layout when
-    /// the page changed since the last frame.
+    /// Reading the canvas's width: nothing once the page's resize observer
+    /// has measured it (`frame.rs`); before that, a read that forces the
+    /// page's style and layout when the page changed since the last frame.
     pub width_ms: f64,
     /// Laying the rows out.
     pub layout_ms: f64,
@@ -159,7 +160,10 @@ fn resize(canvas: &HtmlCanvasElement, (pw, ph): (u32, u32), height_px: f64) {
 }
 
 /// Lays the scene out for the canvas's width and draws it, unless the canvas
-/// already shows it.
+/// already shows it. `width_px` is the canvas's CSS width as last measured
+/// by a resize observer: reading it from the element here would force the
+/// page's style and layout in the middle of a frame, after the figures'
+/// updates, so that layout ran twice in one task.
 ///
 /// A new run (or a new size) is painted off screen, within a budget per
 /// frame, and shown whole when complete: until then the canvas keeps the
@@ -171,6 +175,7 @@ pub fn draw(
     cache: &mut Cache,
     now_ms: f64,
     pal: &'static Palette,
+    width_px: impl FnOnce() -> f64,
 ) -> Result<Drawn, JsValue> {
     let shown = Drawn {
         merged: cache.merged,
@@ -185,7 +190,7 @@ pub fn draw(
     let now = crate::web::dom::now_ms;
     let started = now();
     let mut timing = Redraw::default();
-    let width = f64::from(canvas.client_width().max(300));
+    let width = width_px().max(300.0);
     timing.width_ms = now() - started;
     let t = now();
     let layout = Layout::compute_with_before(current, scene.before.as_ref(), width, scene.link_gpu);

@@ -8,6 +8,13 @@
 //! the canvas size or on how many bars the step holds. The hover marks
 //! (`overlap_view::draw::hover`) are elements too: moving the pointer never
 //! repaints the canvas either.
+//!
+//! A frame never reads the page's geometry or style: the canvas's width
+//! comes from a `ResizeObserver`, its palette is read again only after a
+//! change of theme. Such a read after the figures' updates would force the
+//! page's style and layout inside the frame callback, and then again at the
+//! frame's end. A run just shown waits one frame (`request_after_layout`),
+//! which lays out its figures alone, before the canvas paints it.
 
 use std::cell::{Cell, RefCell};
 use std::rc::Rc;
@@ -27,6 +34,8 @@ use crate::timeline::canvas;
 use crate::web::theme;
 
 type FrameCallback = Closure<dyn FnMut(f64)>;
+/// A `ResizeObserver` and the callback it calls.
+type Observer = (JsValue, Closure<dyn FnMut()>);
 
 struct Driver {
     state: AppState,
@@ -43,6 +52,28 @@ struct Driver {
     overlay: [Option<web_sys::HtmlElement>; 3],
     /// The hovered collective's window and the hovered bar's outline.
     hover: [Option<web_sys::HtmlElement>; 2],
+    /// The canvas's CSS width, px, as its resize observer last measured it.
+    width_px: Cell<Option<f64>>,
+    /// The palette painted with, and the theme generation it was read at.
+    palette: Cell<Option<(u64, &'static Palette)>>,
+    /// Frames to let pass before painting: a run just shown changed the
+    /// page's figures, whose style and layout the next frame does alone.
+    settle_frames: Cell<u32>,
+    /// The resize observer that measures the canvas, and its callback.
+    observer: RefCell<Option<Observer>>,
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        if let Some((observer, _)) = self.observer.borrow_mut().take() {
+            let disconnect = js_sys::Reflect::get(&observer, &"disconnect".into())
+                .ok()
+                .and_then(|f| f.dyn_into::<js_sys::Function>().ok());
+            if let Some(f) = disconnect {
+                let _ = f.call0(&observer);
+            }
+        }
+    }
 }
 
 thread_local! {
@@ -90,7 +121,12 @@ pub fn install(state: AppState, canvas: HtmlCanvasElement) {
         dirty: Cell::new(true),
         overlay,
         hover,
+        width_px: Cell::new(None),
+        palette: Cell::new(None),
+        settle_frames: Cell::new(0),
+        observer: RefCell::new(None),
     });
+    observe_width(&driver);
     let weak = Rc::downgrade(&driver);
     *driver.callback.borrow_mut() = Some(Closure::new(move |ts: f64| {
         if let Some(d) = weak.upgrade() {
@@ -106,6 +142,61 @@ pub fn install(state: AppState, canvas: HtmlCanvasElement) {
 /// Asks for one paint on the next animation frame (several asks coalesce).
 pub fn request() {
     arm(true);
+}
+
+/// Asks for a paint one frame later than [`request`]: a run was just shown,
+/// and the next frame's style and layout of its figures is left to run
+/// alone, so that it and the canvas's painting are two tasks, not one.
+pub fn request_after_layout() {
+    for driver in drivers() {
+        driver.settle_frames.set(1);
+    }
+    arm(true);
+}
+
+/// Measures the canvas's width whenever its box changes size, from a
+/// `ResizeObserver` (called after layout, so reading the width there costs
+/// nothing), and asks for a repaint when it changed.
+fn observe_width(driver: &Rc<Driver>) {
+    let Some(ctor) = dom::window()
+        .and_then(|w| js_sys::Reflect::get(&w, &"ResizeObserver".into()).ok())
+        .and_then(|c| c.dyn_into::<js_sys::Function>().ok())
+    else {
+        return;
+    };
+    let weak = Rc::downgrade(driver);
+    let cb = Closure::<dyn FnMut()>::new(move || {
+        let Some(d) = weak.upgrade() else { return };
+        let width = f64::from(d.canvas.client_width());
+        if d.width_px.replace(Some(width)) != Some(width) {
+            request();
+        }
+    });
+    let Ok(observer) = js_sys::Reflect::construct(&ctor, &js_sys::Array::of1(cb.as_ref())) else {
+        return;
+    };
+    let observe = js_sys::Reflect::get(&observer, &"observe".into())
+        .ok()
+        .and_then(|f| f.dyn_into::<js_sys::Function>().ok());
+    if let Some(observe) = observe {
+        if observe.call1(&observer, &driver.canvas).is_ok() {
+            *driver.observer.borrow_mut() = Some((observer, cb));
+        }
+    }
+}
+
+/// The canvas's palette, read from its computed style only after a change
+/// of theme (`theme::generation`): the read forces the page's style.
+fn palette(d: &Driver) -> &'static Palette {
+    let generation = theme::generation();
+    match d.palette.get() {
+        Some((g, pal)) if g == generation => pal,
+        _ => {
+            let pal = theme::for_element(&d.canvas);
+            d.palette.set(Some((generation, pal)));
+            pal
+        }
+    }
 }
 
 fn arm(repaint: bool) {
@@ -134,6 +225,12 @@ fn arm(repaint: bool) {
 fn on_frame(d: &Driver, ts: f64) {
     d.pending.set(false);
     if !d.alive() {
+        return;
+    }
+    if d.settle_frames.get() > 0 {
+        // This frame lays the page's new figures out; the canvas waits.
+        d.settle_frames.set(d.settle_frames.get() - 1);
+        arm(false);
         return;
     }
     let scene_ref = d.state.scene();
@@ -168,13 +265,29 @@ fn on_frame(d: &Driver, ts: f64) {
         let t0 = dom::now_ms();
         let mut painting = false;
         let merged = if d.dirty.replace(false) || morphing {
-            let pal = theme::for_element(&d.canvas);
+            let pal = palette(d);
             theme_ms = dom::now_ms() - t0;
-            let drawn = canvas::draw(&mut scene, &d.canvas, &mut d.cache.borrow_mut(), now, pal)
-                .unwrap_or(canvas::Drawn {
-                    merged: false,
-                    done: true,
-                });
+            let width_px = || {
+                d.width_px.get().unwrap_or_else(|| {
+                    // Not measured yet (the observer reports after the first
+                    // layout): read once.
+                    let w = f64::from(d.canvas.client_width());
+                    d.width_px.set(Some(w));
+                    w
+                })
+            };
+            let drawn = canvas::draw(
+                &mut scene,
+                &d.canvas,
+                &mut d.cache.borrow_mut(),
+                now,
+                pal,
+                width_px,
+            )
+            .unwrap_or(canvas::Drawn {
+                merged: false,
+                done: true,
+            });
             place_hover(d, &scene, pal);
             // A large picture is still being painted: the next frame goes on.
             painting = !drawn.done;
@@ -381,7 +494,10 @@ fn repaint_on_scheme_change() {
     else {
         return;
     };
-    let cb: Closure<dyn FnMut()> = Closure::new(request);
+    let cb: Closure<dyn FnMut()> = Closure::new(|| {
+        theme::restyled();
+        request();
+    });
     let _ = mql.add_event_listener_with_callback("change", cb.as_ref().unchecked_ref());
     // Lives as long as the page: the listener is never removed.
     cb.forget();

@@ -118,6 +118,8 @@ pub fn TimelineCanvas() -> impl IntoView {
         }
     };
 
+    let no_timeline = move || state.timeline_refused.with(Option::is_some);
+
     view! {
         <section class="timeline" aria-labelledby="timeline-h">
             <div class="timeline-head">
@@ -129,8 +131,20 @@ pub fn TimelineCanvas() -> impl IntoView {
                 </div>
                 <label class="inline">
                     "Links of "
-                    <select on:change=on_link_gpu prop:value=move || state.link_gpu.get().to_string()>
-                        {move || crate::ui::widgets::gpu_options(state)}
+                    // Without a timeline there are no link lanes to pick a GPU
+                    // for: the picker says so rather than listing nothing, or
+                    // the GPUs of a timeline no longer shown.
+                    <select
+                        on:change=on_link_gpu
+                        disabled=no_timeline
+                        title=move || no_timeline().then_some(NO_LINK_LANES)
+                        prop:value=move || if no_timeline() { String::new() } else { state.link_gpu.get().to_string() }
+                    >
+                        {move || if no_timeline() {
+                            view! { <option value="">"none: no timeline"</option> }.into_any()
+                        } else {
+                            crate::ui::widgets::gpu_options(state).into_any()
+                        }}
                     </select>
                 </label>
             </div>
@@ -195,6 +209,10 @@ pub fn TimelineCanvas() -> impl IntoView {
         </section>
     }
 }
+
+/// Why the link-lane picker is disabled when the step has no timeline.
+const NO_LINK_LANES: &str =
+    "This step has no timeline (see the note in its place), so there are no link lanes to pick a GPU for.";
 
 /// What the colours and marks mean; the same axis colours as the figures.
 #[component]

@@ -2,7 +2,28 @@
 //! `theme=light|dark`, or the user's light/dark preference. The colours are
 //! `overlap_view::palette`'s.
 
+use std::cell::Cell;
+
 use overlap_view::palette::{Palette, Theme, DARK, LIGHT};
+
+thread_local! {
+    /// Counts the changes that may change a canvas's palette (a theme
+    /// applied, the user's preference flipped, a widget's theme attribute),
+    /// so that a canvas reads its computed style again only after one:
+    /// reading it forces the page's style in the middle of a frame.
+    static GENERATION: Cell<u64> = const { Cell::new(0) };
+}
+
+/// The number of palette changes so far (see [`restyled`]).
+pub fn generation() -> u64 {
+    GENERATION.with(Cell::get)
+}
+
+/// Notes that the palette of a canvas may have changed: the next paint
+/// reads it again with [`for_element`].
+pub fn restyled() {
+    GENERATION.with(|g| g.set(g.get() + 1));
+}
 
 /// The palette for `el`: a widget fixes its theme with the CSS
 /// `color-scheme` (`light` or `dark`), and so does a link's theme (through
@@ -32,6 +53,7 @@ pub fn current() -> &'static Palette {
 /// Fixes the page's theme (the style sheet's `:root[data-theme=…]` blocks),
 /// or lets it follow the user's preference again with `None`.
 pub fn apply(theme: Option<Theme>) {
+    restyled();
     let Some(root) = crate::web::dom::document().and_then(|d| d.document_element()) else {
         return;
     };

@@ -152,6 +152,10 @@ struct Shown {
 enum Stage {
     Decode(Decoder),
     Prepare(Preparing),
+    /// Decoded and measured: shown in a task of its own, so that showing
+    /// the run (and the figures' updates it sets off) never adds up with
+    /// the last slice into one long task.
+    Ready(Box<Prepared>),
 }
 
 struct Decoding {
@@ -195,6 +199,8 @@ struct Inner {
     panicked: bool,
     /// The last input that resolved, to tell which control made the scenario invalid.
     last_valid: Option<ScenarioInput>,
+    /// The newest input, requested in a task of its own (see [`Runner::request_soon`]).
+    soon: Option<(ScenarioInput, Timeout)>,
 }
 
 impl Inner {
@@ -287,9 +293,34 @@ impl Runner {
     }
 
     /// A new scenario input: explain it if invalid, else ask for a run.
+    /// Requests a run of `input` in a task of its own, after the one that
+    /// changed it: resolving validates the step's cost by building a slice
+    /// of it, a long piece of work on the large presets that would
+    /// otherwise add up with the controls' updates into one long task. A
+    /// newer input before then replaces it.
+    fn request_soon(&self, input: ScenarioInput) {
+        let weak = self.weak();
+        let timer = Timeout::new(0, move || {
+            if let Some(r) = weak.upgrade() {
+                let next = r.inner.borrow_mut().soon.take();
+                if let Some((input, _)) = next {
+                    r.request(input);
+                }
+            }
+        });
+        self.inner.borrow_mut().soon = Some((input, timer));
+    }
+
     fn request(&self, input: ScenarioInput) {
         let Some(state) = self.state() else { return };
-        let scenario = match crate::state::resolve(&input) {
+        let resolved = crate::state::resolve(&input);
+        // The preset's own scenario too (remembered, so normally at no
+        // cost): the "modified" mark compares the two once both are known.
+        if let Some(preset) = overlap_core::presets::find(&state.preset_id.get_untracked()) {
+            let _ = crate::state::resolve(&preset.input());
+        }
+        state.resolve_seq.update(|n| *n += 1);
+        let scenario = match resolved {
             Ok(s) => s,
             Err(e) => {
                 // Keep the last valid timeline on screen; the controls explain.
@@ -756,6 +787,7 @@ impl Runner {
             let stepped = match &mut d.stage {
                 Stage::Decode(decoder) => decoder.step(&d.words, d.records_per_slice),
                 Stage::Prepare(preparing) => Ok(preparing.step(d.records_per_slice)),
+                Stage::Ready(_) => Ok(true),
             };
             match stepped {
                 Ok(done) => {
@@ -784,7 +816,12 @@ impl Runner {
                             self.inner.borrow_mut().decoding = Some(d);
                             self.next_slice();
                         }
-                        Stage::Prepare(preparing) => self.apply(
+                        Stage::Prepare(preparing) => {
+                            d.stage = Stage::Ready(Box::new(preparing.finish()));
+                            self.inner.borrow_mut().decoding = Some(d);
+                            self.next_slice();
+                        }
+                        Stage::Ready(prepared) => self.apply(
                             Shown {
                                 gen: d.gen,
                                 scenario: d.scenario,
@@ -793,7 +830,7 @@ impl Runner {
                                 received_ms: d.received_ms,
                                 figures: d.figures,
                             },
-                            preparing.finish(),
+                            *prepared,
                         ),
                     }
                 }
@@ -1001,9 +1038,10 @@ impl Runner {
         if state.link_gpu.get_untracked() >= gpus {
             state.link_gpu.set(0);
         }
-        // Painted on the next frame, in a task of its own: showing the
-        // figures and painting the canvas never add up to one long task.
-        frame::request();
+        // Painted a frame later, in a task of its own: the next frame lays
+        // out the figures just shown, and painting the canvas never adds
+        // up with it (or with showing them) to one long task.
+        frame::request_after_layout();
         dom::set_body_data("apply-ms", &format!("{:.1}", dom::now_ms() - t0));
     }
 }
@@ -1065,7 +1103,7 @@ pub fn install(state: AppState) {
     *runner.share.borrow_mut() = use_context::<Share>();
     Effect::new(move |_| {
         let input = state.input.get();
-        state.runner.get_value().request(input);
+        state.runner.get_value().request_soon(input);
     });
     if spawn::test_hooks_on() {
         // Test-only: `overlap-lab-test:panic` on the window makes the worker

@@ -340,6 +340,8 @@ registerTimelineTests(test, { assert, canvasDrawn });
 
 // The two operation limits: figures beyond the timeline's limit (issue 14).
 (await import('./limits.mjs')).registerLimitTests(test, { assert, matchesCli, ARTIFACTS });
+// The link-lane picker of a step without a timeline (issue 14).
+(await import('./page4.mjs')).registerLinkPickerTests(test, { assert });
 
 // ---------------------------------------------------------------- runner
 
