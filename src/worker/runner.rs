@@ -292,7 +292,6 @@ impl Runner {
         dom::set_body_data("run-alert", "1");
     }
 
-    /// A new scenario input: explain it if invalid, else ask for a run.
     /// Requests a run of `input` in a task of its own, after the one that
     /// changed it: resolving validates the step's cost by building a slice
     /// of it, a long piece of work on the large presets that would
@@ -311,6 +310,7 @@ impl Runner {
         self.inner.borrow_mut().soon = Some((input, timer));
     }
 
+    /// A new scenario input: explain it if invalid, else ask for a run.
     fn request(&self, input: ScenarioInput) {
         let Some(state) = self.state() else { return };
         let resolved = crate::state::resolve(&input);
