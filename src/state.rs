@@ -177,6 +177,12 @@ impl AppState {
         self.load_preset_id(&self.preset_id.get_untracked());
     }
 
+    /// Whether the step shown has figures but no timeline (over the limit
+    /// for one): the timeline's controls then have nothing to act on.
+    pub fn no_timeline(&self) -> bool {
+        self.timeline_refused.with(Option::is_some)
+    }
+
     /// Whether the scenario differs from its preset: by its fields, or, when
     /// fields were written out, by the scenario they resolve to.
     ///

@@ -118,16 +118,21 @@ pub fn TimelineCanvas() -> impl IntoView {
         }
     };
 
-    let no_timeline = move || state.timeline_refused.with(Option::is_some);
+    let no_timeline = move || state.no_timeline();
 
     view! {
         <section class="timeline" aria-labelledby="timeline-h">
             <div class="timeline-head">
                 <h2 id="timeline-h">"Timeline of one step"</h2>
-                <div class="zoom" role="group" aria-label="Zoom">
-                    <button type="button" on:click=move |_| zoom(0.5) aria-label="Zoom in">"+"</button>
-                    <button type="button" on:click=move |_| zoom(2.0) aria-label="Zoom out">"−"</button>
-                    <button type="button" on:click=move |_| zoom(0.0)>"Fit"</button>
+                <div
+                    class="zoom"
+                    role="group"
+                    aria-label="Zoom"
+                    title=move || no_timeline().then_some(NO_TIMELINE_CONTROLS)
+                >
+                    <button type="button" disabled=no_timeline on:click=move |_| zoom(0.5) aria-label="Zoom in">"+"</button>
+                    <button type="button" disabled=no_timeline on:click=move |_| zoom(2.0) aria-label="Zoom out">"−"</button>
+                    <button type="button" disabled=no_timeline on:click=move |_| zoom(0.0)>"Fit"</button>
                 </div>
                 <label class="inline">
                     "Links of "
@@ -209,6 +214,11 @@ pub fn TimelineCanvas() -> impl IntoView {
         </section>
     }
 }
+
+/// Why the zoom and playback controls are disabled when the step has no
+/// timeline.
+pub const NO_TIMELINE_CONTROLS: &str =
+    "This step has no timeline (see the note in its place): there is nothing to zoom or play.";
 
 /// Why the link-lane picker is disabled when the step has no timeline.
 const NO_LINK_LANES: &str =

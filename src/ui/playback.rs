@@ -6,8 +6,12 @@ use leptos::prelude::*;
 use crate::state::AppState;
 use crate::timeline::frame;
 
-/// Starts or pauses the sweep. Playing from the end starts over.
+/// Starts or pauses the sweep. Playing from the end starts over. A step
+/// without a timeline has nothing to play (Space does nothing then).
 pub fn toggle(state: AppState) {
+    if state.timeline_refused.with_untracked(Option::is_some) {
+        return;
+    }
     let scene = state.scene();
     let mut s = scene.borrow_mut();
     s.playing = !s.playing;
@@ -18,6 +22,12 @@ pub fn toggle(state: AppState) {
     drop(s);
     state.playing.set(playing);
     frame::request();
+}
+
+/// Pauses the sweep, if it plays.
+pub fn pause(state: AppState) {
+    state.scene().borrow_mut().playing = false;
+    state.playing.set(false);
 }
 
 fn step(state: AppState, forward: bool) {
@@ -62,22 +72,30 @@ pub fn Playback() -> impl IntoView {
             state.scene().borrow_mut().speed = v;
         }
     };
+    let off = move || state.no_timeline();
     view! {
-        <div class="playback" role="group" aria-label="Playback">
-            <button type="button" on:click=move |_| step(state, false) aria-label="Step back">"« Step"</button>
+        <div
+            class="playback"
+            role="group"
+            aria-label="Playback"
+            title=move || off().then_some(crate::timeline::panel::NO_TIMELINE_CONTROLS)
+        >
+            <button type="button" disabled=off on:click=move |_| step(state, false) aria-label="Step back">"« Step"</button>
             <button
                 type="button"
                 class="play"
+                disabled=off
                 aria-pressed=move || state.playing.get().to_string()
                 on:click=move |_| toggle(state)
             >
                 {move || if state.playing.get() { "Pause" } else { "Play" }}
             </button>
-            <button type="button" on:click=move |_| step(state, true) aria-label="Step forward">"Step »"</button>
+            <button type="button" disabled=off on:click=move |_| step(state, true) aria-label="Step forward">"Step »"</button>
             <label class="scrub">
                 <span class="sr-only">"Playhead"</span>
                 <input
                     type="range"
+                    disabled=off
                     min="0"
                     max="1000"
                     step="1"
@@ -92,7 +110,7 @@ pub fn Playback() -> impl IntoView {
             </label>
             <label class="inline">
                 "Speed "
-                <select on:change=on_speed prop:value=move || state.speed.get().to_string()>
+                <select disabled=off on:change=on_speed prop:value=move || state.speed.get().to_string()>
                     <option value="0.25">"¼×"</option>
                     <option value="0.5">"½×"</option>
                     <option value="1" selected=true>"1×"</option>

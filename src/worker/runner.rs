@@ -771,6 +771,11 @@ impl Runner {
             state
                 .timeline_refused
                 .set(Some(crate::worker::no_timeline::statement(&refusal)));
+            // Nothing to play any more, and Play is disabled: a sweep in
+            // progress stops rather than run on unseen.
+            if state.playing.get_untracked() {
+                crate::ui::playback::pause(state);
+            }
             dom::set_body_data("timeline-refused", "1");
         }
         self.sync_busy();
