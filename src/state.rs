@@ -183,6 +183,11 @@ impl AppState {
         self.timeline_refused.with(Option::is_some)
     }
 
+    /// [`Self::no_timeline`], read from an event handler (not tracked).
+    pub fn no_timeline_untracked(&self) -> bool {
+        self.timeline_refused.with_untracked(Option::is_some)
+    }
+
     /// Whether the scenario differs from its preset: by its fields, or, when
     /// fields were written out, by the scenario they resolve to.
     ///

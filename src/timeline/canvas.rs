@@ -267,8 +267,8 @@ pub fn draw(
         return Ok(shown);
     };
     if job.next == 0 && now() - started > PAINT_BUDGET_MS {
-        // Reading the width (the page's layout) and building the list took
-        // this frame's budget: painting starts on the next.
+        // Laying the rows out and building the list took this frame's
+        // budget: painting starts on the next.
         return Ok(Drawn {
             merged: cache.merged,
             done: false,

@@ -35,7 +35,7 @@ use crate::web::theme;
 
 type FrameCallback = Closure<dyn FnMut(f64)>;
 /// A `ResizeObserver` and the callback it calls.
-type Observer = (JsValue, Closure<dyn FnMut()>);
+type Observer = (web_sys::ResizeObserver, Closure<dyn FnMut()>);
 
 struct Driver {
     state: AppState,
@@ -66,12 +66,7 @@ struct Driver {
 impl Drop for Driver {
     fn drop(&mut self) {
         if let Some((observer, _)) = self.observer.borrow_mut().take() {
-            let disconnect = js_sys::Reflect::get(&observer, &"disconnect".into())
-                .ok()
-                .and_then(|f| f.dyn_into::<js_sys::Function>().ok());
-            if let Some(f) = disconnect {
-                let _ = f.call0(&observer);
-            }
+            observer.disconnect();
         }
     }
 }
@@ -158,12 +153,6 @@ pub fn request_after_layout() {
 /// `ResizeObserver` (called after layout, so reading the width there costs
 /// nothing), and asks for a repaint when it changed.
 fn observe_width(driver: &Rc<Driver>) {
-    let Some(ctor) = dom::window()
-        .and_then(|w| js_sys::Reflect::get(&w, &"ResizeObserver".into()).ok())
-        .and_then(|c| c.dyn_into::<js_sys::Function>().ok())
-    else {
-        return;
-    };
     let weak = Rc::downgrade(driver);
     let cb = Closure::<dyn FnMut()>::new(move || {
         let Some(d) = weak.upgrade() else { return };
@@ -172,17 +161,12 @@ fn observe_width(driver: &Rc<Driver>) {
             request();
         }
     });
-    let Ok(observer) = js_sys::Reflect::construct(&ctor, &js_sys::Array::of1(cb.as_ref())) else {
+    // A browser without it: the frame reads the width once (see `on_frame`).
+    let Ok(observer) = web_sys::ResizeObserver::new(cb.as_ref().unchecked_ref()) else {
         return;
     };
-    let observe = js_sys::Reflect::get(&observer, &"observe".into())
-        .ok()
-        .and_then(|f| f.dyn_into::<js_sys::Function>().ok());
-    if let Some(observe) = observe {
-        if observe.call1(&observer, &driver.canvas).is_ok() {
-            *driver.observer.borrow_mut() = Some((observer, cb));
-        }
-    }
+    observer.observe(&driver.canvas);
+    *driver.observer.borrow_mut() = Some((observer, cb));
 }
 
 /// The canvas's palette, read from its computed style only after a change

@@ -9,7 +9,7 @@ use crate::timeline::frame;
 /// Starts or pauses the sweep. Playing from the end starts over. A step
 /// without a timeline has nothing to play (Space does nothing then).
 pub fn toggle(state: AppState) {
-    if state.timeline_refused.with_untracked(Option::is_some) {
+    if state.no_timeline_untracked() {
         return;
     }
     let scene = state.scene();

@@ -1021,7 +1021,7 @@ impl Runner {
                 self.show_figures(state, report, scenario)
             }
         }
-        if state.timeline_refused.with_untracked(Option::is_some) {
+        if state.no_timeline_untracked() {
             state.timeline_refused.set(None);
             dom::set_body_data("timeline-refused", "0");
         }
