@@ -21,8 +21,10 @@
 //!   `field` named.
 //!   Every answer to `simulate` also carries the worker's run counts
 //!   (`runs`: requests started, figures posted, timelines posted, timelines
-//!   skipped as overtaken), so that the page can show that no stale run
-//!   queues.
+//!   skipped as overtaken, figures shared with the helper worker), so that
+//!   the page can show that no stale run queues.
+//!   A large step's figures may be made over two workers (`helper`): the
+//!   page sees the same messages.
 //! - `{type: "trace", gen, input}`: `{type: "trace", gen, bytes}`, the Chrome
 //!   trace as UTF-8 bytes, exactly what `overlap-lab trace` writes.
 //! - `{type: "kineto", gen, input}`: `{type: "kineto", gen, bytes}`, the
@@ -38,6 +40,7 @@
 pub mod codec;
 pub mod figures_cache;
 pub mod figures_first;
+pub mod helper;
 mod kineto_zip;
 pub mod no_timeline;
 pub mod runner;
@@ -46,7 +49,7 @@ pub mod spawn;
 use std::cell::{Cell, RefCell};
 
 use gloo_timers::callback::Timeout;
-use overlap_core::{Scenario, ScenarioInput, Simulator};
+use overlap_core::{FieldError, Scenario, ScenarioInput, Simulator};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::DedicatedWorkerGlobalScope;
@@ -77,6 +80,8 @@ pub struct RunCounts {
     pub timelines: u32,
     /// Deferred timelines dropped because a newer request came first.
     pub skipped: u32,
+    /// Figures made with the helper worker's parts (`helper`).
+    pub shared: u32,
 }
 
 impl RunCounts {
@@ -85,6 +90,7 @@ impl RunCounts {
         figures: 0,
         timelines: 0,
         skipped: 0,
+        shared: 0,
     };
 
     fn bump(f: impl FnOnce(&mut RunCounts)) {
@@ -101,6 +107,7 @@ impl RunCounts {
         set(&o, "figures", &self.figures.into());
         set(&o, "timelines", &self.timelines.into());
         set(&o, "skipped", &self.skipped.into());
+        set(&o, "shared", &self.shared.into());
         o
     }
 }
@@ -191,6 +198,7 @@ fn handle(data: &JsValue, test_hooks: bool) {
                 .unwrap_or_else(|| "overlap-lab-kineto".to_string());
             kineto(gen, &input, &folder)
         }
+        "parts" => helper::run_parts(data),
         "panic" if test_hooks => panic!("a test asked the simulation worker to panic"),
         _ => {}
     }
@@ -241,6 +249,8 @@ fn simulate(gen: f64, input: &str) {
     if DEFERRED.with(|d| d.borrow_mut().take()).is_some() {
         RunCounts::bump(|c| c.skipped += 1);
     }
+    // Figures waiting for the helper's parts are dropped too.
+    helper::drop_pending();
     RunCounts::bump(|c| c.started += 1);
     let taken_up = epoch_ms();
     let Some(scenario) = resolve(gen, input) else {
@@ -259,54 +269,104 @@ fn simulate(gen: f64, input: &str) {
         assert!(figures_first::FIGURES_FIRST_MIN_PLANNED_EVENTS <= overlap_core::MAX_TIMELINE_OPS);
     let no_timeline = overlap_core::timeline_refusal(&scenario);
     let t0 = now_ms();
-    let kept = FIGURES.with(|c| c.borrow_mut().get(&scenario));
-    let cached = kept.is_some();
-    let report = match kept {
-        Some(json) => json,
-        None => match SIMULATOR.with(|s| s.borrow_mut().simulate_report(&scenario)) {
-            Ok(figures) => {
-                let json = serde_json::to_string(&figures.report).unwrap_or_default();
-                FIGURES.with(|c| c.borrow_mut().put(&scenario, json.clone()));
-                json
-            }
+    let figures_done = Figured {
+        gen,
+        taken_up,
+        resolve_ms,
+        t0,
+        no_timeline,
+    };
+    if let Some(json) = FIGURES.with(|c| c.borrow_mut().get(&scenario)) {
+        figures_done.post(scenario, Ok(json), true);
+        return;
+    }
+    let kept = scenario.clone();
+    let then: helper::Then = Box::new(move |figures| {
+        let report = figures.map(|figures| {
+            let json = serde_json::to_string(&figures.report).unwrap_or_default();
+            FIGURES.with(|c| c.borrow_mut().put(&kept, json.clone()));
+            json
+        });
+        figures_done.post(kept, report, false);
+    });
+    // Over two workers when it has parts to share (answered later, once
+    // the helper's are back); else here and now.
+    let alone = with_simulator(|sim| helper::figures(gen, input, &scenario, sim, then));
+    if let Some(then) = alone {
+        then(with_simulator(|sim| sim.simulate_report(&scenario)));
+    }
+}
+
+/// Runs `f` on this worker's simulator.
+fn with_simulator<R>(f: impl FnOnce(&mut Simulator) -> R) -> R {
+    SIMULATOR.with(|s| f(&mut s.borrow_mut()))
+}
+
+/// A `simulate` request whose figures are being made, and what the page is
+/// told with them.
+struct Figured {
+    gen: f64,
+    /// When the worker began on it (`epoch_ms`).
+    taken_up: f64,
+    /// The worker's own work before the core ran.
+    resolve_ms: f64,
+    /// When the figures were begun (`now_ms`).
+    t0: f64,
+    /// Why the step has no timeline, if it has none.
+    no_timeline: Option<FieldError>,
+}
+
+impl Figured {
+    /// Posts the figures (the report's JSON, or the refusal), then either
+    /// why there is no timeline, or the timeline in a task of its own.
+    fn post(self, scenario: Scenario, report: Result<String, FieldError>, cached: bool) {
+        let Figured {
+            gen,
+            taken_up,
+            resolve_ms,
+            t0,
+            no_timeline,
+        } = self;
+        let report = match report {
+            Ok(json) => json,
             Err(e) => {
                 refused_field(gen, e.message.clone(), Some(&e.field));
                 return;
             }
-        },
-    };
-    let figures_ms = now_ms() - t0;
-    RunCounts::bump(|c| c.figures += 1);
-    let msg = message("figures", gen);
-    set(&msg, "report", &report.into());
-    set(&msg, "sim_ms", &figures_ms.into());
-    // Figures kept from an earlier run took no simulation: the page does
-    // not take their time as a measure of this scenario's cost.
-    set(&msg, "cached", &cached.into());
-    set(&msg, "taken_up_at", &taken_up.into());
-    set(&msg, "resolve_ms", &resolve_ms.into());
-    set(&msg, "runs", &RUNS.with(Cell::get).to_js());
-    set(&msg, "posted_at", &epoch_ms().into());
-    post(&msg, &[]);
-    if let Some(e) = no_timeline {
-        let msg = message("no-timeline", gen);
-        set(&msg, "field", &e.field.into());
-        set(&msg, "message", &e.message.into());
+        };
+        let figures_ms = now_ms() - t0;
+        RunCounts::bump(|c| c.figures += 1);
+        let msg = message("figures", gen);
+        set(&msg, "report", &report.into());
+        set(&msg, "sim_ms", &figures_ms.into());
+        // Figures kept from an earlier run took no simulation: the page does
+        // not take their time as a measure of this scenario's cost.
+        set(&msg, "cached", &cached.into());
+        set(&msg, "taken_up_at", &taken_up.into());
+        set(&msg, "resolve_ms", &resolve_ms.into());
         set(&msg, "runs", &RUNS.with(Cell::get).to_js());
+        set(&msg, "posted_at", &epoch_ms().into());
         post(&msg, &[]);
-        return;
-    }
-    // In a task of its own: a request the page posted while the figures were
-    // being computed runs first and drops this one.
-    let deferred = Timeout::new(0, move || {
-        DEFERRED.with(|d| d.borrow_mut().take());
-        if LATEST_GEN.with(Cell::get) == gen {
-            timeline(gen, &scenario, figures_ms, taken_up);
-        } else {
-            RunCounts::bump(|c| c.skipped += 1);
+        if let Some(e) = no_timeline {
+            let msg = message("no-timeline", gen);
+            set(&msg, "field", &e.field.into());
+            set(&msg, "message", &e.message.into());
+            set(&msg, "runs", &RUNS.with(Cell::get).to_js());
+            post(&msg, &[]);
+            return;
         }
-    });
-    DEFERRED.with(|d| *d.borrow_mut() = Some(deferred));
+        // In a task of its own: a request the page posted while the figures
+        // were being computed runs first and drops this one.
+        let deferred = Timeout::new(0, move || {
+            DEFERRED.with(|d| d.borrow_mut().take());
+            if LATEST_GEN.with(Cell::get) == gen {
+                timeline(gen, &scenario, figures_ms, taken_up);
+            } else {
+                RunCounts::bump(|c| c.skipped += 1);
+            }
+        });
+        DEFERRED.with(|d| *d.borrow_mut() = Some(deferred));
+    }
 }
 
 /// Simulates the scenario with its timeline and posts the `result`. The

@@ -214,6 +214,7 @@ impl Inner {
             r.figures += c.figures;
             r.timelines += c.timelines;
             r.skipped += c.skipped;
+            r.shared += c.shared;
         }
         if self.in_flight.take().is_some() {
             self.runs_stopped += 1;
@@ -225,11 +226,12 @@ impl Inner {
     fn runs_json(&self) -> String {
         let (r, c) = (self.runs_retired, self.runs_current);
         format!(
-            r#"{{"started":{},"figures":{},"timelines":{},"skipped":{},"stopped":{}}}"#,
+            r#"{{"started":{},"figures":{},"timelines":{},"skipped":{},"shared":{},"stopped":{}}}"#,
             r.started + c.started,
             r.figures + c.figures,
             r.timelines + c.timelines,
             r.skipped + c.skipped,
+            r.shared + c.shared,
             self.runs_stopped
         )
     }
@@ -883,6 +885,7 @@ impl Runner {
                 figures: n("figures"),
                 timelines: n("timelines"),
                 skipped: n("skipped"),
+                shared: n("shared"),
             };
             i.runs_json()
         };

@@ -156,6 +156,8 @@ export function registerScaleTests(test, h) {
           status: document.querySelector('.sim-status.busy [role="status"]')?.textContent ?? null,
           opacity: Number(getComputedStyle(document.querySelector('.canvas-wrap')).opacity),
           json: document.querySelector('[data-scenario-json]').dataset.scenarioJson,
+          runs: JSON.parse(b.workerRuns ?? '{}'),
+          cores: navigator.hardwareConcurrency,
           figures: [...document.querySelectorAll('[data-metric][data-run="current"]')]
             .map((e) => [e.dataset.metric, Number(e.dataset.value)]),
         });
@@ -171,6 +173,11 @@ export function registerScaleTests(test, h) {
     assert(/Simulating/.test(seen.status ?? ''), `status while the timeline is computed: ${seen.status}`);
     assert(seen.opacity < 1, `the previous timeline was not dimmed (opacity ${seen.opacity})`);
     assert(JSON.parse(seen.json).overlap.tp === true, `the figures are not those of TP overlap on: ${seen.json}`);
+    // With two cores or more, these figures were made over two workers (the
+    // helper started with the preset's own figures): the same figures.
+    if (seen.cores >= 2) {
+      assert(seen.runs.shared >= 1, `the figures were not shared with the helper worker: ${JSON.stringify(seen.runs)}`);
+    }
     await page.screenshot({ path: join(ARTIFACTS, 'scale-1t-figures-first.png') });
     const want = cliReport(seen.json);
     assert(seen.figures.length >= 20, `only ${seen.figures.length} figures on the page`);

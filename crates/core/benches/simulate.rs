@@ -4,13 +4,15 @@
 //! events processed and planned, and the peak memory that scenario alone
 //! reached (the peak is reset before each), both report-only
 //! (`simulate_report`, what the CLI's `simulate` and sweeps need) and with
-//! the timeline (what the page asks for). Figures, never assertions.
+//! the timeline (what the page asks for). Report-only is timed twice: with
+//! its independent runs spread over the machine's threads (`parallel`, its
+//! time), and on one thread (its cost). Figures, never assertions.
 
 use std::time::Instant;
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use overlap_core::workload::cost::cost;
-use overlap_core::{presets, simulate, simulate_report, Scenario};
+use overlap_core::{parallel, presets, simulate, Scenario, Simulator};
 
 /// Peak resident memory of this process since the last reset (Linux), in MB.
 fn peak_memory_mb() -> Option<f64> {
@@ -46,22 +48,41 @@ fn cases() -> Vec<(&'static str, Scenario, u32)> {
     ]
 }
 
+/// How a step is simulated: report-only on so many threads, or with its timeline.
+#[derive(Clone, Copy)]
+enum Path {
+    Report { threads: usize },
+    Timeline,
+}
+
 fn report(name: &str, scenario: &Scenario, runs: u32) {
     let predicted = cost(scenario);
+    let threads = parallel::available_threads();
     // Report-only first: memory the timeline run freed may stay resident in
     // the allocator, and would show as the report-only run's peak.
-    for timeline in [false, true] {
+    let mut paths = vec![Path::Report { threads }];
+    if threads > 1 {
+        paths.push(Path::Report { threads: 1 });
+    }
+    paths.push(Path::Timeline);
+    for path in paths {
         reset_peak_memory();
         let base = peak_memory_mb();
         let started = Instant::now();
         let (mut events, mut planned) = (0, 0);
         for _ in 0..runs {
-            let (e, p) = if timeline {
-                let sim = simulate(scenario);
-                (sim.events, sim.planned_events)
-            } else {
-                let figures = simulate_report(scenario).expect("the presets are within the budget");
-                (figures.events, figures.planned_events)
+            let (e, p) = match path {
+                Path::Timeline => {
+                    let sim = simulate(scenario);
+                    (sim.events, sim.planned_events)
+                }
+                Path::Report { threads } => {
+                    let figures = Simulator::default()
+                        .with_threads(threads)
+                        .simulate_report(scenario)
+                        .expect("the presets are within the budget");
+                    (figures.events, figures.planned_events)
+                }
             };
             events += e;
             planned += p;
@@ -69,7 +90,11 @@ fn report(name: &str, scenario: &Scenario, runs: u32) {
         let seconds = started.elapsed().as_secs_f64();
         println!(
             "{name}{}: {:.3} ms per simulate (scenario + baseline), {} ops, {} events ({} planned, bound {}), peak memory {}",
-            if timeline { "" } else { " [report only]" },
+            match path {
+                Path::Timeline => String::new(),
+                Path::Report { threads: 1 } => " [report only, 1 thread]".to_string(),
+                Path::Report { threads } => format!(" [report only, {threads} threads]"),
+            },
             seconds / f64::from(runs) * 1e3,
             predicted.ops,
             events / u64::from(runs),

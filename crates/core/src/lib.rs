@@ -15,6 +15,7 @@ pub mod coconet;
 pub mod input;
 pub mod model;
 pub mod output;
+pub mod parallel;
 pub mod published;
 pub mod sim;
 pub mod steady_state;
@@ -41,6 +42,7 @@ pub use input::validate::{timeline_refusal, MAX_GPUS, MAX_SIMULATED_OPS, MAX_TIM
 pub use model::fidelity::Fidelity;
 pub use report::Report;
 pub use scenario::{parse_scenario, FieldError, Scenario, ScenarioError, ScenarioInput};
+pub use steady_state::{Part, PartRan};
 pub use timeline::{Axis, Lane, Timeline};
 use workload::interference::Sharing;
 
@@ -120,6 +122,8 @@ pub struct Simulator {
     plain: bool,
     /// Treat every steady state as failed (tests of the refusal that follows).
     steady_fails: bool,
+    /// Threads the independent runs of a step are spread over (`parallel`).
+    threads: usize,
 }
 
 impl Simulator {
@@ -130,6 +134,18 @@ impl Simulator {
             baseline: None,
             plain: false,
             steady_fails: false,
+            threads: parallel::available_threads(),
+        }
+    }
+
+    /// The same simulator with its independent runs spread over at most
+    /// `threads` threads (at least one): the figures are the same whatever
+    /// the number; one gives the cost of a step as its time.
+    #[doc(hidden)]
+    pub fn with_threads(self, threads: usize) -> Self {
+        Self {
+            threads: threads.max(1),
+            ..self
         }
     }
 
@@ -158,7 +174,7 @@ impl Simulator {
     /// applies: the whole step at once (see [`Simulator::try_simulate`]).
     pub fn simulate(&mut self, scenario: &Scenario) -> Simulation {
         let (timeline, figures) = self
-            .step(scenario, true)
+            .step(scenario, None)
             .expect("a step with its timeline is simulated in full, never refused");
         Simulation {
             timeline: timeline.expect("asked for"),
@@ -174,50 +190,100 @@ impl Simulator {
     /// sample per link rate change: far less memory and time on a large step.
     /// Refused only as [`simulate_report`] says.
     pub fn simulate_report(&mut self, scenario: &Scenario) -> Result<Figures, FieldError> {
-        Ok(self.step(scenario, false)?.1)
+        let parts = self.report_parts(scenario);
+        let ran = parallel::map(&parts, self.threads, |&part| self.run_part(scenario, part));
+        self.report_from_parts(scenario, ran)
     }
 
-    /// One step and its baseline; the timeline only when asked for. Only
+    /// The independent runs [`Simulator::simulate_report`] makes the
+    /// scenario's figures of, for a caller that spreads them itself (the
+    /// page, over two workers): the steady state's short runs, and the
+    /// baseline's unless this simulator remembers it. The longest first.
+    pub fn report_parts(&self, scenario: &Scenario) -> Vec<Part> {
+        let off = scenario.all_overlap_off();
+        let needed = off != *scenario && self.remembered_baseline_ms(&off).is_none();
+        steady_state::parts(scenario, needed.then_some(&off))
+    }
+
+    /// Runs one of the [`Simulator::report_parts`] of the scenario: on any
+    /// simulator of the same fidelity, in any order.
+    pub fn run_part(&self, scenario: &Scenario, part: Part) -> PartRan {
+        steady_state::run_part(self, scenario, &scenario.all_overlap_off(), part)
+    }
+
+    /// The figures of the scenario from its parts' runs, in the order
+    /// [`Simulator::report_parts`] listed them: equal to
+    /// [`Simulator::simulate_report`]'s. Parts missing or not as listed are
+    /// run here.
+    pub fn report_from_parts(
+        &mut self,
+        scenario: &Scenario,
+        ran: Vec<PartRan>,
+    ) -> Result<Figures, FieldError> {
+        Ok(self.step(scenario, Some(ran))?.1)
+    }
+
+    /// The step time, ms, this simulator remembers for the all-off `off`.
+    fn remembered_baseline_ms(&self, off: &Scenario) -> Option<f64> {
+        self.baseline
+            .as_ref()
+            .filter(|(s, _)| s == off)
+            .map(|b| b.1)
+    }
+
+    /// One step and its baseline: with its timeline, or (`parts`) its
+    /// figures alone from the runs of its parts. Only
     /// the figures (no timeline) are ever refused.
     fn step(
         &mut self,
         scenario: &Scenario,
-        with_timeline: bool,
+        parts: Option<Vec<PartRan>>,
     ) -> Result<(Option<Timeline>, Figures), FieldError> {
         let fidelity = self.fidelity;
-        let (timeline, mut report, mut events, mut planned_events, extrapolated_from) =
-            if with_timeline {
-                let mut graph = workload::build(scenario, fidelity, self.reserve(scenario));
-                let mut run = self.run(&graph, true, true, &Sharing::of(scenario));
-                graph.release_dependencies();
-                let mut report = output::summary::report(scenario, &graph, &run, false);
-                let timeline =
-                    output::summary::timeline(&graph, &mut run, fidelity == Fidelity::Reduced);
-                report.hta_overlap_per_gpu = hta::overlap_per_gpu(&timeline);
-                (Some(timeline), report, run.events, run.planned_events, None)
-                // The graph and the run are dropped here, before the baseline is built.
-            } else {
-                // No timeline: the figures may come from the steady state.
-                let t = steady_state::tally(self, scenario)?;
-                let report = t.tally.report(scenario);
-                (
-                    None,
-                    report,
-                    t.events,
-                    t.planned_events,
-                    t.extrapolated_from,
-                )
+        let with_timeline = parts.is_none();
+        let off = scenario.all_overlap_off();
+        let remembered = self.remembered_baseline_ms(&off);
+        let (timeline, mut report, mut events, mut planned_events, extrapolated_from, baseline) =
+            match parts {
+                None => {
+                    let mut graph = workload::build(scenario, fidelity, self.reserve(scenario));
+                    let mut run = self.run(&graph, true, true, &Sharing::of(scenario));
+                    graph.release_dependencies();
+                    let mut report = output::summary::report(scenario, &graph, &run, false);
+                    let timeline =
+                        output::summary::timeline(&graph, &mut run, fidelity == Fidelity::Reduced);
+                    report.hta_overlap_per_gpu = hta::overlap_per_gpu(&timeline);
+                    (
+                        Some(timeline),
+                        report,
+                        run.events,
+                        run.planned_events,
+                        None,
+                        None,
+                    )
+                    // The graph and the run are dropped here, before the baseline is built.
+                }
+                Some(ran) => {
+                    // No timeline: the figures may come from the steady state,
+                    // and the baseline's step time from the same parts.
+                    let (t, baseline) = steady_state::tally(self, scenario, &off, ran)?;
+                    let report = t.tally.report(scenario);
+                    let (events, planned) = (t.events, t.planned_events);
+                    (None, report, events, planned, t.extrapolated_from, baseline)
+                }
             };
         report.hta_overlap = hta::mean(&report.hta_overlap_per_gpu);
         report.memory_gb = output::memory::memory_gb(scenario);
-        let off = scenario.all_overlap_off();
         let mut baseline_extrapolated_from = None;
         report.baseline_ms = if off == *scenario {
             report.step_time_ms
-        } else if let Some((_, ms)) = self.baseline.as_ref().filter(|(s, _)| *s == off) {
-            *ms
+        } else if let Some(ms) = remembered {
+            ms
         } else {
-            let (step_s, e, p, from) = steady_state::step_time_s(self, &off, !with_timeline)?;
+            let (step_s, e, p, from) = match baseline {
+                Some(b) => b,
+                None => steady_state::step_time_s(self, &off, !with_timeline)?,
+            };
             events += e;
             planned_events += p;
             baseline_extrapolated_from = from;

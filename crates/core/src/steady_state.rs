@@ -49,6 +49,7 @@ pub const FLOOR: f64 = 1e-3;
 pub const ROUNDING_ULPS: f64 = 64.0;
 
 /// A run's sums and what obtaining them cost.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Tallied {
     /// The sums at the scenario's micro-batch count.
     pub tally: Tally,
@@ -62,31 +63,145 @@ pub(crate) struct Tallied {
 
 pub use crate::workload::schedule::steady_counts;
 
-/// Sums at the scenario's count: extrapolated when its steady state allows
-/// (see the module's doc), else from one full run. A step whose three runs
-/// disagree is simulated in full only within the limit of one run
-/// (`input::validate::MAX_TIMELINE_OPS`): over it, the refusal names
-/// `workload.global_batch` and the largest value simulated in full.
-pub(crate) fn tally(sim: &Simulator, s: &Scenario) -> Result<Tallied, FieldError> {
-    let (mut events, mut planned_events) = (0, 0);
-    if let Some(counts) = steady_counts(s) {
-        let runs = counts.map(|m| {
-            let t = run_tally(sim, &with_micro_batches(s, m));
-            events += t.events;
-            planned_events += t.planned_events;
-            t.tally
-        });
-        let extrapolated = extrapolate_tally(&runs, counts, s.micro_batches());
-        if let Some(tally) = extrapolated.filter(|_| !sim.steady_fails) {
-            return Ok(Tallied {
-                tally,
-                events,
-                planned_events,
-                extrapolated_from: Some(counts),
-            });
+/// One of the independent runs a step's figures are made of: of the
+/// scenario itself (its sums) or of its all-off baseline (its step time),
+/// at a micro-batch count (a short run of the steady state) or whole.
+///
+/// A run is named, not carried: whoever runs it resolves the same scenario
+/// and runs it with [`crate::Simulator::run_part`], in this thread, another
+/// one, or another worker of the page. Its [`PartRan`] goes back to its place
+/// in the list.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Part {
+    /// The baseline's run rather than the scenario's.
+    pub baseline: bool,
+    /// The micro-batch count run; `None`: the scenario's own, whole.
+    pub micro_batches: Option<u32>,
+}
+
+/// What a [`Part`] gave, to be sent back to where the figures are made
+/// (exactly: `serde_json` here carries every `f64` bit for bit).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PartRan(Ran);
+
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+enum Ran {
+    /// The scenario's sums.
+    Tally(Tallied),
+    /// The baseline's step time, s, with the events processed and planned.
+    Step((f64, u64, u64)),
+}
+
+/// The runs the figures of `s` need, the scenario's first (the longest),
+/// then those of `baseline` when its step time is needed: the steady
+/// state's three short runs where it applies (see the module's doc), else
+/// one whole run.
+pub(crate) fn parts(s: &Scenario, baseline: Option<&Scenario>) -> Vec<Part> {
+    let of = |s: &Scenario, baseline: bool| -> Vec<Part> {
+        match steady_counts(s) {
+            Some(counts) => counts
+                .map(|m| Part {
+                    baseline,
+                    micro_batches: Some(m),
+                })
+                .into(),
+            None => vec![Part {
+                baseline,
+                micro_batches: None,
+            }],
         }
-        check_whole_step(s)?;
+    };
+    let mut parts = of(s, false);
+    if let Some(off) = baseline {
+        parts.extend(of(off, true));
     }
+    parts
+}
+
+/// Runs one part of the figures of `s` (whose all-off baseline is `off`).
+pub(crate) fn run_part(sim: &Simulator, s: &Scenario, off: &Scenario, part: Part) -> PartRan {
+    let of = if part.baseline { off } else { s };
+    let scenario = match part.micro_batches {
+        Some(m) => with_micro_batches(of, m),
+        None => of.clone(),
+    };
+    PartRan(if part.baseline {
+        Ran::Step(run_step(sim, &scenario))
+    } else {
+        Ran::Tally(run_tally(sim, &scenario))
+    })
+}
+
+/// Sums at the scenario's count from its parts' runs (see [`parts`]):
+/// extrapolated when its steady state allows (see the module's doc), else
+/// from one full run. A step whose three runs disagree is simulated in full
+/// only within the limit of one run (`input::validate::MAX_TIMELINE_OPS`):
+/// over it, the refusal names `workload.global_batch` and the largest value
+/// simulated in full. With runs of the baseline `off` among them, its step
+/// time as [`step_time_s`] gives it (bounded).
+pub(crate) fn tally(
+    sim: &Simulator,
+    s: &Scenario,
+    off: &Scenario,
+    ran: Vec<PartRan>,
+) -> Result<(Tallied, Option<StepTime>), FieldError> {
+    let (mut tallies, mut steps) = (Vec::new(), Vec::new());
+    for PartRan(ran) in ran {
+        match ran {
+            Ran::Tally(t) => tallies.push(t),
+            Ran::Step(step) => steps.push(step),
+        }
+    }
+    // Runs that are not the parts listed (a caller's slip) are not trusted:
+    // the parts are run here instead.
+    let listed = |s: &Scenario| steady_counts(s).map_or(1, |c| c.len());
+    if tallies.len() != listed(s) {
+        tallies = parts(s, None)
+            .into_iter()
+            .filter_map(|part| match run_part(sim, s, off, part).0 {
+                Ran::Tally(t) => Some(t),
+                Ran::Step(_) => None,
+            })
+            .collect();
+    }
+    let tally = tally_from(sim, s, steady_counts(s), tallies)?;
+    let step = match steps.len() {
+        0 => None,
+        n if n == listed(off) => Some(step_time_from(sim, off, steady_counts(off), &steps, true)?),
+        _ => Some(step_time_s(sim, off, true)?),
+    };
+    Ok((tally, step))
+}
+
+/// The sums at the scenario's count from its runs: the three short ones at
+/// `counts`, or the one full run.
+fn tally_from(
+    sim: &Simulator,
+    s: &Scenario,
+    counts: Option<[u32; 3]>,
+    runs: Vec<Tallied>,
+) -> Result<Tallied, FieldError> {
+    let Some(counts) = counts else {
+        return Ok(runs.into_iter().next().expect("as listed: one full run"));
+    };
+    let events = runs.iter().map(|t| t.events).sum();
+    let planned_events = runs.iter().map(|t| t.planned_events).sum();
+    let runs: [Tally; 3] = runs
+        .into_iter()
+        .map(|t| t.tally)
+        .collect::<Vec<_>>()
+        .try_into()
+        .unwrap_or_else(|_| unreachable!("as listed: three short runs"));
+    let extrapolated = extrapolate_tally(&runs, counts, s.micro_batches());
+    if let Some(tally) = extrapolated.filter(|_| !sim.steady_fails) {
+        return Ok(Tallied {
+            tally,
+            events,
+            planned_events,
+            extrapolated_from: Some(counts),
+        });
+    }
+    check_whole_step(s)?;
     let mut full = run_tally(sim, s);
     full.events += events;
     full.planned_events += planned_events;
@@ -177,27 +292,44 @@ pub(crate) fn step_time_s(
     s: &Scenario,
     bounded: bool,
 ) -> Result<StepTime, FieldError> {
-    let run_step = |s: &Scenario| {
-        let graph = workload::build(s, sim.fidelity, sim.reserve(s));
-        let run = sim.run(&graph, false, false, &Sharing::of(s));
-        (run.step_time_s, run.events, run.planned_events)
+    let counts = steady_counts(s);
+    let runs: Vec<Scenario> = match counts {
+        Some(counts) => counts.map(|m| with_micro_batches(s, m)).into(),
+        None => vec![s.clone()],
     };
-    let (mut events, mut planned) = (0, 0);
-    if let Some(counts) = steady_counts(s) {
-        let steps = counts.map(|m| {
-            let (step, e, p) = run_step(&with_micro_batches(s, m));
-            events += e;
-            planned += p;
-            (step, step.abs())
-        });
-        let extrapolated = extrapolate(steps, units_beyond(counts, s.micro_batches()));
-        if let Some(step) = extrapolated.filter(|_| !sim.steady_fails) {
-            return Ok((step, events, planned, Some(counts)));
-        }
-        if bounded {
-            check_whole_step(s)?;
-        }
+    let steps = crate::parallel::map(&runs, sim.threads, |s| run_step(sim, s));
+    step_time_from(sim, s, counts, &steps, bounded)
+}
+
+/// One run's step time, s, with the events processed and planned.
+fn run_step(sim: &Simulator, s: &Scenario) -> (f64, u64, u64) {
+    let graph = workload::build(s, sim.fidelity, sim.reserve(s));
+    let run = sim.run(&graph, false, false, &Sharing::of(s));
+    (run.step_time_s, run.events, run.planned_events)
+}
+
+/// The step time at the scenario's count from its runs: the three short
+/// ones at `counts`, or the one full run.
+fn step_time_from(
+    sim: &Simulator,
+    s: &Scenario,
+    counts: Option<[u32; 3]>,
+    runs: &[(f64, u64, u64)],
+    bounded: bool,
+) -> Result<StepTime, FieldError> {
+    let events = runs.iter().map(|r| r.1).sum();
+    let planned = runs.iter().map(|r| r.2).sum();
+    let Some(counts) = counts else {
+        return Ok((runs[0].0, events, planned, None));
+    };
+    let steps = [0, 1, 2].map(|i| (runs[i].0, runs[i].0.abs()));
+    let extrapolated = extrapolate(steps, units_beyond(counts, s.micro_batches()));
+    if let Some(step) = extrapolated.filter(|_| !sim.steady_fails) {
+        return Ok((step, events, planned, Some(counts)));
     }
-    let (step, e, p) = run_step(s);
+    if bounded {
+        check_whole_step(s)?;
+    }
+    let (step, e, p) = run_step(sim, s);
     Ok((step, events + e, planned + p, None))
 }

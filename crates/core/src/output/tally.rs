@@ -12,7 +12,7 @@ use crate::model::scenario::Scenario;
 use crate::output::report::{AxisReport, LinkReport, Report};
 
 /// One simulated GPU's sums over the step, seconds.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct GpuTally {
     /// The GPU's rank: HTA's figures are listed in rank order.
     pub rank: u32,
@@ -35,7 +35,7 @@ pub(crate) struct GpuTally {
 }
 
 /// One link class's sums over its links.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct LinkTally {
     /// Time the links carried traffic, summed over the links.
     pub busy_s: f64,
@@ -46,7 +46,7 @@ pub(crate) struct LinkTally {
 }
 
 /// A run's additive sums (see the module's doc).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct Tally {
     /// The step's length.
     pub step_s: f64,

@@ -1,0 +1,104 @@
+//! Independent runs spread over the machine's cores.
+//!
+//! A step's figures come from several runs that share nothing: the steady
+//! state's three short runs (`steady_state`), and as many of its all-off
+//! baseline. Each run is deterministic on its own and its result goes back
+//! to its place in the list, so the figures are the same bit for bit
+//! whatever the number of threads and whichever thread ran what. This
+//! spreads the time of a step over the cores, not its cost: the work done
+//! is the same as one after the other.
+//!
+//! WebAssembly in the page has one thread per worker: there the runs go one
+//! after the other.
+
+/// How many threads to run independent work on: the cores this process may
+/// use, natively; one in WebAssembly.
+pub fn available_threads() -> usize {
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+    }
+    #[cfg(target_arch = "wasm32")]
+    {
+        1
+    }
+}
+
+/// `f` of every item, in the items' order, on up to `threads` threads. Each
+/// thread takes the next item not yet taken, so list the longest work
+/// first. A panic in `f` is raised again here.
+pub(crate) fn map<T: Sync, R: Send>(
+    items: &[T],
+    threads: usize,
+    f: impl Fn(&T) -> R + Sync,
+) -> Vec<R> {
+    let threads = threads.min(items.len());
+    if threads <= 1 || cfg!(target_arch = "wasm32") {
+        return items.iter().map(f).collect();
+    }
+    spread(items, threads, &f)
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn spread<T: Sync, R: Send>(items: &[T], threads: usize, f: &(impl Fn(&T) -> R + Sync)) -> Vec<R> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let next = AtomicUsize::new(0);
+    let take = || {
+        let mut done = Vec::new();
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some(item) = items.get(i) else {
+                return done;
+            };
+            done.push((i, f(item)));
+        }
+    };
+    let mut slots: Vec<Option<R>> = std::iter::repeat_with(|| None).take(items.len()).collect();
+    std::thread::scope(|scope| {
+        // This thread takes its share too: one fewer to start.
+        let others: Vec<_> = (1..threads).map(|_| scope.spawn(take)).collect();
+        let mine = take();
+        let theirs = others.into_iter().map(|h| {
+            h.join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        });
+        for (i, r) in theirs.flatten().chain(mine) {
+            slots[i] = Some(r);
+        }
+    });
+    slots
+        .into_iter()
+        .map(|r| r.expect("every item was taken once"))
+        .collect()
+}
+
+#[cfg(target_arch = "wasm32")]
+fn spread<T: Sync, R: Send>(items: &[T], _: usize, f: &(impl Fn(&T) -> R + Sync)) -> Vec<R> {
+    items.iter().map(f).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn results_keep_the_items_order_whatever_the_threads() {
+        let items: Vec<u64> = (0..37).collect();
+        let one = map(&items, 1, |x| x * x + 1);
+        for threads in [2, 3, 8, 100] {
+            assert_eq!(
+                map(&items, threads, |x| x * x + 1),
+                one,
+                "{threads} threads"
+            );
+        }
+        assert!(map(&[] as &[u64], 4, |x| *x).is_empty());
+    }
+
+    #[test]
+    #[should_panic(expected = "item 5")]
+    fn a_panic_in_a_run_is_raised_to_the_caller() {
+        let items: Vec<u32> = (0..8).collect();
+        map(&items, 3, |&x| assert!(x != 5, "item {x}"));
+    }
+}

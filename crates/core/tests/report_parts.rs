@@ -1,0 +1,106 @@
+//! A step's figures made of independent parts (`Simulator::report_parts`):
+//! whether the parts run on one thread or several, in this simulator or in
+//! another one and sent back as JSON (as the page's second worker sends
+//! them), the figures are the same bit for bit.
+
+use overlap_core::{presets, Fidelity, PartRan, Scenario, Simulator};
+
+fn report_json(sim: &mut Simulator, s: &Scenario) -> String {
+    let figures = sim.simulate_report(s).expect("within the budget");
+    serde_json::to_string(&figures.report).unwrap()
+}
+
+/// The figures of `s` with every part run by a simulator of its own and
+/// carried as JSON text, as between two workers.
+fn from_carried_parts(s: &Scenario) -> (String, usize) {
+    let mut sim = Simulator::default();
+    let parts = sim.report_parts(s);
+    let ran: Vec<PartRan> = parts
+        .iter()
+        .rev()
+        .map(|&part| {
+            let text = serde_json::to_string(&Simulator::default().run_part(s, part)).unwrap();
+            serde_json::from_str(&text).expect("a part's result reads back")
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    let figures = sim.report_from_parts(s, ran).expect("within the budget");
+    (serde_json::to_string(&figures.report).unwrap(), parts.len())
+}
+
+fn scenarios() -> Vec<(String, Scenario)> {
+    let mut all = Vec::new();
+    for id in ["didactic", "megatron-1.7b", "megatron-145.6b", "zb-1.5b-24"] {
+        let s = presets::scenario(id).unwrap();
+        let mut on = s.clone();
+        on.overlap.tp = true;
+        on.overlap.pp = true;
+        on.overlap.dp = true;
+        all.push((id.to_string(), s));
+        all.push((format!("{id} with every overlap on"), on));
+    }
+    all
+}
+
+#[test]
+fn figures_are_the_same_on_one_thread_or_several() {
+    for (name, s) in scenarios() {
+        let one = report_json(&mut Simulator::default().with_threads(1), &s);
+        for threads in [2, 5] {
+            let many = report_json(&mut Simulator::default().with_threads(threads), &s);
+            assert_eq!(one, many, "{name}: {threads} threads");
+        }
+    }
+}
+
+#[test]
+fn parts_run_elsewhere_and_carried_as_json_give_the_same_figures() {
+    let mut steady = 0;
+    for (name, s) in scenarios() {
+        let here = report_json(&mut Simulator::default(), &s);
+        let (carried, parts) = from_carried_parts(&s);
+        assert_eq!(here, carried, "{name}");
+        // Three short runs of the scenario, and three of its baseline unless
+        // the scenario is its own baseline.
+        if overlap_core::steady_state::steady_counts(&s).is_some() {
+            steady += 1;
+            let expected = if s.all_overlap_off() == s { 3 } else { 6 };
+            assert_eq!(parts, expected, "{name}: parts");
+        }
+    }
+    assert!(steady >= 4, "only {steady} scenarios with a steady state");
+}
+
+#[test]
+fn a_remembered_baseline_is_not_listed_again() {
+    let s = presets::scenario("megatron-145.6b").unwrap();
+    let mut on = s.clone();
+    on.overlap.tp = true;
+    let mut sim = Simulator::new(Fidelity::Reduced);
+    assert_eq!(sim.report_parts(&on).len(), 6);
+    sim.simulate_report(&on).unwrap();
+    let mut dp = on.clone();
+    dp.overlap.dp = true;
+    let parts = sim.report_parts(&dp);
+    assert_eq!(parts.len(), 3, "{parts:?}");
+    assert!(parts.iter().all(|p| !p.baseline));
+}
+
+#[test]
+fn parts_not_as_listed_are_run_again_rather_than_trusted() {
+    let s = presets::scenario("megatron-145.6b").unwrap();
+    let mut on = s.clone();
+    on.overlap.pp = true;
+    let here = report_json(&mut Simulator::default(), &on);
+    let mut sim = Simulator::default();
+    let parts = sim.report_parts(&on);
+    // Only the first part's result came back.
+    let first = vec![sim.run_part(&on, parts[0])];
+    let figures = sim.report_from_parts(&on, first).unwrap();
+    assert_eq!(here, serde_json::to_string(&figures.report).unwrap());
+    // None came back.
+    let figures = Simulator::default().report_from_parts(&on, vec![]).unwrap();
+    assert_eq!(here, serde_json::to_string(&figures.report).unwrap());
+}

@@ -1,0 +1,272 @@
+//! A second worker for the figures of a large step.
+//!
+//! The core makes a large step's figures of independent parts (the steady
+//! state's short runs and its baseline's, `Simulator::report_parts`). The
+//! simulation worker starts one helper worker, the same module again, when
+//! it first has such a step on a machine with two cores or more (that step
+//! runs alone while the helper loads). For the next ones it posts the
+//! helper every other part, runs the rest itself, and makes the figures
+//! once the helper's results are back (`Simulator::report_from_parts`): the
+//! same figures, in about two thirds of the time.
+//!
+//! Messages between the two (plain objects):
+//! - to the helper, `{type: "parts", gen, input, parts}`: the scenario JSON
+//!   and the parts, as JSON;
+//! - back, `{type: "parts-ran", gen, ran}`: the results as JSON text
+//!   (exact: the core's JSON carries every `f64` bit for bit), or
+//!   `{type: "parts-ran", gen, error}` when the helper could not run them.
+//!
+//! Whatever goes wrong with the helper (it does not start, it answers with
+//! an error, it panics or stops), the simulation worker runs the missing
+//! parts itself: the figures come, later.
+
+use std::cell::{Cell, RefCell};
+
+use overlap_core::{Part, PartRan, Scenario, Simulator};
+use wasm_bindgen::prelude::*;
+
+use super::spawn::{self, WorkerHandle};
+
+/// The parts the helper gets: every other one, from the second, so that
+/// this worker, which cannot wait idle, keeps the first and longest.
+pub fn helper_share(parts: &[Part]) -> Vec<usize> {
+    (1..parts.len()).step_by(2).collect()
+}
+
+/// What to do with a step's figures (or its refusal).
+pub type Then = Box<dyn FnOnce(Result<overlap_core::Figures, overlap_core::FieldError>)>;
+
+/// A step whose figures wait for the helper's parts.
+struct Pending {
+    gen: f64,
+    scenario: Scenario,
+    parts: Vec<Part>,
+    /// Per part: its result, once run here or received.
+    ran: Vec<Option<PartRan>>,
+    /// What to do with the figures.
+    then: Then,
+}
+
+thread_local! {
+    static HELPER: RefCell<Option<WorkerHandle>> = const { RefCell::new(None) };
+    /// Set when the helper panicked or stopped: replaced before its next
+    /// use (not dropped inside its own message handler).
+    static HELPER_GONE: Cell<bool> = const { Cell::new(false) };
+    static PENDING: RefCell<Option<Pending>> = const { RefCell::new(None) };
+    /// The helper has said "ready": its handler is installed.
+    static HELPER_READY: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Posts `msg` to the helper; false when it could not.
+fn post_to_helper(msg: &js_sys::Object) -> bool {
+    HELPER.with(|h| h.borrow().as_ref().map(|h| h.post(msg).is_ok())) == Some(true)
+}
+
+/// Drops the step waiting for the helper, if any: a newer request wins.
+/// True when there was one.
+pub fn drop_pending() -> bool {
+    PENDING.with(|p| p.borrow_mut().take()).is_some()
+}
+
+/// Makes the figures of `scenario` (read from `input`) with the helper's
+/// help, and hands them to `then`: later, once the helper has answered.
+/// Gives `then` back, with nothing started, when the step has fewer than
+/// two parts or no helper could be started: the caller runs it alone.
+pub fn figures(
+    gen: f64,
+    input: &str,
+    scenario: &Scenario,
+    sim: &Simulator,
+    then: Then,
+) -> Option<Then> {
+    let parts = sim.report_parts(scenario);
+    let theirs = helper_share(&parts);
+    // A helper still loading has no handler for the message yet: this
+    // step runs alone, and the next one is shared.
+    if theirs.is_empty() || !ready_helper() {
+        return Some(then);
+    }
+    let msg = js_sys::Object::new();
+    set(&msg, "type", &"parts".into());
+    set(&msg, "gen", &gen.into());
+    set(&msg, "input", &input.into());
+    let sent: Vec<Part> = theirs.iter().map(|&i| parts[i]).collect();
+    set(
+        &msg,
+        "parts",
+        &serde_json::to_string(&sent).unwrap_or_default().into(),
+    );
+    if !post_to_helper(&msg) {
+        return Some(then);
+    }
+    let ran = parts
+        .iter()
+        .enumerate()
+        .map(|(i, &part)| (!theirs.contains(&i)).then(|| sim.run_part(scenario, part)))
+        .collect();
+    PENDING.with(|p| {
+        *p.borrow_mut() = Some(Pending {
+            gen,
+            scenario: scenario.clone(),
+            parts,
+            ran,
+            then,
+        })
+    });
+    None
+}
+
+/// True when the helper is ready for a message; else starts it if there is
+/// none (or it is gone).
+fn ready_helper() -> bool {
+    if HELPER_GONE.with(|g| g.replace(false)) {
+        HELPER.with(|h| h.borrow_mut().take());
+        HELPER_READY.with(|r| r.set(false));
+    }
+    if HELPER.with(|h| h.borrow().is_some()) {
+        return HELPER_READY.with(Cell::get);
+    }
+    if cores() < 2.0 {
+        return false;
+    }
+    if let Ok(handle) = spawn::spawn(on_helper_message, |_| helper_gone()) {
+        HELPER.with(|h| *h.borrow_mut() = Some(handle));
+    }
+    false
+}
+
+/// The cores the browser says this machine has (one when it does not say).
+fn cores() -> f64 {
+    use wasm_bindgen::JsCast;
+    js_sys::global()
+        .dyn_into::<web_sys::WorkerGlobalScope>()
+        .map(|scope| scope.navigator().hardware_concurrency())
+        .unwrap_or(1.0)
+}
+
+fn on_helper_message(data: JsValue) {
+    let kind = field(&data, "type").as_string().unwrap_or_default();
+    match kind.as_str() {
+        "parts-ran" => {
+            let gen = field(&data, "gen").as_f64().unwrap_or(-1.0);
+            let ran: Option<Vec<PartRan>> = field(&data, "ran")
+                .as_string()
+                .and_then(|text| serde_json::from_str(&text).ok());
+            received(gen, ran);
+        }
+        "ready" => HELPER_READY.with(|r| r.set(true)),
+        "panic" | "crashed" => helper_gone(),
+        _ => {}
+    }
+}
+
+/// The helper cannot answer any more: the waiting step's missing parts run
+/// here.
+fn helper_gone() {
+    HELPER_GONE.with(|g| g.set(true));
+    if let Some(pending) = PENDING.with(|p| p.borrow_mut().take()) {
+        finish(pending);
+    }
+}
+
+/// The helper's results for request `gen` (`None`: it could not run them).
+fn received(gen: f64, ran: Option<Vec<PartRan>>) {
+    let Some(mut pending) = PENDING.with(|p| p.borrow_mut().take()) else {
+        return;
+    };
+    if pending.gen != gen {
+        // An older request's parts: the waiting step is a newer one.
+        PENDING.with(|p| *p.borrow_mut() = Some(pending));
+        return;
+    }
+    let theirs = helper_share(&pending.parts);
+    if let Some(ran) = ran.filter(|r| r.len() == theirs.len()) {
+        for (i, r) in theirs.into_iter().zip(ran) {
+            pending.ran[i] = Some(r);
+        }
+        super::RunCounts::bump(|c| c.shared += 1);
+    }
+    finish(pending);
+}
+
+/// The figures from the parts run, the missing ones run here first.
+fn finish(pending: Pending) {
+    let Pending {
+        scenario,
+        parts,
+        ran,
+        then,
+        ..
+    } = pending;
+    let figures = super::with_simulator(|sim| {
+        let ran = parts
+            .iter()
+            .zip(ran)
+            .map(|(&part, r)| r.unwrap_or_else(|| sim.run_part(&scenario, part)))
+            .collect();
+        sim.report_from_parts(&scenario, ran)
+    });
+    then(figures);
+}
+
+/// In the helper: runs the parts of a `parts` message and answers.
+pub fn run_parts(data: &JsValue) {
+    let gen = field(data, "gen").as_f64().unwrap_or(0.0);
+    let answer = js_sys::Object::new();
+    set(&answer, "type", &"parts-ran".into());
+    set(&answer, "gen", &gen.into());
+    match parts_ran(data) {
+        Ok(ran) => set(&answer, "ran", &ran.into()),
+        Err(e) => set(&answer, "error", &e.into()),
+    }
+    super::post(&answer, &[]);
+}
+
+fn parts_ran(data: &JsValue) -> Result<String, String> {
+    let input: overlap_core::ScenarioInput =
+        serde_json::from_str(&field(data, "input").as_string().unwrap_or_default())
+            .map_err(|e| format!("the helper could not read the scenario: {e}"))?;
+    let scenario = input
+        .resolve()
+        .map_err(|_| "the helper could not resolve the scenario".to_string())?;
+    let parts: Vec<Part> =
+        serde_json::from_str(&field(data, "parts").as_string().unwrap_or_default())
+            .map_err(|e| format!("the helper could not read the parts: {e}"))?;
+    let ran: Vec<PartRan> = super::with_simulator(|sim| {
+        parts
+            .iter()
+            .map(|&part| sim.run_part(&scenario, part))
+            .collect()
+    });
+    serde_json::to_string(&ran).map_err(|e| e.to_string())
+}
+
+fn field(data: &JsValue, key: &str) -> JsValue {
+    js_sys::Reflect::get(data, &key.into()).unwrap_or(JsValue::UNDEFINED)
+}
+
+fn set(obj: &js_sys::Object, key: &str, value: &JsValue) {
+    let _ = js_sys::Reflect::set(obj, &key.into(), value);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parts(n: usize) -> Vec<Part> {
+        (0..n)
+            .map(|i| Part {
+                baseline: i >= 3,
+                micro_batches: Some(10 + i as u32),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_helper_takes_every_other_part_and_this_worker_the_first() {
+        assert!(helper_share(&parts(1)).is_empty());
+        assert_eq!(helper_share(&parts(2)), vec![1]);
+        assert_eq!(helper_share(&parts(3)), vec![1]);
+        assert_eq!(helper_share(&parts(6)), vec![1, 3, 5]);
+    }
+}
