@@ -55,8 +55,11 @@ fn spread<T: Sync, R: Send>(items: &[T], threads: usize, f: &(impl Fn(&T) -> R +
     };
     let mut slots: Vec<Option<R>> = std::iter::repeat_with(|| None).take(items.len()).collect();
     std::thread::scope(|scope| {
-        // This thread takes its share too: one fewer to start.
-        let others: Vec<_> = (1..threads).map(|_| scope.spawn(take)).collect();
+        // This thread takes its share too: one fewer to start. A thread the
+        // system refuses leaves its share to those that started.
+        let others: Vec<_> = (1..threads)
+            .filter_map(|_| std::thread::Builder::new().spawn_scoped(scope, take).ok())
+            .collect();
         let mine = take();
         let theirs = others.into_iter().map(|h| {
             h.join()
