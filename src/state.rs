@@ -19,8 +19,10 @@ pub use overlap_view::tip::Tip;
 pub type SceneRef = Rc<RefCell<Scene>>;
 
 /// How many recent inputs [`resolve`] remembers: the edited input, its
-/// preset's own, and a couple the tour or a link switch back to.
-const RESOLVED_KEPT: usize = 4;
+/// preset's own, the all-off baseline of each (checked first, in a task of
+/// its own: `Runner::request_soon`), and a couple the tour or a link switch
+/// back to.
+const RESOLVED_KEPT: usize = 8;
 
 thread_local! {
     /// Inputs resolved lately on the main thread, newest last.
@@ -44,6 +46,11 @@ pub fn resolve(input: &ScenarioInput) -> Result<Scenario, ScenarioError> {
         kept.push((input.clone(), result.clone()));
     });
     result
+}
+
+/// Whether `resolve(input)` is remembered (resolving it costs nothing).
+pub fn is_resolved(input: &ScenarioInput) -> bool {
+    resolved_already(input).is_some()
 }
 
 /// `resolve(input)` if it is remembered; never resolves.

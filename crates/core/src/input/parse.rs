@@ -427,6 +427,16 @@ impl ScenarioInput {
     pub fn resolve(&self) -> Result<Scenario, ScenarioError> {
         validate::resolve(self)
     }
+
+    /// The input of the all-overlap-off baseline of the scenario this
+    /// describes ([`Scenario::all_overlap_off`]), every field set. Nothing is
+    /// checked: resolving it validates it, and counts the baseline's cost,
+    /// half of what resolving this input counts. A caller may split one
+    /// long check in two by resolving this first: this input's own check
+    /// then finds the baseline's count kept (`workload::cost`).
+    pub fn all_overlap_off(&self) -> ScenarioInput {
+        crate::input::fields::complete_input(&validate::filled(self).all_overlap_off())
+    }
 }
 
 fn too_large(len_bytes: usize) -> ScenarioError {
