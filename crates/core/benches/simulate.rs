@@ -58,11 +58,12 @@ enum Path {
 fn report(name: &str, scenario: &Scenario, runs: u32) {
     let predicted = cost(scenario);
     let threads = parallel::available_threads();
-    // Report-only first: memory the timeline run freed may stay resident in
-    // the allocator, and would show as the report-only run's peak.
-    let mut paths = vec![Path::Report { threads }];
+    // Smallest peak first: memory a run freed may stay resident in the
+    // allocator, and would show as the next one's peak. One thread holds
+    // one run at a time, several hold several, the timeline the whole step.
+    let mut paths = vec![Path::Report { threads: 1 }];
     if threads > 1 {
-        paths.push(Path::Report { threads: 1 });
+        paths.push(Path::Report { threads });
     }
     paths.push(Path::Timeline);
     for path in paths {
