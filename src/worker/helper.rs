@@ -3,11 +3,11 @@
 //! The core makes a large step's figures of independent parts (the steady
 //! state's short runs and its baseline's, `Simulator::report_parts`). The
 //! simulation worker starts one helper worker, the same module again, when
-//! it first has such a step on a machine with two cores or more (that step
-//! runs alone while the helper loads). For the next ones it posts the
-//! helper every other part, runs the rest itself, and makes the figures
-//! once the helper's results are back (`Simulator::report_from_parts`): the
-//! same figures, in about two thirds of the time.
+//! it first has such a step on a machine with two cores or more, and waits
+//! for it to load (at most [`HELPER_WAIT_MS`]). It posts the helper every
+//! other part, runs the rest itself, and makes the figures once the
+//! helper's results are back (`Simulator::report_from_parts`): the same
+//! figures, in about two thirds of the time.
 //!
 //! Messages between the two (plain objects):
 //! - to the helper, `{type: "parts", gen, input, parts}`: the scenario JSON
@@ -22,6 +22,7 @@
 
 use std::cell::{Cell, RefCell};
 
+use gloo_timers::callback::Timeout;
 use overlap_core::{Part, PartRan, Scenario, Simulator};
 use wasm_bindgen::prelude::*;
 
@@ -36,6 +37,10 @@ pub fn helper_share(parts: &[Part]) -> Vec<usize> {
 /// What to do with a step's figures (or its refusal).
 pub type Then = Box<dyn FnOnce(Result<overlap_core::Figures, overlap_core::FieldError>)>;
 
+/// How long a step waits for a helper that is loading before it runs
+/// alone: loading takes tens of milliseconds (the module comes compiled).
+pub const HELPER_WAIT_MS: u32 = 1_000;
+
 /// A step whose figures wait for the helper's parts.
 struct Pending {
     gen: f64,
@@ -43,8 +48,21 @@ struct Pending {
     parts: Vec<Part>,
     /// Per part: its result, once run here or received.
     ran: Vec<Option<PartRan>>,
+    /// The helper's parts, not posted yet: it is still loading. This
+    /// worker's own parts run once they are posted.
+    unsent: Option<js_sys::Object>,
     /// What to do with the figures.
     then: Then,
+}
+
+/// Where the helper stands.
+enum HelperState {
+    /// Its handler is installed: a message is read.
+    Ready,
+    /// Started, not ready yet.
+    Loading,
+    /// None, and none can be started (one core, or the browser refused).
+    Absent,
 }
 
 thread_local! {
@@ -55,6 +73,8 @@ thread_local! {
     static PENDING: RefCell<Option<Pending>> = const { RefCell::new(None) };
     /// The helper has said "ready": its handler is installed.
     static HELPER_READY: Cell<bool> = const { Cell::new(false) };
+    /// Runs the waiting step alone should the helper not load in time.
+    static WAIT: RefCell<Option<Timeout>> = const { RefCell::new(None) };
 }
 
 /// Posts `msg` to the helper; false when it could not.
@@ -65,13 +85,15 @@ fn post_to_helper(msg: &js_sys::Object) -> bool {
 /// Drops the step waiting for the helper, if any: a newer request wins.
 /// True when there was one.
 pub fn drop_pending() -> bool {
+    WAIT.with(|w| w.borrow_mut().take());
     PENDING.with(|p| p.borrow_mut().take()).is_some()
 }
 
 /// Makes the figures of `scenario` (read from `input`) with the helper's
-/// help, and hands them to `then`: later, once the helper has answered.
-/// Gives `then` back, with nothing started, when the step has fewer than
-/// two parts or no helper could be started: the caller runs it alone.
+/// help, and hands them to `then`: later, once the helper has answered (a
+/// helper still loading is waited for first). Gives `then` back, with
+/// nothing started, when the step has fewer than two parts or no helper
+/// could be started: the caller runs it alone.
 pub fn figures(
     gen: f64,
     input: &str,
@@ -80,59 +102,107 @@ pub fn figures(
     then: Then,
 ) -> Option<Then> {
     let parts = sim.report_parts(scenario);
-    let theirs = helper_share(&parts);
-    // A helper still loading has no handler for the message yet: this
-    // step runs alone, and the next one is shared.
-    if theirs.is_empty() || !ready_helper() {
+    if helper_share(&parts).is_empty() {
+        return Some(then);
+    }
+    let state = helper_state();
+    if matches!(state, HelperState::Absent) {
         return Some(then);
     }
     let msg = js_sys::Object::new();
     set(&msg, "type", &"parts".into());
     set(&msg, "gen", &gen.into());
     set(&msg, "input", &input.into());
-    let sent: Vec<Part> = theirs.iter().map(|&i| parts[i]).collect();
+    let sent: Vec<Part> = helper_share(&parts).iter().map(|&i| parts[i]).collect();
     set(
         &msg,
         "parts",
         &serde_json::to_string(&sent).unwrap_or_default().into(),
     );
-    if !post_to_helper(&msg) {
-        return Some(then);
+    let mut pending = Pending {
+        gen,
+        ran: vec![None; parts.len()],
+        scenario: scenario.clone(),
+        parts,
+        unsent: Some(msg),
+        then,
+    };
+    match state {
+        HelperState::Ready => {
+            if !send(&mut pending, sim) {
+                return Some(pending.then);
+            }
+        }
+        // A helper still loading has no handler for the message yet: it
+        // goes on "ready", or the step runs alone after a while.
+        _ => WAIT.with(|w| {
+            *w.borrow_mut() = Some(Timeout::new(HELPER_WAIT_MS, move || {
+                WAIT.with(|w| w.borrow_mut().take());
+                let waiting = PENDING.with(|p| p.borrow_mut().take_if(|p| p.gen == gen));
+                if let Some(pending) = waiting {
+                    finish(pending);
+                }
+            }))
+        }),
     }
-    let ran = parts
-        .iter()
-        .enumerate()
-        .map(|(i, &part)| (!theirs.contains(&i)).then(|| sim.run_part(scenario, part)))
-        .collect();
-    PENDING.with(|p| {
-        *p.borrow_mut() = Some(Pending {
-            gen,
-            scenario: scenario.clone(),
-            parts,
-            ran,
-            then,
-        })
-    });
+    PENDING.with(|p| *p.borrow_mut() = Some(pending));
     None
 }
 
-/// True when the helper is ready for a message; else starts it if there is
-/// none (or it is gone).
-fn ready_helper() -> bool {
+/// Posts the helper its parts, then runs this worker's own. False, with
+/// nothing run, when the helper could not take the message.
+fn send(pending: &mut Pending, sim: &Simulator) -> bool {
+    let Some(msg) = pending.unsent.take() else {
+        return true;
+    };
+    if !post_to_helper(&msg) {
+        return false;
+    }
+    let theirs = helper_share(&pending.parts);
+    for (i, &part) in pending.parts.iter().enumerate() {
+        if !theirs.contains(&i) {
+            pending.ran[i] = Some(sim.run_part(&pending.scenario, part));
+        }
+    }
+    true
+}
+
+/// The helper said "ready": a step waiting for it is shared now.
+fn helper_ready() {
+    HELPER_READY.with(|r| r.set(true));
+    WAIT.with(|w| w.borrow_mut().take());
+    let Some(mut pending) = PENDING.with(|p| p.borrow_mut().take()) else {
+        return;
+    };
+    if super::with_simulator(|sim| send(&mut pending, sim)) {
+        PENDING.with(|p| *p.borrow_mut() = Some(pending));
+    } else {
+        finish(pending);
+    }
+}
+
+/// Where the helper stands; starts it if there is none (or it is gone).
+fn helper_state() -> HelperState {
     if HELPER_GONE.with(|g| g.replace(false)) {
         HELPER.with(|h| h.borrow_mut().take());
         HELPER_READY.with(|r| r.set(false));
     }
     if HELPER.with(|h| h.borrow().is_some()) {
-        return HELPER_READY.with(Cell::get);
+        return match HELPER_READY.with(Cell::get) {
+            true => HelperState::Ready,
+            false => HelperState::Loading,
+        };
     }
     if cores() < 2.0 {
-        return false;
+        return HelperState::Absent;
     }
-    if let Ok(handle) = spawn::spawn(on_helper_message, |_| helper_gone()) {
-        HELPER.with(|h| *h.borrow_mut() = Some(handle));
+    match spawn::spawn(on_helper_message, |_| helper_gone()) {
+        Ok(handle) => {
+            HELPER.with(|h| *h.borrow_mut() = Some(handle));
+            HelperState::Loading
+        }
+        Err(_) => HelperState::Absent,
     }
-    false
 }
 
 /// The cores the browser says this machine has (one when it does not say).
@@ -154,7 +224,7 @@ fn on_helper_message(data: JsValue) {
                 .and_then(|text| serde_json::from_str(&text).ok());
             received(gen, ran);
         }
-        "ready" => HELPER_READY.with(|r| r.set(true)),
+        "ready" => helper_ready(),
         "panic" | "crashed" => helper_gone(),
         _ => {}
     }
@@ -164,6 +234,7 @@ fn on_helper_message(data: JsValue) {
 /// here.
 fn helper_gone() {
     HELPER_GONE.with(|g| g.set(true));
+    WAIT.with(|w| w.borrow_mut().take());
     if let Some(pending) = PENDING.with(|p| p.borrow_mut().take()) {
         finish(pending);
     }
