@@ -191,8 +191,23 @@ impl Simulator {
     /// Refused only as [`simulate_report`] says.
     pub fn simulate_report(&mut self, scenario: &Scenario) -> Result<Figures, FieldError> {
         let parts = self.report_parts(scenario);
-        let ran = parallel::map(&parts, self.threads, |&part| self.run_part(scenario, part));
+        let threads = self.threads_for(scenario);
+        let ran = parallel::map(&parts, threads, |&part| self.run_part(scenario, part));
         self.report_from_parts(scenario, ran)
+    }
+
+    /// Threads for the runs of the scenario's figures: the simulator's, or
+    /// fewer when that many of its largest runs would not fit in
+    /// [`parallel::RUNS_MEMORY_BYTES`] at once. The largest run is the
+    /// validator's count, kept from resolving the scenario
+    /// (`workload::cost`).
+    pub(crate) fn threads_for(&self, scenario: &Scenario) -> usize {
+        if self.threads <= 1 {
+            return 1;
+        }
+        workload::cost::budget_within(scenario, MAX_TIMELINE_OPS)
+            .map_or(1, |b| parallel::runs_at_once(b.figures.ops))
+            .min(self.threads)
     }
 
     /// The independent runs [`Simulator::simulate_report`] makes the

@@ -297,7 +297,7 @@ pub(crate) fn step_time_s(
         Some(counts) => counts.map(|m| with_micro_batches(s, m)).into(),
         None => vec![s.clone()],
     };
-    let steps = crate::parallel::map(&runs, sim.threads, |s| run_step(sim, s));
+    let steps = crate::parallel::map(&runs, sim.threads_for(s), |s| run_step(sim, s));
     step_time_from(sim, s, counts, &steps, bounded)
 }
 
