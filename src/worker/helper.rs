@@ -27,6 +27,7 @@ use overlap_core::{Part, PartRan, Scenario, Simulator};
 use wasm_bindgen::prelude::*;
 
 use super::spawn::{self, WorkerHandle};
+use super::{field, message, set};
 
 /// The parts the helper gets: every other one, from the second, so that
 /// this worker, which cannot wait idle, keeps the first and longest.
@@ -83,10 +84,9 @@ fn post_to_helper(msg: &js_sys::Object) -> bool {
 }
 
 /// Drops the step waiting for the helper, if any: a newer request wins.
-/// True when there was one.
-pub fn drop_pending() -> bool {
+pub fn drop_pending() {
     WAIT.with(|w| w.borrow_mut().take());
-    PENDING.with(|p| p.borrow_mut().take()).is_some()
+    PENDING.with(|p| p.borrow_mut().take());
 }
 
 /// Makes the figures of `scenario` (read from `input`) with the helper's
@@ -109,9 +109,7 @@ pub fn figures(
     if matches!(state, HelperState::Absent) {
         return Some(then);
     }
-    let msg = js_sys::Object::new();
-    set(&msg, "type", &"parts".into());
-    set(&msg, "gen", &gen.into());
+    let msg = message("parts", gen);
     set(&msg, "input", &input.into());
     let sent: Vec<Part> = helper_share(&parts).iter().map(|&i| parts[i]).collect();
     set(
@@ -283,9 +281,7 @@ fn finish(pending: Pending) {
 /// In the helper: runs the parts of a `parts` message and answers.
 pub fn run_parts(data: &JsValue) {
     let gen = field(data, "gen").as_f64().unwrap_or(0.0);
-    let answer = js_sys::Object::new();
-    set(&answer, "type", &"parts-ran".into());
-    set(&answer, "gen", &gen.into());
+    let answer = message("parts-ran", gen);
     match parts_ran(data) {
         Ok(ran) => set(&answer, "ran", &ran.into()),
         Err(e) => set(&answer, "error", &e.into()),
@@ -310,14 +306,6 @@ fn parts_ran(data: &JsValue) -> Result<String, String> {
             .collect()
     });
     serde_json::to_string(&ran).map_err(|e| e.to_string())
-}
-
-fn field(data: &JsValue, key: &str) -> JsValue {
-    js_sys::Reflect::get(data, &key.into()).unwrap_or(JsValue::UNDEFINED)
-}
-
-fn set(obj: &js_sys::Object, key: &str, value: &JsValue) {
-    let _ = js_sys::Reflect::set(obj, &key.into(), value);
 }
 
 #[cfg(test)]

@@ -8,20 +8,14 @@
 //! spreads the time of a step over the cores, not its cost: the work done
 //! is the same as one after the other.
 //!
-//! WebAssembly in the page has one thread per worker: there the runs go one
-//! after the other.
+//! WebAssembly in the page has no threads: the standard library there
+//! counts one core and refuses to start a thread, so the runs go one after
+//! the other on the caller's (the page spreads them over workers instead).
 
 /// How many threads to run independent work on: the cores this process may
-/// use, natively; one in WebAssembly.
+/// use (one where the system does not say).
 pub fn available_threads() -> usize {
-    #[cfg(not(target_arch = "wasm32"))]
-    {
-        std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
-    }
-    #[cfg(target_arch = "wasm32")]
-    {
-        1
-    }
+    std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
 }
 
 /// Memory the runs held at once may take, bytes: the goal for the
@@ -46,20 +40,20 @@ pub fn runs_at_once(ops_per_run: u64) -> usize {
 
 /// `f` of every item, in the items' order, on up to `threads` threads. Each
 /// thread takes the next item not yet taken, so list the longest work
-/// first. A panic in `f` is raised again here.
+/// first. A thread the system refuses leaves its share to those that
+/// started, this one included. A panic in `f` is raised again here.
 pub(crate) fn map<T: Sync, R: Send>(
     items: &[T],
     threads: usize,
     f: impl Fn(&T) -> R + Sync,
 ) -> Vec<R> {
     let threads = threads.min(items.len());
-    if threads <= 1 || cfg!(target_arch = "wasm32") {
+    if threads <= 1 {
         return items.iter().map(f).collect();
     }
     spread(items, threads, &f)
 }
 
-#[cfg(not(target_arch = "wasm32"))]
 fn spread<T: Sync, R: Send>(items: &[T], threads: usize, f: &(impl Fn(&T) -> R + Sync)) -> Vec<R> {
     use std::sync::atomic::{AtomicUsize, Ordering};
     let next = AtomicUsize::new(0);
@@ -75,8 +69,7 @@ fn spread<T: Sync, R: Send>(items: &[T], threads: usize, f: &(impl Fn(&T) -> R +
     };
     let mut slots: Vec<Option<R>> = std::iter::repeat_with(|| None).take(items.len()).collect();
     std::thread::scope(|scope| {
-        // This thread takes its share too: one fewer to start. A thread the
-        // system refuses leaves its share to those that started.
+        // This thread takes its share too: one fewer to start.
         let others: Vec<_> = (1..threads)
             .filter_map(|_| std::thread::Builder::new().spawn_scoped(scope, take).ok())
             .collect();
@@ -93,11 +86,6 @@ fn spread<T: Sync, R: Send>(items: &[T], threads: usize, f: &(impl Fn(&T) -> R +
         .into_iter()
         .map(|r| r.expect("every item was taken once"))
         .collect()
-}
-
-#[cfg(target_arch = "wasm32")]
-fn spread<T: Sync, R: Send>(items: &[T], _: usize, f: &(impl Fn(&T) -> R + Sync)) -> Vec<R> {
-    items.iter().map(f).collect()
 }
 
 #[cfg(test)]

@@ -97,25 +97,27 @@ enum Ran {
 /// state's three short runs where it applies (see the module's doc), else
 /// one whole run.
 pub(crate) fn parts(s: &Scenario, baseline: Option<&Scenario>) -> Vec<Part> {
-    let of = |s: &Scenario, baseline: bool| -> Vec<Part> {
-        match steady_counts(s) {
-            Some(counts) => counts
-                .map(|m| Part {
-                    baseline,
-                    micro_batches: Some(m),
-                })
-                .into(),
-            None => vec![Part {
-                baseline,
-                micro_batches: None,
-            }],
-        }
-    };
-    let mut parts = of(s, false);
+    let mut parts = parts_of(s, false);
     if let Some(off) = baseline {
-        parts.extend(of(off, true));
+        parts.extend(parts_of(off, true));
     }
     parts
+}
+
+/// The runs of one scenario, marked as the baseline's or not.
+fn parts_of(s: &Scenario, baseline: bool) -> Vec<Part> {
+    match steady_counts(s) {
+        Some(counts) => counts
+            .map(|m| Part {
+                baseline,
+                micro_batches: Some(m),
+            })
+            .into(),
+        None => vec![Part {
+            baseline,
+            micro_batches: None,
+        }],
+    }
 }
 
 /// Runs one part of the figures of `s` (whose all-off baseline is `off`).
@@ -156,7 +158,7 @@ pub(crate) fn tally(
     // the parts are run here instead.
     let listed = |s: &Scenario| steady_counts(s).map_or(1, |c| c.len());
     if tallies.len() != listed(s) {
-        tallies = parts(s, None)
+        tallies = parts_of(s, false)
             .into_iter()
             .filter_map(|part| match run_part(sim, s, off, part).0 {
                 Ran::Tally(t) => Some(t),
@@ -292,13 +294,15 @@ pub(crate) fn step_time_s(
     s: &Scenario,
     bounded: bool,
 ) -> Result<StepTime, FieldError> {
-    let counts = steady_counts(s);
-    let runs: Vec<Scenario> = match counts {
-        Some(counts) => counts.map(|m| with_micro_batches(s, m)).into(),
-        None => vec![s.clone()],
-    };
-    let steps = crate::parallel::map(&runs, sim.threads_for(s), |s| run_step(sim, s));
-    step_time_from(sim, s, counts, &steps, bounded)
+    let steps: Vec<(f64, u64, u64)> = crate::parallel::map(
+        &parts_of(s, true),
+        sim.threads_for(s),
+        |&part| match run_part(sim, s, s, part).0 {
+            Ran::Step(step) => step,
+            Ran::Tally(_) => unreachable!("a baseline's part gives its step time"),
+        },
+    );
+    step_time_from(sim, s, steady_counts(s), &steps, bounded)
 }
 
 /// One run's step time, s, with the events processed and planned.
