@@ -148,14 +148,49 @@ fn context(canvas: &HtmlCanvasElement) -> Option<CanvasRenderingContext2d> {
         .and_then(|c| c.dyn_into::<CanvasRenderingContext2d>().ok())
 }
 
-/// Sets a canvas's backing size (which clears it) and its CSS height.
-fn resize(canvas: &HtmlCanvasElement, (pw, ph): (u32, u32), height_px: f64) {
-    if canvas.width() != pw || canvas.height() != ph {
-        canvas.set_width(pw);
-        canvas.set_height(ph);
+/// Device-pixel rows a backing store grows by (see [`fit_backing`]).
+const BACKING_ROWS_STEP: u32 = 256;
+
+/// Gives a canvas a backing store `pw` device pixels wide and at least `ph`
+/// tall; returns whether it was reallocated. Reallocating clears the store
+/// and costs 5 to 20 ms on a timeline-sized canvas where the browser
+/// rasterises in software, in the frame that shows the picture. So the
+/// store keeps its height when a shorter picture comes, up to twice the
+/// picture's height, and grows in steps; the rows below the picture are
+/// hidden by the canvas's clip box (see [`show_height`]).
+fn fit_backing(canvas: &HtmlCanvasElement, (pw, ph): (u32, u32)) -> bool {
+    let h = canvas.height();
+    let roomy = h >= ph && h <= ph.max(BACKING_ROWS_STEP).saturating_mul(2);
+    if canvas.width() == pw && roomy {
+        return false;
+    }
+    canvas.set_width(pw);
+    canvas.set_height(ph.max(1).div_ceil(BACKING_ROWS_STEP) * BACKING_ROWS_STEP);
+    true
+}
+
+/// Sizes the visible canvas for a picture `height_px` CSS pixels tall: its
+/// backing store (`fit_backing`), its CSS height one CSS pixel per `dpr`
+/// rows of it, and the height of its parent, the clip box that shows the
+/// picture's rows only.
+fn show_height(canvas: &HtmlCanvasElement, size: (u32, u32), height_px: f64, dpr: f64) {
+    if fit_backing(canvas, size) {
+        let css_px = f64::from(canvas.height()) / dpr;
         let _ = canvas
             .style()
-            .set_property("height", &format!("{height_px}px"));
+            .set_property("height", &format!("{css_px}px"));
+    }
+    if let Some(clip) = canvas
+        .parent_element()
+        .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
+    {
+        let want = format!("{height_px}px");
+        let style = clip.style();
+        // Reading an inline style forces no layout; writing an equal one
+        // would still invalidate the page's style.
+        if style.get_property_value("height").ok().as_deref() != Some(want.as_str()) {
+            let _ = style.set_property("height", &want);
+        }
     }
 }
 
@@ -228,7 +263,7 @@ pub fn draw(
     let off_screen = still && !same_run && layer.is_some();
     if !off_screen {
         cache.job = None;
-        resize(canvas, size, height_px);
+        show_height(canvas, size, height_px, dpr);
         ctx.set_transform(dpr, 0.0, 0.0, dpr, 0.0, 0.0)?;
         let t = now();
         let list = draw::timeline(scene, win, morph);
@@ -254,8 +289,9 @@ pub fn draw(
         let list = draw::timeline(scene, win, morph);
         timing.list_ms = now() - t;
         timing.shapes = list.shapes.len();
-        // Sizing clears the layer; the picture starts afresh.
-        resize(layer, size, height_px);
+        // The list's first shape fills the picture with the background,
+        // so whatever the layer held before is painted over.
+        fit_backing(layer, size);
         cache.job = Some(Job {
             key,
             list,
@@ -299,7 +335,7 @@ pub fn draw(
     }
     // Complete: show it whole.
     let t = now();
-    resize(canvas, size, height_px);
+    show_height(canvas, size, height_px, dpr);
     ctx.set_transform(1.0, 0.0, 0.0, 1.0, 0.0, 0.0)?;
     ctx.draw_image_with_html_canvas_element(layer, 0.0, 0.0)?;
     job.timing.show_ms = now() - t;

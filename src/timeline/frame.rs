@@ -95,10 +95,12 @@ fn drivers() -> Vec<Rc<Driver>> {
 
 /// Connects the loop to the canvas; called once the canvas is mounted.
 pub fn install(state: AppState, canvas: HtmlCanvasElement) {
-    // Beside this canvas: several timelines may share a page.
+    // Beside this canvas, in its wrapper: several timelines may share a page.
     let beside = |id: &str| {
         canvas
-            .parent_element()
+            .closest(".canvas-wrap")
+            .ok()
+            .flatten()
             .and_then(|p| p.query_selector(&format!("#{id}")).ok().flatten())
             .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
     };

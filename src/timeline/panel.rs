@@ -155,20 +155,24 @@ pub fn TimelineCanvas() -> impl IntoView {
             </div>
             <p class="note represents">{move || state.represents_note.get()}</p>
             <div class="canvas-wrap">
-                <canvas
-                    node_ref=canvas_ref
-                    tabindex="0"
-                    role="img"
-                    aria-label="Timeline of one training step: per simulated GPU a compute lane and one lane per parallelism axis, then link bandwidth lanes. Use the table view below for the same data as text."
-                    aria-describedby="canvas-keys"
-                    on:pointermove=on_move
-                    on:pointerdown=on_down
-                    on:pointerup=on_up
-                    on:pointercancel=on_up
-                    on:pointerleave=on_leave
-                    on:wheel=on_wheel
-                    on:keydown=on_key
-                ></canvas>
+                // The clip box shows the picture's rows of the canvas, whose
+                // backing store may be taller (canvas.rs, `fit_backing`).
+                <div class="canvas-clip">
+                    <canvas
+                        node_ref=canvas_ref
+                        tabindex="0"
+                        role="img"
+                        aria-label="Timeline of one training step: per simulated GPU a compute lane and one lane per parallelism axis, then link bandwidth lanes. Use the table view below for the same data as text."
+                        aria-describedby="canvas-keys"
+                        on:pointermove=on_move
+                        on:pointerdown=on_down
+                        on:pointerup=on_up
+                        on:pointercancel=on_up
+                        on:pointerleave=on_leave
+                        on:wheel=on_wheel
+                        on:keydown=on_key
+                    ></canvas>
+                </div>
                 // Positioned by the animation loop (frame.rs), never by Leptos.
                 <div class="veil" id="veil-gpus" hidden=true></div>
                 <div class="veil" id="veil-links" hidden=true></div>

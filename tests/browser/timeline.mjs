@@ -21,7 +21,9 @@ export function registerTimelineTests(test, h) {
     if (!e || e.hidden) return null;
     const r = e.getBoundingClientRect();
     const c = document.querySelector('canvas').getBoundingClientRect();
-    return { x: r.x - c.x, y: r.y - c.y, w: r.width, h: r.height, cw: c.width, ch: c.height };
+    // The clip box's size: the canvas's backing store may be taller than the picture.
+    const v = document.querySelector('canvas').parentElement;
+    return { x: r.x - c.x, y: r.y - c.y, w: r.width, h: r.height, cw: v.clientWidth, ch: v.clientHeight };
   }, id);
 
   test('timeline: hover marks the bar and its window over the canvas, without repainting it', async ({ page }) => {
