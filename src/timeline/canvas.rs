@@ -12,13 +12,31 @@ use overlap_view::scene::Scene;
 use wasm_bindgen::{JsCast, JsValue};
 use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};
 
-/// Fill style changes cross into JavaScript; skip the ones that change nothing.
+/// Fill style changes cross into JavaScript; skip the ones that change
+/// nothing. The stripes and outlines of consecutive hatches are gathered
+/// into one path, stroked in one call when another shape comes: a call per
+/// stripe took half of a large picture's painting.
 struct Pen<'a> {
     ctx: &'a CanvasRenderingContext2d,
     fill: &'static str,
+    /// SVG path data of the hatches not stroked yet.
+    hatches: String,
+    stripe: &'static str,
 }
 
 impl Pen<'_> {
+    /// Strokes the hatches gathered so far.
+    fn flush(&mut self) {
+        if self.hatches.is_empty() {
+            return;
+        }
+        if let Ok(path) = web_sys::Path2d::new_with_path_string(&self.hatches) {
+            self.ctx.set_stroke_style_str(self.stripe);
+            self.ctx.stroke_with_path(&path);
+        }
+        self.hatches.clear();
+    }
+
     fn fill(&mut self, colour: &'static str) {
         if self.fill != colour {
             self.ctx.set_fill_style_str(colour);
@@ -349,13 +367,21 @@ pub fn draw(
 
 /// Paints shapes in order.
 pub fn paint(ctx: &CanvasRenderingContext2d, shapes: &[Shape], pal: &Palette) {
-    let mut pen = Pen { ctx, fill: "" };
+    let mut pen = Pen {
+        ctx,
+        fill: "",
+        hatches: String::new(),
+        stripe: pal.exposed_stripe,
+    };
     ctx.set_font(FONT);
     ctx.set_text_baseline("middle");
     ctx.set_text_align("left");
     ctx.set_line_width(1.0);
     let mut align = Align::Start;
     for shape in shapes {
+        if !matches!(shape, Shape::Hatch { .. }) {
+            pen.flush();
+        }
         match shape {
             Shape::Rect { rect, fill } => pen.rect(pal.colour(*fill), rect),
             Shape::Veil { rect, fill, alpha } => {
@@ -441,31 +467,41 @@ pub fn paint(ctx: &CanvasRenderingContext2d, shapes: &[Shape], pal: &Palette) {
             }
         }
     }
+    pen.flush();
 }
 
 /// The exposed part of a collective: background, diagonal stripes, outline.
+/// The background is filled now; the stripes (cut at the rectangle's sides)
+/// and the outline join the pen's path, stroked by [`Pen::flush`].
 fn hatch(pen: &mut Pen<'_>, pal: &Palette, r: &Rect) {
-    let ctx = pen.ctx;
+    use std::fmt::Write;
     pen.rect(pal.background, r);
-    ctx.save();
-    ctx.begin_path();
-    ctx.rect(r.x, r.y, r.w, r.h);
-    ctx.clip();
-    ctx.set_stroke_style_str(pal.exposed_stripe);
-    ctx.begin_path();
+    let (x0, x1, bottom) = (r.x, r.x + r.w, r.y + r.h);
+    let path = &mut pen.hatches;
+    // Each stripe rises one pixel per pixel across the rectangle's height,
+    // from (sx, bottom) to (sx + h, top).
     let mut sx = r.x - r.h;
-    while sx < r.x + r.w {
-        ctx.move_to(sx, r.y + r.h);
-        ctx.line_to(sx + r.h, r.y);
+    while sx < x1 {
+        let (xa, xb) = (sx.max(x0), (sx + r.h).min(x1));
+        if xa < xb {
+            let _ = write!(
+                path,
+                "M{:.2} {:.2}L{:.2} {:.2}",
+                xa,
+                bottom - (xa - sx),
+                xb,
+                bottom - (xb - sx)
+            );
+        }
         sx += HATCH_STEP_PX;
     }
-    ctx.stroke();
-    ctx.restore();
-    ctx.set_stroke_style_str(pal.exposed_stripe);
-    ctx.stroke_rect(
+    let _ = write!(
+        path,
+        "M{:.2} {:.2}h{:.2}v{:.2}h{:.2}Z",
         r.x + 0.5,
         r.y + 0.5,
         (r.w - 1.0).max(0.5),
         (r.h - 1.0).max(0.5),
+        -(r.w - 1.0).max(0.5)
     );
 }
