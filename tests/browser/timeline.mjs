@@ -2,7 +2,7 @@
 // new run do to the canvas. Registered by run.mjs (`registerTimelineTests(...)`).
 // Every wait ends on a mark the page sets, never on a timing.
 
-import { painted } from './harness.mjs';
+import { afterRun, painted } from './harness.mjs';
 
 /** Registers the tests; `h` carries run.mjs's helpers. */
 export function registerTimelineTests(test, h) {
@@ -25,6 +25,30 @@ export function registerTimelineTests(test, h) {
     const v = document.querySelector('canvas').parentElement;
     return { x: r.x - c.x, y: r.y - c.y, w: r.width, h: r.height, cw: v.clientWidth, ch: v.clientHeight };
   }, id);
+
+  /** The canvas's backing height, its clip box's height and what follows the clip box. */
+  const sizes = (page) => page.evaluate(() => {
+    const c = document.querySelector('canvas');
+    const clip = c.parentElement.getBoundingClientRect();
+    const below = document.querySelector('.canvas-wrap').nextElementSibling.getBoundingClientRect();
+    return { backing: c.height, rows: Math.round(clip.height * devicePixelRatio), clipBottom: clip.bottom, belowTop: below.top };
+  });
+
+  test('timeline: a shorter picture keeps the canvas\'s backing store, and only its rows show', async ({ page }) => {
+    await painted(page);
+    await afterRun(page, () => page.selectOption('#f-preset', 'contention'));
+    await painted(page);
+    const tall = await sizes(page);
+    await afterRun(page, () => page.selectOption('#f-preset', 'coconet'));
+    await painted(page);
+    const short = await sizes(page);
+    assert(short.rows < tall.rows, `coconet's picture is not shorter: ${JSON.stringify({ tall, short })}`);
+    assert(short.backing === tall.backing, `the backing store was reallocated: ${tall.backing} then ${short.backing} rows`);
+    assert(short.backing >= short.rows, `the backing store is shorter than the picture: ${JSON.stringify(short)}`);
+    // The rows below the picture are hidden: what follows sits right under it.
+    assert(short.belowTop - short.clipBottom < 20, `space under the picture: ${JSON.stringify(short)}`);
+    await canvasDrawn(page);
+  });
 
   test('timeline: hover marks the bar and its window over the canvas, without repainting it', async ({ page }) => {
     await painted(page);
