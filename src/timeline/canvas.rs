@@ -130,6 +130,8 @@ pub struct Cache {
     job: Option<Job>,
     /// The last full redraw, for the page benchmark.
     pub last_redraw: Option<Redraw>,
+    /// The height, CSS px, the canvas's clip box was last given.
+    shown_px: Option<f64>,
 }
 
 impl Cache {
@@ -144,6 +146,7 @@ impl Cache {
             merged: false,
             job: None,
             last_redraw: None,
+            shown_px: None,
         }
     }
 }
@@ -191,24 +194,33 @@ fn fit_backing(canvas: &HtmlCanvasElement, (pw, ph): (u32, u32)) -> bool {
 /// backing store (`fit_backing`), its CSS height one CSS pixel per `dpr`
 /// rows of it, and the height of its parent, the clip box that shows the
 /// picture's rows only.
-fn show_height(canvas: &HtmlCanvasElement, size: (u32, u32), height_px: f64, dpr: f64) {
+///
+/// `shown_px` is the clip box's height as last set: an equal one is not
+/// written again (it would still invalidate the page's style).
+fn show_height(
+    canvas: &HtmlCanvasElement,
+    size: (u32, u32),
+    height_px: f64,
+    dpr: f64,
+    shown_px: &mut Option<f64>,
+) {
     if fit_backing(canvas, size) {
         let css_px = f64::from(canvas.height()) / dpr;
         let _ = canvas
             .style()
             .set_property("height", &format!("{css_px}px"));
     }
+    if *shown_px == Some(height_px) {
+        return;
+    }
     if let Some(clip) = canvas
         .parent_element()
         .and_then(|e| e.dyn_into::<web_sys::HtmlElement>().ok())
     {
-        let want = format!("{height_px}px");
-        let style = clip.style();
-        // Reading an inline style forces no layout; writing an equal one
-        // would still invalidate the page's style.
-        if style.get_property_value("height").ok().as_deref() != Some(want.as_str()) {
-            let _ = style.set_property("height", &want);
-        }
+        let _ = clip
+            .style()
+            .set_property("height", &format!("{height_px}px"));
+        *shown_px = Some(height_px);
     }
 }
 
@@ -281,7 +293,7 @@ pub fn draw(
     let off_screen = still && !same_run && layer.is_some();
     if !off_screen {
         cache.job = None;
-        show_height(canvas, size, height_px, dpr);
+        show_height(canvas, size, height_px, dpr, &mut cache.shown_px);
         ctx.set_transform(dpr, 0.0, 0.0, dpr, 0.0, 0.0)?;
         let t = now();
         let list = draw::timeline(scene, win, morph);
@@ -353,7 +365,7 @@ pub fn draw(
     }
     // Complete: show it whole.
     let t = now();
-    show_height(canvas, size, height_px, dpr);
+    show_height(canvas, size, height_px, dpr, &mut cache.shown_px);
     ctx.set_transform(1.0, 0.0, 0.0, 1.0, 0.0, 0.0)?;
     ctx.draw_image_with_html_canvas_element(layer, 0.0, 0.0)?;
     job.timing.show_ms = now() - t;

@@ -102,7 +102,8 @@ pub fn figures(
     then: Then,
 ) -> Option<Then> {
     let parts = sim.report_parts(scenario);
-    if helper_share(&parts).is_empty() {
+    let theirs = helper_share(&parts);
+    if theirs.is_empty() {
         return Some(then);
     }
     let state = helper_state();
@@ -111,7 +112,7 @@ pub fn figures(
     }
     let msg = message("parts", gen);
     set(&msg, "input", &input.into());
-    let sent: Vec<Part> = helper_share(&parts).iter().map(|&i| parts[i]).collect();
+    let sent: Vec<Part> = theirs.iter().map(|&i| parts[i]).collect();
     set(
         &msg,
         "parts",

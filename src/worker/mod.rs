@@ -69,8 +69,10 @@ thread_local! {
     static FIGURES: RefCell<figures_cache::FiguresCache> = RefCell::new(Default::default());
 }
 
-/// What this worker did with the `simulate` requests it received.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// What this worker did with the `simulate` requests it received. Carried
+/// to the page as its JSON object (a count missing reads as zero).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct RunCounts {
     /// Requests it started on (read and resolved, or refused).
     pub started: u32,
@@ -101,14 +103,29 @@ impl RunCounts {
         });
     }
 
-    fn to_js(self) -> js_sys::Object {
-        let o = js_sys::Object::new();
-        set(&o, "started", &self.started.into());
-        set(&o, "figures", &self.figures.into());
-        set(&o, "timelines", &self.timelines.into());
-        set(&o, "skipped", &self.skipped.into());
-        set(&o, "shared", &self.shared.into());
-        o
+    fn to_js(self) -> JsValue {
+        let json = serde_json::to_string(&self).unwrap_or_default();
+        js_sys::JSON::parse(&json).unwrap_or(JsValue::UNDEFINED)
+    }
+
+    /// The counts a message carried (`to_js`), if it carried any.
+    pub fn from_js(runs: &JsValue) -> Option<RunCounts> {
+        let json = js_sys::JSON::stringify(runs).ok()?.as_string()?;
+        serde_json::from_str(&json).ok()
+    }
+}
+
+impl std::ops::Add for RunCounts {
+    type Output = RunCounts;
+
+    fn add(self, o: RunCounts) -> RunCounts {
+        RunCounts {
+            started: self.started + o.started,
+            figures: self.figures + o.figures,
+            timelines: self.timelines + o.timelines,
+            skipped: self.skipped + o.skipped,
+            shared: self.shared + o.shared,
+        }
     }
 }
 

@@ -208,13 +208,7 @@ impl Inner {
     fn retire_worker(&mut self) {
         self.bloated = None;
         if self.worker.take().is_some() {
-            let c = std::mem::take(&mut self.runs_current);
-            let r = &mut self.runs_retired;
-            r.started += c.started;
-            r.figures += c.figures;
-            r.timelines += c.timelines;
-            r.skipped += c.skipped;
-            r.shared += c.shared;
+            self.runs_retired = self.runs_retired + std::mem::take(&mut self.runs_current);
         }
         if self.in_flight.take().is_some() {
             self.runs_stopped += 1;
@@ -224,16 +218,17 @@ impl Inner {
 
     /// Every worker's counts so far, as JSON for `data-worker-runs`.
     fn runs_json(&self) -> String {
-        let (r, c) = (self.runs_retired, self.runs_current);
-        format!(
-            r#"{{"started":{},"figures":{},"timelines":{},"skipped":{},"shared":{},"stopped":{}}}"#,
-            r.started + c.started,
-            r.figures + c.figures,
-            r.timelines + c.timelines,
-            r.skipped + c.skipped,
-            r.shared + c.shared,
-            self.runs_stopped
-        )
+        #[derive(serde::Serialize)]
+        struct Shown {
+            #[serde(flatten)]
+            counts: RunCounts,
+            stopped: u32,
+        }
+        serde_json::to_string(&Shown {
+            counts: self.runs_retired + self.runs_current,
+            stopped: self.runs_stopped,
+        })
+        .unwrap_or_default()
     }
 }
 
@@ -883,21 +878,9 @@ impl Runner {
         if runs.is_undefined() {
             return;
         }
-        let n = |k: &str| {
-            js_sys::Reflect::get(runs, &k.into())
-                .ok()
-                .and_then(|v| v.as_f64())
-                .unwrap_or(0.0) as u32
-        };
         let json = {
             let mut i = self.inner.borrow_mut();
-            i.runs_current = RunCounts {
-                started: n("started"),
-                figures: n("figures"),
-                timelines: n("timelines"),
-                skipped: n("skipped"),
-                shared: n("shared"),
-            };
+            i.runs_current = RunCounts::from_js(runs).unwrap_or_default();
             i.runs_json()
         };
         dom::set_body_data("worker-runs", &json);

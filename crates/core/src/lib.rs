@@ -192,7 +192,10 @@ impl Simulator {
     pub fn simulate_report(&mut self, scenario: &Scenario) -> Result<Figures, FieldError> {
         let parts = self.report_parts(scenario);
         let threads = self.threads_for(scenario);
-        let ran = parallel::map(&parts, threads, |&part| self.run_part(scenario, part));
+        let off = scenario.all_overlap_off();
+        let ran = parallel::map(&parts, threads, |&part| {
+            steady_state::run_part(self, scenario, &off, part)
+        });
         self.report_from_parts(scenario, ran)
     }
 
