@@ -260,6 +260,21 @@ fn sends_through_an_oversubscribed_core_equal_plain() {
     check("oversubscribed core", &s, Fidelity::Reduced);
 }
 
+#[test]
+fn gpus_that_end_together_to_rounding_give_one_report() {
+    // Found by the random test: with DualPipeV, both stages' GPUs end in one
+    // collective; the engines' sums put their ends a bit apart in opposite
+    // orders, and the report read another GPU's PP window (1.0 vs 2.2 ms).
+    let s = scenario(
+        r#"{"hardware":{"preset":"dgx-h100","nodes":4,"gpus_per_node":2,"oversubscription":2.0182611914334694,"nic_gbps":1,"max_connections":1,"hbm_gbps":2039},
+        "workload":{"layers":4,"hidden":512,"heads":8,"seq":256,"vocab":1000,"micro_batch":1,
+          "global_batch":8,"recompute":"full","sequence_parallel":true,"mode":"train"},
+        "parallel":{"tp":2,"pp":2,"dp":2,"schedule":"dualpipe-v","virtual_stages":2,"scatter_gather":true},
+        "overlap":{"tp":true,"pp":false,"dp":true,"tp_chunks":1,"bucket_mb":7.570266941056423}}"#,
+    );
+    check("ends tied to rounding", &s, Fidelity::Full);
+}
+
 mod random {
     use super::common::small_scenario;
     use super::*;

@@ -11,6 +11,11 @@ use crate::model::axis::Axis;
 use crate::model::scenario::Scenario;
 use crate::output::report::{AxisReport, LinkReport, Report};
 
+/// GPUs whose ends differ by at most this part of the step ended together
+/// (see [`Tally::tied`]): far above the rounding of a step's sums, far below
+/// anything the report shows.
+const END_TIE: f64 = 1e-9;
+
 /// One simulated GPU's sums over the step, seconds.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct GpuTally {
@@ -155,29 +160,41 @@ impl Tally {
                 .all(|(a, b)| a.count == b.count)
     }
 
-    /// Makes exactly equal the ends of GPUs that ended at exactly the same
-    /// instant in every one of `runs` (GPUs that finish together, in one
-    /// collective): the run breaks their tie by the lowest index, and so
-    /// must the extrapolated tally, whose ends carry rounding.
+    /// Makes exactly equal the ends of GPUs that ended together in every one
+    /// of `runs` (GPUs that finish in one collective; see [`Tally::tied`]):
+    /// the run breaks their tie by the lowest index, and so must the
+    /// extrapolated tally, whose ends carry rounding.
     pub fn tie_ends(&mut self, runs: &[Tally]) {
         for j in 0..self.gpus.len() {
-            let tied = (0..j).find(|&i| runs.iter().all(|r| r.gpus[i].end_s == r.gpus[j].end_s));
+            let tied = (0..j).find(|&i| runs.iter().all(|r| r.tied(i, j)));
             if let Some(i) = tied {
                 self.gpus[j].end_s = self.gpus[i].end_s;
             }
         }
     }
 
-    /// The slowest GPU: the one that finishes last, the lowest index on a
-    /// tie, as the engine's run breaks it.
+    /// Whether GPUs `i` and `j` ended together: within [`END_TIE`] of the
+    /// step, not only to the bit. GPUs that finish in one collective end at
+    /// sums of the same durations added in different orders, so their ends
+    /// may differ in the last bits, and differently from one engine to the
+    /// other; the report must not read a different GPU for that.
+    fn tied(&self, i: usize, j: usize) -> bool {
+        (self.gpus[i].end_s - self.gpus[j].end_s).abs() <= END_TIE * self.step_s.abs()
+    }
+
+    /// The slowest GPU: the lowest index among those that end with the last
+    /// (see [`Tally::tied`]).
     fn slowest(&self) -> usize {
-        let mut best = 0;
-        for (i, g) in self.gpus.iter().enumerate() {
-            if g.end_s > self.gpus[best].end_s {
-                best = i;
-            }
-        }
-        best
+        let last = self
+            .gpus
+            .iter()
+            .map(|g| g.end_s)
+            .fold(f64::NEG_INFINITY, f64::max);
+        let tie = END_TIE * self.step_s.abs();
+        self.gpus
+            .iter()
+            .position(|g| g.end_s >= last - tie)
+            .unwrap_or(0)
     }
 
     /// Whether the slowest GPU is unambiguous to `tolerance` (relative to
@@ -189,10 +206,11 @@ impl Tally {
     pub fn slowest_is_clear(&self, tolerance: f64) -> bool {
         let best = &self.gpus[self.slowest()];
         let within = tolerance * self.step_s.abs();
+        let tie = END_TIE * self.step_s.abs();
         self.gpus.iter().all(|g| {
             // An exact tie is broken as the run breaks it: the lowest index.
             g.end_s == best.end_s
-                || best.end_s - g.end_s > within
+                || best.end_s - g.end_s > within + tie
                 || g.reported()
                     .zip(best.reported())
                     .all(|(a, b)| (a - b).abs() <= within)
