@@ -255,6 +255,14 @@ impl AppState {
         self.input.update(f);
     }
 
+    /// Empties a field whose absence has a meaning (`sm_tax`).
+    pub fn clear_field(&self, field: &'static fields::NumField) {
+        self.input.update(|input| {
+            // Emptying a field cannot fail: `None` is always its own value.
+            let _ = (field.row.set)(input, None);
+        });
+    }
+
     /// Sets a numeric field. Changing the cluster shape, TP or PP re-derives DP
     /// when the GPU count allows it, so that tp x pp x dp stays consistent.
     pub fn set_number(&self, field: &'static fields::NumField, value: f64) {

@@ -298,7 +298,7 @@ fn OverlapGroup() -> impl IntoView {
                 })
                 .collect_view()}
             {controls(&after)}
-            <p class="hint">"SM tax: the share of compute speed lost while a communication kernel runs beside it."</p>
+            <p class="hint">"SM tax: a fixed share of compute speed lost while a communication kernel runs beside it, in place of the modelled interference (ignored when interference is off). Empty (none): the model applies."</p>
         </fieldset>
     }
 }

@@ -8,6 +8,7 @@ use wasm_bindgen::JsCast;
 
 use crate::state::AppState;
 use crate::ui::fields::NumField;
+use overlap_core::input::fields::DefaultFrom;
 
 /// True while the guided tour's chapter is about this field.
 fn tour_focus(state: AppState, field: &'static str) -> bool {
@@ -92,7 +93,18 @@ pub fn NumberPair(
             }
         }
     });
+    // A field whose absence has a meaning of its own (`sm_tax`) may be
+    // emptied: the box then says "none" and the slider rests, dimmed, at
+    // its low end, rather than at the middle a range input takes unset.
+    let optional = matches!(field.row.default, DefaultFrom::Absent);
     let commit = move |raw: String, as_number: f64| {
+        if optional && raw.trim().is_empty() {
+            local_error.set(None);
+            if value.get_untracked().is_some() {
+                state.clear_field(field);
+            }
+            return;
+        }
         if raw.trim().is_empty() || !as_number.is_finite() {
             // Clipped: a pasted megabyte must not come back in the message.
             local_error.set(Some(overlap_core::scenario::clip_echoes(&format!(
@@ -131,7 +143,8 @@ pub fn NumberPair(
                     max=slider_max
                     step=step
                     aria-label=slider_label
-                    prop:value=move || value.get().map(|v| v.to_string()).unwrap_or_default()
+                    class:unset=move || value.with(Option::is_none)
+                    prop:value=move || value.get().unwrap_or(lo).to_string()
                     on:input=move |ev| {
                         let el: web_sys::HtmlInputElement = event_target(&ev);
                         commit(el.value(), el.value_as_number());
@@ -143,6 +156,7 @@ pub fn NumberPair(
                     type="number"
                     inputmode="decimal"
                     step="any"
+                    placeholder=optional.then_some("none")
                     aria-describedby=described
                     aria-invalid=move || invalid.get().to_string()
                     on:input=move |ev| {

@@ -171,6 +171,30 @@ test('an invalid value is explained next to its control and kept', async ({ page
   assert(/not a number|whole/i.test(local), `no message for a non-number: "${local}"`);
 });
 
+test('SM tax left empty says "none", and emptying it again brings back the modelled interference', async ({ page }) => {
+  const box = page.locator('#f-sm-tax');
+  const slider = page.locator('input[aria-label="SM tax (slider)"]');
+  const scenario = async () => JSON.parse(await page.getAttribute('[data-scenario-json]', 'data-scenario-json'));
+  const unset = () => slider.evaluate((el) => el.classList.contains('unset'));
+  assert((await box.inputValue()) === '' && (await box.getAttribute('placeholder')) === 'none',
+    'an unset SM tax does not say "none"');
+  assert((await slider.inputValue()) === (await slider.getAttribute('min')) && await unset(),
+    `an unset SM tax's slider is not dimmed at its low end: ${await slider.inputValue()}`);
+  const modelled = await metric(page, 'step_time_ms');
+  await afterRun(page, () => box.fill('0.5'));
+  assert((await scenario()).sm_tax === 0.5 && !(await unset()), 'SM tax 0.5 did not reach the scenario');
+  const taxed = await metric(page, 'step_time_ms');
+  assert(taxed !== modelled, `SM tax 0.5 changed nothing: ${taxed} ms`);
+  await matchesCli(page);
+  await afterRun(page, () => box.fill(''));
+  assert(!('sm_tax' in await scenario()), 'emptying SM tax left it in the scenario');
+  assert((await page.evaluate(() => document.body.dataset.errors)) === '0', 'emptying SM tax was refused');
+  assert((await page.locator('.field:has(#f-sm-tax) .field-error').first().textContent()) === '',
+    'emptying SM tax put up a message');
+  assert(close(await metric(page, 'step_time_ms'), modelled), 'emptying SM tax did not bring back the modelled figures');
+  assert(await unset(), 'the emptied SM tax slider is not dimmed');
+});
+
 test('slider and number field stay paired; cluster changes keep tp x pp x dp consistent', async ({ page }) => {
   await afterRun(page, () => page.locator('input[aria-label="TP chunks (slider)"]').fill('8'));
   assert((await page.inputValue('#f-overlap-tp-chunks')) === '8', 'the number field did not follow the slider');
