@@ -50,6 +50,26 @@ export function registerTimelineTests(test, h) {
     await canvasDrawn(page);
   });
 
+  test('timeline: hovering the lanes of the run before names their bars as the run before\'s', async ({ page }) => {
+    await painted(page);
+    await afterRun(page, () => page.getByRole('switch', { name: 'TP overlap' }).click());
+    await painted(page);
+    const box = await page.locator('canvas').boundingBox();
+    let tip = '';
+    for (let y = 20; y < box.height && !/^Before the last change/.test(tip); y += 4) {
+      for (const fx of [0.15, 0.3, 0.5, 0.7]) {
+        await page.mouse.move(box.x + box.width * fx, box.y + y);
+        tip = (await page.locator('.tooltip').count()) ? (await page.textContent('.tooltip')).trim() : '';
+        if (/^Before the last change/.test(tip)) break;
+      }
+    }
+    assert(/^Before the last change: .+ · .+/.test(tip) && /duration/.test(tip),
+      `no bar of the before lanes named under the pointer: "${tip.slice(0, 120)}"`);
+    const m = await mark(page, 'hover-outline');
+    assert(m !== null && m.w > 0 && m.y >= -3 && m.y + m.h <= m.ch + 3, `the before bar has no outline: ${JSON.stringify(m)}`);
+    await canvasDrawn(page);
+  });
+
   test('timeline: hover marks the bar and its window over the canvas, without repainting it', async ({ page }) => {
     await painted(page);
     const before = await pixels(page);

@@ -43,8 +43,7 @@ pub fn timeline(scene: &Scene, win: (f64, f64), morph: f64) -> DisplayList {
         match row.kind {
             RowKind::Gpu { gpu, lane } => gpu_lane(scene, p, &mut list, win, morph, gpu, lane, row),
             RowKind::Before { lane } => {
-                if let Some(b) = scene.before.as_ref() {
-                    let gpu = scene.link_gpu.min(b.timeline.gpus.len().saturating_sub(1));
+                if let (Some(b), Some(gpu)) = (scene.before.as_ref(), scene.before_gpu()) {
                     gpu_lane(scene, b, &mut list, win, 1.0, gpu, lane, row);
                 }
             }
@@ -63,14 +62,15 @@ pub fn timeline(scene: &Scene, win: (f64, f64), morph: f64) -> DisplayList {
 /// Names the before lanes: which GPU, and the two step times, so the saved
 /// (or lost) time reads at the lanes' right ends.
 fn before_heading(scene: &Scene, p: &Prepared, list: &mut DisplayList) {
-    let (Some(y), Some(b)) = (scene.layout.before_y, scene.before.as_ref()) else {
+    let (Some(y), Some(b), Some(gpu)) = (
+        scene.layout.before_y,
+        scene.before.as_ref(),
+        scene.before_gpu(),
+    ) else {
         return;
     };
     let l = &scene.layout;
-    let gpu = scene.link_gpu.min(b.timeline.gpus.len().saturating_sub(1));
-    let Some(g) = b.timeline.gpus.get(gpu) else {
-        return;
-    };
+    let g = &b.timeline.gpus[gpu];
     list.text(
         Role::Text,
         4.0,
@@ -112,16 +112,21 @@ fn before_heading(scene: &Scene, p: &Prepared, list: &mut DisplayList) {
 /// for a collective, its window on the compute lane.
 pub fn hover(scene: &Scene, win: (f64, f64)) -> Vec<Shape> {
     let mut out = Vec::new();
-    let (Some(Hit::Bar { gpu, lane, index }), Some(p)) = (scene.hover, scene.current.as_ref())
+    let Some(Hit::Bar {
+        run,
+        gpu,
+        lane,
+        index,
+    }) = scene.hover
     else {
         return out;
     };
-    let Some(iv) = p.lane(gpu, lane).get(index) else {
+    let Some(iv) = scene.run(run).and_then(|p| p.lane(gpu, lane).get(index)) else {
         return out;
     };
     let l = &scene.layout;
     if let (Some((w0, w1)), Some(compute), Some(axis)) =
-        (iv.window, l.row_of(gpu, Lane::Compute), lane.axis())
+        (iv.window, l.row_in(run, gpu, Lane::Compute), lane.axis())
     {
         let x0 = scene.x_of(w0, win).max(l.left);
         let x1 = scene.x_of(w1, win).min(l.right);
@@ -136,7 +141,7 @@ pub fn hover(scene: &Scene, win: (f64, f64)) -> Vec<Shape> {
             alpha: 0.3,
         });
     }
-    if let Some(row) = l.row_of(gpu, lane) {
+    if let Some(row) = l.row_in(run, gpu, lane) {
         let x0 = scene.x_of(iv.start_s, win).max(l.left);
         let x1 = scene.x_of(iv.end_s, win).min(l.right);
         out.push(Shape::Outline {

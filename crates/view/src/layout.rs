@@ -3,6 +3,7 @@
 use overlap_core::timeline::Lane;
 
 use crate::prepared::Prepared;
+use crate::scene::Run;
 
 /// What a row of the timeline shows.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -203,6 +204,18 @@ impl Layout {
         self.rows
             .iter()
             .find(|r| r.kind == RowKind::Gpu { gpu, lane })
+    }
+
+    /// The row of one lane of `run`'s GPU `gpu`: the run before has rows for
+    /// one GPU only (`Scene::before_gpu`).
+    pub fn row_in(&self, run: Run, gpu: usize, lane: Lane) -> Option<&Row> {
+        match run {
+            Run::Current => self.row_of(gpu, lane),
+            Run::Before => self
+                .rows
+                .iter()
+                .find(|r| r.kind == RowKind::Before { lane }),
+        }
     }
 
     /// The plot's width, px (at least 1).

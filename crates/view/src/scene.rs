@@ -25,12 +25,24 @@ pub struct View {
     pub fit: bool,
 }
 
+/// Which run a timeline row draws.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Run {
+    /// The latest simulation.
+    Current,
+    /// The run before it (`Scene::before`), whose lanes of one GPU are
+    /// drawn under the current ones.
+    Before,
+}
+
 /// What the pointer is over.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Hit {
     /// A bar of a GPU lane.
     Bar {
-        /// Index into `Timeline::gpus`.
+        /// The run it belongs to: the current one, or the one drawn under it.
+        run: Run,
+        /// Index into that run's `Timeline::gpus`.
         gpu: usize,
         /// Which of its lanes.
         lane: Lane,
@@ -299,7 +311,7 @@ impl Scene {
 
     /// What is under the pointer at (x, y) in CSS pixels.
     pub fn hit(&self, x: f64, y: f64) -> Option<Hit> {
-        let p = self.current.as_ref()?;
+        self.current.as_ref()?;
         if x < self.layout.left || x > self.layout.right {
             return None;
         }
@@ -307,30 +319,55 @@ impl Scene {
         let t = self.t_of(x);
         match row.kind {
             RowKind::Link { link } => Some(Hit::Link { link, t_s: t }),
-            RowKind::Before { .. } => None,
-            RowKind::Gpu { gpu, lane } => {
-                let bars = p.lane(gpu, lane);
-                // A few pixels of slack, so that thin bars can be hovered.
-                let (t0, t1) = self.window(1.0);
-                let tol = 3.0 * (t1 - t0) / self.layout.plot_w();
-                let range = lod::visible_range(bars, t - tol, t + tol, p.max_dur_s(gpu, lane));
-                let mut best: Option<(usize, f64)> = None;
-                for i in range {
-                    let iv = &bars[i];
-                    let d = if t < iv.start_s {
-                        iv.start_s - t
-                    } else if t > iv.end_s {
-                        t - iv.end_s
-                    } else {
-                        0.0
-                    };
-                    if d <= tol && best.is_none_or(|(_, bd)| d < bd) {
-                        best = Some((i, d));
-                    }
-                }
-                best.map(|(index, _)| Hit::Bar { gpu, lane, index })
+            RowKind::Before { lane } => self.bar_near(Run::Before, self.before_gpu()?, lane, t),
+            RowKind::Gpu { gpu, lane } => self.bar_near(Run::Current, gpu, lane, t),
+        }
+    }
+
+    /// The prepared timeline of `run`, if there is one.
+    pub fn run(&self, run: Run) -> Option<&Prepared> {
+        match run {
+            Run::Current => self.current.as_ref(),
+            Run::Before => self.before.as_ref(),
+        }
+    }
+
+    /// The GPU of the run before whose lanes are drawn: the one the link
+    /// lanes show, or its last GPU when it simulated fewer.
+    pub fn before_gpu(&self) -> Option<usize> {
+        let b = self.before.as_ref()?;
+        let last = b.timeline.gpus.len().checked_sub(1)?;
+        Some(self.link_gpu.min(last))
+    }
+
+    /// The bar of a lane of `run` nearest the time `t`, within a few pixels,
+    /// so that thin bars can be hovered.
+    fn bar_near(&self, run: Run, gpu: usize, lane: Lane, t: f64) -> Option<Hit> {
+        let p = self.run(run)?;
+        let bars = p.lane(gpu, lane);
+        let (t0, t1) = self.window(1.0);
+        let tol = 3.0 * (t1 - t0) / self.layout.plot_w();
+        let range = lod::visible_range(bars, t - tol, t + tol, p.max_dur_s(gpu, lane));
+        let mut best: Option<(usize, f64)> = None;
+        for i in range {
+            let iv = &bars[i];
+            let d = if t < iv.start_s {
+                iv.start_s - t
+            } else if t > iv.end_s {
+                t - iv.end_s
+            } else {
+                0.0
+            };
+            if d <= tol && best.is_none_or(|(_, bd)| d < bd) {
+                best = Some((i, d));
             }
         }
+        best.map(|(index, _)| Hit::Bar {
+            run,
+            gpu,
+            lane,
+            index,
+        })
     }
 }
 
@@ -411,11 +448,62 @@ mod tests {
         assert_eq!(
             s.hit(x, row.y + 1.0),
             Some(Hit::Bar {
+                run: Run::Current,
                 gpu: 0,
                 lane: Lane::Compute,
                 index: 1
             })
         );
         assert_eq!(s.hit(s.layout.left - 10.0, row.y + 1.0), None);
+    }
+
+    #[test]
+    fn the_before_lanes_name_their_bars() {
+        let mut s = Scene::new();
+        s.keep_before = true;
+        s.set_timeline(
+            timeline(vec![iv(0.0, 3.0, OpKind::Qkv, 0)], 4.0),
+            false,
+            0.0,
+        );
+        s.set_timeline(
+            timeline(vec![iv(0.0, 1.0, OpKind::Proj, 0)], 4.0),
+            false,
+            0.0,
+        );
+        s.layout =
+            Layout::compute_with_before(s.current.as_ref().unwrap(), s.before.as_ref(), 900.0, 0);
+        let row = *s.layout.row_in(Run::Before, 0, Lane::Compute).unwrap();
+        // At 2 s only the run before had a bar (its QKV, 0 to 3 s).
+        let x = s.x_of(2.0, s.window(1.0));
+        let hit = s.hit(x, row.y + 1.0).expect("the before lane's bar");
+        assert_eq!(
+            hit,
+            Hit::Bar {
+                run: Run::Before,
+                gpu: 0,
+                lane: Lane::Compute,
+                index: 0
+            }
+        );
+        let tip = crate::tip::tip_for(&s, hit, x, row.y).unwrap();
+        assert!(
+            tip.title.starts_with("Before the last change: QKV"),
+            "{}",
+            tip.title
+        );
+        assert!(tip
+            .lines
+            .contains(&("duration".to_string(), crate::format::secs(3.0))));
+        // The hover outline sits on the before row, not on the current one.
+        s.hover = Some(hit);
+        let outline = crate::draw::hover(&s, s.window(1.0))
+            .into_iter()
+            .find_map(|sh| match sh {
+                crate::display_list::Shape::Outline { rect, .. } => Some(rect),
+                _ => None,
+            })
+            .unwrap();
+        assert_eq!(outline.y, row.y - 1.0);
     }
 }

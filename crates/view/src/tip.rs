@@ -4,7 +4,7 @@ use overlap_core::timeline::{Axis, Lane, NONE};
 
 use crate::format;
 use crate::links::link_title;
-use crate::scene::{Hit, Scene};
+use crate::scene::{Hit, Run, Scene};
 
 /// The tooltip's content and where the pointer was.
 #[derive(Clone, Debug, PartialEq)]
@@ -24,7 +24,13 @@ pub fn tip_for(scene: &Scene, hit: Hit, x: f64, y: f64) -> Option<Tip> {
     let p = scene.current.as_ref()?;
     let row = |k: &str, v: String| (k.to_string(), v);
     match hit {
-        Hit::Bar { gpu, lane, index } => {
+        Hit::Bar {
+            run,
+            gpu,
+            lane,
+            index,
+        } => {
+            let p = scene.run(run)?;
             let iv = p.lane(gpu, lane).get(index)?;
             let g = &p.timeline.gpus[gpu];
             let lane_name = match lane {
@@ -62,7 +68,14 @@ pub fn tip_for(scene: &Scene, hit: Hit, x: f64, y: f64) -> Option<Tip> {
                     }
                 }
             }
-            let title = format!("{} · {}", iv.op.label(), iv.phase.label());
+            let title = match run {
+                Run::Current => format!("{} · {}", iv.op.label(), iv.phase.label()),
+                Run::Before => format!(
+                    "Before the last change: {} · {}",
+                    iv.op.label(),
+                    iv.phase.label()
+                ),
+            };
             Some(Tip { x, y, title, lines })
         }
         Hit::Link { link, t_s } => {
