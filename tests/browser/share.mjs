@@ -339,5 +339,16 @@ export function registerShareTests(test, h) {
     const html = readFileSync(join(DIST, 'index.html'), 'utf8');
     const inline = [...html.matchAll(/<script\b([^>]*)>([\s\S]*?)<\/script>/g)].filter(([, attrs, body]) => !/\bsrc=/.test(attrs) || body.trim());
     assert(inline.length === 0, `dist/index.html has inline script: ${inline.map((m) => m[0].slice(0, 80)).join(' | ')}`);
+    // Loading the page prints nothing to the console: no warning either (a hash
+    // Chromium ignores on the wasm's preload once warned on every load).
+    const fresh = await page.context().newPage();
+    const said = [];
+    fresh.on('console', (m) => said.push(`${m.type()}: ${m.text()}`));
+    await fresh.goto(page.url());
+    await ready(fresh);
+    await fresh.waitForTimeout(200);
+    const noise = said.filter((m) => !m.startsWith('log:') && !m.startsWith('debug:'));
+    assert(noise.length === 0, `loading the page printed: ${noise.join(' | ').slice(0, 300)}`);
+    await fresh.close();
   });
 }
