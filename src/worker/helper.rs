@@ -47,6 +47,8 @@ struct Pending {
     gen: f64,
     scenario: Scenario,
     parts: Vec<Part>,
+    /// The indices of the parts the helper runs (`helper_share`).
+    theirs: Vec<usize>,
     /// Per part: its result, once run here or received.
     ran: Vec<Option<PartRan>>,
     /// The helper's parts, not posted yet: it is still loading. This
@@ -123,6 +125,7 @@ pub fn figures(
         ran: vec![None; parts.len()],
         scenario: scenario.clone(),
         parts,
+        theirs,
         unsent: Some(msg),
         then,
     };
@@ -157,9 +160,8 @@ fn send(pending: &mut Pending, sim: &Simulator) -> bool {
     if !post_to_helper(&msg) {
         return false;
     }
-    let theirs = helper_share(&pending.parts);
     for (i, &part) in pending.parts.iter().enumerate() {
-        if !theirs.contains(&i) {
+        if !pending.theirs.contains(&i) {
             pending.ran[i] = Some(sim.run_part(&pending.scenario, part));
         }
     }
@@ -249,9 +251,8 @@ fn received(gen: f64, ran: Option<Vec<PartRan>>) {
         PENDING.with(|p| *p.borrow_mut() = Some(pending));
         return;
     }
-    let theirs = helper_share(&pending.parts);
-    if let Some(ran) = ran.filter(|r| r.len() == theirs.len()) {
-        for (i, r) in theirs.into_iter().zip(ran) {
+    if let Some(ran) = ran.filter(|r| r.len() == pending.theirs.len()) {
+        for (&i, r) in pending.theirs.iter().zip(ran) {
             pending.ran[i] = Some(r);
         }
         super::RunCounts::bump(|c| c.shared += 1);

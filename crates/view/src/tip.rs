@@ -21,7 +21,6 @@ pub struct Tip {
 
 /// The tooltip for whatever is under the pointer at (x, y).
 pub fn tip_for(scene: &Scene, hit: Hit, x: f64, y: f64) -> Option<Tip> {
-    let p = scene.current.as_ref()?;
     let row = |k: &str, v: String| (k.to_string(), v);
     match hit {
         Hit::Bar {
@@ -79,7 +78,7 @@ pub fn tip_for(scene: &Scene, hit: Hit, x: f64, y: f64) -> Option<Tip> {
             Some(Tip { x, y, title, lines })
         }
         Hit::Link { link, t_s } => {
-            let lk = p.timeline.links.get(link)?;
+            let lk = scene.current.as_ref()?.timeline.links.get(link)?;
             let i = lk
                 .samples
                 .partition_point(|s| s.t_s <= t_s)
