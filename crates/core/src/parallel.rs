@@ -12,6 +12,8 @@
 //! counts one core and refuses to start a thread, so the runs go one after
 //! the other on the caller's (the page spreads them over workers instead).
 
+use crate::workload::recycle;
+
 /// How many threads to run independent work on: the cores this process may
 /// use (one where the system does not say).
 pub fn available_threads() -> usize {
@@ -40,7 +42,8 @@ pub fn runs_at_once(ops_per_run: u64) -> usize {
 
 /// `f` of every item, in the items' order, on up to `threads` threads. Each
 /// thread takes the next item not yet taken, so list the longest work
-/// first. A thread the system refuses leaves its share to those that
+/// first, and keeps the large arrays one item frees for its next
+/// (`workload::recycle`). A thread the system refuses leaves its share to those that
 /// started, this one included. A panic in `f` is raised again here.
 pub(crate) fn map<T: Sync, R: Send>(
     items: &[T],
@@ -49,7 +52,7 @@ pub(crate) fn map<T: Sync, R: Send>(
 ) -> Vec<R> {
     let threads = threads.min(items.len());
     if threads <= 1 {
-        return items.iter().map(f).collect();
+        return recycle::within(|| items.iter().map(f).collect());
     }
     spread(items, threads, &f)
 }
@@ -58,14 +61,16 @@ fn spread<T: Sync, R: Send>(items: &[T], threads: usize, f: &(impl Fn(&T) -> R +
     use std::sync::atomic::{AtomicUsize, Ordering};
     let next = AtomicUsize::new(0);
     let take = || {
-        let mut done = Vec::new();
-        loop {
-            let i = next.fetch_add(1, Ordering::Relaxed);
-            let Some(item) = items.get(i) else {
-                return done;
-            };
-            done.push((i, f(item)));
-        }
+        recycle::within(|| {
+            let mut done = Vec::new();
+            loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(item) = items.get(i) else {
+                    return done;
+                };
+                done.push((i, f(item)));
+            }
+        })
     };
     let mut slots: Vec<Option<R>> = std::iter::repeat_with(|| None).take(items.len()).collect();
     std::thread::scope(|scope| {

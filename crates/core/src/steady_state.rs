@@ -104,15 +104,20 @@ pub(crate) fn parts(s: &Scenario, baseline: Option<&Scenario>) -> Vec<Part> {
     parts
 }
 
-/// The runs of one scenario, marked as the baseline's or not.
+/// The runs of one scenario, marked as the baseline's or not: the short
+/// runs largest first, so that each run of a thread fits in the memory the
+/// one before it left (`workload::recycle`). [`in_count_order`] puts their
+/// results back in the order of [`steady_counts`].
 fn parts_of(s: &Scenario, baseline: bool) -> Vec<Part> {
     match steady_counts(s) {
         Some(counts) => counts
+            .into_iter()
+            .rev()
             .map(|m| Part {
                 baseline,
                 micro_batches: Some(m),
             })
-            .into(),
+            .collect(),
         None => vec![Part {
             baseline,
             micro_batches: None,
@@ -166,6 +171,8 @@ pub(crate) fn tally(
             })
             .collect();
     }
+    in_count_order(&mut tallies);
+    in_count_order(&mut steps);
     let tally = tally_from(sim, s, steady_counts(s), tallies)?;
     let step = match steps.len() {
         0 => None,
@@ -225,12 +232,15 @@ fn run_tally(sim: &Simulator, s: &Scenario) -> Tallied {
     let mut graph = workload::build(s, sim.fidelity, sim.reserve(s));
     let run = sim.run(&graph, true, false, &Sharing::of(s));
     graph.release_dependencies();
-    Tallied {
+    let tallied = Tallied {
         tally: summary::tally(&graph, &run, true),
         events: run.events,
         planned_events: run.planned_events,
         extrapolated_from: None,
-    }
+    };
+    graph.recycle();
+    run.recycle();
+    tallied
 }
 
 /// The sums of three runs at `counts` carried to `micro_batches`, or `None`
@@ -294,7 +304,7 @@ pub(crate) fn step_time_s(
     s: &Scenario,
     bounded: bool,
 ) -> Result<StepTime, FieldError> {
-    let steps: Vec<(f64, u64, u64)> = crate::parallel::map(
+    let mut steps: Vec<(f64, u64, u64)> = crate::parallel::map(
         &parts_of(s, true),
         sim.threads_for(s),
         |&part| match run_part(sim, s, s, part).0 {
@@ -302,14 +312,24 @@ pub(crate) fn step_time_s(
             Ran::Tally(_) => unreachable!("a baseline's part gives its step time"),
         },
     );
+    in_count_order(&mut steps);
     step_time_from(sim, s, steady_counts(s), &steps, bounded)
+}
+
+/// The results of one scenario's runs, as [`parts_of`] lists them, in the
+/// order of their micro-batch counts ([`steady_counts`]).
+fn in_count_order<T>(runs: &mut [T]) {
+    runs.reverse();
 }
 
 /// One run's step time, s, with the events processed and planned.
 fn run_step(sim: &Simulator, s: &Scenario) -> (f64, u64, u64) {
     let graph = workload::build(s, sim.fidelity, sim.reserve(s));
     let run = sim.run(&graph, false, false, &Sharing::of(s));
-    (run.step_time_s, run.events, run.planned_events)
+    let step = (run.step_time_s, run.events, run.planned_events);
+    graph.recycle();
+    run.recycle();
+    step
 }
 
 /// The step time at the scenario's count from its runs: the three short

@@ -104,3 +104,36 @@ fn parts_not_as_listed_are_run_again_rather_than_trusted() {
     let figures = Simulator::default().report_from_parts(&on, vec![]).unwrap();
     assert_eq!(here, serde_json::to_string(&figures.report).unwrap());
 }
+
+/// Each scenario's short runs are listed largest first, so that a thread's
+/// next run fits in the memory its previous one left (`workload::recycle`),
+/// and the figures still come out as from the counts in rising order.
+#[test]
+fn short_runs_are_listed_largest_first() {
+    let mut on = presets::scenario("megatron-145.6b").unwrap();
+    on.overlap.tp = true;
+    let parts = Simulator::default().report_parts(&on);
+    for baseline in [false, true] {
+        let counts: Vec<u32> = parts
+            .iter()
+            .filter(|p| p.baseline == baseline)
+            .filter_map(|p| p.micro_batches)
+            .collect();
+        assert_eq!(counts.len(), 3, "{parts:?}");
+        assert!(counts.windows(2).all(|w| w[0] > w[1]), "{counts:?}");
+    }
+    let one = report_json(&mut Simulator::default().with_threads(1), &on);
+    let two = report_json(&mut Simulator::default().with_threads(2), &on);
+    assert_eq!(one, two);
+    let whole = Simulator::default().simulate(&on).report;
+    let figures = Simulator::default().simulate_report(&on).unwrap();
+    assert!(figures.extrapolated_from.is_some(), "from the short runs");
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * a.abs().max(b.abs());
+    assert!(
+        close(figures.report.step_time_ms, whole.step_time_ms),
+        "{} against the whole step's {}",
+        figures.report.step_time_ms,
+        whole.step_time_ms
+    );
+    assert!(close(figures.report.baseline_ms, whole.baseline_ms));
+}

@@ -21,6 +21,7 @@ use crate::sim::link_log::{LinkLog, ResourceLog};
 use crate::sim::network::{ClassId, Network};
 use crate::workload::graph::{Graph, TaskId, COMPUTE};
 use crate::workload::interference::{memory_phase_s, NetworkSetup, Sharing, SmUse};
+use crate::workload::recycle;
 
 mod compute_run;
 
@@ -102,6 +103,17 @@ pub(crate) struct RunResult {
     pub events: u64,
     /// Events planned (heap pushes), superseded ones included.
     pub planned_events: u64,
+}
+
+impl RunResult {
+    /// Frees the result, keeping its per-task arrays for the thread's next
+    /// run (`recycle`).
+    pub fn recycle(self) {
+        recycle::give(self.start_s);
+        recycle::give(self.end_s);
+        recycle::give(self.exposed_s);
+        recycle::give(self.exposed_from_s);
+    }
 }
 
 struct GpuState {
@@ -269,10 +281,10 @@ fn run_from_seq<'g>(
         res: RunResult {
             // Written as tasks start and end: they are the run's result,
             // not copied out of the engine's state at the end.
-            start_s: vec![f64::NAN; n],
-            end_s: vec![f64::NAN; n],
-            exposed_s: vec![0.0; g.members.len()],
-            exposed_from_s: vec![f64::INFINITY; g.members.len()],
+            start_s: recycle::filled(n, f64::NAN),
+            end_s: recycle::filled(n, f64::NAN),
+            exposed_s: recycle::filled(g.members.len(), 0.0),
+            exposed_from_s: recycle::filled(g.members.len(), f64::INFINITY),
             gpus: vec![GpuStats::default(); gpus],
             links: Vec::new(),
             step_time_s: 0.0,
@@ -335,7 +347,9 @@ fn run_from_seq<'g>(
             }
         }
     }
-    // The engine's per-task state is not read past this point.
+    // The engine's per-task state is not read past this point. Freed, not
+    // kept (`recycle`): kept, it would sit idle through the report's tally,
+    // the run's peak.
     e.st = Vec::new();
     let unfinished = e.res.end_s.iter().filter(|t| t.is_nan()).count();
     debug_assert_eq!(unfinished, 0, "task graph has a cycle");

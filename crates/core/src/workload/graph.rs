@@ -4,6 +4,7 @@
 //! a stream's FIFO, a blocking collective, a pipeline receive.
 
 use crate::model::op::{OpKind, Phase, NONE};
+use crate::workload::recycle;
 
 /// Index of a link resource.
 pub type ResourceId = u32;
@@ -173,8 +174,14 @@ impl Graph {
     }
 
     /// Room for about `ops` tasks, so that building a large step does not
-    /// copy its arrays over and over as they grow.
+    /// copy its arrays over and over as they grow. On a graph with no task
+    /// yet, the room is taken from what the thread's previous run left
+    /// (`recycle`).
     pub fn reserve(&mut self, ops: usize) {
+        if ops > 0 && self.tasks.is_empty() {
+            self.tasks = recycle::with_capacity(ops);
+            self.meta = recycle::with_capacity(ops);
+        }
         self.tasks.reserve(ops);
         self.meta.reserve(ops);
         self.edges.reserve(ops * 2);
@@ -398,6 +405,7 @@ impl Graph {
         }
         self.comm_pred_start = pred_start;
         self.comm_pred = pred;
+        // Freed, not kept: it would sit idle through the run, at its peak.
         self.edges = Vec::new();
         self.succ_start = start;
         self.succ = succ;
@@ -414,6 +422,14 @@ impl Graph {
         self.comm_pred_start = Vec::new();
         self.initial_pending = Vec::new();
         self.pattern_ids = Default::default();
+    }
+
+    /// Frees the graph, keeping its large arrays for the thread's next run
+    /// (`recycle`).
+    pub fn recycle(mut self) {
+        self.release_dependencies();
+        recycle::give(std::mem::take(&mut self.tasks));
+        recycle::give(std::mem::take(&mut self.meta));
     }
 
     pub fn successors(&self, task: TaskId) -> &[TaskId] {

@@ -14,6 +14,7 @@ mod matmul_allreduce;
 pub(crate) mod nccl_channels;
 mod pp_boundary;
 pub(crate) mod queues;
+pub(crate) mod recycle;
 pub mod schedule;
 mod sharding;
 pub mod stage_layers;
