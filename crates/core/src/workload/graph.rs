@@ -94,10 +94,6 @@ pub(crate) struct ResourceInfo {
 pub(crate) struct Graph {
     pub tasks: Vec<Task>,
     pub meta: Vec<TaskMeta>,
-    /// NCCL's algorithm, protocol and channel count per collective that has
-    /// one (`collective_cost`), by task: only communication tasks carry a
-    /// call, so it is kept apart from the per-task metadata (`call` reads it).
-    calls: Vec<(TaskId, crate::workload::collective_cost::CollectiveCall)>,
     pub members: Vec<u32>,
     /// (from, to): `to` waits for `from`. Emptied by `finish`.
     edges: Vec<(TaskId, TaskId)>,
@@ -142,7 +138,6 @@ impl Default for Graph {
         Self {
             tasks: Vec::new(),
             meta: Vec::new(),
-            calls: Vec::new(),
             members: Vec::new(),
             edges: Vec::new(),
             unchained: Vec::new(),
@@ -326,26 +321,6 @@ impl Graph {
         id
     }
 
-    /// Records the NCCL call a communication task stands for.
-    pub fn set_call(
-        &mut self,
-        task: TaskId,
-        call: crate::workload::collective_cost::CollectiveCall,
-    ) {
-        self.calls.push((task, call));
-    }
-
-    /// The NCCL call communication task `task` stands for, if one was recorded.
-    // No engine path reads a call yet (the channels come from the call kind);
-    // the graph keeps them for the readers that will.
-    #[allow(dead_code)]
-    pub fn call(&self, task: TaskId) -> Option<&crate::workload::collective_cost::CollectiveCall> {
-        // Calls are recorded as their tasks are built, so nearly always in
-        // task order; `finish` sorts them for the rare exception.
-        let i = self.calls.binary_search_by_key(&task, |(t, _)| *t).ok()?;
-        Some(&self.calls[i].1)
-    }
-
     /// Seconds of compute task `task` (at full HBM bandwidth) that are
     /// memory-bound kernels (zero for communication).
     pub fn memory_s(&self, task: TaskId) -> f64 {
@@ -355,7 +330,6 @@ impl Graph {
     /// Turns the edge list into successor lists (one flat array) and
     /// dependency counts, and frees the edge list.
     pub fn finish(&mut self) {
-        self.calls.sort_by_key(|(t, _)| *t);
         let queued = crate::workload::queues::queue_edges(
             &self.tasks,
             &self.members,

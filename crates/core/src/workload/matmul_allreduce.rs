@@ -54,7 +54,6 @@ pub(crate) fn build(
                 call.latency_s,
                 meta.op(OpKind::AllReduce),
             );
-            g.set_call(id, call);
             for c in computed {
                 g.dep(c, id);
             }

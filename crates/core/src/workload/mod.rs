@@ -285,7 +285,7 @@ impl Cluster {
     /// NCCL's algorithm and protocol choice (`collective_cost`) sets the
     /// latency and the bytes on the wire; a tree uses the same links.
     /// Returns the pattern, the bytes per member and the latency for a
-    /// buffer of `size_bytes`, and the call.
+    /// buffer of `size_bytes`.
     /// The collective is `kind`: an AllReduce of the gradients, or the
     /// sharded optimizers' ReduceScatter and AllGather, which cross the
     /// same links.
@@ -295,7 +295,7 @@ impl Cluster {
         members: &[u32],
         kind: Collective,
         size_bytes: f64,
-    ) -> (u32, f64, f64, CollectiveCall) {
+    ) -> (u32, f64, f64) {
         let (k, nodes) = self.layout.dp_spread();
         let n = self.layout.dp;
         let call = self.call(CallShape {
@@ -309,7 +309,6 @@ impl Cluster {
                 self.nvlink_ring(g, members),
                 call.wire_bytes,
                 call.latency_s,
-                call,
             );
         }
         let mut usage = Vec::new();
@@ -348,7 +347,6 @@ impl Cluster {
             g.add_pattern(merge(usage)),
             call.wire_bytes / f64::from(k),
             call.latency_s,
-            call,
         )
     }
 
@@ -363,8 +361,8 @@ impl Cluster {
     /// to the other on the links a pipeline send between them takes (NVLink
     /// in one node, else the NICs and the network core). NCCL's algorithm
     /// and protocol choice for two ranks sets the latency and the bytes on
-    /// the wire. Returns the pattern, the bytes per member, the latency and
-    /// the call, as [`Cluster::dp_collective`] does.
+    /// the wire. Returns the pattern, the bytes per member and the latency,
+    /// as [`Cluster::dp_collective`] does.
     pub fn pair_all_reduce(
         &self,
         g: &mut Graph,
@@ -372,7 +370,7 @@ impl Cluster {
         b: u32,
         same_node: bool,
         size_bytes: f64,
-    ) -> (u32, f64, f64, CollectiveCall) {
+    ) -> (u32, f64, f64) {
         let mut usage = self.send_usage(a, b, same_node).0;
         usage.extend(self.send_usage(b, a, same_node).0);
         let call = self.call(CallShape {
@@ -381,12 +379,7 @@ impl Cluster {
             per_node: if same_node { 2 } else { 1 },
             size_bytes,
         });
-        (
-            g.add_pattern(merge(usage)),
-            call.wire_bytes,
-            call.latency_s,
-            call,
-        )
+        (g.add_pattern(merge(usage)), call.wire_bytes, call.latency_s)
     }
 
     /// The links a send from `from` to `to` crosses, and its latency.

@@ -80,7 +80,6 @@ fn in_pieces(
             latency_s,
             meta.op(op).chunk(j),
         );
-        g.set_call(id, call);
         if let Some(&before) = ids.last() {
             g.dep(before, id);
         }

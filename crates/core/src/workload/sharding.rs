@@ -287,9 +287,8 @@ impl Sharding {
             return id;
         }
         let members = Self::group(cluster, self.stage, k);
-        let (pattern, bytes, latency, call) = cluster.dp_collective(g, &members, kind, size_bytes);
+        let (pattern, bytes, latency) = cluster.dp_collective(g, &members, kind, size_bytes);
         let id = g.comm(&members, DP, pattern, bytes, latency, meta);
-        g.set_call(id, call);
         if index > 0 {
             if let Some(&previous) = self.tasks.get(&(self.stage, k, family, index - 1)) {
                 g.dep(previous, id);

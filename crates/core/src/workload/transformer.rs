@@ -453,7 +453,6 @@ impl Builder<'_> {
             call.latency_s,
             meta,
         );
-        self.g.set_call(id, call);
         // The window it would have if overlapped, until an overlapping
         // schedule names another: the GEMM that produced its data.
         if let Some(last) = self.g.next_compute_index(members[0]).checked_sub(1) {
@@ -958,7 +957,6 @@ impl Builder<'_> {
                 call.latency_s,
                 meta,
             );
-            self.g.set_call(id, call);
             for &s in &sends {
                 self.g.dep(s, id);
             }
@@ -1094,12 +1092,11 @@ impl Builder<'_> {
                     let (kind, op) = self.sharding.bucket_collective();
                     for i in 0..count {
                         let size = self.buckets[owner as usize].buckets[i].bytes;
-                        let (pattern, bytes, latency, call) =
+                        let (pattern, bytes, latency) =
                             self.cluster
                                 .dp_collective(&mut self.g, &members, kind, size);
                         let meta = Meta::new(op, Phase::Step).chunk(i as u32);
                         let id = self.g.comm(&members, DP, pattern, bytes, latency, meta);
-                        self.g.set_call(id, call);
                         for &m in &members {
                             let dep = if self.s.overlap.dp {
                                 self.buckets[m as usize].buckets[i].ready
@@ -1197,12 +1194,11 @@ impl Builder<'_> {
         let pair = stages.map(|stage| self.cluster.gpu(stage, r, k));
         let same_node = self.cluster.layout.stages_share_node(stages[0], stages[1]);
         let size = embedding_sync::bytes_per_rank(self.s, self.t);
-        let (pattern, bytes, latency, call) =
+        let (pattern, bytes, latency) =
             self.cluster
                 .pair_all_reduce(&mut self.g, pair[0], pair[1], same_node, size);
         let meta = Meta::new(OpKind::EmbeddingAllReduce, Phase::Step);
         let id = self.g.comm(&pair, DP, pattern, bytes, latency, meta);
-        self.g.set_call(id, call);
         for m in pair {
             let last_compute = self.g.last_compute(m).expect("a training step computes");
             self.g.dep(last_compute, id);
