@@ -25,7 +25,7 @@ pub(crate) fn timeline(g: &Graph, run: &mut RunResult, reduced: bool) -> Timelin
         let t = &g.tasks[task as usize];
         let meta = &g.meta[task as usize];
         let (start_s, end_s) = (run.start_s[task as usize], run.end_s[task as usize]);
-        let window = meta.window.filter(|_| with_window).map(|(from, to)| {
+        let window = meta.window().filter(|_| with_window).map(|(from, to)| {
             let order = &g.compute_order[t.gpu as usize];
             (
                 run.start_s[order[from as usize] as usize],
@@ -130,7 +130,7 @@ pub(crate) fn timeline(g: &Graph, run: &mut RunResult, reduced: bool) -> Timelin
 /// alone on the same links, s.
 fn transfer(g: &Graph, run: &RunResult, id: usize, alone_bps: &[f64]) -> (f64, f64) {
     let t = &g.tasks[id];
-    let transfer_s = run.end_s[id] - run.start_s[id] - t.latency_s;
+    let transfer_s = run.end_s[id] - run.start_s[id] - t.latency_s();
     if t.work <= 0.0 || transfer_s <= 0.0 {
         return (0.0, 0.0);
     }
@@ -195,7 +195,7 @@ pub(crate) fn tally(g: &Graph, run: &RunResult, with_hta: bool) -> Tally {
             let m = m as usize;
             contention_s[m][a] += contention;
             if t.gpu as usize == m {
-                if let Some(window) = g.meta[id].window {
+                if let Some(window) = g.meta[id].window() {
                     windows[m][a].push(window_span(g, run, m, window));
                 }
             }

@@ -98,7 +98,7 @@ pub fn hbm_ledger(s: &Scenario) -> HbmLedger {
         if t.axis == COMPUTE {
             if t.gpu == 0 {
                 ledger.compute_s += t.work;
-                ledger.kernel_bytes += t.memory_s * hbm_bps;
+                ledger.kernel_bytes += t.memory_s() * hbm_bps;
             }
             continue;
         }

@@ -31,18 +31,19 @@ pub(crate) type TaskId = u32;
 /// Axis index of a compute task (communication tasks use `Axis::index`).
 pub(crate) const COMPUTE: u8 = 3;
 
-/// What the engine reads for every event: kept small so that a task's hot
-/// fields share a cache line. Everything else sits in `TaskMeta`.
+/// What the engine reads for every event: kept small (32 bytes, two to a
+/// cache line, none across two) so that a task's hot fields share a cache
+/// line. Everything else sits in `TaskMeta`.
 #[derive(Clone, Debug)]
 pub(crate) struct Task {
     /// Compute: seconds at full speed. Communication: bytes per member transfer.
     pub work: f64,
-    /// Communication: latency paid before the bytes move.
-    pub latency_s: f64,
-    /// Compute: seconds of the op (at full speed) that are memory-bound
-    /// kernels; the rest is compute-bound (model.md section 3). Here, not in
-    /// `TaskMeta`, because the engine reads it at every start.
-    pub memory_s: f64,
+    /// Seconds of the op's leading phase: a compute op's memory-bound
+    /// kernels at full HBM bandwidth (the rest is compute-bound, model.md
+    /// section 3), a collective's latency before its bytes move. One field
+    /// because a task has only one of them: read through
+    /// [`Task::memory_s`] and [`Task::latency_s`].
+    lead_s: f64,
     /// Communication: index of its link usage pattern.
     pub pattern: u32,
     /// The GPU whose lane owns it (sender, for a pipeline send).
@@ -56,6 +57,36 @@ pub(crate) struct Task {
     pub send: bool,
 }
 
+// Two tasks to a cache line.
+const _: () = assert!(std::mem::size_of::<Task>() == 32);
+
+impl Task {
+    /// Compute: seconds of the op (at full speed) that are memory-bound
+    /// kernels. Communication: none.
+    pub fn memory_s(&self) -> f64 {
+        if self.axis == COMPUTE {
+            self.lead_s
+        } else {
+            0.0
+        }
+    }
+
+    /// Communication: latency paid before the bytes move. Compute: none.
+    pub fn latency_s(&self) -> f64 {
+        if self.axis == COMPUTE {
+            0.0
+        } else {
+            self.lead_s
+        }
+    }
+
+    /// Communication: sets the latency paid before the bytes move.
+    pub fn set_latency_s(&mut self, latency_s: f64) {
+        debug_assert!(self.axis != COMPUTE, "a compute op has no latency");
+        self.lead_s = latency_s;
+    }
+}
+
 /// What the timeline shows of a task; not read by the event loop.
 #[derive(Clone, Debug)]
 pub(crate) struct TaskMeta {
@@ -67,9 +98,16 @@ pub(crate) struct TaskMeta {
     pub layer: u32,
     pub chunk: u32,
     /// Communication: the compute that can hide it, as indices into the
-    /// owner's compute order (inclusive).
-    pub window: Option<(u32, u32)>,
+    /// owner's compute order (inclusive); [`NO_WINDOW`] when none. Read
+    /// through [`TaskMeta::window`]: without an `Option`'s tag the record
+    /// is 32 bytes, not 40.
+    window: (u32, u32),
 }
+
+/// `TaskMeta::window` of a task without a window (no compute index is this large).
+const NO_WINDOW: (u32, u32) = (u32::MAX, u32::MAX);
+
+const _: () = assert!(std::mem::size_of::<TaskMeta>() == 32);
 
 /// Where a simulated GPU sits in the cluster.
 #[derive(Clone, Debug)]
@@ -272,8 +310,7 @@ impl Graph {
         }
         self.tasks.push(Task {
             work: time_s,
-            latency_s: 0.0,
-            memory_s,
+            lead_s: memory_s,
             pattern: 0,
             gpu,
             members_start: 0,
@@ -308,8 +345,7 @@ impl Graph {
         self.members.extend_from_slice(members);
         self.tasks.push(Task {
             work: bytes,
-            latency_s,
-            memory_s: 0.0,
+            lead_s: latency_s,
             pattern,
             gpu: members[0],
             members_start: start,
@@ -324,7 +360,7 @@ impl Graph {
     /// Seconds of compute task `task` (at full HBM bandwidth) that are
     /// memory-bound kernels (zero for communication).
     pub fn memory_s(&self, task: TaskId) -> f64 {
-        self.tasks[task as usize].memory_s
+        self.tasks[task as usize].memory_s()
     }
 
     /// Turns the edge list into successor lists (one flat array) and
@@ -450,8 +486,20 @@ impl TaskMeta {
             micro_batch: m.micro_batch,
             layer: m.layer,
             chunk: m.chunk,
-            window: None,
+            window: NO_WINDOW,
         }
+    }
+
+    /// Communication: the compute that can hide it, as indices into the
+    /// owner's compute order (inclusive), if it has a window.
+    pub fn window(&self) -> Option<(u32, u32)> {
+        (self.window != NO_WINDOW).then_some(self.window)
+    }
+
+    /// Gives the collective the window from compute `first` to `last` of its
+    /// owner's compute order (inclusive).
+    pub fn set_window(&mut self, first: u32, last: u32) {
+        self.window = (first, last);
     }
 }
 

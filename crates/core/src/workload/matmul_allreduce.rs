@@ -58,15 +58,16 @@ pub(crate) fn build(
                 g.dep(c, id);
             }
             if i > 0 {
-                g.tasks[id as usize].latency_s =
-                    super::transformer::pipelined_chunk_latency_s(cluster.nvlink_latency_s());
+                g.tasks[id as usize].set_latency_s(super::transformer::pipelined_chunk_latency_s(
+                    cluster.nvlink_latency_s(),
+                ));
             }
             if let Some(p) = previous.replace(id) {
                 g.dep(p, id);
             }
             if i + 1 < chunks {
                 let next = g.next_compute_index(members[0]);
-                g.meta[id as usize].window = Some((next, next));
+                g.meta[id as usize].set_window(next, next);
             }
         }
     }

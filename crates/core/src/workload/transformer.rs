@@ -456,7 +456,7 @@ impl Builder<'_> {
         // The window it would have if overlapped, until an overlapping
         // schedule names another: the GEMM that produced its data.
         if let Some(last) = self.g.next_compute_index(members[0]).checked_sub(1) {
-            self.g.meta[id as usize].window = Some((last, last));
+            self.g.meta[id as usize].set_window(last, last);
         }
         for &m in &members {
             if let Some(last) = self.g.last_compute(m) {
@@ -481,7 +481,7 @@ impl Builder<'_> {
     fn window_next(&mut self, task: TaskId) {
         let owner = self.members[0];
         let next = self.g.next_compute_index(owner);
-        self.g.meta[task as usize].window = Some((next, next));
+        self.g.meta[task as usize].set_window(next, next);
     }
 
     /// A blocking collective: the compute stream waits for it.
@@ -560,7 +560,7 @@ impl Builder<'_> {
         let steps: Vec<TaskId> = (0..self.tp - 1)
             .map(|i| {
                 let id = self.ring_step(meta.op(OpKind::AllGather).chunk(i));
-                self.g.meta[id as usize].window = Some((first + i, first + i));
+                self.g.meta[id as usize].set_window(first + i, first + i);
                 id
             })
             .collect();
@@ -684,8 +684,8 @@ impl Builder<'_> {
             let id = self.tp_collective(kind, size, meta.op(Self::collective_op(kind)).chunk(i));
             crate::workload::fusion::carry(&mut self.g, id, fused_bytes);
             if i > 0 {
-                self.g.tasks[id as usize].latency_s =
-                    pipelined_chunk_latency_s(self.cluster.nvlink_latency_s());
+                self.g.tasks[id as usize]
+                    .set_latency_s(pipelined_chunk_latency_s(self.cluster.nvlink_latency_s()));
             }
             if i + 1 < chunks {
                 self.window_next(id);
@@ -1028,7 +1028,7 @@ impl Builder<'_> {
         let mut still_open = Vec::new();
         for (id, from) in std::mem::take(&mut self.open_windows) {
             if next > from {
-                self.g.meta[id as usize].window = Some((from, next - 1));
+                self.g.meta[id as usize].set_window(from, next - 1);
             } else {
                 still_open.push((id, from));
             }
@@ -1111,7 +1111,7 @@ impl Builder<'_> {
                         // The window: backward compute after the first bucket is ready.
                         let from = self.buckets[owner as usize].buckets[i].window_from;
                         if i == 0 && from <= last_bwd {
-                            self.g.meta[id as usize].window = Some((from, last_bwd));
+                            self.g.meta[id as usize].set_window(from, last_bwd);
                         }
                         previous = Some(id);
                         reductions.push(id);
