@@ -32,8 +32,8 @@ pub(crate) type TaskId = u32;
 pub(crate) const COMPUTE: u8 = 3;
 
 /// What the engine reads for every event: kept small (32 bytes, two to a
-/// cache line, none across two) so that a task's hot fields share a cache
-/// line. Everything else sits in `TaskMeta`.
+/// cache line) so that a task's hot fields share a cache line. Everything
+/// else sits in `TaskMeta`.
 #[derive(Clone, Debug)]
 pub(crate) struct Task {
     /// Compute: seconds at full speed. Communication: bytes per member transfer.
