@@ -179,7 +179,13 @@ impl Tally {
     /// may differ in the last bits, and differently from one engine to the
     /// other; the report must not read a different GPU for that.
     fn tied(&self, i: usize, j: usize) -> bool {
-        (self.gpus[i].end_s - self.gpus[j].end_s).abs() <= END_TIE * self.step_s.abs()
+        (self.gpus[i].end_s - self.gpus[j].end_s).abs() <= self.end_tie_s()
+    }
+
+    /// How far apart, s, two GPUs' ends may be and still count as one
+    /// ([`END_TIE`] of the step).
+    fn end_tie_s(&self) -> f64 {
+        END_TIE * self.step_s.abs()
     }
 
     /// The slowest GPU: the lowest index among those that end with the last
@@ -190,10 +196,9 @@ impl Tally {
             .iter()
             .map(|g| g.end_s)
             .fold(f64::NEG_INFINITY, f64::max);
-        let tie = END_TIE * self.step_s.abs();
         self.gpus
             .iter()
-            .position(|g| g.end_s >= last - tie)
+            .position(|g| g.end_s >= last - self.end_tie_s())
             .unwrap_or(0)
     }
 
@@ -206,7 +211,7 @@ impl Tally {
     pub fn slowest_is_clear(&self, tolerance: f64) -> bool {
         let best = &self.gpus[self.slowest()];
         let within = tolerance * self.step_s.abs();
-        let tie = END_TIE * self.step_s.abs();
+        let tie = self.end_tie_s();
         self.gpus.iter().all(|g| {
             // An exact tie is broken as the run breaks it: the lowest index.
             g.end_s == best.end_s

@@ -275,8 +275,9 @@ impl Engine<'_> {
                 }
                 self.retime_compute(m);
             }
-            if task.latency_s() > 0.0 {
-                self.push(now + task.latency_s(), t, Kind::LatencyDone);
+            let latency_s = task.latency_s();
+            if latency_s > 0.0 {
+                self.push(now + latency_s, t, Kind::LatencyDone);
             } else {
                 self.begin_transfer(t);
             }
