@@ -26,6 +26,16 @@ pub(crate) trait BandwidthModel {
     fn end(&mut self, now: f64, class: ClassId) -> &[ClassId];
     /// Tells `obs` the rates on the resources the last start or end touched.
     fn observe(&self, now: f64, obs: &mut dyn LinkObserver);
+    /// Reserves the links of `pattern` for `task` to be timed alone, if
+    /// nothing moves or is reserved on them; returns its rate per member.
+    fn reserve_alone(&mut self, task: u32, pattern: u32) -> Option<f64>;
+    /// The task reserved on one of the links of `pattern`, if any.
+    fn reserved_on(&self, pattern: u32) -> Option<u32>;
+    /// Ends the reservation of the links of `pattern`.
+    fn release(&mut self, pattern: u32);
+    /// Tells `obs` the rates of a transfer of `pattern` and `axis` timed
+    /// alone over `span` (start, end), nothing after it.
+    fn observe_alone(&self, pattern: u32, axis: u8, span: (f64, f64), obs: &mut dyn LinkObserver);
 }
 
 impl BandwidthModel for Network {
@@ -52,5 +62,17 @@ impl BandwidthModel for Network {
     }
     fn observe(&self, now: f64, obs: &mut dyn LinkObserver) {
         Network::observe(self, now, obs)
+    }
+    fn reserve_alone(&mut self, task: u32, pattern: u32) -> Option<f64> {
+        Network::reserve_alone(self, task, pattern)
+    }
+    fn reserved_on(&self, pattern: u32) -> Option<u32> {
+        Network::reserved_on(self, pattern)
+    }
+    fn release(&mut self, pattern: u32) {
+        Network::release(self, pattern)
+    }
+    fn observe_alone(&self, pattern: u32, axis: u8, span: (f64, f64), obs: &mut dyn LinkObserver) {
+        Network::observe_alone(self, pattern, axis, span, obs)
     }
 }

@@ -11,6 +11,9 @@
 //! Cost per event is bounded: a flow class (see `network`) has one pending
 //! event for its first finisher however many flows it holds, and superseded
 //! events are dropped from the heap once they outnumber the live ones.
+//! Events are few: ops that follow one another alone run as one
+//! (`compute_run`), and a collective alone on its links is timed from its
+//! start with one event (`Engine::pay_latency`).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -44,6 +47,9 @@ enum Kind {
     /// The last op of a compute run (`compute_run`) finished; the entity is
     /// the run's first op.
     RunDone,
+    /// A collective timed alone on its links, from its start, ended (see
+    /// `Engine::start_collective`).
+    AloneDone,
 }
 
 /// A heap entry in 16 bytes: the time's bit pattern (a non-negative f64
@@ -341,6 +347,7 @@ fn run_from_seq<'g>(
             match kind {
                 Kind::LatencyDone => e.begin_transfer(t),
                 Kind::RunDone => e.finish_run(t),
+                Kind::AloneDone => e.finish_alone(t),
                 Kind::Done if e.st[entity].in_memory_phase => e.memory_done(t),
                 Kind::Done => e.complete(t),
                 Kind::None => unreachable!("a live event has a kind"),
@@ -516,11 +523,64 @@ impl<N: BandwidthModel> Engine<'_, N> {
             }
             let latency_s = task.latency_s();
             if latency_s > 0.0 {
-                self.push(now + latency_s, t, Kind::LatencyDone);
+                self.pay_latency(t, now + latency_s);
             } else {
                 self.begin_transfer(t);
             }
         }
+    }
+
+    /// Collective `t` pays its latency until `latency_end_s`, then moves
+    /// its bytes. When nothing moves on its links and none other is timed
+    /// alone there, it is timed alone from now: one event at its end, at
+    /// the time the network would give it (`latency_end_s` plus its bytes
+    /// at its bottleneck rate, the same sum). Whatever joins its links
+    /// before then settles it first (`settle_alone`), as if it had joined
+    /// the network at `latency_end_s`. Most collectives of a large step
+    /// meet nothing on their links: this spares each of them an event and
+    /// two rate changes.
+    fn pay_latency(&mut self, t: TaskId, latency_end_s: f64) {
+        let task = &self.g.tasks[t as usize];
+        if task.work > 0.0 {
+            if let Some(rate) = self.net.reserve_alone(t, task.pattern) {
+                let bytes = task.work;
+                self.push(latency_end_s + bytes / rate, t, Kind::AloneDone);
+                return;
+            }
+        }
+        self.push(latency_end_s, t, Kind::LatencyDone);
+    }
+
+    /// Collective `t`, timed alone since its start, meets a flow joining
+    /// its links now: it becomes what the network would have made of it.
+    /// Still paying its latency, it joins when that ends; already moving,
+    /// it joins as of its latency's end, alone on its links until now.
+    fn settle_alone(&mut self, t: TaskId) {
+        let task = &self.g.tasks[t as usize];
+        self.net.release(task.pattern);
+        self.cancel(t);
+        let latency_end_s = self.res.start_s[t as usize] + task.latency_s();
+        if self.now <= latency_end_s {
+            self.push(latency_end_s, t, Kind::LatencyDone);
+        } else {
+            let now = std::mem::replace(&mut self.now, latency_end_s);
+            self.begin_transfer(t);
+            self.now = now;
+        }
+    }
+
+    /// Collective `t`, timed alone since its start, ended now.
+    fn finish_alone(&mut self, t: TaskId) {
+        let g = self.g;
+        let task = &g.tasks[t as usize];
+        self.net.release(task.pattern);
+        if self.record {
+            let latency_end_s = self.res.start_s[t as usize] + task.latency_s();
+            let span = (latency_end_s, self.now);
+            self.net
+                .observe_alone(task.pattern, task.axis, span, &mut self.links);
+        }
+        self.complete_off_network(t);
     }
 
     /// Compute task `t` starts after the stream stood idle since `from`:
@@ -644,6 +704,9 @@ impl<N: BandwidthModel> Engine<'_, N> {
     /// A flow of `bytes` per member joins the network; the classes whose
     /// rates changed are re-planned.
     fn join_network(&mut self, t: TaskId, pattern: u32, axis: u8, bytes: f64) {
+        while let Some(alone) = self.net.reserved_on(pattern) {
+            self.settle_alone(alone);
+        }
         let mut changed = std::mem::take(&mut self.changed);
         changed.clear();
         changed.extend_from_slice(self.net.start(self.now, t, pattern, axis, bytes));
@@ -689,6 +752,17 @@ impl<N: BandwidthModel> Engine<'_, N> {
     }
 
     fn complete(&mut self, t: TaskId) {
+        let task = &self.g.tasks[t as usize];
+        // Zero-byte collectives never joined the network.
+        if task.axis != COMPUTE && task.work > 0.0 {
+            self.leave_network(self.net.class_of(task.pattern, task.axis));
+        }
+        self.complete_off_network(t);
+    }
+
+    /// Task `t` ended now, off the network (a compute op, or a collective
+    /// that never joined it or has left it).
+    fn complete_off_network(&mut self, t: TaskId) {
         let now = self.now;
         let ti = t as usize;
         self.res.end_s[ti] = now;
@@ -703,10 +777,6 @@ impl<N: BandwidthModel> Engine<'_, N> {
             self.res.gpus[gpu].compute_busy_s += now - self.res.start_s[ti];
             self.res.gpus[gpu].end_s = self.res.gpus[gpu].end_s.max(now);
         } else {
-            // Zero-byte collectives never joined the network.
-            if task.work > 0.0 {
-                self.leave_network(self.net.class_of(task.pattern, task.axis));
-            }
             let axis = task.axis as usize;
             let kind = self.setup.kind(g, t);
             let start = task.members_start as usize;
@@ -747,8 +817,94 @@ impl<N: BandwidthModel> Engine<'_, N> {
 mod tests {
     use super::*;
     use crate::input::presets;
+    use crate::model::axis::Axis;
     use crate::model::fidelity::Fidelity;
+    use crate::model::link::{Direction, LinkClass};
+    use crate::model::op::{OpKind, Phase};
+    use crate::sim::network::Usage;
     use crate::workload;
+    use crate::workload::graph::{GpuInfo, Meta, ResourceInfo};
+
+    /// One GPU and one 1 GB/s link. A PP send starts at once: 1 ms of
+    /// latency, then 3 MB (3 ms alone). A compute op of `compute_s`, then a
+    /// DP collective on the same link: 0.5 ms of latency, then 1 MB.
+    fn send_then_collective(compute_s: f64) -> Graph {
+        let mut g = Graph::default();
+        // A queue per stream: the send and the collective may overlap.
+        g.max_connections = 4;
+        g.add_gpu(GpuInfo {
+            rank: 0,
+            node: 0,
+            stage: 0,
+            dp_rank: 0,
+            tp_rank: 0,
+            represents: 1,
+        });
+        g.add_resource(ResourceInfo {
+            gpu: Some(0),
+            class: LinkClass::Network,
+            direction: Direction::Out,
+            capacity_bps: 1e9,
+        });
+        let link = g.add_pattern(vec![Usage {
+            resource: 0,
+            weight: 1.0,
+        }]);
+        let meta = Meta::new(OpKind::Gemm, Phase::Forward);
+        g.comm(&[0], Axis::Pp as u8, link, 3e6, 1e-3, meta.op(OpKind::Send));
+        let op = g.compute(0, compute_s, 0.0, 0.0, meta);
+        let reduce = g.comm(
+            &[0],
+            Axis::Dp as u8,
+            link,
+            1e6,
+            0.5e-3,
+            meta.op(OpKind::AllReduce),
+        );
+        g.dep(op, reduce);
+        g.finish();
+        g
+    }
+
+    /// A collective timed alone from its start (one event) gives what the
+    /// network gives it, whether another joins its link during its latency,
+    /// while it moves, or only after it ended; so do the link's logs.
+    #[test]
+    fn a_collective_timed_alone_gives_the_network_times() {
+        let sharing = Sharing::Tax(0.0);
+        // The collective joins at 0.7 ms (the send still pays its latency),
+        // at 2 ms (the send moves, 1 MB of 3 sent), at 5.5 ms (it ended at
+        // 4). The link then moves the 4 MB from its first byte on without a
+        // pause, at 1 GB/s: the send ends at 4.7, 5 and 4 ms.
+        for (compute_s, send_end_s) in [(0.2e-3, 4.7e-3), (1.5e-3, 5e-3), (5e-3, 4e-3)] {
+            let g = send_then_collective(compute_s);
+            let fast = run(&g, true, &sharing);
+            let plain = crate::sim::plain::run(&g, true, &sharing);
+            let close = |a: f64, b: f64| (a - b).abs() < 1e-15;
+            for t in 0..g.tasks.len() {
+                assert!(
+                    close(fast.start_s[t], plain.start_s[t]),
+                    "{compute_s}: task {t}"
+                );
+                assert!(
+                    close(fast.end_s[t], plain.end_s[t]),
+                    "{compute_s}: task {t}"
+                );
+            }
+            assert!(
+                close(fast.end_s[0], send_end_s),
+                "{compute_s}: {}",
+                fast.end_s[0]
+            );
+            let (f, p) = (&fast.links[0], &plain.links[0]);
+            assert!(close(f.busy_s, p.busy_s) && close(f.shared_s, p.shared_s));
+            assert!((f.bytes - p.bytes).abs() < 1e-3, "{} {}", f.bytes, p.bytes);
+            assert!((f.bytes - 4e6).abs() < 1e-3, "{}", f.bytes);
+        }
+        // Alone all along, each collective is one event; the compute op one.
+        let alone = run(&send_then_collective(5e-3), true, &sharing);
+        assert_eq!(alone.events, 3);
+    }
 
     /// Sequence numbers that run out mid-run are numbered again in order:
     /// the timeline is the same bit for bit.
@@ -758,8 +914,10 @@ mod tests {
         let g = workload::build(&s, Fidelity::Reduced, 0);
         let sharing = Sharing::of(&s);
         let plain = run_from_seq(&g, true, true, &sharing, 0);
-        assert!(plain.planned_events > 3000, "enough pushes to run out");
-        let wrapped = run_from_seq(&g, true, true, &sharing, u32::MAX - 1500);
+        assert!(plain.planned_events > 1000, "enough pushes to run out");
+        // The numbers run out halfway through.
+        let first_seq = u32::MAX - (plain.planned_events / 2) as u32;
+        let wrapped = run_from_seq(&g, true, true, &sharing, first_seq);
         let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
         assert_eq!(bits(&plain.start_s), bits(&wrapped.start_s));
         assert_eq!(bits(&plain.end_s), bits(&wrapped.end_s));

@@ -79,6 +79,9 @@ impl FlowClass {
     }
 }
 
+/// No flow: a resource's `reserved_by` when nothing is timed alone on it.
+const NO_TASK: u32 = u32::MAX;
+
 pub(crate) struct Network {
     capacity_bps: Vec<f64>,
     /// Active classes per resource.
@@ -99,6 +102,9 @@ pub(crate) struct Network {
     changed: Vec<ClassId>,
     /// Per resource, its index in `comp_res` during a recomputation.
     res_pos: Vec<u32>,
+    /// Per resource, the flow timed alone on it ([`Network::reserve_alone`]),
+    /// [`NO_TASK`] when none.
+    reserved_by: Vec<u32>,
     /// (fair level, index in `comp_res`), lowest first; stale entries skipped.
     levels: BinaryHeap<Reverse<(u64, u32)>>,
 }
@@ -121,6 +127,7 @@ impl Network {
             frozen: Vec::new(),
             changed: Vec::new(),
             res_pos: vec![0; r],
+            reserved_by: vec![NO_TASK; r],
             levels: BinaryHeap::new(),
             capacity_bps,
         }
@@ -375,6 +382,78 @@ impl Network {
             }
         }
         &self.changed
+    }
+
+    /// Times a flow of `pattern` alone on its links from its start to its
+    /// end, without joining the network: when no flow moves on any of them
+    /// and none is timed alone there, reserves them for `task` and returns
+    /// the rate it would get on joining alone (its bottleneck, as `add`
+    /// gives it). Whoever joins one of them first settles the reservation
+    /// ([`Network::reserved_on`]).
+    pub fn reserve_alone(&mut self, task: u32, pattern: u32) -> Option<f64> {
+        let usage = &self.patterns[pattern as usize];
+        let free = usage.iter().all(|u| {
+            let r = u.resource as usize;
+            self.users[r].is_empty() && self.reserved_by[r] == NO_TASK
+        });
+        if !free {
+            return None;
+        }
+        for u in usage {
+            self.reserved_by[u.resource as usize] = task;
+        }
+        Some(alone_rate(usage, |r| self.capacity_bps[r as usize]))
+    }
+
+    /// A flow timed alone on one of the links of `pattern`, if any.
+    pub fn reserved_on(&self, pattern: u32) -> Option<u32> {
+        self.patterns[pattern as usize]
+            .iter()
+            .map(|u| self.reserved_by[u.resource as usize])
+            .find(|&task| task != NO_TASK)
+    }
+
+    /// Ends the reservation of `pattern`'s links.
+    pub fn release(&mut self, pattern: u32) {
+        for u in &self.patterns[pattern as usize] {
+            self.reserved_by[u.resource as usize] = NO_TASK;
+        }
+    }
+
+    /// Tells `obs` what a flow of `pattern` and `axis` timed alone did: it
+    /// moved at the rate `reserve_alone` gave it from `from` to `to`, and
+    /// nothing moved there after it. The same rates `observe` gives for it
+    /// as a flow that joins and leaves (one flow of its class, weighted by
+    /// the pattern).
+    pub fn observe_alone(
+        &self,
+        pattern: u32,
+        axis: u8,
+        (from, to): (f64, f64),
+        obs: &mut dyn LinkObserver,
+    ) {
+        if !obs.wants_rates() {
+            return;
+        }
+        let usage = &self.patterns[pattern as usize];
+        let rate = alone_rate(usage, |r| self.capacity_bps[r as usize]);
+        // All starts before any end: a pattern may list a link twice.
+        for u in usage {
+            if obs.watches(u.resource) {
+                let w = usage
+                    .iter()
+                    .find(|v| v.resource == u.resource)
+                    .map_or(0.0, |v| v.weight);
+                let mut gbps = [0.0f64; 3];
+                gbps[axis as usize] += rate * w * 1.0 / 1e9;
+                obs.rates(from, u.resource, gbps);
+            }
+        }
+        for u in usage {
+            if obs.watches(u.resource) {
+                obs.rates(to, u.resource, [0.0; 3]);
+            }
+        }
     }
 
     /// The fair level of a resource still shared by unfrozen flows.
