@@ -229,7 +229,7 @@ fn check_whole_step(s: &Scenario) -> Result<(), FieldError> {
 
 /// One run's sums.
 fn run_tally(sim: &Simulator, s: &Scenario) -> Tallied {
-    let mut graph = workload::build(s, sim.fidelity, sim.reserve(s));
+    let mut graph = workload::build_for_figures(s, sim.fidelity, sim.reserve(s));
     let run = sim.run(&graph, true, false, &Sharing::of(s));
     graph.release_dependencies();
     let tallied = Tallied {
@@ -324,7 +324,7 @@ fn in_count_order<T>(runs: &mut [T]) {
 
 /// One run's step time, s, with the events processed and planned.
 fn run_step(sim: &Simulator, s: &Scenario) -> (f64, u64, u64) {
-    let graph = workload::build(s, sim.fidelity, sim.reserve(s));
+    let graph = workload::build_for_figures(s, sim.fidelity, sim.reserve(s));
     let run = sim.run(&graph, false, false, &Sharing::of(s));
     let step = (run.step_time_s, run.events, run.planned_events);
     graph.recycle();

@@ -14,6 +14,10 @@ use crate::workload::graph::{Graph, COMPUTE};
 
 /// Builds the timeline; the run's link samples move into it.
 pub(crate) fn timeline(g: &Graph, run: &mut RunResult, reduced: bool) -> Timeline {
+    assert!(
+        g.with_meta,
+        "a timeline is drawn from a graph built with its ops' metadata"
+    );
     let samples: Vec<_> = run
         .links
         .iter_mut()
@@ -25,7 +29,7 @@ pub(crate) fn timeline(g: &Graph, run: &mut RunResult, reduced: bool) -> Timelin
         let t = &g.tasks[task as usize];
         let meta = &g.meta[task as usize];
         let (start_s, end_s) = (run.start_s[task as usize], run.end_s[task as usize]);
-        let window = meta.window().filter(|_| with_window).map(|(from, to)| {
+        let window = g.window(task).filter(|_| with_window).map(|(from, to)| {
             let order = &g.compute_order[t.gpu as usize];
             (
                 run.start_s[order[from as usize] as usize],
@@ -195,7 +199,7 @@ pub(crate) fn tally(g: &Graph, run: &RunResult, with_hta: bool) -> Tally {
             let m = m as usize;
             contention_s[m][a] += contention;
             if t.gpu as usize == m {
-                if let Some(window) = g.meta[id].window() {
+                if let Some(window) = g.window(id as u32) {
                     windows[m][a].push(window_span(g, run, m, window));
                 }
             }

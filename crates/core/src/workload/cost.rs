@@ -204,7 +204,7 @@ fn count_within(s: &Scenario, cap_ops: u64) -> Option<Cost> {
         return cost;
     }
     let cap = usize::try_from(cap_ops).unwrap_or(usize::MAX);
-    let g = super::build_capped(s, Fidelity::Reduced, 0, cap);
+    let g = super::build_capped(s, Fidelity::Reduced, 0, cap, false);
     let cost = (!g.over_cap()).then(|| graph_cost(&g, &Sharing::of(s)));
     KEPT.with_borrow_mut(|kept| {
         if kept.len() == KEPT_COUNTS {

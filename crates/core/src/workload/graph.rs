@@ -97,17 +97,12 @@ pub(crate) struct TaskMeta {
     pub micro_batch: u32,
     pub layer: u32,
     pub chunk: u32,
-    /// Communication: the compute that can hide it, as indices into the
-    /// owner's compute order (inclusive); [`NO_WINDOW`] when none. Read
-    /// through [`TaskMeta::window`]: without an `Option`'s tag the record
-    /// is 32 bytes, not 40.
-    window: (u32, u32),
 }
 
-/// `TaskMeta::window` of a task without a window (no compute index is this large).
-const NO_WINDOW: (u32, u32) = (u32::MAX, u32::MAX);
+const _: () = assert!(std::mem::size_of::<TaskMeta>() == 24);
 
-const _: () = assert!(std::mem::size_of::<TaskMeta>() == 32);
+/// `Graph::windows` of a task without a window (no compute index is this large).
+const NO_WINDOW: (u32, u32) = (u32::MAX, u32::MAX);
 
 /// Where a simulated GPU sits in the cluster.
 #[derive(Clone, Debug)]
@@ -131,7 +126,16 @@ pub(crate) struct ResourceInfo {
 
 pub(crate) struct Graph {
     pub tasks: Vec<Task>,
+    /// Per task, what the timeline shows of it; empty in a graph built for
+    /// the figures alone (`with_meta` false), which never reads it.
     pub meta: Vec<TaskMeta>,
+    /// Whether the builder keeps `meta`.
+    pub with_meta: bool,
+    /// Per task: a collective's window, the compute that can hide it, as
+    /// indices into its owner's compute order (inclusive); [`NO_WINDOW`]
+    /// when none. The figures read it (`Graph::window`): a pair per task,
+    /// a third of a `TaskMeta`.
+    windows: Vec<(u32, u32)>,
     pub members: Vec<u32>,
     /// (from, to): `to` waits for `from`. Emptied by `finish`.
     edges: Vec<(TaskId, TaskId)>,
@@ -176,6 +180,8 @@ impl Default for Graph {
         Self {
             tasks: Vec::new(),
             meta: Vec::new(),
+            with_meta: true,
+            windows: Vec::new(),
             members: Vec::new(),
             edges: Vec::new(),
             unchained: Vec::new(),
@@ -213,10 +219,16 @@ impl Graph {
     pub fn reserve(&mut self, ops: usize) {
         if ops > 0 && self.tasks.is_empty() {
             self.tasks = recycle::with_capacity(ops);
-            self.meta = recycle::with_capacity(ops);
+            self.windows = recycle::with_capacity(ops);
+            if self.with_meta {
+                self.meta = recycle::with_capacity(ops);
+            }
         }
         self.tasks.reserve(ops);
-        self.meta.reserve(ops);
+        self.windows.reserve(ops);
+        if self.with_meta {
+            self.meta.reserve(ops);
+        }
         self.edges.reserve(ops * 2);
     }
 
@@ -318,7 +330,10 @@ impl Graph {
             axis: COMPUTE,
             send: false,
         });
-        self.meta.push(TaskMeta::new(meta, flops));
+        self.windows.push(NO_WINDOW);
+        if self.with_meta {
+            self.meta.push(TaskMeta::new(meta, flops));
+        }
         if let Some(prev) = self.last_compute(gpu) {
             self.dep(prev, id);
         }
@@ -353,7 +368,10 @@ impl Graph {
             axis,
             send: meta.op == OpKind::Send,
         });
-        self.meta.push(TaskMeta::new(meta, 0.0));
+        self.windows.push(NO_WINDOW);
+        if self.with_meta {
+            self.meta.push(TaskMeta::new(meta, 0.0));
+        }
         id
     }
 
@@ -439,7 +457,21 @@ impl Graph {
     pub fn recycle(mut self) {
         self.release_dependencies();
         recycle::give(std::mem::take(&mut self.tasks));
+        recycle::give(std::mem::take(&mut self.windows));
         recycle::give(std::mem::take(&mut self.meta));
+    }
+
+    /// Collective `task`'s window: the compute that can hide it, as indices
+    /// into its owner's compute order (inclusive), if it has one.
+    pub fn window(&self, task: TaskId) -> Option<(u32, u32)> {
+        let window = self.windows[task as usize];
+        (window != NO_WINDOW).then_some(window)
+    }
+
+    /// Gives collective `task` the window from compute `first` to `last` of
+    /// its owner's compute order (inclusive).
+    pub fn set_window(&mut self, task: TaskId, first: u32, last: u32) {
+        self.windows[task as usize] = (first, last);
     }
 
     pub fn successors(&self, task: TaskId) -> &[TaskId] {
@@ -486,20 +518,7 @@ impl TaskMeta {
             micro_batch: m.micro_batch,
             layer: m.layer,
             chunk: m.chunk,
-            window: NO_WINDOW,
         }
-    }
-
-    /// Communication: the compute that can hide it, as indices into the
-    /// owner's compute order (inclusive), if it has a window.
-    pub fn window(&self) -> Option<(u32, u32)> {
-        (self.window != NO_WINDOW).then_some(self.window)
-    }
-
-    /// Gives the collective the window from compute `first` to `last` of its
-    /// owner's compute order (inclusive).
-    pub fn set_window(&mut self, first: u32, last: u32) {
-        self.window = (first, last);
     }
 }
 

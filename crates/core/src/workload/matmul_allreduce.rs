@@ -11,14 +11,8 @@ use crate::model::scenario::{MatmulAllreduce, Scenario};
 use crate::workload::collective::Collective;
 use crate::workload::graph::{Graph, Meta};
 
-pub(crate) fn build(
-    s: &Scenario,
-    mm: &MatmulAllreduce,
-    fidelity: Fidelity,
-    reserve_ops: usize,
-) -> Graph {
-    let mut g = Graph::default();
-    g.reserve(reserve_ops);
+/// Builds the step into `g`, an empty graph (see `workload::build_capped`).
+pub(crate) fn build(mut g: Graph, s: &Scenario, mm: &MatmulAllreduce, fidelity: Fidelity) -> Graph {
     let cluster = Cluster::new(&mut g, s, fidelity);
     let roof = Roofline::of(&s.hardware);
     let tp = s.parallel.tp;
@@ -67,7 +61,7 @@ pub(crate) fn build(
             }
             if i + 1 < chunks {
                 let next = g.next_compute_index(members[0]);
-                g.meta[id as usize].set_window(next, next);
+                g.set_window(id, next, next);
             }
         }
     }

@@ -30,22 +30,35 @@ use crate::workload::efficiency::{NIC_EFFICIENCY, NVLINK_EFFICIENCY};
 use crate::workload::graph::Usage;
 use crate::workload::graph::{GpuInfo, Graph, ResourceInfo};
 
-/// Builds the step's task graph, with room for `reserve_ops` tasks.
+/// Builds the step's task graph, with room for `reserve_ops` tasks and
+/// what the timeline shows of each op.
 pub(crate) fn build(s: &Scenario, fidelity: Fidelity, reserve_ops: usize) -> Graph {
-    build_capped(s, fidelity, reserve_ops, usize::MAX)
+    build_capped(s, fidelity, reserve_ops, usize::MAX, true)
+}
+
+/// Builds the step's task graph for its figures alone: without what only
+/// the timeline shows of each op (`Graph::meta`), a fifth of the graph.
+pub(crate) fn build_for_figures(s: &Scenario, fidelity: Fidelity, reserve_ops: usize) -> Graph {
+    build_capped(s, fidelity, reserve_ops, usize::MAX, false)
 }
 
 /// Builds the graph but stops adding ops soon after it holds `cap_ops`
 /// (see `Graph::over_cap`): the result is then only good for counting.
+/// `with_meta`: keeps what the timeline shows of each op.
 pub(crate) fn build_capped(
     s: &Scenario,
     fidelity: Fidelity,
     reserve_ops: usize,
     cap_ops: usize,
+    with_meta: bool,
 ) -> Graph {
+    let mut g = Graph::default();
+    g.cap_ops = cap_ops;
+    g.with_meta = with_meta;
+    g.reserve(reserve_ops);
     let mut g = match &s.workload {
-        Workload::Transformer(t) => transformer::build(s, t, fidelity, reserve_ops, cap_ops),
-        Workload::MatmulAllreduce(mm) => matmul_allreduce::build(s, mm, fidelity, reserve_ops),
+        Workload::Transformer(t) => transformer::build(g, s, t, fidelity),
+        Workload::MatmulAllreduce(mm) => matmul_allreduce::build(g, s, mm, fidelity),
     };
     g.finish();
     g

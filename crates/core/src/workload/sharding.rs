@@ -366,7 +366,7 @@ impl Sharding {
                         // Its window: the previous layer's compute, under
                         // which the prefetch runs.
                         if let Some(from) = self.previous_layer_start.filter(|&f| start > f) {
-                            g.meta[current as usize].set_window(from, start - 1);
+                            g.set_window(current, from, start - 1);
                         }
                     }
                     if self.overlap_dp && j + 1 < self.needs.len() {
@@ -412,7 +412,7 @@ impl Sharding {
                     }
                     // Its window: the forward since the previous bucket's first layer.
                     if self.owner_replica && start > self.previous_bucket_start {
-                        g.meta[id as usize].set_window(self.previous_bucket_start, start - 1);
+                        g.set_window(id, self.previous_bucket_start, start - 1);
                     }
                 }
                 self.previous_bucket_start = start;
@@ -474,7 +474,7 @@ impl Sharding {
     fn close_reduce_scatter_windows(&mut self, g: &mut Graph, now: u32) {
         for (id, from) in std::mem::take(&mut self.open_reduce_scatters) {
             if now > from {
-                g.meta[id as usize].set_window(from, now - 1);
+                g.set_window(id, from, now - 1);
             }
         }
     }

@@ -84,16 +84,8 @@ struct Builder<'a> {
     sharding: Sharding,
 }
 
-pub(crate) fn build(
-    s: &Scenario,
-    t: &Transformer,
-    fidelity: Fidelity,
-    reserve_ops: usize,
-    cap_ops: usize,
-) -> Graph {
-    let mut g = Graph::default();
-    g.cap_ops = cap_ops;
-    g.reserve(reserve_ops);
+/// Builds the step into `g`, an empty graph (see `workload::build_capped`).
+pub(crate) fn build(mut g: Graph, s: &Scenario, t: &Transformer, fidelity: Fidelity) -> Graph {
     let cluster = Cluster::new(&mut g, s, fidelity);
     let roof = Roofline::of(&s.hardware);
     let tp = s.parallel.tp;
@@ -456,7 +448,7 @@ impl Builder<'_> {
         // The window it would have if overlapped, until an overlapping
         // schedule names another: the GEMM that produced its data.
         if let Some(last) = self.g.next_compute_index(members[0]).checked_sub(1) {
-            self.g.meta[id as usize].set_window(last, last);
+            self.g.set_window(id, last, last);
         }
         for &m in &members {
             if let Some(last) = self.g.last_compute(m) {
@@ -481,7 +473,7 @@ impl Builder<'_> {
     fn window_next(&mut self, task: TaskId) {
         let owner = self.members[0];
         let next = self.g.next_compute_index(owner);
-        self.g.meta[task as usize].set_window(next, next);
+        self.g.set_window(task, next, next);
     }
 
     /// A blocking collective: the compute stream waits for it.
@@ -560,7 +552,7 @@ impl Builder<'_> {
         let steps: Vec<TaskId> = (0..self.tp - 1)
             .map(|i| {
                 let id = self.ring_step(meta.op(OpKind::AllGather).chunk(i));
-                self.g.meta[id as usize].set_window(first + i, first + i);
+                self.g.set_window(id, first + i, first + i);
                 id
             })
             .collect();
@@ -1028,7 +1020,7 @@ impl Builder<'_> {
         let mut still_open = Vec::new();
         for (id, from) in std::mem::take(&mut self.open_windows) {
             if next > from {
-                self.g.meta[id as usize].set_window(from, next - 1);
+                self.g.set_window(id, from, next - 1);
             } else {
                 still_open.push((id, from));
             }
@@ -1111,7 +1103,7 @@ impl Builder<'_> {
                         // The window: backward compute after the first bucket is ready.
                         let from = self.buckets[owner as usize].buckets[i].window_from;
                         if i == 0 && from <= last_bwd {
-                            self.g.meta[id as usize].set_window(from, last_bwd);
+                            self.g.set_window(id, from, last_bwd);
                         }
                         previous = Some(id);
                         reductions.push(id);
