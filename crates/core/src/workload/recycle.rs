@@ -1,14 +1,14 @@
 //! Memory handed from one run to the next on the same thread.
 //!
 //! A short run of the 1T step with every overlap on builds a graph of about
-//! 400 000 ops and runs it: about 70 MB of arrays, freed at its end. The
+//! 400 000 ops and runs it: about 50 MB of arrays, freed at its end. The
 //! allocator gives arrays that large back to the system, so the next run's
 //! come as fresh pages that the kernel zeroes on first touch: building that
 //! graph took 74 ms on fresh pages and 26 ms on pages used before (measured
 //! on this project's 2-core machine).
 //!
 //! Within [`within`], the largest arrays a run frees at its very end (the
-//! graph's tasks and their metadata, the run's per-task times) wait here
+//! graph's tasks, their windows and metadata, the run's per-task times) wait here
 //! for the thread's next run, and are freed when the outermost `within`
 //! returns. Outside it nothing is kept. Arrays freed earlier in a run (the
 //! dependency lists, the engine's per-task state) are not kept: they would
