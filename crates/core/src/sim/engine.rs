@@ -48,7 +48,7 @@ enum Kind {
     /// the run's first op.
     RunDone,
     /// A collective timed alone on its links, from its start, ended (see
-    /// `Engine::start_collective`).
+    /// `Engine::pay_latency`).
     AloneDone,
 }
 
