@@ -551,6 +551,11 @@ impl<N: BandwidthModel> Engine<'_, N> {
         self.push(latency_end_s, t, Kind::LatencyDone);
     }
 
+    /// When started collective `t`'s latency ends: the sum `start` made.
+    fn latency_end_s(&self, t: TaskId) -> f64 {
+        self.res.start_s[t as usize] + self.g.tasks[t as usize].latency_s()
+    }
+
     /// Collective `t`, timed alone since its start, meets a flow joining
     /// its links now: it becomes what the network would have made of it.
     /// Still paying its latency, it joins when that ends; already moving,
@@ -559,7 +564,7 @@ impl<N: BandwidthModel> Engine<'_, N> {
         let task = &self.g.tasks[t as usize];
         self.net.release(task.pattern);
         self.cancel(t);
-        let latency_end_s = self.res.start_s[t as usize] + task.latency_s();
+        let latency_end_s = self.latency_end_s(t);
         if self.now <= latency_end_s {
             self.push(latency_end_s, t, Kind::LatencyDone);
         } else {
@@ -575,8 +580,7 @@ impl<N: BandwidthModel> Engine<'_, N> {
         let task = &g.tasks[t as usize];
         self.net.release(task.pattern);
         if self.record {
-            let latency_end_s = self.res.start_s[t as usize] + task.latency_s();
-            let span = (latency_end_s, self.now);
+            let span = (self.latency_end_s(t), self.now);
             self.net
                 .observe_alone(task.pattern, task.axis, span, &mut self.links);
         }

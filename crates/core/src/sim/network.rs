@@ -209,9 +209,7 @@ impl Network {
         if alone {
             // Nobody else on its links: the class gets its bottleneck, shared
             // by its flows, and nothing else moves.
-            let rate = alone_rate(&self.patterns[pattern as usize], |r| {
-                self.capacity_bps[r as usize]
-            }) / f64::from(self.classes[class as usize].count);
+            let rate = self.alone_rate_bps(pattern) / f64::from(self.classes[class as usize].count);
             self.changed.clear();
             self.set_rate(now, class, rate);
             self.touch_pattern(pattern as usize);
@@ -402,7 +400,22 @@ impl Network {
         for u in usage {
             self.reserved_by[u.resource as usize] = task;
         }
-        Some(alone_rate(usage, |r| self.capacity_bps[r as usize]))
+        Some(self.alone_rate_bps(pattern))
+    }
+
+    /// Bytes per second per member a flow of `pattern` gets alone on its links.
+    fn alone_rate_bps(&self, pattern: u32) -> f64 {
+        alone_rate(&self.patterns[pattern as usize], |r| {
+            self.capacity_bps[r as usize]
+        })
+    }
+
+    /// The weight with which a flow of `pattern` crosses resource `r`.
+    fn weight_on(&self, pattern: usize, r: ResourceId) -> f64 {
+        self.patterns[pattern]
+            .iter()
+            .find(|u| u.resource == r)
+            .map_or(0.0, |u| u.weight)
     }
 
     /// A flow timed alone on one of the links of `pattern`, if any.
@@ -436,16 +449,13 @@ impl Network {
             return;
         }
         let usage = &self.patterns[pattern as usize];
-        let rate = alone_rate(usage, |r| self.capacity_bps[r as usize]);
+        let rate = self.alone_rate_bps(pattern);
         // All starts before any end: a pattern may list a link twice.
         for u in usage {
             if obs.watches(u.resource) {
-                let w = usage
-                    .iter()
-                    .find(|v| v.resource == u.resource)
-                    .map_or(0.0, |v| v.weight);
                 let mut gbps = [0.0f64; 3];
-                gbps[axis as usize] += rate * w * 1.0 / 1e9;
+                let w = self.weight_on(pattern as usize, u.resource);
+                gbps[axis as usize] += flow_gbps(rate, w, 1);
                 obs.rates(from, u.resource, gbps);
             }
         }
@@ -474,16 +484,19 @@ impl Network {
             }
             let mut gbps = [0.0f64; 3];
             for &k in &self.users[r as usize] {
-                let w = self.patterns[Self::pattern_of(k)]
-                    .iter()
-                    .find(|u| u.resource == r)
-                    .map_or(0.0, |u| u.weight);
+                let w = self.weight_on(Self::pattern_of(k), r);
                 let c = &self.classes[k as usize];
-                gbps[(k % 3) as usize] += c.rate * w * f64::from(c.count) / 1e9;
+                gbps[(k % 3) as usize] += flow_gbps(c.rate, w, c.count);
             }
             obs.rates(now, r, gbps);
         }
     }
+}
+
+/// GB/s that `count` flows at `rate` bytes per second per member put on a
+/// resource they cross with weight `w`.
+fn flow_gbps(rate: f64, w: f64, count: u32) -> f64 {
+    rate * w * f64::from(count) / 1e9
 }
 
 #[cfg(test)]
