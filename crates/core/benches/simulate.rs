@@ -14,6 +14,11 @@ use criterion::{criterion_group, criterion_main, Criterion};
 use overlap_core::workload::cost::cost;
 use overlap_core::{parallel, presets, simulate, Scenario, Simulator};
 
+/// The CLI's allocator (see its `main.rs`), so that these figures are what
+/// `overlap-lab simulate` ships.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Peak resident memory of this process since the last reset (Linux), in MB.
 fn peak_memory_mb() -> Option<f64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
