@@ -16,16 +16,19 @@
 //! time, so that no single task holds the main thread for long.
 
 use overlap_core::timeline::{
-    Direction, GpuLanes, Interval, Lane, LinkClass, LinkLane, LinkSample, OpKind, Phase,
+    Algorithm, Direction, GpuLanes, Interval, Kernel, Lane, LinkClass, LinkLane, LinkSample,
+    OpKind, Phase, Protocol,
 };
 use overlap_core::Timeline;
 
 const MAGIC: u32 = 0x4F4C_5442; // "OLTB"
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
 const NO_GPU: u32 = u32::MAX;
 const U32_PER_GPU: usize = 10;
 const U32_PER_LINK: usize = 4;
-/// id, owner, op, phase, micro_batch, layer, chunk, has_window.
+/// id, owner, op, phase, micro_batch, layer, chunk, and one word for
+/// whether it has a window (bit 0) and its NCCL kernel (the bits above:
+/// [`kernel_code`]).
 pub const U32_PER_INTERVAL: usize = 8;
 /// start, end, bytes, achieved_gbps, contention, exposed, exposed_from,
 /// window start, window end, flops.
@@ -130,6 +133,42 @@ const PHASES: [Phase; 4] = [
     Phase::Step,
 ];
 
+/// Every algorithm, indexed by its part of a kernel's code.
+const ALGORITHMS: [Algorithm; 3] = [Algorithm::Ring, Algorithm::Tree, Algorithm::Nvls];
+
+/// 0 for none, else 1 + algorithm x protocols + protocol, indices into
+/// [`ALGORITHMS`] and `Protocol::ALL`.
+fn kernel_code(k: Option<Kernel>) -> u32 {
+    k.map_or(0, |k| {
+        let a = match k.algorithm {
+            Algorithm::Ring => 0,
+            Algorithm::Tree => 1,
+            Algorithm::Nvls => 2,
+        };
+        let p = match k.protocol {
+            Protocol::Ll => 0,
+            Protocol::Ll128 => 1,
+            Protocol::Simple => 2,
+        };
+        1 + a * Protocol::ALL.len() as u32 + p
+    })
+}
+
+/// The kernel of [`kernel_code`]'s `code`; an error for a code of none.
+fn kernel_of(code: u32) -> Result<Option<Kernel>, DecodeError> {
+    let Some(i) = code.checked_sub(1) else {
+        return Ok(None);
+    };
+    let per = Protocol::ALL.len();
+    let unknown = || DecodeError(format!("unknown kernel code {code}"));
+    let algorithm = *ALGORITHMS.get(i as usize / per).ok_or_else(unknown)?;
+    let protocol = Protocol::ALL[i as usize % per];
+    Ok(Some(Kernel {
+        algorithm,
+        protocol,
+    }))
+}
+
 /// Sorts every lane by start time, as the page's scene wants them: done in
 /// the worker, the page's own check then finds them sorted and only scans.
 pub fn sort_lanes(t: &mut Timeline) {
@@ -211,7 +250,7 @@ pub fn encode(t: &Timeline) -> Encoded {
                 iv.micro_batch,
                 iv.layer,
                 iv.chunk,
-                u32::from(iv.window.is_some()),
+                u32::from(iv.window.is_some()) | kernel_code(iv.kernel) << 1,
             ]);
             f.extend([
                 iv.start_s,
@@ -444,11 +483,12 @@ impl Decoder {
                             layer: u[5],
                             chunk: u[6],
                             bytes: f[2],
+                            kernel: kernel_of(u[7] >> 1)?,
                             achieved_gbps: f[3],
                             contention_s: f[4],
                             exposed_s: f[5],
                             exposed_from_s: f[6],
-                            window: (u[7] != 0).then_some((f[7], f[8])),
+                            window: (u[7] & 1 != 0).then_some((f[7], f[8])),
                             flops: f[9],
                         });
                     }
@@ -538,6 +578,20 @@ mod tests {
         for (i, p) in PHASES.iter().enumerate() {
             assert_eq!(phase_code(*p) as usize, i);
         }
+        let mut codes = vec![kernel_code(None)];
+        assert_eq!(kernel_of(0), Ok(None));
+        for algorithm in ALGORITHMS {
+            for protocol in Protocol::ALL {
+                let k = Some(Kernel {
+                    algorithm,
+                    protocol,
+                });
+                codes.push(kernel_code(k));
+                assert_eq!(kernel_of(kernel_code(k)), Ok(k));
+            }
+        }
+        assert_eq!(codes, (0..10).collect::<Vec<u32>>(), "dense codes from 0");
+        assert!(kernel_of(10).is_err());
     }
 
     #[test]

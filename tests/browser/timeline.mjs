@@ -75,15 +75,18 @@ export function registerTimelineTests(test, h) {
     const before = await pixels(page);
     const box = await page.locator('canvas').boundingBox();
     let found = false;
+    let tip = '';
     // A collective has a window: both marks show.
     for (let y = 30; y < 300 && !found; y += 3) {
       for (const fx of [0.2, 0.35, 0.5, 0.7, 0.9]) {
         await page.mouse.move(box.x + box.width * fx, box.y + y);
-        const tip = (await page.locator('.tooltip').count()) ? await page.textContent('.tooltip') : '';
+        tip = (await page.locator('.tooltip').count()) ? await page.textContent('.tooltip') : '';
         if (/window/i.test(tip) && (await mark(page, 'hover-window')) !== null) { found = true; break; }
       }
     }
     assert(found, 'no collective with a window found under the pointer');
+    // The collective's tip names the NCCL kernel the model chose for it.
+    assert(/NCCL algorithm, protocol\s*(Ring|Tree|NVLS), (LL128|LL|Simple)/.test(tip), `no NCCL kernel in the tip: ${tip}`);
     const outline = await page.waitForFunction(() => !document.getElementById('hover-outline')?.hidden);
     assert(outline, 'the hovered bar has no outline');
     for (const id of ['hover-outline', 'hover-window']) {

@@ -342,6 +342,7 @@ mod tests {
             layer: 0,
             chunk: 0,
             bytes: 0.0,
+            kernel: None,
             achieved_gbps: 0.0,
             contention_s: 0.0,
             exposed_s: 0.0,

@@ -17,6 +17,7 @@ pub fn iv(start_s: f64, end_s: f64, op: OpKind, chunk: u32) -> Interval {
         layer: 0,
         chunk,
         bytes: 0.0,
+        kernel: None,
         achieved_gbps: 0.0,
         contention_s: 0.0,
         exposed_s: 0.0,

@@ -55,6 +55,9 @@ pub fn tip_for(scene: &Scene, hit: Hit, x: f64, y: f64) -> Option<Tip> {
                     lines.push(row("work", format!("{:.3} TFLOP", iv.flops / 1e12)));
                 }
                 Lane::Comm(_) => {
+                    if let Some(kernel) = iv.kernel {
+                        lines.push(row("NCCL algorithm, protocol", kernel.label()));
+                    }
                     lines.push(row("bytes", format::bytes(iv.bytes)));
                     lines.push(row("achieved bandwidth", format::gbps(iv.achieved_gbps)));
                     lines.push(row("contention delay", format::secs(iv.contention_s)));
@@ -99,5 +102,41 @@ pub fn tip_for(scene: &Scene, hit: Hit, x: f64, y: f64) -> Option<Tip> {
                 lines,
             })
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_collectives_tip_names_the_nccl_kernel_the_model_chose() {
+        let s = overlap_core::presets::scenario("didactic").unwrap();
+        let mut scene = Scene::new();
+        scene.set_timeline(overlap_core::simulate(&s).timeline, false, 0.0);
+        let p = scene.run(Run::Current).unwrap();
+        let tip_of = |lane: Lane, index: usize| {
+            let hit = Hit::Bar {
+                run: Run::Current,
+                gpu: 0,
+                lane,
+                index,
+            };
+            tip_for(&scene, hit, 0.0, 0.0).unwrap()
+        };
+        let lane = Lane::Comm(Axis::Tp);
+        let (index, kernel) = p
+            .lane(0, lane)
+            .iter()
+            .enumerate()
+            .find_map(|(i, iv)| Some((i, iv.kernel?)))
+            .expect("a TP collective");
+        let row = ("NCCL algorithm, protocol".to_string(), kernel.label());
+        assert!(tip_of(lane, index).lines.contains(&row));
+        // Compute has no kernel row.
+        assert!(!tip_of(Lane::Compute, 0)
+            .lines
+            .iter()
+            .any(|(k, _)| k.starts_with("NCCL")));
     }
 }

@@ -23,6 +23,7 @@ fn bar(start_s: f64, end_s: f64, op: OpKind, phase: Phase) -> Interval {
         layer: 0,
         chunk: 0,
         bytes: 1e6,
+        kernel: None,
         achieved_gbps: 100.0,
         contention_s: 0.0,
         exposed_s: 0.0,

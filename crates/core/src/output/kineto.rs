@@ -300,18 +300,20 @@ fn kernel_name(iv: &Interval, lane: Lane, s: &Scenario) -> String {
         } else {
             half
         };
-        // Only the name depends on it: NCCL picks LL for small messages and
-        // Simple for large ones (model.md section 2b).
-        let protocol = if iv.bytes < 1048576.0 { "LL" } else { "SIMPLE" };
+        // NCCL names a collective's kernel by the algorithm and protocol its
+        // call runs: the model's choice for this call (`collective_cost`).
+        let kernel = iv
+            .kernel
+            .map_or(String::new(), |k| format!("_{}", k.name_suffix()));
         let signature = "(ncclDevComm*, unsigned long, ncclWork*)";
         return match iv.op {
             OpKind::AllReduce | OpKind::EmbeddingAllReduce => {
-                format!("ncclDevKernel_AllReduce_Sum_{dtype}_RING_{protocol}{signature}")
+                format!("ncclDevKernel_AllReduce_Sum_{dtype}{kernel}{signature}")
             }
             OpKind::ReduceScatter => {
-                format!("ncclDevKernel_ReduceScatter_Sum_{dtype}_RING_{protocol}{signature}")
+                format!("ncclDevKernel_ReduceScatter_Sum_{dtype}{kernel}{signature}")
             }
-            OpKind::AllGather => format!("ncclDevKernel_AllGather_RING_{protocol}{signature}"),
+            OpKind::AllGather => format!("ncclDevKernel_AllGather{kernel}{signature}"),
             _ => format!("ncclDevKernel_SendRecv{signature}"),
         };
     }
@@ -658,6 +660,47 @@ mod tests {
             }
         }
         assert!(comm > 0 && comp > 0);
+    }
+
+    #[test]
+    fn collective_kernels_are_named_by_the_models_nccl_choice() {
+        use std::collections::{BTreeMap, BTreeSet};
+        let mut seen = BTreeSet::new();
+        for preset in ["didactic", "megatron-1.7b"] {
+            let (sim, traces) = traces(preset);
+            for (tr, gpu) in traces.iter().zip(&sim.timeline.gpus) {
+                let mut want: BTreeMap<String, usize> = BTreeMap::new();
+                for iv in gpu.comm.iter().flatten() {
+                    match iv.kernel {
+                        Some(k) => *want.entry(k.name_suffix()).or_default() += 1,
+                        None => assert_eq!(iv.op, OpKind::Send, "a collective without a kernel"),
+                    }
+                }
+                let v: Value = serde_json::from_str(&tr.json).unwrap();
+                let mut got: BTreeMap<String, usize> = BTreeMap::new();
+                for e in v["traceEvents"].as_array().unwrap() {
+                    let name = e["name"].as_str().unwrap_or_default();
+                    if e["cat"] != "kernel"
+                        || !name.starts_with("ncclDevKernel_")
+                        || name.starts_with("ncclDevKernel_SendRecv")
+                    {
+                        continue;
+                    }
+                    // ncclDevKernel_AllReduce_Sum_bf16_RING_LL128(...): the
+                    // last two words before the signature.
+                    let base = name.split('(').next().unwrap();
+                    let words: Vec<&str> = base.rsplitn(3, '_').collect();
+                    *got.entry(format!("{}_{}", words[1], words[0])).or_default() += 1;
+                }
+                assert_eq!(got, want, "{preset}, rank {}", tr.rank);
+                seen.extend(want.into_keys());
+            }
+        }
+        // The choice varies with the call, as NCCL's does: small TP
+        // messages in LL128, large ones in Simple, a tree across nodes.
+        for k in ["RING_LL128", "RING_SIMPLE", "TREE_SIMPLE"] {
+            assert!(seen.contains(k), "{k} not among {seen:?}");
+        }
     }
 
     #[test]

@@ -53,6 +53,7 @@ pub(crate) fn timeline(g: &Graph, run: &mut RunResult, reduced: bool) -> Timelin
             layer: meta.layer,
             chunk: meta.chunk,
             bytes: if comm { t.work } else { 0.0 },
+            kernel: meta.kernel,
             achieved_gbps: transfer.0,
             contention_s: transfer.1,
             exposed_s: exposed.0,

@@ -7,6 +7,7 @@ pub use crate::model::axis::{Axis, Lane};
 pub use crate::model::link::{Direction, LinkClass};
 pub use crate::model::op::{OpKind, Phase, NONE};
 pub use crate::sim::network::LinkSample;
+pub use crate::workload::collective_cost::{Algorithm, Kernel, Protocol};
 
 /// One bar of the timeline.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -33,6 +34,10 @@ pub struct Interval {
     /// Communication: bytes each rank sends to its ring neighbour (or the
     /// sent bytes, for a send). Compute: 0.
     pub bytes: f64,
+    /// Collective: the NCCL kernel (algorithm and protocol) the model chose
+    /// for its call. `None` for compute and for pipeline sends, whose
+    /// kernel has no algorithm.
+    pub kernel: Option<Kernel>,
     /// Communication: bytes / transfer time (latency excluded), GB/s.
     pub achieved_gbps: f64,
     /// Communication: how much longer it took than alone on the same links.

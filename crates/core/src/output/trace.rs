@@ -13,7 +13,7 @@ use serde::Serialize;
 use crate::model::axis::{Axis, Lane};
 use crate::model::link::{Direction, LinkClass};
 use crate::model::op::{OpKind, Phase, NONE};
-use crate::output::timeline::{Interval, Timeline};
+use crate::output::timeline::{Interval, Kernel, Timeline};
 
 /// Microseconds, rounded to the nanosecond: the trace format's time unit,
 /// without float noise in the file.
@@ -106,6 +106,9 @@ enum Work {
         achieved_gbps: f64,
         contention_us: f64,
         exposed_us: f64,
+        /// The NCCL algorithm and protocol of a collective ("Ring, LL128").
+        #[serde(skip_serializing_if = "Option::is_none")]
+        nccl: Option<String>,
     },
     Compute {
         flops: f64,
@@ -133,6 +136,7 @@ fn slice(pid: usize, lane: Lane, iv: &Interval) -> Event<'static> {
             achieved_gbps: milli(iv.achieved_gbps),
             contention_us: us(iv.contention_s),
             exposed_us: us(iv.exposed_s),
+            nccl: iv.kernel.map(Kernel::label),
         }
     } else {
         Work::Compute { flops: iv.flops }
@@ -323,6 +327,20 @@ mod tests {
             }
         }
         assert_eq!(slices, sim.timeline.interval_count());
+        // A collective's slice names its NCCL kernel; a send's and compute's do not.
+        let nccl: Vec<&str> = events
+            .iter()
+            .filter_map(|e| e["args"]["nccl"].as_str())
+            .collect();
+        let collectives = sim
+            .timeline
+            .gpus
+            .iter()
+            .flat_map(|g| g.comm.iter().flatten())
+            .filter(|iv| iv.kernel.is_some())
+            .count();
+        assert_eq!(nccl.len(), collectives);
+        assert!(nccl.contains(&"Ring, LL128"), "{:?}", &nccl[..3]);
         assert!(flows_out > 0 && flows_out == flows_in);
         assert!(counters > 0);
     }

@@ -179,6 +179,34 @@ impl CallShape {
     }
 }
 
+/// The NCCL kernel a collective runs: the algorithm and protocol the model
+/// chose for its call ([`choose`]). The trace names the kernel by it, as a
+/// profiler shows NCCL's, and the tooltip shows it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Kernel {
+    /// The algorithm chosen.
+    pub algorithm: Algorithm,
+    /// The protocol chosen.
+    pub protocol: Protocol,
+}
+
+impl Kernel {
+    /// "Ring, LL128": the names NCCL's logs print.
+    pub fn label(self) -> String {
+        format!("{}, {}", self.algorithm.label(), self.protocol.label())
+    }
+
+    /// "RING_LL128": the suffix of NCCL's kernel names
+    /// (`ncclDevKernel_AllReduce_Sum_bf16_RING_LL128`).
+    pub fn name_suffix(self) -> String {
+        format!(
+            "{}_{}",
+            self.algorithm.label().to_uppercase(),
+            self.protocol.label().to_uppercase()
+        )
+    }
+}
+
 /// NCCL's choice for one call, and what it implies for the simulation.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub struct CollectiveCall {
@@ -202,6 +230,14 @@ pub struct CollectiveCall {
 }
 
 impl CollectiveCall {
+    /// The kernel the call runs.
+    pub fn kernel(&self) -> Kernel {
+        Kernel {
+            algorithm: self.algorithm,
+            protocol: self.protocol,
+        }
+    }
+
     /// Bus bandwidth the call reaches alone (nccl-tests' busbw), GB/s.
     pub fn bus_gbps(&self, shape: &CallShape) -> f64 {
         if self.time_s <= 0.0 {

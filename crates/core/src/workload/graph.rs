@@ -4,6 +4,7 @@
 //! a stream's FIFO, a blocking collective, a pipeline receive.
 
 use crate::model::op::{OpKind, Phase, NONE};
+use crate::workload::collective_cost::Kernel;
 use crate::workload::recycle;
 
 /// Index of a link resource.
@@ -94,6 +95,8 @@ pub(crate) struct TaskMeta {
     pub flops: f64,
     pub op: OpKind,
     pub phase: Phase,
+    /// Collective: the NCCL kernel its call runs.
+    pub kernel: Option<Kernel>,
     pub micro_batch: u32,
     pub layer: u32,
     pub chunk: u32,
@@ -507,6 +510,9 @@ pub(crate) struct Meta {
     pub micro_batch: u32,
     pub layer: u32,
     pub chunk: u32,
+    /// Collective: the NCCL kernel its call runs (`None` for compute and
+    /// pipeline sends, whose kernel has no algorithm).
+    pub kernel: Option<Kernel>,
 }
 
 impl TaskMeta {
@@ -515,6 +521,7 @@ impl TaskMeta {
             flops,
             op: m.op,
             phase: m.phase,
+            kernel: m.kernel,
             micro_batch: m.micro_batch,
             layer: m.layer,
             chunk: m.chunk,
@@ -530,6 +537,7 @@ impl Meta {
             micro_batch: NONE,
             layer: NONE,
             chunk: 0,
+            kernel: None,
         }
     }
 
@@ -550,6 +558,12 @@ impl Meta {
 
     pub fn op(mut self, op: OpKind) -> Self {
         self.op = op;
+        self
+    }
+
+    /// A collective's meta with the kernel its call runs.
+    pub fn kernel(mut self, kernel: Kernel) -> Self {
+        self.kernel = Some(kernel);
         self
     }
 }

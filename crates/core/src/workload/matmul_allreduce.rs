@@ -46,7 +46,7 @@ pub(crate) fn build(mut g: Graph, s: &Scenario, mm: &MatmulAllreduce, fidelity: 
                 pattern,
                 call.wire_bytes,
                 call.latency_s,
-                meta.op(OpKind::AllReduce),
+                meta.op(OpKind::AllReduce).kernel(call.kernel()),
             );
             for c in computed {
                 g.dep(c, id);

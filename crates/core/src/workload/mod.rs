@@ -25,7 +25,7 @@ use crate::model::hardware::HardwarePreset;
 use crate::model::link::{Direction, LinkClass};
 use crate::model::scenario::{Scenario, Workload};
 use crate::workload::collective::Collective;
-use crate::workload::collective_cost::{CallShape, CollectiveCall, Fabric};
+use crate::workload::collective_cost::{CallShape, CollectiveCall, Fabric, Kernel};
 use crate::workload::efficiency::{NIC_EFFICIENCY, NVLINK_EFFICIENCY};
 use crate::workload::graph::Usage;
 use crate::workload::graph::{GpuInfo, Graph, ResourceInfo};
@@ -132,6 +132,17 @@ impl Layout {
     pub fn stages_share_node(&self, a: u32, b: u32) -> bool {
         self.node(self.rank(a, 0, 0)) == self.node(self.rank(b, 0, 0))
     }
+}
+
+/// A collective laid out on the cluster's links: its link usage pattern,
+/// the bytes each member moves, the latency paid before they move, and the
+/// NCCL kernel its call runs.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Placed {
+    pub pattern: u32,
+    pub bytes: f64,
+    pub latency_s: f64,
+    pub kernel: Kernel,
 }
 
 /// The simulated GPUs and their four links (and the network core), built once per graph.
@@ -297,8 +308,8 @@ impl Cluster {
     /// the same load. That symmetry is what lets one GPU stand for all.
     /// NCCL's algorithm and protocol choice (`collective_cost`) sets the
     /// latency and the bytes on the wire; a tree uses the same links.
-    /// Returns the pattern, the bytes per member and the latency for a
-    /// buffer of `size_bytes`.
+    /// Returns where and how it runs ([`Placed`]) for a buffer of
+    /// `size_bytes`.
     /// The collective is `kind`: an AllReduce of the gradients, or the
     /// sharded optimizers' ReduceScatter and AllGather, which cross the
     /// same links.
@@ -308,7 +319,7 @@ impl Cluster {
         members: &[u32],
         kind: Collective,
         size_bytes: f64,
-    ) -> (u32, f64, f64) {
+    ) -> Placed {
         let (k, nodes) = self.layout.dp_spread();
         let n = self.layout.dp;
         let call = self.call(CallShape {
@@ -318,11 +329,12 @@ impl Cluster {
             size_bytes,
         });
         if nodes <= 1 {
-            return (
-                self.nvlink_ring(g, members),
-                call.wire_bytes,
-                call.latency_s,
-            );
+            return Placed {
+                pattern: self.nvlink_ring(g, members),
+                bytes: call.wire_bytes,
+                latency_s: call.latency_s,
+                kernel: call.kernel(),
+            };
         }
         let mut usage = Vec::new();
         let core_weight = match self.layout.fidelity {
@@ -356,11 +368,12 @@ impl Cluster {
                 });
             }
         }
-        (
-            g.add_pattern(merge(usage)),
-            call.wire_bytes / f64::from(k),
-            call.latency_s,
-        )
+        Placed {
+            pattern: g.add_pattern(merge(usage)),
+            bytes: call.wire_bytes / f64::from(k),
+            latency_s: call.latency_s,
+            kernel: call.kernel(),
+        }
     }
 
     /// A point-to-point send between pipeline stages; returns pattern and latency.
@@ -374,8 +387,8 @@ impl Cluster {
     /// to the other on the links a pipeline send between them takes (NVLink
     /// in one node, else the NICs and the network core). NCCL's algorithm
     /// and protocol choice for two ranks sets the latency and the bytes on
-    /// the wire. Returns the pattern, the bytes per member and the latency,
-    /// as [`Cluster::dp_collective`] does.
+    /// the wire. Returns where and how it runs, as [`Cluster::dp_collective`]
+    /// does.
     pub fn pair_all_reduce(
         &self,
         g: &mut Graph,
@@ -383,7 +396,7 @@ impl Cluster {
         b: u32,
         same_node: bool,
         size_bytes: f64,
-    ) -> (u32, f64, f64) {
+    ) -> Placed {
         let mut usage = self.send_usage(a, b, same_node).0;
         usage.extend(self.send_usage(b, a, same_node).0);
         let call = self.call(CallShape {
@@ -392,7 +405,12 @@ impl Cluster {
             per_node: if same_node { 2 } else { 1 },
             size_bytes,
         });
-        (g.add_pattern(merge(usage)), call.wire_bytes, call.latency_s)
+        Placed {
+            pattern: g.add_pattern(merge(usage)),
+            bytes: call.wire_bytes,
+            latency_s: call.latency_s,
+            kernel: call.kernel(),
+        }
     }
 
     /// The links a send from `from` to `to` crosses, and its latency.

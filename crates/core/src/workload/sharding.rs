@@ -287,8 +287,15 @@ impl Sharding {
             return id;
         }
         let members = Self::group(cluster, self.stage, k);
-        let (pattern, bytes, latency) = cluster.dp_collective(g, &members, kind, size_bytes);
-        let id = g.comm(&members, DP, pattern, bytes, latency, meta);
+        let c = cluster.dp_collective(g, &members, kind, size_bytes);
+        let id = g.comm(
+            &members,
+            DP,
+            c.pattern,
+            c.bytes,
+            c.latency_s,
+            meta.kernel(c.kernel),
+        );
         if index > 0 {
             if let Some(&previous) = self.tasks.get(&(self.stage, k, family, index - 1)) {
                 g.dep(previous, id);

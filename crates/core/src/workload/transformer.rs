@@ -443,7 +443,7 @@ impl Builder<'_> {
             self.tp_pattern,
             call.wire_bytes,
             call.latency_s,
-            meta,
+            meta.kernel(call.kernel()),
         );
         // The window it would have if overlapped, until an overlapping
         // schedule names another: the GEMM that produced its data.
@@ -940,7 +940,9 @@ impl Builder<'_> {
             let call = self
                 .cluster
                 .node_call(kind, self.tp, self.cost.activation_bytes);
-            let meta = Meta::new(OpKind::AllGather, phase).mb(mb);
+            let meta = Meta::new(OpKind::AllGather, phase)
+                .mb(mb)
+                .kernel(call.kernel());
             let id = self.g.comm(
                 &members,
                 PP,
@@ -1084,11 +1086,13 @@ impl Builder<'_> {
                     let (kind, op) = self.sharding.bucket_collective();
                     for i in 0..count {
                         let size = self.buckets[owner as usize].buckets[i].bytes;
-                        let (pattern, bytes, latency) =
-                            self.cluster
-                                .dp_collective(&mut self.g, &members, kind, size);
-                        let meta = Meta::new(op, Phase::Step).chunk(i as u32);
-                        let id = self.g.comm(&members, DP, pattern, bytes, latency, meta);
+                        let c = self
+                            .cluster
+                            .dp_collective(&mut self.g, &members, kind, size);
+                        let meta = Meta::new(op, Phase::Step).chunk(i as u32).kernel(c.kernel);
+                        let id = self
+                            .g
+                            .comm(&members, DP, c.pattern, c.bytes, c.latency_s, meta);
                         for &m in &members {
                             let dep = if self.s.overlap.dp {
                                 self.buckets[m as usize].buckets[i].ready
@@ -1186,11 +1190,13 @@ impl Builder<'_> {
         let pair = stages.map(|stage| self.cluster.gpu(stage, r, k));
         let same_node = self.cluster.layout.stages_share_node(stages[0], stages[1]);
         let size = embedding_sync::bytes_per_rank(self.s, self.t);
-        let (pattern, bytes, latency) =
-            self.cluster
-                .pair_all_reduce(&mut self.g, pair[0], pair[1], same_node, size);
-        let meta = Meta::new(OpKind::EmbeddingAllReduce, Phase::Step);
-        let id = self.g.comm(&pair, DP, pattern, bytes, latency, meta);
+        let c = self
+            .cluster
+            .pair_all_reduce(&mut self.g, pair[0], pair[1], same_node, size);
+        let meta = Meta::new(OpKind::EmbeddingAllReduce, Phase::Step).kernel(c.kernel);
+        let id = self
+            .g
+            .comm(&pair, DP, c.pattern, c.bytes, c.latency_s, meta);
         for m in pair {
             let last_compute = self.g.last_compute(m).expect("a training step computes");
             self.g.dep(last_compute, id);
