@@ -133,35 +133,26 @@ const PHASES: [Phase; 4] = [
     Phase::Step,
 ];
 
-/// Every algorithm, indexed by its part of a kernel's code.
-const ALGORITHMS: [Algorithm; 3] = [Algorithm::Ring, Algorithm::Tree, Algorithm::Nvls];
-
-/// 0 for none, else 1 + algorithm x protocols + protocol, indices into
-/// [`ALGORITHMS`] and `Protocol::ALL`.
+/// 0 for none, else 1 + algorithm x protocols + protocol, by their places
+/// in `Algorithm::ALL` and `Protocol::ALL`.
 fn kernel_code(k: Option<Kernel>) -> u32 {
     k.map_or(0, |k| {
-        let a = match k.algorithm {
-            Algorithm::Ring => 0,
-            Algorithm::Tree => 1,
-            Algorithm::Nvls => 2,
-        };
-        let p = match k.protocol {
-            Protocol::Ll => 0,
-            Protocol::Ll128 => 1,
-            Protocol::Simple => 2,
-        };
-        1 + a * Protocol::ALL.len() as u32 + p
+        let a = Algorithm::ALL.iter().position(|&a| a == k.algorithm);
+        let p = Protocol::ALL.iter().position(|&p| p == k.protocol);
+        let (a, p) = (a.expect("in Algorithm::ALL"), p.expect("in Protocol::ALL"));
+        (1 + a * Protocol::ALL.len() + p) as u32
     })
 }
 
-/// The kernel of [`kernel_code`]'s `code`; an error for a code of none.
+/// The kernel of [`kernel_code`]'s `code` (`None` for 0); an error for a
+/// code past the last kernel.
 fn kernel_of(code: u32) -> Result<Option<Kernel>, DecodeError> {
     let Some(i) = code.checked_sub(1) else {
         return Ok(None);
     };
     let per = Protocol::ALL.len();
     let unknown = || DecodeError(format!("unknown kernel code {code}"));
-    let algorithm = *ALGORITHMS.get(i as usize / per).ok_or_else(unknown)?;
+    let algorithm = *Algorithm::ALL.get(i as usize / per).ok_or_else(unknown)?;
     let protocol = Protocol::ALL[i as usize % per];
     Ok(Some(Kernel {
         algorithm,
@@ -580,7 +571,7 @@ mod tests {
         }
         let mut codes = vec![kernel_code(None)];
         assert_eq!(kernel_of(0), Ok(None));
-        for algorithm in ALGORITHMS {
+        for algorithm in Algorithm::ALL {
             for protocol in Protocol::ALL {
                 let k = Some(Kernel {
                     algorithm,

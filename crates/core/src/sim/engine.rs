@@ -836,14 +836,7 @@ mod tests {
         let mut g = Graph::default();
         // A queue per stream: the send and the collective may overlap.
         g.max_connections = 4;
-        g.add_gpu(GpuInfo {
-            rank: 0,
-            node: 0,
-            stage: 0,
-            dp_rank: 0,
-            tp_rank: 0,
-            represents: 1,
-        });
+        g.add_gpu(GpuInfo::lone(0));
         g.add_resource(ResourceInfo {
             gpu: Some(0),
             class: LinkClass::Network,

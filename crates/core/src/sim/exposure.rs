@@ -158,14 +158,7 @@ mod tests {
     fn send_then_gather() -> Graph {
         let mut g = Graph::default();
         for rank in 0..2 {
-            g.add_gpu(GpuInfo {
-                rank,
-                node: rank,
-                stage: rank,
-                dp_rank: 0,
-                tp_rank: 0,
-                represents: 1,
-            });
+            g.add_gpu(GpuInfo::lone(rank));
         }
         for (gpu, class) in [(0, LinkClass::Network), (1, LinkClass::Nvlink)] {
             g.add_resource(ResourceInfo {

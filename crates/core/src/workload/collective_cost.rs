@@ -35,6 +35,9 @@ pub enum Algorithm {
 }
 
 impl Algorithm {
+    /// Every algorithm, in the order they are declared.
+    pub const ALL: [Algorithm; 3] = [Algorithm::Ring, Algorithm::Tree, Algorithm::Nvls];
+
     /// Name as NCCL's logs print it.
     pub fn label(self) -> &'static str {
         match self {

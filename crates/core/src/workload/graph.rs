@@ -118,6 +118,22 @@ pub(crate) struct GpuInfo {
     pub represents: u32,
 }
 
+#[cfg(test)]
+impl GpuInfo {
+    /// GPU `rank` alone in its node and its pipeline stage, standing for
+    /// itself: the GPUs of the engine's hand-built test graphs.
+    pub fn lone(rank: u32) -> Self {
+        Self {
+            rank,
+            node: rank,
+            stage: rank,
+            dp_rank: 0,
+            tp_rank: 0,
+            represents: 1,
+        }
+    }
+}
+
 /// A link resource of the graph's network.
 #[derive(Clone, Debug)]
 pub(crate) struct ResourceInfo {
