@@ -6,7 +6,11 @@
 //! (`simulate_report`, what the CLI's `simulate` and sweeps need) and with
 //! the timeline (what the page asks for). Report-only is timed twice: with
 //! its independent runs spread over the machine's threads (`parallel`, its
-//! time), and on one thread (its cost). Figures, never assertions.
+//! time), and on one thread (its cost). For a step made of several runs
+//! (the steady state's short runs, the baseline's), each run's time, events
+//! and time per event follow: what a thread of the CLI or a worker of the
+//! page does, and where a faster engine would show. Figures, never
+//! assertions.
 
 use std::time::Instant;
 
@@ -114,9 +118,41 @@ fn report(name: &str, scenario: &Scenario, runs: u32) {
     }
 }
 
+/// Each independent run of a report-only simulate, timed alone on this
+/// thread (the best of `runs`), with its events and its time per event.
+fn parts(name: &str, scenario: &Scenario, runs: u32) {
+    let sim = Simulator::default();
+    let parts = sim.report_parts(scenario);
+    if parts.len() < 2 {
+        return;
+    }
+    for part in parts {
+        let (mut best_s, mut events) = (f64::INFINITY, 0);
+        for _ in 0..runs {
+            let started = Instant::now();
+            let ran = sim.run_part(scenario, part);
+            best_s = best_s.min(started.elapsed().as_secs_f64());
+            events = ran.events();
+        }
+        println!(
+            "{name} [one run: {}{}]: {:.3} ms, {events} events, {:.0} ns per event",
+            if part.baseline {
+                "baseline"
+            } else {
+                "scenario"
+            },
+            part.micro_batches
+                .map_or(String::new(), |m| format!(" at {m} micro-batches")),
+            best_s * 1e3,
+            best_s * 1e9 / events.max(1) as f64,
+        );
+    }
+}
+
 fn benches(c: &mut Criterion) {
     for (name, scenario, runs) in cases() {
         report(name, &scenario, runs);
+        parts(name, &scenario, runs.min(5));
     }
     let mut group = c.benchmark_group("simulate (with baseline)");
     for (name, scenario, runs) in cases() {

@@ -84,6 +84,17 @@ pub struct Part {
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PartRan(Ran);
 
+impl PartRan {
+    /// Events the engine processed for this part (benchmarks weigh a part's
+    /// time by them).
+    pub fn events(&self) -> u64 {
+        match &self.0 {
+            Ran::Tally(t) => t.events,
+            Ran::Step((_, events, _)) => *events,
+        }
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 enum Ran {
     /// The scenario's sums.

@@ -137,3 +137,25 @@ fn short_runs_are_listed_largest_first() {
     );
     assert!(close(figures.report.baseline_ms, whole.baseline_ms));
 }
+
+/// A part's events are its own share of the figures' count: the parts of a
+/// step add up to what `simulate_report` says it processed (the benchmark
+/// weighs each part's time by them).
+#[test]
+fn the_parts_events_add_up_to_the_figures() {
+    for (name, s) in scenarios() {
+        let sim = Simulator::default();
+        let ran: Vec<PartRan> = sim
+            .report_parts(&s)
+            .into_iter()
+            .map(|part| sim.run_part(&s, part))
+            .collect();
+        assert!(
+            ran.iter().all(|r| r.events() > 0),
+            "{name}: a part without events"
+        );
+        let sum: u64 = ran.iter().map(PartRan::events).sum();
+        let figures = Simulator::default().simulate_report(&s).unwrap();
+        assert_eq!(sum, figures.events, "{name}");
+    }
+}
