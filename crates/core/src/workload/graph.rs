@@ -6,6 +6,7 @@
 use crate::model::op::{OpKind, Phase, NONE};
 use crate::workload::collective_cost::Kernel;
 use crate::workload::recycle;
+use crate::workload::Placed;
 
 /// Index of a link resource.
 pub type ResourceId = u32;
@@ -361,6 +362,19 @@ impl Graph {
         }
         self.compute_order[gpu as usize].push(id);
         id
+    }
+
+    /// A collective laid out on the cluster's links ([`Placed`]): its
+    /// pattern, bytes and latency, and its kernel in `meta`.
+    pub fn placed_comm(&mut self, members: &[u32], axis: u8, c: Placed, meta: Meta) -> TaskId {
+        self.comm(
+            members,
+            axis,
+            c.pattern,
+            c.bytes,
+            c.latency_s,
+            meta.kernel(c.kernel),
+        )
     }
 
     /// Adds a collective among `members` (simulated GPUs; the first owns it).

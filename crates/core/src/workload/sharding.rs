@@ -288,14 +288,7 @@ impl Sharding {
         }
         let members = Self::group(cluster, self.stage, k);
         let c = cluster.dp_collective(g, &members, kind, size_bytes);
-        let id = g.comm(
-            &members,
-            DP,
-            c.pattern,
-            c.bytes,
-            c.latency_s,
-            meta.kernel(c.kernel),
-        );
+        let id = g.placed_comm(&members, DP, c, meta);
         if index > 0 {
             if let Some(&previous) = self.tasks.get(&(self.stage, k, family, index - 1)) {
                 g.dep(previous, id);

@@ -1089,10 +1089,8 @@ impl Builder<'_> {
                         let c = self
                             .cluster
                             .dp_collective(&mut self.g, &members, kind, size);
-                        let meta = Meta::new(op, Phase::Step).chunk(i as u32).kernel(c.kernel);
-                        let id = self
-                            .g
-                            .comm(&members, DP, c.pattern, c.bytes, c.latency_s, meta);
+                        let meta = Meta::new(op, Phase::Step).chunk(i as u32);
+                        let id = self.g.placed_comm(&members, DP, c, meta);
                         for &m in &members {
                             let dep = if self.s.overlap.dp {
                                 self.buckets[m as usize].buckets[i].ready
@@ -1193,10 +1191,8 @@ impl Builder<'_> {
         let c = self
             .cluster
             .pair_all_reduce(&mut self.g, pair[0], pair[1], same_node, size);
-        let meta = Meta::new(OpKind::EmbeddingAllReduce, Phase::Step).kernel(c.kernel);
-        let id = self
-            .g
-            .comm(&pair, DP, c.pattern, c.bytes, c.latency_s, meta);
+        let meta = Meta::new(OpKind::EmbeddingAllReduce, Phase::Step);
+        let id = self.g.placed_comm(&pair, DP, c, meta);
         for m in pair {
             let last_compute = self.g.last_compute(m).expect("a training step computes");
             self.g.dep(last_compute, id);
