@@ -986,22 +986,7 @@ impl Runner {
             .iter()
             .map(|g| format!("GPU {} (stage {})", g.rank, g.stage))
             .collect();
-        let represents = timeline
-            .timeline
-            .gpus
-            .first()
-            .map(|g| g.represents)
-            .unwrap_or(1);
-        let note = if timeline.timeline.reduced && represents > 1 {
-            format!(
-                "{gpus} simulated GPU{} stand for all {} GPUs: each lane group is one GPU standing for {represents} \
-                 (its TP group and DP replicas behave identically, so they are simulated once).",
-                if gpus == 1 { "" } else { "s" },
-                scenario.hardware.gpus()
-            )
-        } else {
-            format!("Every one of the {gpus} GPUs is simulated and drawn.")
-        };
+        let note = overlap_view::summary::drawn_gpus(&timeline.timeline, scenario.hardware.gpus());
         let keep_before = match figures {
             Some(f) => f.keep_before,
             None => state.same_preset_as_shown(),

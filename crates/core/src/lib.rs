@@ -38,7 +38,9 @@ pub mod scenario {
 }
 
 pub use hardware::{Hardware, HardwarePreset};
-pub use input::validate::{timeline_refusal, MAX_GPUS, MAX_SIMULATED_OPS, MAX_TIMELINE_OPS};
+pub use input::validate::{
+    counted, timeline_refusal, MAX_GPUS, MAX_SIMULATED_OPS, MAX_TIMELINE_OPS,
+};
 pub use model::fidelity::Fidelity;
 pub use report::Report;
 pub use scenario::{parse_scenario, FieldError, Scenario, ScenarioError, ScenarioInput};

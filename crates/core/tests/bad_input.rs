@@ -48,6 +48,21 @@ fn the_gpu_count_must_match_the_parallel_degrees() {
 }
 
 #[test]
+fn counts_of_one_read_in_the_singular() {
+    // One node of eight: "8 GPUs (1 node x 8)", not "1 nodes".
+    let e = refused(r#"{"hardware":{"nodes":1},"parallel":{"tp":8,"pp":2,"dp":1}}"#);
+    names(&e, "parallel.pp", "the cluster has 8 GPUs (1 node x 8)");
+    let e =
+        refused(r#"{"hardware":{"nodes":2,"gpus_per_node":1},"parallel":{"tp":2,"pp":1,"dp":1}}"#);
+    names(&e, "parallel.tp", "does not fit a node of 1 GPU:");
+    let e = refused(r#"{"workload":{"layers":1},"parallel":{"pp":2}}"#);
+    names(&e, "workload.layers", "1 layer cannot fill");
+    assert_eq!(overlap_core::counted(1, "GPU"), "1 GPU");
+    assert_eq!(overlap_core::counted(0, "GPU"), "0 GPUs");
+    assert_eq!(overlap_core::counted(3072, "GPU"), "3072 GPUs");
+}
+
+#[test]
 fn tp_stays_inside_a_node() {
     let e = refused(r#"{"hardware":{"nodes":2},"parallel":{"tp":16,"pp":1,"dp":1}}"#);
     names(&e, "parallel.tp", "1, 2, 4, 8");

@@ -77,9 +77,9 @@ pub fn caption(
         )
     };
     format!(
-        "{preset_title}{} · {} GPUs, TP {} × PP {} × DP {} · overlap {} {}, {} {}, {} {} · step {} ({} vs no overlap) · {shown}",
+        "{preset_title}{} · {}, TP {} × PP {} × DP {} · overlap {} {}, {} {}, {} {} · step {} ({} vs no overlap) · {shown}",
         if modified { " (modified)" } else { "" },
-        p.tp * p.pp * p.dp,
+        overlap_core::counted(u64::from(p.tp * p.pp * p.dp), "GPU"),
         p.tp,
         p.pp,
         p.dp,

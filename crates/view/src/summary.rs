@@ -1,8 +1,9 @@
 //! The step in one sentence, from the report's own figures: what overlap
 //! saves against the all-off step, and what communication is still exposed,
 //! per axis. A reader who switches an axis reads the change here without
-//! having to compare bars.
+//! having to compare bars. And, above the timeline, which GPUs it draws.
 
+use overlap_core::timeline::Timeline;
 use overlap_core::{Axis, Report};
 
 use crate::format;
@@ -54,6 +55,29 @@ pub fn sentence(r: &Report) -> String {
     )
 }
 
+/// Which GPUs the timeline draws, of the cluster's `cluster_gpus`: "2
+/// simulated GPUs stand for all 16 GPUs: each lane group is one GPU
+/// standing for 8 (...)", or that every GPU is drawn.
+pub fn drawn_gpus(t: &Timeline, cluster_gpus: u64) -> String {
+    let simulated = t.gpus.len();
+    let represents = t.gpus.first().map_or(1, |g| g.represents);
+    let why = "its TP group and DP replicas behave identically, so they are simulated once";
+    if t.reduced && represents > 1 {
+        if simulated == 1 {
+            format!("1 simulated GPU stands for all {cluster_gpus} GPUs ({why}).")
+        } else {
+            format!(
+                "{simulated} simulated GPUs stand for all {cluster_gpus} GPUs: each lane group \
+                 is one GPU standing for {represents} ({why})."
+            )
+        }
+    } else if simulated == 1 {
+        "The one GPU is simulated and drawn.".to_string()
+    } else {
+        format!("Every one of the {simulated} GPUs is simulated and drawn.")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -99,5 +123,55 @@ mod tests {
             r.axes.get_mut(a).exposed_ms = 0.0;
         }
         assert!(sentence(&r).ends_with("; no communication is exposed."));
+    }
+
+    fn timeline_of(json: &str) -> (Timeline, u64) {
+        let s = overlap_core::ScenarioInput::from_json(json)
+            .expect("valid")
+            .resolve()
+            .expect("resolves");
+        let gpus = s.hardware.gpus();
+        (overlap_core::simulate(&s).timeline, gpus)
+    }
+
+    #[test]
+    fn drawn_gpus_agrees_in_number_with_the_gpus_simulated() {
+        // TP 8 on one node: one GPU simulated for the eight.
+        let (t, gpus) = timeline_of(
+            r#"{"hardware":{"preset":"dgx-a100","nodes":1},"parallel":{"tp":8,"pp":1,"dp":1}}"#,
+        );
+        assert_eq!((t.gpus.len(), gpus), (1, 8));
+        assert_eq!(
+            drawn_gpus(&t, gpus),
+            "1 simulated GPU stands for all 8 GPUs (its TP group and DP replicas behave \
+             identically, so they are simulated once)."
+        );
+        // The default preset: two stages, each standing for its TP group.
+        let (t, gpus) = timeline_of(overlap_core::presets::default_preset().json);
+        let text = drawn_gpus(&t, gpus);
+        assert!(
+            text.starts_with(&format!(
+                "{} simulated GPUs stand for all {gpus} GPUs: each lane group is one GPU standing for {}",
+                t.gpus.len(),
+                t.gpus[0].represents
+            )),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn drawn_gpus_says_when_every_gpu_is_drawn() {
+        let (t, gpus) = timeline_of(
+            r#"{"hardware":{"preset":"dgx-a100","nodes":1},"parallel":{"tp":1,"pp":8,"dp":1}}"#,
+        );
+        assert_eq!(t.gpus.len(), 8);
+        assert_eq!(
+            drawn_gpus(&t, gpus),
+            "Every one of the 8 GPUs is simulated and drawn."
+        );
+        let (t, gpus) = timeline_of(
+            r#"{"hardware":{"preset":"dgx-a100","nodes":1,"gpus_per_node":1},"parallel":{"tp":1,"pp":1,"dp":1}}"#,
+        );
+        assert_eq!(drawn_gpus(&t, gpus), "The one GPU is simulated and drawn.");
     }
 }

@@ -127,6 +127,16 @@ fn divisors(n: u32, limit: u32) -> String {
     list.join(", ")
 }
 
+/// `n` and the noun, plural unless one: "1 node", "8 GPUs" (messages
+/// here and the page's captions).
+pub fn counted(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 /// The scenario the input describes, every missing field filled in from
 /// the hardware preset and the defaults; nothing checked yet.
 pub(crate) fn filled(input: &ScenarioInput) -> Scenario {
@@ -324,8 +334,13 @@ fn check_layout(c: &mut Checker, hw: &Hardware, p: &Parallel) {
         c.fail(
             field,
             format!(
-                "tp x pp x dp = {} x {} x {} = {product}, but the cluster has {gpus} GPUs ({} nodes x {}): {hint}",
-                p.tp, p.pp, p.dp, hw.nodes, hw.gpus_per_node
+                "tp x pp x dp = {} x {} x {} = {product}, but the cluster has {} ({} x {}): {hint}",
+                p.tp,
+                p.pp,
+                p.dp,
+                counted(gpus, "GPU"),
+                counted(u64::from(hw.nodes), "node"),
+                hw.gpus_per_node
             ),
         );
         return;
@@ -334,9 +349,9 @@ fn check_layout(c: &mut Checker, hw: &Hardware, p: &Parallel) {
         c.fail(
             "parallel.tp",
             format!(
-                "{} does not fit a node of {} GPUs: TP stays inside a node, valid is {}",
+                "{} does not fit a node of {}: TP stays inside a node, valid is {}",
                 p.tp,
-                hw.gpus_per_node,
+                counted(u64::from(hw.gpus_per_node), "GPU"),
                 divisors(hw.gpus_per_node, 64)
             ),
         );
@@ -422,8 +437,8 @@ fn check_transformer(c: &mut Checker, t: &Transformer, p: &Parallel, o: &Overlap
         c.fail(
             "workload.layers",
             format!(
-                "{} layers cannot fill pp x virtual_stages = {stages} stages: every stage needs at least one layer, valid is {stages} or more",
-                t.layers
+                "{} cannot fill pp x virtual_stages = {stages} stages: every stage needs at least one layer, valid is {stages} or more",
+                counted(u64::from(t.layers), "layer")
             ),
         );
     }
