@@ -105,18 +105,16 @@ pub fn NumberPair(
             }
             return;
         }
-        if raw.trim().is_empty() || !as_number.is_finite() {
-            // Clipped: a pasted megabyte must not come back in the message.
-            local_error.set(Some(overlap_core::scenario::clip_echoes(&format!(
-                "\"{raw}\" is not a number: enter a {} value",
-                kind(field)
-            ))));
-            return;
-        }
-        if field.integer && (as_number.fract() != 0.0 || as_number < 0.0) {
-            local_error.set(Some(format!(
-                "{as_number} is not valid: enter a whole number, 1 or more"
-            )));
+        let unreadable = raw.trim().is_empty() || !as_number.is_finite();
+        if unreadable || (field.integer && (as_number.fract() != 0.0 || as_number < 0.0)) {
+            // The core's words, with the field's valid range; clipped: a
+            // pasted megabyte must not come back in the message.
+            let message = field
+                .row
+                .parse_text(raw.trim())
+                .err()
+                .unwrap_or_else(|| format!("\"{raw}\" is not valid here"));
+            local_error.set(Some(overlap_core::scenario::clip_echoes(&message)));
             return;
         }
         local_error.set(None);
@@ -171,14 +169,6 @@ pub fn NumberPair(
             </div>
             <FieldErrors field=field.field id=err_id />
         </div>
-    }
-}
-
-fn kind(field: &NumField) -> &'static str {
-    if field.integer {
-        "whole"
-    } else {
-        "numeric"
     }
 }
 

@@ -63,6 +63,27 @@ fn counts_of_one_read_in_the_singular() {
 }
 
 #[test]
+fn tp_chunks_get_one_message_each_problem() {
+    // Over the field's range: that alone is said, not the GEMM's rows too.
+    let e = refused(r#"{"overlap":{"tp":true,"tp_chunks":100000}}"#);
+    let on_chunks: Vec<_> = e
+        .errors
+        .iter()
+        .filter(|f| f.field == "overlap.tp_chunks")
+        .collect();
+    assert_eq!(on_chunks.len(), 1, "{e}");
+    names(&e, "overlap.tp_chunks", "valid is 1 to 64");
+    // Within the range but more chunks than the GEMM has rows.
+    let e =
+        refused(r#"{"workload":{"seq":16,"micro_batch":1},"overlap":{"tp":true,"tp_chunks":32}}"#);
+    names(
+        &e,
+        "overlap.tp_chunks",
+        "32 chunks of a GEMM with 16 rows: valid is 1 to 16",
+    );
+}
+
+#[test]
 fn tp_stays_inside_a_node() {
     let e = refused(r#"{"hardware":{"nodes":2},"parallel":{"tp":16,"pp":1,"dp":1}}"#);
     names(&e, "parallel.tp", "1, 2, 4, 8");

@@ -640,16 +640,24 @@ impl Field {
     /// message says what is valid.
     pub fn parse_text(&self, raw: &str) -> Result<Value, String> {
         match self.kind {
-            Kind::Int { .. } | Kind::IntOf { .. } => raw
+            Kind::Int { min, max } => raw
                 .parse::<u32>()
                 .map(Value::from)
-                .map_err(|_| format!("{raw:?} is not a whole number of 0 or more")),
-            Kind::Real { .. } => raw
+                .map_err(|_| format!("{raw:?} is not a whole number: valid is {min} to {max}")),
+            Kind::IntOf { choices, noun } => raw.parse::<u32>().map(Value::from).map_err(|_| {
+                let names: Vec<&str> = choices.iter().map(|c| c.name).collect();
+                format!(
+                    "{raw:?} is not {noun}: valid are {} {}",
+                    listed(&names),
+                    self.unit
+                )
+            }),
+            Kind::Real { min, max } => raw
                 .parse::<f64>()
                 .ok()
                 .filter(|x| x.is_finite())
                 .map(Value::from)
-                .ok_or_else(|| format!("{raw:?} is not a number")),
+                .ok_or_else(|| format!("{raw:?} is not a number: valid is from {min} to {max}")),
             Kind::Bool => match raw {
                 "1" | "true" | "on" => Ok(Value::Bool(true)),
                 "0" | "false" | "off" => Ok(Value::Bool(false)),
@@ -1036,6 +1044,25 @@ mod tests {
             }
             assert!(f.key != "v" && f.key != "preset", "{} is reserved", f.key);
         }
+    }
+
+    #[test]
+    fn unreadable_link_values_name_the_valid_range() {
+        let tp = find("parallel.tp").unwrap();
+        assert_eq!(
+            tp.parse_text("banana").unwrap_err(),
+            "\"banana\" is not a whole number: valid is 1 to 64"
+        );
+        let tax = find("sm_tax").unwrap();
+        assert_eq!(
+            tax.parse_text("lots").unwrap_err(),
+            "\"lots\" is not a number: valid is from 0 to 0.9"
+        );
+        let grad = find("overlap.grad_bytes").unwrap();
+        assert_eq!(
+            grad.parse_text("two").unwrap_err(),
+            "\"two\" is not a gradient width: valid are 1, 2 or 4 bytes"
+        );
     }
 
     #[test]

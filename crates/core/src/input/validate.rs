@@ -95,6 +95,12 @@ impl Checker {
         self.errors.push(FieldError::new(field, &message));
     }
 
+    /// Whether `field` is refused already (its range): a second message
+    /// for the same value would say the same again.
+    fn refused(&self, field: &str) -> bool {
+        self.errors.iter().any(|e| e.field == field)
+    }
+
     /// Checks every field of `section` (`""`: the top level) that applies to
     /// the scenario against its range in the field table, in table order.
     /// Returns whether every whole-number field passed: those are the ones
@@ -284,7 +290,7 @@ pub(crate) fn resolve(input: &ScenarioInput) -> Result<Scenario, ScenarioError> 
                     ),
                 );
             }
-            if overlap.tp_chunks > mm.m {
+            if overlap.tp_chunks > mm.m && !c.refused("overlap.tp_chunks") {
                 c.fail(
                     "overlap.tp_chunks",
                     format!(
@@ -478,7 +484,7 @@ fn check_transformer(c: &mut Checker, t: &Transformer, p: &Parallel, o: &Overlap
         );
     }
     let gemm_rows = u64::from(t.micro_batch) * u64::from(t.seq);
-    if o.tp && u64::from(o.tp_chunks) > gemm_rows {
+    if o.tp && u64::from(o.tp_chunks) > gemm_rows && !c.refused("overlap.tp_chunks") {
         c.fail(
             "overlap.tp_chunks",
             format!(
