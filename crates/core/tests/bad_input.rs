@@ -57,6 +57,33 @@ fn counts_of_one_read_in_the_singular() {
     names(&e, "parallel.tp", "does not fit a node of 1 GPU:");
     let e = refused(r#"{"workload":{"layers":1},"parallel":{"pp":2}}"#);
     names(&e, "workload.layers", "1 layer cannot fill");
+    let e = refused(r#"{"workload":{"seq":1},"overlap":{"tp":true,"tp_chunks":4}}"#);
+    names(
+        &e,
+        "overlap.tp_chunks",
+        "4 chunks of a GEMM with 1 row: valid is 1 to 1",
+    );
+    let e = refused(
+        r#"{"workload":{"global_batch":3,"micro_batch":2},"parallel":{"tp":4,"pp":4,"dp":1}}"#,
+    );
+    names(
+        &e,
+        "workload.global_batch",
+        "micro-batches of 2 over 1 replica: valid are multiples of 2",
+    );
+    let e = refused(r#"{"workload":{"heads":1,"kv_heads":1},"parallel":{"tp":2}}"#);
+    names(&e, "parallel.tp", "tp 2 does not divide the 1 head:");
+    names(
+        &e,
+        "workload.kv_heads",
+        "1 key/value head cannot be split over tp 2",
+    );
+    let e = refused(r#"{"parallel":{"schedule":"zb-v"}}"#);
+    names(
+        &e,
+        "parallel.virtual_stages",
+        "1 virtual stage with schedule \"zb-v\"",
+    );
     assert_eq!(overlap_core::counted(1, "GPU"), "1 GPU");
     assert_eq!(overlap_core::counted(0, "GPU"), "0 GPUs");
     assert_eq!(overlap_core::counted(3072, "GPU"), "3072 GPUs");

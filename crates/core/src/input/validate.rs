@@ -294,9 +294,9 @@ pub(crate) fn resolve(input: &ScenarioInput) -> Result<Scenario, ScenarioError> 
                 c.fail(
                     "overlap.tp_chunks",
                     format!(
-                        "{} chunks of a GEMM with {} rows: valid is 1 to {}",
+                        "{} chunks of a GEMM with {}: valid is 1 to {}",
                         overlap.tp_chunks,
-                        mm.m,
+                        counted(u64::from(mm.m), "row"),
                         mm.m.min(64)
                     ),
                 );
@@ -394,9 +394,9 @@ fn check_transformer(c: &mut Checker, t: &Transformer, p: &Parallel, o: &Overlap
         c.fail(
             "parallel.tp",
             format!(
-                "tp {} does not divide the {} heads: valid is {}",
+                "tp {} does not divide the {}: valid is {}",
                 p.tp,
-                t.heads,
+                counted(u64::from(t.heads), "head"),
                 divisors(t.heads, 64)
             ),
         );
@@ -405,8 +405,10 @@ fn check_transformer(c: &mut Checker, t: &Transformer, p: &Parallel, o: &Overlap
         c.fail(
             "workload.kv_heads",
             format!(
-                "{} key/value heads do not divide the {} heads: valid are divisors of {}",
-                t.kv_heads, t.heads, t.heads
+                "{} key/value heads do not divide the {}: valid are divisors of {}",
+                t.kv_heads,
+                counted(u64::from(t.heads), "head"),
+                t.heads
             ),
         );
     } else if !t.kv_heads.is_multiple_of(p.tp) {
@@ -414,8 +416,11 @@ fn check_transformer(c: &mut Checker, t: &Transformer, p: &Parallel, o: &Overlap
         c.fail(
             "workload.kv_heads",
             format!(
-                "{} key/value heads cannot be split over tp {}: valid are divisors of {} that are multiples of {}",
-                t.kv_heads, p.tp, t.heads, p.tp
+                "{} cannot be split over tp {}: valid are divisors of {} that are multiples of {}",
+                counted(u64::from(t.kv_heads), "key/value head"),
+                p.tp,
+                t.heads,
+                p.tp
             ),
         );
     }
@@ -464,8 +469,10 @@ fn check_transformer(c: &mut Checker, t: &Transformer, p: &Parallel, o: &Overlap
         c.fail(
             "workload.global_batch",
             format!(
-                "{} does not divide into micro-batches of {} on each of {} replicas: valid are multiples of {per_step}",
-                t.global_batch, t.micro_batch, p.dp
+                "{} does not divide into micro-batches of {} over {}: valid are multiples of {per_step}",
+                t.global_batch,
+                t.micro_batch,
+                counted(u64::from(p.dp), "replica")
             ),
         );
         return;
@@ -488,8 +495,9 @@ fn check_transformer(c: &mut Checker, t: &Transformer, p: &Parallel, o: &Overlap
         c.fail(
             "overlap.tp_chunks",
             format!(
-                "{} chunks of a GEMM with {gemm_rows} rows: valid is 1 to {}",
+                "{} chunks of a GEMM with {}: valid is 1 to {}",
                 o.tp_chunks,
+                counted(gemm_rows, "row"),
                 gemm_rows.min(64)
             ),
         );
@@ -510,8 +518,8 @@ fn check_split_backward_schedule(c: &mut Checker, p: &Parallel, m: u64, per_step
         c.fail(
             "parallel.virtual_stages",
             format!(
-                "{} virtual stages with schedule \"{name}\", which runs two chunks per GPU in a V: valid is 2",
-                p.virtual_stages
+                "{} with schedule \"{name}\", which runs two chunks per GPU in a V: valid is 2",
+                counted(u64::from(p.virtual_stages), "virtual stage")
             ),
         );
     }
