@@ -38,7 +38,12 @@ fn a_wrong_type_names_the_field() {
 #[test]
 fn malformed_json_is_refused_not_panicked() {
     names(&refused(r#"{"parallel": "#), "parallel", "EOF");
-    names(&refused(""), "scenario", "EOF");
+    names(
+        &refused(""),
+        "scenario",
+        "the input is empty: a scenario is one JSON object",
+    );
+    names(&refused(" \n"), "scenario", "{} is the default scenario");
 }
 
 #[test]

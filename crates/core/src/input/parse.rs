@@ -370,6 +370,15 @@ impl ScenarioInput {
         if text.len() > MAX_INPUT_BYTES {
             return Err(too_large(text.len()));
         }
+        if text.trim().is_empty() {
+            // serde would say "EOF while parsing a value at line 1 column 0".
+            return Err(ScenarioError::single(
+                "scenario",
+                "the input is empty: a scenario is one JSON object, such as \
+                 {\"parallel\":{\"tp\":4}}; {} is the default scenario"
+                    .to_string(),
+            ));
+        }
         // A first pass reads the text as plain JSON to check the shapes
         // serde's derived structs would accept by position (an array for a
         // struct) and what follows the scenario.
