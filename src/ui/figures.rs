@@ -11,7 +11,7 @@ use overlap_core::{Axis, Report};
 use crate::state::AppState;
 use overlap_view::format;
 
-pub use overlap_view::tour::template::shown;
+pub use overlap_view::tour::template::{shown, shown_of};
 
 /// One figure with its ghost.
 #[component]
@@ -27,6 +27,16 @@ fn Figure(
     let get = move |r: &Report| metric.get(r);
     let value = Memo::new(move |_| state.report.with(|r| r.as_ref().map(get)));
     let ghost = Memo::new(move |_| state.ghost.with(|r| r.as_ref().map(get)));
+    let text = Memo::new(move |_| {
+        state
+            .report
+            .with(|r| r.as_ref().map(|r| shown_of(metric, r)))
+    });
+    let ghost_text = Memo::new(move |_| {
+        state
+            .ghost
+            .with(|r| r.as_ref().map(|r| shown_of(metric, r)))
+    });
     let name = metric.name();
     view! {
         <div class="fig" title=metric.help()>
@@ -37,7 +47,7 @@ fn Figure(
                 data-run="current"
                 data-value=move || value.get().map(format::raw)
             >
-                {move || value.get().map(|v| shown(metric, v)).unwrap_or_else(|| "…".to_string())}
+                {move || text.get().unwrap_or_else(|| "…".to_string())}
             </span>
             <span
                 class="fig-ghost"
@@ -46,7 +56,7 @@ fn Figure(
                 data-value=move || ghost.get().map(format::raw)
                 hidden=move || ghost.get().is_none()
             >
-                {move || ghost.get().map(|g| format!("was {}", shown(metric, g)))}
+                {move || ghost_text.get().map(|g| format!("was {g}"))}
             </span>
         </div>
     }

@@ -17,6 +17,28 @@ fn stdout(o: &Output) -> String {
 }
 
 #[test]
+fn an_axis_that_moves_nothing_has_no_hidden_share_in_the_summary() {
+    // one-queue is data parallel only; its DP reduction is all exposed.
+    let out = cli(&["simulate", "preset:one-queue"], None);
+    assert!(out.status.success());
+    let text = stdout(&out);
+    let row = |axis: &str| {
+        text.lines()
+            .find(|l| l.starts_with(&format!("{axis} ")))
+            .unwrap_or_else(|| panic!("no {axis} row in {text}"))
+            .split_whitespace()
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(row("tp")[1..4], ["0.000", "0.000", "-"]);
+    assert_eq!(row("pp")[3], "-");
+    assert_eq!(row("dp")[3], "0.0%");
+    // The JSON keeps the report's figure: 1 for an axis with nothing exposed.
+    let json = stdout(&cli(&["simulate", "--json", "preset:one-queue"], None));
+    let report: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(report["axes"]["tp"]["hidden"].as_f64(), Some(1.0));
+}
+
+#[test]
 fn simulate_json_prints_the_cores_report() {
     let preset = overlap_core::presets::default_preset();
     let out = cli(&["simulate", "--json", "-"], Some(preset.json));

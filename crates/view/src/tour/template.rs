@@ -9,7 +9,7 @@
 //! `{gone:METRIC}` is the share of the before value that is
 //! gone after (a percentage; negative when it grew).
 
-use overlap_core::output::metric::{Metric, Unit};
+use overlap_core::output::metric::{AxisFigure, Metric, Unit};
 use overlap_core::Report;
 
 use crate::format;
@@ -24,6 +24,19 @@ pub fn shown(metric: Metric, value: f64) -> String {
         Unit::Tflops => format::tflops(value),
         Unit::Gb => format::gb(value),
     }
+}
+
+/// A metric of `report` as the page's figures write it: [`shown`], but an
+/// axis with no communication shows a dash for its hidden share. The report
+/// counts that share as 1 (nothing exposed), which would read as an axis
+/// overlapped perfectly rather than one with nothing to overlap.
+pub fn shown_of(metric: Metric, report: &Report) -> String {
+    if let Metric::Axis(axis, AxisFigure::Hidden) = metric {
+        if report.axes.get(axis).comm_ms == 0.0 {
+            return "–".to_string();
+        }
+    }
+    shown(metric, metric.get(report))
 }
 
 /// Why a placeholder cannot be filled.
@@ -110,6 +123,22 @@ fn value(key: &str, after: &Report, before: Option<&Report>) -> Result<String, T
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_axis_without_communication_shows_no_hidden_share() {
+        // The one-queue preset is data parallel only: TP and PP move nothing.
+        let s = overlap_core::presets::scenario("one-queue").expect("a preset");
+        let r = overlap_core::simulate(&s).report;
+        let hidden = |a| Metric::Axis(a, AxisFigure::Hidden);
+        for axis in [overlap_core::Axis::Tp, overlap_core::Axis::Pp] {
+            assert_eq!(r.axes.get(axis).comm_ms, 0.0);
+            assert_eq!(shown_of(hidden(axis), &r), "–");
+        }
+        let dp = overlap_core::Axis::Dp;
+        assert!(r.axes.get(dp).comm_ms > 0.0);
+        assert_eq!(shown_of(hidden(dp), &r), format::pct(r.axes.get(dp).hidden));
+        assert_eq!(shown_of(Metric::StepTime, &r), format::ms(r.step_time_ms));
+    }
 
     fn report(step_ms: f64) -> Report {
         let scenario = overlap_core::presets::default_preset()
