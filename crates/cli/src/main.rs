@@ -253,13 +253,10 @@ fn summary(s: &Scenario, r: &Report) -> String {
     );
     for axis in Axis::ALL {
         let a = r.axes.get(axis);
-        // An axis that moves nothing has no share hidden (the report's 1
-        // would read as perfect overlap); the page shows a dash too.
-        let hidden = if a.comm_ms == 0.0 {
-            "-".to_string()
-        } else {
-            format!("{:.1}%", a.hidden * 100.0)
-        };
+        // An axis that moves nothing has no share hidden; the page shows a dash too.
+        let hidden = a
+            .hidden_share()
+            .map_or_else(|| "-".to_string(), |h| format!("{:.1}%", h * 100.0));
         out += &format!(
             "{:<4} {:9.3} {:11.3} {:>7} {:10.3} {:14.3}\n",
             axis.name(),

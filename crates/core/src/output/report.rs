@@ -17,6 +17,15 @@ pub struct AxisReport {
     pub contention_ms: f64,
 }
 
+impl AxisReport {
+    /// The share of its communication hidden, for words and tables: none
+    /// for an axis that moves nothing, where `hidden`'s 1 would read as
+    /// perfect overlap of an axis with nothing to overlap.
+    pub fn hidden_share(&self) -> Option<f64> {
+        (self.comm_ms != 0.0).then_some(self.hidden)
+    }
+}
+
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 /// The per-axis figures, one field per axis as in the report's JSON.
 pub struct Axes {

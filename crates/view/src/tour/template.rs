@@ -31,12 +31,14 @@ pub fn shown(metric: Metric, value: f64) -> String {
 /// counts that share as 1 (nothing exposed), which would read as an axis
 /// overlapped perfectly rather than one with nothing to overlap.
 pub fn shown_of(metric: Metric, report: &Report) -> String {
-    if let Metric::Axis(axis, AxisFigure::Hidden) = metric {
-        if report.axes.get(axis).comm_ms == 0.0 {
-            return "–".to_string();
-        }
+    match metric {
+        Metric::Axis(axis, AxisFigure::Hidden) => report
+            .axes
+            .get(axis)
+            .hidden_share()
+            .map_or_else(|| "–".to_string(), |h| shown(metric, h)),
+        _ => shown(metric, metric.get(report)),
     }
-    shown(metric, metric.get(report))
 }
 
 /// Why a placeholder cannot be filled.
