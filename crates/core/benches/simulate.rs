@@ -9,8 +9,10 @@
 //! time), and on one thread (its cost). For a step made of several runs
 //! (the steady state's short runs, the baseline's), each run's time, events
 //! and time per event follow: what a thread of the CLI or a worker of the
-//! page does, and where a faster engine would show. Figures, never
-//! assertions.
+//! page does, and where a faster engine would show; then what those runs
+//! take spread over one, two and as many threads as runs, since a run is
+//! never split: two scenario runs on one of two threads bound the 1T step.
+//! Figures, never assertions.
 
 use std::time::Instant;
 
@@ -126,6 +128,7 @@ fn parts(name: &str, scenario: &Scenario, runs: u32) {
     if parts.len() < 2 {
         return;
     }
+    let mut best_ms = Vec::with_capacity(parts.len());
     for part in parts {
         let (mut best_s, mut events) = (f64::INFINITY, 0);
         for _ in 0..runs {
@@ -146,7 +149,34 @@ fn parts(name: &str, scenario: &Scenario, runs: u32) {
             best_s * 1e3,
             best_s * 1e9 / events.max(1) as f64,
         );
+        best_ms.push(best_s * 1e3);
     }
+    // What spreading these runs can give at best: a run is not split, so
+    // one thread's runs bound the step's time however fast the others are.
+    let mut threads = vec![1, 2, best_ms.len()];
+    threads.dedup();
+    let spread: Vec<String> = threads
+        .into_iter()
+        .map(|n| format!("{:.1} ms on {n}", spread_ms(&best_ms, n)))
+        .collect();
+    println!(
+        "{name} [its runs spread as `parallel::map` takes them, from the times above]: {} threads (before the memory cap of `parallel::runs_at_once`)",
+        spread.join(", "),
+    );
+}
+
+/// The time of runs lasting `ms` (in their list's order) on `threads`
+/// threads, each thread taking the next run as soon as it is free.
+fn spread_ms(ms: &[f64], threads: usize) -> f64 {
+    let mut free_at = vec![0.0f64; threads.max(1)];
+    for &run in ms {
+        let first_free = free_at
+            .iter_mut()
+            .min_by(|a, b| a.total_cmp(b))
+            .expect("at least one thread");
+        *first_free += run;
+    }
+    free_at.into_iter().fold(0.0, f64::max)
 }
 
 fn benches(c: &mut Criterion) {
