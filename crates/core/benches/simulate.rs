@@ -10,9 +10,9 @@
 //! (the steady state's short runs, the baseline's), each run's time, events
 //! and time per event follow: what a thread of the CLI or a worker of the
 //! page does, and where a faster engine would show; then what those runs
-//! take spread over one, two and as many threads as runs, since a run is
-//! never split: two scenario runs on one of two threads bound the 1T step.
-//! Figures, never assertions.
+//! take spread over one, two and as many threads as runs: a run is never
+//! split, so the thread given the most runs bounds the step however fast
+//! the others finish. Figures, never assertions.
 
 use std::time::Instant;
 
@@ -151,8 +151,8 @@ fn parts(name: &str, scenario: &Scenario, runs: u32) {
         );
         best_ms.push(best_s * 1e3);
     }
-    // What spreading these runs can give at best: a run is not split, so
-    // one thread's runs bound the step's time however fast the others are.
+    // What spreading these runs gives as `parallel::map` takes them: a run
+    // is not split, so one thread's runs bound the step's time.
     let mut threads = vec![1, 2, best_ms.len()];
     threads.dedup();
     let spread: Vec<String> = threads
