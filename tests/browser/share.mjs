@@ -82,6 +82,19 @@ export function registerShareTests(test, h) {
     assert((await page.evaluate(() => history.length)) === historyLength, 'a change added a history entry');
   });
 
+  test('share: on a phone a broken link\'s message is on the first screen, above the preset picker', async ({ page }) => {
+    // The phone layout reorders the panels (style.css); the message must not
+    // be sent to the bottom of a page several screens long.
+    await goto(page, '?v=1&preset=contention&pp_overlap=maybe');
+    const where = await page.evaluate(() => {
+      const top = (sel) => document.querySelector(sel).getBoundingClientRect().top + scrollY;
+      return { alert: top('.link-errors[role="alert"]'), picker: top('#f-preset'), screen: innerHeight };
+    });
+    assert(where.alert < where.picker, `the message sits below the preset picker: ${JSON.stringify(where)}`);
+    assert(where.alert >= 0 && where.alert < where.screen / 2, `the message is not on the first screen: ${JSON.stringify(where)}`);
+    await page.screenshot({ path: join(ARTIFACTS, 'broken-link-alert-375x700.png'), fullPage: false });
+  }, { viewport: { width: 375, height: 700 } });
+
   test('share: a link of an unknown version opens the default, says so and keeps the link', async ({ page }) => {
     const query = '?v=7&tp_overlap=0&layers=4';
     await goto(page, query);
