@@ -5,6 +5,10 @@
 //! ending in its exposed communication per axis, in the axis colours.
 //! The style sheet shows it only where the figures are not beside the
 //! controls.
+//!
+//! The page's "Simulating" status sits above the timeline, off screen when
+//! a switch below it is used: the bar says so too while a run is in flight,
+//! and dims its figures while they are still the previous scenario's.
 
 use leptos::prelude::*;
 use overlap_core::{Axis, Report};
@@ -48,8 +52,22 @@ fn step_bar(report: &Report, longest_ms: f64) -> impl IntoView {
 #[component]
 pub fn StickyFigures() -> impl IntoView {
     let state = expect_context::<AppState>();
+    // The figures shown are the previous scenario's until the new ones
+    // arrive (they may come ahead of the timeline: `figures_ahead`).
+    let stale = move || state.busy.get() && !state.figures_ahead.get();
     view! {
-        <div class="sticky-figures" data-sticky="bar">
+        <div class="sticky-figures" data-sticky="bar" class:stale=stale>
+            <Show when=move || state.busy.get()>
+                // The page's own status (`SimStatus`) is the one announced.
+                <p class="sf-busy" data-sticky="busy" aria-hidden="true">
+                    <span class="spinner"></span>
+                    {move || if state.figures_ahead.get() {
+                        "Simulating the timeline…"
+                    } else {
+                        "Simulating… the previous scenario's figures"
+                    }}
+                </p>
+            </Show>
             {move || {
                 let report = state.report.get()?;
                 let ghost = state.ghost.get();

@@ -136,6 +136,54 @@ export function registerScaleTests(test, h) {
     await canvasDrawn(page);
   }, { timeout: 300000 });
 
+  test('scale: on a phone, switching TP overlap on 1T says "Simulating" in the figure bar beside the switch', async ({ page }) => {
+    await afterRun(page, () => page.selectOption('#f-preset', 'megatron-1t'));
+    await painted(page);
+    const sw = page.getByRole('switch', { name: 'TP overlap' });
+    if (await sw.isChecked()) await afterRun(page, () => sw.click());
+    await sw.evaluate((e) => e.scrollIntoView({ block: 'center' }));
+    const before = await runSeq(page);
+    // The page's status sits above the timeline, off this screen: the bar must say it.
+    const seen = page.evaluate(() => new Promise((resolve) => {
+      const look = () => {
+        const busy = document.querySelector('.sticky-figures [data-sticky="busy"]');
+        if (!busy) return false;
+        const r = busy.getBoundingClientRect();
+        const status = document.querySelector('.sim-status [role="status"]').getBoundingClientRect();
+        resolve({
+          text: busy.textContent, top: r.top, bottom: r.bottom, statusBottom: status.bottom,
+          stale: document.querySelector('.sticky-figures').classList.contains('stale'),
+          opacity: Number(getComputedStyle(document.querySelector('.sticky-figures .sf-line')).opacity),
+        });
+        return true;
+      };
+      if (look()) return;
+      const ob = new MutationObserver(() => { if (look()) ob.disconnect(); });
+      ob.observe(document.body, { childList: true, subtree: true, attributes: true });
+    }));
+    await sw.click();
+    const inFlight = await seen;
+    assert(inFlight.statusBottom < 0, `the page's own status is on screen here, pick a lower control: ${JSON.stringify(inFlight)}`);
+    assert(/Simulating/.test(inFlight.text) && inFlight.top >= 0 && inFlight.bottom <= 700,
+      `the bar does not say "Simulating" on screen: ${JSON.stringify(inFlight)}`);
+    assert(inFlight.stale && inFlight.opacity < 1, `the previous figures were not dimmed: ${JSON.stringify(inFlight)}`);
+    await page.screenshot({ path: join(ARTIFACTS, 'scale-phone-simulating-375x700.png') });
+    await page.waitForFunction((n) => Number(document.body.dataset.runSeq) > n, before, { timeout: 180000 });
+    // The figures may come first: the bar then says the timeline is still on its way.
+    const ahead = await page.evaluate(() => document.querySelector('.sticky-figures [data-sticky="busy"]')?.textContent ?? null);
+    assert(ahead === null || /Simulating the timeline/.test(ahead), `with the new figures shown the bar says: ${ahead}`);
+    await page.waitForFunction(() => !document.querySelector('.sim-status.busy'), null, { timeout: 180000 });
+    const after = await page.evaluate(() => ({
+      busy: document.querySelector('.sticky-figures [data-sticky="busy"]') !== null,
+      stale: document.querySelector('.sticky-figures').classList.contains('stale'),
+      bar: Number(document.querySelector('[data-sticky="step"]').dataset.value),
+      headline: Number(document.querySelector('[data-metric="step_time_ms"][data-run="current"]').dataset.value),
+    }));
+    assert(!after.busy && !after.stale, `the bar still says it is simulating: ${JSON.stringify(after)}`);
+    assert(close(after.bar, after.headline), `the bar shows ${after.bar}, the figures ${after.headline}`);
+    await matchesCli(page);
+  }, { viewport: { width: 375, height: 700 }, timeout: 300000 });
+
   test('scale: on 1T the figures come before the timeline, dimmed under "Simulating", and equal the CLI\'s', async ({ page }) => {
     await afterRun(page, () => page.selectOption('#f-preset', 'megatron-1t'));
     await painted(page);
