@@ -4,7 +4,9 @@
 //! events processed and planned, and the peak memory that scenario alone
 //! reached (the peak is reset before each), both report-only
 //! (`simulate_report`, what the CLI's `simulate` and sweeps need) and with
-//! the timeline (what the page asks for). Report-only is timed twice: with
+//! the timeline (what the page asks for). The time per simulate is that of
+//! the simulates after the first, which is printed beside it: the first
+//! touches memory the allocator has not handed out yet. Report-only is timed twice: with
 //! its independent runs spread over the machine's threads (`parallel`, its
 //! time), and on one thread (its cost). For a step made of several runs
 //! (the steady state's short runs, the baseline's), each run's time, events
@@ -80,9 +82,14 @@ fn report(name: &str, scenario: &Scenario, runs: u32) {
     for path in paths {
         reset_peak_memory();
         let base = peak_memory_mb();
-        let started = Instant::now();
+        // The first simulate of a path is timed apart: it touches memory the
+        // allocator has not handed out before (page faults, huge pages
+        // zeroed), which the later ones reuse, and its time varies most.
+        let mut first_s = 0.0;
+        let mut later_s = 0.0;
         let (mut events, mut planned) = (0, 0);
-        for _ in 0..runs {
+        for run in 0..runs {
+            let started = Instant::now();
             let (e, p) = match path {
                 Path::Timeline => {
                     let sim = simulate(scenario);
@@ -96,18 +103,28 @@ fn report(name: &str, scenario: &Scenario, runs: u32) {
                     (figures.events, figures.planned_events)
                 }
             };
+            let seconds = started.elapsed().as_secs_f64();
+            if run == 0 {
+                first_s = seconds;
+            } else {
+                later_s += seconds;
+            }
             events += e;
             planned += p;
         }
-        let seconds = started.elapsed().as_secs_f64();
+        let later = (runs > 1).then(|| later_s / f64::from(runs - 1) * 1e3);
         println!(
-            "{name}{}: {:.3} ms per simulate (scenario + baseline), {} ops, {} events ({} planned, bound {}), peak memory {}",
+            "{name}{}: {:.3} ms per simulate (scenario + baseline){}, {} ops, {} events ({} planned, bound {}), peak memory {}",
             match path {
                 Path::Timeline => String::new(),
                 Path::Report { threads: 1 } => " [report only, 1 thread]".to_string(),
                 Path::Report { threads } => format!(" [report only, {threads} threads]"),
             },
-            seconds / f64::from(runs) * 1e3,
+            later.unwrap_or(first_s * 1e3),
+            match later {
+                Some(_) => format!(" after a first of {:.3} ms", first_s * 1e3),
+                None => String::new(),
+            },
             predicted.ops,
             events / u64::from(runs),
             planned / u64::from(runs),
