@@ -90,6 +90,27 @@ export async function runSeq(page) {
   return Number(await page.evaluate(() => document.body.dataset.runSeq ?? '0'));
 }
 
+/**
+ * What the page shows the moment `selector` first matches: `read`, a
+ * function of that element run in the page (its source is sent, so it may
+ * use only its argument and the page's globals). Start it before the action
+ * that makes the element appear, and await it after.
+ */
+export function whenShown(page, selector, read) {
+  return page.evaluate(`new Promise((resolve) => {
+    const read = ${read};
+    const look = () => {
+      const el = document.querySelector(${JSON.stringify(selector)});
+      if (!el) return false;
+      resolve(read(el));
+      return true;
+    };
+    if (look()) return;
+    const ob = new MutationObserver(() => { if (look()) ob.disconnect(); });
+    ob.observe(document.body, { childList: true, subtree: true, attributes: true });
+  })`);
+}
+
 /** Runs `action`, then waits until the app has simulated once more. */
 export async function afterRun(page, action) {
   const before = await runSeq(page);

@@ -6,7 +6,7 @@
 
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterRun, painted, runSeq } from './harness.mjs';
+import { afterRun, painted, runSeq, whenShown } from './harness.mjs';
 
 /** The memory report's fields, as `data-metric` names them. */
 const MEMORY_PARTS = ['weights', 'gradients', 'optimizer', 'activations'];
@@ -108,16 +108,9 @@ export function registerScaleTests(test, h) {
     if (await sw.isChecked()) await afterRun(page, () => sw.click());
     const before = await runSeq(page);
     // What the page shows while the run is in flight, read the moment the status appears.
-    const seen = page.evaluate(() => new Promise((resolve) => {
-      const look = () => {
-        const status = document.querySelector('.sim-status.busy [role="status"]');
-        if (!status) return false;
-        resolve({ status: status.textContent, opacity: Number(getComputedStyle(document.querySelector('.canvas-wrap')).opacity) });
-        return true;
-      };
-      if (look()) return;
-      const ob = new MutationObserver(() => { if (look()) ob.disconnect(); });
-      ob.observe(document.body, { childList: true, subtree: true, attributes: true });
+    const seen = whenShown(page, '.sim-status.busy [role="status"]', (status) => ({
+      status: status.textContent,
+      opacity: Number(getComputedStyle(document.querySelector('.canvas-wrap')).opacity),
     }));
     await sw.click();
     const inFlight = await seen;
@@ -144,23 +137,15 @@ export function registerScaleTests(test, h) {
     await sw.evaluate((e) => e.scrollIntoView({ block: 'center' }));
     const before = await runSeq(page);
     // The page's status sits above the timeline, off this screen: the bar must say it.
-    const seen = page.evaluate(() => new Promise((resolve) => {
-      const look = () => {
-        const busy = document.querySelector('.sticky-figures [data-sticky="busy"]');
-        if (!busy) return false;
-        const r = busy.getBoundingClientRect();
-        const status = document.querySelector('.sim-status [role="status"]').getBoundingClientRect();
-        resolve({
-          text: busy.textContent, top: r.top, bottom: r.bottom, statusBottom: status.bottom,
-          stale: document.querySelector('.sticky-figures').classList.contains('stale'),
-          opacity: Number(getComputedStyle(document.querySelector('.sticky-figures .sf-line')).opacity),
-        });
-        return true;
+    const seen = whenShown(page, '.sticky-figures [data-sticky="busy"]', (busy) => {
+      const r = busy.getBoundingClientRect();
+      const status = document.querySelector('.sim-status [role="status"]').getBoundingClientRect();
+      return {
+        text: busy.textContent, top: r.top, bottom: r.bottom, statusBottom: status.bottom,
+        stale: document.querySelector('.sticky-figures').classList.contains('stale'),
+        opacity: Number(getComputedStyle(document.querySelector('.sticky-figures .sf-line')).opacity),
       };
-      if (look()) return;
-      const ob = new MutationObserver(() => { if (look()) ob.disconnect(); });
-      ob.observe(document.body, { childList: true, subtree: true, attributes: true });
-    }));
+    });
     await sw.click();
     const inFlight = await seen;
     assert(inFlight.statusBottom < 0, `the page's own status is on screen here, pick a lower control: ${JSON.stringify(inFlight)}`);
