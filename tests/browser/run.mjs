@@ -171,6 +171,31 @@ test('an invalid value is explained next to its control and kept', async ({ page
   assert(/not a number|whole/i.test(local), `no message for a non-number: "${local}"`);
 });
 
+test('pasted scenario JSON: a refused value names its field and what is valid, keeps the text; a good one runs as the CLI does', async ({ page }) => {
+  await page.locator('details.scenario-json > summary').click();
+  const box = page.locator('#json-edit');
+  const before = await page.getAttribute('[data-scenario-json]', 'data-scenario-json');
+  const bad = '{"parallel":{"tp":8,"pp":2,"dp":1},"workload":{"layers":"eight"}}';
+  await box.fill(bad);
+  await page.getByRole('button', { name: 'Apply JSON' }).click();
+  const alert = await page.textContent('.scenario-json [role="alert"]');
+  assert(/workload\.layers/.test(alert) && /"eight" is not a whole number: valid is 1 to 4096/.test(alert),
+    `the refusal does not name the field and its range: ${alert}`);
+  assert(!/expected u32|invalid type/.test(alert), `the refusal speaks the parser's words: ${alert}`);
+  assert((await box.inputValue()) === bad, 'the pasted text was not kept');
+  assert((await page.getAttribute('[data-scenario-json]', 'data-scenario-json')) === before, 'a refused paste changed the scenario');
+  const good = '{"hardware":{"preset":"dgx-a100","nodes":2},"parallel":{"tp":8,"pp":2,"dp":1},"workload":{"layers":12}}';
+  await afterRun(page, async () => {
+    await box.fill(good);
+    await page.getByRole('button', { name: 'Apply JSON' }).click();
+  });
+  assert((await page.locator('.scenario-json [role="alert"]').count()) === 0, 'the refusal stayed after a good paste');
+  const applied = JSON.parse(await page.getAttribute('[data-scenario-json]', 'data-scenario-json'));
+  assert(applied.parallel.tp === 8 && applied.workload.layers === 12, `the pasted scenario was not applied: ${JSON.stringify(applied)}`);
+  const report = await matchesCli(page);
+  assert(close(report.step_time_ms, cliReport(good).step_time_ms), 'the page does not run the pasted scenario as the CLI runs it');
+});
+
 test('SM tax left empty says "none", and emptying it again brings back the modelled interference', async ({ page }) => {
   const box = page.locator('#f-sm-tax');
   const slider = page.locator('input[aria-label="SM tax (slider)"]');

@@ -21,17 +21,104 @@ fn a_wrong_type_names_the_field() {
     names(
         &refused(r#"{"parallel":{"tp":"banana"}}"#),
         "parallel.tp",
-        "invalid type",
+        "\"banana\" is not a whole number: valid is 1 to 64 (line 1, column 26)",
     );
     names(
         &refused(r#"{"workload":{"recompute":"sometimes"}}"#),
         "workload.recompute",
-        "full",
+        "\"sometimes\" is not valid: valid are none, selective, full",
     );
     names(
         &refused(r#"{"workload":{"layers":-3}}"#),
         "workload.layers",
-        "invalid value",
+        "-3 is out of range: valid is 1 to 4096",
+    );
+}
+
+/// What the parser refuses is said as the field reference states what is
+/// valid (`overlap-lab fields`), never in the parser's own words for Rust
+/// types ("expected u32", "expected f64") or as "expected value".
+#[test]
+fn a_refused_value_is_told_what_is_valid_for_its_field() {
+    for (json, field, message) in [
+        (
+            r#"{"workload":{"layers":3.5}}"#,
+            "workload.layers",
+            "3.5 is not a whole number: valid is 1 to 4096",
+        ),
+        (
+            r#"{"workload":{"layers":99999999999}}"#,
+            "workload.layers",
+            "99999999999 is out of range: valid is 1 to 4096",
+        ),
+        (
+            r#"{"workload":{"layers":true}}"#,
+            "workload.layers",
+            "true is not a whole number: valid is 1 to 4096",
+        ),
+        (
+            r#"{"overlap":{"bucket_mb":"big"}}"#,
+            "overlap.bucket_mb",
+            "\"big\" is not a number: valid is from 0.1 to 100000",
+        ),
+        (
+            r#"{"sm_tax":"x"}"#,
+            "sm_tax",
+            "\"x\" is not a number: valid is from 0 to 0.9",
+        ),
+        (
+            r#"{"overlap":{"tp":"yes"}}"#,
+            "overlap.tp",
+            "\"yes\" is not a switch: valid are true or false",
+        ),
+        (
+            r#"{"overlap":{"tp":1}}"#,
+            "overlap.tp",
+            "1 is not a switch: valid are true or false",
+        ),
+        (
+            r#"{"workload":{"recompute":true}}"#,
+            "workload.recompute",
+            "true is not valid: valid are none, selective, full",
+        ),
+        (
+            r#"{"parallel":{"schedule":"zb3"}}"#,
+            "parallel.schedule",
+            "\"zb3\" is not valid: valid are gpipe, 1f1b, interleaved",
+        ),
+        (
+            r#"{"hardware":{"preset":"dgx-b200"}}"#,
+            "hardware.preset",
+            "valid are dgx2-v100, dgx-a100, dgx-h100",
+        ),
+        (
+            r#"{"overlap":{"grad_bytes":"two"}}"#,
+            "overlap.grad_bytes",
+            "\"two\" is not a gradient width: valid are 1, 2 or 4 bytes",
+        ),
+        (
+            r#"{"interference":"maybe"}"#,
+            "interference",
+            "\"maybe\" is not valid: valid are modelled, off",
+        ),
+    ] {
+        let e = refused(json);
+        names(&e, field, message);
+        for parser_words in [
+            "expected u32",
+            "expected f64",
+            "expected a boolean",
+            "expected value",
+            "invalid type",
+        ] {
+            assert!(!e.to_string().contains(parser_words), "{json}: {e}");
+        }
+    }
+    // A field given twice is still refused as given twice, not for its value.
+    names(
+        &refused(r#"{"workload":{"layers":4,"layers":5}}"#),
+        "workload.layers",
+        "duplicate field",
     );
 }
 
@@ -265,12 +352,16 @@ fn an_array_in_place_of_a_section_is_refused() {
             "an object is expected",
         );
     }
-    // A scalar field given an array keeps serde's message for its type.
-    names(&refused(r#"{"sm_tax":[0.1]}"#), "sm_tax", "invalid type");
+    // A scalar field given an array is told what is valid for it.
+    names(
+        &refused(r#"{"sm_tax":[0.1]}"#),
+        "sm_tax",
+        "[0.1] is not a number: valid is from 0 to 0.9",
+    );
     names(
         &refused(r#"{"parallel":{"tp":[8]}}"#),
         "parallel.tp",
-        "invalid type",
+        "[8] is not a whole number: valid is 1 to 64",
     );
 }
 
@@ -287,7 +378,11 @@ fn an_object_in_place_of_a_value_is_refused() {
         "hardware.preset",
         "a single value is expected",
     );
-    names(&refused(r#"{"sm_tax":{}}"#), "sm_tax", "invalid type");
+    names(
+        &refused(r#"{"sm_tax":{}}"#),
+        "sm_tax",
+        "{} is not a number: valid is from 0 to 0.9",
+    );
 }
 
 #[test]

@@ -677,6 +677,41 @@ impl Field {
         }
     }
 
+    /// What is wrong with `value`, given in scenario JSON for this field
+    /// and refused by the parser, said as the field reference states what
+    /// is valid (the parser's own words name Rust types: "expected u32").
+    pub fn json_refusal(&self, value: &Value) -> String {
+        let given = match value {
+            Value::String(s) => format!("{s:?}"),
+            other => other.to_string(),
+        };
+        let names = |choices: &[Choice]| -> Vec<&str> { choices.iter().map(|c| c.name).collect() };
+        match self.kind {
+            // A whole number the parser refused is out of range (past u32).
+            Kind::Int { min, max } => match value
+                .as_f64()
+                .filter(|x| x.fract() == 0.0)
+                .map(|x| self.check_number(x))
+            {
+                Some(Err(out_of_range)) => out_of_range,
+                _ => format!("{given} is not a whole number: valid is {min} to {max}"),
+            },
+            Kind::Real { min, max } => {
+                format!("{given} is not a number: valid is from {min} to {max}")
+            }
+            Kind::IntOf { choices, noun } => format!(
+                "{given} is not {noun}: valid are {} {}",
+                listed(&names(choices)),
+                self.unit
+            ),
+            Kind::Bool => format!("{given} is not a switch: valid are true or false"),
+            Kind::Enum(choices) => format!(
+                "{given} is not valid: valid are {}",
+                names(choices).join(", ")
+            ),
+        }
+    }
+
     /// Whether `value` is in the field's range, and if not what is valid.
     /// Types are the parser's business: a value of another type passes.
     pub fn check_range(&self, value: &Value) -> Result<(), String> {

@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::input::fields::FIELDS;
+use crate::input::fields::{self, FIELDS};
 use crate::input::validate;
 use crate::model::hardware::HardwarePreset;
 use crate::model::scenario::*;
@@ -413,12 +413,34 @@ impl ScenarioInput {
             }
             // A syntax error has no field (serde_path_to_error says "." or "?").
             let path = if path == "?" { ".".to_string() } else { path };
-            let field = match (path.as_str(), unknown_field_name(&message)) {
+            let named = unknown_field_name(&message);
+            let field = match (path.as_str(), named.clone()) {
                 (".", Some(name)) => name,
                 (p, Some(name)) if !p.ends_with(&name) => format!("{p}.{name}"),
                 (".", None) => "scenario".to_string(),
                 (p, _) => p.to_string(),
             };
+            // The text is JSON (the first pass read it) and a known field's
+            // value is what the parser refused: its type, a whole number past
+            // u32, or a name where serde_json's words would be "expected
+            // value". Said as the field table states what is valid, with
+            // where it stands in the text.
+            let given = plain
+                .as_ref()
+                .ok()
+                .filter(|_| named.is_none())
+                .and_then(|v| v.pointer(&format!("/{}", field.replace('.', "/"))));
+            if let (Some(row), Some(value)) = (fields::find(&field), given) {
+                return ScenarioError::single(
+                    field.as_str(),
+                    format!(
+                        "{} (line {}, column {})",
+                        row.json_refusal(value),
+                        inner.line(),
+                        inner.column()
+                    ),
+                );
+            }
             ScenarioError::single(field, message)
         })?;
         let value = plain.map_err(|e| ScenarioError::single("scenario", e.to_string()))?;
