@@ -114,6 +114,18 @@ fn a_refused_value_is_told_what_is_valid_for_its_field() {
             assert!(!e.to_string().contains(parser_words), "{json}: {e}");
         }
     }
+    // A number too large for JSON to read has no value to show; its range
+    // is still said.
+    names(
+        &refused(r#"{"workload":{"layers":1e400}}"#),
+        "workload.layers",
+        "the number is too large to read (line 1, column 27): valid is a whole number, 1 to 4096",
+    );
+    names(
+        &refused(r#"{"parallel":{"schedule":1e999}}"#),
+        "parallel.schedule",
+        "the number is too large to read (line 1, column 25): valid is one of `gpipe`, `1f1b`",
+    );
     // A field given twice is still refused as given twice, not for its value.
     names(
         &refused(r#"{"workload":{"layers":4,"layers":5}}"#),
@@ -125,6 +137,12 @@ fn a_refused_value_is_told_what_is_valid_for_its_field() {
 #[test]
 fn malformed_json_is_refused_not_panicked() {
     names(&refused(r#"{"parallel": "#), "parallel", "EOF");
+    // A syntax error inside a section names the section, not "workload.?".
+    names(
+        &refused(r#"{"workload":{"layers":4,}}"#),
+        "workload",
+        "trailing comma",
+    );
     names(
         &refused(""),
         "scenario",

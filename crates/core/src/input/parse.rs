@@ -411,8 +411,13 @@ impl ScenarioInput {
                     "an array is given where an object is expected",
                 );
             }
-            // A syntax error has no field (serde_path_to_error says "." or "?").
-            let path = if path == "?" { ".".to_string() } else { path };
+            // A syntax error has no field (serde_path_to_error says "." or
+            // "?"), or names the section it stands in ("workload.?").
+            let path = match path.strip_suffix("?").map(|p| p.trim_end_matches('.')) {
+                Some("") => ".".to_string(),
+                Some(section) => section.to_string(),
+                None => path,
+            };
             let named = unknown_field_name(&message);
             let field = match (path.as_str(), named.clone()) {
                 (".", Some(name)) => name,
@@ -430,16 +435,30 @@ impl ScenarioInput {
                 .ok()
                 .filter(|_| named.is_none())
                 .and_then(|v| v.pointer(&format!("/{}", field.replace('.', "/"))));
+            let at = format!("(line {}, column {})", inner.line(), inner.column());
             if let (Some(row), Some(value)) = (fields::find(&field), given) {
                 return ScenarioError::single(
                     field.as_str(),
-                    format!(
-                        "{} (line {}, column {})",
-                        row.json_refusal(value),
-                        inner.line(),
-                        inner.column()
-                    ),
+                    format!("{} {at}", row.json_refusal(value)),
                 );
+            }
+            // A number too large for JSON to read (1e400) has no value to
+            // show; its field's range is still what the reader needs.
+            // (The first pass's words: where an enum meets such a number,
+            // the typed pass says only "expected value".)
+            let unreadable = plain.as_ref().err().map(ToString::to_string);
+            match fields::find(&field) {
+                Some(row) if unreadable.is_some_and(|m| m.starts_with("number out of range")) => {
+                    let article = if row.is_number() { "a " } else { "" };
+                    return ScenarioError::single(
+                        field.as_str(),
+                        format!(
+                            "the number is too large to read {at}: valid is {article}{}",
+                            row.kind.describe()
+                        ),
+                    );
+                }
+                _ => {}
             }
             ScenarioError::single(field, message)
         })?;
