@@ -5,7 +5,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::input::fields::{self, FIELDS};
+use crate::input::fields::{self, Field, FIELDS};
 use crate::input::validate;
 use crate::model::hardware::HardwarePreset;
 use crate::model::scenario::*;
@@ -425,40 +425,19 @@ impl ScenarioInput {
                 (".", None) => "scenario".to_string(),
                 (p, _) => p.to_string(),
             };
-            // The text is JSON (the first pass read it) and a known field's
-            // value is what the parser refused: its type, a whole number past
-            // u32, or a name where serde_json's words would be "expected
-            // value". Said as the field table states what is valid, with
-            // where it stands in the text.
+            // A known field's value refused: said as the field table states
+            // what is valid, with where it stands in the text.
             let given = plain
                 .as_ref()
                 .ok()
                 .filter(|_| named.is_none())
                 .and_then(|v| v.pointer(&format!("/{}", field.replace('.', "/"))));
-            let at = format!("(line {}, column {})", inner.line(), inner.column());
-            if let (Some(row), Some(value)) = (fields::find(&field), given) {
-                return ScenarioError::single(
-                    field.as_str(),
-                    format!("{} {at}", row.json_refusal(value)),
-                );
-            }
-            // A number too large for JSON to read (1e400) has no value to
-            // show; its field's range is still what the reader needs.
-            // (The first pass's words: where an enum meets such a number,
-            // the typed pass says only "expected value".)
             let unreadable = plain.as_ref().err().map(ToString::to_string);
-            match fields::find(&field) {
-                Some(row) if unreadable.is_some_and(|m| m.starts_with("number out of range")) => {
-                    let article = if row.is_number() { "a " } else { "" };
-                    return ScenarioError::single(
-                        field.as_str(),
-                        format!(
-                            "the number is too large to read {at}: valid is {article}{}",
-                            row.kind.describe()
-                        ),
-                    );
-                }
-                _ => {}
+            let at = format!("(line {}, column {})", inner.line(), inner.column());
+            if let Some(said) = fields::find(&field)
+                .and_then(|row| field_refusal(row, given, unreadable.as_deref(), &at))
+            {
+                return ScenarioError::single(field.as_str(), said);
             }
             ScenarioError::single(field, message)
         })?;
@@ -486,6 +465,33 @@ impl ScenarioInput {
     /// then finds the baseline's count kept (`workload::cost`).
     pub fn all_overlap_off(&self) -> ScenarioInput {
         crate::input::fields::complete_input(&validate::filled(self).all_overlap_off())
+    }
+}
+
+/// What the parser refused of a known field, as the field table states what
+/// is valid for it, `at` a place in the text: `value`, the field's JSON where
+/// the text is JSON (its type, a whole number past u32, or a name where
+/// serde_json's words would be "expected value"); else, where the first
+/// pass could not read the text (`unreadable`, its words), a number too
+/// large for JSON, whose field's range is still what the reader needs (the
+/// typed pass may say only "expected value" of it). `None`: another error,
+/// worded as the parser words it.
+fn field_refusal(
+    row: &Field,
+    value: Option<&Value>,
+    unreadable: Option<&str>,
+    at: &str,
+) -> Option<String> {
+    match (value, unreadable) {
+        (Some(value), _) => Some(format!("{} {at}", row.json_refusal(value))),
+        (None, Some(words)) if words.starts_with("number out of range") => {
+            let article = if row.is_number() { "a " } else { "" };
+            Some(format!(
+                "the number is too large to read {at}: valid is {article}{}",
+                row.kind.describe()
+            ))
+        }
+        _ => None,
     }
 }
 
