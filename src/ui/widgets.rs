@@ -106,6 +106,13 @@ pub fn NumberPair(
             return;
         }
         let unreadable = raw.trim().is_empty() || !as_number.is_finite();
+        // A whole number past u32 would reach the scenario clamped, and its
+        // message would quote the clamped value, not the one typed.
+        if field.integer && as_number.fract() == 0.0 && as_number > f64::from(u32::MAX) {
+            let message = field.row.out_of_range(raw.trim());
+            local_error.set(Some(overlap_core::scenario::clip_echoes(&message)));
+            return;
+        }
         if unreadable || (field.integer && (as_number.fract() != 0.0 || as_number < 0.0)) {
             // The core's words, with the field's valid range; clipped: a
             // pasted megabyte must not come back in the message.

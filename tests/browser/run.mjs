@@ -169,6 +169,15 @@ test('an invalid value is explained next to its control and kept', async ({ page
   await page.locator('#f-workload-layers').fill('');
   const local = await page.locator('.field:has(#f-workload-layers) .field-error').first().textContent();
   assert(/not a number|whole/i.test(local), `no message for a non-number: "${local}"`);
+  // Digits past what a whole-number field holds are quoted as typed, not clamped.
+  const layers = page.locator('#f-workload-layers');
+  await layers.fill('99999999999999999999');
+  await page.waitForFunction(() => /99999999999999999999 is out of range: valid is 1 to 4096/
+    .test(document.querySelector('.field:has(#f-workload-layers) .field-error').textContent), null, { timeout: 5000 })
+    .catch(async () => {
+      throw new Error(`huge layers: "${await page.locator('.field:has(#f-workload-layers) .field-error').first().textContent()}"`);
+    });
+  assert((await layers.inputValue()) === '99999999999999999999', 'the typed value was not kept');
 });
 
 test('pasted scenario JSON: a refused value names its field and what is valid, keeps the text; a good one runs as the CLI does', async ({ page }) => {

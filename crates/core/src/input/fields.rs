@@ -640,10 +640,14 @@ impl Field {
     /// message says what is valid.
     pub fn parse_text(&self, raw: &str) -> Result<Value, String> {
         match self.kind {
-            Kind::Int { min, max } => raw
-                .parse::<u32>()
-                .map(Value::from)
-                .map_err(|_| format!("{raw:?} is not a whole number: valid is {min} to {max}")),
+            Kind::Int { min, max } => raw.parse::<u32>().map(Value::from).map_err(|e| {
+                // Digits past u32 are a whole number, only too large.
+                if *e.kind() == std::num::IntErrorKind::PosOverflow {
+                    self.out_of_range(raw)
+                } else {
+                    format!("{raw:?} is not a whole number: valid is {min} to {max}")
+                }
+            }),
             Kind::IntOf { choices, noun } => raw.parse::<u32>().map(Value::from).map_err(|_| {
                 let names: Vec<&str> = choices.iter().map(|c| c.name).collect();
                 format!(
@@ -712,6 +716,18 @@ impl Field {
         }
     }
 
+    /// That a number of this field, as `given` writes it, is out of its
+    /// range, and what is valid.
+    pub fn out_of_range(&self, given: &str) -> String {
+        match self.kind {
+            Kind::Int { min, max } => format!("{given} is out of range: valid is {min} to {max}"),
+            Kind::Real { min, max } => {
+                format!("{given} is out of range: valid is from {min} to {max}")
+            }
+            _ => format!("{given} is out of range: valid is {}", self.kind.describe()),
+        }
+    }
+
     /// Whether `value` is in the field's range, and if not what is valid.
     /// Types are the parser's business: a value of another type passes.
     pub fn check_range(&self, value: &Value) -> Result<(), String> {
@@ -725,14 +741,12 @@ impl Field {
     /// never is), and if not what is valid. Other kinds have no range.
     pub fn check_number(&self, x: f64) -> Result<(), String> {
         match self.kind {
-            Kind::Int { min, max } if x < f64::from(min) || x > f64::from(max) => Err(format!(
-                "{} is out of range: valid is {min} to {max}",
-                shown(x)
-            )),
-            Kind::Real { min, max } if !x.is_finite() || x < min || x > max => Err(format!(
-                "{} is out of range: valid is from {min} to {max}",
-                shown(x)
-            )),
+            Kind::Int { min, max } if x < f64::from(min) || x > f64::from(max) => {
+                Err(self.out_of_range(&shown(x)))
+            }
+            Kind::Real { min, max } if !x.is_finite() || x < min || x > max => {
+                Err(self.out_of_range(&shown(x)))
+            }
             Kind::IntOf { choices, noun } if !choices.iter().any(|c| c.name == shown(x)) => {
                 let names: Vec<&str> = choices.iter().map(|c| c.name).collect();
                 Err(format!(

@@ -388,6 +388,26 @@ mod tests {
     }
 
     #[test]
+    fn digits_past_u32_are_out_of_range_as_typed() {
+        let d = decode("?v=1&layers=99999999999999999999&tp=1e3", &[]);
+        let said: Vec<(&str, &str)> = d
+            .errors
+            .iter()
+            .map(|e| (e.field.as_str(), e.message.as_str()))
+            .collect();
+        assert_eq!(
+            said,
+            [
+                (
+                    "layers",
+                    "99999999999999999999 is out of range: valid is 1 to 4096"
+                ),
+                ("tp", "\"1e3\" is not a whole number: valid is 1 to 64"),
+            ]
+        );
+    }
+
+    #[test]
     fn an_impossible_value_is_refused_with_what_is_valid() {
         let d = decode("v=1&preset=contention&tp=3&sm_tax=0.05", &[]);
         assert_eq!(d.preset, "contention");
