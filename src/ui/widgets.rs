@@ -106,21 +106,26 @@ pub fn NumberPair(
             return;
         }
         let unreadable = raw.trim().is_empty() || !as_number.is_finite();
-        // A whole number past u32 would reach the scenario clamped, and its
-        // message would quote the clamped value, not the one typed.
-        if field.integer && as_number.fract() == 0.0 && as_number > f64::from(u32::MAX) {
-            let message = field.row.out_of_range(raw.trim());
-            local_error.set(Some(overlap_core::scenario::clip_echoes(&message)));
-            return;
-        }
-        if unreadable || (field.integer && (as_number.fract() != 0.0 || as_number < 0.0)) {
-            // The core's words, with the field's valid range; clipped: a
-            // pasted megabyte must not come back in the message.
-            let message = field
-                .row
-                .parse_text(raw.trim())
-                .err()
-                .unwrap_or_else(|| format!("\"{raw}\" is not valid here"));
+        let message =
+            if field.integer && as_number.fract() == 0.0 && as_number > f64::from(u32::MAX) {
+                // A whole number past u32 would reach the scenario clamped, and
+                // its message would quote the clamped value, not the one typed.
+                Some(field.row.out_of_range(raw.trim()))
+            } else if unreadable || (field.integer && (as_number.fract() != 0.0 || as_number < 0.0))
+            {
+                // The core's words, with the field's valid range.
+                Some(
+                    field
+                        .row
+                        .parse_text(raw.trim())
+                        .err()
+                        .unwrap_or_else(|| format!("\"{raw}\" is not valid here")),
+                )
+            } else {
+                None
+            };
+        if let Some(message) = message {
+            // Clipped: a pasted megabyte must not come back in the message.
             local_error.set(Some(overlap_core::scenario::clip_echoes(&message)));
             return;
         }

@@ -640,66 +640,44 @@ impl Field {
     /// message says what is valid.
     pub fn parse_text(&self, raw: &str) -> Result<Value, String> {
         match self.kind {
-            Kind::Int { min, max } => raw.parse::<u32>().map(Value::from).map_err(|e| {
+            Kind::Int { .. } => raw.parse::<u32>().map(Value::from).map_err(|e| {
                 // Digits past u32 are a whole number, only too large.
                 if *e.kind() == std::num::IntErrorKind::PosOverflow {
                     self.out_of_range(raw)
                 } else {
-                    format!("{raw:?} is not a whole number: valid is {min} to {max}")
+                    self.not_of_kind(&format!("{raw:?}"))
                 }
             }),
-            Kind::IntOf { choices, noun } => raw.parse::<u32>().map(Value::from).map_err(|_| {
-                let names: Vec<&str> = choices.iter().map(|c| c.name).collect();
-                format!(
-                    "{raw:?} is not {noun}: valid are {} {}",
-                    listed(&names),
-                    self.unit
-                )
-            }),
-            Kind::Real { min, max } => raw
+            Kind::IntOf { .. } => raw
+                .parse::<u32>()
+                .map(Value::from)
+                .map_err(|_| self.not_of_kind(&format!("{raw:?}"))),
+            Kind::Real { .. } => raw
                 .parse::<f64>()
                 .ok()
                 .filter(|x| x.is_finite())
                 .map(Value::from)
-                .ok_or_else(|| format!("{raw:?} is not a number: valid is from {min} to {max}")),
+                .ok_or_else(|| self.not_of_kind(&format!("{raw:?}"))),
+            // Links write a switch as 1 or 0 (`Field::text`).
             Kind::Bool => match raw {
                 "1" | "true" | "on" => Ok(Value::Bool(true)),
                 "0" | "false" | "off" => Ok(Value::Bool(false)),
                 _ => Err(format!("{raw:?} is not a switch: valid are 1 or 0")),
             },
-            Kind::Enum(choices) => {
-                if choices.iter().any(|c| c.name == raw) {
-                    Ok(Value::from(raw))
-                } else {
-                    let names: Vec<&str> = choices.iter().map(|c| c.name).collect();
-                    Err(format!(
-                        "{raw:?} is not valid: valid are {}",
-                        names.join(", ")
-                    ))
-                }
-            }
+            Kind::Enum(choices) if choices.iter().any(|c| c.name == raw) => Ok(Value::from(raw)),
+            Kind::Enum(_) => Err(self.not_of_kind(&format!("{raw:?}"))),
         }
     }
 
-    /// What is wrong with `value`, given in scenario JSON for this field
-    /// and refused by the parser, said as the field reference states what
-    /// is valid (the parser's own words name Rust types: "expected u32").
-    pub fn json_refusal(&self, value: &Value) -> String {
-        let given = match value {
-            Value::String(s) => format!("{s:?}"),
-            other => other.to_string(),
-        };
+    /// That a value of this field, as `given` writes it, is not of the
+    /// field's kind, and what is valid (JSON's words for a switch: true or
+    /// false).
+    fn not_of_kind(&self, given: &str) -> String {
         let names = |choices: &[Choice]| -> Vec<&str> { choices.iter().map(|c| c.name).collect() };
         match self.kind {
-            // A whole number the parser refused is out of range (past u32).
-            Kind::Int { min, max } => match value
-                .as_f64()
-                .filter(|x| x.fract() == 0.0)
-                .map(|x| self.check_number(x))
-            {
-                Some(Err(out_of_range)) => out_of_range,
-                _ => format!("{given} is not a whole number: valid is {min} to {max}"),
-            },
+            Kind::Int { min, max } => {
+                format!("{given} is not a whole number: valid is {min} to {max}")
+            }
             Kind::Real { min, max } => {
                 format!("{given} is not a number: valid is from {min} to {max}")
             }
@@ -713,6 +691,23 @@ impl Field {
                 "{given} is not valid: valid are {}",
                 names(choices).join(", ")
             ),
+        }
+    }
+
+    /// What is wrong with `value`, given in scenario JSON for this field
+    /// and refused by the parser, said as the field reference states what
+    /// is valid (the parser's own words name Rust types: "expected u32").
+    pub fn json_refusal(&self, value: &Value) -> String {
+        let given = match value {
+            Value::String(s) => format!("{s:?}"),
+            other => other.to_string(),
+        };
+        // A whole number the parser refused for an integer field is out of
+        // range (past u32); anything else is not of the field's kind.
+        let whole = value.as_f64().filter(|x| x.fract() == 0.0);
+        match (self.kind, whole.map(|x| self.check_number(x))) {
+            (Kind::Int { .. }, Some(Err(out_of_range))) => out_of_range,
+            _ => self.not_of_kind(&given),
         }
     }
 
@@ -747,14 +742,8 @@ impl Field {
             Kind::Real { min, max } if !x.is_finite() || x < min || x > max => {
                 Err(self.out_of_range(&shown(x)))
             }
-            Kind::IntOf { choices, noun } if !choices.iter().any(|c| c.name == shown(x)) => {
-                let names: Vec<&str> = choices.iter().map(|c| c.name).collect();
-                Err(format!(
-                    "{} is not {noun}: valid are {} {}",
-                    shown(x),
-                    listed(&names),
-                    self.unit
-                ))
+            Kind::IntOf { choices, .. } if !choices.iter().any(|c| c.name == shown(x)) => {
+                Err(self.not_of_kind(&shown(x)))
             }
             _ => Ok(()),
         }
