@@ -14,6 +14,7 @@ use overlap_core::{FieldError, Report, Scenario, ScenarioError, ScenarioInput};
 
 use crate::ui::fields;
 use overlap_view::scene::Scene;
+use overlap_view::shown_gpus::ShownGpus;
 pub use overlap_view::tip::Tip;
 
 pub type SceneRef = Rc<RefCell<Scene>>;
@@ -93,6 +94,8 @@ pub struct AppState {
     pub lod_note: RwSignal<bool>,
     /// Which simulated GPU the link lanes belong to.
     pub link_gpu: RwSignal<usize>,
+    /// Which simulated GPUs the lanes are drawn for.
+    pub shown_gpus: RwSignal<ShownGpus>,
     /// Names of the simulated GPUs, for the link-lane picker.
     pub gpu_names: RwSignal<Vec<String>>,
     /// The guided tour's open chapter (0-based), for share links; `None` when closed.
@@ -139,6 +142,7 @@ impl AppState {
             represents_note: RwSignal::new(String::new()),
             lod_note: RwSignal::new(false),
             link_gpu: RwSignal::new(0),
+            shown_gpus: RwSignal::new(ShownGpus::All),
             gpu_names: RwSignal::new(Vec::new()),
             tour_chapter: RwSignal::new(None),
             scene: StoredValue::new_local(Rc::new(RefCell::new(Scene::new()))),

@@ -9,6 +9,7 @@ use overlap_view::draw;
 use overlap_view::layout::Layout;
 use overlap_view::palette::{Palette, DARK};
 use overlap_view::scene::Scene;
+use overlap_view::shown_gpus::ShownGpus;
 use wasm_bindgen::{JsCast, JsValue};
 use web_sys::{CanvasRenderingContext2d, HtmlCanvasElement};
 
@@ -60,6 +61,7 @@ pub struct LayerKey {
     win: (f64, f64),
     size: (u32, u32),
     link_gpu: usize,
+    shown_gpus: ShownGpus,
     dark: bool,
 }
 
@@ -258,7 +260,13 @@ pub fn draw(
     let width = width_px().max(300.0);
     timing.width_ms = now() - started;
     let t = now();
-    let layout = Layout::compute_with_before(current, scene.before.as_ref(), width, scene.link_gpu);
+    let layout = Layout::compute_with_before(
+        current,
+        scene.before.as_ref(),
+        width,
+        scene.link_gpu,
+        scene.shown_gpus,
+    );
     timing.layout_ms = now() - t;
     let dpr = crate::web::dom::window()
         .map(|w| w.device_pixel_ratio())
@@ -277,6 +285,7 @@ pub fn draw(
         win,
         size,
         link_gpu: scene.link_gpu,
+        shown_gpus: scene.shown_gpus,
         // By value: a constant has no single address to compare.
         dark: *pal == DARK,
     };

@@ -4,6 +4,7 @@
 use leptos::html;
 use leptos::prelude::*;
 use overlap_core::timeline::Axis;
+use overlap_view::shown_gpus::{ShownGpus, GROUP_GPUS};
 use overlap_view::tip::tip_for;
 
 use crate::state::AppState;
@@ -118,6 +119,19 @@ pub fn TimelineCanvas() -> impl IntoView {
         }
     };
 
+    let on_shown_gpus = move |ev: leptos::ev::Event| {
+        if let Ok(shown) = ShownGpus::parse(&event_target_value(&ev)) {
+            state.shown_gpus.set(shown);
+            state.scene().borrow_mut().shown_gpus = shown;
+            frame::request();
+        }
+    };
+    // Only a step whose lanes the overview shrinks offers groups of GPUs (or
+    // one a link showed part of, to return to all of them).
+    let offers_groups = move || {
+        state.gpu_names.with(|n| n.len() > GROUP_GPUS) || state.shown_gpus.get() != ShownGpus::All
+    };
+
     let no_timeline = move || state.no_timeline();
 
     view! {
@@ -152,6 +166,18 @@ pub fn TimelineCanvas() -> impl IntoView {
                         }}
                     </select>
                 </label>
+                <Show when=move || offers_groups() && !no_timeline()>
+                    <label class="inline">
+                        "Lanes of "
+                        <select
+                            id="shown-gpus"
+                            on:change=on_shown_gpus
+                            prop:value=move || state.shown_gpus.get().key()
+                        >
+                            {move || crate::ui::widgets::shown_gpu_options(state)}
+                        </select>
+                    </label>
+                </Show>
             </div>
             <p class="note represents">{move || state.represents_note.get()}</p>
             <div class="canvas-wrap">

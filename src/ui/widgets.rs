@@ -4,6 +4,7 @@
 
 use leptos::html;
 use leptos::prelude::*;
+use overlap_view::shown_gpus::ShownGpus;
 use wasm_bindgen::JsCast;
 
 use crate::state::AppState;
@@ -27,6 +28,30 @@ pub fn gpu_options(state: AppState) -> impl IntoView {
         .into_iter()
         .enumerate()
         .map(|(i, n)| view! { <option value=i.to_string()>{n}</option> })
+        .collect_view()
+}
+
+/// The choices of which simulated GPUs the lanes are drawn for, named by
+/// their first and last GPU: the page's, and the one a link named if it is
+/// not among them.
+pub fn shown_gpu_options(state: AppState) -> impl IntoView {
+    let names = state.gpu_names.get();
+    let mut choices = ShownGpus::choices(names.len());
+    let current = state.shown_gpus.get();
+    if !choices.contains(&current) && current.fits(names.len()) {
+        choices.push(current);
+    }
+    choices
+        .into_iter()
+        .map(|choice| {
+            let label = match choice {
+                ShownGpus::All => format!("all {} (overview)", names.len()),
+                ShownGpus::Range { first, last } => {
+                    format!("{} to {}", names[first], names[last])
+                }
+            };
+            view! { <option value=choice.key()>{label}</option> }
+        })
         .collect_view()
 }
 

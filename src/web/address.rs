@@ -19,6 +19,7 @@ use leptos::prelude::*;
 use overlap_core::share_link;
 use overlap_core::FieldError;
 use overlap_view::palette::Theme;
+use overlap_view::shown_gpus::ShownGpus;
 use overlap_view::view_query::{fail, join, mode_pairs, parse_view, view_pairs};
 pub use overlap_view::view_query::{query_part, Mode, ViewParams, VIEW_KEYS};
 use wasm_bindgen::prelude::*;
@@ -89,6 +90,7 @@ fn current_view(state: AppState, share: Share) -> ViewParams {
         zoom,
         playhead: (playhead < 0.9999).then_some(playhead.max(0.0)),
         link_gpu: state.link_gpu.get_untracked(),
+        shown_gpus: state.shown_gpus.get_untracked(),
         chapter: state.tour_chapter.get_untracked().map(|c| c + 1),
     }
 }
@@ -148,13 +150,23 @@ fn apply_query(state: AppState, share: Share, query: &str) -> Mode {
     mode
 }
 
-/// Moves a link's view onto the scene once its timeline exists.
-fn apply_pending_view(state: AppState, share: Share) {
+/// Moves a link's view onto the scene once its timeline exists: the zoom is
+/// a part of that step, and the GPUs are among its GPUs. A large step's
+/// figures come before its timeline (`runner`), which then applies it; a
+/// step that has no timeline takes the view as its figures come.
+pub(crate) fn apply_pending_view(state: AppState, share: Share) {
+    if share.pending_view.with_value(Option::is_none) {
+        return;
+    }
+    let scene = state.scene();
+    let shown = scene.borrow().seq == state.run_seq.get_untracked();
+    if !shown && !state.no_timeline_untracked() {
+        return;
+    }
     let Some(view) = share.pending_view.get_value() else {
         return;
     };
     share.pending_view.set_value(None);
-    let scene = state.scene();
     let mut s = scene.borrow_mut();
     let step = s.step_s();
     match view.zoom {
@@ -187,8 +199,17 @@ fn apply_pending_view(state: AppState, share: Share) {
         0
     };
     s.link_gpu = gpu;
+    let shown = match view.shown_gpus.refusal(gpus) {
+        None => view.shown_gpus,
+        Some(message) => {
+            share.link_errors.update(|e| fail(e, "gpus", message));
+            ShownGpus::All
+        }
+    };
+    s.shown_gpus = shown;
     drop(s);
     state.link_gpu.set(gpu);
+    state.shown_gpus.set(shown);
     state.playing.set(false);
     if let Some(p) = view.playhead {
         state.playhead.set(p);
@@ -295,8 +316,10 @@ pub fn install(state: AppState, widget: Option<WidgetHost>) -> Share {
     share.query.set(state_query(state, share));
     provide_context(share);
 
-    // A link's view applies once its scenario has been simulated.
+    // A link's view applies once its scenario has been simulated (and its
+    // timeline shown, or refused).
     Effect::new(move |_| {
+        state.timeline_refused.track();
         if state.run_seq.get() > 0 {
             apply_pending_view(state, share);
             schedule_write(state, share);
@@ -308,6 +331,7 @@ pub fn install(state: AppState, widget: Option<WidgetHost>) -> Share {
         state.input.track();
         state.preset_id.track();
         state.link_gpu.track();
+        state.shown_gpus.track();
         state.playhead.track();
         state.tour_chapter.track();
         share.theme.track();

@@ -37,6 +37,7 @@ use gloo_timers::callback::Timeout;
 use leptos::prelude::*;
 use overlap_core::{Report, Scenario, ScenarioInput};
 use overlap_view::prepared::{Prepared, Preparing};
+use overlap_view::shown_gpus::ShownGpus;
 use wasm_bindgen::JsCast;
 use wasm_bindgen::JsValue;
 
@@ -1022,8 +1023,16 @@ impl Runner {
         }
         state.represents_note.set(note);
         state.gpu_names.set(names);
+        // A link's view waits for its timeline (`share::apply_pending_view`).
+        if let Some(s) = *self.share.borrow() {
+            share::apply_pending_view(state, s);
+        }
         if state.link_gpu.get_untracked() >= gpus {
             state.link_gpu.set(0);
+        }
+        // The scene let go of a group this step does not have (`Scene::set_prepared`).
+        if !state.shown_gpus.get_untracked().fits(gpus) {
+            state.shown_gpus.set(ShownGpus::All);
         }
         // Painted a frame later, in a task of its own: the next frame lays
         // out the figures just shown, and painting the canvas never adds

@@ -287,4 +287,55 @@ export function registerScaleTests(test, h) {
     await afterRun(page, () => page.selectOption('#f-preset', 'megatron-145.6b'));
     await matchesCli(page);
   }, { timeout: 300000 });
+
+  /** The stages whose lanes the pointer finds, scanning the GPU rows top to bottom at `fx` of the canvas. */
+  async function stagesUnderPointer(page, fx) {
+    const box = await page.locator('canvas').boundingBox();
+    const stages = new Set();
+    for (let y = 24; y < box.height - 140; y += 5) {
+      await page.mouse.move(box.x + box.width * fx, box.y + y);
+      const tip = (await page.locator('.tooltip').count()) ? await page.textContent('.tooltip') : '';
+      const m = /GPU\s*\d+ \(stage (\d+)\)/.exec(tip);
+      if (m) stages.add(Number(m[1]));
+    }
+    await page.mouse.move(0, 0);
+    return [...stages].sort((a, b) => a - b);
+  }
+
+  test('scale: a 1T link opens its zoom, link lanes and group of eight GPUs, drawn at full lane height', async ({ page }) => {
+    // The figures of 1T come before its timeline: the link's view waits for
+    // the timeline, so its zoom is a part of this step (not of the default
+    // one) and its GPUs are among the 64 simulated.
+    await page.goto(`${page.url().split('?')[0]}?v=1&preset=megatron-1t&gpus=8-15&zoom=0.25-0.5&link_gpu=5`);
+    await page.waitForFunction(() => document.body.dataset.ready === '1', null, { timeout: 60000 });
+    await painted(page);
+    const errors = await page.locator('.link-errors').count();
+    assert(errors === 0, `the link was refused in part: ${errors ? await page.textContent('.link-errors') : ''}`);
+    assert(await page.inputValue('#shown-gpus') === '8-15', `lanes of ${await page.inputValue('#shown-gpus')}`);
+    const view = await page.getAttribute('canvas', 'data-view');
+    assert(view === '0.250000-0.500000', `the view is ${view}, not the link's zoom`);
+    const linkGpu = await page.$eval('.timeline-head select', (s) => s.selectedOptions[0].textContent);
+    assert(linkGpu === 'GPU 240 (stage 5)', `link lanes of ${linkGpu}`);
+    // Every lane under the pointer belongs to stages 8 to 15, each of them found.
+    const stages = await stagesUnderPointer(page, 0.5);
+    assert(JSON.stringify(stages) === JSON.stringify([8, 9, 10, 11, 12, 13, 14, 15]), `lanes of stages ${stages}`);
+    // The overview is one choice away, and the address follows the choice.
+    const allHeight = async () => {
+      await page.selectOption('#shown-gpus', 'all');
+      await painted(page);
+      await page.waitForFunction(() => !location.search.includes('gpus='), null, { timeout: 5000 });
+      return (await stagesUnderPointer(page, 0.5)).length;
+    };
+    const overview = await allHeight();
+    assert(overview > 8, `the overview shows lanes of only ${overview} stages`);
+    await page.selectOption('#shown-gpus', '56-63');
+    await page.waitForFunction(() => location.search.includes('gpus=56-63'), null, { timeout: 5000 });
+    // A group this step does not have is refused by name, with the valid range.
+    await page.goto(`${page.url().split('?')[0]}?v=1&preset=megatron-1t&gpus=70-80`);
+    await page.waitForFunction(() => document.body.dataset.ready === '1', null, { timeout: 60000 });
+    await painted(page);
+    const refusal = await page.textContent('.link-errors');
+    assert(/gpus: 70-80 is not among this scenario's simulated GPUs: valid are 0 to 63/.test(refusal), refusal);
+    assert(await page.inputValue('#shown-gpus') === 'all', 'a refused group is not drawn');
+  }, { timeout: 180000, viewport: { width: 1280, height: 1700 } }); // tall: the pointer reaches every lane unscrolled
 }

@@ -236,7 +236,13 @@ fn gpu_labels(scene: &Scene, p: &Prepared, list: &mut DisplayList) {
             Align::Start,
             label,
         );
-        if g.represents > 1 && l.label_lanes {
+        // Under the name, where the compute lane is tall enough; a phone's
+        // gutter puts the lane names there otherwise (the note above the
+        // timeline says what a GPU stands for).
+        let roomy = l
+            .row_of(band.gpu, Lane::Compute)
+            .is_some_and(|r| r.h >= 24.0);
+        if g.represents > 1 && l.label_lanes && (roomy || !narrow) {
             list.text(
                 Role::Muted,
                 4.0,

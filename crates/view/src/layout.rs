@@ -4,6 +4,7 @@ use overlap_core::timeline::Lane;
 
 use crate::prepared::Prepared;
 use crate::scene::Run;
+use crate::shown_gpus::ShownGpus;
 
 /// What a row of the timeline shows.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -83,22 +84,25 @@ impl Layout {
     /// Lane heights shrink with the number of simulated GPUs, so that a 64-stage
     /// pipeline still fits on a screen; labels and brackets go when too small.
     pub fn compute(p: &Prepared, width: f64, link_gpu: usize) -> Layout {
-        Self::compute_with_before(p, None, width, link_gpu)
+        Self::compute_with_before(p, None, width, link_gpu, ShownGpus::All)
     }
 
     /// As [`Layout::compute`], with the chosen GPU's lanes of the run before
-    /// (`before`) under the current GPUs, so that both runs share one time axis.
+    /// (`before`) under the current GPUs, so that both runs share one time
+    /// axis, and only the GPUs `shown` (the lanes share the height among them).
     pub fn compute_with_before(
         p: &Prepared,
         before: Option<&Prepared>,
         width: f64,
         link_gpu: usize,
+        shown: ShownGpus,
     ) -> Layout {
         let narrow = width < 560.0;
         let left = if narrow { 66.0 } else { 104.0 };
         let right = width - 8.0;
         let axis_h = 22.0;
-        let gpus = p.timeline.gpus.len().max(1);
+        let shown = shown.range(p.timeline.gpus.len());
+        let gpus = shown.len().max(1);
         let n_axes = p.axes.len() as f64;
         // Few GPUs get roomy lanes, so bar labels fit.
         let (compute_h, comm_h, bracket_h, gap) = if gpus <= 4 {
@@ -114,7 +118,7 @@ impl Layout {
         let mut rows = Vec::new();
         let mut bands = Vec::new();
         let mut y = axis_h + 4.0;
-        for gpu in 0..p.timeline.gpus.len() {
+        for gpu in shown {
             let y0 = y;
             let bh = if show_brackets { bracket_h * k } else { 0.0 };
             let bracket_y = y;
@@ -221,5 +225,64 @@ impl Layout {
     /// The plot's width, px (at least 1).
     pub fn plot_w(&self) -> f64 {
         (self.right - self.left).max(1.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing;
+    use overlap_core::timeline::OpKind;
+
+    /// A step of `gpus` simulated GPUs, each with a compute bar and a
+    /// collective on every axis.
+    fn step_of(gpus: usize) -> Prepared {
+        let mut t = testing::timeline(vec![testing::iv(0.0, 1.0, OpKind::Qkv, 0)], 1.0);
+        t.gpus[0].comm = std::array::from_fn(|_| vec![testing::iv(0.0, 0.5, OpKind::AllReduce, 0)]);
+        let one = t.gpus[0].clone();
+        t.gpus = (0..gpus)
+            .map(|i| {
+                let mut g = one.clone();
+                g.rank = i as u32;
+                g.stage = i as u32;
+                g
+            })
+            .collect();
+        Prepared::new(t)
+    }
+
+    fn compute_h(l: &Layout, gpu: usize) -> Option<f64> {
+        l.row_of(gpu, Lane::Compute).map(|r| r.h)
+    }
+
+    #[test]
+    fn a_group_of_a_large_step_gets_the_lane_height_of_a_small_one() {
+        let step = step_of(64);
+        let all = Layout::compute(&step, 1000.0, 0);
+        assert_eq!(all.bands.len(), 64);
+        let group = ShownGpus::Range { first: 8, last: 15 };
+        let l = Layout::compute_with_before(&step, None, 1000.0, 0, group);
+        let drawn: Vec<usize> = l.bands.iter().map(|b| b.gpu).collect();
+        assert_eq!(drawn, (8..16).collect::<Vec<_>>());
+        assert!(compute_h(&l, 7).is_none() && compute_h(&l, 16).is_none());
+        // As tall as the lanes of a step of eight GPUs, and several times
+        // the overview's.
+        let eight = Layout::compute(&step_of(8), 1000.0, 0);
+        assert_eq!(compute_h(&l, 8), compute_h(&eight, 0));
+        assert!(compute_h(&l, 8).unwrap() > 6.0 * compute_h(&all, 8).unwrap());
+        assert!(l.label_lanes && !all.label_lanes);
+        // The first group starts where the overview's first GPU does.
+        assert_eq!(l.bands[0].y0, all.bands[0].y0);
+    }
+
+    #[test]
+    fn a_group_past_the_step_draws_every_gpu() {
+        let step = step_of(12);
+        let past = ShownGpus::Range {
+            first: 16,
+            last: 23,
+        };
+        let l = Layout::compute_with_before(&step, None, 1000.0, 0, past);
+        assert_eq!(l.bands.len(), 12);
     }
 }

@@ -8,7 +8,8 @@
 //!   [`palette`] roles; [`svg`] writes it as SVG, and the app's canvas
 //!   painter paints the same list;
 //! - [`slide`]: the timeline with a caption and a legend, for exports;
-//! - [`view_query`]: the view keys of share links; [`tip`]: the tooltip's
+//! - [`shown_gpus`]: which GPUs the lanes are drawn for;
+//!   [`view_query`]: the view keys of share links; [`tip`]: the tooltip's
 //!   text; [`format`]: how numbers are written;
 //! - [`tour`]: the guided tour's chapters as data, their text filled from
 //!   the figures; [`summary`]: the step in one sentence.
@@ -28,6 +29,7 @@ pub mod palette;
 pub mod prepared;
 pub mod report_csv;
 pub mod scene;
+pub mod shown_gpus;
 pub mod slide;
 pub mod summary;
 pub mod svg;

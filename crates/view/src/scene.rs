@@ -10,6 +10,7 @@ use crate::layout::{Layout, RowKind};
 use crate::lod;
 use crate::morph::{self, MorphSources, MORPH_MAX_BARS};
 use crate::prepared::Prepared;
+use crate::shown_gpus::ShownGpus;
 
 /// A step plays in this many seconds at speed 1.
 pub const PLAY_SECONDS: f64 = 8.0;
@@ -80,6 +81,8 @@ pub struct Scene {
     pub speed: f64,
     /// Which simulated GPU the link lanes belong to.
     pub link_gpu: usize,
+    /// Which simulated GPUs the lanes are drawn for.
+    pub shown_gpus: ShownGpus,
     /// What the pointer is over.
     pub hover: Option<Hit>,
     /// The last layout drawn.
@@ -114,6 +117,7 @@ impl Scene {
             playing: false,
             speed: 1.0,
             link_gpu: 0,
+            shown_gpus: ShownGpus::All,
             hover: None,
             layout: Layout::default(),
             before: None,
@@ -166,6 +170,9 @@ impl Scene {
         }
         if self.link_gpu >= next.timeline.gpus.len() {
             self.link_gpu = 0;
+        }
+        if !self.shown_gpus.fits(next.timeline.gpus.len()) {
+            self.shown_gpus = ShownGpus::All;
         }
         self.current = Some(next);
         self.hover = None;
@@ -271,12 +278,12 @@ impl Scene {
     }
 
     /// Moves the playhead to the next (or previous) start or end of a bar on
-    /// any GPU lane: one "step" of the animation.
+    /// any lane drawn: one "step" of the animation.
     pub fn step_playhead(&mut self, forward: bool) {
         let Some(p) = &self.current else { return };
         let now = self.playhead();
         let mut best: Option<f64> = None;
-        for gpu in 0..p.timeline.gpus.len() {
+        for gpu in self.shown_gpus.range(p.timeline.gpus.len()) {
             for lane in Lane::ALL {
                 let bars = p.lane(gpu, lane);
                 let candidates = if forward {
@@ -383,6 +390,37 @@ mod tests {
     use crate::testing::{iv, timeline};
     use overlap_core::timeline::OpKind;
 
+    /// A step of `gpus` GPUs; GPU `i` runs one op from `i` to `i + 1` s.
+    fn staggered(gpus: usize) -> Timeline {
+        let mut t = timeline(vec![iv(0.0, 1.0, OpKind::Qkv, 0)], gpus as f64);
+        let one = t.gpus[0].clone();
+        t.gpus = (0..gpus)
+            .map(|i| {
+                let mut g = one.clone();
+                g.compute = vec![iv(i as f64, i as f64 + 1.0, OpKind::Qkv, 0)];
+                g
+            })
+            .collect();
+        t
+    }
+
+    #[test]
+    fn the_playhead_steps_over_the_gpus_drawn_and_a_smaller_step_draws_all() {
+        let mut s = Scene::new();
+        s.set_timeline(staggered(12), false, 0.0);
+        s.shown_gpus = ShownGpus::Range { first: 8, last: 11 };
+        s.playhead_s = 0.0;
+        // GPUs 0 to 7 end their ops by 8 s: the first step lands on GPU 8's start.
+        s.step_playhead(true);
+        assert_eq!(s.playhead(), 8.0);
+        s.set_timeline(staggered(4), false, 0.0);
+        assert_eq!(s.shown_gpus, ShownGpus::All);
+        s.set_timeline(staggered(12), false, 0.0);
+        s.shown_gpus = ShownGpus::Range { first: 0, last: 3 };
+        s.set_timeline(staggered(4), false, 0.0);
+        assert_eq!(s.shown_gpus, ShownGpus::Range { first: 0, last: 3 });
+    }
+
     #[test]
     fn zoom_keeps_the_time_under_the_pointer_and_stays_inside_the_step() {
         let mut s = Scene::new();
@@ -471,8 +509,13 @@ mod tests {
             false,
             0.0,
         );
-        s.layout =
-            Layout::compute_with_before(s.current.as_ref().unwrap(), s.before.as_ref(), 900.0, 0);
+        s.layout = Layout::compute_with_before(
+            s.current.as_ref().unwrap(),
+            s.before.as_ref(),
+            900.0,
+            0,
+            ShownGpus::All,
+        );
         let row = *s.layout.row_in(Run::Before, 0, Lane::Compute).unwrap();
         // At 2 s only the run before had a bar (its QKV, 0 to 3 s).
         let x = s.x_of(2.0, s.window(1.0));

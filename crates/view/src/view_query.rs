@@ -5,11 +5,12 @@
 use overlap_core::FieldError;
 
 use crate::palette::Theme;
+use crate::shown_gpus::ShownGpus;
 
 /// View keys the page understands besides the scenario's. Interface: course
 /// material uses them; add keys freely, never rename one.
 pub const VIEW_KEYS: &[&str] = &[
-    "zoom", "playhead", "link_gpu", "chapter", "embed", "controls", "theme",
+    "zoom", "playhead", "link_gpu", "gpus", "chapter", "embed", "controls", "theme",
 ];
 
 /// Names that stand for several controls: `controls=overlap` is the three
@@ -40,6 +41,8 @@ pub struct ViewParams {
     pub playhead: Option<f64>,
     /// Which simulated GPU the link lanes show.
     pub link_gpu: usize,
+    /// Which simulated GPUs the lanes are drawn for.
+    pub shown_gpus: ShownGpus,
     /// The guided tour's open chapter, 1-based as in the link.
     pub chapter: Option<usize>,
 }
@@ -117,6 +120,10 @@ pub fn parse_view(
                     "link_gpu",
                     format!("\"{raw}\" is not valid: the index of a simulated GPU, 0 or more"),
                 ),
+            },
+            "gpus" => match ShownGpus::parse(raw) {
+                Ok(shown) => view.shown_gpus = shown,
+                Err(message) => fail(errors, "gpus", message),
             },
             "chapter" => match raw.parse::<usize>() {
                 Ok(c) if (1..=chapters).contains(&c) => view.chapter = Some(c),
@@ -223,6 +230,9 @@ pub fn view_pairs(view: &ViewParams) -> Vec<(&'static str, String)> {
     if view.link_gpu > 0 {
         out.push(("link_gpu", view.link_gpu.to_string()));
     }
+    if view.shown_gpus != ShownGpus::All {
+        out.push(("gpus", view.shown_gpus.key()));
+    }
     if let Some(c) = view.chapter {
         out.push(("chapter", c.to_string()));
     }
@@ -315,13 +325,17 @@ mod tests {
             zoom: Some((0.25, 0.5)),
             playhead: Some(0.3),
             link_gpu: 3,
+            shown_gpus: ShownGpus::Range { first: 8, last: 15 },
             chapter: Some(2),
         };
         let q = join(
             share_link::encode(&presets::default_preset().input(), None),
             &view_pairs(&view),
         );
-        assert_eq!(q, "v=1&zoom=0.25-0.5&playhead=0.3&link_gpu=3&chapter=2");
+        assert_eq!(
+            q,
+            "v=1&zoom=0.25-0.5&playhead=0.3&link_gpu=3&gpus=8-15&chapter=2"
+        );
         let mut errors = Vec::new();
         let (back, mode) = parse_view(&pairs(&q), CHAPTERS, &mut errors);
         assert!(errors.is_empty(), "{errors:?}");
@@ -333,7 +347,11 @@ mod tests {
     fn defaults_are_left_out_of_links() {
         assert!(view_pairs(&ViewParams::default()).is_empty());
         let mut errors = Vec::new();
-        let (view, _) = parse_view(&pairs("zoom=0-1&playhead=1"), CHAPTERS, &mut errors);
+        let (view, _) = parse_view(
+            &pairs("zoom=0-1&playhead=1&gpus=all"),
+            CHAPTERS,
+            &mut errors,
+        );
         assert_eq!(view, ViewParams::default());
         assert!(errors.is_empty());
     }
@@ -342,14 +360,14 @@ mod tests {
     fn bad_view_values_are_named_with_what_is_valid() {
         let mut errors = Vec::new();
         parse_view(
-            &pairs("zoom=0.5-0.2&playhead=2&link_gpu=-1&chapter=0&embed=yes&controls=tp,nope&theme=sepia"),
+            &pairs("zoom=0.5-0.2&playhead=2&link_gpu=-1&gpus=15-8&chapter=0&embed=yes&controls=tp,nope&theme=sepia"),
             CHAPTERS,
             &mut errors,
         );
         let fields: Vec<&str> = errors.iter().map(|e| e.field.as_str()).collect();
         assert_eq!(
             fields,
-            ["zoom", "playhead", "link_gpu", "chapter", "embed", "controls", "theme"]
+            ["zoom", "playhead", "link_gpu", "gpus", "chapter", "embed", "controls", "theme"]
         );
         assert!(
             errors.iter().all(|e| e.message.contains("valid")),

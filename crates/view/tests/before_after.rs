@@ -22,6 +22,7 @@ fn layout(scene: &mut Scene) {
         scene.before.as_ref(),
         900.0,
         0,
+        scene.shown_gpus,
     );
 }
 
