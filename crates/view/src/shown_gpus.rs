@@ -12,9 +12,9 @@ use std::ops::Range;
 /// holds at full lane height (`layout`: 71 px per GPU against 560 px).
 pub const GROUP_GPUS: usize = 8;
 
-/// The most GPUs a link may name (as `link_gpu`): far past any step the
-/// core simulates, so that a range is never refused for its size alone
-/// before the scenario says how many GPUs it has.
+/// The highest GPU index a link may name, as for `link_gpu`: far past any
+/// step the core simulates. The scenario's own count is checked once its
+/// timeline exists ([`ShownGpus::refusal`]).
 const MAX_GPU_INDEX: usize = 99_999;
 
 /// Which simulated GPUs the timeline draws.
