@@ -183,6 +183,16 @@ pub fn ExportButtons() -> impl IntoView {
             .timeline_refused
             .with_untracked(|t| t.as_ref().map(|t| export_refusal(t, what)))
     };
+    // While a run is in flight the timeline drawn is the previous scenario's
+    // (dimmed under "Simulating"), and the figures may already be the new
+    // one's: a slide would caption one scenario's timeline with the other's
+    // figures. The picture waits; the message goes when the run ends.
+    let waiting = RwSignal::new(None::<&'static str>);
+    let in_flight = move |what: &'static str| {
+        let busy = state.busy.get_untracked();
+        waiting.set(busy.then_some(what));
+        busy
+    };
     let trace = move |kind: TraceKind| {
         let what = match kind {
             TraceKind::Chrome => "trace",
@@ -248,6 +258,10 @@ pub fn ExportButtons() -> impl IntoView {
             problem.set(Some(why));
             return;
         }
+        if in_flight("SVG") {
+            problem.set(None);
+            return;
+        }
         let text = timeline_svg(state);
         let ok = text
             .and_then(|t| download_text(&format!("{}.svg", file_stem(state)), "image/svg+xml", &t));
@@ -259,6 +273,10 @@ pub fn ExportButtons() -> impl IntoView {
     let png = move |_| {
         if let Some(why) = no_timeline("PNG") {
             problem.set(Some(why));
+            return;
+        }
+        if in_flight("PNG") {
+            problem.set(None);
             return;
         }
         let ok = timeline_png(state)
@@ -290,6 +308,11 @@ pub fn ExportButtons() -> impl IntoView {
             <button type="button" on:click=csv title="Every figure of the report, one per row">"Download figures (CSV)"</button>
             {move || tracing.get().then(|| view! { <p class="note" role="status">"Building the trace in the background…"</p> })}
             {move || problem.get().map(|p| view! { <p class="field-error trace-problem" role="status">{p}</p> })}
+            {move || waiting.get().filter(|_| state.busy.get()).map(|what| view! {
+                <p class="note export-waits" role="status">
+                    {format!("The {what} waits for the simulation in flight: the timeline drawn is still the previous scenario's. Save it once the new one is drawn.")}
+                </p>
+            })}
         </div>
     }
 }

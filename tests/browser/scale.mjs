@@ -288,6 +288,30 @@ export function registerScaleTests(test, h) {
     await matchesCli(page);
   }, { timeout: 300000 });
 
+
+  test('scale: a slide asked for while 1T\'s timeline is in flight waits for it, then captions the timeline it draws', async ({ page }) => {
+    await afterRun(page, () => page.selectOption('#f-preset', 'megatron-1t'));
+    await painted(page);
+    const sw = page.getByRole('switch', { name: 'TP overlap' });
+    assert(!(await sw.isChecked()), 'the preset starts with TP overlap off');
+    // The new figures come ahead of the timeline: the one drawn is TP off's.
+    await afterRun(page, () => sw.click());
+    assert(await page.evaluate(() => document.body.dataset.simulating) === '1', 'the timeline came with the figures');
+    const downloads = [];
+    page.on('download', (d) => downloads.push(d));
+    await page.getByRole('button', { name: 'Download SVG' }).click();
+    const waits = await page.textContent('.export-waits');
+    assert(/The SVG waits for the simulation in flight/.test(waits), waits);
+    await painted(page);
+    await page.waitForFunction(() => !document.querySelector('.export-waits'), null, { timeout: 10000 });
+    assert(downloads.length === 0, 'a slide was saved while the timeline was the previous scenario\'s');
+    const [svg] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download SVG' }).click()]);
+    const text = readFileSync(await svg.path(), 'utf8');
+    const step = (await page.textContent('[data-metric="step_time_ms"][data-run="current"]')).trim();
+    const caption = /Megatron-LM 1T[^<]*/.exec(text)?.[0] ?? '';
+    assert(caption.includes('overlap TP on') && caption.includes(`step ${step}`), `caption "${caption}" against the step ${step}`);
+  }, { timeout: 180000 });
+
   /** The stages whose lanes the pointer finds, scanning the GPU rows top to bottom at `fx` of the canvas. */
   async function stagesUnderPointer(page, fx) {
     const box = await page.locator('canvas').boundingBox();
