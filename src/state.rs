@@ -82,8 +82,13 @@ pub struct AppState {
     /// The preset the shown report's scenario started from; empty right
     /// after a preset is (re)loaded, so that the next run has no ghost.
     pub shown_preset: StoredValue<String>,
-    /// Counts simulations, so that views depending on the timeline refresh.
+    /// Counts simulations shown (their figures), so that views depending on
+    /// them refresh.
     pub run_seq: RwSignal<u64>,
+    /// The simulation whose timeline the canvas shows (its `run_seq`): a
+    /// large step's figures come first, and what is built from the timeline
+    /// (the table, a link's view) follows this one.
+    pub timeline_seq: RwSignal<u64>,
     pub playing: RwSignal<bool>,
     pub speed: RwSignal<f64>,
     /// Playhead as a fraction of the step, for the scrub slider.
@@ -135,6 +140,7 @@ impl AppState {
             ghost: RwSignal::new(None),
             shown_preset: StoredValue::new(String::new()),
             run_seq: RwSignal::new(0),
+            timeline_seq: RwSignal::new(0),
             playing: RwSignal::new(false),
             speed: RwSignal::new(1.0),
             playhead: RwSignal::new(1.0),

@@ -56,7 +56,8 @@ pub fn TableView() -> impl IntoView {
         pending.set_value(Some(t));
     };
     Effect::new(move |_| {
-        state.run_seq.track();
+        // Its rows are the timeline's, which may come after the figures.
+        state.timeline_seq.track();
         open.track();
         look();
     });

@@ -152,14 +152,10 @@ fn apply_query(state: AppState, share: Share, query: &str) -> Mode {
 
 /// Moves a link's view onto the scene once its timeline exists: the zoom is
 /// a part of that step, and the GPUs are among its GPUs. A large step's
-/// figures come before its timeline (`runner`), which then applies it; a
-/// step that has no timeline takes the view as its figures come.
-pub(crate) fn apply_pending_view(state: AppState, share: Share) {
-    if share.pending_view.with_value(Option::is_none) {
-        return;
-    }
-    let scene = state.scene();
-    let shown = scene.borrow().seq == state.run_seq.get_untracked();
+/// figures come before its timeline (`AppState::timeline_seq`); a step that
+/// has no timeline takes the view as its figures come.
+fn apply_pending_view(state: AppState, share: Share) {
+    let shown = state.timeline_seq.get_untracked() == state.run_seq.get_untracked();
     if !shown && !state.no_timeline_untracked() {
         return;
     }
@@ -167,6 +163,7 @@ pub(crate) fn apply_pending_view(state: AppState, share: Share) {
         return;
     };
     share.pending_view.set_value(None);
+    let scene = state.scene();
     let mut s = scene.borrow_mut();
     let step = s.step_s();
     match view.zoom {
@@ -319,6 +316,7 @@ pub fn install(state: AppState, widget: Option<WidgetHost>) -> Share {
     // A link's view applies once its scenario has been simulated (and its
     // timeline shown, or refused).
     Effect::new(move |_| {
+        state.timeline_seq.track();
         state.timeline_refused.track();
         if state.run_seq.get() > 0 {
             apply_pending_view(state, share);

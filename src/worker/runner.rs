@@ -1021,12 +1021,9 @@ impl Runner {
                 scene.playhead_s = f64::INFINITY;
             }
         }
+        state.timeline_seq.set(state.run_seq.get_untracked());
         state.represents_note.set(note);
         state.gpu_names.set(names);
-        // A link's view waits for its timeline (`share::apply_pending_view`).
-        if let Some(s) = *self.share.borrow() {
-            share::apply_pending_view(state, s);
-        }
         if state.link_gpu.get_untracked() >= gpus {
             state.link_gpu.set(0);
         }

@@ -312,6 +312,28 @@ export function registerScaleTests(test, h) {
     assert(caption.includes('overlap TP on') && caption.includes(`step ${step}`), `caption "${caption}" against the step ${step}`);
   }, { timeout: 180000 });
 
+
+  test('scale: the timeline table follows 1T\'s timeline when it comes after the figures', async ({ page }) => {
+    await afterRun(page, () => page.selectOption('#f-preset', 'megatron-1t'));
+    await painted(page);
+    await page.getByText('Timeline as a table').click();
+    const operations = () => page.evaluate(() => {
+      const text = document.querySelector('details:has(table)')?.innerText ?? '';
+      return Number(/of (\d+) operations/.exec(text)?.[1] ?? NaN);
+    });
+    await page.waitForFunction(() => /of \d+ operations/.test(document.querySelector('details:has(table)')?.innerText ?? ''));
+    const off = await operations();
+    // TP overlap in four chunks: more operations in the step.
+    await afterRun(page, () => page.getByRole('switch', { name: 'TP overlap' }).click());
+    await painted(page);
+    await page.waitForFunction((n) => {
+      const m = /of (\d+) operations/.exec(document.querySelector('details:has(table)')?.innerText ?? '');
+      return m && Number(m[1]) !== n;
+    }, off, { timeout: 10000 }).catch(() => {});
+    const on = await operations();
+    assert(on > off, `the table still counts ${on} operations, the TP-off timeline's ${off}, under the TP-on timeline`);
+  }, { timeout: 180000 });
+
   /** The stages whose lanes the pointer finds, scanning the GPU rows top to bottom at `fx` of the canvas. */
   async function stagesUnderPointer(page, fx) {
     const box = await page.locator('canvas').boundingBox();
