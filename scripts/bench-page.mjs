@@ -22,12 +22,14 @@
 //     the worker, figures, core in the worker, decoding in slices, apply,
 //     paint), or why the run did not show (the core's refusal beside the
 //     control, or the page's run alert);
-//   - control change to painted timeline on the default scenario, p50/p95.
+//   - control change to painted timeline on the default scenario, p50/p95;
+//   - on 1T, each export button: the longest main-thread task from the click
+//     to the file saved (or the page's plain refusal shown).
 //
 //   node scripts/bench-page.mjs            every preset
 //   node scripts/bench-page.mjs 1t         only presets whose id contains "1t"
 //   BENCH_SECTIONS=switch,longest node scripts/bench-page.mjs 1t
-//                                          only those sections (first, longest, switch, default)
+//                                          only those sections (first, longest, switch, default, exports)
 
 import { readdirSync, readFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
@@ -366,6 +368,33 @@ if (wanted('default')) {
     await page.waitForTimeout(100);
   }
   console.log(`\ndefault scenario, control change to painted timeline: p50 ${f(pct(times, 50))} ms, p95 ${f(pct(times, 95))} ms`);
+  await context.close();
+}
+
+// Exports of 1T: none may hold the main thread (the trace and the HTA
+// traces are refused with the CLI command at this size).
+if (wanted('exports')) {
+  const { context, page } = await newPage(browser, { acceptDownloads: true });
+  await page.goto(`${server.url}?v=1&preset=megatron-1t`);
+  await ready(page);
+  await painted(page);
+  console.log('\n1T exports, longest main-thread task from the click to the file saved or refused:');
+  for (const name of ['Download SVG', 'Download PNG', 'Download figures (CSV)', 'Download trace (JSON)', 'Download traces for HTA (zip)']) {
+    await resetLong(page);
+    const t0 = Date.now();
+    // Refused: the page says something new beside the buttons.
+    const before = await page.evaluate(() => document.querySelector('.trace-problem')?.textContent ?? '');
+    const saved = page.waitForEvent('download', { timeout: 60000 }).then(() => 'saved', () => 'neither');
+    const refused = page.waitForFunction((prev) => {
+      const now = document.querySelector('.trace-problem')?.textContent ?? '';
+      return now !== '' && now !== prev;
+    }, before, { timeout: 60000 }).then(() => 'refused', () => 'neither');
+    await page.getByRole('button', { name }).click();
+    const outcome = await Promise.race([saved, refused]);
+    const ms = Date.now() - t0;
+    await page.waitForTimeout(200);
+    console.log(`  ${name.padEnd(30)} ${outcome} after ${f(ms)} ms; ${describeLong(await longest(page))}`);
+  }
   await context.close();
 }
 

@@ -22,7 +22,7 @@ use wasm_bindgen::{JsCast, JsValue};
 use crate::state::AppState;
 use crate::web::address::Share;
 use crate::web::dom;
-use crate::web::download::{download_bytes, download_text, save_url};
+use crate::web::download::{download_bytes, download_canvas_png, download_text};
 use crate::web::theme;
 use crate::worker::no_timeline::export_refusal;
 
@@ -76,9 +76,9 @@ fn timeline_svg(state: AppState) -> Option<String> {
 /// Scale of the PNG: twice the CSS pixels, sharp on a projector and in print.
 const PNG_SCALE: f64 = 2.0;
 
-/// The slide painted by the canvas backend on a canvas of its own, as a
-/// PNG data URL: the same display list as the SVG.
-fn timeline_png(state: AppState) -> Option<String> {
+/// The slide painted by the canvas backend on a canvas of its own: the
+/// same display list as the SVG.
+fn timeline_png(state: AppState) -> Option<web_sys::HtmlCanvasElement> {
     let (list, palette) = slide_list(state)?;
     let canvas: web_sys::HtmlCanvasElement = dom::document()?
         .create_element("canvas")
@@ -90,7 +90,7 @@ fn timeline_png(state: AppState) -> Option<String> {
     let ctx: web_sys::CanvasRenderingContext2d = canvas.get_context("2d").ok()??.dyn_into().ok()?;
     ctx.scale(PNG_SCALE, PNG_SCALE).ok()?;
     crate::timeline::canvas::paint(&ctx, &list.shapes, palette);
-    canvas.to_data_url_with_type("image/png").ok()
+    Some(canvas)
 }
 
 pub(crate) fn file_stem(state: AppState) -> String {
@@ -279,12 +279,19 @@ pub fn ExportButtons() -> impl IntoView {
             problem.set(None);
             return;
         }
-        let ok = timeline_png(state)
-            .and_then(|url| save_url(&format!("{}.png", file_stem(state)), &url));
-        report(
-            ok,
-            "The PNG could not be made: the timeline has not been drawn yet.",
-        );
+        const NOT_MADE: &str = "The PNG could not be made: the timeline has not been drawn yet.";
+        let name = format!("{}.png", file_stem(state));
+        let ok = timeline_png(state).and_then(|canvas| {
+            download_canvas_png(&name, &canvas, move |saved| {
+                if !saved {
+                    problem.set(Some(
+                        "The PNG could not be saved: the browser made no picture of it or refused the download."
+                            .to_string(),
+                    ));
+                }
+            })
+        });
+        report(ok, NOT_MADE);
     };
     let csv = move |_| {
         let ok = state.report.get_untracked().and_then(|r| {

@@ -47,6 +47,28 @@ pub fn download_text(name: &str, mime: &str, text: &str) -> Option<()> {
     save_blob(name, &blob)
 }
 
+/// Saves what `canvas` shows as a PNG under `name`, encoded off the main
+/// thread (`toBlob`; a large slide's `toDataURL` held it for over 50 ms).
+/// `done` hears whether it was saved: never an empty file.
+pub fn download_canvas_png(
+    name: &str,
+    canvas: &web_sys::HtmlCanvasElement,
+    done: impl FnOnce(bool) + 'static,
+) -> Option<()> {
+    let name = name.to_string();
+    let saved = wasm_bindgen::closure::Closure::once_into_js(move |blob: JsValue| {
+        let saved = blob
+            .dyn_into::<web_sys::Blob>()
+            .ok()
+            .filter(|b| b.size() > 0.0)
+            .and_then(|b| save_blob(&name, &b));
+        done(saved.is_some());
+    });
+    canvas
+        .to_blob_with_type(saved.unchecked_ref(), "image/png")
+        .ok()
+}
+
 /// Saves bytes (built in a worker) as a file; never an empty one.
 pub fn download_bytes(name: &str, mime: &str, bytes: &js_sys::Uint8Array) -> Option<()> {
     if bytes.length() == 0 {
