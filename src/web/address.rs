@@ -152,11 +152,14 @@ fn apply_query(state: AppState, share: Share, query: &str) -> Mode {
 
 /// Moves a link's view onto the scene once its timeline exists: the zoom is
 /// a part of that step, and the GPUs are among its GPUs. A large step's
-/// figures come before its timeline (`AppState::timeline_seq`); a step that
-/// has no timeline takes the view as its figures come.
+/// figures come before its timeline (`AppState::timeline_seq`). A step the
+/// page draws no timeline for takes the view as its figures come: its GPUs
+/// are kept unchecked (the scene lets go of any a later timeline lacks),
+/// and there is no step to zoom into.
 fn apply_pending_view(state: AppState, share: Share) {
+    let drawn = !state.no_timeline_untracked();
     let shown = state.timeline_seq.get_untracked() == state.run_seq.get_untracked();
-    if !shown && !state.no_timeline_untracked() {
+    if !shown && drawn {
         return;
     }
     let Some(view) = share.pending_view.get_value() else {
@@ -166,20 +169,22 @@ fn apply_pending_view(state: AppState, share: Share) {
     let scene = state.scene();
     let mut s = scene.borrow_mut();
     let step = s.step_s();
-    match view.zoom {
-        Some((a, b)) => {
-            s.view.t0 = a * step;
-            s.view.t1 = b * step;
-            s.view.fit = false;
+    if drawn {
+        match view.zoom {
+            Some((a, b)) => {
+                s.view.t0 = a * step;
+                s.view.t1 = b * step;
+                s.view.fit = false;
+            }
+            None => s.fit(),
         }
-        None => s.fit(),
-    }
-    if let Some(p) = view.playhead {
-        s.playing = false;
-        s.playhead_s = p * step;
+        if let Some(p) = view.playhead {
+            s.playing = false;
+            s.playhead_s = p * step;
+        }
     }
     let gpus = s.current.as_ref().map_or(1, |c| c.timeline.gpus.len());
-    let gpu = if view.link_gpu < gpus {
+    let gpu = if !drawn || view.link_gpu < gpus {
         view.link_gpu
     } else {
         share.link_errors.update(|e| {
@@ -196,7 +201,7 @@ fn apply_pending_view(state: AppState, share: Share) {
         0
     };
     s.link_gpu = gpu;
-    let shown = match view.shown_gpus.refusal(gpus) {
+    let shown = match view.shown_gpus.refusal(gpus).filter(|_| drawn) {
         None => view.shown_gpus,
         Some(message) => {
             share.link_errors.update(|e| fail(e, "gpus", message));
@@ -208,7 +213,7 @@ fn apply_pending_view(state: AppState, share: Share) {
     state.link_gpu.set(gpu);
     state.shown_gpus.set(shown);
     state.playing.set(false);
-    if let Some(p) = view.playhead {
+    if let Some(p) = view.playhead.filter(|_| drawn) {
         state.playhead.set(p);
     }
     frame::request();

@@ -56,7 +56,9 @@ export function registerLimitTests(test, h) {
     // the three short runs give them equal up to rounding: the figures are
     // extrapolated (crates/core/tests/limits.rs checks they lie on one line).
     const base = page.url().split(/[?#]/)[0];
-    await page.goto(`${base}?v=1&preset=megatron-1t&global_batch=30720`);
+    // Its link names lanes too: with no timeline to check them against, they
+    // are kept, not refused as GPUs this step would not have.
+    await page.goto(`${base}?v=1&preset=megatron-1t&global_batch=30720&link_gpu=3&gpus=8-15`);
     await page.waitForFunction(() => document.body.dataset.errors === '1' || document.body.dataset.runAlert === '1'
       || document.body.dataset.timelineRefused === '1', null, { timeout: 180000 });
     const outcome = await page.evaluate(() => ({
@@ -70,5 +72,7 @@ export function registerLimitTests(test, h) {
     await matchesCli(page);
     const json = JSON.parse(await page.getAttribute('[data-scenario-json]', 'data-scenario-json'));
     assert(json.workload.global_batch === 30720, `what the user asked for changed: ${JSON.stringify(json.workload)}`);
+    const linkErrors = await page.locator('.link-errors').count();
+    assert(linkErrors === 0, `the link's lanes were refused: ${linkErrors ? await page.textContent('.link-errors') : ''}`);
   }, { timeout: 240000 });
 }
