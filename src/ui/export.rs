@@ -45,10 +45,10 @@ fn slide_list(state: AppState) -> Option<(DisplayList, &'static Palette)> {
     let caption = state.resolved.with_untracked(|scenario| {
         state.report.with_untracked(|report| {
             let (scenario, report) = (scenario.as_ref()?, report.as_ref()?);
-            let id = state.preset_id.get_untracked();
-            let preset = overlap_core::presets::find(&id);
-            let modified = preset.is_none_or(|p| state.input.with_untracked(|i| *i != p.input()));
-            let title = preset.map_or("Custom scenario", |p| p.title);
+            // Named by the scenario drawn, not by the controls: after a run
+            // is stopped the page draws the last one that finished.
+            let (title, modified) = slide::drawn_preset(scenario, &state.preset_id.get_untracked())
+                .unwrap_or(("Custom scenario", false));
             Some(slide::caption(
                 title,
                 modified,

@@ -334,6 +334,30 @@ export function registerScaleTests(test, h) {
     assert(on > off, `the table still counts ${on} operations, the TP-off timeline's ${off}, under the TP-on timeline`);
   }, { timeout: 180000 });
 
+
+  test('scale: a slide after a stopped 1T run names the scenario it draws, not the controls', async ({ page }) => {
+    await afterRun(page, () => page.selectOption('#f-preset', 'megatron-1t'));
+    await painted(page);
+    const caption = async () => {
+      const [svg] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download SVG' }).click()]);
+      return /Megatron-LM 1T[^<]*/.exec(readFileSync(await svg.path(), 'utf8'))?.[0] ?? '';
+    };
+    const preset = await caption();
+    assert(/^Megatron-LM 1T on 3072 A100 · .*overlap TP off/.test(preset), preset);
+    // Switched, then stopped at once: the page keeps the TP-off step and
+    // says so; its slide is that step's, named as the preset unchanged.
+    await page.getByRole('switch', { name: 'TP overlap' }).click();
+    await page.getByRole('button', { name: 'Stop' }).click();
+    await page.waitForFunction(() => document.body.dataset.simulating === '0');
+    const stopped = await page.evaluate(() => document.body.dataset.runAlert === '1');
+    const after = await caption();
+    // Stopped: the TP-off step, unchanged. Finished first (a fast machine):
+    // the TP-on step, changed from the preset. Either way the caption's mark
+    // and switch agree with the step drawn.
+    const expected = stopped ? /^Megatron-LM 1T on 3072 A100 · .*overlap TP off/ : /^Megatron-LM 1T on 3072 A100 \(modified\) · .*overlap TP on/;
+    assert(expected.test(after), `${stopped ? 'stopped' : 'finished'}: ${after}`);
+  }, { timeout: 180000 });
+
   /** The stages whose lanes the pointer finds, scanning the GPU rows top to bottom at `fx` of the canvas. */
   async function stagesUnderPointer(page, fx) {
     const box = await page.locator('canvas').boundingBox();

@@ -54,6 +54,27 @@ pub fn legend_entries() -> Vec<(Mark, &'static str)> {
     out
 }
 
+/// The preset a drawn scenario is named by in its caption, and whether it
+/// differs from it: the controls' preset (`current_id`) when the scenario
+/// is it or was changed from it, else another preset it equals (the page
+/// draws the last scenario that finished: a run stopped after a preset was
+/// chosen leaves the one before). `None`: a custom scenario.
+pub fn drawn_preset(scenario: &Scenario, current_id: &str) -> Option<(&'static str, bool)> {
+    let is = |id: &str| overlap_core::presets::scenario(id).is_ok_and(|p| p == *scenario);
+    let current = overlap_core::presets::find(current_id);
+    if let Some(p) = current.filter(|p| is(p.id)) {
+        return Some((p.title, false));
+    }
+    let other = overlap_core::presets::PRESETS
+        .iter()
+        .filter(|p| p.id != current_id)
+        .find(|p| is(p.id));
+    match other {
+        Some(p) => Some((p.title, false)),
+        None => current.map(|p| (p.title, true)),
+    }
+}
+
 /// The one-line caption: the scenario (its preset, whether it was changed,
 /// the parallel layout and the overlap switches), the step time with the
 /// speed-up, and the part of the step shown.
@@ -232,6 +253,20 @@ pub fn slide(timeline: &DisplayList, caption: &str) -> DisplayList {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_caption_names_the_preset_of_the_scenario_drawn_not_of_the_controls() {
+        let one_t = overlap_core::presets::scenario("megatron-1t").unwrap();
+        let title = overlap_core::presets::find("megatron-1t").unwrap().title;
+        assert_eq!(drawn_preset(&one_t, "megatron-1t"), Some((title, false)));
+        let mut changed = one_t.clone();
+        changed.overlap.tp = true;
+        assert_eq!(drawn_preset(&changed, "megatron-1t"), Some((title, true)));
+        // A run stopped after another preset was chosen: the drawn one is
+        // still the 1T preset, unchanged.
+        assert_eq!(drawn_preset(&one_t, "didactic"), Some((title, false)));
+        assert_eq!(drawn_preset(&changed, "no-such-preset"), None);
+    }
     use overlap_core::presets;
 
     fn texts(list: &DisplayList) -> Vec<(f64, f64, String)> {
