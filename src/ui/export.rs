@@ -279,7 +279,6 @@ pub fn ExportButtons() -> impl IntoView {
             problem.set(None);
             return;
         }
-        const NOT_MADE: &str = "The PNG could not be made: the timeline has not been drawn yet.";
         let name = format!("{}.png", file_stem(state));
         let ok = timeline_png(state).and_then(|canvas| {
             download_canvas_png(&name, &canvas, move |saved| {
@@ -291,7 +290,10 @@ pub fn ExportButtons() -> impl IntoView {
                 }
             })
         });
-        report(ok, NOT_MADE);
+        report(
+            ok,
+            "The PNG could not be made: the timeline has not been drawn yet.",
+        );
     };
     let csv = move |_| {
         let ok = state.report.get_untracked().and_then(|r| {

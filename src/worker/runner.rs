@@ -37,7 +37,6 @@ use gloo_timers::callback::Timeout;
 use leptos::prelude::*;
 use overlap_core::{Report, Scenario, ScenarioInput};
 use overlap_view::prepared::{Prepared, Preparing};
-use overlap_view::shown_gpus::ShownGpus;
 use wasm_bindgen::JsCast;
 use wasm_bindgen::JsValue;
 
@@ -980,7 +979,6 @@ impl Runner {
         // long the page spent decoding.
         dom::set_body_data("sim-ms", &format!("{sim_ms:.1}"));
         dom::set_body_data("decode-ms", &format!("{:.1}", t0 - received_ms));
-        let gpus = timeline.timeline.gpus.len();
         let names: Vec<String> = timeline
             .timeline
             .gpus
@@ -1024,12 +1022,18 @@ impl Runner {
         state.timeline_seq.set(state.run_seq.get_untracked());
         state.represents_note.set(note);
         state.gpu_names.set(names);
-        if state.link_gpu.get_untracked() >= gpus {
-            state.link_gpu.set(0);
+        // The pickers show what the scene kept: it lets go of a GPU or a
+        // group this step does not have (`Scene::set_prepared`).
+        let (link_gpu, shown_gpus) = {
+            let scene = state.scene();
+            let s = scene.borrow();
+            (s.link_gpu, s.shown_gpus)
+        };
+        if state.link_gpu.get_untracked() != link_gpu {
+            state.link_gpu.set(link_gpu);
         }
-        // The scene let go of a group this step does not have (`Scene::set_prepared`).
-        if !state.shown_gpus.get_untracked().fits(gpus) {
-            state.shown_gpus.set(ShownGpus::All);
+        if state.shown_gpus.get_untracked() != shown_gpus {
+            state.shown_gpus.set(shown_gpus);
         }
         // Painted a frame later, in a task of its own: the next frame lays
         // out the figures just shown, and painting the canvas never adds

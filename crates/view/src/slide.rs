@@ -60,19 +60,16 @@ pub fn legend_entries() -> Vec<(Mark, &'static str)> {
 /// draws the last scenario that finished: a run stopped after a preset was
 /// chosen leaves the one before). `None`: a custom scenario.
 pub fn drawn_preset(scenario: &Scenario, current_id: &str) -> Option<(&'static str, bool)> {
-    let is = |id: &str| overlap_core::presets::scenario(id).is_ok_and(|p| p == *scenario);
-    let current = overlap_core::presets::find(current_id);
-    if let Some(p) = current.filter(|p| is(p.id)) {
-        return Some((p.title, false));
-    }
-    let other = overlap_core::presets::PRESETS
-        .iter()
-        .filter(|p| p.id != current_id)
-        .find(|p| is(p.id));
-    match other {
-        Some(p) => Some((p.title, false)),
-        None => current.map(|p| (p.title, true)),
-    }
+    use overlap_core::presets;
+    let current = presets::find(current_id);
+    // The controls' preset first: the others are resolved only when the
+    // scenario drawn is not it.
+    current
+        .into_iter()
+        .chain(presets::PRESETS.iter().filter(|p| p.id != current_id))
+        .find(|p| presets::scenario(p.id).is_ok_and(|s| s == *scenario))
+        .map(|p| (p.title, false))
+        .or_else(|| current.map(|p| (p.title, true)))
 }
 
 /// The one-line caption: the scenario (its preset, whether it was changed,
@@ -253,11 +250,12 @@ pub fn slide(timeline: &DisplayList, caption: &str) -> DisplayList {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use overlap_core::presets;
 
     #[test]
     fn a_caption_names_the_preset_of_the_scenario_drawn_not_of_the_controls() {
-        let one_t = overlap_core::presets::scenario("megatron-1t").unwrap();
-        let title = overlap_core::presets::find("megatron-1t").unwrap().title;
+        let one_t = presets::scenario("megatron-1t").unwrap();
+        let title = presets::find("megatron-1t").unwrap().title;
         assert_eq!(drawn_preset(&one_t, "megatron-1t"), Some((title, false)));
         let mut changed = one_t.clone();
         changed.overlap.tp = true;
@@ -267,7 +265,6 @@ mod tests {
         assert_eq!(drawn_preset(&one_t, "didactic"), Some((title, false)));
         assert_eq!(drawn_preset(&changed, "no-such-preset"), None);
     }
-    use overlap_core::presets;
 
     fn texts(list: &DisplayList) -> Vec<(f64, f64, String)> {
         list.shapes
