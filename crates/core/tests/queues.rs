@@ -2,37 +2,57 @@
 //! stream of a GPU run one after another in launch order, and overlap that
 //! the streams allow does not happen.
 
+use overlap_core::model::scenario::DpSharding;
 use overlap_core::timeline::Interval;
 use overlap_core::{presets, simulate, Axis, Scenario};
 
 /// Megatron-LM issue 1468's shape (published.md 7, the `one-queue` preset):
-/// 8B, TP 1, DP 64 on eight DGX H100, DP overlap on, gradients all-reduced
-/// in buckets.
+/// 8B there (a 6.7B GPT here), TP 1, DP 64 on eight DGX H100, DP overlap on,
+/// gradients all-reduced in buckets.
 fn issue_1468(max_connections: u32) -> Scenario {
     let mut s = presets::scenario("one-queue").unwrap();
     s.hardware.max_connections = max_connections;
     s
 }
 
+/// The issue's own flags, `--overlap-grad-reduce --overlap-param-gather`,
+/// which need Megatron-LM's distributed optimizer: the gradients
+/// reduce-scattered under the backward, the updated parameters all-gathered
+/// under the first forward, their gathers issued as the step starts. The
+/// issue saw neither overlap with one queue. Before the gathers took their
+/// place in the queue (`Graph::launch_first`), 44.5% of DP's time hid here
+/// with one queue: every gather ran beside the forward.
+fn issue_1468_flags(max_connections: u32) -> Scenario {
+    let mut s = issue_1468(max_connections);
+    s.parallel.dp_sharding = DpSharding::Optimizer;
+    s.overlap.param_gather = true;
+    s
+}
+
 #[test]
 fn one_queue_hides_next_to_nothing_of_the_dp_reduction_and_eight_hide_most() {
-    let one = simulate(&issue_1468(1)).report;
-    let eight = simulate(&issue_1468(8)).report;
-    let (h1, h8) = (
-        one.axes.get(Axis::Dp).hidden,
-        eight.axes.get(Axis::Dp).hidden,
-    );
-    println!(
-        "issue 1468 shape: DP comm {:.1} ms; hidden {:.3} with 1 queue (step {:.1} ms), {:.3} with 8 (step {:.1} ms)",
-        eight.axes.get(Axis::Dp).comm_ms,
-        h1,
-        one.step_time_ms,
-        h8,
-        eight.step_time_ms
-    );
-    assert!(h1 < 0.05, "1 queue hides {h1}");
-    assert!(h8 > 0.6, "8 queues hide {h8}");
-    assert!(one.step_time_ms > eight.step_time_ms);
+    for (name, shape) in [
+        ("all-reduce", issue_1468 as fn(u32) -> Scenario),
+        ("reduce-scatter and param gather", issue_1468_flags),
+    ] {
+        let one = simulate(&shape(1)).report;
+        let eight = simulate(&shape(8)).report;
+        let (h1, h8) = (
+            one.axes.get(Axis::Dp).hidden,
+            eight.axes.get(Axis::Dp).hidden,
+        );
+        println!(
+            "issue 1468 shape, {name}: DP comm {:.1} ms; hidden {:.3} with 1 queue (step {:.1} ms), {:.3} with 8 (step {:.1} ms)",
+            eight.axes.get(Axis::Dp).comm_ms,
+            h1,
+            one.step_time_ms,
+            h8,
+            eight.step_time_ms
+        );
+        assert!(h1 < 0.05, "{name}: 1 queue hides {h1}");
+        assert!(h8 > 0.6, "{name}: 8 queues hide {h8}");
+        assert!(one.step_time_ms > eight.step_time_ms);
+    }
 }
 
 /// Intervals a GPU's own queues hold: its compute, and the collectives it launches.
@@ -56,8 +76,16 @@ fn own_kernels(sim: &overlap_core::Simulation, gpu: usize) -> Vec<(&'static str,
 
 #[test]
 fn with_one_queue_no_two_kernels_of_a_gpu_run_at_once() {
-    let mut cases = vec![issue_1468(1)];
-    for id in ["didactic", "contention"] {
+    // Gathers issued as the step starts (the distributed optimizer's with
+    // param_gather, FSDP's first two) wait for no compute op, yet are
+    // launched by the GPU: they too run alone.
+    let mut cases = vec![issue_1468(1), issue_1468_flags(1)];
+    for id in [
+        "didactic",
+        "contention",
+        "llama3-8b-fsdp",
+        "distributed-optimizer",
+    ] {
         let mut s = presets::scenario(id).unwrap();
         s.hardware.max_connections = 1;
         // Slices gathered on arrival are launched by no compute op of the

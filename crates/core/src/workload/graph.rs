@@ -193,6 +193,9 @@ pub(crate) struct Graph {
     pub cap_ops: usize,
     /// Hardware work queues per GPU (`queues`).
     pub max_connections: u32,
+    /// Collectives their GPUs launch before the step's first compute op
+    /// though they wait for none (`Graph::launch_first`), in launch order.
+    launched_first: Vec<TaskId>,
 }
 
 impl Default for Graph {
@@ -222,6 +225,7 @@ impl Default for Graph {
             flops: Vec::new(),
             cap_ops: usize::MAX,
             max_connections: crate::model::hardware::DEFAULT_MAX_CONNECTIONS,
+            launched_first: Vec::new(),
         }
     }
 }
@@ -316,6 +320,17 @@ impl Graph {
 
     pub fn last_compute(&self, gpu: u32) -> Option<TaskId> {
         self.compute_order[gpu as usize].last().copied()
+    }
+
+    /// Collective `task` is launched by its members' host threads before
+    /// their step's first compute op, though it waits for none of them (a
+    /// gather issued as the step starts): it takes that place in their
+    /// hardware queues (`queues`), after those marked before it. A
+    /// collective that waits for no compute op and is not marked takes no
+    /// place there (the receiving end of a pipeline send, launched by the
+    /// sender).
+    pub fn launch_first(&mut self, task: TaskId) {
+        self.launched_first.push(task);
     }
 
     /// The next compute op of `gpu` will wait for `task`.
@@ -422,6 +437,7 @@ impl Graph {
             &self.members,
             &self.compute_order,
             &self.edges,
+            &std::mem::take(&mut self.launched_first),
             self.max_connections,
         );
         self.edges.extend(queued);

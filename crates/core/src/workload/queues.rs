@@ -17,8 +17,12 @@
 //! stream order, and each collective right after the last compute op of
 //! that GPU it depends on (the op that made its data ready), after any
 //! collective issued there before it. A collective that depends on no
-//! compute op of a GPU (the receiving end of a pipeline send) is launched by
-//! the sender and takes no place in that GPU's queues.
+//! compute op of a GPU is launched before the GPU's first compute op when
+//! the builder says so (`Graph::launch_first`: a parameter gather issued as
+//! the step starts, as in Megatron-LM issue 1468, where with one queue the
+//! first forward waits for it); otherwise (the receiving end of a pipeline
+//! send) it is launched by the sender and takes no place in that GPU's
+//! queues.
 //!
 //! A shared queue becomes dependencies: each kernel waits for the one
 //! launched before it in its queue to finish. Kernels that share a queue
@@ -52,6 +56,7 @@ pub(crate) fn queue_edges(
     members: &[u32],
     compute_order: &[Vec<TaskId>],
     edges: &[(TaskId, TaskId)],
+    launched_first: &[TaskId],
     max_connections: u32,
 ) -> Vec<(TaskId, TaskId)> {
     if max_connections >= STREAMS {
@@ -80,14 +85,24 @@ pub(crate) fn queue_edges(
             *at = if *at == NONE { idx } else { (*at).max(idx) };
         }
     }
-    // Per GPU, its kernels in launch order: (after compute op, rank within, task).
+    // Launched before the first compute op: ranked in the order marked.
+    let mut first_rank = vec![NONE; tasks.len()];
+    for (rank, &t) in launched_first.iter().enumerate() {
+        let first = &mut first_rank[t as usize];
+        if *first == NONE {
+            *first = rank as u32;
+        }
+    }
+    // Per GPU, its kernels in launch order: (slot, rank within, task), where
+    // slot 0 is before the first compute op and slot i + 1 is compute op i
+    // (rank 0) with what is launched after it.
     let mut launches: Vec<Vec<(u32, u32, TaskId)>> = compute_order
         .iter()
         .map(|order| {
             order
                 .iter()
                 .enumerate()
-                .map(|(i, &t)| (i as u32, 0, t))
+                .map(|(i, &t)| (i as u32 + 1, 0, t))
                 .collect()
         })
         .collect();
@@ -97,13 +112,12 @@ pub(crate) fn queue_edges(
         }
         let start = t.members_start as usize;
         for slot in start..start + usize::from(t.members_len) {
+            let gpu = members[slot] as usize;
             if launched_after[slot] != NONE {
                 // After the compute op, and after the collectives issued there before it.
-                launches[members[slot] as usize].push((
-                    launched_after[slot],
-                    1 + id as u32,
-                    id as TaskId,
-                ));
+                launches[gpu].push((launched_after[slot] + 1, 1 + id as u32, id as TaskId));
+            } else if first_rank[id] != NONE {
+                launches[gpu].push((0, first_rank[id], id as TaskId));
             }
         }
     }

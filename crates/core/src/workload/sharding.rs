@@ -357,8 +357,9 @@ impl Sharding {
                     let k = k as u32;
                     let current = self.layer_gather(g, cluster, k, j);
                     if !self.overlap_dp || j == 0 {
-                        if let Some(last) = g.last_compute(m) {
-                            g.dep(last, current);
+                        match g.last_compute(m) {
+                            Some(last) => g.dep(last, current),
+                            None => g.launch_first(current),
                         }
                     }
                     g.block_compute_on(m, current);
@@ -371,8 +372,10 @@ impl Sharding {
                     }
                     if self.overlap_dp && j + 1 < self.needs.len() {
                         let next = self.layer_gather(g, cluster, k, j + 1);
-                        if let Some(last) = g.last_compute(m) {
-                            g.dep(last, next);
+                        match g.last_compute(m) {
+                            Some(last) => g.dep(last, next),
+                            // Issued as the step's first layer starts.
+                            None => g.launch_first(next),
                         }
                     }
                 }
@@ -408,6 +411,8 @@ impl Sharding {
                         meta,
                     );
                     if self.param_gather {
+                        // Issued as the step starts, before any compute.
+                        g.launch_first(id);
                         g.block_compute_on(m, id);
                     }
                     // Its window: the forward since the previous bucket's first layer.
