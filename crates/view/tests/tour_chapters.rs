@@ -221,6 +221,18 @@ fn chunking_chapter_makes_the_step_longer() {
 #[test]
 fn queue_chapter_hides_next_to_nothing() {
     let (c, r) = runs("Overlap switched on");
+    // Intro: "on a 6.7B GPT (the issue's model has 8B): 64 H100, data
+    // parallel only".
+    let s = c.before_input().unwrap().resolve().unwrap();
+    let overlap_core::scenario::Workload::Transformer(t) = &s.workload else {
+        panic!("a transformer");
+    };
+    let params_b = overlap_core::workload::layer_cost::model_params(t) / 1e9;
+    assert!((6.65..6.75).contains(&params_b), "{params_b}B");
+    assert_eq!(t.mlp, overlap_core::scenario::Mlp::Gelu, "a GPT");
+    assert_eq!(s.hardware.gpus(), 64);
+    assert_eq!(s.hardware_preset.name(), "dgx-h100");
+    assert_eq!((s.parallel.tp, s.parallel.pp, s.parallel.dp), (1, 1, 64));
     let (b, a) = (&r.before.report, &r.after.report);
     assert!(b.axes.dp.hidden > 0.5);
     assert_eq!((c.answer.unwrap())(&r.outcome()), 2, "none of it");

@@ -94,7 +94,8 @@ pub const PRESETS: &[Preset] = &[
         id: DEFAULT_ID,
         title: "Didactic: 3D parallel on two DGX A100",
         description: "TP 4 inside a node, PP 2 across the two nodes, DP 2 inside each node. \
-            Four micro-batches make every bar readable; TP and DP meet on NVLink during the last backward.",
+            Four micro-batches make every bar readable; in the last backward, TP's all-reduces and DP's \
+            gradient buckets take turns on NVLink.",
         json: r#"{"hardware":{"preset":"dgx-a100","nodes":2},
             "workload":{"kind":"transformer","mode":"train","layers":8,"hidden":4096,"heads":32,"seq":2048,
                         "vocab":51200,"micro_batch":1,"global_batch":8,"recompute":"none","sequence_parallel":false},
@@ -279,8 +280,8 @@ pub const PRESETS: &[Preset] = &[
     Preset {
         id: "one-queue",
         title: "Overlap on, nothing hidden: one hardware queue",
-        description: "Megatron-LM issue 1468's shape: 8B, TP 1, DP 64, DP overlap on, but \
-            CUDA_DEVICE_MAX_CONNECTIONS=1. Each gradient bucket's reduction is launched between two \
+        description: "Megatron-LM issue 1468's shape on a 6.7B GPT (the issue's model has 8B): TP 1, DP 64, DP \
+            overlap on, but CUDA_DEVICE_MAX_CONNECTIONS=1. Each gradient bucket's reduction is launched between two \
             backward GEMMs on the only hardware queue, so the next GEMM waits for it: set \
             max_connections to 8 and the reduction hides behind the backward.",
         json: r#"{"hardware":{"preset":"dgx-h100","nodes":8,"max_connections":1},

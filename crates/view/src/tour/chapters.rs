@@ -192,9 +192,9 @@ pub const CHAPTERS: &[Chapter] = &[
         title: "Overlap switched on, yet nothing hides",
         preset: "one-queue",
         setup: |i| i.hardware.max_connections = Some(8),
-        intro: "Megatron-LM issue 1468's shape: an 8B model on 64 H100, data parallel only, DP overlap on. With \
-                8 hardware queues the gradient reduction runs beside the backward GEMMs: \
-                {before:axes.dp.hidden} of it hides.",
+        intro: "Megatron-LM issue 1468's shape on a 6.7B GPT (the issue's model has 8B): 64 H100, data \
+                parallel only, DP overlap on. With 8 hardware queues the gradient reduction runs beside the \
+                backward GEMMs: {before:axes.dp.hidden} of it hides.",
         question: "Set CUDA_DEVICE_MAX_CONNECTIONS to 1, as Megatron-LM asks for with TP overlap. How much of \
                    DP's communication still hides?",
         choices: HIDDEN_CHOICES,

@@ -1,0 +1,871 @@
+//! What each preset's title and description tell a reader about its
+//! scenario (the page shows both beside the preset picker), checked one
+//! sentence at a time against the scenario and the simulator's figures.
+//! `every_title_and_sentence_has_its_check` fails on a title or sentence
+//! written without its check here, so a reworded description brings its
+//! check along.
+
+use overlap_core::model::op::{OpKind, Phase};
+use overlap_core::model::scenario::{
+    DpSharding, Mlp, Mode, Recompute, Schedule, Transformer, Workload,
+};
+use overlap_core::presets::{self, PRESETS};
+use overlap_core::timeline::{Interval, Timeline};
+use overlap_core::workload::layer_cost::model_params;
+use overlap_core::{simulate, simulate_report, Axis, HardwarePreset, Report, Scenario};
+
+type Outcome = Result<(), String>;
+
+/// One title or one sentence of a description, and how it is checked.
+struct Claim {
+    preset: &'static str,
+    text: &'static str,
+    check: fn(&Scenario) -> Outcome,
+}
+
+fn ensure(ok: bool, why: impl FnOnce() -> String) -> Outcome {
+    if ok {
+        Ok(())
+    } else {
+        Err(why())
+    }
+}
+
+fn transformer(s: &Scenario) -> &Transformer {
+    match &s.workload {
+        Workload::Transformer(t) => t,
+        Workload::MatmulAllreduce(_) => panic!("a transformer preset"),
+    }
+}
+
+fn preset(id: &str) -> Scenario {
+    presets::scenario(id).unwrap()
+}
+
+fn report(s: &Scenario) -> Report {
+    simulate_report(s)
+        .expect("a preset is within the limits")
+        .report
+}
+
+/// The model's parameters, in billions, within `tolerance` (a fraction) of
+/// the size a sentence states.
+fn size_b(s: &Scenario, stated_b: f64, tolerance: f64) -> Outcome {
+    let b = model_params(transformer(s)) / 1e9;
+    ensure((b / stated_b - 1.0).abs() <= tolerance, || {
+        format!("{b:.3}B, stated {stated_b}B")
+    })
+}
+
+/// A paper's model at the size its paper names (the papers round).
+fn named_size_b(s: &Scenario, stated_b: f64) -> Outcome {
+    size_b(s, stated_b, 0.05)
+}
+
+/// `tp` x `pp` x `dp` on so many GPUs of the hardware preset.
+fn layout(s: &Scenario, hw: HardwarePreset, gpus: u64, [tp, pp, dp]: [u32; 3]) -> Outcome {
+    let p = &s.parallel;
+    ensure(
+        s.hardware_preset == hw && s.hardware.gpus() == gpus && (p.tp, p.pp, p.dp) == (tp, pp, dp),
+        || {
+            format!(
+                "{:?} x {} GPUs, tp {} pp {} dp {}",
+                s.hardware_preset,
+                s.hardware.gpus(),
+                p.tp,
+                p.pp,
+                p.dp
+            )
+        },
+    )
+}
+
+/// TP fills each node: a TP group never leaves it.
+fn tp_fills_node(s: &Scenario) -> Outcome {
+    ensure(s.parallel.tp == s.hardware.gpus_per_node, || {
+        format!(
+            "tp {} on {} GPUs per node",
+            s.parallel.tp, s.hardware.gpus_per_node
+        )
+    })
+}
+
+fn same_model(s: &Scenario, other: &str) -> Outcome {
+    let other_scenario = preset(other);
+    let (a, b) = (transformer(s), transformer(&other_scenario));
+    ensure(
+        (a.layers, a.hidden, a.heads, a.seq, a.vocab, a.micro_batch)
+            == (b.layers, b.hidden, b.heads, b.seq, b.vocab, b.micro_batch),
+        || format!("not {other}'s model"),
+    )
+}
+
+/// Intervals of one axis on `gpu`, owned there.
+fn comm(t: &Timeline, gpu: usize, axis: Axis) -> impl Iterator<Item = &Interval> {
+    t.gpus[gpu].comm[axis.index()]
+        .iter()
+        .filter(move |iv| iv.owner as usize == gpu)
+}
+
+fn overlaps(a: &Interval, b: &Interval) -> bool {
+    a.start_s < b.end_s && b.start_s < a.end_s
+}
+
+/// A GPU's micro-batches begun and not yet done at most, at a backward's
+/// start: its forward started, its (last) backward op not ended.
+fn most_in_flight(t: &Timeline, gpu: usize) -> usize {
+    let compute = &t.gpus[gpu].compute;
+    let first = |mb: u32, phase: Phase| {
+        compute
+            .iter()
+            .filter(|iv| iv.micro_batch == mb && iv.phase == phase)
+            .map(|iv| iv.start_s)
+            .fold(f64::INFINITY, f64::min)
+    };
+    let last_end = |mb: u32| {
+        compute
+            .iter()
+            .filter(|iv| iv.micro_batch == mb && iv.phase == Phase::Backward)
+            .map(|iv| iv.end_s)
+            .fold(0.0, f64::max)
+    };
+    let mbs = compute.iter().map(|iv| iv.micro_batch).max().unwrap_or(0) + 1;
+    (0..mbs)
+        .map(|m| {
+            let at = first(m, Phase::Backward);
+            (0..mbs)
+                .filter(|&k| first(k, Phase::Forward) <= at && last_end(k) > at)
+                .count()
+        })
+        .max()
+        .unwrap_or(0)
+}
+
+/// A weight gradient (W) of some micro-batch that starts after the
+/// backward of a later micro-batch began on its GPU: W deferred.
+fn w_deferred(t: &Timeline) -> bool {
+    t.gpus.iter().any(|g| {
+        g.compute
+            .iter()
+            .filter(|w| w.op.is_weight_gradient())
+            .any(|w| {
+                g.compute.iter().any(|b| {
+                    b.phase == Phase::Backward
+                        && !b.op.is_weight_gradient()
+                        && b.micro_batch > w.micro_batch
+                        && b.start_s < w.start_s
+                })
+            })
+    })
+}
+
+const CLAIMS: &[Claim] = &[
+    Claim {
+        preset: "didactic",
+        text: "Didactic: 3D parallel on two DGX A100",
+        check: |s| layout(s, HardwarePreset::DgxA100, 16, [4, 2, 2]),
+    },
+    Claim {
+        preset: "didactic",
+        text: "TP 4 inside a node, PP 2 across the two nodes, DP 2 inside each node.",
+        // A node holds one stage's TP groups of both replicas.
+        check: |s| {
+            layout(s, HardwarePreset::DgxA100, 16, [4, 2, 2])?;
+            ensure(
+                s.hardware.nodes == 2 && s.parallel.tp * s.parallel.dp == s.hardware.gpus_per_node,
+                || "a stage does not fill a node".into(),
+            )
+        },
+    },
+    Claim {
+        preset: "didactic",
+        text: "Four micro-batches make every bar readable; in the last backward, TP's all-reduces and DP's \
+               gradient buckets take turns on NVLink.",
+        // DP 2 inside a node: its buckets cross NVLink, as TP's all-reduces do.
+        check: |s| {
+            ensure(s.micro_batches() == 4, || format!("{} micro-batches", s.micro_batches()))?;
+            let sim = simulate(s);
+            let t = &sim.timeline;
+            let last = s.micro_batches() - 1;
+            for g in 0..t.gpus.len() {
+                let tp: Vec<&Interval> = comm(t, g, Axis::Tp)
+                    .filter(|iv| iv.phase == Phase::Backward && iv.micro_batch == last)
+                    .collect();
+                let between = |dp: &Interval| {
+                    tp.iter().any(|iv| iv.end_s <= dp.start_s) && tp.iter().any(|iv| iv.start_s >= dp.end_s)
+                };
+                let buckets: Vec<&Interval> = comm(t, g, Axis::Dp).filter(|dp| between(dp)).collect();
+                ensure(!buckets.is_empty(), || format!("GPU {g}: no bucket between two TP all-reduces"))?;
+                ensure(
+                    buckets.iter().all(|dp| !tp.iter().any(|iv| overlaps(iv, dp))),
+                    || format!("GPU {g}: a bucket and a TP all-reduce run at once"),
+                )?;
+            }
+            Ok(())
+        },
+    },
+    Claim {
+        preset: "contention",
+        text: "Contention: DP and PP share the NIC",
+        check: |s| {
+            let r = report(s);
+            ensure(r.links.network.shared > 0.0, || "the network is never shared".into())
+        },
+    },
+    Claim {
+        preset: "contention",
+        text: "All three overlaps on.",
+        check: |s| ensure(s.overlap.tp && s.overlap.pp && s.overlap.dp, || "an overlap off".into()),
+    },
+    Claim {
+        preset: "contention",
+        text: "With the interleaved schedule the DP reduction of the later layers starts while the pipeline \
+               still sends the earlier layers' activations and gradients: both cross the same InfiniBand port \
+               and slow each other down, however well each hides behind compute.",
+        check: |s| {
+            ensure(s.parallel.schedule == Schedule::Interleaved, || "not interleaved".into())?;
+            let sim = simulate(s);
+            let r = &sim.report;
+            let meet = (0..sim.timeline.gpus.len()).any(|g| {
+                comm(&sim.timeline, g, Axis::Dp)
+                    .any(|dp| comm(&sim.timeline, g, Axis::Pp).any(|pp| overlaps(dp, pp)))
+            });
+            ensure(meet, || "no DP collective beside a pipeline send".into())?;
+            let (pp, dp) = (r.axes.get(Axis::Pp), r.axes.get(Axis::Dp));
+            ensure(pp.contention_ms > 0.0 && dp.contention_ms > 0.0, || {
+                format!("contention PP {} ms, DP {} ms", pp.contention_ms, dp.contention_ms)
+            })?;
+            ensure(pp.hidden > 0.0 && dp.hidden > 0.0, || "an axis hides nothing".into())
+        },
+    },
+    Claim {
+        preset: "coconet",
+        text: "CoCoNet: MatMul + AllReduce on a DGX-2",
+        check: |s| {
+            ensure(matches!(s.workload, Workload::MatmulAllreduce(_)), || "not the micro-benchmark".into())?;
+            ensure(
+                s.hardware_preset == HardwarePreset::Dgx2V100 && s.hardware.nodes == 1,
+                || "not one DGX-2".into(),
+            )
+        },
+    },
+    Claim {
+        preset: "coconet",
+        text: "GPT-2 8.3B's model-parallel MLP GEMM over 16 V100s, then the AllReduce of its output.",
+        // The row-parallel MLP GEMM of hidden 3072: k is the 4h inner width split 16 ways.
+        check: |s| {
+            let Workload::MatmulAllreduce(m) = &s.workload else {
+                return Err("not the micro-benchmark".into());
+            };
+            ensure(s.parallel.tp == 16 && m.n == 3072 && m.k * 16 == 4 * 3072, || {
+                format!("tp {}, n {}, k {}", s.parallel.tp, m.n, m.k)
+            })
+        },
+    },
+    Claim {
+        preset: "coconet",
+        text: "Chunking the GEMM lets chunk i's AllReduce run under chunk i+1 (Jangda et al. 2021).",
+        check: |s| {
+            ensure(s.overlap.tp && s.overlap.tp_chunks > 1, || "no chunked overlap".into())?;
+            let sim = simulate(s);
+            let t = &sim.timeline;
+            let under = comm(t, 0, Axis::Tp).any(|ar| {
+                t.gpus[0]
+                    .compute
+                    .iter()
+                    .any(|gemm| gemm.chunk == ar.chunk + 1 && overlaps(ar, gemm))
+            });
+            ensure(under, || "no AllReduce chunk under the next GEMM chunk".into())
+        },
+    },
+    Claim {
+        preset: "megatron-1.7b",
+        text: "Megatron-LM 1.7B on 32 A100",
+        check: |s| {
+            named_size_b(s, 1.7)?;
+            ensure(s.hardware_preset == HardwarePreset::DgxA100 && s.hardware.gpus() == 32, || {
+                "not 32 A100".into()
+            })
+        },
+    },
+    Claim {
+        preset: "megatron-1.7b",
+        text: "Narayanan et al. 2021, Table 1, first row: data parallelism only.",
+        check: |s| layout(s, HardwarePreset::DgxA100, 32, [1, 1, 32]),
+    },
+    Claim {
+        preset: "megatron-18.4b",
+        text: "Megatron-LM 18.4B on 256 A100",
+        check: |s| {
+            named_size_b(s, 18.4)?;
+            layout(s, HardwarePreset::DgxA100, 256, [8, 1, 32])
+        },
+    },
+    Claim {
+        preset: "megatron-18.4b",
+        text: "Narayanan et al. 2021, Table 1: TP 8 inside each node, DP 32 across nodes.",
+        check: |s| {
+            layout(s, HardwarePreset::DgxA100, 256, [8, 1, 32])?;
+            tp_fills_node(s)
+        },
+    },
+    Claim {
+        preset: "megatron-145.6b",
+        text: "Megatron-LM 145.6B on 1536 A100",
+        check: |s| {
+            named_size_b(s, 145.6)?;
+            layout(s, HardwarePreset::DgxA100, 1536, [8, 8, 24])
+        },
+    },
+    Claim {
+        preset: "megatron-145.6b",
+        text: "Narayanan et al. 2021, Table 1: TP 8, PP 8, DP 24.",
+        check: |s| layout(s, HardwarePreset::DgxA100, 1536, [8, 8, 24]),
+    },
+    Claim {
+        preset: "megatron-1t",
+        text: "Megatron-LM 1T on 3072 A100",
+        check: |s| {
+            named_size_b(s, 1000.0)?;
+            layout(s, HardwarePreset::DgxA100, 3072, [8, 64, 6])
+        },
+    },
+    Claim {
+        preset: "megatron-1t",
+        text: "Narayanan et al. 2021, Table 1, last row: TP 8 x PP 64, 512 micro-batches per pipeline.",
+        check: |s| {
+            layout(s, HardwarePreset::DgxA100, 3072, [8, 64, 6])?;
+            ensure(s.micro_batches() == 512, || format!("{} micro-batches", s.micro_batches()))
+        },
+    },
+    Claim {
+        preset: "korthikanti-22b-full",
+        text: "22B, full recomputation (Korthikanti et al.)",
+        check: |s| {
+            named_size_b(s, 22.0)?;
+            ensure(transformer(s).recompute == Recompute::Full, || "not full recomputation".into())
+        },
+    },
+    Claim {
+        preset: "korthikanti-22b-full",
+        text: "Korthikanti et al. 2022, Table 5: 22B on one DGX A100, TP 8, full recomputation.",
+        check: |s| {
+            named_size_b(s, 22.0)?;
+            layout(s, HardwarePreset::DgxA100, 8, [8, 1, 1])?;
+            ensure(transformer(s).recompute == Recompute::Full, || "not full recomputation".into())
+        },
+    },
+    Claim {
+        preset: "korthikanti-22b-seqsel",
+        text: "22B, sequence parallel + selective recomputation",
+        check: |s| {
+            named_size_b(s, 22.0)?;
+            let t = transformer(s);
+            ensure(t.sequence_parallel && t.recompute == Recompute::Selective, || {
+                "not sequence parallel with selective recomputation".into()
+            })
+        },
+    },
+    Claim {
+        preset: "korthikanti-22b-seqsel",
+        text: "Korthikanti et al. 2022, Table 5: the same 22B model with sequence parallelism and selective \
+               recomputation.",
+        check: |s| {
+            same_model(s, "korthikanti-22b-full")?;
+            layout(s, HardwarePreset::DgxA100, 8, [8, 1, 1])?;
+            let t = transformer(s);
+            ensure(t.sequence_parallel && t.recompute == Recompute::Selective, || {
+                "not sequence parallel with selective recomputation".into()
+            })
+        },
+    },
+    Claim {
+        preset: "korthikanti-175b-full",
+        text: "175B, full recomputation (Korthikanti et al.)",
+        check: |s| {
+            named_size_b(s, 175.0)?;
+            ensure(transformer(s).recompute == Recompute::Full, || "not full recomputation".into())
+        },
+    },
+    Claim {
+        preset: "korthikanti-175b-full",
+        text: "Korthikanti et al. 2022, Table 5: GPT-3 175B on 64 A100, TP 8, PP 8, interleaved with 3 \
+               virtual stages, full recomputation.",
+        check: |s| {
+            named_size_b(s, 175.0)?;
+            layout(s, HardwarePreset::DgxA100, 64, [8, 8, 1])?;
+            ensure(
+                s.parallel.schedule == Schedule::Interleaved
+                    && s.parallel.virtual_stages == 3
+                    && transformer(s).recompute == Recompute::Full,
+                || "not interleaved over 3 virtual stages with full recomputation".into(),
+            )
+        },
+    },
+    Claim {
+        preset: "korthikanti-175b-seqsel",
+        text: "175B, sequence parallel + selective recomputation",
+        check: |s| {
+            named_size_b(s, 175.0)?;
+            let t = transformer(s);
+            ensure(t.sequence_parallel && t.recompute == Recompute::Selective, || {
+                "not sequence parallel with selective recomputation".into()
+            })
+        },
+    },
+    Claim {
+        preset: "korthikanti-175b-seqsel",
+        text: "Korthikanti et al. 2022, Table 5: GPT-3 175B with sequence parallelism and selective \
+               recomputation.",
+        check: |s| {
+            same_model(s, "korthikanti-175b-full")?;
+            let t = transformer(s);
+            ensure(t.sequence_parallel && t.recompute == Recompute::Selective, || {
+                "not sequence parallel with selective recomputation".into()
+            })
+        },
+    },
+    Claim {
+        preset: "zb-1.5b-24",
+        text: "Zero bubble: 1.5B on 8 A100, 1F1B, 24 micro-batches",
+        check: |s| {
+            zb_model_1_5b(s)?;
+            zb_row(s, Schedule::OneFOneB, 24)
+        },
+    },
+    Claim {
+        preset: "zb-1.5b-24",
+        text: "Qi et al. 2024, Table 3: a GPT-3-like 1.5B model in a pipeline of 8 GPUs.",
+        check: |s| {
+            zb_model_1_5b(s)?;
+            layout(s, HardwarePreset::DgxA100, 8, [1, 8, 1])
+        },
+    },
+    Claim {
+        preset: "zb-1.5b-24",
+        text: "Switch the schedule to zb-1p or zb-2p and watch W, the weight gradient, move into the bubble.",
+        check: |s| {
+            let before = simulate(s);
+            ensure(!w_deferred(&before.timeline), || "1F1B already defers W".into())?;
+            for schedule in [Schedule::ZeroBubble1p, Schedule::ZeroBubble2p] {
+                let mut zb = s.clone();
+                zb.parallel.schedule = schedule;
+                let after = simulate(&zb);
+                ensure(w_deferred(&after.timeline), || format!("{schedule:?} defers no W"))?;
+                ensure(
+                    after.report.bubble_fraction < before.report.bubble_fraction,
+                    || {
+                        format!(
+                            "{schedule:?}: bubble {} against 1F1B's {}",
+                            after.report.bubble_fraction, before.report.bubble_fraction
+                        )
+                    },
+                )?;
+            }
+            Ok(())
+        },
+    },
+    Claim {
+        preset: "zb-1.5b-24-zb2p",
+        text: "Zero bubble: the same 1.5B model with ZB-2p",
+        check: |s| {
+            same_model(s, "zb-1.5b-24")?;
+            zb_row(s, Schedule::ZeroBubble2p, 24)
+        },
+    },
+    Claim {
+        preset: "zb-1.5b-24-zb2p",
+        text: "The 1.5B model of the 1F1B preset with ZB-2p: twice the micro-batches in flight fill the \
+               warm-up and cool-down with forwards and deferred weight gradients, for about twice the \
+               activation memory.",
+        check: |s| {
+            same_model(s, "zb-1.5b-24")?;
+            let (zb, one) = (simulate(s), simulate(&preset("zb-1.5b-24")));
+            // On the first stage, where most are in flight: 2p against p.
+            let (n_zb, n_one) = (most_in_flight(&zb.timeline, 0), most_in_flight(&one.timeline, 0));
+            ensure(n_zb == 2 * n_one, || format!("{n_zb} in flight against {n_one}"))?;
+            ensure(w_deferred(&zb.timeline), || "no W deferred".into())?;
+            let ratio = zb.report.memory_gb.activations / one.report.memory_gb.activations;
+            ensure((1.8..=2.2).contains(&ratio), || format!("activations {ratio:.2}x"))
+        },
+    },
+    Claim {
+        preset: "zb-1.5b-64",
+        text: "Zero bubble: 1.5B on 8 A100, 1F1B, 64 micro-batches",
+        check: |s| {
+            zb_model_1_5b(s)?;
+            zb_row(s, Schedule::OneFOneB, 64)
+        },
+    },
+    Claim {
+        preset: "zb-1.5b-64",
+        text: "Qi et al. 2024, Table 3: the 1.5B model with 64 micro-batches, where the bubble is a smaller \
+               share of the step.",
+        check: |s| {
+            same_model(s, "zb-1.5b-24")?;
+            ensure(s.micro_batches() == 64, || format!("{} micro-batches", s.micro_batches()))?;
+            let (b64, b24) = (
+                report(s).bubble_fraction,
+                report(&preset("zb-1.5b-24")).bubble_fraction,
+            );
+            ensure(b64 < b24, || format!("bubble {b64} with 64 against {b24} with 24"))
+        },
+    },
+    Claim {
+        preset: "zb-6.2b-24",
+        text: "Zero bubble: 6.2B on 8 A100, 1F1B, 24 micro-batches",
+        check: |s| {
+            zb_model_6_2b(s)?;
+            zb_row(s, Schedule::OneFOneB, 24)
+        },
+    },
+    Claim {
+        preset: "zb-6.2b-24",
+        text: "Qi et al. 2024, Table 3: a GPT-3-like 6.2B model in a pipeline of 8 GPUs.",
+        check: |s| {
+            zb_model_6_2b(s)?;
+            layout(s, HardwarePreset::DgxA100, 8, [1, 8, 1])
+        },
+    },
+    Claim {
+        preset: "zb-6.2b-64",
+        text: "Zero bubble: 6.2B on 8 A100, 1F1B, 64 micro-batches",
+        check: |s| {
+            zb_model_6_2b(s)?;
+            zb_row(s, Schedule::OneFOneB, 64)
+        },
+    },
+    Claim {
+        preset: "zb-6.2b-64",
+        text: "Qi et al. 2024, Table 3: the 6.2B model with 64 micro-batches.",
+        check: |s| {
+            same_model(s, "zb-6.2b-24")?;
+            ensure(s.micro_batches() == 64, || format!("{} micro-batches", s.micro_batches()))
+        },
+    },
+    Claim {
+        preset: "one-queue",
+        text: "Overlap on, nothing hidden: one hardware queue",
+        check: |s| {
+            ensure(s.overlap.dp && s.hardware.max_connections == 1, || {
+                "not DP overlap on one queue".into()
+            })?;
+            let hidden = report(s).axes.get(Axis::Dp).hidden;
+            ensure(hidden < 0.01, || format!("{hidden} of DP hides"))
+        },
+    },
+    Claim {
+        preset: "one-queue",
+        text: "Megatron-LM issue 1468's shape on a 6.7B GPT (the issue's model has 8B): TP 1, DP 64, DP \
+               overlap on, but CUDA_DEVICE_MAX_CONNECTIONS=1.",
+        check: |s| {
+            size_b(s, 6.7, 0.01)?;
+            ensure(transformer(s).mlp == Mlp::Gelu, || "not a GPT".into())?;
+            layout(s, HardwarePreset::DgxH100, 64, [1, 1, 64])?;
+            ensure(s.overlap.dp && s.hardware.max_connections == 1, || {
+                "not DP overlap on one queue".into()
+            })
+        },
+    },
+    Claim {
+        preset: "one-queue",
+        text: "Each gradient bucket's reduction is launched between two backward GEMMs on the only hardware \
+               queue, so the next GEMM waits for it: set max_connections to 8 and the reduction hides behind \
+               the backward.",
+        check: |s| {
+            let sim = simulate(s);
+            let t = &sim.timeline;
+            let compute = &t.gpus[0].compute;
+            let mut buckets = 0;
+            for dp in comm(t, 0, Axis::Dp).filter(|iv| iv.op == OpKind::AllReduce) {
+                buckets += 1;
+                ensure(!compute.iter().any(|c| overlaps(c, dp)), || {
+                    "a reduction runs beside compute".into()
+                })?;
+                let ran_before = compute.iter().any(|c| c.phase == Phase::Backward && c.end_s <= dp.start_s);
+                let waits = compute.iter().any(|c| c.phase == Phase::Backward && c.start_s == dp.end_s);
+                let last = !compute.iter().any(|c| c.phase == Phase::Backward && c.start_s > dp.start_s);
+                ensure(ran_before && (waits || last), || {
+                    format!("the reduction at {} s does not sit between two backward GEMMs", dp.start_s)
+                })?;
+            }
+            ensure(buckets > 1, || format!("{buckets} bucket"))?;
+            let mut eight = s.clone();
+            eight.hardware.max_connections = 8;
+            let hidden = report(&eight).axes.get(Axis::Dp).hidden;
+            ensure(hidden > 0.6, || format!("8 queues hide {hidden}"))
+        },
+    },
+    Claim {
+        preset: "coconet-inference",
+        text: "CoCoNet: GPT-2 8.3B inference across two DGX-2",
+        check: |s| {
+            named_size_b(s, 8.3)?;
+            ensure(transformer(s).mode == Mode::Inference, || "not inference".into())?;
+            ensure(
+                s.hardware_preset == HardwarePreset::Dgx2V100 && s.hardware.nodes == 2,
+                || "not two DGX-2".into(),
+            )
+        },
+    },
+    Claim {
+        preset: "coconet-inference",
+        text: "Megatron-LM's GPT-2 8.3B, forward only: TP 16 inside each DGX-2, two pipeline stages, one per \
+               node.",
+        check: |s| {
+            named_size_b(s, 8.3)?;
+            ensure(transformer(s).mode == Mode::Inference, || "not inference".into())?;
+            layout(s, HardwarePreset::Dgx2V100, 32, [16, 2, 1])?;
+            tp_fills_node(s)
+        },
+    },
+    Claim {
+        preset: "coconet-inference",
+        text: "CoCoNet's three moves are on: chunked GEMM + AllReduce, the stage boundary sliced and \
+               pipelined (ReduceScatter, 1/16 slices over each NIC, AllGather), and the AllReduce fused with \
+               the bias, dropout and residual add (Jangda et al. 2021).",
+        check: |s| {
+            let o = &s.overlap;
+            ensure(o.tp && o.tp_chunks > 1 && o.pp_chunks > 1 && o.fuse && s.parallel.scatter_gather, || {
+                "a move is off".into()
+            })?;
+            let sim = simulate(s);
+            let boundary: Vec<OpKind> = sim
+                .timeline
+                .gpus
+                .iter()
+                .flat_map(|g| g.comm.iter().flatten())
+                .filter(|iv| iv.micro_batch == 0)
+                .map(|iv| iv.op)
+                .collect();
+            ensure(
+                boundary.contains(&OpKind::ReduceScatter) && boundary.contains(&OpKind::AllGather),
+                || "no ReduceScatter and AllGather at the boundary".into(),
+            )
+        },
+    },
+    Claim {
+        preset: "llama3-8b-fsdp",
+        text: "Llama-3-8B on 64 H100: FSDP 8 x TP 8",
+        check: |s| {
+            size_b(s, 8.03, 0.01)?;
+            layout(s, HardwarePreset::DgxH100, 64, [8, 1, 8])?;
+            ensure(s.parallel.dp_sharding == DpSharding::Full, || "not FSDP".into())
+        },
+    },
+    Claim {
+        preset: "llama3-8b-fsdp",
+        text: "torchtitan's 2D layout: tensor parallelism inside each DGX H100, FSDP across the 8 nodes.",
+        check: |s| {
+            tp_fills_node(s)?;
+            ensure(
+                s.parallel.dp == s.hardware.nodes
+                    && s.hardware.nodes == 8
+                    && s.parallel.dp_sharding == DpSharding::Full,
+                || "FSDP is not across the 8 nodes".into(),
+            )
+        },
+    },
+    Claim {
+        preset: "llama3-8b-fsdp",
+        text: "Every layer's parameters are all-gathered before its forward and again before its backward, \
+               the next layer's prefetched while the current one computes; its gradients are \
+               reduce-scattered after its backward.",
+        check: |s| fsdp_per_layer(s, 0.9),
+    },
+    Claim {
+        preset: "llama3-70b-fsdp",
+        text: "Llama-3-70B on 256 H100: FSDP 32 x TP 8",
+        check: |s| {
+            named_size_b(s, 70.0)?;
+            layout(s, HardwarePreset::DgxH100, 256, [8, 1, 32])?;
+            ensure(s.parallel.dp_sharding == DpSharding::Full, || "not FSDP".into())
+        },
+    },
+    Claim {
+        preset: "llama3-70b-fsdp",
+        text: "The 70B model in torchtitan's 2D layout: TP 8 inside each node, FSDP across 32 nodes.",
+        check: |s| {
+            named_size_b(s, 70.0)?;
+            tp_fills_node(s)?;
+            ensure(
+                s.parallel.dp == s.hardware.nodes
+                    && s.hardware.nodes == 32
+                    && s.parallel.dp_sharding == DpSharding::Full,
+                || "FSDP is not across the 32 nodes".into(),
+            )
+        },
+    },
+    Claim {
+        preset: "llama3-70b-fsdp",
+        text: "Each layer's gather crosses the network to 31 other nodes while the layer before it computes.",
+        check: |s| {
+            ensure(s.parallel.dp == s.hardware.nodes && s.hardware.nodes == 32, || {
+                "the gather does not span 32 nodes".into()
+            })?;
+            let r = report(s);
+            ensure(r.links.network.busy > 0.0, || "nothing crosses the network".into())?;
+            fsdp_per_layer(s, 0.9)
+        },
+    },
+    Claim {
+        preset: "distributed-optimizer",
+        text: "Distributed optimizer: the parameter all-gather under the forward",
+        check: |s| {
+            ensure(
+                s.parallel.dp_sharding == DpSharding::Optimizer && s.overlap.param_gather,
+                || "not the distributed optimizer with param_gather".into(),
+            )?;
+            let sim = simulate(s);
+            let t = &sim.timeline;
+            let under = comm(t, 0, Axis::Dp).filter(|iv| iv.op == OpKind::AllGather).any(|ag| {
+                t.gpus[0]
+                    .compute
+                    .iter()
+                    .any(|c| c.phase == Phase::Forward && overlaps(c, ag))
+            });
+            ensure(under, || "no gather beside a forward".into())
+        },
+    },
+    Claim {
+        preset: "distributed-optimizer",
+        text: "Megatron-LM's distributed optimizer on 4 DGX H100: gradients are reduce-scattered during the \
+               backward, and with param_gather the updated parameters are all-gathered bucket by bucket under \
+               the first micro-batch's forward, each bucket awaited before its first layer.",
+        check: |s| {
+            ensure(
+                s.hardware_preset == HardwarePreset::DgxH100
+                    && s.hardware.nodes == 4
+                    && s.parallel.dp_sharding == DpSharding::Optimizer
+                    && s.overlap.param_gather,
+                || "not the distributed optimizer with param_gather on 4 DGX H100".into(),
+            )?;
+            let sim = simulate(s);
+            let t = &sim.timeline;
+            let compute = &t.gpus[0].compute;
+            let last_backward_end = compute
+                .iter()
+                .filter(|c| c.phase == Phase::Backward)
+                .map(|c| c.end_s)
+                .fold(0.0, f64::max);
+            let during = comm(t, 0, Axis::Dp)
+                .filter(|iv| iv.op == OpKind::ReduceScatter)
+                .any(|rs| rs.start_s < last_backward_end);
+            ensure(during, || "no reduce-scatter during the backward".into())?;
+            let gathers: Vec<&Interval> = comm(t, 0, Axis::Dp)
+                .filter(|iv| iv.op == OpKind::AllGather)
+                .collect();
+            ensure(gathers.len() > 1, || format!("{} gather", gathers.len()))?;
+            for ag in gathers {
+                let first = compute
+                    .iter()
+                    .filter(|c| c.phase == Phase::Forward && c.micro_batch == 0 && c.layer == ag.layer)
+                    .map(|c| c.start_s)
+                    .fold(f64::INFINITY, f64::min);
+                ensure(first.is_finite() && first >= ag.end_s, || {
+                    format!("layer {}'s forward starts before its bucket's gather ends", ag.layer)
+                })?;
+            }
+            Ok(())
+        },
+    },
+];
+
+/// A row of Qi et al.'s Table 3 as the presets build it: 8 A100, the
+/// schedule, so many micro-batches.
+fn zb_row(s: &Scenario, schedule: Schedule, micro_batches: u32) -> Outcome {
+    layout(s, HardwarePreset::DgxA100, 8, [1, 8, 1])?;
+    ensure(
+        s.parallel.schedule == schedule && s.micro_batches() == micro_batches,
+        || {
+            format!(
+                "{:?} at {} micro-batches",
+                s.parallel.schedule,
+                s.micro_batches()
+            )
+        },
+    )
+}
+
+/// The paper's 1.5B model has 22 layers, its first and last stage one
+/// fewer; the presets give every stage 3 (24 layers, docs/validation.md),
+/// which makes it 1.65B: pinned there, above the name's 5%.
+fn zb_model_1_5b(s: &Scenario) -> Outcome {
+    ensure(transformer(s).mlp == Mlp::Gelu, || "not GPT-3-like".into())?;
+    size_b(s, 1.648, 0.002)
+}
+
+/// As [`zb_model_1_5b`]: 32 layers where the paper has 30, so 6.65B.
+fn zb_model_6_2b(s: &Scenario) -> Outcome {
+    ensure(transformer(s).mlp == Mlp::Gelu, || "not GPT-3-like".into())?;
+    size_b(s, 6.654, 0.002)
+}
+
+/// FSDP as its description says: on the simulated GPU, every layer's
+/// parameters gathered twice per micro-batch (before its forward and its
+/// backward) and its gradients reduce-scattered once after its backward,
+/// with at least `hidden` of DP's time under compute.
+fn fsdp_per_layer(s: &Scenario, hidden: f64) -> Outcome {
+    let sim = simulate(s);
+    let t = &sim.timeline;
+    let layers = transformer(s).layers;
+    for mb in 0..s.micro_batches() {
+        let count = |op: OpKind, phase: Option<Phase>| {
+            comm(t, 0, Axis::Dp)
+                .filter(|iv| {
+                    iv.op == op && iv.micro_batch == mb && phase.is_none_or(|p| iv.phase == p)
+                })
+                .count() as u32
+        };
+        let (gathers, scatters) = (
+            count(OpKind::AllGather, None),
+            count(OpKind::ReduceScatter, Some(Phase::Backward)),
+        );
+        ensure(gathers == 2 * layers && scatters == layers, || {
+            format!("micro-batch {mb}: {gathers} gathers and {scatters} reduce-scatters for {layers} layers")
+        })?;
+    }
+    let h = sim.report.axes.get(Axis::Dp).hidden;
+    ensure(h >= hidden, || format!("{h} of DP hides"))
+}
+
+#[test]
+fn every_title_and_sentence_has_its_check() {
+    for p in PRESETS {
+        let mine: Vec<&str> = CLAIMS
+            .iter()
+            .filter(|c| c.preset == p.id)
+            .map(|c| c.text)
+            .collect();
+        let (title, sentences) = mine
+            .split_first()
+            .unwrap_or_else(|| panic!("{}: no claims", p.id));
+        assert_eq!(*title, p.title, "{}: the title's check", p.id);
+        assert_eq!(
+            sentences.join(" "),
+            p.description,
+            "{}: one check per sentence, in order",
+            p.id
+        );
+    }
+    for c in CLAIMS {
+        assert!(
+            presets::find(c.preset).is_some(),
+            "{}: no such preset",
+            c.preset
+        );
+    }
+}
+
+#[test]
+fn every_title_and_sentence_holds() {
+    let failed: Vec<String> = CLAIMS
+        .iter()
+        .filter_map(|c| {
+            (c.check)(&preset(c.preset))
+                .err()
+                .map(|why| format!("{}: \"{}\": {why}", c.preset, c.text))
+        })
+        .collect();
+    assert!(failed.is_empty(), "{}", failed.join("\n"));
+}
