@@ -102,6 +102,13 @@ pub fn NumberPair(
                 .errors
                 .with(|e| e.iter().any(|e| e.field == field.field))
     });
+    // Why the field changes nothing in this scenario, if it does not: said
+    // beside it, so that a slider moved to no effect is not a mystery.
+    let inert = Memo::new(move |_| {
+        state
+            .resolved
+            .with(|r| r.as_ref().and_then(|s| (field.row.inert)(s)))
+    });
     let number_ref = NodeRef::<html::Input>::new();
     // Write the value into the number field only when the user is not typing
     // in it, so that a half-typed number is never replaced.
@@ -168,6 +175,7 @@ pub fn NumberPair(
         <div
             class="field num"
             class:invalid=move || invalid.get()
+            class:inert=move || inert.with(Option::is_some)
             class:tour-focus=move || tour_focus(state, field.field)
         >
             <label for=number_id.clone()>{field.label}</label>
@@ -205,6 +213,7 @@ pub fn NumberPair(
                 {move || local_error.get().map(|m| view! { <p>{m}</p> })}
             </div>
             <FieldErrors field=field.field id=err_id />
+            {move || inert.get().map(|why| view! { <p class="hint inert-why">{why}</p> })}
         </div>
     }
 }

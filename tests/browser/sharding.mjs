@@ -3,7 +3,7 @@
 // new fields opens them, and a sharding switch that does not apply is named.
 // Registered by run.mjs (`registerShardingTests(...)`).
 
-import { ready, afterRun, painted } from './harness.mjs';
+import { ready, afterRun, painted, metric } from './harness.mjs';
 
 /** Registers the tests; `h` carries run.mjs's helpers. */
 export function registerShardingTests(test, h) {
@@ -41,6 +41,21 @@ export function registerShardingTests(test, h) {
     const json = await scenarioJson(page);
     assert(json.overlap.grad_sync === 'last_micro_batch', `grad_sync is ${json.overlap.grad_sync}`);
     await matchesCli(page);
+  }, { timeout: 60000 });
+
+  test('sharding: TP chunks says why it changes nothing under sequence parallelism, and it does not', async ({ page }) => {
+    const note = () => page.locator('.field:has(#f-overlap-tp-chunks) .inert-why');
+    await goto(page, '?v=1&preset=llama3-8b-fsdp');
+    const said = await note().textContent();
+    assert(/sequence parallelism/.test(said) && /8 ring steps/.test(said), `the note says: ${said}`);
+    const before = await metric(page, 'step_time_ms');
+    await afterRun(page, () => page.locator('#f-overlap-tp-chunks').fill('16'));
+    assert((await metric(page, 'step_time_ms')) === before, 'TP chunks changed the step after all');
+    await afterRun(page, () => page.locator('#f-overlap-tp').uncheck());
+    const off = await note().textContent();
+    assert(/TP overlap is off/.test(off), `with TP overlap off the note says: ${off}`);
+    await afterRun(page, () => page.selectOption('#f-preset', 'didactic'));
+    assert((await note().count()) === 0, 'the didactic preset, where TP chunks matter, shows a note');
   }, { timeout: 60000 });
 
   test('sharding: grad_sync without FSDP is named with what is valid', async ({ page }) => {

@@ -108,6 +108,10 @@ pub struct Field {
     /// Sets a number field from the page's number box (rounded for whole
     /// numbers; nothing for other kinds).
     pub set_number: fn(&mut ScenarioInput, f64),
+    /// Why the field changes nothing in this scenario, when it does not
+    /// (TP chunks with no TP group): the page says it beside the control.
+    /// `tests/inert_fields.rs` checks that it indeed changes nothing.
+    pub inert: fn(&Scenario) -> Option<String>,
 }
 
 impl std::fmt::Debug for Field {
@@ -177,6 +181,40 @@ fn matmul(s: &Scenario) -> Option<&MatmulAllreduce> {
     }
 }
 
+/// A field that changes something in every scenario it applies to.
+fn never_inert(_: &Scenario) -> Option<String> {
+    None
+}
+
+/// Why `overlap.bucket_mb` changes nothing, when it does not: with no DP
+/// replicas there is no gradient reduction to split (the tied embedding's
+/// all-reduce is one call whatever the size).
+fn bucket_mb_inert(s: &Scenario) -> Option<String> {
+    (s.parallel.dp == 1).then(|| {
+        "Changes nothing here: with DP 1 there are no gradients to reduce in buckets.".to_string()
+    })
+}
+
+/// Why `overlap.tp_chunks` changes nothing, when it does not: the GEMMs
+/// are split only under TP overlap, for a TP group, and not with sequence
+/// parallelism, whose TP overlap decomposes each collective into the
+/// group's ring steps instead (`workload::transformer`, Async TP).
+fn tp_chunks_inert(s: &Scenario) -> Option<String> {
+    let tp = s.parallel.tp;
+    if tp == 1 {
+        Some("Changes nothing here: with TP 1 there is no TP collective to overlap.".to_string())
+    } else if !s.overlap.tp {
+        Some("Changes nothing while TP overlap is off: each GEMM then runs whole before its collective.".to_string())
+    } else if transformer(s).is_some_and(|t| t.sequence_parallel) {
+        Some(format!(
+            "Changes nothing with sequence parallelism: TP overlap splits each collective into its {tp} ring \
+             steps under the GEMM (Async TP), not into chunks."
+        ))
+    } else {
+        None
+    }
+}
+
 fn workload_kind(s: &Scenario) -> WorkloadKind {
     match s.workload {
         Workload::Transformer(_) => WorkloadKind::Transformer,
@@ -210,7 +248,8 @@ macro_rules! choices {
 }
 
 /// One row per field: `path => key, kind, default, label, unit, slider,
-/// resolved`. The path's tokens write the accessors on `ScenarioInput`.
+/// resolved`, and where the field can change nothing, `inert`. The path's
+/// tokens write the accessors on `ScenarioInput`.
 macro_rules! fields {
     ($($first:ident $(. $rest:ident)? => {
         key: $key:literal,
@@ -219,7 +258,8 @@ macro_rules! fields {
         label: $label:literal,
         unit: $unit:literal,
         slider: $slider:expr,
-        resolved: $resolved:expr $(,)?
+        resolved: $resolved:expr
+        $(, inert: $inert:expr)? $(,)?
     }),* $(,)?) => {
         /// Every scenario field, in share-link order.
         pub const FIELDS: &[Field] = &[$(Field {
@@ -244,6 +284,7 @@ macro_rules! fields {
                     i.$first $(.$rest)? = Some(x);
                 }
             },
+            inert: [$($inert as fn(&Scenario) -> Option<String>,)? never_inert][0],
         }),*];
     };
 }
@@ -446,11 +487,13 @@ fields! {
         key: "tp_chunks", kind: Kind::Int { min: 1, max: 64 }, default: Fixed,
         label: "TP chunks", unit: "", slider: (1.0, 64.0, 1.0),
         resolved: |s| Some(s.overlap.tp_chunks),
+        inert: tp_chunks_inert,
     },
     overlap.bucket_mb => {
         key: "bucket_mb", kind: Kind::Real { min: 0.1, max: 100_000.0 }, default: Fixed,
         label: "DP bucket size", unit: "MB", slider: (1.0, 500.0, 1.0),
         resolved: |s| Some(s.overlap.bucket_mb),
+        inert: bucket_mb_inert,
     },
     overlap.grad_bytes => {
         key: "grad_bytes",

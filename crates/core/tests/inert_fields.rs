@@ -1,0 +1,115 @@
+//! A field the page says changes nothing in a scenario (`Field::inert`)
+//! changes nothing there: the figures stay the same, bit for bit, over the
+//! field's slider range, on every preset and with each overlap switched.
+
+use overlap_core::input::fields::{Kind, FIELDS};
+use overlap_core::presets::PRESETS;
+use overlap_core::{simulate_report, ScenarioInput};
+use serde_json::{json, Value};
+
+/// Values across the field's slider (and its valid range's ends, where the
+/// step stays small).
+fn values(kind: &Kind, slider: (f64, f64, f64)) -> Vec<Value> {
+    let (lo, hi, _) = slider;
+    match kind {
+        Kind::Int { min, .. } => vec![json!(*min), json!(lo.max(2.0) as u32), json!(hi as u32)],
+        Kind::Real { min, .. } => vec![json!(*min), json!(lo), json!(hi)],
+        _ => Vec::new(),
+    }
+}
+
+/// The presets, then each with one overlap switch flipped: every reason a
+/// field gives shows up among them.
+fn scenarios() -> Vec<(String, ScenarioInput)> {
+    let mut out = Vec::new();
+    // 1T's figures take a fifth of a second each: its fields are those of
+    // the 145.6B preset, checked here.
+    for p in PRESETS.iter().filter(|p| p.id != "megatron-1t") {
+        out.push((p.id.to_string(), p.input()));
+        let resolved = p.input().resolve().expect("a preset resolves");
+        for (axis, flip) in [
+            (
+                "tp",
+                (|i: &mut ScenarioInput, v| i.overlap.tp = Some(v)) as fn(&mut ScenarioInput, bool),
+            ),
+            ("dp", |i, v| i.overlap.dp = Some(v)),
+        ] {
+            let mut i = p.input();
+            let on = match axis {
+                "tp" => resolved.overlap.tp,
+                _ => resolved.overlap.dp,
+            };
+            flip(&mut i, !on);
+            out.push((format!("{} with {axis} overlap {}", p.id, !on), i));
+        }
+    }
+    out
+}
+
+#[test]
+fn a_field_said_to_change_nothing_changes_nothing() {
+    let mut checked = Vec::new();
+    for (name, input) in scenarios() {
+        let Ok(s) = input.resolve() else { continue };
+        let Ok(figures) = simulate_report(&s) else {
+            continue;
+        };
+        let want = serde_json::to_string(&figures.report).unwrap();
+        for f in FIELDS {
+            let Some(why) = (f.inert)(&s) else { continue };
+            for v in values(&f.kind, f.slider) {
+                let mut changed = input.clone();
+                (f.set)(&mut changed, Some(&v)).unwrap();
+                let Ok(other) = changed.resolve() else {
+                    continue;
+                };
+                assert_eq!(
+                    (f.inert)(&other).as_deref(),
+                    Some(why.as_str()),
+                    "{name}: {} {v}",
+                    f.path
+                );
+                let got =
+                    simulate_report(&other).map(|r| serde_json::to_string(&r.report).unwrap());
+                assert_eq!(
+                    got.as_deref(),
+                    Ok(want.as_str()),
+                    "{name}: {} = {v} changed the figures, though the page says \"{why}\"",
+                    f.path
+                );
+            }
+            checked.push(format!("{name}: {}", f.path));
+        }
+    }
+    // Each reason is met: TP 1, TP overlap off, sequence parallelism, DP 1.
+    for (field, case) in [
+        ("overlap.tp_chunks", "megatron-1.7b"),
+        ("overlap.tp_chunks", "didactic with tp overlap false"),
+        ("overlap.tp_chunks", "llama3-8b-fsdp"),
+        ("overlap.bucket_mb", "zb-1.5b-24"),
+    ] {
+        let want = format!("{case}: {field}");
+        assert!(checked.contains(&want), "not checked: {want}");
+    }
+}
+
+/// The other side: where the page says nothing, the field does change the
+/// figures (here, of the scenarios the reasons above come from).
+#[test]
+fn where_the_page_says_nothing_the_field_matters() {
+    for (id, path, a, b) in [
+        ("didactic", "overlap.tp_chunks", json!(1), json!(8)),
+        ("contention", "overlap.bucket_mb", json!(5.0), json!(400.0)),
+    ] {
+        let f = FIELDS.iter().find(|f| f.path == path).unwrap();
+        let p = PRESETS.iter().find(|p| p.id == id).unwrap();
+        let run = |v: &Value| {
+            let mut i = p.input();
+            (f.set)(&mut i, Some(v)).unwrap();
+            let s = i.resolve().unwrap();
+            assert_eq!((f.inert)(&s), None, "{id}: {path}");
+            simulate_report(&s).unwrap().report.step_time_ms
+        };
+        assert_ne!(run(&a), run(&b), "{id}: {path}");
+    }
+}
