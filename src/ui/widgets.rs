@@ -9,7 +9,7 @@ use wasm_bindgen::JsCast;
 
 use crate::state::AppState;
 use crate::ui::fields::NumField;
-use overlap_core::input::fields::DefaultFrom;
+use overlap_core::input::fields::{DefaultFrom, Field};
 
 /// True while the guided tour's chapter is about this field.
 fn tour_focus(state: AppState, field: &'static str) -> bool {
@@ -102,13 +102,7 @@ pub fn NumberPair(
                 .errors
                 .with(|e| e.iter().any(|e| e.field == field.field))
     });
-    // Why the field changes nothing in this scenario, if it does not: said
-    // beside it, so that a slider moved to no effect is not a mystery.
-    let inert = Memo::new(move |_| {
-        state
-            .resolved
-            .with(|r| r.as_ref().and_then(|s| (field.row.inert)(s)))
-    });
+    let inert = inert_reason(state, Some(field.row));
     let number_ref = NodeRef::<html::Input>::new();
     // Write the value into the number field only when the user is not typing
     // in it, so that a half-typed number is never replaced.
@@ -213,7 +207,7 @@ pub fn NumberPair(
                 {move || local_error.get().map(|m| view! { <p>{m}</p> })}
             </div>
             <FieldErrors field=field.field id=err_id />
-            {move || inert.get().map(|why| view! { <p class="hint inert-why">{why}</p> })}
+            {inert_note(inert)}
         </div>
     }
 }
@@ -271,6 +265,25 @@ pub fn SelectField(
     }
 }
 
+/// Why the field changes nothing in the scenario in effect, if it does
+/// not (`Field::inert`): said beside its control, so that a control moved
+/// to no effect is not a mystery.
+fn inert_reason(state: AppState, field: Option<&'static Field>) -> Memo<Option<String>> {
+    Memo::new(move |_| {
+        let inert = field?.inert;
+        state.resolved.with(|r| r.as_ref().and_then(inert))
+    })
+}
+
+/// The reason of [`inert_reason`], as the control shows it.
+fn inert_note(inert: Memo<Option<String>>) -> impl IntoView {
+    move || {
+        inert
+            .get()
+            .map(|why| view! { <p class="hint inert-why">{why}</p> })
+    }
+}
+
 /// A checkbox; with `switch`, announced as a switch (the overlap toggles).
 #[component]
 pub fn Toggle(
@@ -310,10 +323,12 @@ pub fn Toggle(
         })
     });
     let invalid = move || named.get() || culprit.with(Option::is_some);
+    let inert = inert_reason(state, overlap_core::input::fields::find(field));
     view! {
         <div
             class=format!("field toggle {axis}")
             class:invalid=invalid
+            class:inert=move || inert.with(Option::is_some)
             class:tour-focus=move || tour_focus(state, field)
         >
             <input
@@ -328,6 +343,7 @@ pub fn Toggle(
             <label for=id>{label}</label>
             <FieldErrors field=field id=err_id />
             {move || culprit.get().map(|m| view! { <div class="field-error culprit" aria-live="polite"><p>{m}</p></div> })}
+            {inert_note(inert)}
         </div>
     }
 }

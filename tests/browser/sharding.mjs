@@ -43,7 +43,7 @@ export function registerShardingTests(test, h) {
     await matchesCli(page);
   }, { timeout: 60000 });
 
-  test('sharding: TP chunks says why it changes nothing under sequence parallelism, and it does not', async ({ page }) => {
+  test('sharding: TP chunks says why it changes nothing under sequence parallelism, and it does not; so do switches of a one-GPU axis', async ({ page }) => {
     const note = () => page.locator('.field:has(#f-overlap-tp-chunks) .inert-why');
     await goto(page, '?v=1&preset=llama3-8b-fsdp');
     const said = await note().textContent();
@@ -55,7 +55,13 @@ export function registerShardingTests(test, h) {
     const off = await note().textContent();
     assert(/TP overlap is off/.test(off), `with TP overlap off the note says: ${off}`);
     await afterRun(page, () => page.selectOption('#f-preset', 'didactic'));
-    assert((await note().count()) === 0, 'the didactic preset, where TP chunks matter, shows a note');
+    assert((await page.locator('.inert-why').count()) === 0, 'the didactic preset, where every control matters, shows a note');
+    // Eight pipeline stages of one GPU each: TP and DP overlap move nothing.
+    await afterRun(page, () => page.selectOption('#f-preset', 'zb-1.5b-24'));
+    const why = (id) => page.locator(`.field:has(#${id}) .inert-why`);
+    assert(/TP 1/.test(await why('f-overlap-tp').textContent()), 'TP overlap does not say why it changes nothing');
+    assert(/DP 1/.test(await why('f-overlap-dp').textContent()), 'DP overlap does not say why it changes nothing');
+    assert((await why('f-overlap-pp').count()) === 0, 'PP overlap, which matters here, shows a note');
   }, { timeout: 60000 });
 
   test('sharding: grad_sync without FSDP is named with what is valid', async ({ page }) => {

@@ -14,6 +14,7 @@ fn values(kind: &Kind, slider: (f64, f64, f64)) -> Vec<Value> {
     match kind {
         Kind::Int { min, .. } => vec![json!(*min), json!(lo.max(2.0) as u32), json!(hi as u32)],
         Kind::Real { min, .. } => vec![json!(*min), json!(lo), json!(hi)],
+        Kind::Bool => vec![json!(false), json!(true)],
         _ => Vec::new(),
     }
 }
@@ -81,12 +82,16 @@ fn a_field_said_to_change_nothing_changes_nothing() {
             checked.push(format!("{name}: {}", f.path));
         }
     }
-    // Each reason is met: TP 1, TP overlap off, sequence parallelism, DP 1.
+    // Each reason is met: TP 1, TP overlap off, sequence parallelism, DP 1;
+    // an axis of one GPU.
     for (field, case) in [
         ("overlap.tp_chunks", "megatron-1.7b"),
         ("overlap.tp_chunks", "didactic with tp overlap false"),
         ("overlap.tp_chunks", "llama3-8b-fsdp"),
         ("overlap.bucket_mb", "zb-1.5b-24"),
+        ("overlap.tp", "megatron-1.7b"),
+        ("overlap.pp", "one-queue"),
+        ("overlap.dp", "zb-1.5b-24"),
     ] {
         let want = format!("{case}: {field}");
         assert!(checked.contains(&want), "not checked: {want}");

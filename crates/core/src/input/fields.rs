@@ -181,6 +181,26 @@ fn matmul(s: &Scenario) -> Option<&MatmulAllreduce> {
     }
 }
 
+/// Why an axis's overlap switch changes nothing: the axis has one GPU,
+/// so it moves nothing (the tied embedding's all-reduce between the first
+/// and last stage, on the DP lane, runs after the backward either way).
+fn degree_one(axis: &str, degree: u32, what: &str) -> Option<String> {
+    (degree == 1)
+        .then(|| format!("Changes nothing here: with {axis} 1 there is no {what} to overlap."))
+}
+
+fn tp_overlap_inert(s: &Scenario) -> Option<String> {
+    degree_one("TP", s.parallel.tp, "TP collective")
+}
+
+fn pp_overlap_inert(s: &Scenario) -> Option<String> {
+    degree_one("PP", s.parallel.pp, "pipeline send")
+}
+
+fn dp_overlap_inert(s: &Scenario) -> Option<String> {
+    degree_one("DP", s.parallel.dp, "gradient reduction")
+}
+
 /// A field that changes something in every scenario it applies to.
 fn never_inert(_: &Scenario) -> Option<String> {
     None
@@ -201,8 +221,8 @@ fn bucket_mb_inert(s: &Scenario) -> Option<String> {
 /// group's ring steps instead (`workload::transformer`, Async TP).
 fn tp_chunks_inert(s: &Scenario) -> Option<String> {
     let tp = s.parallel.tp;
-    if tp == 1 {
-        Some("Changes nothing here: with TP 1 there is no TP collective to overlap.".to_string())
+    if let Some(why) = tp_overlap_inert(s) {
+        Some(why)
     } else if !s.overlap.tp {
         Some("Changes nothing while TP overlap is off: each GEMM then runs whole before its collective.".to_string())
     } else if transformer(s).is_some_and(|t| t.sequence_parallel) {
@@ -472,16 +492,19 @@ fields! {
         key: "tp_overlap", kind: Kind::Bool, default: Fixed,
         label: "TP overlap", unit: "", slider: NO_SLIDER,
         resolved: |s| Some(s.overlap.tp),
+        inert: tp_overlap_inert,
     },
     overlap.pp => {
         key: "pp_overlap", kind: Kind::Bool, default: Fixed,
         label: "PP overlap", unit: "", slider: NO_SLIDER,
         resolved: |s| Some(s.overlap.pp),
+        inert: pp_overlap_inert,
     },
     overlap.dp => {
         key: "dp_overlap", kind: Kind::Bool, default: Fixed,
         label: "DP overlap", unit: "", slider: NO_SLIDER,
         resolved: |s| Some(s.overlap.dp),
+        inert: dp_overlap_inert,
     },
     overlap.tp_chunks => {
         key: "tp_chunks", kind: Kind::Int { min: 1, max: 64 }, default: Fixed,
