@@ -129,7 +129,13 @@ fn most_in_flight(t: &Timeline, gpu: usize) -> usize {
             .map(|iv| iv.end_s)
             .fold(0.0, f64::max)
     };
-    let mbs = compute.iter().map(|iv| iv.micro_batch).max().unwrap_or(0) + 1;
+    // Micro-batches of the forwards (the optimizer step belongs to none).
+    let mbs = compute
+        .iter()
+        .filter(|iv| iv.phase == Phase::Forward)
+        .map(|iv| iv.micro_batch + 1)
+        .max()
+        .unwrap_or(0);
     (0..mbs)
         .map(|m| {
             let at = first(m, Phase::Backward);
