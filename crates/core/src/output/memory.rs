@@ -103,6 +103,13 @@ pub fn stage_memory(s: &Scenario, t: &Transformer) -> Vec<StageMemory> {
     let embedding = embedding_params_whole(t) / f64::from(p.tp);
     let per_layer = activation_bytes_per_layer(t, p.tp);
     let train = t.mode == Mode::Train;
+    let forward_working_set = activation_bytes_per_layer(
+        &Transformer {
+            recompute: Recompute::None,
+            ..t.clone()
+        },
+        p.tp,
+    );
     let m = s.micro_batches();
     (0..p.pp)
         .map(|stage| {
@@ -126,13 +133,15 @@ pub fn stage_memory(s: &Scenario, t: &Transformer) -> Vec<StageMemory> {
             }
             let params = f64::from(layers) * layer + embedding_params;
             // Inference keeps no activations for a backward: one layer's
-            // worth of one micro-batch is the working set.
+            // worth of one micro-batch is the working set, every tensor the
+            // forward makes (recomputation, which only chooses what a
+            // backward finds kept, does not apply).
             let (in_flight, activation_bytes) = if train {
                 let program = stage_program(p.schedule, stage, p.pp, m, chunks, true);
                 let in_flight = peak_in_flight(&program, chunks);
                 (in_flight, in_flight * f64::from(layers) * per_layer)
             } else {
-                (1.0, per_layer)
+                (1.0, forward_working_set)
             };
             StageMemory {
                 params,
