@@ -240,8 +240,16 @@ pub fn SelectField(
             .errors
             .with(|e| e.iter().any(|e| e.field == field))
     });
+    let inert = inert_reason(
+        expect_context::<AppState>(),
+        overlap_core::input::fields::find(field),
+    );
     view! {
-        <div class="field sel" class:invalid=move || invalid.get()>
+        <div
+            class="field sel"
+            class:invalid=move || invalid.get()
+            class:inert=move || inert.with(Option::is_some)
+        >
             <label for=id.clone()>{label}</label>
             <select
                 id=id
@@ -261,6 +269,7 @@ pub fn SelectField(
                     .collect_view()}
             </select>
             <FieldErrors field=field id=err_id />
+            {inert_note(inert)}
         </div>
     }
 }

@@ -62,6 +62,10 @@ export function registerShardingTests(test, h) {
     assert(/TP 1/.test(await why('f-overlap-tp').textContent()), 'TP overlap does not say why it changes nothing');
     assert(/DP 1/.test(await why('f-overlap-dp').textContent()), 'DP overlap does not say why it changes nothing');
     assert((await why('f-overlap-pp').count()) === 0, 'PP overlap, which matters here, shows a note');
+    assert(/TP 1/.test(await why('f-parallel-scatter-gather').textContent()), 'scatter/gather does not say why it changes nothing');
+    // Forward only: nothing to recompute for.
+    await afterRun(page, () => page.selectOption('#f-preset', 'coconet-inference'));
+    assert(/inference/.test(await why('f-workload-recompute').textContent()), 'recomputation does not say why it changes nothing in inference');
   }, { timeout: 60000 });
 
   test('sharding: grad_sync without FSDP is named with what is valid', async ({ page }) => {

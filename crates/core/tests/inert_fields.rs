@@ -15,6 +15,7 @@ fn values(kind: &Kind, slider: (f64, f64, f64)) -> Vec<Value> {
         Kind::Int { min, .. } => vec![json!(*min), json!(lo.max(2.0) as u32), json!(hi as u32)],
         Kind::Real { min, .. } => vec![json!(*min), json!(lo), json!(hi)],
         Kind::Bool => vec![json!(false), json!(true)],
+        Kind::Enum(choices) => choices.iter().map(|c| json!(c.name)).collect(),
         _ => Vec::new(),
     }
 }
@@ -83,7 +84,8 @@ fn a_field_said_to_change_nothing_changes_nothing() {
         }
     }
     // Each reason is met: TP 1, TP overlap off, sequence parallelism, DP 1;
-    // an axis of one GPU.
+    // an axis of one GPU; scatter/gather with no pipeline or no TP group;
+    // recomputation in inference.
     for (field, case) in [
         ("overlap.tp_chunks", "megatron-1.7b"),
         ("overlap.tp_chunks", "didactic with tp overlap false"),
@@ -92,6 +94,9 @@ fn a_field_said_to_change_nothing_changes_nothing() {
         ("overlap.tp", "megatron-1.7b"),
         ("overlap.pp", "one-queue"),
         ("overlap.dp", "zb-1.5b-24"),
+        ("parallel.scatter_gather", "megatron-1.7b"),
+        ("parallel.scatter_gather", "zb-1.5b-24"),
+        ("workload.recompute", "coconet-inference"),
     ] {
         let want = format!("{case}: {field}");
         assert!(checked.contains(&want), "not checked: {want}");

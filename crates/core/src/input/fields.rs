@@ -201,6 +201,18 @@ fn dp_overlap_inert(s: &Scenario) -> Option<String> {
     degree_one("DP", s.parallel.dp, "gradient reduction")
 }
 
+/// Why `parallel.scatter_gather` changes nothing: it splits a stage's
+/// send over its TP ranks, so it needs a pipeline and a TP group.
+fn scatter_gather_inert(s: &Scenario) -> Option<String> {
+    if s.parallel.pp == 1 {
+        Some("Changes nothing here: with PP 1 there is no pipeline send to scatter.".to_string())
+    } else if s.parallel.tp == 1 {
+        Some("Changes nothing here: with TP 1 each send leaves one GPU whole; there is nothing to scatter over.".to_string())
+    } else {
+        None
+    }
+}
+
 /// A field that changes something in every scenario it applies to.
 fn never_inert(_: &Scenario) -> Option<String> {
     None
@@ -436,6 +448,9 @@ fields! {
         ]),
         default: Fixed, label: "Recomputation", unit: "", slider: NO_SLIDER,
         resolved: |s| transformer(s).map(|t| t.recompute),
+        inert: |s| transformer(s).filter(|t| t.mode == Mode::Inference).map(|_| {
+            "Changes nothing in inference: there is no backward to recompute for.".to_string()
+        }),
     },
     workload.sequence_parallel => {
         key: "sequence_parallel", kind: Kind::Bool, default: Fixed,
@@ -487,6 +502,7 @@ fields! {
         key: "scatter_gather", kind: Kind::Bool, default: Fixed,
         label: "Scatter/gather of pipeline sends", unit: "", slider: NO_SLIDER,
         resolved: |s| Some(s.parallel.scatter_gather),
+        inert: scatter_gather_inert,
     },
     overlap.tp => {
         key: "tp_overlap", kind: Kind::Bool, default: Fixed,
