@@ -164,7 +164,8 @@ pub fn NumberPair(
     let slider_max = move || value.get().map(|v| v.max(hi)).unwrap_or(hi);
     let slider_label = format!("{} (slider)", field.label);
     let number_id = id.clone();
-    let described = err_id.clone();
+    let described = described_by(&id);
+    let note = inert_note(inert, &id);
     view! {
         <div
             class="field num"
@@ -207,7 +208,7 @@ pub fn NumberPair(
                 {move || local_error.get().map(|m| view! { <p>{m}</p> })}
             </div>
             <FieldErrors field=field.field id=err_id />
-            {inert_note(inert)}
+            {note}
         </div>
     }
 }
@@ -244,6 +245,8 @@ pub fn SelectField(
         expect_context::<AppState>(),
         overlap_core::input::fields::find(field),
     );
+    let described = described_by(&id);
+    let note = inert_note(inert, &id);
     view! {
         <div
             class="field sel"
@@ -253,7 +256,7 @@ pub fn SelectField(
             <label for=id.clone()>{label}</label>
             <select
                 id=id
-                aria-describedby=err_id.clone()
+                aria-describedby=described
                 on:change=move |ev| on_change.run(event_target_value(&ev))
                 prop:value=move || current.get()
             >
@@ -269,7 +272,7 @@ pub fn SelectField(
                     .collect_view()}
             </select>
             <FieldErrors field=field id=err_id />
-            {inert_note(inert)}
+            {note}
         </div>
     }
 }
@@ -284,13 +287,21 @@ fn inert_reason(state: AppState, field: Option<&'static Field>) -> Memo<Option<S
     })
 }
 
-/// The reason of [`inert_reason`], as the control shows it.
-fn inert_note(inert: Memo<Option<String>>) -> impl IntoView {
+/// The reason of [`inert_reason`], as the control shows it, with the id
+/// its control's `aria-describedby` names ([`described_by`]).
+fn inert_note(inert: Memo<Option<String>>, control_id: &str) -> impl IntoView {
+    let id = format!("{control_id}-why");
     move || {
         inert
             .get()
-            .map(|why| view! { <p class="hint inert-why">{why}</p> })
+            .map(|why| view! { <p class="hint inert-why" id=id.clone()>{why}</p> })
     }
+}
+
+/// What describes a control to assistive technology: its field's errors,
+/// and the reason it changes nothing when it does not ([`inert_note`]).
+fn described_by(control_id: &str) -> String {
+    format!("{control_id}-err {control_id}-why")
 }
 
 /// A checkbox; with `switch`, announced as a switch (the overlap toggles).
@@ -333,6 +344,8 @@ pub fn Toggle(
     });
     let invalid = move || named.get() || culprit.with(Option::is_some);
     let inert = inert_reason(state, overlap_core::input::fields::find(field));
+    let described = described_by(&id);
+    let note = inert_note(inert, &id);
     view! {
         <div
             class=format!("field toggle {axis}")
@@ -344,7 +357,7 @@ pub fn Toggle(
                 type="checkbox"
                 id=id.clone()
                 role=switch.then_some("switch")
-                aria-describedby=err_id.clone()
+                aria-describedby=described
                 aria-invalid=move || invalid().to_string()
                 prop:checked=move || checked.get()
                 on:change=move |ev| on_change.run(event_target_checked(&ev))
@@ -352,7 +365,7 @@ pub fn Toggle(
             <label for=id>{label}</label>
             <FieldErrors field=field id=err_id />
             {move || culprit.get().map(|m| view! { <div class="field-error culprit" aria-live="polite"><p>{m}</p></div> })}
-            {inert_note(inert)}
+            {note}
         </div>
     }
 }

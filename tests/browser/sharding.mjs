@@ -48,6 +48,9 @@ export function registerShardingTests(test, h) {
     await goto(page, '?v=1&preset=llama3-8b-fsdp');
     const said = await note().textContent();
     assert(/sequence parallelism/.test(said) && /8 ring steps/.test(said), `the note says: ${said}`);
+    // Read out with the number box, as its errors are.
+    const described = (await page.getAttribute('#f-overlap-tp-chunks', 'aria-describedby')).split(' ');
+    assert(described.includes(await note().getAttribute('id')), `the box is described by ${described}`);
     const before = await metric(page, 'step_time_ms');
     await afterRun(page, () => page.locator('#f-overlap-tp-chunks').fill('16'));
     assert((await metric(page, 'step_time_ms')) === before, 'TP chunks changed the step after all');
