@@ -85,7 +85,7 @@ fn a_field_said_to_change_nothing_changes_nothing() {
     }
     // Each reason is met: TP 1, TP overlap off, sequence parallelism, DP 1;
     // an axis of one GPU; scatter/gather with no pipeline or no TP group;
-    // recomputation in inference.
+    // recomputation in inference; sequence parallelism with TP 1.
     for (field, case) in [
         ("overlap.tp_chunks", "megatron-1.7b"),
         ("overlap.tp_chunks", "didactic with tp overlap false"),
@@ -97,6 +97,7 @@ fn a_field_said_to_change_nothing_changes_nothing() {
         ("parallel.scatter_gather", "megatron-1.7b"),
         ("parallel.scatter_gather", "zb-1.5b-24"),
         ("workload.recompute", "coconet-inference"),
+        ("workload.sequence_parallel", "megatron-1.7b"),
     ] {
         let want = format!("{case}: {field}");
         assert!(checked.contains(&want), "not checked: {want}");

@@ -456,6 +456,9 @@ fields! {
         key: "sequence_parallel", kind: Kind::Bool, default: Fixed,
         label: "Sequence parallelism", unit: "", slider: NO_SLIDER,
         resolved: |s| transformer(s).map(|t| t.sequence_parallel),
+        inert: |s| transformer(s).filter(|_| s.parallel.tp == 1).map(|_| {
+            "Changes nothing here: with TP 1 there is no TP group to share the sequence over.".to_string()
+        }),
     },
     workload.m => {
         key: "m", kind: Kind::Int { min: 1, max: 1 << 20 }, default: Fixed,
