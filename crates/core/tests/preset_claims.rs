@@ -349,7 +349,7 @@ const CLAIMS: &[Claim] = &[
         text: "22B, full recomputation (Korthikanti et al.)",
         check: |s| {
             named_size_b(s, 22.0)?;
-            ensure(transformer(s).recompute == Recompute::Full, || "not full recomputation".into())
+            full_recompute(s)
         },
     },
     Claim {
@@ -358,7 +358,7 @@ const CLAIMS: &[Claim] = &[
         check: |s| {
             named_size_b(s, 22.0)?;
             layout(s, HardwarePreset::DgxA100, 8, [8, 1, 1])?;
-            ensure(transformer(s).recompute == Recompute::Full, || "not full recomputation".into())
+            full_recompute(s)
         },
     },
     Claim {
@@ -366,10 +366,7 @@ const CLAIMS: &[Claim] = &[
         text: "22B, sequence parallel + selective recomputation",
         check: |s| {
             named_size_b(s, 22.0)?;
-            let t = transformer(s);
-            ensure(t.sequence_parallel && t.recompute == Recompute::Selective, || {
-                "not sequence parallel with selective recomputation".into()
-            })
+            sequence_parallel_selective(s)
         },
     },
     Claim {
@@ -379,10 +376,7 @@ const CLAIMS: &[Claim] = &[
         check: |s| {
             same_model(s, "korthikanti-22b-full")?;
             layout(s, HardwarePreset::DgxA100, 8, [8, 1, 1])?;
-            let t = transformer(s);
-            ensure(t.sequence_parallel && t.recompute == Recompute::Selective, || {
-                "not sequence parallel with selective recomputation".into()
-            })
+            sequence_parallel_selective(s)
         },
     },
     Claim {
@@ -390,7 +384,7 @@ const CLAIMS: &[Claim] = &[
         text: "175B, full recomputation (Korthikanti et al.)",
         check: |s| {
             named_size_b(s, 175.0)?;
-            ensure(transformer(s).recompute == Recompute::Full, || "not full recomputation".into())
+            full_recompute(s)
         },
     },
     Claim {
@@ -413,10 +407,7 @@ const CLAIMS: &[Claim] = &[
         text: "175B, sequence parallel + selective recomputation",
         check: |s| {
             named_size_b(s, 175.0)?;
-            let t = transformer(s);
-            ensure(t.sequence_parallel && t.recompute == Recompute::Selective, || {
-                "not sequence parallel with selective recomputation".into()
-            })
+            sequence_parallel_selective(s)
         },
     },
     Claim {
@@ -425,17 +416,14 @@ const CLAIMS: &[Claim] = &[
                recomputation.",
         check: |s| {
             same_model(s, "korthikanti-175b-full")?;
-            let t = transformer(s);
-            ensure(t.sequence_parallel && t.recompute == Recompute::Selective, || {
-                "not sequence parallel with selective recomputation".into()
-            })
+            sequence_parallel_selective(s)
         },
     },
     Claim {
         preset: "zb-1.5b-24",
         text: "Zero bubble: 1.5B on 8 A100, 1F1B, 24 micro-batches",
         check: |s| {
-            zb_model_1_5b(s)?;
+            zb_model(s, 1.648)?;
             zb_row(s, Schedule::OneFOneB, 24)
         },
     },
@@ -443,7 +431,7 @@ const CLAIMS: &[Claim] = &[
         preset: "zb-1.5b-24",
         text: "Qi et al. 2024, Table 3: a GPT-3-like 1.5B model in a pipeline of 8 GPUs.",
         check: |s| {
-            zb_model_1_5b(s)?;
+            zb_model(s, 1.648)?;
             layout(s, HardwarePreset::DgxA100, 8, [1, 8, 1])
         },
     },
@@ -499,7 +487,7 @@ const CLAIMS: &[Claim] = &[
         preset: "zb-1.5b-64",
         text: "Zero bubble: 1.5B on 8 A100, 1F1B, 64 micro-batches",
         check: |s| {
-            zb_model_1_5b(s)?;
+            zb_model(s, 1.648)?;
             zb_row(s, Schedule::OneFOneB, 64)
         },
     },
@@ -521,7 +509,7 @@ const CLAIMS: &[Claim] = &[
         preset: "zb-6.2b-24",
         text: "Zero bubble: 6.2B on 8 A100, 1F1B, 24 micro-batches",
         check: |s| {
-            zb_model_6_2b(s)?;
+            zb_model(s, 6.654)?;
             zb_row(s, Schedule::OneFOneB, 24)
         },
     },
@@ -529,7 +517,7 @@ const CLAIMS: &[Claim] = &[
         preset: "zb-6.2b-24",
         text: "Qi et al. 2024, Table 3: a GPT-3-like 6.2B model in a pipeline of 8 GPUs.",
         check: |s| {
-            zb_model_6_2b(s)?;
+            zb_model(s, 6.654)?;
             layout(s, HardwarePreset::DgxA100, 8, [1, 8, 1])
         },
     },
@@ -537,7 +525,7 @@ const CLAIMS: &[Claim] = &[
         preset: "zb-6.2b-64",
         text: "Zero bubble: 6.2B on 8 A100, 1F1B, 64 micro-batches",
         check: |s| {
-            zb_model_6_2b(s)?;
+            zb_model(s, 6.654)?;
             zb_row(s, Schedule::OneFOneB, 64)
         },
     },
@@ -793,18 +781,28 @@ fn zb_row(s: &Scenario, schedule: Schedule, micro_batches: u32) -> Outcome {
     )
 }
 
-/// The paper's 1.5B model has 22 layers, its first and last stage one
-/// fewer; the presets give every stage 3 (24 layers, docs/validation.md),
-/// which makes it 1.65B: pinned there, above the name's 5%.
-fn zb_model_1_5b(s: &Scenario) -> Outcome {
+/// The zero-bubble presets' models, at `billions` parameters: GPT-3-like. The
+/// paper's 1.5B and 6.2B models have 22 and 30 layers, their first and last
+/// stage one fewer; the presets give every stage 3 and 4 (24 and 32
+/// layers, docs/validation.md), which makes them 1.648B and 6.654B: pinned
+/// there, above the names' 5%.
+fn zb_model(s: &Scenario, billions: f64) -> Outcome {
     ensure(transformer(s).mlp == Mlp::Gelu, || "not GPT-3-like".into())?;
-    size_b(s, 1.648, 0.002)
+    size_b(s, billions, 0.002)
 }
 
-/// As [`zb_model_1_5b`]: 32 layers where the paper has 30, so 6.65B.
-fn zb_model_6_2b(s: &Scenario) -> Outcome {
-    ensure(transformer(s).mlp == Mlp::Gelu, || "not GPT-3-like".into())?;
-    size_b(s, 6.654, 0.002)
+fn full_recompute(s: &Scenario) -> Outcome {
+    ensure(transformer(s).recompute == Recompute::Full, || {
+        "not full recomputation".into()
+    })
+}
+
+fn sequence_parallel_selective(s: &Scenario) -> Outcome {
+    let t = transformer(s);
+    ensure(
+        t.sequence_parallel && t.recompute == Recompute::Selective,
+        || "not sequence parallel with selective recomputation".into(),
+    )
 }
 
 /// FSDP as its description says: on the simulated GPU, every layer's

@@ -103,13 +103,14 @@ pub fn stage_memory(s: &Scenario, t: &Transformer) -> Vec<StageMemory> {
     let embedding = embedding_params_whole(t) / f64::from(p.tp);
     let per_layer = activation_bytes_per_layer(t, p.tp);
     let train = t.mode == Mode::Train;
-    let forward_working_set = activation_bytes_per_layer(
-        &Transformer {
+    // Inference's working set: a layer's whole forward (see below).
+    let forward_working_set = (!train).then(|| {
+        let forward = Transformer {
             recompute: Recompute::None,
             ..t.clone()
-        },
-        p.tp,
-    );
+        };
+        activation_bytes_per_layer(&forward, p.tp)
+    });
     let m = s.micro_batches();
     (0..p.pp)
         .map(|stage| {
@@ -141,7 +142,7 @@ pub fn stage_memory(s: &Scenario, t: &Transformer) -> Vec<StageMemory> {
                 let in_flight = peak_in_flight(&program, chunks);
                 (in_flight, in_flight * f64::from(layers) * per_layer)
             } else {
-                (1.0, forward_working_set)
+                (1.0, forward_working_set.unwrap_or(per_layer))
             };
             StageMemory {
                 params,
