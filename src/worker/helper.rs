@@ -7,7 +7,8 @@
 //! for it to load (at most [`HELPER_WAIT_MS`]). It posts the helper every
 //! other part, runs the rest itself, and makes the figures once the
 //! helper's results are back (`Simulator::report_from_parts`): the same
-//! figures, in about two thirds of the time.
+//! figures, in the time of the longer share (on 1T with every overlap on,
+//! the scenario's one run here while the helper runs the baseline's).
 //!
 //! Messages between the two (plain objects):
 //! - to the helper, `{type: "parts", gen, input, parts}`: the scenario JSON

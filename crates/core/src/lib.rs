@@ -124,6 +124,9 @@ pub struct Simulator {
     plain: bool,
     /// Treat every steady state as failed (tests of the refusal that follows).
     steady_fails: bool,
+    /// Treat every run's marked periods as not repeating (tests of the
+    /// three short runs that follow).
+    marks_fail: bool,
     /// Threads the independent runs of a step are spread over (`parallel`).
     threads: usize,
 }
@@ -136,6 +139,7 @@ impl Simulator {
             baseline: None,
             plain: false,
             steady_fails: false,
+            marks_fail: false,
             threads: parallel::available_threads(),
         }
     }
@@ -157,6 +161,17 @@ impl Simulator {
     pub fn with_failing_steady_state(fidelity: Fidelity) -> Self {
         Self {
             steady_fails: true,
+            ..Self::new(fidelity)
+        }
+    }
+
+    /// A simulator for which no run's marked periods repeat, as on a step
+    /// still settling there: its figures come from three short runs where
+    /// one would do. For tests of that way round.
+    #[doc(hidden)]
+    pub fn with_failing_marks(fidelity: Fidelity) -> Self {
+        Self {
+            marks_fail: true,
             ..Self::new(fidelity)
         }
     }

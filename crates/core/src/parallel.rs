@@ -1,8 +1,8 @@
 //! Independent runs spread over the machine's cores.
 //!
 //! A step's figures come from several runs that share nothing: the steady
-//! state's three short runs (`steady_state`), and as many of its all-off
-//! baseline. Each run is deterministic on its own and its result goes back
+//! state's short runs (`steady_state`: three, or the one that marks its
+//! periods), and as many of its all-off baseline. Each run is deterministic on its own and its result goes back
 //! to its place in the list, so the figures are the same bit for bit
 //! whatever the number of threads and whichever thread ran what. This
 //! spreads the time of a step over the cores, not its cost: the work done

@@ -20,11 +20,22 @@
 //! up front by `workload::schedule::steady_counts`. Work tied to the
 //! first or last micro-batch (DP buckets, FSDP gathers, held weight
 //! gradients) is the same at every count and cancels in the differences.
+//!
+//! One run can stand for the three. Where the builder marks periods
+//! (`workload::schedule::period_marks`: 1F1B over two stages or more), the
+//! last run notes every sum at three marks one unit of micro-batches apart,
+//! inside the window where every stage runs its steady phase. Between two
+//! marks each sum grows by what one more unit adds to it: the run's sums,
+//! plus one period, plus the next, are its sums at the next two counts. The
+//! two periods are held to the check the three runs' differences are held
+//! to; where they disagree (a step still settling there), the other two
+//! runs are made after all.
 
 use crate::input::validate;
 use crate::model::scenario::Scenario;
 use crate::output::summary;
 use crate::output::tally::Tally;
+use crate::sim::engine::RunResult;
 use crate::workload;
 use crate::workload::cost::with_micro_batches;
 use crate::workload::interference::Sharing;
@@ -53,6 +64,9 @@ pub const ROUNDING_ULPS: f64 = 64.0;
 pub(crate) struct Tallied {
     /// The sums at the scenario's micro-batch count.
     pub tally: Tally,
+    /// The sums one and two units of micro-batches later, as the run's two
+    /// marked periods give them (see the module's doc), when it marked them.
+    pub later: Option<Box<[Tally; 2]>>,
     /// Events the engine processed over the runs made.
     pub events: u64,
     /// Events the engine planned over the runs made.
@@ -61,7 +75,34 @@ pub(crate) struct Tallied {
     pub extrapolated_from: Option<[u32; 3]>,
 }
 
-pub use crate::workload::schedule::steady_counts;
+pub use crate::workload::schedule::{period_marks, steady_counts};
+
+/// Whether the last short run of `s` marks two periods of its steady
+/// state, and so may stand for all three. The last: the first periods of
+/// the first stage's steady phase may not have settled yet (on 1T the
+/// first run's first period is 2.6% longer than the next, and the
+/// baseline's second run's first 1e-6 s longer); two units more of
+/// steady phase give them time.
+fn marks_periods(s: &Scenario) -> bool {
+    steady_counts(s).is_some_and(|[_, _, m]| period_marks(&with_micro_batches(s, m)).is_some())
+}
+
+/// The counts a step's figures are extrapolated from when its last short
+/// run marks two periods that repeat: that run's, and the two its periods
+/// stand for. `None` when the step has no such run ([`steady_counts`] then
+/// says which three runs it has, if any).
+pub fn marked_counts(s: &Scenario) -> Option<[u32; 3]> {
+    steady_counts(s)
+        .filter(|_| marks_periods(s))
+        .map(marked_from)
+}
+
+/// The counts the run at the last of `counts` and its two marked periods
+/// stand for.
+fn marked_from(counts: [u32; 3]) -> [u32; 3] {
+    let unit = counts[2] - counts[1];
+    [counts[2], counts[2] + unit, counts[2] + 2 * unit]
+}
 
 /// One of the independent runs a step's figures are made of: of the
 /// scenario itself (its sums) or of its all-off baseline (its step time),
@@ -89,18 +130,30 @@ impl PartRan {
     /// time by them).
     pub fn events(&self) -> u64 {
         match &self.0 {
-            Ran::Tally(t) => t.events,
-            Ran::Step((_, events, _)) => *events,
+            Ran::Tally(runs) => runs.iter().map(|t| t.events).sum(),
+            Ran::Step(runs) => runs.iter().map(|t| t.events).sum(),
         }
     }
 }
 
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 enum Ran {
-    /// The scenario's sums.
-    Tally(Tallied),
-    /// The baseline's step time, s, with the events processed and planned.
-    Step((f64, u64, u64)),
+    /// The scenario's sums: of the part's run, or of the three short runs
+    /// when the run's marked periods did not repeat.
+    Tally(Vec<Tallied>),
+    /// The baseline's step times, likewise.
+    Step(Vec<Stepped>),
+}
+
+/// A baseline run's step time, s, with the events processed and planned,
+/// and, when the run marked two periods, its sums (the step first) at its
+/// count and one and two units later (see [`marked_steps`]).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+struct Stepped {
+    step_s: f64,
+    events: u64,
+    planned_events: u64,
+    later: Option<Vec<[f64; 3]>>,
 }
 
 /// The runs the figures of `s` need, the scenario's first (the longest),
@@ -115,12 +168,17 @@ pub(crate) fn parts(s: &Scenario, baseline: Option<&Scenario>) -> Vec<Part> {
     parts
 }
 
-/// The runs of one scenario, marked as the baseline's or not: the short
-/// runs largest first, so that each run of a thread fits in the memory the
-/// one before it left (`workload::recycle`). [`in_count_order`] puts their
-/// results back in the order of [`steady_counts`].
+/// The runs of one scenario, marked as the baseline's or not: where its
+/// short run marks its periods ([`period_marks`]), that one run; else the
+/// short runs largest first, so that each run of a thread fits in the
+/// memory the one before it left (`workload::recycle`). [`in_count_order`]
+/// puts their results back in the order of [`steady_counts`].
 fn parts_of(s: &Scenario, baseline: bool) -> Vec<Part> {
     match steady_counts(s) {
+        Some([_, _, m]) if marks_periods(s) => vec![Part {
+            baseline,
+            micro_batches: Some(m),
+        }],
         Some(counts) => counts
             .into_iter()
             .rev()
@@ -143,10 +201,31 @@ pub(crate) fn run_part(sim: &Simulator, s: &Scenario, off: &Scenario, part: Part
         Some(m) => with_micro_batches(of, m),
         None => of.clone(),
     };
+    // A run that stands for three but whose marked periods did not repeat
+    // is joined here by the other two, on the thread (or the page's worker)
+    // that has the part; largest first, as `parts_of` lists runs.
+    let marked = steady_counts(of).filter(|_| marks_periods(of) && part.micro_batches.is_some());
+    let run_at = |m: u32| with_micro_batches(of, m);
     PartRan(if part.baseline {
-        Ran::Step(run_step(sim, &scenario))
+        let one = run_step(sim, &scenario);
+        Ran::Step(match marked {
+            Some(counts) if marked_step(sim, of, counts, &one).is_none() => vec![
+                Stepped { later: None, ..one },
+                run_step(sim, &run_at(counts[1])),
+                run_step(sim, &run_at(counts[0])),
+            ],
+            _ => vec![one],
+        })
     } else {
-        Ran::Tally(run_tally(sim, &scenario))
+        let one = run_tally(sim, &scenario);
+        Ran::Tally(match marked {
+            Some(counts) if marked_tally(sim, of, counts, &one).is_none() => vec![
+                Tallied { later: None, ..one },
+                run_tally(sim, &run_at(counts[1])),
+                run_tally(sim, &run_at(counts[0])),
+            ],
+            _ => vec![one],
+        })
     })
 }
 
@@ -166,19 +245,20 @@ pub(crate) fn tally(
     let (mut tallies, mut steps) = (Vec::new(), Vec::new());
     for PartRan(ran) in ran {
         match ran {
-            Ran::Tally(t) => tallies.push(t),
-            Ran::Step(step) => steps.push(step),
+            Ran::Tally(runs) => tallies.extend(runs),
+            Ran::Step(runs) => steps.extend(runs),
         }
     }
     // Runs that are not the parts listed (a caller's slip) are not trusted:
     // the parts are run here instead.
-    let listed = |s: &Scenario| steady_counts(s).map_or(1, |c| c.len());
-    if tallies.len() != listed(s) {
+    let listed = |s: &Scenario| parts_of(s, false).len();
+    let three = |s: &Scenario| steady_counts(s).map_or(1, |c| c.len());
+    if tallies.len() != listed(s) && tallies.len() != three(s) {
         tallies = parts_of(s, false)
             .into_iter()
-            .filter_map(|part| match run_part(sim, s, off, part).0 {
-                Ran::Tally(t) => Some(t),
-                Ran::Step(_) => None,
+            .flat_map(|part| match run_part(sim, s, off, part).0 {
+                Ran::Tally(runs) => runs,
+                Ran::Step(_) => Vec::new(),
             })
             .collect();
     }
@@ -187,7 +267,9 @@ pub(crate) fn tally(
     let tally = tally_from(sim, s, steady_counts(s), tallies)?;
     let step = match steps.len() {
         0 => None,
-        n if n == listed(off) => Some(step_time_from(sim, off, steady_counts(off), &steps, true)?),
+        n if n == listed(off) || n == three(off) => {
+            Some(step_time_from(sim, off, steady_counts(off), steps, true)?)
+        }
         _ => Some(step_time_s(sim, off, true)?),
     };
     Ok((tally, step))
@@ -204,6 +286,23 @@ fn tally_from(
     let Some(counts) = counts else {
         return Ok(runs.into_iter().next().expect("as listed: one full run"));
     };
+    let mut runs = runs;
+    if let [one] = runs.as_mut_slice() {
+        if let Some(tally) = marked_tally(sim, s, counts, one) {
+            return Ok(Tallied {
+                tally,
+                later: None,
+                events: one.events,
+                planned_events: one.planned_events,
+                extrapolated_from: Some(marked_from(counts)),
+            });
+        }
+        // The marked periods did not repeat: the other two short runs
+        // are made.
+        one.later = None;
+        runs.insert(0, run_tally(sim, &with_micro_batches(s, counts[1])));
+        runs.insert(0, run_tally(sim, &with_micro_batches(s, counts[0])));
+    }
     let events = runs.iter().map(|t| t.events).sum();
     let planned_events = runs.iter().map(|t| t.planned_events).sum();
     let runs: [Tally; 3] = runs
@@ -216,6 +315,7 @@ fn tally_from(
     if let Some(tally) = extrapolated.filter(|_| !sim.steady_fails) {
         return Ok(Tallied {
             tally,
+            later: None,
             events,
             planned_events,
             extrapolated_from: Some(counts),
@@ -238,13 +338,36 @@ fn check_whole_step(s: &Scenario) -> Result<(), FieldError> {
     }
 }
 
+/// The sums at the scenario's count from the run at `counts[1]` and its
+/// two marked periods, or `None` when it marked none, they did not repeat,
+/// or the slowest GPU is not clear.
+fn marked_tally(sim: &Simulator, s: &Scenario, counts: [u32; 3], one: &Tallied) -> Option<Tally> {
+    let [next, last] = one.later.as_deref()?.clone();
+    let marked = [one.tally.clone(), next, last];
+    extrapolate_tally(&marked, marked_from(counts), s.micro_batches())
+        .filter(|_| !sim.steady_fails && !sim.marks_fail)
+}
+
 /// One run's sums.
 fn run_tally(sim: &Simulator, s: &Scenario) -> Tallied {
     let mut graph = workload::build_for_figures(s, sim.fidelity, sim.reserve(s));
     let run = sim.run(&graph, true, false, &Sharing::of(s));
     graph.release_dependencies();
+    // The GPUs' sums in shares, over the threads the other runs may have
+    // left idle: on 1T this run is the last to finish.
+    let shares = summary::gpu_shares(&graph, sim.threads);
+    let sums = crate::parallel::map(&shares, shares.len(), |share| {
+        summary::gpu_sums(&graph, &run, true, share.clone())
+    });
+    let (tally, periods) = summary::tally_with_periods(&graph, &run, true, sums);
+    let later = periods.map(|[first, second]| {
+        let next = tally.plus(&first);
+        let last = next.plus(&second);
+        Box::new([next, last])
+    });
     let tallied = Tallied {
-        tally: summary::tally(&graph, &run, true),
+        tally,
+        later,
         events: run.events,
         planned_events: run.planned_events,
         extrapolated_from: None,
@@ -315,16 +438,19 @@ pub(crate) fn step_time_s(
     s: &Scenario,
     bounded: bool,
 ) -> Result<StepTime, FieldError> {
-    let mut steps: Vec<(f64, u64, u64)> = crate::parallel::map(
+    let mut steps: Vec<Stepped> = crate::parallel::map(
         &parts_of(s, true),
         sim.threads_for(s),
         |&part| match run_part(sim, s, s, part).0 {
-            Ran::Step(step) => step,
+            Ran::Step(runs) => runs,
             Ran::Tally(_) => unreachable!("a baseline's part gives its step time"),
         },
-    );
+    )
+    .into_iter()
+    .flatten()
+    .collect();
     in_count_order(&mut steps);
-    step_time_from(sim, s, steady_counts(s), &steps, bounded)
+    step_time_from(sim, s, steady_counts(s), steps, bounded)
 }
 
 /// The results of one scenario's runs, as [`parts_of`] lists them, in the
@@ -333,31 +459,88 @@ fn in_count_order<T>(runs: &mut [T]) {
     runs.reverse();
 }
 
-/// One run's step time, s, with the events processed and planned.
-fn run_step(sim: &Simulator, s: &Scenario) -> (f64, u64, u64) {
+/// One run's step time, s, with the events processed and planned, and its
+/// marked periods' sums.
+fn run_step(sim: &Simulator, s: &Scenario) -> Stepped {
     let graph = workload::build_for_figures(s, sim.fidelity, sim.reserve(s));
     let run = sim.run(&graph, false, false, &Sharing::of(s));
-    let step = (run.step_time_s, run.events, run.planned_events);
+    let step = Stepped {
+        step_s: run.step_time_s,
+        events: run.events,
+        planned_events: run.planned_events,
+        later: marked_steps(&run),
+    };
     graph.recycle();
     run.recycle();
     step
 }
 
+/// The step time at the scenario's count from the run at `counts[1]` and
+/// its two marked periods, or `None` when it marked none or any sum it
+/// keeps did not repeat.
+fn marked_step(sim: &Simulator, s: &Scenario, counts: [u32; 3], one: &Stepped) -> Option<f64> {
+    let sums = one.later.as_ref()?;
+    let units = units_beyond(marked_from(counts), s.micro_batches());
+    let scale = sums[0].map(f64::abs);
+    let mut values = sums
+        .iter()
+        .map(|v| extrapolate([0, 1, 2].map(|k| (v[k], scale[k])), units));
+    let step = values.next()??;
+    (values.all(|v| v.is_some()) && !sim.steady_fails && !sim.marks_fail).then_some(step)
+}
+
+/// The sums a baseline run keeps (the step, then per GPU its compute busy
+/// time and each axis's time in flight), each at the run's count and one
+/// and two units later as its marked periods give them; `None` when it
+/// marked none.
+fn marked_steps(run: &RunResult) -> Option<Vec<[f64; 3]>> {
+    let [a, b, c] = run.marks.as_slice() else {
+        return None;
+    };
+    let later = |v: f64, at: [f64; 3]| [v, v + at[1] - at[0], v + at[2] - at[0]];
+    let mut sums = vec![later(run.step_time_s, [a.time_s, b.time_s, c.time_s])];
+    for (i, whole) in run.gpus.iter().enumerate() {
+        let (a, b, c) = (&a.gpus[i], &b.gpus[i], &c.gpus[i]);
+        sums.push(later(
+            whole.compute_busy_s,
+            [a.compute_busy_s, b.compute_busy_s, c.compute_busy_s],
+        ));
+        for axis in 0..3 {
+            sums.push(later(
+                whole.comm_s[axis],
+                [a.comm_s[axis], b.comm_s[axis], c.comm_s[axis]],
+            ));
+        }
+    }
+    Some(sums)
+}
+
 /// The step time at the scenario's count from its runs: the three short
-/// ones at `counts`, or the one full run.
+/// ones at `counts`, the one short run that marked its periods, or the
+/// one full run.
 fn step_time_from(
     sim: &Simulator,
     s: &Scenario,
     counts: Option<[u32; 3]>,
-    runs: &[(f64, u64, u64)],
+    mut runs: Vec<Stepped>,
     bounded: bool,
 ) -> Result<StepTime, FieldError> {
-    let events = runs.iter().map(|r| r.1).sum();
-    let planned = runs.iter().map(|r| r.2).sum();
     let Some(counts) = counts else {
-        return Ok((runs[0].0, events, planned, None));
+        let run = &runs[0];
+        return Ok((run.step_s, run.events, run.planned_events, None));
     };
-    let steps = [0, 1, 2].map(|i| (runs[i].0, runs[i].0.abs()));
+    if let [one] = runs.as_mut_slice() {
+        if let Some(step) = marked_step(sim, s, counts, one) {
+            let from = Some(marked_from(counts));
+            return Ok((step, one.events, one.planned_events, from));
+        }
+        one.later = None;
+        runs.insert(0, run_step(sim, &with_micro_batches(s, counts[1])));
+        runs.insert(0, run_step(sim, &with_micro_batches(s, counts[0])));
+    }
+    let events = runs.iter().map(|r| r.events).sum();
+    let planned = runs.iter().map(|r| r.planned_events).sum();
+    let steps = [0, 1, 2].map(|i| (runs[i].step_s, runs[i].step_s.abs()));
     let extrapolated = extrapolate(steps, units_beyond(counts, s.micro_batches()));
     if let Some(step) = extrapolated.filter(|_| !sim.steady_fails) {
         return Ok((step, events, planned, Some(counts)));
@@ -365,6 +548,11 @@ fn step_time_from(
     if bounded {
         check_whole_step(s)?;
     }
-    let (step, e, p) = run_step(sim, s);
-    Ok((step, events + e, planned + p, None))
+    let run = run_step(sim, s);
+    Ok((
+        run.step_s,
+        events + run.events,
+        planned + run.planned_events,
+        None,
+    ))
 }

@@ -3,6 +3,7 @@
 //! another one and sent back as JSON (as the page's second worker sends
 //! them), the figures are the same bit for bit.
 
+use overlap_core::steady_state::marked_counts;
 use overlap_core::{presets, Fidelity, PartRan, Scenario, Simulator};
 
 fn report_json(sim: &mut Simulator, s: &Scenario) -> String {
@@ -62,11 +63,17 @@ fn parts_run_elsewhere_and_carried_as_json_give_the_same_figures() {
         let here = report_json(&mut Simulator::default(), &s);
         let (carried, parts) = from_carried_parts(&s);
         assert_eq!(here, carried, "{name}");
-        // Three short runs of the scenario, and three of its baseline unless
-        // the scenario is its own baseline.
+        // Three short runs of the scenario (one where its last marks its
+        // periods), and as many of its baseline unless the scenario is its
+        // own baseline.
         if overlap_core::steady_state::steady_counts(&s).is_some() {
             steady += 1;
-            let expected = if s.all_overlap_off() == s { 3 } else { 6 };
+            let runs = if marked_counts(&s).is_some() { 1 } else { 3 };
+            let expected = if s.all_overlap_off() == s {
+                runs
+            } else {
+                2 * runs
+            };
             assert_eq!(parts, expected, "{name}: parts");
         }
     }
@@ -79,12 +86,14 @@ fn a_remembered_baseline_is_not_listed_again() {
     let mut on = s.clone();
     on.overlap.tp = true;
     let mut sim = Simulator::new(Fidelity::Reduced);
-    assert_eq!(sim.report_parts(&on).len(), 6);
+    // One run of the scenario and one of its baseline, each standing for
+    // three by its marked periods.
+    assert_eq!(sim.report_parts(&on).len(), 2);
     sim.simulate_report(&on).unwrap();
     let mut dp = on.clone();
     dp.overlap.dp = true;
     let parts = sim.report_parts(&dp);
-    assert_eq!(parts.len(), 3, "{parts:?}");
+    assert_eq!(parts.len(), 1, "{parts:?}");
     assert!(parts.iter().all(|p| !p.baseline));
 }
 
@@ -110,8 +119,11 @@ fn parts_not_as_listed_are_run_again_rather_than_trusted() {
 /// and the figures still come out as from the counts in rising order.
 #[test]
 fn short_runs_are_listed_largest_first() {
-    let mut on = presets::scenario("megatron-145.6b").unwrap();
+    // One stage: three short runs (a run marks its periods by the first
+    // stage's gradients arriving from the second).
+    let mut on = presets::scenario("megatron-18.4b").unwrap();
     on.overlap.tp = true;
+    assert_eq!(marked_counts(&on), None);
     let parts = Simulator::default().report_parts(&on);
     for baseline in [false, true] {
         let counts: Vec<u32> = parts
@@ -157,5 +169,50 @@ fn the_parts_events_add_up_to_the_figures() {
         let sum: u64 = ran.iter().map(PartRan::events).sum();
         let figures = Simulator::default().simulate_report(&s).unwrap();
         assert_eq!(sum, figures.events, "{name}");
+    }
+}
+
+/// A run whose marked periods do not repeat is joined by the other two
+/// short runs on the thread (or worker) that has its part: the figures
+/// are then the three runs', as equal to the whole step's, and the part
+/// carries all three runs' events.
+#[test]
+fn marked_periods_that_do_not_repeat_give_the_three_short_runs() {
+    let mut on = presets::scenario("megatron-145.6b").unwrap();
+    on.overlap.tp = true;
+    let counts = overlap_core::steady_state::steady_counts(&on).expect("a steady state");
+    assert!(marked_counts(&on).is_some());
+    let marked = Simulator::default().simulate_report(&on).unwrap();
+    let failing = Simulator::with_failing_marks(Fidelity::Reduced);
+    let parts = failing.report_parts(&on);
+    assert_eq!(parts.len(), 2, "{parts:?}");
+    let events: Vec<u64> = parts
+        .iter()
+        .map(|&p| failing.run_part(&on, p).events())
+        .collect();
+    let figures = Simulator::with_failing_marks(Fidelity::Reduced)
+        .simulate_report(&on)
+        .unwrap();
+    assert_eq!(figures.extrapolated_from, Some(counts));
+    assert_eq!(figures.baseline_extrapolated_from, Some(counts));
+    assert_eq!(figures.events, events.iter().sum::<u64>());
+    assert!(
+        figures.events > 2 * marked.events,
+        "{} against {}",
+        figures.events,
+        marked.events
+    );
+    let whole = Simulator::default().simulate(&on).report;
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * a.abs().max(b.abs());
+    for (a, b, what) in [
+        (figures.report.step_time_ms, whole.step_time_ms, "step"),
+        (figures.report.baseline_ms, whole.baseline_ms, "baseline"),
+        (
+            marked.report.step_time_ms,
+            whole.step_time_ms,
+            "marked step",
+        ),
+    ] {
+        assert!(close(a, b), "{what}: {a} against the whole step's {b}");
     }
 }

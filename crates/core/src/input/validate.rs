@@ -12,7 +12,7 @@ use crate::model::scenario::*;
 pub const MAX_GPUS: u64 = 65_536;
 /// Operations (compute ops and collectives) a step may hold for its figures,
 /// counted by the builder (`workload::cost`) over the whole step. The
-/// figures of a step with a steady state simulate only three short runs
+/// figures of a step with a steady state simulate at most three short runs
 /// past the pipeline's fill (`crate::steady_state`), whatever the step
 /// holds: 20 times the 1T-parameter step with every overlap on at four TP
 /// chunks (3.1 million) fits.

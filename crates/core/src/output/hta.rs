@@ -33,6 +33,15 @@ pub fn union(intervals: impl IntoIterator<Item = (f64, f64)>) -> Vec<(f64, f64)>
     merged
 }
 
+/// The part of disjoint sorted intervals within `from..to`.
+pub fn clip(disjoint: &[(f64, f64)], from: f64, to: f64) -> Vec<(f64, f64)> {
+    disjoint
+        .iter()
+        .map(|&(a, b)| (a.max(from), b.min(to)))
+        .filter(|(a, b)| b > a)
+        .collect()
+}
+
 /// Total length of disjoint intervals.
 pub fn length(disjoint: &[(f64, f64)]) -> f64 {
     disjoint.iter().map(|(a, b)| b - a).sum()

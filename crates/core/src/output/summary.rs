@@ -2,6 +2,8 @@
 //! the page and the trace) and the report (model.md section 6), the latter
 //! by way of a [`Tally`] of the run's additive sums (`tally.rs`).
 
+use std::ops::Range;
+
 use crate::model::link::LinkClass;
 use crate::model::scenario::Scenario;
 use crate::output::hta;
@@ -180,9 +182,149 @@ pub(crate) fn report(s: &Scenario, g: &Graph, run: &RunResult, with_hta: bool) -
 
 /// The additive sums of a run, per simulated GPU and per link class.
 pub(crate) fn tally(g: &Graph, run: &RunResult, with_hta: bool) -> Tally {
+    let sums = gpu_shares(g, 1)
+        .into_iter()
+        .map(|share| gpu_sums(g, run, with_hta, share))
+        .collect();
+    tally_with_periods(g, run, with_hta, sums).0
+}
+
+/// Graphs of fewer tasks are tallied in one share: a thread started for
+/// another would cost more than it saves.
+const TASKS_PER_TALLY_THREAD: usize = 100_000;
+
+/// The GPUs of `g` in up to `threads` shares, for [`gpu_sums`] to work out
+/// one each (on threads of their own): one share on a small graph.
+pub(crate) fn gpu_shares(g: &Graph, threads: usize) -> Vec<Range<usize>> {
     let gpus = g.gpus.len();
+    let threads = threads
+        .min(g.tasks.len() / TASKS_PER_TALLY_THREAD)
+        .clamp(1, gpus.max(1));
+    (0..threads)
+        .map(|k| k * gpus / threads..(k + 1) * gpus / threads)
+        .collect()
+}
+
+/// The additive sums of a run and, when it ran past three period marks
+/// (`Graph::period_marks`), what each of its two marked periods added to
+/// every sum: a tally of the same shape whose step and ends are the
+/// period's length. A sum the engine keeps is read from the marks; one
+/// worked out here from the run's times counts what lies between the
+/// marks (a union's part between them; a collective's contention where it
+/// starts between them); the FLOPs are the builder's per unit. The GPUs'
+/// sums come in `shares` from [`gpu_sums`], in the order of the GPUs.
+pub(crate) fn tally_with_periods(
+    g: &Graph,
+    run: &RunResult,
+    with_hta: bool,
+    shares: Vec<GpuSums>,
+) -> (Tally, Option<[Tally; 2]>) {
+    let bounds = mark_times(run);
+    let mut per_gpu = Vec::with_capacity(g.gpus.len());
+    let mut periods: [Vec<GpuTally>; 2] = [Vec::new(), Vec::new()];
+    for sums in shares {
+        per_gpu.extend(sums.whole);
+        for (all, share) in periods.iter_mut().zip(sums.periods) {
+            all.extend(share);
+        }
+    }
+    let link_class = |res: &crate::workload::graph::ResourceInfo| {
+        res.gpu.map(|_| match res.class {
+            LinkClass::Nvlink => 0,
+            LinkClass::Network => 1,
+        })
+    };
+    let mut links = [LinkTally::default(); 2];
+    for (res, log) in g.resources.iter().zip(&run.links) {
+        if let Some(class) = link_class(res) {
+            let out = &mut links[class];
+            out.busy_s += log.busy_s;
+            out.shared_s += log.shared_s;
+            out.count += 1;
+        }
+    }
+    let (mut model_flops, mut executed_flops) = (0.0, 0.0);
+    let (mut unit_model, mut unit_executed) = (0.0, 0.0);
+    for ((info, (m, e)), (um, ue)) in g.gpus.iter().zip(&g.flops).zip(&g.unit_flops) {
+        let represents = f64::from(info.represents);
+        model_flops += m * represents;
+        executed_flops += e * represents;
+        unit_model += um * represents;
+        unit_executed += ue * represents;
+    }
+    let whole = Tally {
+        step_s: run.step_time_s,
+        gpus: per_gpu,
+        links,
+        model_flops,
+        executed_flops,
+        with_hta,
+    };
+    let Some(bounds) = bounds else {
+        return (whole, None);
+    };
+    let [first, second] = periods;
+    let period = |p: usize, gpus: Vec<GpuTally>| {
+        let mut links = links.map(|l| LinkTally {
+            busy_s: 0.0,
+            shared_s: 0.0,
+            count: l.count,
+        });
+        for (k, res) in g.resources.iter().enumerate() {
+            if let (Some(class), Some(from), Some(to)) = (
+                link_class(res),
+                run.marks[p].links.get(k),
+                run.marks[p + 1].links.get(k),
+            ) {
+                links[class].busy_s += to.0 - from.0;
+                links[class].shared_s += to.1 - from.1;
+            }
+        }
+        Tally {
+            step_s: bounds[p + 1] - bounds[p],
+            gpus,
+            links,
+            model_flops: unit_model,
+            executed_flops: unit_executed,
+            with_hta,
+        }
+    };
+    (whole, Some([period(0, first), period(1, second)]))
+}
+
+/// The times of a run's three period marks, if it has them.
+fn mark_times(run: &RunResult) -> Option<[f64; 3]> {
+    match run.marks.as_slice() {
+        [a, b, c] => Some([a.time_s, b.time_s, c.time_s]),
+        _ => None,
+    }
+}
+
+/// The sums of a share of the GPUs: over the whole run, and over each
+/// marked period when the run has marks.
+pub(crate) struct GpuSums {
+    whole: Vec<GpuTally>,
+    periods: [Vec<GpuTally>; 2],
+}
+
+/// The sums of GPUs `share` (see [`tally_with_periods`]).
+pub(crate) fn gpu_sums(g: &Graph, run: &RunResult, with_hta: bool, share: Range<usize>) -> GpuSums {
+    let bounds = mark_times(run);
+    let gpus = share.len();
+    // Which marked period an instant falls in, if any.
+    let period_of = |t: f64| {
+        let [a, b, c] = bounds?;
+        if (a..b).contains(&t) {
+            Some(0)
+        } else if (b..c).contains(&t) {
+            Some(1)
+        } else {
+            None
+        }
+    };
     let mut windows: Vec<[Vec<(f64, f64)>; 3]> = vec![Default::default(); gpus];
     let mut contention_s = vec![[0.0f64; 3]; gpus];
+    let mut period_contention_s = [vec![[0.0f64; 3]; gpus], vec![[0.0f64; 3]; gpus]];
     let mut hta_comm: Vec<Vec<(f64, f64)>> = vec![Vec::new(); if with_hta { gpus } else { 0 }];
     let alone_bps = alone_rates_bps(g);
     for (id, t) in g.tasks.iter().enumerate() {
@@ -191,17 +333,23 @@ pub(crate) fn tally(g: &Graph, run: &RunResult, with_hta: bool) -> Tally {
         }
         let a = t.axis as usize;
         let members = g.members_of(id as u32);
-        let contention = if members.is_empty() {
-            0.0
-        } else {
-            transfer(g, run, id, &alone_bps).1
-        };
+        if !members.iter().any(|&m| share.contains(&(m as usize))) {
+            continue;
+        }
+        let contention = transfer(g, run, id, &alone_bps).1;
+        let period = period_of(run.start_s[id]);
         for (i, &m) in members.iter().enumerate() {
-            let m = m as usize;
-            contention_s[m][a] += contention;
-            if t.gpu as usize == m {
+            if !share.contains(&(m as usize)) {
+                continue;
+            }
+            let local = m as usize - share.start;
+            contention_s[local][a] += contention;
+            if let Some(p) = period {
+                period_contention_s[p][local][a] += contention;
+            }
+            if t.gpu == m {
                 if let Some(window) = g.window(id as u32) {
-                    windows[m][a].push(window_span(g, run, m, window));
+                    windows[local][a].push(window_span(g, run, m as usize, window));
                 }
             }
             // Whatever the schedule meant, the GPU's compute also hides the
@@ -210,70 +358,135 @@ pub(crate) fn tally(g: &Graph, run: &RunResult, with_hta: bool) -> Tally {
             // receive, slices gathered on arrival).
             let slot = t.members_start as usize + i;
             let until = run.exposed_from_s[slot].min(run.end_s[id]);
-            windows[m][a].push((run.start_s[id], until));
+            windows[local][a].push((run.start_s[id], until));
             if with_hta {
-                hta_comm[m].push((run.start_s[id], run.end_s[id]));
+                hta_comm[local].push((run.start_s[id], run.end_s[id]));
             }
         }
     }
     let mut hta_comm = hta_comm.into_iter();
-    let per_gpu = g
-        .gpus
-        .iter()
-        .zip(windows)
-        .zip(contention_s)
-        .enumerate()
-        .map(|(i, ((info, windows), contention_s))| {
-            let stats = &run.gpus[i];
-            let (hta_comm_s, hta_overlapped_s) = match hta_comm.next() {
-                Some(comm) => {
-                    let span = |t: u32| (run.start_s[t as usize], run.end_s[t as usize]);
-                    let compute = hta::union(g.compute_order[i].iter().map(|&t| span(t)));
-                    let comm = hta::union(comm);
-                    (
-                        hta::length(&comm),
-                        hta::intersection_length(&comm, &compute),
-                    )
+    let mut out = GpuSums {
+        whole: Vec::with_capacity(gpus),
+        periods: [Vec::new(), Vec::new()],
+    };
+    for ((local, mut windows), i) in windows.into_iter().enumerate().zip(share) {
+        let (info, stats) = (&g.gpus[i], &run.gpus[i]);
+        let hta = hta_comm.next().map(|comm| {
+            let span = |t: u32| (run.start_s[t as usize], run.end_s[t as usize]);
+            (
+                hta::union(comm),
+                hta::union(g.compute_order[i].iter().map(|&t| span(t))),
+            )
+        });
+        let (hta_comm_s, hta_overlapped_s) = match &hta {
+            Some((comm, compute)) => (hta::length(comm), hta::intersection_length(comm, compute)),
+            None => (0.0, 0.0),
+        };
+        let window_s = windows.each_mut().map(|spans| union_length(spans));
+        out.whole.push(GpuTally {
+            rank: info.rank,
+            end_s: stats.end_s,
+            compute_busy_s: stats.compute_busy_s,
+            comm_s: stats.comm_s,
+            exposed_s: stats.exposed_s,
+            window_s,
+            contention_s: contention_s[local],
+            hta_comm_s,
+            hta_overlapped_s,
+        });
+        let Some(bounds) = bounds else {
+            continue;
+        };
+        for (p, period) in out.periods.iter_mut().enumerate() {
+            let (from, to) = (bounds[p], bounds[p + 1]);
+            let (start, end) = (&run.marks[p].gpus[i], &run.marks[p + 1].gpus[i]);
+            let (hta_comm_s, hta_overlapped_s) = match &hta {
+                Some((comm, compute)) => {
+                    let comm = hta::clip(comm, from, to);
+                    (hta::length(&comm), hta::intersection_length(&comm, compute))
                 }
                 None => (0.0, 0.0),
             };
-            GpuTally {
+            let minus = |e: [f64; 3], s: [f64; 3]| [0, 1, 2].map(|a| e[a] - s[a]);
+            period.push(GpuTally {
                 rank: info.rank,
-                end_s: stats.end_s,
-                compute_busy_s: stats.compute_busy_s,
-                comm_s: stats.comm_s,
-                exposed_s: stats.exposed_s,
-                window_s: windows.map(|mut spans| union_length(&mut spans)),
-                contention_s,
+                end_s: to - from,
+                compute_busy_s: end.compute_busy_s - start.compute_busy_s,
+                comm_s: minus(end.comm_s, start.comm_s),
+                exposed_s: minus(end.exposed_s, start.exposed_s),
+                window_s: windows
+                    .each_ref()
+                    .map(|spans| sorted_union_within(spans, from, to)),
+                contention_s: period_contention_s[p][local],
                 hta_comm_s,
                 hta_overlapped_s,
-            }
-        })
-        .collect();
-    let mut links = [LinkTally::default(); 2];
-    for (res, log) in g.resources.iter().zip(&run.links) {
-        if res.gpu.is_none() {
-            continue;
+            });
         }
-        let out = match res.class {
-            LinkClass::Nvlink => &mut links[0],
-            LinkClass::Network => &mut links[1],
+    }
+    out
+}
+
+/// The length of the union of `spans` (sorted by start, as
+/// [`union_length`] leaves them) that lies within `from..to`.
+fn sorted_union_within(spans: &[(f64, f64)], from: f64, to: f64) -> f64 {
+    let mut covered = 0.0;
+    let mut reach = from;
+    for &(lo, hi) in spans {
+        if lo >= to {
+            break;
+        }
+        let (lo, hi) = (lo.max(reach), hi.min(to));
+        if hi > lo {
+            covered += hi - lo;
+            reach = hi;
+        }
+    }
+    covered
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::input::presets;
+    use crate::model::fidelity::Fidelity;
+    use crate::sim::engine;
+    use crate::workload;
+    use crate::workload::cost::with_micro_batches;
+    use crate::workload::interference::Sharing;
+
+    /// The GPUs' sums worked out in shares on several threads are the
+    /// one-thread sums bit for bit, the marked periods' included.
+    #[test]
+    fn shares_of_the_gpus_give_the_same_tally() {
+        let mut s = presets::scenario("megatron-145.6b").unwrap();
+        s.overlap.tp = true;
+        s.overlap.pp = true;
+        s.overlap.dp = true;
+        let s = with_micro_batches(&s, 12);
+        let g = workload::build_for_figures(&s, Fidelity::Reduced, 0);
+        let run = engine::run(&g, true, &Sharing::of(&s));
+        assert_eq!(run.marks.len(), 3, "the run marks its periods");
+        let in_shares = |n: usize| {
+            let gpus = g.gpus.len();
+            let shares = (0..n).map(|k| k * gpus / n..(k + 1) * gpus / n);
+            let sums = shares
+                .map(|share| gpu_sums(&g, &run, true, share))
+                .collect();
+            tally_with_periods(&g, &run, true, sums)
         };
-        out.busy_s += log.busy_s;
-        out.shared_s += log.shared_s;
-        out.count += 1;
+        let one = in_shares(1);
+        assert!(one.1.is_some());
+        assert_eq!(one.0, tally(&g, &run, true));
+        for n in [2, 3, 8] {
+            assert_eq!(in_shares(n), one, "{n} shares");
+        }
     }
-    let (mut model_flops, mut executed_flops) = (0.0, 0.0);
-    for (info, (m, e)) in g.gpus.iter().zip(&g.flops) {
-        model_flops += m * f64::from(info.represents);
-        executed_flops += e * f64::from(info.represents);
-    }
-    Tally {
-        step_s: run.step_time_s,
-        gpus: per_gpu,
-        links,
-        model_flops,
-        executed_flops,
-        with_hta,
+
+    #[test]
+    fn a_union_within_bounds_counts_overlaps_once() {
+        let spans = [(0.0, 2.0), (1.0, 3.0), (2.5, 4.0), (6.0, 7.0)];
+        assert_eq!(sorted_union_within(&spans, 1.5, 6.5), 3.0);
+        assert_eq!(sorted_union_within(&spans, 4.0, 6.0), 0.0);
+        assert_eq!(sorted_union_within(&spans, -1.0, 10.0), 5.0);
     }
 }

@@ -143,6 +143,18 @@ impl Tally {
         }
     }
 
+    /// This tally with `other`'s sums added (the same shape; the link
+    /// counts are this one's).
+    pub fn plus(&self, other: &Tally) -> Tally {
+        let values: Vec<f64> = self
+            .values()
+            .iter()
+            .zip(other.values())
+            .map(|(&(a, _), (b, _))| a + b)
+            .collect();
+        self.with_values(&values)
+    }
+
     /// Whether two tallies have the same shape: the same GPUs, links and
     /// sums, so that their values correspond one to one.
     pub fn same_shape(&self, other: &Tally) -> bool {

@@ -96,6 +96,20 @@ pub(crate) struct GpuStats {
     pub end_s: f64,
 }
 
+/// The engine's sums as they stood when a period mark (`Graph::period_marks`)
+/// ended, before anything of its end was counted: between two marks, each
+/// sum grew by what one period added to it (`steady_state`).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Mark {
+    pub time_s: f64,
+    /// Per GPU: compute busy, exposed, and in flight until now (`end_s` is
+    /// not read).
+    pub gpus: Vec<GpuStats>,
+    /// Per logged link: (busy, shared) seconds until now; empty when the
+    /// run does not record.
+    pub links: Vec<(f64, f64)>,
+}
+
 pub(crate) struct RunResult {
     pub start_s: Vec<f64>,
     pub end_s: Vec<f64>,
@@ -106,6 +120,8 @@ pub(crate) struct RunResult {
     pub gpus: Vec<GpuStats>,
     pub links: Vec<ResourceLog>,
     pub step_time_s: f64,
+    /// At each of the graph's period marks, in order.
+    pub marks: Vec<Mark>,
     pub events: u64,
     /// Events planned (heap pushes), superseded ones included.
     pub planned_events: u64,
@@ -294,6 +310,7 @@ fn run_from_seq<'g>(
             gpus: vec![GpuStats::default(); gpus],
             links: Vec::new(),
             step_time_s: 0.0,
+            marks: Vec::with_capacity(g.period_marks.len()),
             events: 0,
             planned_events: 0,
         },
@@ -755,6 +772,31 @@ impl<N: BandwidthModel> Engine<'_, N> {
         self.join_network(t, task.pattern, task.axis, task.work);
     }
 
+    /// Notes the sums as they stand now (see [`Mark`]).
+    fn mark(&mut self) {
+        let now = self.now;
+        let gpus = self
+            .gpu
+            .iter()
+            .zip(&self.res.gpus)
+            .map(|(st, stats)| GpuStats {
+                comm_s: [0, 1, 2].map(|a| st.inflight_at(a, now)),
+                end_s: now,
+                ..stats.clone()
+            })
+            .collect();
+        let links = if self.record {
+            self.links.busy_shared_at(now)
+        } else {
+            Vec::new()
+        };
+        self.res.marks.push(Mark {
+            time_s: now,
+            gpus,
+            links,
+        });
+    }
+
     fn complete(&mut self, t: TaskId) {
         let task = &self.g.tasks[t as usize];
         // Zero-byte collectives never joined the network.
@@ -767,6 +809,9 @@ impl<N: BandwidthModel> Engine<'_, N> {
     /// Task `t` ended now, off the network (a compute op, or a collective
     /// that never joined it or has left it).
     fn complete_off_network(&mut self, t: TaskId) {
+        if self.g.period_marks.get(self.res.marks.len()) == Some(&t) {
+            self.mark();
+        }
         let now = self.now;
         let ti = t as usize;
         self.res.end_s[ti] = now;

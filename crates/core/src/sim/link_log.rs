@@ -67,6 +67,22 @@ impl LinkLog {
         }
     }
 
+    /// Every resource's (busy, shared) seconds as they would stand were its
+    /// log closed now, the logs left as they are.
+    pub fn busy_shared_at(&self, now: f64) -> Vec<(f64, f64)> {
+        self.logs
+            .iter()
+            .map(|log| {
+                let mut closed = ResourceLog {
+                    samples: Vec::new(),
+                    ..*log
+                };
+                close(&mut closed, now);
+                (closed.busy_s, closed.shared_s)
+            })
+            .collect()
+    }
+
     /// Closes every resource's log at the end of the step.
     pub fn finish(&mut self, now: f64) {
         for log in &mut self.logs {

@@ -196,6 +196,13 @@ pub(crate) struct Graph {
     /// Collectives their GPUs launch before the step's first compute op
     /// though they wait for none (`Graph::launch_first`), in launch order.
     launched_first: Vec<TaskId>,
+    /// Three tasks whose ends mark off two whole periods of the steady state
+    /// (`steady_state`): the same task of three consecutive units of
+    /// micro-batches. Empty when the builder marks none.
+    pub period_marks: Vec<TaskId>,
+    /// Per GPU: the FLOPs (model, executed) one unit of micro-batches adds
+    /// past the pipeline's fill, when `period_marks` are set.
+    pub unit_flops: Vec<(f64, f64)>,
 }
 
 impl Default for Graph {
@@ -226,6 +233,8 @@ impl Default for Graph {
             cap_ops: usize::MAX,
             max_connections: crate::model::hardware::DEFAULT_MAX_CONNECTIONS,
             launched_first: Vec::new(),
+            period_marks: Vec::new(),
+            unit_flops: Vec::new(),
         }
     }
 }
@@ -261,6 +270,7 @@ impl Graph {
         self.compute_order.push(Vec::new());
         self.pending_blockers.push(Vec::new());
         self.flops.push((0.0, 0.0));
+        self.unit_flops.push((0.0, 0.0));
         (self.gpus.len() - 1) as u32
     }
 

@@ -393,6 +393,23 @@ pub fn steady_counts(s: &Scenario) -> Option<[u32; 3]> {
     (cheaper && (m - m0).is_multiple_of(unit)).then_some(counts)
 }
 
+/// The micro-batches whose gradients reaching the first stage mark off two
+/// whole periods of the steady state in a run of the step (`steady_state`
+/// then needs one short run, not three): the last three backwards of the
+/// first stage's steady phase, whose every stage is then in its own steady
+/// phase (1F1B's first stage is the last to enter it and the first to
+/// leave). 1F1B over two or more stages in training only; `None` otherwise,
+/// and the three short runs are made.
+pub fn period_marks(s: &Scenario) -> Option<[u32; 3]> {
+    use crate::model::scenario::{Mode, Workload};
+    let train = matches!(&s.workload, Workload::Transformer(t) if t.mode == Mode::Train);
+    let (schedule, pp, m) = (s.parallel.schedule, s.parallel.pp, s.micro_batches());
+    (train && schedule == Schedule::OneFOneB && pp > 1 && m >= pp + 2).then(|| {
+        let k = m - pp - 2;
+        [k, k + 1, k + 2]
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -19,7 +19,7 @@ use crate::model::scenario::{Mode, Recompute, Scenario, Transformer};
 use crate::workload::collective::Collective;
 use crate::workload::graph::{Graph, Meta, TaskId};
 use crate::workload::pp_boundary::{self, Group};
-use crate::workload::schedule::{stage_program, Pass, Step};
+use crate::workload::schedule::{period_marks, stage_program, Pass, Step};
 
 const TP: u8 = Axis::Tp as u8;
 const PP: u8 = Axis::Pp as u8;
@@ -62,6 +62,9 @@ struct Builder<'a> {
     tp_on: bool,
     micro_batches: u32,
     virtual_stages: u32,
+    /// The micro-batches whose gradients reaching the first stage mark the
+    /// steady state's periods (`schedule::period_marks`), if any.
+    period_marks: Option<[u32; 3]>,
     /// Pipeline sends, created up front so that both ends can refer to them.
     sends: Vec<TaskId>,
     buckets: Vec<GpuBuckets>,
@@ -105,6 +108,7 @@ pub(crate) fn build(mut g: Graph, s: &Scenario, t: &Transformer, fidelity: Fidel
         tp_on,
         micro_batches: s.micro_batches(),
         virtual_stages,
+        period_marks: period_marks(s),
         sends: Vec::new(),
         buckets: (0..gpus).map(|_| GpuBuckets::default()).collect(),
         bucket_bytes: s.overlap.bucket_mb * 1e6,
@@ -285,7 +289,20 @@ impl Builder<'_> {
             if self.g.over_cap() {
                 break;
             }
+            // One unit's FLOPs: those of the marked period's micro-batch,
+            // neither the step's first nor its last.
+            let unit = self.period_marks.is_some_and(|k| step.micro_batch == k[1]);
+            let before: Vec<(f64, f64)> = if unit {
+                members.iter().map(|&m| self.g.flops[m as usize]).collect()
+            } else {
+                Vec::new()
+            };
             self.step(replica, stage, step);
+            for (&m, (model, executed)) in members.iter().zip(before) {
+                let (now, added) = (self.g.flops[m as usize], &mut self.g.unit_flops[m as usize]);
+                added.0 += now.0 - model;
+                added.1 += now.1 - executed;
+            }
             self.close_windows();
         }
         self.sharding.end_stage(&mut self.g, &members);
@@ -350,6 +367,7 @@ impl Builder<'_> {
                 let whole = step.pass == Pass::Backward;
                 if vs < last_vs {
                     self.receive(replica, vs + 1, mb, Pass::Backward, Phase::Backward);
+                    self.mark_period(replica, vs, mb);
                 } else {
                     let meta = Meta::new(OpKind::LogitsBackward, Phase::Backward).mb(mb);
                     self.compute_all(self.cost.logits_backward, meta);
@@ -400,6 +418,16 @@ impl Builder<'_> {
                     self.grads_final(self.embedding_params());
                 }
             }
+        }
+    }
+
+    /// The gradient of `mb` arriving at the first stage of the first replica
+    /// marks a period of the steady state (`Graph::period_marks`) when `mb`
+    /// is one of the marked micro-batches: its pipeline send is marked.
+    fn mark_period(&mut self, replica: u32, vs: u32, mb: u32) {
+        if replica == 0 && vs == 0 && self.period_marks.is_some_and(|k| k.contains(&mb)) {
+            let send = self.sends[self.send_index(0, 0, 1, mb, Pass::Backward)];
+            self.g.period_marks.push(send);
         }
     }
 

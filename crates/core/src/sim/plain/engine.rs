@@ -156,6 +156,9 @@ pub(crate) fn run<'g>(g: &'g Graph, record_links: bool, sharing: &'g Sharing) ->
             gpus: vec![GpuStats::default(); gpus],
             links: Vec::new(),
             step_time_s: 0.0,
+            // The reference marks no period: a step it runs is extrapolated
+            // from three short runs, or simulated whole.
+            marks: Vec::new(),
             events: 0,
             planned_events: 0,
         },
