@@ -21,7 +21,8 @@
 //!   `field` named.
 //!   Every answer to `simulate` also carries the worker's run counts
 //!   (`runs`: requests started, figures posted, timelines posted, timelines
-//!   skipped as overtaken, figures shared with the helper worker), so that
+//!   skipped as overtaken, figures shared with the helper worker, figures
+//!   made of one run with nothing to share), so that
 //!   the page can show that no stale run queues.
 //!   A large step's figures may be made over two workers (`helper`): the
 //!   page sees the same messages.
@@ -84,6 +85,10 @@ pub struct RunCounts {
     pub skipped: u32,
     /// Figures made with the helper worker's parts (`helper`).
     pub shared: u32,
+    /// Figures made of one run, with nothing to share: the baseline
+    /// remembered (or the scenario its own), and one short run standing
+    /// for three (`overlap_core::steady_state::marked_counts`).
+    pub one_run: u32,
 }
 
 impl RunCounts {
@@ -93,6 +98,7 @@ impl RunCounts {
         timelines: 0,
         skipped: 0,
         shared: 0,
+        one_run: 0,
     };
 
     fn bump(f: impl FnOnce(&mut RunCounts)) {
@@ -125,6 +131,7 @@ impl std::ops::Add for RunCounts {
             timelines: self.timelines + o.timelines,
             skipped: self.skipped + o.skipped,
             shared: self.shared + o.shared,
+            one_run: self.one_run + o.one_run,
         }
     }
 }
@@ -310,6 +317,9 @@ fn simulate(gen: f64, input: &str) {
     // the helper's are back); else here and now.
     let alone = with_simulator(|sim| helper::figures(gen, input, &scenario, sim, then));
     if let Some(then) = alone {
+        if with_simulator(|sim| sim.report_parts(&scenario).len()) == 1 {
+            RunCounts::bump(|c| c.one_run += 1);
+        }
         then(with_simulator(|sim| sim.simulate_report(&scenario)));
     }
 }

@@ -206,11 +206,11 @@ export function registerScaleTests(test, h) {
     assert(/Simulating/.test(seen.status ?? ''), `status while the timeline is computed: ${seen.status}`);
     assert(seen.opacity < 1, `the previous timeline was not dimmed (opacity ${seen.opacity})`);
     assert(JSON.parse(seen.json).overlap.tp === true, `the figures are not those of TP overlap on: ${seen.json}`);
-    // With two cores or more, these figures were made over two workers (the
-    // helper started with the preset's own figures): the same figures.
-    if (seen.cores >= 2) {
-      assert(seen.runs.shared >= 1, `the figures were not shared with the helper worker: ${JSON.stringify(seen.runs)}`);
-    }
+    // These figures are one run: the all-off baseline is the preset's own
+    // step, remembered, and the one short run that marks its periods stands
+    // for three; there is nothing to share with the helper worker.
+    assert(seen.runs.one_run >= 1 && seen.runs.shared === 0,
+      `the figures were not made of one run: ${JSON.stringify(seen.runs)}`);
     await page.screenshot({ path: join(ARTIFACTS, 'scale-1t-figures-first.png') });
     const want = cliReport(seen.json);
     assert(seen.figures.length >= 20, `only ${seen.figures.length} figures on the page`);
@@ -229,6 +229,24 @@ export function registerScaleTests(test, h) {
     await matchesCli(page);
     await canvasDrawn(page);
   }, { timeout: 300000 });
+
+  test('scale: a 1T link with every overlap on shares its baseline\'s run with the helper worker and shows the CLI\'s figures', async ({ page }) => {
+    await page.waitForFunction(() => document.querySelector('[data-metric="step_time_ms"][data-run="current"]'),
+      null, { timeout: 180000 });
+    const runs = await page.evaluate(() => ({
+      runs: JSON.parse(document.body.dataset.workerRuns ?? '{}'),
+      cores: navigator.hardwareConcurrency,
+      json: document.querySelector('[data-scenario-json]').dataset.scenarioJson,
+    }));
+    const s = JSON.parse(runs.json);
+    assert(s.overlap.tp && s.overlap.pp && s.overlap.dp, `opened ${runs.json}`);
+    // Two runs, the scenario's and its baseline's: over two workers when
+    // the machine has two cores.
+    if (runs.cores >= 2) {
+      assert(runs.runs.shared >= 1, `the figures were not shared with the helper worker: ${JSON.stringify(runs.runs)}`);
+    }
+    await matchesCli(page);
+  }, { timeout: 300000, query: '?v=1&preset=megatron-1t&tp_overlap=1&pp_overlap=1&dp_overlap=1' });
 
   test('scale: a slider dragged on 1T starts no queue of stale runs in the worker', async ({ page }) => {
     await afterRun(page, () => page.selectOption('#f-preset', 'megatron-1t'));
