@@ -338,7 +338,7 @@ fn check_whole_step(s: &Scenario) -> Result<(), FieldError> {
     }
 }
 
-/// The sums at the scenario's count from the run at `counts[1]` and its
+/// The sums at the scenario's count from the run at the last of `counts` and its
 /// two marked periods, or `None` when it marked none, they did not repeat,
 /// or the slowest GPU is not clear.
 fn marked_tally(sim: &Simulator, s: &Scenario, counts: [u32; 3], one: &Tallied) -> Option<Tally> {
@@ -475,7 +475,7 @@ fn run_step(sim: &Simulator, s: &Scenario) -> Stepped {
     step
 }
 
-/// The step time at the scenario's count from the run at `counts[1]` and
+/// The step time at the scenario's count from the run at the last of `counts` and
 /// its two marked periods, or `None` when it marked none or any sum it
 /// keeps did not repeat.
 fn marked_step(sim: &Simulator, s: &Scenario, counts: [u32; 3], one: &Stepped) -> Option<f64> {
