@@ -201,32 +201,44 @@ pub(crate) fn run_part(sim: &Simulator, s: &Scenario, off: &Scenario, part: Part
         Some(m) => with_micro_batches(of, m),
         None => of.clone(),
     };
-    // A run that stands for three but whose marked periods did not repeat
-    // is joined here by the other two, on the thread (or the page's worker)
-    // that has the part; largest first, as `parts_of` lists runs.
     let marked = steady_counts(of).filter(|_| marks_periods(of) && part.micro_batches.is_some());
     let run_at = |m: u32| with_micro_batches(of, m);
     PartRan(if part.baseline {
-        let one = run_step(sim, &scenario);
-        Ran::Step(match marked {
-            Some(counts) if marked_step(sim, of, counts, &one).is_none() => vec![
-                Stepped { later: None, ..one },
-                run_step(sim, &run_at(counts[1])),
-                run_step(sim, &run_at(counts[0])),
-            ],
-            _ => vec![one],
-        })
+        Ran::Step(with_others(
+            run_step(sim, &scenario),
+            marked,
+            |one, counts| marked_step(sim, of, counts, one).is_some(),
+            |one| Stepped { later: None, ..one },
+            |m| run_step(sim, &run_at(m)),
+        ))
     } else {
-        let one = run_tally(sim, &scenario);
-        Ran::Tally(match marked {
-            Some(counts) if marked_tally(sim, of, counts, &one).is_none() => vec![
-                Tallied { later: None, ..one },
-                run_tally(sim, &run_at(counts[1])),
-                run_tally(sim, &run_at(counts[0])),
-            ],
-            _ => vec![one],
-        })
+        Ran::Tally(with_others(
+            run_tally(sim, &scenario),
+            marked,
+            |one, counts| marked_tally(sim, of, counts, one).is_some(),
+            |one| Tallied { later: None, ..one },
+            |m| run_tally(sim, &run_at(m)),
+        ))
     })
+}
+
+/// The run `one` of a part; or, when it stands for the three short runs
+/// at `counts` but its marked periods do not repeat, it (its periods
+/// dropped) and the other two, made here: on the thread, or the page's
+/// worker, that has the part. Largest first, as `parts_of` lists runs.
+fn with_others<T>(
+    one: T,
+    counts: Option<[u32; 3]>,
+    repeats: impl Fn(&T, [u32; 3]) -> bool,
+    without_periods: impl Fn(T) -> T,
+    run_at: impl Fn(u32) -> T,
+) -> Vec<T> {
+    match counts {
+        Some(counts) if !repeats(&one, counts) => {
+            vec![without_periods(one), run_at(counts[1]), run_at(counts[0])]
+        }
+        _ => vec![one],
+    }
 }
 
 /// Sums at the scenario's count from its parts' runs (see [`parts`]):

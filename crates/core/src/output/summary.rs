@@ -11,7 +11,7 @@ use crate::output::report::Report;
 use crate::output::tally::{GpuTally, LinkTally, Tally};
 use crate::output::timeline::{GpuLanes, Interval, LinkLane, Timeline};
 use crate::sim::engine::RunResult;
-use crate::sim::exposure::union_length;
+use crate::sim::exposure::{sorted_union_within, union_length};
 use crate::workload::graph::{Graph, COMPUTE};
 
 /// Builds the timeline; the run's link samples move into it.
@@ -426,24 +426,6 @@ pub(crate) fn gpu_sums(g: &Graph, run: &RunResult, with_hta: bool, share: Range<
     out
 }
 
-/// The length of the union of `spans` (sorted by start, as
-/// [`union_length`] leaves them) that lies within `from..to`.
-fn sorted_union_within(spans: &[(f64, f64)], from: f64, to: f64) -> f64 {
-    let mut covered = 0.0;
-    let mut reach = from;
-    for &(lo, hi) in spans {
-        if lo >= to {
-            break;
-        }
-        let (lo, hi) = (lo.max(reach), hi.min(to));
-        if hi > lo {
-            covered += hi - lo;
-            reach = hi;
-        }
-    }
-    covered
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -480,13 +462,5 @@ mod tests {
         for n in [2, 3, 8] {
             assert_eq!(in_shares(n), one, "{n} shares");
         }
-    }
-
-    #[test]
-    fn a_union_within_bounds_counts_overlaps_once() {
-        let spans = [(0.0, 2.0), (1.0, 3.0), (2.5, 4.0), (6.0, 7.0)];
-        assert_eq!(sorted_union_within(&spans, 1.5, 6.5), 3.0);
-        assert_eq!(sorted_union_within(&spans, 4.0, 6.0), 0.0);
-        assert_eq!(sorted_union_within(&spans, -1.0, 10.0), 5.0);
     }
 }

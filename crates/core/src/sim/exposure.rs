@@ -130,10 +130,19 @@ impl Exposure {
 /// Length of the union of spans (sorts them): overlapping spans count once.
 pub(crate) fn union_length(list: &mut [(f64, f64)]) -> f64 {
     list.sort_by(|a, b| a.0.total_cmp(&b.0));
+    sorted_union_within(list, f64::NEG_INFINITY, f64::INFINITY)
+}
+
+/// The length of the union of `spans` (sorted by start, as
+/// [`union_length`] leaves them) that lies within `from..to`.
+pub(crate) fn sorted_union_within(spans: &[(f64, f64)], from: f64, to: f64) -> f64 {
     let mut covered = 0.0;
-    let mut reach = f64::NEG_INFINITY;
-    for &(lo, hi) in list.iter() {
-        let lo = lo.max(reach);
+    let mut reach = from;
+    for &(lo, hi) in spans {
+        if lo >= to {
+            break;
+        }
+        let (lo, hi) = (lo.max(reach), hi.min(to));
         if hi > lo {
             covered += hi - lo;
             reach = hi;
@@ -199,6 +208,14 @@ mod tests {
         g.compute(1, 1e-3, 0.0, 0.0, meta);
         g.finish();
         g
+    }
+
+    #[test]
+    fn a_union_within_bounds_counts_overlaps_once() {
+        let spans = [(0.0, 2.0), (1.0, 3.0), (2.5, 4.0), (6.0, 7.0)];
+        assert_eq!(super::sorted_union_within(&spans, 1.5, 6.5), 3.0);
+        assert_eq!(super::sorted_union_within(&spans, 4.0, 6.0), 0.0);
+        assert_eq!(super::sorted_union_within(&spans, -1.0, 10.0), 5.0);
     }
 
     #[test]
