@@ -299,7 +299,7 @@ fn tally_from(
         return Ok(runs.into_iter().next().expect("as listed: one full run"));
     };
     let mut runs = runs;
-    if let [one] = runs.as_mut_slice() {
+    if let [one] = runs.as_slice() {
         if let Some(tally) = marked_tally(sim, s, counts, one) {
             return Ok(Tallied {
                 tally,
@@ -310,10 +310,16 @@ fn tally_from(
             });
         }
         // The marked periods did not repeat: the other two short runs
-        // are made.
-        one.later = None;
-        runs.insert(0, run_tally(sim, &with_micro_batches(s, counts[1])));
-        runs.insert(0, run_tally(sim, &with_micro_batches(s, counts[0])));
+        // are made, as a part makes them.
+        let one = runs.remove(0);
+        runs = with_others(
+            one,
+            Some(counts),
+            |_, _| false,
+            |one| Tallied { later: None, ..one },
+            |m| run_tally(sim, &with_micro_batches(s, m)),
+        );
+        in_count_order(&mut runs);
     }
     let events = runs.iter().map(|t| t.events).sum();
     let planned_events = runs.iter().map(|t| t.planned_events).sum();
@@ -541,14 +547,20 @@ fn step_time_from(
         let run = &runs[0];
         return Ok((run.step_s, run.events, run.planned_events, None));
     };
-    if let [one] = runs.as_mut_slice() {
+    if let [one] = runs.as_slice() {
         if let Some(step) = marked_step(sim, s, counts, one) {
             let from = Some(marked_from(counts));
             return Ok((step, one.events, one.planned_events, from));
         }
-        one.later = None;
-        runs.insert(0, run_step(sim, &with_micro_batches(s, counts[1])));
-        runs.insert(0, run_step(sim, &with_micro_batches(s, counts[0])));
+        let one = runs.remove(0);
+        runs = with_others(
+            one,
+            Some(counts),
+            |_, _| false,
+            |one| Stepped { later: None, ..one },
+            |m| run_step(sim, &with_micro_batches(s, m)),
+        );
+        in_count_order(&mut runs);
     }
     let events = runs.iter().map(|r| r.events).sum();
     let planned = runs.iter().map(|r| r.planned_events).sum();

@@ -234,6 +234,9 @@ struct Engine<'g, N: BandwidthModel> {
     /// Sequence number of the latest push.
     seq: u32,
     now: f64,
+    /// The next period mark to note (`Graph::period_marks`), or
+    /// `TaskId::MAX` when none is left: one compare per completion.
+    next_mark: TaskId,
 }
 
 /// Runs the graph. `record_links` keeps per-link bandwidth samples (the page
@@ -335,6 +338,7 @@ fn run_from_seq<'g>(
         heap: BinaryHeap::with_capacity(1024),
         seq: first_seq,
         now: 0.0,
+        next_mark: g.period_marks.first().copied().unwrap_or(TaskId::MAX),
     };
     for t in 0..n as TaskId {
         if e.st[t as usize].pending == 0 {
@@ -795,6 +799,8 @@ impl<N: BandwidthModel> Engine<'_, N> {
             gpus,
             links,
         });
+        self.next_mark =
+            (self.g.period_marks.get(self.res.marks.len()).copied()).unwrap_or(TaskId::MAX);
     }
 
     fn complete(&mut self, t: TaskId) {
@@ -809,7 +815,7 @@ impl<N: BandwidthModel> Engine<'_, N> {
     /// Task `t` ended now, off the network (a compute op, or a collective
     /// that never joined it or has left it).
     fn complete_off_network(&mut self, t: TaskId) {
-        if self.g.period_marks.get(self.res.marks.len()) == Some(&t) {
+        if t == self.next_mark {
             self.mark();
         }
         let now = self.now;
