@@ -6,9 +6,15 @@
 //! time to the collectives it waited on, and through them to the chain of
 //! collectives they waited on in turn (a pipeline send, then the AllGather
 //! of its slices): each idle instant goes to the axis whose transfer was in
-//! flight at that instant, not to the last link of the chain. Time at the
-//! end of a GPU's step, after its last compute op, goes to the collectives
-//! still in flight: the step ends only when they are done.
+//! flight at that instant, not to the last link of the chain. Only the
+//! GPU's own collectives are charged: while a link it takes no part in is
+//! in flight (the sending stage's ReduceScatter at a sliced boundary), the
+//! GPU waits on another GPU's work, which is bubble to it, as waiting on
+//! that GPU's compute is. So a GPU's exposed time on an axis never exceeds
+//! the time that axis had a collective in flight on it, and `hidden` stays
+//! a share of its own communication. Time at the end of a GPU's step, after
+//! its last compute op, goes to the collectives still in flight: the step
+//! ends only when they are done.
 
 use crate::sim::engine::GpuStats;
 use crate::workload::graph::{Graph, TaskId, COMPUTE};
@@ -84,8 +90,9 @@ impl Exposure {
                 continue;
             }
             let on_task = &g.tasks[on as usize];
-            self.spans[on_task.axis as usize].push((lo, hi));
+            // Upstream links of other GPUs are followed, not charged.
             if let Some(i) = g.members_of(on).iter().position(|&m| m == gpu) {
+                self.spans[on_task.axis as usize].push((lo, hi));
                 let slot = on_task.members_start as usize + i;
                 res.exposed_s[slot] += hi - lo;
                 let first = &mut res.exposed_from_s[slot];
