@@ -102,8 +102,8 @@ pub(crate) struct GpuStats {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Mark {
     pub time_s: f64,
-    /// Per GPU: compute busy, exposed, and in flight until now (`end_s` is
-    /// not read).
+    /// Per GPU: compute busy, exposed, and in flight until now (`end_s`,
+    /// its last end so far, is not read).
     pub gpus: Vec<GpuStats>,
     /// Per logged link: (busy, shared) seconds until now; empty when the
     /// run does not record.
@@ -163,13 +163,16 @@ struct GpuState {
 }
 
 impl GpuState {
-    fn inflight_at(&self, axis: usize, now: f64) -> f64 {
-        let open = if self.inflight_count[axis] > 0 {
-            now - self.inflight_last[axis]
-        } else {
-            0.0
-        };
-        self.inflight_total[axis] + open
+    /// Per axis, the time a collective of this GPU was in flight until `now`.
+    fn inflight_at(&self, now: f64) -> [f64; 3] {
+        [0, 1, 2].map(|axis| {
+            let open = if self.inflight_count[axis] > 0 {
+                now - self.inflight_last[axis]
+            } else {
+                0.0
+            };
+            self.inflight_total[axis] + open
+        })
     }
 }
 
@@ -401,9 +404,7 @@ fn run_from_seq<'g>(
         e.links.finish(step);
     }
     for (i, st) in e.gpu.iter().enumerate() {
-        for a in 0..3 {
-            e.res.gpus[i].comm_s[a] = st.inflight_at(a, step);
-        }
+        e.res.gpus[i].comm_s = st.inflight_at(step);
     }
     e.res.step_time_s = step;
     e.res.links = std::mem::take(&mut e.links.logs);
@@ -784,8 +785,7 @@ impl<N: BandwidthModel> Engine<'_, N> {
             .iter()
             .zip(&self.res.gpus)
             .map(|(st, stats)| GpuStats {
-                comm_s: [0, 1, 2].map(|a| st.inflight_at(a, now)),
-                end_s: now,
+                comm_s: st.inflight_at(now),
                 ..stats.clone()
             })
             .collect();
