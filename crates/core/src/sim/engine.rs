@@ -19,7 +19,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use crate::sim::bandwidth_model::BandwidthModel;
-use crate::sim::exposure::{Charged, Exposure};
+use crate::sim::exposure::{self, Charged};
 use crate::sim::link_log::{LinkLog, ResourceLog};
 use crate::sim::network::{ClassId, Network};
 use crate::workload::graph::{Graph, TaskId, COMPUTE};
@@ -27,8 +27,6 @@ use crate::workload::interference::{memory_phase_s, NetworkSetup, Sharing, SmUse
 use crate::workload::recycle;
 
 mod compute_run;
-
-const NO_WAIT: u32 = u32::MAX;
 
 /// No compute run in progress on a GPU.
 const NO_RUN: TaskId = TaskId::MAX;
@@ -103,7 +101,9 @@ pub(crate) struct GpuStats {
 pub(crate) struct Mark {
     pub time_s: f64,
     /// Per GPU: compute busy, exposed, and in flight until now (`end_s`,
-    /// its last end so far, is not read).
+    /// its last end so far, is not read). Exposed time is charged after the
+    /// run, each mark getting what the compute ops started before it charged
+    /// (`exposure::charge_finished`).
     pub gpus: Vec<GpuStats>,
     /// Per logged link: (busy, shared) seconds until now; empty when the
     /// run does not record.
@@ -150,7 +150,6 @@ struct GpuState {
     sms: SmUse,
     /// Speed at which the running op's compute-bound part progresses.
     speed: f64,
-    idle_since: f64,
     inflight_count: [u32; 3],
     inflight_total: [f64; 3],
     inflight_last: [f64; 3],
@@ -186,9 +185,6 @@ struct TaskState {
     /// Sequence number of the task's latest pushed event: an entry with
     /// another is superseded and skipped.
     seq: u32,
-    /// Compute: the head of its list of finished collectives it depends on
-    /// (`NO_WAIT` when none).
-    wait_head: u32,
     /// What the task's pending event stands for (`Kind::None`: none pending).
     kind: Kind,
     /// Compute: its memory-bound part is moving through HBM.
@@ -196,14 +192,13 @@ struct TaskState {
     /// ... as a network flow (it shares HBM with a collective), not timed
     /// alone at the full HBM bandwidth.
     memory_in_network: bool,
-    /// A compute op (constant): a finished collective looks this up for each
-    /// of its successors, here in the state it touches next anyway rather
-    /// than in the larger `Task`.
+    /// A compute op (constant): a run looks this up for the op that may
+    /// follow, in the state it reads anyway rather than in the larger `Task`.
     compute: bool,
 }
 
-// The record stays within 16 bytes: four to a cache line.
-const _: () = assert!(std::mem::size_of::<TaskState>() == 16);
+// The record stays within 12 bytes: five to a cache line.
+const _: () = assert!(std::mem::size_of::<TaskState>() == 12);
 
 struct Engine<'g, N: BandwidthModel> {
     g: &'g Graph,
@@ -221,12 +216,6 @@ struct Engine<'g, N: BandwidthModel> {
     stale: usize,
     /// Reused buffer for the classes whose rates a network change touched.
     changed: Vec<ClassId>,
-    /// Charges idle time to the collectives waited on.
-    exposure: Exposure,
-    /// Reused buffer: the collectives a compute op waited on.
-    direct: Vec<TaskId>,
-    /// The lists `TaskState::wait_head` starts: nodes are (next, collective).
-    wait_nodes: Vec<(u32, TaskId)>,
     res: RunResult,
     gpu: Vec<GpuState>,
     /// How the links are shared.
@@ -291,7 +280,6 @@ fn run_from_seq<'g>(
             .map(|(&pending, task)| TaskState {
                 pending,
                 seq: 0,
-                wait_head: NO_WAIT,
                 kind: Kind::None,
                 in_memory_phase: false,
                 memory_in_network: false,
@@ -303,9 +291,6 @@ fn run_from_seq<'g>(
         class_kind: vec![Kind::None; classes],
         stale: 0,
         changed: Vec::new(),
-        exposure: Exposure::new(if record { n } else { 0 }),
-        direct: Vec::new(),
-        wait_nodes: Vec::new(),
         res: RunResult {
             // Written as tasks start and end: they are the run's result,
             // not copied out of the engine's state at the end.
@@ -328,7 +313,6 @@ fn run_from_seq<'g>(
                 comm_active: 0,
                 sms: SmUse::default(),
                 speed: 1.0,
-                idle_since: 0.0,
                 inflight_count: [0; 3],
                 inflight_total: [0.0; 3],
                 inflight_last: [0.0; 3],
@@ -386,21 +370,21 @@ fn run_from_seq<'g>(
     debug_assert_eq!(unfinished, 0, "task graph has a cycle");
     let step = e.now;
     if e.record {
-        let last_compute_end: Vec<f64> = e.gpu.iter().map(|s| s.idle_since).collect();
+        // Idle time is charged from the finished timeline, GPU by GPU, each
+        // compute op's collectives listed by the graph. Charged in the loop,
+        // it cost twice as much: a list of waited-on collectives grown per
+        // run, and each charge reaching across every GPU's recent state.
         let res = &mut e.res;
-        let (start_s, end_s) = (&res.start_s, &res.end_s);
-        e.exposure.charge_step_end(
+        exposure::charge_finished(
             g,
-            |t| (start_s[t as usize], end_s[t as usize]),
-            &last_compute_end,
+            (&res.start_s, &res.end_s),
+            &mut res.marks,
             &mut Charged {
                 exposed_s: &mut res.exposed_s,
                 exposed_from_s: &mut res.exposed_from_s,
                 gpus: &mut res.gpus,
             },
         );
-    }
-    if e.record {
         e.links.finish(step);
     }
     for (i, st) in e.gpu.iter().enumerate() {
@@ -508,10 +492,6 @@ impl<N: BandwidthModel> Engine<'_, N> {
         let task = &g.tasks[t as usize];
         if task.axis == COMPUTE {
             let gpu = task.gpu;
-            let idle_from = self.gpu[gpu as usize].idle_since;
-            if self.record && now > idle_from && self.st[t as usize].wait_head != NO_WAIT {
-                self.attribute_idle(t, gpu, idle_from);
-            }
             self.gpu[gpu as usize].running = Some(t);
             if self.gpu[gpu as usize].comm_active == 0 && self.begin_run(t, gpu) {
                 return;
@@ -607,36 +587,6 @@ impl<N: BandwidthModel> Engine<'_, N> {
                 .observe_alone(task.pattern, task.axis, span, &mut self.links);
         }
         self.complete_off_network(t);
-    }
-
-    /// Compute task `t` starts after the stream stood idle since `from`:
-    /// the idle time is charged to the collectives it waited on and their
-    /// chains (`exposure`); the rest is the bubble.
-    fn attribute_idle(&mut self, t: TaskId, gpu: u32, from: f64) {
-        let mut direct = std::mem::take(&mut self.direct);
-        direct.clear();
-        let mut node = self.st[t as usize].wait_head;
-        while node != NO_WAIT {
-            let (next, on) = self.wait_nodes[node as usize];
-            node = next;
-            direct.push(on);
-        }
-        let res = &mut self.res;
-        let (start_s, end_s) = (&res.start_s, &res.end_s);
-        self.exposure.charge(
-            self.g,
-            |t| (start_s[t as usize], end_s[t as usize]),
-            &direct,
-            gpu,
-            from,
-            self.now,
-            &mut Charged {
-                exposed_s: &mut res.exposed_s,
-                exposed_from_s: &mut res.exposed_from_s,
-                gpus: &mut res.gpus,
-            },
-        );
-        self.direct = direct;
     }
 
     /// The GPU's collectives changed: if the speed of its running op's
@@ -828,7 +778,6 @@ impl<N: BandwidthModel> Engine<'_, N> {
             let gpu = task.gpu as usize;
             let st = &mut self.gpu[gpu];
             st.running = None;
-            st.idle_since = now;
             self.res.gpus[gpu].compute_busy_s += now - self.res.start_s[ti];
             self.res.gpus[gpu].end_s = self.res.gpus[gpu].end_s.max(now);
         } else {
@@ -848,18 +797,7 @@ impl<N: BandwidthModel> Engine<'_, N> {
                 self.res.gpus[m as usize].end_s = self.res.gpus[m as usize].end_s.max(now);
             }
         }
-        let successors = g.successors(t);
-        if task.axis != COMPUTE && self.record {
-            // Compute that waits on this collective: remember it, so that the
-            // compute stream's idle time can be laid against it.
-            for &s in successors {
-                if self.st[s as usize].compute {
-                    self.wait_nodes.push((self.st[s as usize].wait_head, t));
-                    self.st[s as usize].wait_head = (self.wait_nodes.len() - 1) as u32;
-                }
-            }
-        }
-        for &s in successors {
+        for &s in g.successors(t) {
             self.st[s as usize].pending -= 1;
             if self.st[s as usize].pending == 0 {
                 self.start(s);

@@ -1,6 +1,9 @@
 //! Exposed communication (model.md 5 and 6): idle time of a GPU's compute
-//! stream charged to the axes whose transfers held it up. Shared by the fast
-//! engine and the plain reference, so both charge the same way.
+//! stream charged to the axes whose transfers held it up. The plain
+//! reference charges each idle period as the op after it starts; the fast
+//! engine charges them all from the finished timeline ([`charge_finished`]).
+//! Both through [`Exposure::charge`], so the tests comparing the two check
+//! that the finished timeline tells the same idle periods as the running one.
 //!
 //! A compute op that starts after the stream stood idle charges that idle
 //! time to the collectives it waited on, and through them to the chain of
@@ -16,7 +19,7 @@
 //! its last compute op, goes to the collectives still in flight: the step
 //! ends only when they are done.
 
-use crate::sim::engine::GpuStats;
+use crate::sim::engine::{GpuStats, Mark};
 use crate::workload::graph::{Graph, TaskId, COMPUTE};
 
 /// Where charged time goes (fields of the engine's `RunResult`).
@@ -132,6 +135,47 @@ impl Exposure {
             }
         }
     }
+}
+
+/// Charges a finished run's idle time (the fast engine's way; the plain
+/// reference charges as it goes, and the two are compared). Each GPU's
+/// compute ops are taken in stream order: one that starts after the stream
+/// stood idle since the previous op's end (since the step's start, for the
+/// first) charges that idle time to the collectives it waited on, as
+/// [`Exposure::charge`] does; what its stream waits for after its last op
+/// is charged as [`Exposure::charge_step_end`] does. A mark's sums (`marks`,
+/// as the engine left them, in order of time) get the time charged by the
+/// ops that started before it, and no other.
+pub(crate) fn charge_finished(
+    g: &Graph,
+    (start_s, end_s): (&[f64], &[f64]),
+    marks: &mut [Mark],
+    res: &mut Charged,
+) {
+    let times = |t: TaskId| (start_s[t as usize], end_s[t as usize]);
+    let mut exposure = Exposure::new(g.tasks.len());
+    let mut last_compute_end = vec![0.0; g.gpus.len()];
+    for (gpu, order) in g.compute_order.iter().enumerate() {
+        let mut marks_passed = 0;
+        let mut idle_since = 0.0;
+        for &t in order {
+            let now = start_s[t as usize];
+            while let Some(mark) = marks.get_mut(marks_passed).filter(|m| m.time_s <= now) {
+                mark.gpus[gpu].exposed_s = res.gpus[gpu].exposed_s;
+                marks_passed += 1;
+            }
+            let direct = g.collectives_waited_on(t);
+            if now > idle_since && !direct.is_empty() {
+                exposure.charge(g, times, direct, gpu as u32, idle_since, now, res);
+            }
+            idle_since = end_s[t as usize];
+        }
+        for mark in &mut marks[marks_passed..] {
+            mark.gpus[gpu].exposed_s = res.gpus[gpu].exposed_s;
+        }
+        last_compute_end[gpu] = idle_since;
+    }
+    exposure.charge_step_end(g, times, &last_compute_end, res);
 }
 
 /// Length of the union of spans (sorts them): overlapping spans count once.

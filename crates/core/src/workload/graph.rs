@@ -169,6 +169,10 @@ pub(crate) struct Graph {
     /// (built by `finish`; exposure follows chains of them).
     comm_pred_start: Vec<u32>,
     comm_pred: Vec<TaskId>,
+    /// Collectives each compute op waits for, laid out as `comm_pred`
+    /// (built by `finish`; exposure charges idle time to them).
+    waited_start: Vec<u32>,
+    waited: Vec<TaskId>,
     /// Dependencies of each task (built by `finish`).
     pub initial_pending: Vec<u32>,
     pub gpus: Vec<GpuInfo>,
@@ -219,6 +223,8 @@ impl Default for Graph {
             succ: Vec::new(),
             comm_pred_start: Vec::new(),
             comm_pred: Vec::new(),
+            waited_start: Vec::new(),
+            waited: Vec::new(),
             initial_pending: Vec::new(),
             gpus: Vec::new(),
             compute_order: Vec::new(),
@@ -470,28 +476,40 @@ impl Graph {
         self.unchained.sort_unstable();
         let unchained = std::mem::take(&mut self.unchained);
         let is_comm = |t: TaskId| self.tasks[t as usize].axis != COMPUTE;
+        // Per edge from a collective: to a collective, chained or not; to
+        // a compute op, waited on.
         let chained = |from: TaskId, to: TaskId| {
-            is_comm(from) && is_comm(to) && unchained.binary_search(&(from, to)).is_err()
+            is_comm(from)
+                .then(|| is_comm(to).then(|| unchained.binary_search(&(from, to)).is_err()))
         };
-        let mut pred_start = vec![0u32; n + 1];
+        let (mut pred_start, mut waited_start) = (vec![0u32; n + 1], vec![0u32; n + 1]);
         for &(from, to) in &self.edges {
-            if chained(from, to) {
-                pred_start[to as usize + 1] += 1;
+            match chained(from, to) {
+                Some(Some(true)) => pred_start[to as usize + 1] += 1,
+                Some(None) => waited_start[to as usize + 1] += 1,
+                _ => {}
             }
         }
         for i in 0..n {
             pred_start[i + 1] += pred_start[i];
+            waited_start[i + 1] += waited_start[i];
         }
-        let mut fill = pred_start.clone();
+        let (mut pred_fill, mut waited_fill) = (pred_start.clone(), waited_start.clone());
         let mut pred = vec![0; pred_start[n] as usize];
+        let mut waited = vec![0; waited_start[n] as usize];
         for &(from, to) in &self.edges {
-            if chained(from, to) {
-                pred[fill[to as usize] as usize] = from;
-                fill[to as usize] += 1;
-            }
+            let (list, fill) = match chained(from, to) {
+                Some(Some(true)) => (&mut pred, &mut pred_fill),
+                Some(None) => (&mut waited, &mut waited_fill),
+                _ => continue,
+            };
+            list[fill[to as usize] as usize] = from;
+            fill[to as usize] += 1;
         }
         self.comm_pred_start = pred_start;
         self.comm_pred = pred;
+        self.waited_start = waited_start;
+        self.waited = waited;
         // Freed, not kept: it would sit idle through the run, at its peak.
         self.edges = Vec::new();
         self.succ_start = start;
@@ -507,6 +525,8 @@ impl Graph {
         self.succ_start = Vec::new();
         self.comm_pred = Vec::new();
         self.comm_pred_start = Vec::new();
+        self.waited = Vec::new();
+        self.waited_start = Vec::new();
         self.initial_pending = Vec::new();
         self.pattern_ids = Default::default();
     }
@@ -549,6 +569,12 @@ impl Graph {
     pub fn comm_predecessors(&self, task: TaskId) -> &[TaskId] {
         let i = task as usize;
         &self.comm_pred[self.comm_pred_start[i] as usize..self.comm_pred_start[i + 1] as usize]
+    }
+
+    /// The collectives compute op `task` waits for.
+    pub fn collectives_waited_on(&self, task: TaskId) -> &[TaskId] {
+        let i = task as usize;
+        &self.waited[self.waited_start[i] as usize..self.waited_start[i + 1] as usize]
     }
 
     pub fn members_of(&self, task: TaskId) -> &[u32] {

@@ -179,7 +179,6 @@ impl<N: BandwidthModel> Engine<'_, N> {
         let stats = &mut self.res.gpus[gpu as usize];
         stats.compute_busy_s += end_s - self.res.start_s[ti];
         stats.end_s = stats.end_s.max(end_s);
-        self.gpu[gpu as usize].idle_since = end_s;
         self.st[next as usize].pending -= 1;
         self.res.start_s[next as usize] = end_s;
     }
