@@ -364,10 +364,20 @@ impl Simulator {
         sharing: &Sharing,
     ) -> sim::engine::RunResult {
         if self.plain {
-            sim::plain::run(graph, record, sharing)
-        } else {
-            sim::engine::run_recording(graph, record, samples, sharing)
+            return sim::plain::run(graph, record, sharing);
         }
+        let run = sim::engine::run_uncharged(graph, record, samples, sharing);
+        // The GPUs' idle time charged over the threads the other runs may
+        // have left idle, in the shares the report's sums take.
+        let shares = if record {
+            output::summary::gpu_shares(graph, self.threads)
+        } else {
+            Vec::new()
+        };
+        let charged = parallel::map(&shares, shares.len(), |gpus| {
+            run.charge_share(graph, gpus.clone())
+        });
+        run.settle(graph, charged)
     }
 }
 

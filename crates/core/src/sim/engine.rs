@@ -19,7 +19,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
 use crate::sim::bandwidth_model::BandwidthModel;
-use crate::sim::exposure::{self, Charged};
+use crate::sim::exposure::Uncharged;
 use crate::sim::link_log::{LinkLog, ResourceLog};
 use crate::sim::network::{ClassId, Network};
 use crate::workload::graph::{Graph, TaskId, COMPUTE};
@@ -235,22 +235,24 @@ struct Engine<'g, N: BandwidthModel> {
 /// draws them), link logs and exposure; the baseline run needs none of them,
 /// only its step time.
 pub(crate) fn run<'g>(g: &'g Graph, record_links: bool, sharing: &'g Sharing) -> RunResult {
-    run_recording(g, record_links, record_links, sharing)
+    run_uncharged(g, record_links, record_links, sharing).charge_here(g)
 }
 
 /// Runs the graph, recording link logs and exposure when `record` (what the
 /// report reads) and per-link bandwidth samples when `samples` too (what
-/// only the timeline draws: a large step changes link rates millions of times).
-pub(crate) fn run_recording<'g>(
+/// only the timeline draws: a large step changes link rates millions of
+/// times). Its idle time is left for the caller to charge, on as many
+/// threads as it has (`exposure::Uncharged`).
+pub(crate) fn run_uncharged<'g>(
     g: &'g Graph,
     record: bool,
     samples: bool,
     sharing: &'g Sharing,
-) -> RunResult {
+) -> Uncharged {
     run_from_seq(g, record, samples, sharing, 0)
 }
 
-/// `run_recording` with the events' sequence numbers starting after
+/// `run_uncharged` with the events' sequence numbers starting after
 /// `first_seq` (tests start near the end of their range).
 fn run_from_seq<'g>(
     g: &'g Graph,
@@ -258,7 +260,7 @@ fn run_from_seq<'g>(
     samples: bool,
     sharing: &'g Sharing,
     first_seq: u32,
-) -> RunResult {
+) -> Uncharged {
     let n = g.tasks.len();
     let setup = NetworkSetup::new(g, sharing);
     let mut net = Network::new(setup.capacity_bps.clone());
@@ -370,21 +372,6 @@ fn run_from_seq<'g>(
     debug_assert_eq!(unfinished, 0, "task graph has a cycle");
     let step = e.now;
     if e.record {
-        // Idle time is charged from the finished timeline, GPU by GPU, each
-        // compute op's collectives listed by the graph. Charged in the loop,
-        // it cost twice as much: a list of waited-on collectives grown per
-        // run, and each charge reaching across every GPU's recent state.
-        let res = &mut e.res;
-        exposure::charge_finished(
-            g,
-            (&res.start_s, &res.end_s),
-            &mut res.marks,
-            &mut Charged {
-                exposed_s: &mut res.exposed_s,
-                exposed_from_s: &mut res.exposed_from_s,
-                gpus: &mut res.gpus,
-            },
-        );
         e.links.finish(step);
     }
     for (i, st) in e.gpu.iter().enumerate() {
@@ -392,7 +379,11 @@ fn run_from_seq<'g>(
     }
     e.res.step_time_s = step;
     e.res.links = std::mem::take(&mut e.links.logs);
-    e.res
+    // Idle time is charged from the finished timeline, GPU by GPU, each
+    // compute op's collectives listed by the graph. Charged in the loop,
+    // it cost twice as much: a list of waited-on collectives grown per
+    // run, and each charge reaching across every GPU's recent state.
+    Uncharged::new(e.res, e.record)
 }
 
 impl<N: BandwidthModel> Engine<'_, N> {
@@ -899,11 +890,11 @@ mod tests {
         let s = presets::scenario("contention").unwrap();
         let g = workload::build(&s, Fidelity::Reduced, 0);
         let sharing = Sharing::of(&s);
-        let plain = run_from_seq(&g, true, true, &sharing, 0);
+        let plain = run_from_seq(&g, true, true, &sharing, 0).charge_here(&g);
         assert!(plain.planned_events > 1000, "enough pushes to run out");
         // The numbers run out halfway through.
         let first_seq = u32::MAX - (plain.planned_events / 2) as u32;
-        let wrapped = run_from_seq(&g, true, true, &sharing, first_seq);
+        let wrapped = run_from_seq(&g, true, true, &sharing, first_seq).charge_here(&g);
         let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
         assert_eq!(bits(&plain.start_s), bits(&wrapped.start_s));
         assert_eq!(bits(&plain.end_s), bits(&wrapped.end_s));

@@ -19,8 +19,19 @@
 //! its last compute op, goes to the collectives still in flight: the step
 //! ends only when they are done.
 
-use crate::sim::engine::{GpuStats, Mark};
+use std::ops::Range;
+
+use crate::sim::engine::{GpuStats, RunResult};
 use crate::workload::graph::{Graph, TaskId, COMPUTE};
+
+/// Where a charge goes.
+pub(crate) trait Charges {
+    /// `to - from` of idle time charged to entry `slot` of `Graph::members`
+    /// (a collective's member).
+    fn slot(&mut self, slot: usize, from: f64, to: f64);
+    /// The idle time charged to each axis on `gpu` so far.
+    fn gpu(&mut self, gpu: u32) -> &mut [f64; 3];
+}
 
 /// Where charged time goes (fields of the engine's `RunResult`).
 pub(crate) struct Charged<'a> {
@@ -30,6 +41,18 @@ pub(crate) struct Charged<'a> {
     pub exposed_from_s: &'a mut [f64],
     /// Per GPU: idle time charged to each axis.
     pub gpus: &'a mut [GpuStats],
+}
+
+impl Charges for Charged<'_> {
+    fn slot(&mut self, slot: usize, from: f64, to: f64) {
+        self.exposed_s[slot] += to - from;
+        let first = &mut self.exposed_from_s[slot];
+        *first = first.min(from);
+    }
+
+    fn gpu(&mut self, gpu: u32) -> &mut [f64; 3] {
+        &mut self.gpus[gpu as usize].exposed_s
+    }
 }
 
 /// Reused buffers for charging idle time.
@@ -62,7 +85,7 @@ impl Exposure {
         gpu: u32,
         from: f64,
         now: f64,
-        res: &mut Charged,
+        res: &mut impl Charges,
     ) {
         self.period += 1;
         for list in &mut self.spans {
@@ -96,14 +119,12 @@ impl Exposure {
             // Upstream links of other GPUs are followed, not charged.
             if let Some(i) = g.members_of(on).iter().position(|&m| m == gpu) {
                 self.spans[on_task.axis as usize].push((lo, hi));
-                let slot = on_task.members_start as usize + i;
-                res.exposed_s[slot] += hi - lo;
-                let first = &mut res.exposed_from_s[slot];
-                *first = first.min(lo);
+                res.slot(on_task.members_start as usize + i, lo, hi);
             }
         }
+        let exposed = res.gpu(gpu);
         for (axis, list) in self.spans.iter_mut().enumerate() {
-            res.gpus[gpu as usize].exposed_s[axis] += union_length(list);
+            exposed[axis] += union_length(list);
         }
     }
 
@@ -137,45 +158,134 @@ impl Exposure {
     }
 }
 
-/// Charges a finished run's idle time (the fast engine's way; the plain
-/// reference charges as it goes, and the two are compared). Each GPU's
-/// compute ops are taken in stream order: one that starts after the stream
-/// stood idle since the previous op's end (since the step's start, for the
-/// first) charges that idle time to the collectives it waited on, as
-/// [`Exposure::charge`] does; what its stream waits for after its last op
-/// is charged as [`Exposure::charge_step_end`] does. A mark's sums (`marks`,
-/// as the engine left them, in order of time) get the time charged by the
-/// ops that started before it, and no other.
-pub(crate) fn charge_finished(
-    g: &Graph,
-    (start_s, end_s): (&[f64], &[f64]),
-    marks: &mut [Mark],
-    res: &mut Charged,
-) {
-    let times = |t: TaskId| (start_s[t as usize], end_s[t as usize]);
-    let mut exposure = Exposure::new(g.tasks.len());
-    let mut last_compute_end = vec![0.0; g.gpus.len()];
-    for (gpu, order) in g.compute_order.iter().enumerate() {
-        let mut marks_passed = 0;
-        let mut idle_since = 0.0;
-        for &t in order {
-            let now = start_s[t as usize];
-            while let Some(mark) = marks.get_mut(marks_passed).filter(|m| m.time_s <= now) {
-                mark.gpus[gpu].exposed_s = res.gpus[gpu].exposed_s;
-                marks_passed += 1;
-            }
-            let direct = g.collectives_waited_on(t);
-            if now > idle_since && !direct.is_empty() {
-                exposure.charge(g, times, direct, gpu as u32, idle_since, now, res);
-            }
-            idle_since = end_s[t as usize];
-        }
-        for mark in &mut marks[marks_passed..] {
-            mark.gpus[gpu].exposed_s = res.gpus[gpu].exposed_s;
-        }
-        last_compute_end[gpu] = idle_since;
+/// A finished run whose idle time is not charged yet. The fast engine
+/// charges it after the run (the plain reference as it goes, and the two
+/// are compared): each GPU's compute ops in stream order, one that starts
+/// after the stream stood idle since the previous op's end (since the
+/// step's start, for the first) charging that idle time to the collectives
+/// it waited on, as [`Exposure::charge`] does. GPUs apart charge apart:
+/// [`Uncharged::charge_share`] charges some of them, on any thread, and
+/// [`Uncharged::settle`] gathers the shares and charges what each stream
+/// waits for after its last op, as [`Exposure::charge_step_end`] does.
+pub(crate) struct Uncharged {
+    run: RunResult,
+    /// Whether the run recorded (an unrecorded one has nothing to charge).
+    record: bool,
+}
+
+/// What [`Uncharged::charge_share`] charged on some GPUs.
+pub(crate) struct ShareCharges {
+    gpus: Range<usize>,
+    /// Per member slot charged, in order: (slot, from, to).
+    slots: Vec<(u32, f64, f64)>,
+    /// Per GPU of the share: idle time charged to each axis.
+    exposed: Vec<[f64; 3]>,
+    /// Per GPU of the share, per period mark: as `exposed`, by the compute
+    /// ops that started before the mark.
+    at_marks: Vec<[f64; 3]>,
+    /// Per GPU of the share: when its last compute op ended.
+    last_compute_end: Vec<f64>,
+}
+
+impl Charges for ShareCharges {
+    fn slot(&mut self, slot: usize, from: f64, to: f64) {
+        self.slots.push((slot as u32, from, to));
     }
-    exposure.charge_step_end(g, times, &last_compute_end, res);
+
+    fn gpu(&mut self, gpu: u32) -> &mut [f64; 3] {
+        &mut self.exposed[gpu as usize - self.gpus.start]
+    }
+}
+
+impl Uncharged {
+    pub(crate) fn new(run: RunResult, record: bool) -> Self {
+        Self { run, record }
+    }
+
+    /// Charges the idle time of `gpus`.
+    pub(crate) fn charge_share(&self, g: &Graph, gpus: Range<usize>) -> ShareCharges {
+        let res = &self.run;
+        let times = |t: TaskId| (res.start_s[t as usize], res.end_s[t as usize]);
+        let mut out = ShareCharges {
+            gpus: gpus.clone(),
+            slots: Vec::new(),
+            exposed: vec![[0.0; 3]; gpus.len()],
+            at_marks: Vec::with_capacity(gpus.len() * res.marks.len()),
+            last_compute_end: Vec::with_capacity(gpus.len()),
+        };
+        if !self.record {
+            return out;
+        }
+        let mut exposure = Exposure::new(g.tasks.len());
+        for gpu in gpus.clone() {
+            let local = gpu - gpus.start;
+            let mut marks = res.marks.iter().map(|m| m.time_s).peekable();
+            let mut idle_since = 0.0;
+            for &t in &g.compute_order[gpu] {
+                let now = res.start_s[t as usize];
+                while marks.next_if(|&mark_s| mark_s <= now).is_some() {
+                    out.at_marks.push(out.exposed[local]);
+                }
+                let direct = g.collectives_waited_on(t);
+                if now > idle_since && !direct.is_empty() {
+                    exposure.charge(g, times, direct, gpu as u32, idle_since, now, &mut out);
+                }
+                idle_since = res.end_s[t as usize];
+            }
+            for _ in marks {
+                out.at_marks.push(out.exposed[local]);
+            }
+            out.last_compute_end.push(idle_since);
+        }
+        out
+    }
+
+    /// The run, its idle time charged: `shares` (in the GPUs' order) hold
+    /// every GPU's.
+    pub(crate) fn settle(self, g: &Graph, shares: Vec<ShareCharges>) -> RunResult {
+        let mut res = self.run;
+        if !self.record {
+            return res;
+        }
+        let mut charged = Charged {
+            exposed_s: &mut res.exposed_s,
+            exposed_from_s: &mut res.exposed_from_s,
+            gpus: &mut res.gpus,
+        };
+        for &(slot, from, to) in shares.iter().flat_map(|share| &share.slots) {
+            charged.slot(slot as usize, from, to);
+        }
+        let marks = res.marks.len();
+        let mut last_compute_end = Vec::with_capacity(g.gpus.len());
+        for share in shares {
+            for (local, gpu) in share.gpus.clone().enumerate() {
+                res.gpus[gpu].exposed_s = share.exposed[local];
+                for (k, mark) in res.marks.iter_mut().enumerate() {
+                    mark.gpus[gpu].exposed_s = share.at_marks[local * marks + k];
+                }
+            }
+            last_compute_end.extend(share.last_compute_end);
+        }
+        assert_eq!(last_compute_end.len(), g.gpus.len(), "every GPU charged");
+        let (start_s, end_s) = (&res.start_s, &res.end_s);
+        Exposure::new(g.tasks.len()).charge_step_end(
+            g,
+            |t| (start_s[t as usize], end_s[t as usize]),
+            &last_compute_end,
+            &mut Charged {
+                exposed_s: &mut res.exposed_s,
+                exposed_from_s: &mut res.exposed_from_s,
+                gpus: &mut res.gpus,
+            },
+        );
+        res
+    }
+
+    /// The run, its idle time charged on this thread.
+    pub(crate) fn charge_here(self, g: &Graph) -> RunResult {
+        let all = self.charge_share(g, 0..g.gpus.len());
+        self.settle(g, vec![all])
+    }
 }
 
 /// Length of the union of spans (sorts them): overlapping spans count once.
@@ -259,6 +369,58 @@ mod tests {
         g.compute(1, 1e-3, 0.0, 0.0, meta);
         g.finish();
         g
+    }
+
+    /// Charged in shares of GPUs (on threads of their own in a report) or
+    /// all at once, a run's idle time comes out the same bit for bit: each
+    /// member's charges, each GPU's sums, and the sums at each period mark.
+    #[test]
+    fn charging_in_shares_equals_charging_at_once() {
+        use crate::model::fidelity::Fidelity;
+        use crate::workload::interference::Sharing;
+        let mut s = crate::input::presets::scenario("didactic").unwrap();
+        if let crate::model::scenario::Workload::Transformer(t) = &mut s.workload {
+            t.global_batch = 16;
+        }
+        let g = crate::workload::build(&s, Fidelity::Reduced, 0);
+        let sharing = Sharing::of(&s);
+        let run = || crate::sim::engine::run_uncharged(&g, true, false, &sharing);
+        let whole = run().charge_here(&g);
+        let gpus = g.gpus.len();
+        assert!(
+            gpus >= 2 && whole.marks.len() == 3,
+            "{gpus} GPUs, {} marks",
+            whole.marks.len()
+        );
+        for split in 1..gpus {
+            let uncharged = run();
+            let shares = [0..split, split..gpus].map(|share| uncharged.charge_share(&g, share));
+            let parts = uncharged.settle(&g, shares.into());
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            assert_eq!(
+                bits(&whole.exposed_s),
+                bits(&parts.exposed_s),
+                "split at {split}"
+            );
+            assert_eq!(bits(&whole.exposed_from_s), bits(&parts.exposed_from_s));
+            let exposed = |r: &crate::sim::engine::RunResult| {
+                let mut all: Vec<[f64; 3]> = r.gpus.iter().map(|s| s.exposed_s).collect();
+                for mark in &r.marks {
+                    all.extend(mark.gpus.iter().map(|s| s.exposed_s));
+                }
+                all.iter()
+                    .flatten()
+                    .map(|x| x.to_bits())
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(exposed(&whole), exposed(&parts), "split at {split}");
+        }
+        // Not vacuous: time is charged, and a mark sees less than the end.
+        let total = |r: &crate::sim::engine::RunResult| {
+            r.gpus.iter().flat_map(|s| s.exposed_s).sum::<f64>()
+        };
+        let at_first_mark: f64 = whole.marks[0].gpus.iter().flat_map(|s| s.exposed_s).sum();
+        assert!(at_first_mark > 0.0 && at_first_mark < total(&whole));
     }
 
     #[test]
