@@ -12,8 +12,10 @@
 //! event for its first finisher however many flows it holds, and superseded
 //! events are dropped from the heap once they outnumber the live ones.
 //! Events are few: ops that follow one another alone run as one
-//! (`compute_run`), and a collective alone on its links is timed from its
-//! start with one event (`Engine::pay_latency`).
+//! (`compute_run`), a collective alone on its links is timed from its
+//! start with one event (`Engine::pay_latency`), and an op that runs beside
+//! it, the GPU's only one, is planned past its end as the op starts
+//! (`Engine::begin_compute_phase`).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -30,6 +32,9 @@ mod compute_run;
 
 /// No compute run in progress on a GPU.
 const NO_RUN: TaskId = TaskId::MAX;
+
+/// No op's end planned past a collective's (`GpuState::planned_past_alone`).
+const NOT_PLANNED: (TaskId, f64) = (TaskId::MAX, f64::NAN);
 
 /// What an entity's pending event stands for; kept beside the entity (the
 /// heap entry carries only time, order and entity).
@@ -153,6 +158,13 @@ struct GpuState {
     inflight_count: [u32; 3],
     inflight_total: [f64; 3],
     inflight_last: [f64; 3],
+    /// The GPU's one collective in flight, when it is timed alone: it and
+    /// the end its event is at (`Engine::begin_compute_phase`).
+    sole_alone: Option<(TaskId, f64)>,
+    /// An op whose compute-bound part was planned, as it began, to end past
+    /// the end of `sole_alone` (at the quiet speed from then on): it and
+    /// the end its event is at; else `NOT_PLANNED`.
+    planned_past_alone: (TaskId, f64),
     /// The first op of the compute run in progress (`NO_RUN` when none):
     /// its start is written, the ops after it have not started yet.
     run_head: TaskId,
@@ -229,6 +241,8 @@ struct Engine<'g, N: BandwidthModel> {
     /// The next period mark to note (`Graph::period_marks`), or
     /// `TaskId::MAX` when none is left: one compare per completion.
     next_mark: TaskId,
+    /// Compute speed with no collective of the GPU in flight.
+    quiet_speed: f64,
 }
 
 /// Runs the graph. `record_links` keeps per-link bandwidth samples (the page
@@ -318,6 +332,8 @@ fn run_from_seq<'g>(
                 inflight_count: [0; 3],
                 inflight_total: [0.0; 3],
                 inflight_last: [0.0; 3],
+                sole_alone: None,
+                planned_past_alone: NOT_PLANNED,
                 run_head: NO_RUN,
                 run: Vec::new(),
             })
@@ -328,6 +344,7 @@ fn run_from_seq<'g>(
         seq: first_seq,
         now: 0.0,
         next_mark: g.period_marks.first().copied().unwrap_or(TaskId::MAX),
+        quiet_speed: sharing.compute_speed(0, &SmUse::default()),
     };
     for t in 0..n as TaskId {
         if e.st[t as usize].pending == 0 {
@@ -508,6 +525,10 @@ impl<N: BandwidthModel> Engine<'_, N> {
                 }
                 st.inflight_count[axis] += 1;
                 st.comm_active += 1;
+                if st.sole_alone.is_some() {
+                    self.forget_sole_alone(m);
+                }
+                let st = &mut self.gpu[m as usize];
                 st.sms.change(task.axis, kind, true);
                 if st.comm_active == 1 {
                     self.memory_joins_network(m);
@@ -516,7 +537,14 @@ impl<N: BandwidthModel> Engine<'_, N> {
             }
             let latency_s = task.latency_s();
             if latency_s > 0.0 {
-                self.pay_latency(t, now + latency_s);
+                if let Some(end_s) = self.pay_latency(t, now + latency_s) {
+                    for &m in g.members_of(t) {
+                        let st = &mut self.gpu[m as usize];
+                        if st.comm_active == 1 {
+                            st.sole_alone = Some((t, end_s));
+                        }
+                    }
+                }
             } else {
                 self.begin_transfer(t);
             }
@@ -532,16 +560,32 @@ impl<N: BandwidthModel> Engine<'_, N> {
     /// the network at `latency_end_s`. Most collectives of a large step
     /// meet nothing on their links: this spares each of them an event and
     /// two rate changes.
-    fn pay_latency(&mut self, t: TaskId, latency_end_s: f64) {
+    /// Returns the end it is timed alone to, if it is.
+    fn pay_latency(&mut self, t: TaskId, latency_end_s: f64) -> Option<f64> {
         let task = &self.g.tasks[t as usize];
         if task.work > 0.0 {
             if let Some(rate) = self.net.reserve_alone(t, task.pattern) {
-                let bytes = task.work;
-                self.push(latency_end_s + bytes / rate, t, Kind::AloneDone);
-                return;
+                let end_s = latency_end_s + task.work / rate;
+                self.push(end_s, t, Kind::AloneDone);
+                return Some(end_s);
             }
         }
         self.push(latency_end_s, t, Kind::LatencyDone);
+        None
+    }
+
+    /// The GPU's collective timed alone is no longer its only one, or no
+    /// longer timed alone: its end no longer tells when the GPU's op speeds
+    /// up, so an op planned past it (`begin_compute_phase`) is planned again
+    /// as op by op, at the speed it began with.
+    fn forget_sole_alone(&mut self, gpu: u32) {
+        let st = &mut self.gpu[gpu as usize];
+        st.sole_alone = None;
+        let op = std::mem::replace(&mut st.planned_past_alone, NOT_PLANNED).0;
+        if st.running == Some(op) {
+            let end_s = st.last_update + st.remaining / st.speed;
+            self.push(end_s, op, Kind::Done);
+        }
     }
 
     /// When started collective `t`'s latency ends: the sum `start` made.
@@ -554,9 +598,18 @@ impl<N: BandwidthModel> Engine<'_, N> {
     /// Still paying its latency, it joins when that ends; already moving,
     /// it joins as of its latency's end, alone on its links until now.
     fn settle_alone(&mut self, t: TaskId) {
-        let task = &self.g.tasks[t as usize];
+        let g = self.g;
+        let task = &g.tasks[t as usize];
         self.net.release(task.pattern);
         self.cancel(t);
+        for &m in g.members_of(t) {
+            if self.gpu[m as usize]
+                .sole_alone
+                .is_some_and(|(alone, _)| alone == t)
+            {
+                self.forget_sole_alone(m);
+            }
+        }
         let latency_end_s = self.latency_end_s(t);
         if self.now <= latency_end_s {
             self.push(latency_end_s, t, Kind::LatencyDone);
@@ -596,20 +649,43 @@ impl<N: BandwidthModel> Engine<'_, N> {
         st.speed = speed;
         st.remaining = (st.remaining - (now - st.last_update) * old_speed).max(0.0);
         st.last_update = now;
-        let remaining = st.remaining;
-        self.push(now + remaining / speed, t, Kind::Done);
+        let end_s = now + st.remaining / speed;
+        let planned = std::mem::replace(&mut st.planned_past_alone, NOT_PLANNED);
+        // Planned so as it began (the same sum): its event is already there.
+        if planned.0 == t && planned.1.to_bits() == end_s.to_bits() {
+            return;
+        }
+        self.push(end_s, t, Kind::Done);
     }
 
     /// Compute task `t` runs `work_s` (full-speed seconds) on the SMs left.
+    ///
+    /// When the GPU's one collective in flight is timed alone and ends
+    /// before the op would, the op speeds up then (TP's chunked pipeline:
+    /// each chunk's matmul runs beside the previous chunk's all-reduce).
+    /// Its end is then planned now as `retime_compute` would plan it at the
+    /// collective's end, the same sum: one event instead of two, and no
+    /// superseded one left in the heap. Whatever else changes the GPU's
+    /// collectives first retimes the op as usual.
     fn begin_compute_phase(&mut self, t: TaskId, work_s: f64) {
         let now = self.now;
         let gpu = self.g.tasks[t as usize].gpu;
         let speed = self.speed(gpu);
+        let quiet = self.quiet_speed;
         let st = &mut self.gpu[gpu as usize];
         st.speed = speed;
         st.remaining = work_s;
         st.last_update = now;
-        self.push(now + work_s / speed, t, Kind::Done);
+        let mut end_s = now + work_s / speed;
+        st.planned_past_alone = NOT_PLANNED;
+        if let Some((_, alone_end_s)) = st.sole_alone {
+            if st.comm_active == 1 && now < alone_end_s && alone_end_s < end_s && speed != quiet {
+                let left_s = (work_s - (alone_end_s - now) * speed).max(0.0);
+                end_s = alone_end_s + left_s / quiet;
+                st.planned_past_alone = (t, end_s);
+            }
+        }
+        self.push(end_s, t, Kind::Done);
     }
 
     /// Compute task `t` first moves its memory-bound bytes through its GPU's
@@ -783,6 +859,7 @@ impl<N: BandwidthModel> Engine<'_, N> {
                     st.inflight_total[axis] += now - st.inflight_last[axis];
                 }
                 st.comm_active -= 1;
+                st.sole_alone = None;
                 st.sms.change(task.axis, kind, false);
                 self.retime_compute(m);
                 self.res.gpus[m as usize].end_s = self.res.gpus[m as usize].end_s.max(now);
@@ -841,6 +918,101 @@ mod tests {
         g.dep(op, reduce);
         g.finish();
         g
+    }
+
+    /// A matmul that starts beside a collective timed alone, which ends
+    /// before it: slowed (a 50% tax) until the collective ends, then at
+    /// full speed. Its end is planned once, as it starts, to the same sum
+    /// the collective's end would give it: no event is superseded. Sends
+    /// of other GPUs joining the link first make the collective a flow of
+    /// the network, which then ends after the matmul's planned end: the
+    /// matmul is planned again, and the times are the plain reference's.
+    /// So it is when a second collective of the GPU starts, on another
+    /// link, and outlasts the first: the tax stays as the first ends.
+    #[test]
+    fn a_matmul_beside_a_collective_timed_alone_is_planned_once() {
+        #[derive(PartialEq)]
+        enum Beside {
+            Nothing,
+            SendsOnItsLink,
+            ASecondCollective,
+        }
+        let build = |beside: Beside| {
+            let mut g = Graph::default();
+            g.max_connections = 4;
+            for gpu in 0..5 {
+                g.add_gpu(GpuInfo::lone(gpu));
+            }
+            for gpu in 0..2 {
+                g.add_resource(ResourceInfo {
+                    gpu: Some(gpu),
+                    class: LinkClass::Nvlink,
+                    direction: Direction::Out,
+                    capacity_bps: 1e9,
+                });
+            }
+            let [link, other_link] = [0, 1].map(|resource| {
+                g.add_pattern(vec![Usage {
+                    resource,
+                    weight: 1.0,
+                }])
+            });
+            let meta = Meta::new(OpKind::Gemm, Phase::Forward);
+            let first = g.compute(0, 1e-3, 0.0, 0.0, meta);
+            // 0.5 ms of latency, then 0.5 MB at 1 GB/s: alone, it ends at 2 ms.
+            let all_reduce = meta.op(OpKind::AllReduce);
+            let reduce = g.comm(&[0], Axis::Tp as u8, link, 0.5e6, 0.5e-3, all_reduce);
+            g.dep(first, reduce);
+            // 2 ms of work: 0.5 ms of it done by 2 ms, at half speed.
+            let second = g.compute(0, 2e-3, 0.0, 0.0, meta);
+            if beside == Beside::SendsOnItsLink {
+                // GPUs 1 to 4 each send 10 MB on the link from 1.2 ms,
+                // while the all-reduce still pays its latency: from 1.5 ms
+                // it gets a fifth of the link, and ends at 4 ms.
+                for gpu in 1..5 {
+                    let before = g.compute(gpu, 1.2e-3, 0.0, 0.0, meta);
+                    let send = meta.op(OpKind::Send);
+                    let send = g.comm(&[gpu], Axis::Pp as u8, link, 1e7, 0.0, send);
+                    g.dep(before, send);
+                }
+            }
+            if beside == Beside::ASecondCollective {
+                // From 1.2 ms to 4.2 ms, GPU 0 a member, on GPU 1's link.
+                let before = g.compute(1, 1.2e-3, 0.0, 0.0, meta);
+                let gather = meta.op(OpKind::AllGather);
+                let gather = g.comm(&[1, 0], Axis::Dp as u8, other_link, 3e6, 0.0, gather);
+                g.dep(before, gather);
+            }
+            g.finish();
+            (g, second)
+        };
+        let tax = Sharing::Tax(0.5);
+        let (g, second) = build(Beside::Nothing);
+        let fast = run(&g, true, &tax);
+        let plain = crate::sim::plain::run(&g, true, &tax);
+        for end_s in [fast.end_s[second as usize], plain.end_s[second as usize]] {
+            assert!((end_s - 3.5e-3).abs() < 1e-15, "{end_s}");
+        }
+        assert_eq!(
+            (fast.events, fast.planned_events),
+            (3, 3),
+            "no event superseded"
+        );
+        // Slowed until 4 ms (1.5 ms of its work done), then 0.5 ms more;
+        // slowed until 4.2 ms (1.6 ms done), then 0.4 ms more.
+        for (beside, expected_s) in [
+            (Beside::SendsOnItsLink, 4.5e-3),
+            (Beside::ASecondCollective, 4.6e-3),
+        ] {
+            let (g, second) = build(beside);
+            let fast = run(&g, true, &tax);
+            let plain = crate::sim::plain::run(&g, true, &tax);
+            for (f, p) in fast.end_s.iter().zip(&plain.end_s) {
+                assert!((f - p).abs() < 1e-15, "fast {f} plain {p}");
+            }
+            let end_s = fast.end_s[second as usize];
+            assert!((end_s - expected_s).abs() < 1e-15, "{end_s}");
+        }
     }
 
     /// A collective timed alone from its start (one event) gives what the
