@@ -1,7 +1,7 @@
 //! Exposed communication (model.md 5 and 6): idle time of a GPU's compute
 //! stream charged to the axes whose transfers held it up. The plain
 //! reference charges each idle period as the op after it starts; the fast
-//! engine charges them all from the finished timeline ([`charge_finished`]).
+//! engine charges them all from the finished timeline ([`Uncharged`]).
 //! Both through [`Exposure::charge`], so the tests comparing the two check
 //! that the finished timeline tells the same idle periods as the running one.
 //!
