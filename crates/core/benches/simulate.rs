@@ -4,9 +4,10 @@
 //! events processed and planned, and the peak memory that scenario alone
 //! reached (the peak is reset before each), both report-only
 //! (`simulate_report`, what the CLI's `simulate` and sweeps need) and with
-//! the timeline (what the page asks for). The time per simulate is that of
-//! the simulates after the first, which is printed beside it: the first
-//! touches memory the allocator has not handed out yet. Report-only is timed twice: with
+//! the timeline (what the page asks for). The time per simulate is the
+//! median of the simulates after the first (the fastest beside it), and the
+//! first is printed apart: it touches memory the allocator has not handed
+//! out yet. Report-only is timed twice: with
 //! its independent runs spread over the machine's threads (`parallel`, its
 //! time), and on one thread (its cost). For a step made of several runs
 //! (the steady state's short runs, the baseline's), each run's time, events
@@ -61,6 +62,9 @@ fn cases() -> Vec<(&'static str, Scenario, u32)> {
     ]
 }
 
+/// Report-only simulates timed per scenario and path, at the least.
+const REPORT_RUNS: u32 = 15;
+
 /// How a step is simulated: report-only on so many threads, or with its timeline.
 #[derive(Clone, Copy)]
 enum Path {
@@ -86,8 +90,15 @@ fn report(name: &str, scenario: &Scenario, runs: u32) {
         // allocator has not handed out before (page faults, huge pages
         // zeroed), which the later ones reuse, and its time varies most.
         let mut first_s = 0.0;
-        let mut later_s = 0.0;
+        let mut later_s = Vec::new();
         let (mut events, mut planned) = (0, 0);
+        // Report-only runs are cheap: enough of them that the median shows
+        // the code, not a moment of the machine (a shared VM's times vary by
+        // a third from one minute to the next).
+        let runs = match path {
+            Path::Report { .. } => runs.max(REPORT_RUNS),
+            Path::Timeline => runs,
+        };
         for run in 0..runs {
             let started = Instant::now();
             let (e, p) = match path {
@@ -107,12 +118,15 @@ fn report(name: &str, scenario: &Scenario, runs: u32) {
             if run == 0 {
                 first_s = seconds;
             } else {
-                later_s += seconds;
+                later_s.push(seconds);
             }
             events += e;
             planned += p;
         }
-        let later = (runs > 1).then(|| later_s / f64::from(runs - 1) * 1e3);
+        later_s.sort_by(f64::total_cmp);
+        let later = later_s
+            .get(later_s.len() / 2)
+            .map(|median| (median * 1e3, later_s[0] * 1e3));
         println!(
             "{name}{}: {:.3} ms per simulate (scenario + baseline){}, {} ops, {} events ({} planned, bound {}), peak memory {}",
             match path {
@@ -120,9 +134,13 @@ fn report(name: &str, scenario: &Scenario, runs: u32) {
                 Path::Report { threads: 1 } => " [report only, 1 thread]".to_string(),
                 Path::Report { threads } => format!(" [report only, {threads} threads]"),
             },
-            later.unwrap_or(first_s * 1e3),
+            later.map_or(first_s * 1e3, |(median_ms, _)| median_ms),
             match later {
-                Some(_) => format!(" after a first of {:.3} ms", first_s * 1e3),
+                Some((_, fastest_ms)) => format!(
+                    ", the median of {} after a first of {:.3} ms (fastest {fastest_ms:.3} ms)",
+                    later_s.len(),
+                    first_s * 1e3
+                ),
                 None => String::new(),
             },
             predicted.ops,
