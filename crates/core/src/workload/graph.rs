@@ -476,18 +476,25 @@ impl Graph {
         self.unchained.sort_unstable();
         let unchained = std::mem::take(&mut self.unchained);
         let is_comm = |t: TaskId| self.tasks[t as usize].axis != COMPUTE;
-        // Per edge from a collective: to a collective, chained or not; to
-        // a compute op, waited on.
-        let chained = |from: TaskId, to: TaskId| {
-            is_comm(from)
-                .then(|| is_comm(to).then(|| unchained.binary_search(&(from, to)).is_err()))
+        /// What exposure makes of an edge.
+        enum Follows {
+            /// A link of a chain of collectives (`comm_pred`).
+            Chain,
+            /// A compute op waiting on a collective (`waited`).
+            Wait,
+            Neither,
+        }
+        let follows = |from: TaskId, to: TaskId| match (is_comm(from), is_comm(to)) {
+            (true, true) if unchained.binary_search(&(from, to)).is_err() => Follows::Chain,
+            (true, false) => Follows::Wait,
+            _ => Follows::Neither,
         };
         let (mut pred_start, mut waited_start) = (vec![0u32; n + 1], vec![0u32; n + 1]);
         for &(from, to) in &self.edges {
-            match chained(from, to) {
-                Some(Some(true)) => pred_start[to as usize + 1] += 1,
-                Some(None) => waited_start[to as usize + 1] += 1,
-                _ => {}
+            match follows(from, to) {
+                Follows::Chain => pred_start[to as usize + 1] += 1,
+                Follows::Wait => waited_start[to as usize + 1] += 1,
+                Follows::Neither => {}
             }
         }
         for i in 0..n {
@@ -498,10 +505,10 @@ impl Graph {
         let mut pred = vec![0; pred_start[n] as usize];
         let mut waited = vec![0; waited_start[n] as usize];
         for &(from, to) in &self.edges {
-            let (list, fill) = match chained(from, to) {
-                Some(Some(true)) => (&mut pred, &mut pred_fill),
-                Some(None) => (&mut waited, &mut waited_fill),
-                _ => continue,
+            let (list, fill) = match follows(from, to) {
+                Follows::Chain => (&mut pred, &mut pred_fill),
+                Follows::Wait => (&mut waited, &mut waited_fill),
+                Follows::Neither => continue,
             };
             list[fill[to as usize] as usize] = from;
             fill[to as usize] += 1;
