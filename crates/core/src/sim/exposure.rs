@@ -43,6 +43,25 @@ pub(crate) struct Charged<'a> {
     pub gpus: &'a mut [GpuStats],
 }
 
+impl<'a> Charged<'a> {
+    /// A run's finished tasks' (start, end), and where charges to its
+    /// members and GPUs go.
+    pub(crate) fn of_run(
+        res: &'a mut RunResult,
+    ) -> (impl Fn(TaskId) -> (f64, f64) + Copy + 'a, Self) {
+        let (start_s, end_s) = (&res.start_s, &res.end_s);
+        let charged = Charged {
+            exposed_s: &mut res.exposed_s,
+            exposed_from_s: &mut res.exposed_from_s,
+            gpus: &mut res.gpus,
+        };
+        (
+            move |t: TaskId| (start_s[t as usize], end_s[t as usize]),
+            charged,
+        )
+    }
+}
+
 impl Charges for Charged<'_> {
     fn slot(&mut self, slot: usize, from: f64, to: f64) {
         self.exposed_s[slot] += to - from;
@@ -247,37 +266,23 @@ impl Uncharged {
         if !self.record {
             return res;
         }
-        let mut charged = Charged {
-            exposed_s: &mut res.exposed_s,
-            exposed_from_s: &mut res.exposed_from_s,
-            gpus: &mut res.gpus,
-        };
-        for &(slot, from, to) in shares.iter().flat_map(|share| &share.slots) {
-            charged.slot(slot as usize, from, to);
-        }
         let marks = res.marks.len();
         let mut last_compute_end = Vec::with_capacity(g.gpus.len());
-        for share in shares {
+        for share in &shares {
             for (local, gpu) in share.gpus.clone().enumerate() {
                 res.gpus[gpu].exposed_s = share.exposed[local];
                 for (k, mark) in res.marks.iter_mut().enumerate() {
                     mark.gpus[gpu].exposed_s = share.at_marks[local * marks + k];
                 }
             }
-            last_compute_end.extend(share.last_compute_end);
+            last_compute_end.extend_from_slice(&share.last_compute_end);
         }
         assert_eq!(last_compute_end.len(), g.gpus.len(), "every GPU charged");
-        let (start_s, end_s) = (&res.start_s, &res.end_s);
-        Exposure::new(g.tasks.len()).charge_step_end(
-            g,
-            |t| (start_s[t as usize], end_s[t as usize]),
-            &last_compute_end,
-            &mut Charged {
-                exposed_s: &mut res.exposed_s,
-                exposed_from_s: &mut res.exposed_from_s,
-                gpus: &mut res.gpus,
-            },
-        );
+        let (times, mut charged) = Charged::of_run(&mut res);
+        for &(slot, from, to) in shares.iter().flat_map(|share| &share.slots) {
+            charged.slot(slot as usize, from, to);
+        }
+        Exposure::new(g.tasks.len()).charge_step_end(g, times, &last_compute_end, &mut charged);
         res
     }
 

@@ -201,18 +201,9 @@ pub(crate) fn run<'g>(g: &'g Graph, record_links: bool, sharing: &'g Sharing) ->
     debug_assert_eq!(unfinished, 0, "task graph has a cycle");
     let step = e.now;
     let last_compute_end: Vec<f64> = e.gpu.iter().map(|s| s.idle_since).collect();
-    let res = &mut e.res;
-    let (start, end) = (&res.start_s, &res.end_s);
-    e.exposure.charge_step_end(
-        g,
-        |t| (start[t as usize], end[t as usize]),
-        &last_compute_end,
-        &mut Charged {
-            exposed_s: &mut res.exposed_s,
-            exposed_from_s: &mut res.exposed_from_s,
-            gpus: &mut res.gpus,
-        },
-    );
+    let (times, mut charged) = Charged::of_run(&mut e.res);
+    e.exposure
+        .charge_step_end(g, times, &last_compute_end, &mut charged);
     e.links.finish(step);
     for (i, st) in e.gpu.iter().enumerate() {
         for a in 0..3 {
@@ -298,21 +289,9 @@ impl Engine<'_> {
             node = next;
             direct.push(on);
         }
-        let res = &mut self.res;
-        let (start, end) = (&res.start_s, &res.end_s);
-        self.exposure.charge(
-            self.g,
-            |t| (start[t as usize], end[t as usize]),
-            &direct,
-            gpu,
-            from,
-            self.now,
-            &mut Charged {
-                exposed_s: &mut res.exposed_s,
-                exposed_from_s: &mut res.exposed_from_s,
-                gpus: &mut res.gpus,
-            },
-        );
+        let (times, mut charged) = Charged::of_run(&mut self.res);
+        self.exposure
+            .charge(self.g, times, &direct, gpu, from, self.now, &mut charged);
     }
 
     /// The GPU's collectives changed: if the speed of its running op's
