@@ -251,3 +251,16 @@ fn print_chapters() {
         println!("{}\n", c.explain_text(&o));
     }
 }
+
+/// docs/course-authors.md tells authors which `chapter=` values a link may
+/// carry: the range it gives must be the tour's own.
+#[test]
+fn the_course_authors_guide_gives_the_tours_chapter_range() {
+    let guide = include_str!("../../../docs/course-authors.md");
+    let row = guide
+        .lines()
+        .find(|l| l.starts_with("| `chapter` |"))
+        .expect("the guide's table has a `chapter` row");
+    let range = format!("(1 to {})", overlap_view::tour::chapter_count());
+    assert!(row.contains(&range), "the guide says {row:?}, the tour has {range}");
+}
