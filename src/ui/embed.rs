@@ -118,7 +118,9 @@ impl Coalesce {
             return;
         }
         let root = root.clone();
-        let timer = Timeout::new(0, move || {
+        // 50 ms: under a flood of messages a zero timeout can run between
+        // two of them; a twentieth of a second is still "now" to a host.
+        let timer = Timeout::new(50, move || {
             self.height_timer.set_value(None);
             post_height(&root, true);
         });
