@@ -110,7 +110,7 @@ pub enum Worker {
 enum Run {
     Idle,
     /// Posted to the worker, not answered yet (its figures may be shown).
-    Running(InFlight),
+    Running(Box<InFlight>),
     /// Answered: the page decodes its timeline, a slice at a time.
     Decoding {
         gen: u64,
@@ -139,7 +139,7 @@ impl Run {
     fn take_running(&mut self, gen: u64) -> Option<InFlight> {
         self.running(gen)?;
         match std::mem::replace(self, Run::Idle) {
-            Run::Running(f) => Some(f),
+            Run::Running(f) => Some(*f),
             _ => None,
         }
     }
@@ -150,8 +150,8 @@ impl Run {
 pub enum Event {
     /// A new input that resolved: run it; it overtakes every request before it.
     Request {
-        input: ScenarioInput,
-        scenario: Scenario,
+        input: Box<ScenarioInput>,
+        scenario: Box<Scenario>,
         /// When the input changed (ms since the epoch).
         made_at: f64,
     },
@@ -192,8 +192,13 @@ pub enum Event {
         sim_ms: f64,
         memory_bytes: f64,
     },
-    /// Run `gen`'s timeline is over the core's limit for one.
-    NoTimeline { gen: u64 },
+    /// Run `gen`'s timeline is over the core's limit for one: the core's
+    /// refusal, naming the field.
+    NoTimeline {
+        gen: u64,
+        field: String,
+        message: String,
+    },
     /// The worker refused run `gen`.
     Refused {
         gen: u64,
@@ -243,8 +248,8 @@ pub enum Action {
     DropDecoding,
     /// Show run `gen`, decoded: its figures (unless shown), timeline, notes.
     Show { gen: u64 },
-    /// Say in the timeline's place why run `gen` has none.
-    TimelineRefused { gen: u64 },
+    /// Say in the timeline's place why the run shown has no timeline.
+    TimelineRefused { field: String, message: String },
     /// A refusal naming a field: shown beside that control.
     FieldRefused { field: String, message: String },
     /// The workers' counts changed (JSON for `data-worker-runs`).
@@ -346,7 +351,7 @@ impl Session {
                 input,
                 scenario,
                 made_at,
-            } => self.request(now_ms, input, scenario, made_at, &mut out),
+            } => self.request(now_ms, *input, *scenario, made_at, &mut out),
             Event::Invalid => self.invalid(now_ms, &mut out),
             Event::SettleElapsed => {
                 self.settling = false;
@@ -417,11 +422,15 @@ impl Session {
                 sim_ms,
                 memory_bytes,
             } => self.result(now_ms, gen, sim_ms, memory_bytes, &mut out),
-            Event::NoTimeline { gen } => {
+            Event::NoTimeline {
+                gen,
+                field,
+                message,
+            } => {
                 let flight = self.run.take_running(gen);
                 self.last_result_ms = now_ms;
                 if flight.is_some() && self.is_latest(gen) {
-                    out.push(Action::TimelineRefused { gen });
+                    out.push(Action::TimelineRefused { field, message });
                 }
                 self.pump(now_ms, &mut out);
             }
@@ -685,13 +694,13 @@ impl Session {
             gen: w.gen,
             ms: RUN_BUDGET_MS,
         });
-        self.run = Run::Running(InFlight {
+        self.run = Run::Running(Box::new(InFlight {
             gen: w.gen,
             made_at: w.made_at,
             scenario: w.scenario,
             started_ms: now_ms,
             figures: None,
-        });
+        }));
     }
 
     /// Terminates the worker: a run it was computing is stopped.

@@ -23,8 +23,8 @@ fn request(s: &mut Session, now_ms: f64, global_batch: u32) -> Vec<Action> {
     s.handle(
         now_ms,
         Event::Request {
-            input,
-            scenario,
+            input: Box::new(input),
+            scenario: Box::new(scenario),
             made_at: 1e12 + now_ms,
         },
     )
@@ -506,8 +506,8 @@ fn a_bloated_worker_is_retired_before_a_run_with_another_baseline() {
     let got = s.handle(
         1000.0,
         Event::Request {
-            input,
-            scenario: same_baseline,
+            input: Box::new(input),
+            scenario: Box::new(same_baseline),
             made_at: 0.0,
         },
     );
@@ -540,9 +540,31 @@ fn no_timeline_says_why_in_its_place() {
             keep_before: false,
         },
     );
-    let got = s.handle(301.0, Event::NoTimeline { gen: 1 });
-    assert_eq!(got, vec![Action::TimelineRefused { gen: 1 }]);
+    let refusal = |gen| Event::NoTimeline {
+        gen,
+        field: "workload.global_batch".into(),
+        message: "lower it to 3414 to draw it".into(),
+    };
+    let got = s.handle(301.0, refusal(1));
+    assert_eq!(
+        got,
+        vec![Action::TimelineRefused {
+            field: "workload.global_batch".into(),
+            message: "lower it to 3414 to draw it".into()
+        }]
+    );
     assert!(!s.busy());
+    // An overtaken run's statement is not shown.
+    request(&mut s, 1000.0, 32);
+    s.handle(1010.0, Event::Ready);
+    // Run 2 is on its figures, which came quickly last time: run 3 goes at once.
+    assert_eq!(posted(&request(&mut s, 1020.0, 48)), vec![3]);
+    let got = s.handle(1030.0, refusal(2));
+    assert!(
+        !got.iter()
+            .any(|a| matches!(a, Action::TimelineRefused { .. })),
+        "{got:?}"
+    );
 }
 
 #[test]
