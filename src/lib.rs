@@ -13,13 +13,13 @@
 //!   (`runner.rs`: requests simulations, newest wins, within a time budget);
 //! - `state.rs`: the signals the page shows.
 
+mod dom;
 mod state;
 mod timeline;
 mod ui;
 mod web;
+pub mod widget;
 mod worker;
-
-pub use web::widget;
 
 use leptos::prelude::*;
 
@@ -28,7 +28,7 @@ use crate::state::AppState;
 /// Starts the module: mounts the full page, unless the widget script
 /// (`overlap-lab.js`) started it, which mounts widgets where it is told to.
 pub fn start() {
-    if !web::widget::loaded_as_widget() {
+    if !widget::loaded_as_widget() {
         mount();
     }
 }
@@ -58,7 +58,7 @@ pub fn App() -> impl IntoView {
     let share = web::address::install(state, None);
     worker::runner::install(state);
     if share.mode.get_value().embed {
-        if let Some(body) = web::dom::document().and_then(|d| d.body()) {
+        if let Some(body) = dom::document().and_then(|d| d.body()) {
             let _ = body.class_list().add_1("embed-mode");
         }
         return view! { <ui::embed::EmbedApp /> }.into_any();
@@ -80,8 +80,8 @@ pub fn App() -> impl IntoView {
                 <ui::share_panel::LinkErrors />
                 <ui::tour::Tour />
                 <ui::figures::Headline />
-                <worker::runner::RunAlertView />
-                <worker::runner::SimStatus />
+                <ui::run_status::RunAlertView />
+                <ui::run_status::SimStatus />
                 <timeline::panel::TimelineCanvas />
                 <ui::playback::Playback />
                 <ui::share_panel::SharePanel />

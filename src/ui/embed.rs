@@ -20,15 +20,15 @@ use leptos::prelude::*;
 use overlap_core::FieldError;
 use wasm_bindgen::prelude::*;
 
+use crate::dom;
+use crate::state::fields;
 use crate::state::AppState;
 use crate::timeline::panel;
-use crate::ui::fields;
 use crate::ui::figures;
 use crate::ui::playback;
 use crate::ui::share_panel;
 use crate::ui::widgets::{NumberPair, SelectField, Toggle};
 use crate::web::address::{self as share, Share};
-use crate::web::dom;
 
 /// Longest query a set-scenario message may carry.
 pub const MAX_QUERY_CHARS: usize = 4000;
@@ -287,8 +287,8 @@ pub(crate) fn compact_body(
             <a class="open-full" href=open_href target="_blank" rel="noopener">"Open in Overlap Lab"</a>
         </div>
         <figures::Headline />
-        <crate::worker::runner::RunAlertView />
-        <crate::worker::runner::SimStatus />
+        <crate::ui::run_status::RunAlertView />
+        <crate::ui::run_status::SimStatus />
         <panel::TimelineCanvas />
         {with_playback.then(|| view! { <playback::Playback /> })}
     }
