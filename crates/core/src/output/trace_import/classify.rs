@@ -197,7 +197,7 @@ const SYMM_SIGNALS: &str = "PyTorch torch/csrc/distributed/c10d/symm_mem/CUDASym
      (barrier, put_signal, wait_signal; Async TP orders its copies with them)";
 
 /// The table, read top to bottom; the first matching row decides.
-pub const RULES: &[Rule] = &[
+pub static RULES: &[Rule] = &[
     // NCCL: the kernel's name is the collective's, then the reduction,
     // type, algorithm and protocol (NCCL src/device/generate.py).
     rule(
@@ -490,7 +490,11 @@ pub fn axis_of_group(
     }
     let size = sorted.len() as u64;
     if world_size == Some(size) {
-        return if op == Op::AllToAll { Axis::Ep } else { Axis::Dp };
+        return if op == Op::AllToAll {
+            Axis::Ep
+        } else {
+            Axis::Dp
+        };
     }
     if let Some(per_node) = gpus_per_node.filter(|&n| n > 0) {
         if stride == 1 && sorted[0] / per_node == sorted[sorted.len() - 1] / per_node {
@@ -529,7 +533,10 @@ mod tests {
             function_of("void (anonymous namespace)::one_shot_all_reduce_kernel<c10::BFloat16, 16, 8>(c10::BFloat16**)"),
             ("".to_string(), "one_shot_all_reduce_kernel")
         );
-        assert_eq!(function_of("flash_fwd_kernel"), ("".to_string(), "flash_fwd_kernel"));
+        assert_eq!(
+            function_of("flash_fwd_kernel"),
+            ("".to_string(), "flash_fwd_kernel")
+        );
     }
 
     #[test]
@@ -541,23 +548,57 @@ mod tests {
         };
         let w = Some(16);
         let n = Some(8);
-        assert_eq!(axis_of_group(&g(&[0, 1, 2, 3], None), Op::AllReduce, w, n), Axis::Tp);
-        assert_eq!(axis_of_group(&g(&[0, 4], None), Op::AllReduce, w, n), Axis::Dp);
-        assert_eq!(axis_of_group(&g(&[0, 8], None), Op::SendRecv, w, n), Axis::Pp);
-        assert_eq!(axis_of_group(&g(&(0..16).collect::<Vec<_>>(), None), Op::AllReduce, w, n), Axis::Dp);
-        assert_eq!(axis_of_group(&g(&(0..16).collect::<Vec<_>>(), None), Op::AllToAll, w, n), Axis::Ep);
-        assert_eq!(axis_of_group(&g(&[0, 1, 5], None), Op::AllReduce, w, n), Axis::Unknown);
         assert_eq!(
-            axis_of_group(&g(&[0, 4], Some("PIPELINE_MODEL_PARALLEL_GROUP")), Op::SendRecv, w, n),
+            axis_of_group(&g(&[0, 1, 2, 3], None), Op::AllReduce, w, n),
+            Axis::Tp
+        );
+        assert_eq!(
+            axis_of_group(&g(&[0, 4], None), Op::AllReduce, w, n),
+            Axis::Dp
+        );
+        assert_eq!(
+            axis_of_group(&g(&[0, 8], None), Op::SendRecv, w, n),
             Axis::Pp
         );
         assert_eq!(
-            axis_of_group(&g(&[0, 1], Some("EXPERT_TENSOR_PARALLEL_GROUP")), Op::AllReduce, w, n),
+            axis_of_group(&g(&(0..16).collect::<Vec<_>>(), None), Op::AllReduce, w, n),
+            Axis::Dp
+        );
+        assert_eq!(
+            axis_of_group(&g(&(0..16).collect::<Vec<_>>(), None), Op::AllToAll, w, n),
             Axis::Ep
         );
-        assert_eq!(axis_of_group(&Group::default(), Op::AllReduce, w, n), Axis::Unknown);
+        assert_eq!(
+            axis_of_group(&g(&[0, 1, 5], None), Op::AllReduce, w, n),
+            Axis::Unknown
+        );
+        assert_eq!(
+            axis_of_group(
+                &g(&[0, 4], Some("PIPELINE_MODEL_PARALLEL_GROUP")),
+                Op::SendRecv,
+                w,
+                n
+            ),
+            Axis::Pp
+        );
+        assert_eq!(
+            axis_of_group(
+                &g(&[0, 1], Some("EXPERT_TENSOR_PARALLEL_GROUP")),
+                Op::AllReduce,
+                w,
+                n
+            ),
+            Axis::Ep
+        );
+        assert_eq!(
+            axis_of_group(&Group::default(), Op::AllReduce, w, n),
+            Axis::Unknown
+        );
         // A stride-1 group across two nodes is not TP.
-        assert_eq!(axis_of_group(&g(&[6, 7, 8, 9], None), Op::AllReduce, w, n), Axis::Dp);
+        assert_eq!(
+            axis_of_group(&g(&[6, 7, 8, 9], None), Op::AllReduce, w, n),
+            Axis::Dp
+        );
     }
 
     #[test]
@@ -573,8 +614,14 @@ mod tests {
         assert_eq!(op_of_record("nccl:all_to_all"), Some(Op::AllToAll));
         assert_eq!(op_of_record("c10d::alltoall_base_"), Some(Op::AllToAll));
         assert_eq!(op_of_record("allreduce"), Some(Op::AllReduce));
-        assert_eq!(op_of_record("_reduce_scatter_base"), Some(Op::ReduceScatter));
-        assert_eq!(op_of_record("all_gather_into_tensor_coalesced"), Some(Op::AllGather));
+        assert_eq!(
+            op_of_record("_reduce_scatter_base"),
+            Some(Op::ReduceScatter)
+        );
+        assert_eq!(
+            op_of_record("all_gather_into_tensor_coalesced"),
+            Some(Op::AllGather)
+        );
         assert_eq!(op_of_record("nccl:send"), Some(Op::SendRecv));
         assert_eq!(op_of_record("record_param_comms"), None);
     }

@@ -114,7 +114,11 @@ fn idle_in(compute: &[(f64, f64)], first: &mut usize, from: f64, to: f64) -> f64
 /// Exposed time per axis index: each instant some kernel of `comm`
 /// (`(start, end, axis)`) is in flight and no compute runs is charged to the
 /// axis of the in-flight kernel that ends last.
-pub fn exposed_by_axis(comm: &[(f64, f64, usize)], compute: &[(f64, f64)], axes: usize) -> Vec<f64> {
+pub fn exposed_by_axis(
+    comm: &[(f64, f64, usize)],
+    compute: &[(f64, f64)],
+    axes: usize,
+) -> Vec<f64> {
     let mut out = vec![0.0; axes];
     // (time, 0 for an end and 1 for a start: ends first at a tie, kernel).
     let mut events: Vec<(f64, u8, usize)> = Vec::with_capacity(2 * comm.len());
@@ -196,7 +200,12 @@ pub fn gpus_of(file: &FileTrace) -> Vec<GpuFigures> {
         .collect()
 }
 
-fn gpu_figures(file: &FileTrace, device: i64, kernels: &[&Kernel], classes: &[Class]) -> GpuFigures {
+fn gpu_figures(
+    file: &FileTrace,
+    device: i64,
+    kernels: &[&Kernel],
+    classes: &[Class],
+) -> GpuFigures {
     let class = |k: &Kernel| classes[k.name as usize];
     // The window: kernels launched inside the marked steps, else all.
     let marked: Vec<&&Kernel> = kernels.iter().filter(|k| k.in_step).collect();
@@ -205,8 +214,14 @@ fn gpu_figures(file: &FileTrace, device: i64, kernels: &[&Kernel], classes: &[Cl
     } else {
         (1, kernels.iter().collect())
     };
-    let from = span_of.iter().map(|k| k.ts_us).fold(f64::INFINITY, f64::min);
-    let to = span_of.iter().map(|k| k.end_us).fold(f64::NEG_INFINITY, f64::max);
+    let from = span_of
+        .iter()
+        .map(|k| k.ts_us)
+        .fold(f64::INFINITY, f64::min);
+    let to = span_of
+        .iter()
+        .map(|k| k.end_us)
+        .fold(f64::NEG_INFINITY, f64::max);
     let per_step_ms = |us: f64| us / 1e3 / f64::from(steps);
 
     let all = |keep: &dyn Fn(Class) -> bool| {

@@ -91,7 +91,8 @@ pub fn figures_of(files: &[FileTrace]) -> Imported {
 /// and `.json.gz` files, by name.
 fn trace_files(path: &Path) -> Result<Vec<PathBuf>, ImportError> {
     let shown = path.display();
-    let meta = std::fs::metadata(path).map_err(|e| ImportError::new(format!("cannot read {shown}: {e}")))?;
+    let meta = std::fs::metadata(path)
+        .map_err(|e| ImportError::new(format!("cannot read {shown}: {e}")))?;
     if meta.is_file() {
         return Ok(vec![path.to_path_buf()]);
     }
@@ -101,7 +102,8 @@ fn trace_files(path: &Path) -> Result<Vec<PathBuf>, ImportError> {
         )));
     }
     let mut found = Vec::new();
-    let entries = std::fs::read_dir(path).map_err(|e| ImportError::new(format!("cannot read {shown}: {e}")))?;
+    let entries = std::fs::read_dir(path)
+        .map_err(|e| ImportError::new(format!("cannot read {shown}: {e}")))?;
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().to_ascii_lowercase();
         let is_file = entry.file_type().map(|t| t.is_file()).unwrap_or(false);
@@ -136,7 +138,8 @@ pub fn import_paths(paths: &[PathBuf]) -> Result<Imported, ImportError> {
     let mut kernels = 0;
     for f in &files {
         let shown = f.display().to_string();
-        let meta = std::fs::metadata(f).map_err(|e| ImportError::new(format!("cannot read {shown}: {e}")))?;
+        let meta = std::fs::metadata(f)
+            .map_err(|e| ImportError::new(format!("cannot read {shown}: {e}")))?;
         if !meta.is_file() {
             return Err(ImportError::new(format!(
                 "{shown} is not a regular file: give trace files (.json, .json.gz) or a folder of them"
@@ -149,7 +152,8 @@ pub fn import_paths(paths: &[PathBuf]) -> Result<Imported, ImportError> {
                 read::bytes(MAX_TRACE_BYTES)
             )));
         }
-        let opened = std::fs::File::open(f).map_err(|e| ImportError::new(format!("cannot read {shown}: {e}")))?;
+        let opened = std::fs::File::open(f)
+            .map_err(|e| ImportError::new(format!("cannot read {shown}: {e}")))?;
         let t = read::read_trace_with(opened, &shown, MAX_TRACE_BYTES, MAX_KERNELS - kernels)?;
         kernels += t.kernels.len();
         traces.push(t);

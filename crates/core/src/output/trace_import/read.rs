@@ -4,11 +4,11 @@
 //! other field, `args` included, is skipped as it is read, so memory grows
 //! with the GPU kernels kept, never with the bytes of the file.
 
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::fmt;
 use std::io::{BufRead, BufReader, Read};
 use std::rc::Rc;
-use std::cell::Cell;
 
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
@@ -275,7 +275,10 @@ impl Sink {
             kernels: self.kernels,
             names: self.names,
             groups: self.groups,
-            steps: self.step_numbers.len().max(usize::from(!self.steps.is_empty())) as u32,
+            steps: self
+                .step_numbers
+                .len()
+                .max(usize::from(!self.steps.is_empty())) as u32,
         }
     }
 }
@@ -405,7 +408,9 @@ impl<'de> Visitor<'de> for LooseId {
         f.write_str("an id")
     }
     fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-        Ok(Some(v.trim().parse::<i64>().unwrap_or_else(|_| hash_str(v))))
+        Ok(Some(
+            v.trim().parse::<i64>().unwrap_or_else(|_| hash_str(v)),
+        ))
     }
     fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
         Ok(Some(v))
@@ -435,7 +440,9 @@ impl<'de> Visitor<'de> for LooseRanks {
         let mut ranks = Some(Vec::new());
         while let Some(v) = s.next_element_seed(Loose(LooseNum))? {
             match (&mut ranks, v) {
-                (Some(list), Some(r)) if r >= 0.0 && r.fract() == 0.0 && list.len() < MAX_GROUP_RANKS => {
+                (Some(list), Some(r))
+                    if r >= 0.0 && r.fract() == 0.0 && list.len() < MAX_GROUP_RANKS =>
+                {
                     list.push(r as u64)
                 }
                 _ => ranks = None,
@@ -638,7 +645,10 @@ impl<'de> Visitor<'de> for DistSeed<'_> {
         f.write_str("distributedInfo as an object")
     }
     fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<(), A::Error> {
-        let whole = |v: Option<f64>| v.filter(|x| *x >= 0.0 && x.fract() == 0.0 && *x < 1e15).map(|x| x as u64);
+        let whole = |v: Option<f64>| {
+            v.filter(|x| *x >= 0.0 && x.fract() == 0.0 && *x < 1e15)
+                .map(|x| x as u64)
+        };
         while let Some(key) = m.next_key_seed(KeyOf(&["rank", "world_size"]))? {
             match key {
                 Some(0) => self.0.rank = whole(m.next_value_seed(Loose(LooseNum))?),
