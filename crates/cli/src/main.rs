@@ -2,6 +2,7 @@
 //! (../shared/interface.md). A thin shell over `overlap_core`.
 
 mod args;
+mod import;
 
 use std::ffi::OsString;
 use std::io::{Read, Write};
@@ -26,11 +27,13 @@ use overlap_core::{
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-const USAGE: &str = "usage: overlap-lab simulate [--json] FILE | link [--preset ID] FILE | trace [--kineto DIR] FILE | presets | fields | published
+const USAGE: &str = "usage: overlap-lab simulate [--json] FILE | link [--preset ID] FILE | trace [--kineto DIR] FILE | import [--json] [--scenario FILE] PATH... | presets | fields | published
   FILE is scenario JSON (interface.md) of at most 1 MiB; - reads standard input; preset:NAME uses a preset;
   -- before FILE lets its name start with -.
   link writes the fields that differ from the closest preset, or from --preset ID.
   trace --kineto DIR writes one PyTorch-profiler trace per simulated GPU, DIR/rank<N>.json.
+  import reads PyTorch profiler traces (.json, .json.gz, one per rank, or a folder) and prints each GPU's figures;
+  --scenario FILE also simulates FILE and prints its figures beside them.
   fields lists every scenario field: its link key, type and range, default and label.";
 
 fn main() -> ExitCode {
@@ -111,6 +114,26 @@ fn run(raw: &[OsString]) -> Result<String, String> {
                 Ok(overlap_core::trace::chrome_trace(&sim.timeline) + "\n")
             }
         },
+        "import" => {
+            let paths = parsed
+                .path_indices
+                .iter()
+                .map(|&i| std::path::PathBuf::from(&raw[i]))
+                .collect();
+            let simulated = match parsed.value("--scenario") {
+                Some(v) => {
+                    let scenario = load(FileArg {
+                        shown: v,
+                        path: Path::new(v),
+                    })?
+                    .resolve()
+                    .map_err(|e| e.to_string())?;
+                    Some(simulate_report(&scenario).map_err(|e| e.to_string())?.report)
+                }
+                None => None,
+            };
+            import::run(paths, parsed.flag("--json"), simulated)
+        }
         "presets" => Ok(presets::PRESETS
             .iter()
             .map(|p| format!("{:<26} {}\n", p.id, p.title))
