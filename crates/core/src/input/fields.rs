@@ -222,6 +222,15 @@ fn scatter_gather_inert(s: &Scenario) -> Option<String> {
     }
 }
 
+/// Why a parallel degree changes nothing for the collective workload: it
+/// runs one collective over every GPU of the hardware.
+fn collective_layout_inert(s: &Scenario) -> Option<String> {
+    bench(s).map(|_| {
+        "Changes nothing here: the collective workload runs one collective over every GPU of the hardware."
+            .to_string()
+    })
+}
+
 /// A field that changes something in every scenario it applies to.
 fn never_inert(_: &Scenario) -> Option<String> {
     None
@@ -506,16 +515,19 @@ fields! {
         key: "tp", kind: Kind::Int { min: 1, max: 64 }, default: WorkloadKind,
         label: "TP degree", unit: "", slider: (1.0, 16.0, 1.0),
         resolved: |s| Some(s.parallel.tp),
+        inert: collective_layout_inert,
     },
     parallel.pp => {
         key: "pp", kind: Kind::Int { min: 1, max: 4096 }, default: WorkloadKind,
         label: "PP degree", unit: "", slider: (1.0, 64.0, 1.0),
         resolved: |s| Some(s.parallel.pp),
+        inert: collective_layout_inert,
     },
     parallel.dp => {
         key: "dp", kind: Kind::Int { min: 1, max: 65_536 }, default: WorkloadKind,
         label: "DP degree", unit: "", slider: (1.0, 64.0, 1.0),
         resolved: |s| Some(s.parallel.dp),
+        inert: collective_layout_inert,
     },
     parallel.schedule => {
         key: "schedule",

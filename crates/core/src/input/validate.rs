@@ -209,10 +209,17 @@ pub(crate) fn filled(input: &ScenarioInput) -> Scenario {
         Workload::Collective(_) => (1, 1, hardware.nodes.saturating_mul(hardware.gpus_per_node)),
     };
     let p = &input.parallel;
+    // The collective workload's layout is every GPU in one communicator,
+    // whatever the input (or the preset a link starts from) says: its
+    // degrees are inert there (`fields::collective_layout_inert`).
+    let given = |v: Option<u32>| match &workload {
+        Workload::Collective(_) => None,
+        _ => v,
+    };
     let parallel = Parallel {
-        tp: p.tp.unwrap_or(tp_default),
-        pp: p.pp.unwrap_or(pp_default),
-        dp: p.dp.unwrap_or(dp_default),
+        tp: given(p.tp).unwrap_or(tp_default),
+        pp: given(p.pp).unwrap_or(pp_default),
+        dp: given(p.dp).unwrap_or(dp_default),
         schedule: p.schedule.unwrap_or(d.schedule),
         virtual_stages: p.virtual_stages.unwrap_or(d.virtual_stages),
         scatter_gather: p.scatter_gather.unwrap_or(d.scatter_gather),
@@ -280,20 +287,6 @@ pub(crate) fn resolve(input: &ScenarioInput) -> Result<Scenario, ScenarioError> 
                 c.fail(
                     &format!("workload.{field}"),
                     "only applies to workload.kind \"collective\"".to_string(),
-                );
-            }
-        }
-    } else {
-        let p = &input.parallel;
-        for (field, set) in [
-            ("tp", p.tp.is_some()),
-            ("pp", p.pp.is_some()),
-            ("dp", p.dp.is_some()),
-        ] {
-            if set {
-                c.fail(
-                    &format!("parallel.{field}"),
-                    "does not apply to workload.kind \"collective\", which runs one collective over every GPU of the hardware".to_string(),
                 );
             }
         }

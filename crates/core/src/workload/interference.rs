@@ -103,7 +103,7 @@ pub(crate) const CHANNEL_SLOTS: usize = 64;
 /// flight hold each channel count.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct SmUse {
-    active: [[u16; CHANNEL_SLOTS]; 3],
+    active: [[u32; CHANNEL_SLOTS]; 3],
     /// Per axis, the widest channel count in flight (0: none).
     widest: [u8; 3],
 }
