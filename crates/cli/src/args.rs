@@ -56,6 +56,16 @@ pub const COMMANDS: &[CommandSpec] = &[
         reads_file: false,
     },
     CommandSpec {
+        name: "busbw",
+        flags: &[],
+        valued: &[
+            ("--hardware", "a hardware preset"),
+            ("--nodes", "a number of nodes"),
+            ("--collective", "a collective"),
+        ],
+        reads_file: false,
+    },
+    CommandSpec {
         name: "published",
         flags: &[],
         valued: &[],

@@ -27,14 +27,17 @@ use overlap_core::{
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-const USAGE: &str = "usage: overlap-lab simulate [--json] FILE | link [--preset ID] FILE | trace [--kineto DIR] FILE | import [--json] [--scenario FILE] PATH... | presets | fields | published
+const USAGE: &str = "usage: overlap-lab simulate [--json] FILE | link [--preset ID] FILE | trace [--kineto DIR] FILE | presets | fields | published
+  | busbw [--hardware PRESET] [--nodes N] [--collective C] | import [--json] [--scenario FILE] PATH...
   FILE is scenario JSON (interface.md) of at most 1 MiB; - reads standard input; preset:NAME uses a preset;
   -- before FILE lets its name start with -.
   link writes the fields that differ from the closest preset, or from --preset ID.
   trace --kineto DIR writes one PyTorch-profiler trace per simulated GPU, DIR/rank<N>.json.
   import reads PyTorch profiler traces (.json, .json.gz, one per rank, or a folder) and prints each GPU's figures;
   --scenario FILE also simulates FILE and prints its figures beside them.
-  fields lists every scenario field: its link key, type and range, default and label.";
+  fields lists every scenario field: its link key, type and range, default and label.
+  busbw simulates one collective (all_reduce by default) over every GPU of the hardware (dgx-h100, 1 node
+  by default) from 8 B to 4 GiB and prints nccl-tests' time, algbw and busbw with NCCL's algorithm and protocol.";
 
 fn main() -> ExitCode {
     // Arguments that are not UTF-8 are read in their lossy form, and a FILE
@@ -139,6 +142,11 @@ fn run(raw: &[OsString]) -> Result<String, String> {
             .map(|p| format!("{:<26} {}\n", p.id, p.title))
             .collect()),
         "fields" => Ok(overlap_core::input::fields::table()),
+        "busbw" => bus_bandwidth(
+            parsed.value("--hardware").unwrap_or("dgx-h100"),
+            parsed.value("--nodes").unwrap_or("1"),
+            parsed.value("--collective").unwrap_or("all_reduce"),
+        ),
         "published" => Ok(format!(
             "{}\nOverlap: the interference model against public measurements\n\n{}\nZero-bubble pipelines (throughput relative to 1F1B; memory of the fullest GPU):\n\n{}\nCoCoNet model-parallel inference (preset {}), one move at a time:\n\n{}",
             overlap_core::published::table(),
@@ -191,6 +199,62 @@ fn timeline(scenario: &Scenario) -> Result<Simulation, String> {
     Simulator::default().try_simulate(scenario).map_err(|e| {
         format!("{e}; overlap-lab simulate gives this step's figures without its timeline")
     })
+}
+
+/// `busbw`: nccl-tests' table for one collective over every GPU of the
+/// hardware, sizes 8 B to 4 GiB in powers of two, each size simulated as a
+/// `workload.kind: "collective"` scenario.
+fn bus_bandwidth(hardware: &str, nodes: &str, collective: &str) -> Result<String, String> {
+    use overlap_core::HardwarePreset;
+    use serde_json::json;
+    if HardwarePreset::from_name(hardware).is_none() {
+        let names: Vec<&str> = HardwarePreset::ALL.iter().map(|p| p.name()).collect();
+        return Err(clip_echoes(&format!(
+            "--hardware {hardware:?}: not a hardware preset; valid are {}",
+            names.join(", ")
+        )));
+    }
+    let nodes: u32 = nodes.parse().ok().filter(|&n| n >= 1).ok_or_else(|| {
+        clip_echoes(&format!(
+            "--nodes {nodes:?}: valid is a whole number, 1 or more"
+        ))
+    })?;
+    let mut out = format!(
+        "# {collective} over {nodes} x {hardware}: NCCL {} tuning model, simulated
+# {:>12} {:>12} {:>10} {:>10} {:>9} {:>8}
+",
+        overlap_core::collective_cost::NCCL_VERSION,
+        "size (B)",
+        "time (us)",
+        "algbw",
+        "busbw",
+        "algorithm",
+        "protocol"
+    );
+    for power in 3..=32 {
+        let bytes = 1u64 << power;
+        let input = json!({
+            "hardware": { "preset": hardware, "nodes": nodes },
+            "workload": { "kind": "collective", "collective": collective, "bytes": bytes },
+        });
+        let input = ScenarioInput::from_json(&input.to_string()).map_err(|_| {
+            clip_echoes(&format!(
+                "--collective {collective:?}: not a collective; valid are all_reduce, all_gather, reduce_scatter, all_to_all"
+            ))
+        })?;
+        let scenario = input.resolve().map_err(|e| e.to_string())?;
+        let sim = simulate_report(&scenario).map_err(|e| e.to_string())?;
+        let c = sim
+            .report
+            .collective
+            .ok_or("a collective scenario reports its bandwidths")?;
+        out += &format!(
+            "  {bytes:>12} {:>12.2} {:>10.2} {:>10.2} {:>9} {:>8}
+",
+            c.time_us, c.alg_gbps, c.bus_gbps, c.algorithm, c.protocol
+        );
+    }
+    Ok(out)
 }
 
 fn unknown_preset(id: &str) -> String {

@@ -311,6 +311,7 @@ impl Simulator {
             };
         report.hta_overlap = hta::mean(&report.hta_overlap_per_gpu);
         report.memory_gb = output::memory::memory_gb(scenario);
+        report.collective = report::CollectiveReport::of(scenario, report.step_time_ms);
         let mut baseline_extrapolated_from = None;
         report.baseline_ms = if off == *scenario {
             report.step_time_ms

@@ -613,3 +613,25 @@ fn a_share_link_with_a_bad_zero_bubble_combination_names_the_field() {
         bad.errors
     );
 }
+
+/// The one-collective workload's fields: each refusal names its field and
+/// what is valid.
+#[test]
+fn a_collective_workload_s_bad_fields_are_named() {
+    names(
+        &refused(r#"{"workload":{"kind":"collective","collective":"broadcast"}}"#),
+        "workload.collective",
+        "valid are all_reduce, all_gather, reduce_scatter, all_to_all",
+    );
+    names(
+        &refused(r#"{"workload":{"kind":"collective","bytes":0}}"#),
+        "workload.bytes",
+        "valid is from 1 to 1099511627776",
+    );
+    names(
+        &refused(r#"{"workload":{"bytes":1024}}"#),
+        "workload.bytes",
+        "only applies to workload.kind \"collective\"",
+    );
+    assert!(parse_scenario(r#"{"workload":{"kind":"collective","bytes":8}}"#).is_ok());
+}

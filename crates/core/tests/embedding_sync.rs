@@ -17,7 +17,7 @@ fn scenario(json: &str) -> Scenario {
 fn transformer(s: &mut Scenario) -> &mut overlap_core::scenario::Transformer {
     match &mut s.workload {
         Workload::Transformer(t) => t,
-        Workload::MatmulAllreduce(_) => panic!("a transformer preset"),
+        Workload::MatmulAllreduce(_) | Workload::Collective(_) => panic!("a transformer preset"),
     }
 }
 
@@ -228,7 +228,7 @@ fn a_v1_link_runs_without_it() {
             "overlap":{"tp":true,"pp":true,"dp":true,"tp_chunks":4},"sm_tax":0.15}"#,
     );
     let r = simulate(&v1).report;
-    assert!((r.step_time_ms - 101.4076393546787).abs() <= 101.4 * 1e-12);
+    assert!((r.step_time_ms - 103.23485014619676).abs() <= 103.2 * 1e-12);
 }
 
 #[test]
@@ -257,9 +257,10 @@ fn llama_presets_are_unchanged() {
 }
 
 /// The Llama presets' steps, as simulated before the embedding all-reduce
-/// was added (untied: it must not move them).
-const LLAMA3_8B_STEP_MS: f64 = 452.4224541025281;
-const LLAMA3_70B_STEP_MS: f64 = 2815.7912898093896;
+/// was added (untied: it must not move them); re-pinned when the model took
+/// NCCL 2.21.5's tuning tables (-2.1% and -1.7%).
+const LLAMA3_8B_STEP_MS: f64 = 442.89360953464063;
+const LLAMA3_70B_STEP_MS: f64 = 2767.460407601145;
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(40))]

@@ -34,7 +34,7 @@ fn ensure(ok: bool, why: impl FnOnce() -> String) -> Outcome {
 fn transformer(s: &Scenario) -> &Transformer {
     match &s.workload {
         Workload::Transformer(t) => t,
-        Workload::MatmulAllreduce(_) => panic!("a transformer preset"),
+        Workload::MatmulAllreduce(_) | Workload::Collective(_) => panic!("a transformer preset"),
     }
 }
 

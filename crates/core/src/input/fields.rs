@@ -15,6 +15,7 @@ use serde_json::Value;
 
 use crate::input::parse::ScenarioInput;
 use crate::model::hardware::HardwarePreset;
+use crate::model::scenario::{CollectiveBench, CollectiveOp};
 use crate::model::scenario::{
     DpSharding, GradSync, Interference, MatmulAllreduce, Mlp, Mode, Recompute, Scenario, Schedule,
     Transformer, Workload, WorkloadKind,
@@ -156,6 +157,7 @@ impl FieldValue for Interference {}
 impl FieldValue for Mlp {}
 impl FieldValue for DpSharding {}
 impl FieldValue for GradSync {}
+impl FieldValue for CollectiveOp {}
 
 fn to_json<T: Serialize>(value: &T) -> Value {
     serde_json::to_value(value).expect("field values serialise")
@@ -170,14 +172,21 @@ fn from_json<T: FieldValue>(value: Option<&Value>) -> Result<Option<T>, String> 
 fn transformer(s: &Scenario) -> Option<&Transformer> {
     match &s.workload {
         Workload::Transformer(t) => Some(t),
-        Workload::MatmulAllreduce(_) => None,
+        Workload::MatmulAllreduce(_) | Workload::Collective(_) => None,
     }
 }
 
 fn matmul(s: &Scenario) -> Option<&MatmulAllreduce> {
     match &s.workload {
         Workload::MatmulAllreduce(m) => Some(m),
-        Workload::Transformer(_) => None,
+        Workload::Transformer(_) | Workload::Collective(_) => None,
+    }
+}
+
+fn bench(s: &Scenario) -> Option<&CollectiveBench> {
+    match &s.workload {
+        Workload::Collective(c) => Some(c),
+        Workload::Transformer(_) | Workload::MatmulAllreduce(_) => None,
     }
 }
 
@@ -211,6 +220,15 @@ fn scatter_gather_inert(s: &Scenario) -> Option<String> {
     } else {
         None
     }
+}
+
+/// Why a parallel degree changes nothing for the collective workload: it
+/// runs one collective over every GPU of the hardware.
+fn collective_layout_inert(s: &Scenario) -> Option<String> {
+    bench(s).map(|_| {
+        "Changes nothing here: the collective workload runs one collective over every GPU of the hardware."
+            .to_string()
+    })
 }
 
 /// A field that changes something in every scenario it applies to.
@@ -251,6 +269,7 @@ fn workload_kind(s: &Scenario) -> WorkloadKind {
     match s.workload {
         Workload::Transformer(_) => WorkloadKind::Transformer,
         Workload::MatmulAllreduce(_) => WorkloadKind::MatmulAllreduce,
+        Workload::Collective(_) => WorkloadKind::Collective,
     }
 }
 
@@ -394,6 +413,7 @@ fields! {
         kind: Kind::Enum(choices![
             ("transformer", "GPT-style transformer"),
             ("matmul_allreduce", "MatMul + AllReduce (micro-benchmark)"),
+            ("collective", "One collective (nccl-tests)"),
         ]),
         default: Fixed, label: "Workload", unit: "", slider: NO_SLIDER,
         resolved: |s| Some(workload_kind(s)),
@@ -475,20 +495,39 @@ fields! {
         label: "GEMM inner k", unit: "", slider: (256.0, 65536.0, 256.0),
         resolved: |s| matmul(s).map(|m| m.k),
     },
+    workload.collective => {
+        key: "coll",
+        kind: Kind::Enum(choices![
+            ("all_reduce", "AllReduce"),
+            ("all_gather", "AllGather"),
+            ("reduce_scatter", "ReduceScatter"),
+            ("all_to_all", "AllToAll"),
+        ]),
+        default: Fixed, label: "Collective", unit: "", slider: NO_SLIDER,
+        resolved: |s| bench(s).map(|c| c.collective),
+    },
+    workload.bytes => {
+        key: "bytes", kind: Kind::Real { min: 1.0, max: 1_099_511_627_776.0 }, default: Fixed,
+        label: "Collective size", unit: "bytes", slider: (8.0, 4_294_967_296.0, 8.0),
+        resolved: |s| bench(s).map(|c| c.bytes),
+    },
     parallel.tp => {
         key: "tp", kind: Kind::Int { min: 1, max: 64 }, default: WorkloadKind,
         label: "TP degree", unit: "", slider: (1.0, 16.0, 1.0),
         resolved: |s| Some(s.parallel.tp),
+        inert: collective_layout_inert,
     },
     parallel.pp => {
         key: "pp", kind: Kind::Int { min: 1, max: 4096 }, default: WorkloadKind,
         label: "PP degree", unit: "", slider: (1.0, 64.0, 1.0),
         resolved: |s| Some(s.parallel.pp),
+        inert: collective_layout_inert,
     },
     parallel.dp => {
         key: "dp", kind: Kind::Int { min: 1, max: 65_536 }, default: WorkloadKind,
         label: "DP degree", unit: "", slider: (1.0, 64.0, 1.0),
         resolved: |s| Some(s.parallel.dp),
+        inert: collective_layout_inert,
     },
     parallel.schedule => {
         key: "schedule",
@@ -845,7 +884,12 @@ impl Field {
             // One TP group on one node, as the micro-benchmark runs.
             i.workload.kind = Some(WorkloadKind::MatmulAllreduce);
             i.hardware.nodes = Some(1);
-            (self.resolved)(&i.resolve().ok()?)
+            (self.resolved)(&i.resolve().ok()?).or_else(|| {
+                // The collective workload's own fields.
+                let mut i = ScenarioInput::default();
+                i.workload.kind = Some(WorkloadKind::Collective);
+                (self.resolved)(&i.resolve().ok()?)
+            })
         })
     }
 }
@@ -1036,6 +1080,10 @@ mod tests {
                 if f.path.starts_with("workload.") && matches!(f.name(), "m" | "n" | "k") {
                     input.workload.kind = Some(WorkloadKind::MatmulAllreduce);
                 }
+                // collective and bytes apply to the collective workload only.
+                if f.path.starts_with("workload.") && matches!(f.name(), "collective" | "bytes") {
+                    input.workload.kind = Some(WorkloadKind::Collective);
+                }
                 (f.set)(&mut input, Some(&v)).unwrap();
                 let link = format!("v=1&{}={}", f.key, Field::text(&v));
                 let back = share_link::decode(&link, &[]);
@@ -1092,11 +1140,26 @@ mod tests {
             }
             assert!(names("hardware.preset").contains(&name(to_json(&p))));
         }
-        for k in [WorkloadKind::Transformer, WorkloadKind::MatmulAllreduce] {
+        for k in [
+            WorkloadKind::Transformer,
+            WorkloadKind::MatmulAllreduce,
+            WorkloadKind::Collective,
+        ] {
             match k {
-                WorkloadKind::Transformer | WorkloadKind::MatmulAllreduce => {}
+                WorkloadKind::Transformer
+                | WorkloadKind::MatmulAllreduce
+                | WorkloadKind::Collective => {}
             }
             assert!(names("workload.kind").contains(&name(to_json(&k))));
+        }
+        for c in CollectiveOp::ALL {
+            match c {
+                CollectiveOp::AllReduce
+                | CollectiveOp::AllGather
+                | CollectiveOp::ReduceScatter
+                | CollectiveOp::AllToAll => {}
+            }
+            assert!(names("workload.collective").contains(&name(to_json(&c))));
         }
         for m in [Mode::Train, Mode::Inference] {
             match m {

@@ -124,6 +124,12 @@ pub struct WorkloadInput {
     /// GEMM inner k.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub k: Option<u32>,
+    /// Collective workload only: which collective.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub collective: Option<CollectiveOp>,
+    /// Collective workload only: the buffer's bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<f64>,
     /// Key/value heads (grouped-query attention); `heads` when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kv_heads: Option<u32>,

@@ -86,6 +86,10 @@ pub(crate) const DEFAULT_MATMUL: MatmulAllreduce = MatmulAllreduce {
     k: 768,
 };
 
+/// The collective workload's buffer when none is given: 1 GiB, where
+/// nccl-tests' bus bandwidth has reached its plateau on NVLink.
+pub(crate) const DEFAULT_COLLECTIVE_BYTES: f64 = 1_073_741_824.0;
+
 struct Checker {
     errors: Vec<FieldError>,
 }
@@ -191,18 +195,31 @@ pub(crate) fn filled(input: &ScenarioInput) -> Scenario {
             n: w.n.unwrap_or(DEFAULT_MATMUL.n),
             k: w.k.unwrap_or(DEFAULT_MATMUL.k),
         }),
+        WorkloadKind::Collective => Workload::Collective(CollectiveBench {
+            collective: w.collective.unwrap_or(CollectiveOp::AllReduce),
+            bytes: w.bytes.unwrap_or(DEFAULT_COLLECTIVE_BYTES),
+        }),
     };
     // A matmul_allreduce scenario is one TP group: defaults that make sense for it.
     let d = default_parallel();
     let (tp_default, pp_default, dp_default) = match &workload {
         Workload::Transformer(_) => (d.tp, d.pp, d.dp),
         Workload::MatmulAllreduce(_) => (hardware.gpus_per_node, 1, 1),
+        // Every GPU of the hardware in one communicator.
+        Workload::Collective(_) => (1, 1, hardware.nodes.saturating_mul(hardware.gpus_per_node)),
     };
     let p = &input.parallel;
+    // The collective workload's layout is every GPU in one communicator,
+    // whatever the input (or the preset a link starts from) says: its
+    // degrees are inert there (`fields::collective_layout_inert`).
+    let given = |v: Option<u32>| match &workload {
+        Workload::Collective(_) => None,
+        _ => v,
+    };
     let parallel = Parallel {
-        tp: p.tp.unwrap_or(tp_default),
-        pp: p.pp.unwrap_or(pp_default),
-        dp: p.dp.unwrap_or(dp_default),
+        tp: given(p.tp).unwrap_or(tp_default),
+        pp: given(p.pp).unwrap_or(pp_default),
+        dp: given(p.dp).unwrap_or(dp_default),
         schedule: p.schedule.unwrap_or(d.schedule),
         virtual_stages: p.virtual_stages.unwrap_or(d.virtual_stages),
         scatter_gather: p.scatter_gather.unwrap_or(d.scatter_gather),
@@ -251,12 +268,25 @@ pub(crate) fn resolve(input: &ScenarioInput) -> Result<Scenario, ScenarioError> 
     }
 
     let w = &input.workload;
-    if let Workload::Transformer(_) = scenario.workload {
+    if !matches!(scenario.workload, Workload::MatmulAllreduce(_)) {
         for (field, set) in [("m", w.m), ("n", w.n), ("k", w.k)] {
             if set.is_some() {
                 c.fail(
                     &format!("workload.{field}"),
                     "only applies to workload.kind \"matmul_allreduce\"".to_string(),
+                );
+            }
+        }
+    }
+    if !matches!(scenario.workload, Workload::Collective(_)) {
+        for (field, set) in [
+            ("collective", w.collective.is_some()),
+            ("bytes", w.bytes.is_some()),
+        ] {
+            if set {
+                c.fail(
+                    &format!("workload.{field}"),
+                    "only applies to workload.kind \"collective\"".to_string(),
                 );
             }
         }
@@ -302,6 +332,9 @@ pub(crate) fn resolve(input: &ScenarioInput) -> Result<Scenario, ScenarioError> 
                 );
             }
         }
+        // Its collective and size are checked by their ranges; the layout
+        // is every GPU, set above.
+        Workload::Collective(_) => {}
     }
 
     if dims_ok && par_ok {
@@ -831,14 +864,20 @@ fn largest(lo: u32, hi: u32, ok: impl Fn(u32) -> bool) -> u32 {
 /// overlap off is valid: the fused collective then runs in the compute
 /// stream's order, with the pointwise kernels inside it.
 fn check_coconet(c: &mut Checker, s: &Scenario) {
+    fn benchmark_name(s: &Scenario) -> &'static str {
+        match s.workload {
+            Workload::Collective(_) => "the collective workload",
+            _ => "the matmul_allreduce micro-benchmark",
+        }
+    }
     let (p, o) = (&s.parallel, &s.overlap);
     let transformer = match &s.workload {
         Workload::Transformer(t) => Some(t),
-        Workload::MatmulAllreduce(_) => None,
+        Workload::MatmulAllreduce(_) | Workload::Collective(_) => None,
     };
     if o.pp_chunks > 1 {
         let why = match transformer {
-            None => Some("the matmul_allreduce micro-benchmark has no pipeline boundary".to_string()),
+            None => Some(format!("{} has no pipeline boundary", benchmark_name(s))),
             Some(_) if p.pp == 1 => Some("pp is 1, so there is no pipeline boundary to slice".to_string()),
             Some(_) if p.tp == 1 => Some("tp is 1, so there is no TP group to slice the boundary across".to_string()),
             Some(_) if !p.scatter_gather => {
@@ -858,6 +897,9 @@ fn check_coconet(c: &mut Checker, s: &Scenario) {
     }
     if o.fuse {
         let why = match transformer {
+            None if matches!(s.workload, Workload::Collective(_)) => {
+                Some("the collective workload has no pointwise work after its collective")
+            }
             None => Some(
                 "the matmul_allreduce micro-benchmark has no pointwise work after its AllReduce",
             ),

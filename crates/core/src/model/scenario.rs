@@ -13,6 +13,42 @@ pub enum WorkloadKind {
     Transformer,
     /// The CoCoNet micro-benchmark: one GEMM and the AllReduce of its output.
     MatmulAllreduce,
+    /// One collective over every GPU of the hardware, as nccl-tests runs it.
+    Collective,
+}
+
+/// The collective a `workload.kind: "collective"` scenario runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CollectiveOp {
+    /// nccl-tests' all_reduce_perf.
+    AllReduce,
+    /// nccl-tests' all_gather_perf.
+    AllGather,
+    /// nccl-tests' reduce_scatter_perf.
+    ReduceScatter,
+    /// nccl-tests' alltoall_perf.
+    AllToAll,
+}
+
+impl CollectiveOp {
+    /// Every collective, in the order the field lists them.
+    pub const ALL: [CollectiveOp; 4] = [
+        CollectiveOp::AllReduce,
+        CollectiveOp::AllGather,
+        CollectiveOp::ReduceScatter,
+        CollectiveOp::AllToAll,
+    ];
+
+    /// nccl-tests' bus factor: busbw = algbw x this for `ranks` ranks
+    /// (doc/PERFORMANCE.md: 2(n-1)/n for AllReduce, (n-1)/n for the others).
+    pub fn bus_factor(self, ranks: u32) -> f64 {
+        let n = f64::from(ranks.max(1));
+        match self {
+            CollectiveOp::AllReduce => 2.0 * (n - 1.0) / n,
+            _ => (n - 1.0) / n,
+        }
+    }
 }
 
 /// Training or inference.
@@ -156,6 +192,16 @@ pub struct MatmulAllreduce {
     pub k: u32,
 }
 
+/// One collective of `bytes` over every GPU of the hardware
+/// (`workload.kind: "collective"`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CollectiveBench {
+    /// Which collective.
+    pub collective: CollectiveOp,
+    /// The buffer's bytes (nccl-tests' "size").
+    pub bytes: f64,
+}
+
 /// What one step computes.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub enum Workload {
@@ -163,6 +209,8 @@ pub enum Workload {
     Transformer(Transformer),
     /// The MatMul + AllReduce micro-benchmark.
     MatmulAllreduce(MatmulAllreduce),
+    /// One collective over every GPU.
+    Collective(CollectiveBench),
 }
 
 /// How the GPUs split the work: tp x pp x dp = GPUs.
@@ -238,7 +286,7 @@ impl Scenario {
     pub fn micro_batches(&self) -> u32 {
         match &self.workload {
             Workload::Transformer(t) => t.global_batch / (t.micro_batch * self.parallel.dp),
-            Workload::MatmulAllreduce(_) => 1,
+            Workload::MatmulAllreduce(_) | Workload::Collective(_) => 1,
         }
     }
 

@@ -697,8 +697,10 @@ mod tests {
             }
         }
         // The choice varies with the call, as NCCL's does: small TP
-        // messages in LL128, large ones in Simple, a tree across nodes.
-        for k in ["RING_LL128", "RING_SIMPLE", "TREE_SIMPLE"] {
+        // messages in LL128, large ones in Simple. (Trees win only
+        // latency-bound calls across many nodes, which these presets do not
+        // make: NCCL 2.21's Tree Simple pays 28 us per NVLink hop.)
+        for k in ["RING_LL128", "RING_SIMPLE"] {
             assert!(seen.contains(k), "{k} not among {seen:?}");
         }
     }

@@ -221,6 +221,8 @@ pub fn memory_gb(s: &Scenario) -> MemoryGb {
                 .max_by(|a, b| (a.0 + a.1 + a.2 + a.3).total_cmp(&(b.0 + b.1 + b.2 + b.3)))
                 .unwrap_or_default()
         }
+        // A collective holds its send and receive buffers.
+        Workload::Collective(c) => (0.0, 0.0, 0.0, 2.0 * c.bytes),
         // The micro-benchmark holds its GEMM's operands and output.
         Workload::MatmulAllreduce(mm) => {
             let (m, n, k) = (f64::from(mm.m), f64::from(mm.n), f64::from(mm.k));

@@ -512,7 +512,7 @@ impl<N: BandwidthModel> Engine<'_, N> {
             }
         } else {
             let axis = task.axis as usize;
-            let kind = self.setup.kind(g, t);
+            let channels = self.setup.channels(g, t);
             let start = task.members_start as usize;
             for i in 0..task.members_len as usize {
                 let m = g.members[start + i];
@@ -529,7 +529,7 @@ impl<N: BandwidthModel> Engine<'_, N> {
                     self.forget_sole_alone(m);
                 }
                 let st = &mut self.gpu[m as usize];
-                st.sms.change(task.axis, kind, true);
+                st.sms.change(task.axis, channels, true);
                 if st.comm_active == 1 {
                     self.memory_joins_network(m);
                 }
@@ -849,7 +849,7 @@ impl<N: BandwidthModel> Engine<'_, N> {
             self.res.gpus[gpu].end_s = self.res.gpus[gpu].end_s.max(now);
         } else {
             let axis = task.axis as usize;
-            let kind = self.setup.kind(g, t);
+            let channels = self.setup.channels(g, t);
             let start = task.members_start as usize;
             for i in 0..task.members_len as usize {
                 let m = g.members[start + i];
@@ -860,7 +860,7 @@ impl<N: BandwidthModel> Engine<'_, N> {
                 }
                 st.comm_active -= 1;
                 st.sole_alone = None;
-                st.sms.change(task.axis, kind, false);
+                st.sms.change(task.axis, channels, false);
                 self.retime_compute(m);
                 self.res.gpus[m as usize].end_s = self.res.gpus[m as usize].end_s.max(now);
             }

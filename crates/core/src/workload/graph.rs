@@ -4,7 +4,7 @@
 //! a stream's FIFO, a blocking collective, a pipeline receive.
 
 use crate::model::op::{OpKind, Phase, NONE};
-use crate::workload::collective_cost::Kernel;
+use crate::workload::collective_cost::{CollectiveCall, Kernel};
 use crate::workload::recycle;
 use crate::workload::Placed;
 
@@ -54,9 +54,6 @@ pub(crate) struct Task {
     pub members_start: u32,
     pub members_len: u16,
     pub axis: u8,
-    /// Communication: a point-to-point send (its call kind, read at every
-    /// start and end, without touching `TaskMeta`).
-    pub send: bool,
 }
 
 // Two tasks to a cache line.
@@ -183,6 +180,11 @@ pub(crate) struct Graph {
     /// Per pattern: HBM bytes each member moves per link byte on top of the
     /// collective's own (`interference`): the pointwise work fused into it.
     pub fused_hbm_per_link_byte: Vec<f64>,
+    /// Per pattern: HBM bytes the collective itself moves per link byte
+    /// (its call's, `CollectiveCall::hbm_bytes_per_link_byte`).
+    pub call_hbm_per_link_byte: Vec<f64>,
+    /// Per task: the NCCL channels (SMs) a collective's call holds; 0 for compute.
+    pub channels: Vec<u8>,
     /// Each distinct pattern once: equal patterns share an id, so that their
     /// flows share one class in the engine (max-min gives them one rate).
     pattern_ids: std::collections::HashMap<Vec<(u32, u64)>, u32>,
@@ -231,6 +233,8 @@ impl Default for Graph {
             resources: Vec::new(),
             patterns: Vec::new(),
             fused_hbm_per_link_byte: Vec::new(),
+            call_hbm_per_link_byte: Vec::new(),
+            channels: Vec::new(),
             pattern_ids: Default::default(),
             pending_blockers: Vec::new(),
             peak_tflops: 0.0,
@@ -294,20 +298,40 @@ impl Graph {
     /// bytes per link byte for work fused into the collective, or finds the
     /// equal one registered before.
     pub fn add_fused_pattern(&mut self, usage: Vec<Usage>, hbm_per_link_byte: f64) -> u32 {
+        self.add_call_pattern(usage, hbm_per_link_byte, 0.0)
+    }
+
+    /// Registers a pattern as `add_fused_pattern` does, for a call that
+    /// itself moves `call_hbm` HBM bytes per link byte (0: not yet known).
+    pub fn add_call_pattern(&mut self, usage: Vec<Usage>, fused_hbm: f64, call_hbm: f64) -> u32 {
         let mut key: Vec<(u32, u64)> = usage
             .iter()
             .map(|u| (u.resource, u.weight.to_bits()))
             .collect();
-        if hbm_per_link_byte != 0.0 {
-            key.push((u32::MAX, hbm_per_link_byte.to_bits()));
+        if fused_hbm != 0.0 {
+            key.push((u32::MAX, fused_hbm.to_bits()));
+        }
+        if call_hbm != 0.0 {
+            key.push((u32::MAX - 1, call_hbm.to_bits()));
         }
         let next = self.patterns.len() as u32;
         let id = *self.pattern_ids.entry(key).or_insert(next);
         if id == next {
             self.patterns.push(usage);
-            self.fused_hbm_per_link_byte.push(hbm_per_link_byte);
+            self.fused_hbm_per_link_byte.push(fused_hbm);
+            self.call_hbm_per_link_byte.push(call_hbm);
         }
         id
+    }
+
+    /// Pattern `pattern` for a call moving `call_hbm` HBM bytes per link byte.
+    fn with_call_hbm(&mut self, pattern: u32, call_hbm: f64) -> u32 {
+        let p = pattern as usize;
+        if self.call_hbm_per_link_byte[p] == call_hbm {
+            return pattern;
+        }
+        let usage = self.patterns[p].clone();
+        self.add_call_pattern(usage, self.fused_hbm_per_link_byte[p], call_hbm)
     }
 
     pub fn dep(&mut self, from: TaskId, to: TaskId) {
@@ -379,9 +403,9 @@ impl Graph {
             members_start: 0,
             members_len: 0,
             axis: COMPUTE,
-            send: false,
         });
         self.windows.push(NO_WINDOW);
+        self.channels.push(0);
         if self.with_meta {
             self.meta.push(TaskMeta::new(meta, flops));
         }
@@ -404,7 +428,10 @@ impl Graph {
             c.pattern,
             c.bytes,
             c.latency_s,
-            meta.kernel(c.kernel),
+            Meta {
+                call: Some(c.call),
+                ..meta.kernel(c.kernel)
+            },
         )
     }
 
@@ -422,6 +449,9 @@ impl Graph {
         let id = self.tasks.len() as TaskId;
         let start = self.members.len() as u32;
         self.members.extend_from_slice(members);
+        let call = meta.call.unwrap_or_else(|| CallUse::of_op(meta.op));
+        let pattern = self.with_call_hbm(pattern, call.hbm_per_link_byte);
+        self.channels.push(call.channels);
         self.tasks.push(Task {
             work: bytes,
             lead_s: latency_s,
@@ -430,7 +460,6 @@ impl Graph {
             members_start: start,
             members_len: members.len() as u16,
             axis,
-            send: meta.op == OpKind::Send,
         });
         self.windows.push(NO_WINDOW);
         if self.with_meta {
@@ -602,6 +631,49 @@ pub(crate) struct Meta {
     /// Collective: the NCCL kernel its call runs (`None` for compute and
     /// pipeline sends, whose kernel has no algorithm).
     pub kernel: Option<Kernel>,
+    /// Collective: the SMs and HBM traffic of its call (`Meta::call`);
+    /// without one, `CallUse::of_op`.
+    pub call: Option<CallUse>,
+}
+
+/// What a collective's call takes from its GPUs besides the links: its NCCL
+/// channels (one thread block, one SM each) and the HBM bytes it moves per
+/// link byte (model.md 2b).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct CallUse {
+    pub channels: u8,
+    pub hbm_per_link_byte: f64,
+}
+
+impl CallUse {
+    /// The use of `call`.
+    pub fn of(call: &CollectiveCall) -> Self {
+        Self {
+            channels: call
+                .channels
+                .min(crate::workload::interference::CHANNEL_SLOTS as u32 - 1)
+                as u8,
+            hbm_per_link_byte: call.hbm_bytes_per_link_byte,
+        }
+    }
+
+    /// A collective built without its call (hand-built graphs): a send
+    /// holds NCCL's point-to-point channels and copies; another collective
+    /// NCCL's most channels on NVLink, reducing if its op reduces.
+    pub fn of_op(op: OpKind) -> Self {
+        use crate::workload::collective_cost as cc;
+        let (channels, hbm) = match op {
+            OpKind::Send => (cc::P2P_CHANNELS, cc::HBM_BYTES_PER_LINK_BYTE_COPY),
+            OpKind::AllReduce | OpKind::ReduceScatter => {
+                (cc::NVLINK_CHANNELS, cc::HBM_BYTES_PER_LINK_BYTE_REDUCE)
+            }
+            _ => (cc::NVLINK_CHANNELS, cc::HBM_BYTES_PER_LINK_BYTE_COPY),
+        };
+        Self {
+            channels: channels as u8,
+            hbm_per_link_byte: hbm,
+        }
+    }
 }
 
 impl TaskMeta {
@@ -627,6 +699,7 @@ impl Meta {
             layer: NONE,
             chunk: 0,
             kernel: None,
+            call: None,
         }
     }
 
@@ -653,6 +726,13 @@ impl Meta {
     /// A collective's meta with the kernel its call runs.
     pub fn kernel(mut self, kernel: Kernel) -> Self {
         self.kernel = Some(kernel);
+        self
+    }
+
+    /// A collective's meta with the kernel, channels and HBM traffic of its call.
+    pub fn call(mut self, call: &CollectiveCall) -> Self {
+        self.kernel = Some(call.kernel());
+        self.call = Some(CallUse::of(call));
         self
     }
 }

@@ -2,6 +2,7 @@
 //! links each collective crosses, and the ops of the step.
 
 pub mod collective;
+mod collective_bench;
 pub mod collective_cost;
 pub mod cost;
 pub mod efficiency;
@@ -11,7 +12,6 @@ pub(crate) mod graph;
 pub mod interference;
 pub mod layer_cost;
 mod matmul_allreduce;
-pub(crate) mod nccl_channels;
 mod pp_boundary;
 pub(crate) mod queues;
 pub(crate) mod recycle;
@@ -21,14 +21,13 @@ pub mod stage_layers;
 mod transformer;
 
 use crate::model::fidelity::Fidelity;
-use crate::model::hardware::HardwarePreset;
 use crate::model::link::{Direction, LinkClass};
-use crate::model::scenario::{Scenario, Workload};
+use crate::model::scenario::{CollectiveOp, Scenario, Workload};
 use crate::workload::collective::Collective;
 use crate::workload::collective_cost::{CallShape, CollectiveCall, Fabric, Kernel};
-use crate::workload::efficiency::{NIC_EFFICIENCY, NVLINK_EFFICIENCY};
+use crate::workload::efficiency::NIC_EFFICIENCY;
 use crate::workload::graph::Usage;
-use crate::workload::graph::{GpuInfo, Graph, ResourceInfo};
+use crate::workload::graph::{CallUse, GpuInfo, Graph, ResourceInfo};
 
 /// Builds the step's task graph, with room for `reserve_ops` tasks and
 /// what the timeline shows of each op.
@@ -59,6 +58,7 @@ pub(crate) fn build_capped(
     let mut g = match &s.workload {
         Workload::Transformer(t) => transformer::build(g, s, t, fidelity),
         Workload::MatmulAllreduce(mm) => matmul_allreduce::build(g, s, mm, fidelity),
+        Workload::Collective(c) => collective_bench::build(g, s, c, fidelity),
     };
     g.finish();
     g
@@ -143,6 +143,8 @@ pub(crate) struct Placed {
     pub bytes: f64,
     pub latency_s: f64,
     pub kernel: Kernel,
+    /// The channels and HBM traffic of its call.
+    pub call: CallUse,
 }
 
 /// The simulated GPUs and their four links (and the network core), built once per graph.
@@ -179,6 +181,7 @@ impl Cluster {
         g.peak_tflops = hw.peak_tflops;
         g.hbm_gbps = hw.hbm_gbps;
         g.max_connections = hw.max_connections;
+        let fabric = Fabric::of_scenario(s);
         let mut ids = Vec::new();
         for stage in 0..layout.pp {
             for dp in 0..layout.replicas() {
@@ -193,10 +196,8 @@ impl Cluster {
                         represents: layout.represents(),
                     });
                     ids.push(id);
-                    let (nvlink, nic) = (
-                        hw.nvlink_gbps * NVLINK_EFFICIENCY,
-                        hw.nic_gbps * NIC_EFFICIENCY,
-                    );
+                    // The rates NCCL's rings reach on the links (`collective_cost`).
+                    let (nvlink, nic) = (fabric.nvlink_bps / 1e9, fabric.nic_bps / 1e9);
                     let links = [
                         (LinkClass::Nvlink, Direction::Out, nvlink),
                         (LinkClass::Nvlink, Direction::In, nvlink),
@@ -225,8 +226,6 @@ impl Cluster {
                     / hw.oversubscription,
             })
         });
-        // NVLink SHARP needs NVSwitch 3, which of the presets only the DGX H100 has.
-        let fabric = Fabric::of(hw, s.hardware_preset == HardwarePreset::DgxH100);
         Self {
             layout,
             ids,
@@ -320,7 +319,7 @@ impl Cluster {
         kind: Collective,
         size_bytes: f64,
     ) -> Placed {
-        let (k, nodes) = self.layout.dp_spread();
+        let (k, _) = self.layout.dp_spread();
         let n = self.layout.dp;
         let call = self.call(CallShape {
             kind,
@@ -328,12 +327,26 @@ impl Cluster {
             per_node: k,
             size_bytes,
         });
+        self.dp_placed(g, members, call)
+    }
+
+    /// NCCL's call for a one-collective workload over every DP rank.
+    pub fn bench_call(&self, op: CollectiveOp, size_bytes: f64) -> CollectiveCall {
+        let (k, _) = self.layout.dp_spread();
+        collective_cost::bench_call(&self.fabric, op, self.layout.dp, k, size_bytes)
+    }
+
+    /// `call` laid out across `members` as [`Cluster::dp_collective`] lays
+    /// a DP collective out.
+    pub fn dp_placed(&self, g: &mut Graph, members: &[u32], call: CollectiveCall) -> Placed {
+        let (k, nodes) = self.layout.dp_spread();
         if nodes <= 1 {
             return Placed {
                 pattern: self.nvlink_ring(g, members),
                 bytes: call.wire_bytes,
                 latency_s: call.latency_s,
                 kernel: call.kernel(),
+                call: CallUse::of(&call),
             };
         }
         let mut usage = Vec::new();
@@ -373,6 +386,7 @@ impl Cluster {
             bytes: call.wire_bytes / f64::from(k),
             latency_s: call.latency_s,
             kernel: call.kernel(),
+            call: CallUse::of(&call),
         }
     }
 
@@ -410,6 +424,7 @@ impl Cluster {
             bytes: call.wire_bytes,
             latency_s: call.latency_s,
             kernel: call.kernel(),
+            call: CallUse::of(&call),
         }
     }
 

@@ -253,7 +253,7 @@ impl Engine<'_> {
             }
         } else {
             let axis = task.axis as usize;
-            let kind = self.setup.kind(g, t);
+            let channels = self.setup.channels(g, t);
             let start = task.members_start as usize;
             for i in 0..task.members_len as usize {
                 let m = g.members[start + i];
@@ -263,7 +263,7 @@ impl Engine<'_> {
                 }
                 st.inflight_count[axis] += 1;
                 st.comm_active += 1;
-                st.sms.change(task.axis, kind, true);
+                st.sms.change(task.axis, channels, true);
                 if st.comm_active == 1 {
                     self.memory_joins_network(m);
                 }
@@ -459,7 +459,7 @@ impl Engine<'_> {
                 self.changed = changed;
             }
             let axis = task.axis as usize;
-            let kind = self.setup.kind(g, t);
+            let channels = self.setup.channels(g, t);
             let start = task.members_start as usize;
             for i in 0..task.members_len as usize {
                 let m = g.members[start + i];
@@ -469,7 +469,7 @@ impl Engine<'_> {
                     st.inflight_total[axis] += now - st.inflight_last[axis];
                 }
                 st.comm_active -= 1;
-                st.sms.change(task.axis, kind, false);
+                st.sms.change(task.axis, channels, false);
                 self.retime_compute(m);
                 self.res.gpus[m as usize].end_s = self.res.gpus[m as usize].end_s.max(now);
             }
