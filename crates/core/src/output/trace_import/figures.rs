@@ -214,8 +214,12 @@ fn hta_overlap(
     class: impl Fn(&Kernel) -> Class,
     hta_steps: bool,
 ) -> f64 {
+    // HTA compares the launches' and the step's starts as it rounds them.
+    let start = |t: f64| if file.hta_rounds { t.ceil() } else { t };
     let taken = kernels.iter().filter(|k| {
-        !hta_steps || matches!((k.launch_us, file.last_step_start_us), (Some(l), Some(s)) if l < s)
+        !hta_steps
+            || matches!((k.launch_us, file.last_step_start_us),
+                (Some(l), Some(s)) if start(l) < start(s))
     });
     let interval = |k: &Kernel| {
         if file.hta_rounds {

@@ -994,7 +994,7 @@ fn explain(
 pub fn bytes(n: u64) -> String {
     const GIB: u64 = 1 << 30;
     const MIB: u64 = 1 << 20;
-    if n >= GIB && n % GIB == 0 {
+    if n >= GIB && n.is_multiple_of(GIB) {
         format!("{} GiB", n / GIB)
     } else if n >= GIB {
         format!("{:.1} GiB", n as f64 / GIB as f64)

@@ -31,6 +31,19 @@ pub enum SplitError<E> {
     Batch(E),
 }
 
+/// Hands the batch on, closed, and opens the next.
+fn flush<E>(
+    batch: &mut Vec<u8>,
+    at: u64,
+    on_batch: &mut impl FnMut(&[u8], u64) -> Result<(), E>,
+) -> Result<(), E> {
+    batch.push(b']');
+    let r = on_batch(batch, at);
+    batch.clear();
+    batch.push(b'[');
+    r
+}
+
 /// Reads `src` to its end, handing each batch of events (a JSON array's
 /// text) with the stream offset of its start to `on_batch`, and returns
 /// the header.
@@ -49,14 +62,6 @@ pub fn split<E>(
     let mut key: Vec<u8> = Vec::with_capacity(16);
     let (mut key_open, mut key_is_events, mut value_is_events) = (false, false, false);
     let mut offset = 0u64;
-    let flush =
-        |batch: &mut Vec<u8>, at: u64, on_batch: &mut dyn FnMut(&[u8], u64) -> Result<(), E>| {
-            batch.push(b']');
-            let r = on_batch(batch, at);
-            batch.clear();
-            batch.push(b'[');
-            r
-        };
     loop {
         let n = match src.read(&mut buf) {
             Ok(0) => break,
@@ -64,7 +69,27 @@ pub fn split<E>(
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             Err(e) => return Err(SplitError::Io(e)),
         };
-        for &b in &buf[..n] {
+        let mut i = 0;
+        while i < n {
+            if in_str && !escaped && events.is_some() {
+                // Most of an event is text: copy up to the next quote or
+                // escape at once.
+                let run = buf[i..n]
+                    .iter()
+                    .position(|&c| c == b'"' || c == b'\\')
+                    .unwrap_or(n - i);
+                batch.extend_from_slice(&buf[i..i + run]);
+                i += run;
+                offset += run as u64;
+                if batch.len() > MAX_EVENT_BYTES + BATCH_BYTES {
+                    return Err(SplitError::Oversized("one event", MAX_EVENT_BYTES));
+                }
+                if i == n {
+                    break;
+                }
+            }
+            let b = buf[i];
+            i += 1;
             let at = offset;
             offset += 1;
             if let Some(d) = events {
