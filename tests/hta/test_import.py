@@ -21,28 +21,17 @@ Run: `.venv-hta/bin/python -m pytest -q tests/hta` after
 
 import json
 import logging
-import os
-import subprocess
-from pathlib import Path
 
 import pytest
 from hta.trace_analysis import TraceAnalysis
+from overlap_cli import ROOT, cli
 
-ROOT = Path(__file__).resolve().parents[2]
-CLI = Path(os.environ.get("OVERLAP_LAB_CLI", ROOT / "target" / "release" / "overlap-lab"))
 DATA = ROOT / "tests" / "data" / "hta"
 STORED = ["all_to_all", "process_group"]
 # HTA rounds its percentage to two decimals: half a unit of the last.
 TOLERANCE_PP = 0.005 + 0.001
 
 logging.getLogger("hta").setLevel(logging.ERROR)
-
-
-def cli(*args):
-    assert CLI.exists(), f"{CLI} is missing: cargo build --release -p overlap-lab"
-    done = subprocess.run([str(CLI), *args], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    return done.stdout
 
 
 def trace_dir(name, tmp_path_factory):
