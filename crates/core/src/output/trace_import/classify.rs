@@ -361,7 +361,7 @@ pub fn rule_for(name: &str) -> Option<&'static Rule> {
 /// The operation an NCCL-style name spells after `prefix`.
 fn name_word(name: &str, prefix: &str) -> Op {
     let word = name[prefix.len()..]
-        .split(|c: char| c == '_' || c == '(' || c == '<')
+        .split(['_', '(', '<'])
         .next()
         .unwrap_or("");
     NCCL_WORDS

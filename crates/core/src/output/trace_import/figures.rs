@@ -17,10 +17,15 @@
 //!   1 - exposed / communication. An axis's communication splits in three:
 //!   under compute, exposed (charged to it) and under idle charged to
 //!   another axis.
-//! - Overlap: HolisticTraceAnalysis's figure, |C ∩ K| / |C| over all the
-//!   GPU's communication kernels C and compute kernels K in the file
-//!   (`output::hta`), whatever the window: what `get_comm_comp_overlap`
-//!   gives on a trace whose communication is all NCCL.
+//! - Overlap: HolisticTraceAnalysis's figure, |C ∩ K| / |C| over the GPU's
+//!   communication kernels C and compute kernels K (`output::hta`), taken
+//!   as HTA 0.5.0 takes them, whatever the window, so that it is what
+//!   `get_comm_comp_overlap` gives on a trace whose communication is all
+//!   NCCL: when the traces hold two or more distinct `ProfilerStep#N`,
+//!   only the kernels launched before the file's last step starts
+//!   (`Trace._filter_irrelevant_gpu_kernels`); and a file whose `ts` HTA
+//!   reads as fractional has every kernel's start rounded up and end down
+//!   to whole µs (`round_down_time_stamps`).
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -173,8 +178,10 @@ fn comm_identity(k: &Kernel, class: Class, file: &FileTrace) -> Option<(Axis, St
     Some((axis, format!("{} {}", family.label(), op.label())))
 }
 
-/// Every GPU of one file, in device order.
-pub fn gpus_of(file: &FileTrace) -> Vec<GpuFigures> {
+/// Every GPU of one file, in device order; `hta_steps` when the import
+/// holds two or more distinct profiler steps (HTA's overlap then keeps the
+/// kernels launched before the last).
+pub fn gpus_of(file: &FileTrace, hta_steps: bool) -> Vec<GpuFigures> {
     let classes: Vec<Class> = {
         let mut cats = vec![None; file.names.len()];
         for k in &file.kernels {
@@ -195,9 +202,41 @@ pub fn gpus_of(file: &FileTrace) -> Vec<GpuFigures> {
         .into_iter()
         .map(|d| {
             let kernels: Vec<&Kernel> = file.kernels.iter().filter(|k| k.device == d).collect();
-            gpu_figures(file, d, &kernels, &classes)
+            gpu_figures(file, d, &kernels, &classes, hta_steps)
         })
         .collect()
+}
+
+/// HTA's overlap figure of one GPU's kernels (see the module's notes).
+fn hta_overlap(
+    file: &FileTrace,
+    kernels: &[&Kernel],
+    class: impl Fn(&Kernel) -> Class,
+    hta_steps: bool,
+) -> f64 {
+    // HTA compares the launches' and the step's starts as it rounds them.
+    let start = |t: f64| if file.hta_rounds { t.ceil() } else { t };
+    let taken = kernels.iter().filter(|k| {
+        !hta_steps
+            || matches!((k.launch_us, file.last_step_start_us),
+                (Some(l), Some(s)) if start(l) < start(s))
+    });
+    let interval = |k: &Kernel| {
+        if file.hta_rounds {
+            (k.ts_us.ceil(), k.end_us.floor())
+        } else {
+            (k.ts_us, k.end_us)
+        }
+    };
+    let (mut comm, mut compute) = (Vec::new(), Vec::new());
+    for k in taken {
+        match class(k) {
+            Class::Comm { .. } => comm.push(interval(k)),
+            Class::Compute => compute.push(interval(k)),
+            _ => {}
+        }
+    }
+    overlap_ratio(&union(comm), &union(compute))
 }
 
 fn gpu_figures(
@@ -205,6 +244,7 @@ fn gpu_figures(
     device: i64,
     kernels: &[&Kernel],
     classes: &[Class],
+    hta_steps: bool,
 ) -> GpuFigures {
     let class = |k: &Kernel| classes[k.name as usize];
     // The window: kernels launched inside the marked steps, else all.
@@ -234,7 +274,7 @@ fn gpu_figures(
     };
     let compute_all = all(&|c| c == Class::Compute);
     let comm_all = all(&|c| matches!(c, Class::Comm { .. }));
-    let overlap = overlap_ratio(&comm_all, &compute_all);
+    let overlap = hta_overlap(file, kernels, class, hta_steps);
 
     let compute = clip(&compute_all, from, to);
     let comm = clip(&comm_all, from, to);

@@ -16,6 +16,7 @@
 pub mod classify;
 pub mod figures;
 pub mod read;
+pub mod split;
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -37,6 +38,9 @@ pub const MAX_KERNELS: usize = 5_000_000;
 /// Files read in one import: more ranks than the largest jobs profile.
 pub const MAX_FILES: usize = 4096;
 
+/// A message is cut here: what a file holds is echoed at most this long.
+const MAX_MESSAGE_CHARS: usize = 300;
+
 /// Why a trace could not be imported: one line naming the file and the cause.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ImportError {
@@ -45,9 +49,12 @@ pub struct ImportError {
 
 impl ImportError {
     fn new(message: String) -> Self {
-        Self {
-            message: message.replace('\n', " "),
+        // One line, and short whatever the file echoes into it.
+        let mut message = message.replace(['\n', '\r'], " ");
+        if message.chars().count() > MAX_MESSAGE_CHARS {
+            message = message.chars().take(MAX_MESSAGE_CHARS).collect::<String>() + "…";
         }
+        Self { message }
     }
 }
 
@@ -78,7 +85,18 @@ pub fn figures_of(files: &[FileTrace]) -> Imported {
     order.sort_by(|a, b| {
         (a.rank.unwrap_or(u64::MAX), &a.source).cmp(&(b.rank.unwrap_or(u64::MAX), &b.source))
     });
-    let gpus: Vec<GpuFigures> = order.iter().flat_map(|f| figures::gpus_of(f)).collect();
+    // HTA reads the steps of all ranks into one table of names.
+    let mut steps: Vec<u64> = files
+        .iter()
+        .flat_map(|f| f.step_numbers.iter().copied())
+        .collect();
+    steps.sort_unstable();
+    steps.dedup();
+    let hta_steps = steps.len() >= 2;
+    let gpus: Vec<GpuFigures> = order
+        .iter()
+        .flat_map(|f| figures::gpus_of(f, hta_steps))
+        .collect();
     Imported {
         files: order.iter().map(|f| f.source.clone()).collect(),
         world_size: order.iter().find_map(|f| f.world_size),

@@ -5,7 +5,7 @@
 //! with the GPU kernels kept, never with the bytes of the file.
 
 use std::cell::Cell;
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 use std::io::{BufRead, BufReader, Read};
 use std::rc::Rc;
@@ -13,6 +13,7 @@ use std::rc::Rc;
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
 use super::classify::{op_of_record, parse_ranks, GpuCat, Group, Op};
+use super::split::{split, SplitError};
 use super::{ImportError, MAX_KERNELS, MAX_TRACE_BYTES};
 
 /// One GPU event kept: a kernel, a copy or a set, in the trace's µs.
@@ -40,6 +41,8 @@ pub struct Kernel {
     /// Whether it was launched inside a `ProfilerStep#N` (true when the
     /// trace marks no steps).
     pub in_step: bool,
+    /// When the host event sharing its correlation (its launch) started, µs.
+    pub launch_us: Option<f64>,
 }
 
 /// What one file holds, once read.
@@ -61,6 +64,15 @@ pub struct FileTrace {
     pub groups: Vec<Group>,
     /// Distinct `ProfilerStep#N` numbers seen (0 when none).
     pub steps: u32,
+    /// Those numbers, sorted.
+    pub step_numbers: Vec<u64>,
+    /// The start of the last `ProfilerStep#N` to start, µs.
+    pub last_step_start_us: Option<f64>,
+    /// Whether HolisticTraceAnalysis rounds this file's times inwards: its
+    /// table's `ts` column is fractional when some event's `ts` is written
+    /// as a fraction or is missing (hta/common/trace_parser.py,
+    /// `round_down_time_stamps`).
+    pub hta_rounds: bool,
 }
 
 /// A host launch (`cuda_runtime` or `cuda_driver` with a correlation).
@@ -94,11 +106,13 @@ struct Sink {
     launches: HashMap<i64, Launch>,
     records: HashMap<u64, Vec<Record>>,
     steps: Vec<(f64, f64)>,
-    step_numbers: Vec<u64>,
+    step_numbers: BTreeSet<u64>,
+    last_step_start_us: Option<f64>,
     rank: Option<u64>,
     world_size: Option<u64>,
     devices_listed: Option<u64>,
     events_seen: bool,
+    hta_rounds: bool,
     max_kernels: usize,
     stop: Stop,
 }
@@ -114,11 +128,13 @@ impl Sink {
             launches: HashMap::new(),
             records: HashMap::new(),
             steps: Vec::new(),
-            step_numbers: Vec::new(),
+            step_numbers: BTreeSet::new(),
+            last_step_start_us: None,
             rank: None,
             world_size: None,
             devices_listed: None,
             events_seen: false,
+            hta_rounds: false,
             max_kernels,
             stop: Stop::None,
         }
@@ -146,6 +162,7 @@ impl Sink {
 
     /// Keeps what the event says that the figures need; `Err` stops the read.
     fn take(&mut self, e: Event) -> Result<(), &'static str> {
+        self.hta_rounds |= e.ts.is_none() || e.ts_fraction;
         if e.ph.as_deref() != Some("X") {
             return Ok(());
         }
@@ -182,6 +199,7 @@ impl Sink {
                 op_hint,
                 group,
                 in_step: true,
+                launch_us: None,
             });
             return Ok(());
         }
@@ -193,16 +211,21 @@ impl Sink {
             return Ok(());
         }
         let name = e.name.as_deref().unwrap_or("");
-        if cat != "gpu_user_annotation" {
-            if let Some(n) = name.strip_prefix("ProfilerStep#") {
-                self.steps.push((ts, end));
-                if let Ok(n) = n.trim().parse::<u64>() {
-                    if !self.step_numbers.contains(&n) && self.step_numbers.len() < 1 << 16 {
-                        self.step_numbers.push(n);
-                    }
-                }
-                return Ok(());
+        if let Some(n) = name.strip_prefix("ProfilerStep#") {
+            // HTA takes its last step's start over every host-side event so
+            // named; the step windows here are the host's own annotations.
+            if self.last_step_start_us.is_none_or(|s| ts > s) {
+                self.last_step_start_us = Some(ts);
             }
+            if cat != "gpu_user_annotation" {
+                self.steps.push((ts, end));
+            }
+            if let Ok(n) = n.trim().parse::<u64>() {
+                if self.step_numbers.len() < 1 << 16 {
+                    self.step_numbers.insert(n);
+                }
+            }
+            return Ok(());
         }
         let names_op = if name.starts_with("nccl:") {
             op_of_record(name)
@@ -238,6 +261,7 @@ impl Sink {
         };
         for k in &mut self.kernels {
             let launch = k.correlation.and_then(|c| self.launches.get(&c));
+            k.launch_us = launch.map(|l| l.ts_us);
             if !steps.is_empty() {
                 k.in_step = in_steps(launch.map_or(k.ts_us, |l| l.ts_us));
             }
@@ -267,7 +291,15 @@ impl Sink {
                 }
             }
         }
+        let step_count = self
+            .step_numbers
+            .len()
+            .max(usize::from(!self.steps.is_empty())) as u32;
+        let step_numbers = self.step_numbers.into_iter().collect();
         FileTrace {
+            last_step_start_us: self.last_step_start_us,
+            hta_rounds: self.hta_rounds,
+            step_numbers,
             source,
             rank: self.rank,
             world_size: self.world_size,
@@ -275,10 +307,7 @@ impl Sink {
             kernels: self.kernels,
             names: self.names,
             groups: self.groups,
-            steps: self
-                .step_numbers
-                .len()
-                .max(usize::from(!self.steps.is_empty())) as u32,
+            steps: step_count,
         }
     }
 }
@@ -309,6 +338,8 @@ struct Event {
     pid: Option<i64>,
     tid: Option<i64>,
     ts: Option<f64>,
+    /// `ts` was written as a fraction (or is not a number).
+    ts_fraction: bool,
     dur: Option<f64>,
     args: Args,
 }
@@ -399,6 +430,42 @@ impl<'de> Visitor<'de> for LooseNum {
         Ok(Some(v))
     }
     drain_compound!();
+}
+
+/// A time stamp, and whether pandas would read it into a fractional column
+/// (a JSON number with a fraction or exponent, or anything but a number).
+struct TimeNum;
+impl<'de> Visitor<'de> for TimeNum {
+    type Value = (Option<f64>, bool);
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a number")
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        Ok((v.trim().parse::<f64>().ok(), true))
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+        Ok((Some(v as f64), false))
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+        Ok((Some(v as f64), false))
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
+        Ok((Some(v), true))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Self::Value, A::Error> {
+        while m.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok((None, true))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<Self::Value, A::Error> {
+        while s.next_element::<IgnoredAny>()?.is_some() {}
+        Ok((None, true))
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+        Ok((None, true))
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok((None, true))
+    }
 }
 
 struct LooseId;
@@ -573,7 +640,11 @@ impl<'de> Visitor<'de> for EventSeed {
                 Some(2) => e.name = m.next_value_seed(Loose(LooseStr))?,
                 Some(3) => e.pid = m.next_value_seed(Loose(LooseId))?,
                 Some(4) => e.tid = m.next_value_seed(Loose(LooseId))?,
-                Some(5) => e.ts = m.next_value_seed(Loose(LooseNum))?,
+                Some(5) => {
+                    let (ts, fraction) = m.next_value_seed(Loose(TimeNum))?;
+                    e.ts = ts;
+                    e.ts_fraction = fraction;
+                }
                 Some(6) => e.dur = m.next_value_seed(Loose(LooseNum))?,
                 Some(7) => e.args = m.next_value_seed(Loose(ArgsSeed))?.unwrap_or_default(),
                 _ => {
@@ -825,35 +896,51 @@ pub fn read_trace_with(
     Ok(sink.finish(shown.to_string()))
 }
 
+/// Why a read failed.
+enum Failure {
+    /// serde_json refused a batch of events (true) or the header (false).
+    Json(serde_json::Error, bool),
+    /// Cutting the stream failed.
+    Split(SplitError<serde_json::Error>),
+}
+
 fn parse(
     source: impl Read,
     sink: &mut Sink,
     max_bytes: u64,
     over: Rc<Cell<bool>>,
-) -> Result<(), serde_json::Error> {
+) -> Result<(), Failure> {
     let capped = Capped {
         inner: source,
         read: 0,
         limit: max_bytes,
         over,
     };
-    // serde_json's reader does its own small reads; a buffer in front of
-    // the inflater or the file keeps them cheap.
-    let mut de = serde_json::Deserializer::from_reader(BufReader::with_capacity(1 << 16, capped));
-    RootSeed(sink).deserialize(&mut de)?;
-    de.end()
+    let header = split(capped, |batch, _| {
+        let mut de = serde_json::Deserializer::from_slice(batch);
+        EventsSeed(sink).deserialize(&mut de)?;
+        de.end()
+    })
+    .map_err(|e| match e {
+        SplitError::Batch(j) => Failure::Json(j, true),
+        other => Failure::Split(other),
+    })?;
+    let mut de = serde_json::Deserializer::from_slice(&header);
+    RootSeed(sink)
+        .deserialize(&mut de)
+        .and_then(|()| de.end())
+        .map_err(|e| Failure::Json(e, false))
 }
 
 /// One line that says why the file could not be read.
 fn explain(
-    e: &serde_json::Error,
+    f: &Failure,
     sink: &Sink,
     over: bool,
     gzip: bool,
     shown: &str,
     max_bytes: u64,
 ) -> ImportError {
-    let at = format!("line {}, column {}", e.line(), e.column());
     let message = if over {
         format!(
             "{shown} holds more than {} of JSON{}: over the import limit; profile fewer steps (torch.profiler.schedule with active=1)",
@@ -865,21 +952,40 @@ fn explain(
             "{shown} holds more than {} GPU kernels: over the import limit; profile fewer steps (torch.profiler.schedule with active=1)",
             sink.max_kernels
         )
-    } else if e.is_io() && gzip {
-        format!("{shown} is not a whole gzip file (it is cut short or corrupt): {e}")
-    } else if e.is_io() {
-        format!("cannot read {shown}: {e}")
-    } else if e.is_eof() {
-        format!("{shown} ends early ({at}): the trace is cut short; copy it again whole")
-    } else if e.is_syntax() && e.line() == 1 && e.column() <= 1 {
-        format!("{shown} is not JSON text ({at}): a trace is JSON, or JSON compressed with gzip")
-    } else if e.is_syntax() {
-        format!("{shown} is not valid JSON at {at}")
     } else {
-        // Data errors: the document's shape is not a trace's.
-        let what = e.to_string();
-        let what = what.split(" at line").next().unwrap_or(&what);
-        format!("{shown} is not a trace ({at}): {what}")
+        match f {
+            Failure::Split(SplitError::Io(e)) if gzip => {
+                format!("{shown} is not a whole gzip file (it is cut short or corrupt): {e}")
+            }
+            Failure::Split(SplitError::Io(e)) => format!("cannot read {shown}: {e}"),
+            Failure::Split(SplitError::Truncated(at)) => format!(
+                "{shown} ends early (after {at} bytes{}): the trace is cut short; copy it again whole",
+                if gzip { " inflated" } else { "" }
+            ),
+            Failure::Split(SplitError::NotJson(at)) => format!(
+                "{shown} is not JSON text (byte {at}): a trace is JSON, or JSON compressed with gzip"
+            ),
+            Failure::Split(SplitError::Oversized(what, limit)) => format!(
+                "{shown}: {what} is longer than {}, the import's limit: not a profiler trace",
+                bytes(*limit as u64)
+            ),
+            Failure::Split(SplitError::Batch(e)) | Failure::Json(e, _) => {
+                let place = match f {
+                    Failure::Json(_, false) => "outside traceEvents",
+                    _ => "in traceEvents",
+                };
+                let at = format!("{place}, line {} column {}", e.line(), e.column());
+                if e.is_eof() {
+                    format!("{shown} ends early ({at}): the trace is cut short; copy it again whole")
+                } else if e.is_syntax() {
+                    format!("{shown} is not valid JSON ({at})")
+                } else {
+                    let what = e.to_string();
+                    let what = what.split(" at line").next().unwrap_or(&what);
+                    format!("{shown} is not a trace ({at}): {what}")
+                }
+            }
+        }
     };
     ImportError::new(message)
 }
@@ -888,7 +994,7 @@ fn explain(
 pub fn bytes(n: u64) -> String {
     const GIB: u64 = 1 << 30;
     const MIB: u64 = 1 << 20;
-    if n >= GIB && n % GIB == 0 {
+    if n >= GIB && n.is_multiple_of(GIB) {
         format!("{} GiB", n / GIB)
     } else if n >= GIB {
         format!("{:.1} GiB", n as f64 / GIB as f64)
