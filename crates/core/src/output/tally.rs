@@ -27,9 +27,20 @@ pub(crate) struct GpuTally {
     pub compute_busy_s: f64,
     /// Time each axis had a collective in flight on it.
     pub comm_s: [f64; 3],
-    /// Time its compute stream stood idle waiting on each axis.
+    /// Time its compute stream stood idle charged to each axis.
     pub exposed_s: [f64; 3],
-    /// Each axis's windows (model.md 5), their union.
+    /// Time its compute stream stood idle charged to the bubble, the end
+    /// of the step after its last task included: with the compute and the
+    /// exposed time, the step.
+    pub bubble_s: f64,
+    /// Per axis: time a collective was in flight while the stream computed.
+    pub under_compute_s: [f64; 3],
+    /// Per axis: time a collective was in flight while the stream stood
+    /// idle charged to something else (with `under_compute_s` and
+    /// `exposed_s`, `comm_s`).
+    pub under_idle_s: [f64; 3],
+    /// Each axis's window (model.md 5): the compute that ran while one of
+    /// its collectives might legally run.
     pub window_s: [f64; 3],
     /// How much longer each axis's collectives took than alone.
     pub contention_s: [f64; 3],
@@ -70,10 +81,12 @@ pub(crate) struct Tally {
 impl GpuTally {
     /// The seconds the report reads of this GPU when it is the slowest.
     fn reported(&self) -> impl Iterator<Item = f64> + '_ {
-        [self.end_s, self.compute_busy_s]
+        [self.end_s, self.compute_busy_s, self.bubble_s]
             .into_iter()
             .chain(self.comm_s)
             .chain(self.exposed_s)
+            .chain(self.under_compute_s)
+            .chain(self.under_idle_s)
             .chain(self.window_s)
             .chain(self.contention_s)
     }
@@ -115,12 +128,16 @@ impl Tally {
             .map(|g| {
                 let end_s = next();
                 let compute_busy_s = next();
+                let bubble_s = next();
                 GpuTally {
                     rank: g.rank,
                     end_s,
                     compute_busy_s,
+                    bubble_s,
                     comm_s: three(&mut next),
                     exposed_s: three(&mut next),
+                    under_compute_s: three(&mut next),
+                    under_idle_s: three(&mut next),
                     window_s: three(&mut next),
                     contention_s: three(&mut next),
                     hta_comm_s: next(),
@@ -252,11 +269,11 @@ impl Tally {
             *r.axes.get_mut(axis) = AxisReport {
                 comm_ms: comm * 1e3,
                 exposed_ms: exposed * 1e3,
-                hidden: if comm > 0.0 {
-                    (1.0 - exposed / comm).clamp(0.0, 1.0)
-                } else {
-                    1.0
-                },
+                // Not clamped: exposed time is charged only while one of the
+                // axis's collectives is in flight, so this stays in 0..1.
+                hidden: if comm > 0.0 { 1.0 - exposed / comm } else { 1.0 },
+                under_compute_ms: stats.under_compute_s[a] * 1e3,
+                under_idle_ms: stats.under_idle_s[a] * 1e3,
                 window_ms: stats.window_s[a] * 1e3,
                 contention_ms: stats.contention_s[a] * 1e3,
             };
@@ -290,9 +307,9 @@ impl Tally {
         r.model_tflops_per_gpu = per(self.model_flops);
         r.hardware_tflops_per_gpu = per(self.executed_flops);
         r.mfu = r.model_tflops_per_gpu / s.hardware.peak_tflops;
-        let exposed_total: f64 = stats.exposed_s.iter().sum();
+        // Charged instant by instant, once (model.md 5): not a remainder.
         r.bubble_fraction = if step > 0.0 {
-            ((step - stats.compute_busy_s - exposed_total) / step).max(0.0)
+            stats.bubble_s / step
         } else {
             0.0
         };
