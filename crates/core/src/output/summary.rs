@@ -487,4 +487,69 @@ mod tests {
             assert_eq!(in_shares(n), one, "{n} shares");
         }
     }
+
+    /// GPU 0 computes A (1 ms), launches a DP reduction (4 ms on its
+    /// link) that nothing waits for, then computes B (1 ms) once GPU 1's
+    /// op X (3 ms) is done. The reduction may legally run from A's end to
+    /// GPU 0's end (1 to 5 ms), but GPU 0 computes only during B in that
+    /// interval: its window is 1 ms, not the interval's 4 (idle time is not
+    /// window), and the reduction ran under compute for that 1 ms. The idle
+    /// time from 1 to 3 ms, waiting on GPU 1, is bubble; the last ms, waiting
+    /// on the reduction, is DP exposed. So the reported comm minus exposed
+    /// (3 ms, the hidden time the old windows were checked against) exceeds
+    /// the window, while the time under compute does not.
+    #[test]
+    fn a_window_is_the_compute_inside_the_legal_interval() {
+        use crate::model::axis::Axis;
+        use crate::model::link::{Direction, LinkClass};
+        use crate::model::op::{OpKind, Phase};
+        use crate::sim::network::Usage;
+        use crate::workload::graph::{GpuInfo, Meta, ResourceInfo};
+        let mut g = Graph::default();
+        for rank in 0..2 {
+            g.add_gpu(GpuInfo::lone(rank));
+        }
+        g.add_resource(ResourceInfo {
+            gpu: Some(0),
+            class: LinkClass::Network,
+            direction: Direction::Out,
+            capacity_bps: 1e9,
+        });
+        let link = g.add_pattern(vec![Usage {
+            resource: 0,
+            weight: 1.0,
+        }]);
+        let meta = Meta::new(OpKind::Gemm, Phase::Backward);
+        let a = g.compute(0, 1e-3, 0.0, 0.0, meta);
+        let x = g.compute(1, 3e-3, 0.0, 0.0, meta);
+        let reduce = g.comm(&[0], Axis::Dp as u8, link, 4e6, 0.0, meta.op(OpKind::AllReduce));
+        g.dep(a, reduce);
+        let b = g.compute(0, 1e-3, 0.0, 0.0, meta);
+        g.dep(x, b);
+        // The schedule: B is the compute that can hide it.
+        g.set_window(reduce, 1, 1);
+        g.finish();
+        let sharing = Sharing::Tax(0.0);
+        for run in [
+            engine::run(&g, true, &sharing),
+            crate::sim::plain::run(&g, true, &sharing),
+        ] {
+            let t = tally(&g, &run, false);
+            let gpu = &t.gpus[0];
+            let dp = Axis::Dp.index();
+            let near = |x: f64, ms: f64| (x - ms * 1e-3).abs() < 1e-12;
+            assert!(near(t.step_s, 5.0), "{t:?}");
+            assert!(near(gpu.window_s[dp], 1.0), "{gpu:?}");
+            assert!(near(gpu.under_compute_s[dp], 1.0), "{gpu:?}");
+            assert!(near(gpu.exposed_s[dp], 1.0), "{gpu:?}");
+            assert!(near(gpu.under_idle_s[dp], 2.0), "{gpu:?}");
+            assert!(near(gpu.bubble_s, 2.0), "{gpu:?}");
+            assert!(near(gpu.compute_busy_s + gpu.exposed_s[dp] + gpu.bubble_s, 5.0));
+            // The counter-case: the old check fails here, the new one holds.
+            assert!(gpu.comm_s[dp] - gpu.exposed_s[dp] > gpu.window_s[dp] + 1e-3);
+            assert!(gpu.under_compute_s[dp] <= gpu.window_s[dp] + 1e-12);
+            // GPU 1 waited 2 ms for the step's end: bubble too.
+            assert!(near(t.gpus[1].bubble_s, 2.0), "{:?}", t.gpus[1]);
+        }
+    }
 }

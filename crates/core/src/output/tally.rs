@@ -50,6 +50,45 @@ pub(crate) struct GpuTally {
     pub hta_overlapped_s: f64,
 }
 
+/// Where one simulated GPU's step went, seconds (model.md 5): its compute,
+/// its idle time charged to each axis and to the bubble, and each axis's
+/// communication in its three parts with its window. For tests that read
+/// every GPU, not only the reported one ([`crate::gpu_steps`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct GpuStep {
+    /// The GPU's rank.
+    pub rank: u32,
+    /// Time its compute stream ran.
+    pub compute_s: f64,
+    /// Idle time charged to each axis (tp, pp, dp).
+    pub exposed_s: [f64; 3],
+    /// Idle time charged to the bubble, until the step's end.
+    pub bubble_s: f64,
+    /// Time each axis had a collective in flight on it.
+    pub comm_s: [f64; 3],
+    /// Of `comm_s`, while the stream computed.
+    pub under_compute_s: [f64; 3],
+    /// Of `comm_s`, while the stream stood idle charged elsewhere.
+    pub under_idle_s: [f64; 3],
+    /// Each axis's window.
+    pub window_s: [f64; 3],
+}
+
+impl From<&GpuTally> for GpuStep {
+    fn from(g: &GpuTally) -> Self {
+        GpuStep {
+            rank: g.rank,
+            compute_s: g.compute_busy_s,
+            exposed_s: g.exposed_s,
+            bubble_s: g.bubble_s,
+            comm_s: g.comm_s,
+            under_compute_s: g.under_compute_s,
+            under_idle_s: g.under_idle_s,
+            window_s: g.window_s,
+        }
+    }
+}
+
 /// One link class's sums over its links.
 #[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct LinkTally {
