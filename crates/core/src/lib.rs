@@ -126,10 +126,7 @@ pub fn gpu_steps(scenario: &Scenario, plain: bool) -> (f64, Vec<GpuStep>) {
     let graph = workload::build_for_figures(scenario, sim.fidelity, sim.reserve(scenario));
     let run = sim.run(&graph, true, false, &Sharing::of(scenario));
     let tally = output::summary::tally(&graph, &run, false);
-    (
-        tally.step_s,
-        tally.gpus.iter().map(GpuStep::from).collect(),
-    )
+    (tally.step_s, tally.gpus.iter().map(GpuStep::from).collect())
 }
 
 /// Simulates scenarios one after another, remembering the last all-off

@@ -66,7 +66,10 @@ fn check(what: &str, r: &Report) {
     let mut exposed_total = 0.0;
     for (name, a) in [("tp", &r.axes.tp), ("pp", &r.axes.pp), ("dp", &r.axes.dp)] {
         let parts = [a.under_compute_ms, a.exposed_ms, a.under_idle_ms];
-        for x in [a.comm_ms, a.window_ms, a.contention_ms].iter().chain(&parts) {
+        for x in [a.comm_ms, a.window_ms, a.contention_ms]
+            .iter()
+            .chain(&parts)
+        {
             assert!(x.is_finite() && *x >= -slack, "{what}: {name} {a:?}");
         }
         // The three parts of the axis's communication are all of it.

@@ -437,7 +437,14 @@ pub(crate) fn gpu_sums(g: &Graph, run: &RunResult, with_hta: bool, share: Range<
                 compute_busy_s: end.compute_busy_s - start.compute_busy_s,
                 comm_s: minus(end.comm_s, start.comm_s),
                 exposed_s,
-                bubble_s: end.bubble_s - start.bubble_s,
+                // What the period's compute and exposed time leave of it. The
+                // charges at the marks are each idle period's, whole, as the
+                // op after it started: one that straddles a mark would be
+                // counted in the period it ends in, and the first period,
+                // still settling there, would differ from the second by it.
+                bubble_s: (to - from)
+                    - (end.compute_busy_s - start.compute_busy_s)
+                    - exposed_s.iter().sum::<f64>(),
                 under_compute_s,
                 under_idle_s,
                 window_s,
@@ -522,7 +529,14 @@ mod tests {
         let meta = Meta::new(OpKind::Gemm, Phase::Backward);
         let a = g.compute(0, 1e-3, 0.0, 0.0, meta);
         let x = g.compute(1, 3e-3, 0.0, 0.0, meta);
-        let reduce = g.comm(&[0], Axis::Dp as u8, link, 4e6, 0.0, meta.op(OpKind::AllReduce));
+        let reduce = g.comm(
+            &[0],
+            Axis::Dp as u8,
+            link,
+            4e6,
+            0.0,
+            meta.op(OpKind::AllReduce),
+        );
         g.dep(a, reduce);
         let b = g.compute(0, 1e-3, 0.0, 0.0, meta);
         g.dep(x, b);
@@ -544,7 +558,10 @@ mod tests {
             assert!(near(gpu.exposed_s[dp], 1.0), "{gpu:?}");
             assert!(near(gpu.under_idle_s[dp], 2.0), "{gpu:?}");
             assert!(near(gpu.bubble_s, 2.0), "{gpu:?}");
-            assert!(near(gpu.compute_busy_s + gpu.exposed_s[dp] + gpu.bubble_s, 5.0));
+            assert!(near(
+                gpu.compute_busy_s + gpu.exposed_s[dp] + gpu.bubble_s,
+                5.0
+            ));
             // The counter-case: the old check fails here, the new one holds.
             assert!(gpu.comm_s[dp] - gpu.exposed_s[dp] > gpu.window_s[dp] + 1e-3);
             assert!(gpu.under_compute_s[dp] <= gpu.window_s[dp] + 1e-12);

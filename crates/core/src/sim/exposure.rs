@@ -7,19 +7,19 @@
 //! the running one.
 //!
 //! An op that starts after the stream stood idle waited on the collectives
-//! it depends on; of those, the one whose transfer ends last held it up
-//! (the others were done before it could start). Walking back from that
-//! one: while it was in flight, the idle time is its axis's; before it
-//! started, it waited in turn on the collective of its chain that ended
-//! last (a pipeline send before the AllGather of its slices), and so on.
-//! Whatever no collective of the GPU's own was in flight for is bubble:
-//! the stream waited on another GPU's work (its compute, or a link the GPU
-//! takes no part in, as the sending stage's ReduceScatter at a sliced
-//! boundary). So compute + exposed + bubble is the GPU's step exactly, and a
-//! GPU's exposed time on an axis never exceeds the time that axis had a
-//! collective in flight on it. Time at the end of a GPU's step, after its
-//! last compute op, goes the same way: the step ends only when its last
-//! collective is done.
+//! it depends on, and through them on the chains of collectives they
+//! depended on in turn (a pipeline send, then the AllGather of its
+//! slices). At each instant of the idle period, of those that were the
+//! GPU's own and in flight, the one whose transfer ends last takes the
+//! instant, for its axis: the stream could not have gone on before it
+//! ended. An instant none of them was in flight for is bubble: the stream
+//! waited on another GPU's work (its compute, or a link the GPU takes no
+//! part in, as the sending stage's ReduceScatter at a sliced boundary). So
+//! compute + exposed + bubble is the GPU's step exactly, and a GPU's exposed
+//! time on an axis never exceeds the time that axis had a collective in
+//! flight on it. Time at the end of a GPU's step, after its last compute
+//! op, goes the same way: the step ends only when its last collective is
+//! done.
 //!
 //! The same pass records when each GPU first needs each collective's result
 //! ([`Exposure::needs`]): the end of the op before the first compute op of
@@ -111,27 +111,31 @@ pub(crate) struct Idle {
     pub bubble_s: f64,
 }
 
-/// Reused buffers for finding what each GPU needs.
+/// A collective of the GPU in flight during an idle period: the part of
+/// the period it covers, its end, its task and its member slot.
+#[derive(Clone, Copy)]
+struct InFlight {
+    from: f64,
+    to: f64,
+    end: f64,
+    task: TaskId,
+    slot: usize,
+}
+
+/// Reused buffers for charging idle time and finding what each GPU needs.
 #[derive(Default)]
 pub(crate) struct Exposure {
-    /// Per task, the GPU walk that last visited it (0: none).
+    /// Per task, the walk (an idle period, or a GPU's needs) that last
+    /// visited it (0: none).
     seen: Vec<u32>,
     walk: u32,
     stack: Vec<TaskId>,
-}
-
-/// Of `list`, the collective whose transfer ends last (ties within
-/// [`END_TIE`]: the lowest task id).
-fn held_up_on(times: impl Fn(TaskId) -> (f64, f64), list: &[TaskId]) -> Option<TaskId> {
-    let last = list
-        .iter()
-        .map(|&t| times(t).1)
-        .fold(f64::NEG_INFINITY, f64::max);
-    let tie = END_TIE * last.abs();
-    list.iter()
-        .copied()
-        .filter(|&t| times(t).1 >= last - tie)
-        .min()
+    /// The current idle period's candidates, in the order they take time.
+    inflight: Vec<InFlight>,
+    /// The parts of the current idle period already taken, sorted, disjoint.
+    taken: Vec<(f64, f64)>,
+    /// Scratch for `taken`'s next state.
+    merged: Vec<(f64, f64)>,
 }
 
 impl Exposure {
@@ -148,47 +152,112 @@ impl Exposure {
     /// `from..now` is charged once (see the module's doc).
     #[allow(clippy::too_many_arguments)]
     pub fn charge(
+        &mut self,
         g: &Graph,
-        times: impl Fn(TaskId) -> (f64, f64) + Copy,
+        times: impl Fn(TaskId) -> (f64, f64),
         direct: &[TaskId],
         gpu: u32,
         from: f64,
         now: f64,
         res: &mut impl Charges,
     ) {
-        // Charged back from `now`: everything before `cursor` is still open.
-        let mut cursor = now;
-        let mut on = held_up_on(times, direct);
-        while let Some(c) = on {
-            if cursor <= from {
-                break;
+        self.walk += 1;
+        let walk = self.walk;
+        self.inflight.clear();
+        self.stack.clear();
+        for &t in direct {
+            if self.seen[t as usize] != walk {
+                self.seen[t as usize] = walk;
+                self.stack.push(t);
             }
-            let (start, end) = times(c);
-            let top = end.min(cursor);
-            if top <= from {
-                break;
+        }
+        while let Some(on) = self.stack.pop() {
+            let (start, end) = times(on);
+            // A chain's earlier links ended before this one started: once a
+            // link ended before the idle period, so did everything upstream.
+            if end <= from {
+                continue;
             }
-            // Past its end the stream waited on something else: bubble.
-            if cursor > top {
-                res.bubble(gpu, cursor - top);
-            }
-            let lo = start.max(from);
-            if lo < top {
-                let task = &g.tasks[c as usize];
-                match g.members_of(c).iter().position(|&m| m == gpu) {
-                    Some(i) => {
-                        res.slot(task.members_start as usize + i, lo, top);
-                        res.exposed(gpu, task.axis as usize, top - lo);
-                    }
-                    // Another GPU's link: waiting on its work.
-                    None => res.bubble(gpu, top - lo),
+            for &up in g.comm_predecessors(on) {
+                if self.seen[up as usize] != walk {
+                    self.seen[up as usize] = walk;
+                    self.stack.push(up);
                 }
             }
-            cursor = lo.min(top);
-            on = held_up_on(times, g.comm_predecessors(c));
+            let (lo, hi) = (start.max(from), end.min(now));
+            // Upstream links of other GPUs are followed, not charged.
+            let own = g.members_of(on).iter().position(|&m| m == gpu);
+            if let (true, Some(i)) = (hi > lo, own) {
+                self.inflight.push(InFlight {
+                    from: lo,
+                    to: hi,
+                    end,
+                    task: on,
+                    slot: g.tasks[on as usize].members_start as usize + i,
+                });
+            }
         }
-        if cursor > from {
-            res.bubble(gpu, cursor - from);
+        // The one ending last takes an instant first; ends within END_TIE
+        // of one another tie, and the lowest task id goes first.
+        self.inflight
+            .sort_unstable_by(|a, b| b.end.total_cmp(&a.end).then(a.task.cmp(&b.task)));
+        let mut group = 0;
+        while group < self.inflight.len() {
+            let last = self.inflight[group].end;
+            let tied = self.inflight[group..]
+                .iter()
+                .take_while(|c| c.end >= last - END_TIE * last.abs())
+                .count();
+            self.inflight[group..group + tied].sort_unstable_by_key(|c| c.task);
+            group += tied;
+        }
+        self.taken.clear();
+        let mut charged = 0.0;
+        for k in 0..self.inflight.len() {
+            let c = self.inflight[k];
+            let axis = g.tasks[c.task as usize].axis as usize;
+            // The parts of `c.from..c.to` no earlier candidate took.
+            let mut cursor = c.from;
+            self.merged.clear();
+            for &(lo, hi) in &self.taken {
+                if hi <= cursor || lo >= c.to {
+                    continue;
+                }
+                if lo > cursor {
+                    res.slot(c.slot, cursor, lo);
+                    res.exposed(gpu, axis, lo - cursor);
+                    charged += lo - cursor;
+                }
+                cursor = cursor.max(hi);
+            }
+            if c.to > cursor {
+                res.slot(c.slot, cursor, c.to);
+                res.exposed(gpu, axis, c.to - cursor);
+                charged += c.to - cursor;
+            }
+            // Taken now: the union of what was and `c`'s part.
+            let mut span = (c.from, c.to);
+            let mut placed = false;
+            for &(lo, hi) in &self.taken {
+                if hi < span.0 {
+                    self.merged.push((lo, hi));
+                } else if lo > span.1 {
+                    if !placed {
+                        self.merged.push(span);
+                        placed = true;
+                    }
+                    self.merged.push((lo, hi));
+                } else {
+                    span = (span.0.min(lo), span.1.max(hi));
+                }
+            }
+            if !placed {
+                self.merged.push(span);
+            }
+            std::mem::swap(&mut self.taken, &mut self.merged);
+        }
+        if now - from > charged {
+            res.bubble(gpu, now - from - charged);
         }
     }
 
@@ -231,8 +300,9 @@ impl Exposure {
     /// The end of the step: each GPU's stream idles from `last_compute_end`
     /// to the end of its last task, waiting on the collectives still in flight.
     pub fn charge_step_end(
+        &mut self,
         g: &Graph,
-        times: impl Fn(TaskId) -> (f64, f64) + Copy,
+        times: impl Fn(TaskId) -> (f64, f64),
         last_compute_end: &[f64],
         res: &mut Charged,
     ) {
@@ -251,7 +321,7 @@ impl Exposure {
         for (gpu, direct) in waiting.iter().enumerate() {
             let (from, to) = (last_compute_end[gpu], res.gpus[gpu].end_s);
             if to > from {
-                Self::charge(g, times, direct, gpu as u32, from, to, res);
+                self.charge(g, &times, direct, gpu as u32, from, to, res);
             }
         }
     }
@@ -338,7 +408,7 @@ impl Uncharged {
                 }
                 if now > idle_since {
                     let direct = g.collectives_waited_on(t);
-                    Exposure::charge(g, times, direct, gpu as u32, idle_since, now, &mut out);
+                    exposure.charge(g, times, direct, gpu as u32, idle_since, now, &mut out);
                 }
                 idle_since = res.end_s[t as usize];
             }
@@ -379,7 +449,7 @@ impl Uncharged {
                 charged.needed(slot as usize, at_s);
             }
         }
-        Exposure::charge_step_end(g, times, &last_compute_end, &mut charged);
+        Exposure::new(g.tasks.len()).charge_step_end(g, times, &last_compute_end, &mut charged);
         res
     }
 
@@ -523,7 +593,11 @@ mod tests {
             );
             assert_eq!(exposed[Axis::Dp.index()], 0.0);
             // The first millisecond it waited on GPU 0's compute.
-            assert!((run.gpus[1].bubble_s - 1e-3).abs() < 1e-12, "{:?}", run.gpus[1]);
+            assert!(
+                (run.gpus[1].bubble_s - 1e-3).abs() < 1e-12,
+                "{:?}",
+                run.gpus[1]
+            );
             // GPU 1's op needs the gather, and through it the send, from the start.
             assert_eq!(&run.needed_s[..], &[f64::INFINITY, 0.0, 0.0]);
         }
@@ -555,8 +629,22 @@ mod tests {
         let (network, nvlink) = (g.add_pattern(usage(0)), g.add_pattern(usage(1)));
         let meta = Meta::new(OpKind::Gemm, Phase::Forward);
         let a = g.compute(0, 1e-3, 0.0, 0.0, meta);
-        let dp = g.comm(&[0], Axis::Dp as u8, network, 3e6, 0.0, meta.op(OpKind::AllReduce));
-        let tp = g.comm(&[0], Axis::Tp as u8, nvlink, 2e6, 0.0, meta.op(OpKind::AllReduce));
+        let dp = g.comm(
+            &[0],
+            Axis::Dp as u8,
+            network,
+            3e6,
+            0.0,
+            meta.op(OpKind::AllReduce),
+        );
+        let tp = g.comm(
+            &[0],
+            Axis::Tp as u8,
+            nvlink,
+            2e6,
+            0.0,
+            meta.op(OpKind::AllReduce),
+        );
         for c in [dp, tp] {
             g.dep(a, c);
             g.block_compute_on(0, c);
@@ -569,7 +657,10 @@ mod tests {
             crate::sim::plain::run(&g, true, &sharing),
         ] {
             let stats = &run.gpus[0];
-            assert!((stats.exposed_s[Axis::Dp.index()] - 3e-3).abs() < 1e-12, "{stats:?}");
+            assert!(
+                (stats.exposed_s[Axis::Dp.index()] - 3e-3).abs() < 1e-12,
+                "{stats:?}"
+            );
             assert_eq!(stats.exposed_s[Axis::Tp.index()], 0.0, "{stats:?}");
             assert_eq!(stats.bubble_s, 0.0);
             let idle: f64 = stats.exposed_s.iter().sum::<f64>() + stats.bubble_s;

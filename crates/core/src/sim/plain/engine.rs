@@ -203,7 +203,8 @@ pub(crate) fn run<'g>(g: &'g Graph, record_links: bool, sharing: &'g Sharing) ->
     let step = e.now;
     let last_compute_end: Vec<f64> = e.gpu.iter().map(|s| s.idle_since).collect();
     let (times, mut charged) = Charged::of_run(&mut e.res);
-    Exposure::charge_step_end(g, times, &last_compute_end, &mut charged);
+    e.exposure
+        .charge_step_end(g, times, &last_compute_end, &mut charged);
     // What each GPU needs is read from the finished run, as the fast engine reads it.
     for gpu in 0..gpus as u32 {
         e.exposure.needs(g, times, gpu, &mut charged);
@@ -283,8 +284,8 @@ impl Engine<'_> {
     }
 
     /// Compute task `t` starts after the stream stood idle since `from`:
-    /// the idle time is charged to the collective it waited on and its
-    /// chain, or to the bubble (`exposure`).
+    /// each instant of the idle time is charged to one collective it waited
+    /// on or up their chains, or to the bubble (`exposure`).
     fn attribute_idle(&mut self, t: TaskId, gpu: u32, from: f64) {
         let mut direct = Vec::new();
         let mut node = self.wait_head[t as usize];
@@ -294,7 +295,8 @@ impl Engine<'_> {
             direct.push(on);
         }
         let (times, mut charged) = Charged::of_run(&mut self.res);
-        Exposure::charge(self.g, times, &direct, gpu, from, self.now, &mut charged);
+        self.exposure
+            .charge(self.g, times, &direct, gpu, from, self.now, &mut charged);
     }
 
     /// The GPU's collectives changed: if the speed of its running op's
