@@ -322,7 +322,7 @@ fn summary(s: &Scenario, r: &Report) -> String {
          step time      {:10.3} ms   (all overlap off: {:.3} ms, speedup {:.3}x)\n\
          compute        {:10.3} ms   bubble {:.1}%\n\
          model TFLOP/s  {:10.1} per GPU (MFU {:.1}%), executed {:.1} per GPU\n\n\
-         axis   comm ms  exposed ms  hidden  window ms  contention ms\n",
+         axis   comm ms  exposed ms  hidden  window ms  contention ms  under compute ms  under idle ms\n",
         hw.nodes,
         hw.gpus_per_node,
         s.hardware_preset.name(),
@@ -345,13 +345,15 @@ fn summary(s: &Scenario, r: &Report) -> String {
             .hidden_share()
             .map_or_else(|| "-".to_string(), |h| format!("{:.1}%", h * 100.0));
         out += &format!(
-            "{:<4} {:9.3} {:11.3} {:>7} {:10.3} {:14.3}\n",
+            "{:<4} {:9.3} {:11.3} {:>7} {:10.3} {:14.3} {:17.3} {:14.3}\n",
             axis.name(),
             a.comm_ms,
             a.exposed_ms,
             hidden,
             a.window_ms,
-            a.contention_ms
+            a.contention_ms,
+            a.under_compute_ms,
+            a.under_idle_ms
         );
     }
     out += &format!(

@@ -61,6 +61,8 @@ fn simulate_json_prints_the_cores_report() {
             "hidden",
             "window_ms",
             "contention_ms",
+            "under_compute_ms",
+            "under_idle_ms",
         ] {
             assert!(report["axes"][axis][field].is_number(), "{axis}.{field}");
         }

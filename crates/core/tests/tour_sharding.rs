@@ -98,10 +98,19 @@ fn intro_each_layer_is_gathered_before_forward_and_backward_and_gpus_wait() {
     }
     // Over the network: the DP group spans the nodes.
     assert!(sim.report.links.network.busy > 0.0);
-    // "With DP overlap off, the GPUs wait for every gather."
+    // "With DP overlap off, the GPUs wait for every gather": no compute runs
+    // while one is in flight. (Its idle time is DP's, though a gradient's
+    // ReduceScatter that ends with the gather may take the charge.)
     for c in &all {
-        assert!(c.exposed_s >= 0.99 * (c.end_s - c.start_s), "{c:?}");
+        let computing: f64 = g
+            .compute
+            .iter()
+            .map(|op| (op.end_s.min(c.end_s) - op.start_s.max(c.start_s)).max(0.0))
+            .sum();
+        assert!(computing <= 0.01 * (c.end_s - c.start_s), "{c:?}");
     }
+    let dp = &sim.report.axes.dp;
+    assert!(dp.exposed_ms >= 0.99 * dp.comm_ms, "{dp:?}");
 }
 
 fn dp(sim: &Simulation) -> &overlap_core::report::AxisReport {

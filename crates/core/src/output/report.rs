@@ -7,11 +7,22 @@ use serde::{Deserialize, Serialize};
 pub struct AxisReport {
     /// Time its collectives were in flight.
     pub comm_ms: f64,
-    /// Time the compute stream stood idle waiting on them.
+    /// Time the compute stream stood idle charged to them (each idle
+    /// instant is charged once: model.md section 5).
     pub exposed_ms: f64,
     /// 1 - exposed / comm (1 when there is no communication).
     pub hidden: f64,
-    /// Compute available to hide it (model.md section 5).
+    /// The part of `comm_ms` during which the compute stream ran (hidden).
+    #[serde(default)]
+    pub under_compute_ms: f64,
+    /// The part of `comm_ms` during which the compute stream stood idle
+    /// charged to another axis or the bubble: `under_compute_ms`,
+    /// `exposed_ms` and this are `comm_ms`.
+    #[serde(default)]
+    pub under_idle_ms: f64,
+    /// The compute that ran while its collectives might legally run, from
+    /// each one's data being ready until its result is first needed
+    /// (model.md section 5): idle time inside is not window.
     pub window_ms: f64,
     /// How much longer its collectives took than alone on the same links.
     pub contention_ms: f64,

@@ -93,10 +93,21 @@ pub(crate) struct GpuStats {
     pub comm_s: [f64; 3],
     /// Time the compute stream stood idle waiting on each axis.
     pub exposed_s: [f64; 3],
+    /// Time the compute stream stood idle waiting on another GPU's work
+    /// (until `end_s`): with `exposed_s` and `compute_busy_s`, all of it.
+    pub bubble_s: f64,
     /// Time the compute stream ran.
     pub compute_busy_s: f64,
     /// When the GPU's last task ended.
     pub end_s: f64,
+}
+
+impl GpuStats {
+    /// Sets its idle time as charged (`exposure`).
+    pub(crate) fn set_idle(&mut self, idle: crate::sim::exposure::Idle) {
+        self.exposed_s = idle.exposed_s;
+        self.bubble_s = idle.bubble_s;
+    }
 }
 
 /// The engine's sums as they stood when a period mark (`Graph::period_marks`)
@@ -122,6 +133,9 @@ pub(crate) struct RunResult {
     pub exposed_s: Vec<f64>,
     /// Per entry of `Graph::members`: when that wait began (infinite when none).
     pub exposed_from_s: Vec<f64>,
+    /// Per entry of `Graph::members`: when that member's compute stream
+    /// first needs the task's result (infinite when it never does).
+    pub needed_s: Vec<f64>,
     pub gpus: Vec<GpuStats>,
     pub links: Vec<ResourceLog>,
     pub step_time_s: f64,
@@ -140,6 +154,7 @@ impl RunResult {
         recycle::give(self.end_s);
         recycle::give(self.exposed_s);
         recycle::give(self.exposed_from_s);
+        recycle::give(self.needed_s);
     }
 }
 
@@ -314,6 +329,7 @@ fn run_from_seq<'g>(
             end_s: recycle::filled(n, f64::NAN),
             exposed_s: recycle::filled(g.members.len(), 0.0),
             exposed_from_s: recycle::filled(g.members.len(), f64::INFINITY),
+            needed_s: recycle::filled(g.members.len(), f64::INFINITY),
             gpus: vec![GpuStats::default(); gpus],
             links: Vec::new(),
             step_time_s: 0.0,

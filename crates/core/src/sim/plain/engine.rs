@@ -153,6 +153,7 @@ pub(crate) fn run<'g>(g: &'g Graph, record_links: bool, sharing: &'g Sharing) ->
             end_s: vec![f64::NAN; n],
             exposed_s: vec![0.0; g.members.len()],
             exposed_from_s: vec![f64::INFINITY; g.members.len()],
+            needed_s: vec![f64::INFINITY; g.members.len()],
             gpus: vec![GpuStats::default(); gpus],
             links: Vec::new(),
             step_time_s: 0.0,
@@ -204,6 +205,10 @@ pub(crate) fn run<'g>(g: &'g Graph, record_links: bool, sharing: &'g Sharing) ->
     let (times, mut charged) = Charged::of_run(&mut e.res);
     e.exposure
         .charge_step_end(g, times, &last_compute_end, &mut charged);
+    // What each GPU needs is read from the finished run, as the fast engine reads it.
+    for gpu in 0..gpus as u32 {
+        e.exposure.needs(g, times, gpu, &mut charged);
+    }
     e.links.finish(step);
     for (i, st) in e.gpu.iter().enumerate() {
         for a in 0..3 {
@@ -241,7 +246,7 @@ impl Engine<'_> {
         if task.axis == COMPUTE {
             let gpu = task.gpu;
             let idle_from = self.gpu[gpu as usize].idle_since;
-            if now > idle_from && self.wait_head[t as usize] != NO_WAIT {
+            if now > idle_from {
                 self.attribute_idle(t, gpu, idle_from);
             }
             self.gpu[gpu as usize].running = Some(t);
@@ -279,8 +284,8 @@ impl Engine<'_> {
     }
 
     /// Compute task `t` starts after the stream stood idle since `from`:
-    /// the idle time is charged to the collectives it waited on and their
-    /// chains (`exposure`); the rest is the bubble.
+    /// each instant of the idle time is charged to one collective it waited
+    /// on or up their chains, or to the bubble (`exposure`).
     fn attribute_idle(&mut self, t: TaskId, gpu: u32, from: f64) {
         let mut direct = Vec::new();
         let mut node = self.wait_head[t as usize];
