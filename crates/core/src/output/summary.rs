@@ -324,7 +324,10 @@ pub(crate) fn gpu_sums(g: &Graph, run: &RunResult, with_hta: bool, share: Range<
     // Per GPU and axis: when its collectives were in flight, and when they
     // might legally have run (model.md 5).
     let mut inflight: Vec<[Vec<(f64, f64)>; 3]> = vec![Default::default(); gpus];
+    // Kept in two lists, each nearly sorted as the tasks come (unions sort
+    // their spans, and two interleaved orders would cost a full sort).
     let mut legal: Vec<[Vec<(f64, f64)>; 3]> = vec![Default::default(); gpus];
+    let mut scheduled_legal: Vec<[Vec<(f64, f64)>; 3]> = vec![Default::default(); gpus];
     let mut contention_s = vec![[0.0f64; 3]; gpus];
     let mut period_contention_s = [vec![[0.0f64; 3]; gpus], vec![[0.0f64; 3]; gpus]];
     let alone_bps = alone_rates_bps(g);
@@ -364,7 +367,7 @@ pub(crate) fn gpu_sums(g: &Graph, run: &RunResult, with_hta: bool, share: Range<
             let needed_s = run.needed_s[slot].min(run.gpus[m as usize].end_s);
             legal[local][a].push((ready_s, needed_s));
             if let Some(w) = scheduled.filter(|_| t.gpu == m) {
-                legal[local][a].push(w);
+                scheduled_legal[local][a].push(w);
             }
         }
     }
@@ -372,13 +375,16 @@ pub(crate) fn gpu_sums(g: &Graph, run: &RunResult, with_hta: bool, share: Range<
         whole: Vec::with_capacity(gpus),
         periods: [Vec::new(), Vec::new()],
     };
-    let zip = inflight.into_iter().zip(legal);
-    for ((local, (inflight, legal)), i) in zip.enumerate().zip(share) {
+    let zip = inflight.into_iter().zip(legal).zip(scheduled_legal);
+    for ((local, ((inflight, legal), scheduled)), i) in zip.enumerate().zip(share) {
         let (info, stats) = (&g.gpus[i], &run.gpus[i]);
         let span = |t: u32| (run.start_s[t as usize], run.end_s[t as usize]);
         let busy = hta::union(g.compute_order[i].iter().map(|&t| span(t)));
         let inflight = inflight.map(hta::union);
         let legal = legal.map(hta::union);
+        let scheduled = scheduled.map(hta::union);
+        let legal: [Vec<(f64, f64)>; 3] =
+            [0, 1, 2].map(|a| hta::union(legal[a].iter().chain(&scheduled[a]).copied()));
         let hta_comm = with_hta.then(|| hta::union(inflight.iter().flatten().copied()));
         let (hta_comm_s, hta_overlapped_s) = match &hta_comm {
             Some(comm) => (hta::length(comm), hta::intersection_length(comm, &busy)),
@@ -508,24 +514,11 @@ mod tests {
     #[test]
     fn a_window_is_the_compute_inside_the_legal_interval() {
         use crate::model::axis::Axis;
-        use crate::model::link::{Direction, LinkClass};
+        use crate::model::link::LinkClass;
         use crate::model::op::{OpKind, Phase};
-        use crate::sim::network::Usage;
-        use crate::workload::graph::{GpuInfo, Meta, ResourceInfo};
-        let mut g = Graph::default();
-        for rank in 0..2 {
-            g.add_gpu(GpuInfo::lone(rank));
-        }
-        g.add_resource(ResourceInfo {
-            gpu: Some(0),
-            class: LinkClass::Network,
-            direction: Direction::Out,
-            capacity_bps: 1e9,
-        });
-        let link = g.add_pattern(vec![Usage {
-            resource: 0,
-            weight: 1.0,
-        }]);
+        use crate::workload::graph::Meta;
+        let (mut g, links) = Graph::with_test_links(2, &[(0, LinkClass::Network)]);
+        let link = links[0];
         let meta = Meta::new(OpKind::Gemm, Phase::Backward);
         let a = g.compute(0, 1e-3, 0.0, 0.0, meta);
         let x = g.compute(1, 3e-3, 0.0, 0.0, meta);

@@ -463,10 +463,9 @@ impl Uncharged {
 #[cfg(test)]
 mod tests {
     use crate::model::axis::Axis;
-    use crate::model::link::{Direction, LinkClass};
+    use crate::model::link::LinkClass;
     use crate::model::op::{OpKind, Phase};
-    use crate::sim::network::Usage;
-    use crate::workload::graph::{GpuInfo, Graph, Meta, ResourceInfo};
+    use crate::workload::graph::{Graph, Meta};
 
     /// GPU 0 computes for 1 ms and sends 1 MB to GPU 1 (1 ms on its link);
     /// GPU 1 gathers the slices over NVLink (1 ms more), then computes.
@@ -474,25 +473,9 @@ mod tests {
     /// second while the send is in flight (PP), the third while the gather
     /// is (TP): the send is charged although GPU 1's op waited on the gather.
     fn send_then_gather() -> Graph {
-        let mut g = Graph::default();
-        for rank in 0..2 {
-            g.add_gpu(GpuInfo::lone(rank));
-        }
-        for (gpu, class) in [(0, LinkClass::Network), (1, LinkClass::Nvlink)] {
-            g.add_resource(ResourceInfo {
-                gpu: Some(gpu),
-                class,
-                direction: Direction::Out,
-                capacity_bps: 1e9,
-            });
-        }
-        let usage = |resource| {
-            vec![Usage {
-                resource,
-                weight: 1.0,
-            }]
-        };
-        let (network, nvlink) = (g.add_pattern(usage(0)), g.add_pattern(usage(1)));
+        let (mut g, links) =
+            Graph::with_test_links(2, &[(0, LinkClass::Network), (1, LinkClass::Nvlink)]);
+        let (network, nvlink) = (links[0], links[1]);
         let meta = Meta::new(OpKind::Gemm, Phase::Forward);
         let a = g.compute(0, 1e-3, 0.0, 0.0, meta);
         let send = g.comm(
@@ -610,23 +593,9 @@ mod tests {
     /// for two of them (before, each axis got its own in-flight time).
     #[test]
     fn an_idle_instant_is_charged_once_to_the_collective_ending_last() {
-        let mut g = Graph::default();
-        g.add_gpu(GpuInfo::lone(0));
-        for class in [LinkClass::Network, LinkClass::Nvlink] {
-            g.add_resource(ResourceInfo {
-                gpu: Some(0),
-                class,
-                direction: Direction::Out,
-                capacity_bps: 1e9,
-            });
-        }
-        let usage = |resource| {
-            vec![Usage {
-                resource,
-                weight: 1.0,
-            }]
-        };
-        let (network, nvlink) = (g.add_pattern(usage(0)), g.add_pattern(usage(1)));
+        let (mut g, links) =
+            Graph::with_test_links(1, &[(0, LinkClass::Network), (0, LinkClass::Nvlink)]);
+        let (network, nvlink) = (links[0], links[1]);
         let meta = Meta::new(OpKind::Gemm, Phase::Forward);
         let a = g.compute(0, 1e-3, 0.0, 0.0, meta);
         let dp = g.comm(

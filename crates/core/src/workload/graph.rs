@@ -620,6 +620,38 @@ impl Graph {
     }
 }
 
+#[cfg(test)]
+impl Graph {
+    /// For tests: `gpus` lone GPUs, and per `(gpu, class)` of `links` an
+    /// outgoing 1 GB/s link of that GPU with a pattern on it alone (the
+    /// patterns' ids, in order).
+    pub(crate) fn with_test_links(
+        gpus: u32,
+        links: &[(usize, crate::model::link::LinkClass)],
+    ) -> (Graph, Vec<u32>) {
+        let mut g = Graph::default();
+        for rank in 0..gpus {
+            g.add_gpu(GpuInfo::lone(rank));
+        }
+        let patterns = links
+            .iter()
+            .map(|&(gpu, class)| {
+                let resource = g.add_resource(ResourceInfo {
+                    gpu: Some(gpu),
+                    class,
+                    direction: crate::model::link::Direction::Out,
+                    capacity_bps: 1e9,
+                });
+                g.add_pattern(vec![Usage {
+                    resource,
+                    weight: 1.0,
+                }])
+            })
+            .collect();
+        (g, patterns)
+    }
+}
+
 /// What an op is, for the timeline.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Meta {
