@@ -4,14 +4,20 @@
 //! out controls and figures, paints the list on a canvas and talks to the
 //! browser.
 //!
+//! Its folders are layers, each importing only from those before it here
+//! (`tests/layers.rs`):
+//! - `dom.rs`: the browser's primitives (document, clock, data marks);
+//! - `state/`: the signals the page shows;
+//! - `timeline/`: the canvas backend, the animation loop, pointer and keys,
+//!   the theme;
+//! - `web/`: downloads, the address bar, the widget's host;
+//! - `worker/`: the simulation worker and the page's side of it
+//!   (`runner.rs`, an adapter over `overlap_session`'s run session: newest
+//!   wins, within a time budget);
 //! - `ui/`: components: controls (from the core's field table), figures
 //!   (from its `Metric`), the tour, the embedded page, export and share,
-//!   playback, tables;
-//! - `timeline/`: the canvas backend, the animation loop, pointer and keys;
-//! - `web/`: DOM helpers, downloads, the address bar, the widget and its host;
-//! - `worker/`: the simulation worker and the page's side of it
-//!   (`runner.rs`: requests simulations, newest wins, within a time budget);
-//! - `state.rs`: the signals the page shows.
+//!   playback, the run's status, tables;
+//! - this file, `main.rs` and `widget.rs` (the widget): the entry points.
 
 mod dom;
 mod state;

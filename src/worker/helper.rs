@@ -13,7 +13,8 @@
 //! Messages between the two (typed, `overlap_session`):
 //! - to the helper, `WorkerRequest::Parts`: the scenario input and the parts;
 //! - back, `WorkerReply::PartsRan`: the results (exact: the core's JSON
-//!   carries every `f64` bit for bit), or why the helper could not run them.
+//!   carries every `f64` bit for bit), or none when the helper could not
+//!   run them.
 //!
 //! Whatever goes wrong with the helper (it does not start, it answers with
 //! an error, it panics or stops), the simulation worker runs the missing
@@ -212,7 +213,7 @@ fn cores() -> f64 {
 
 fn on_helper_message(reply: WorkerReply, _arrays: js_sys::Array) {
     match reply {
-        WorkerReply::PartsRan { gen, ran } => received(gen, ran.ok()),
+        WorkerReply::PartsRan { gen, ran } => received(gen, ran),
         WorkerReply::Ready => helper_ready(),
         WorkerReply::Panic { .. } | WorkerReply::Crashed { .. } => helper_gone(),
         _ => {}
@@ -270,17 +271,14 @@ fn finish(pending: Pending) {
 
 /// In the helper: runs the parts of a `Parts` request and answers.
 pub fn run_parts(gen: u64, input: &ScenarioInput, parts: &[Part]) {
-    let ran = input
-        .resolve()
-        .map_err(|_| "the helper could not resolve the scenario".to_string())
-        .map(|scenario| {
-            super::with_simulator(|sim| {
-                parts
-                    .iter()
-                    .map(|&part| sim.run_part(&scenario, part))
-                    .collect()
-            })
-        });
+    let ran = input.resolve().ok().map(|scenario| {
+        super::with_simulator(|sim| {
+            parts
+                .iter()
+                .map(|&part| sim.run_part(&scenario, part))
+                .collect()
+        })
+    });
     super::post(&WorkerReply::PartsRan { gen, ran }, &[], &[]);
 }
 

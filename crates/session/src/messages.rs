@@ -104,12 +104,10 @@ pub enum WorkerReply {
     Trace { gen: u64 },
     /// The Kineto zip: its bytes follow as a `Uint8Array`.
     Kineto { gen: u64 },
-    /// From the helper: the parts' results in the order asked, or why it
-    /// could not run them.
-    PartsRan {
-        gen: u64,
-        ran: Result<Vec<PartRan>, String>,
-    },
+    /// From the helper: the parts' results in the order asked; `None` when
+    /// it could not run them (the simulation worker then runs them itself,
+    /// so why does not matter to it).
+    PartsRan { gen: u64, ran: Option<Vec<PartRan>> },
     /// The module panicked: it traps next.
     Panic { message: String },
     /// The worker stopped (posted by `www/sim-worker.js`).
