@@ -550,18 +550,28 @@ fn millions(n: u64) -> String {
     format!("{:.1} M", n as f64 / 1e6)
 }
 
+/// Why a step is refused whose cost cannot be predicted cheaply: its
+/// smallest counting builds (`workload::cost::ShapeCost`) are over
+/// [`crate::workload::cost::MAX_COUNTED_OPS`], and a step holds at least
+/// as many operations as they do.
+fn too_long_to_count() -> String {
+    format!(
+        "one pipeline fill of this step through two layers per virtual stage would already hold more than {} operations, \
+         too many to predict this step's cost cheaply",
+        millions(crate::workload::cost::MAX_COUNTED_OPS)
+    )
+}
+
 /// Why the figures of this step are over the budget, or `None` when they
 /// fit: the step's operations against [`MAX_SIMULATED_OPS`], each run the
 /// figures simulate against [`MAX_TIMELINE_OPS`], their events against
-/// [`MAX_PLANNED_EVENTS`]. Counting stops at a build over the limit of one
-/// run, so that a step far over budget costs little to refuse.
+/// [`MAX_PLANNED_EVENTS`]. Predicted (`workload::cost::predict`) from
+/// builds of at most `MAX_COUNTED_OPS`, so that a step far over budget
+/// costs little to refuse.
 fn overshoot(s: &Scenario) -> Option<String> {
     let whole = crate::workload::schedule::steady_counts(s).is_none();
     let Some(budget) = crate::workload::cost::budget_within(s, MAX_TIMELINE_OPS) else {
-        return Some(format!(
-            "a run of this step would hold more operations than the limit of {} for one run",
-            millions(MAX_TIMELINE_OPS)
-        ));
+        return Some(too_long_to_count());
     };
     let (step, figures) = (budget.step, budget.figures);
     if step.ops > MAX_SIMULATED_OPS {
