@@ -75,7 +75,7 @@ impl Cost {
 /// whatever the scenario's size. A step whose smallest builds are over it
 /// (a pipeline of thousands of stages, or an interleaved one of over a
 /// hundred stages x virtual stages) is refused as too long to count.
-pub const MAX_COUNTED_OPS: u64 = 300_000;
+pub const MAX_COUNTED_OPS: u64 = 1_000_000;
 
 /// What `Simulator::simulate` runs: the scenario and, when it differs, its
 /// all-overlap-off baseline; each with, at most, the three short runs from
@@ -357,7 +357,7 @@ fn count_within(s: &Scenario, cap_ops: u64) -> Option<Cost> {
         return cost;
     }
     let cap = usize::try_from(cap_ops).unwrap_or(usize::MAX);
-    let g = super::build_capped(s, Fidelity::Reduced, 0, cap, false);
+    let g = super::build_for_count(s, cap);
     let cost = (!g.over_cap()).then(|| graph_cost(&g, &Sharing::of(s)));
     KEPT.with_borrow_mut(|kept| {
         if kept.len() == KEPT_COUNTS {
