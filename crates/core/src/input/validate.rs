@@ -199,12 +199,27 @@ pub(crate) fn filled(input: &ScenarioInput) -> Scenario {
         Workload::MatmulAllreduce(_) => (hardware.gpus_per_node, 1, 1),
     };
     let p = &input.parallel;
+    let pp = p.pp.unwrap_or(pp_default);
+    // With one stage there is no pipeline: every schedule runs Megatron's
+    // loop without pipelining (forward then backward per micro-batch, as
+    // 1F1B does on one stage) and one chunk per GPU; otherwise a split
+    // backward (zero bubble) or a V's two chunks would change the step with
+    // no bubble to fill and no stage to send to (issue 45). The page notes
+    // both controls inert (`fields::schedule_inert`).
+    let (schedule, virtual_stages) = if pp == 1 {
+        (Schedule::OneFOneB, 1)
+    } else {
+        (
+            p.schedule.unwrap_or(d.schedule),
+            p.virtual_stages.unwrap_or(d.virtual_stages),
+        )
+    };
     let parallel = Parallel {
         tp: p.tp.unwrap_or(tp_default),
-        pp: p.pp.unwrap_or(pp_default),
+        pp,
         dp: p.dp.unwrap_or(dp_default),
-        schedule: p.schedule.unwrap_or(d.schedule),
-        virtual_stages: p.virtual_stages.unwrap_or(d.virtual_stages),
+        schedule,
+        virtual_stages,
         scatter_gather: p.scatter_gather.unwrap_or(d.scatter_gather),
         dp_sharding: p.dp_sharding.unwrap_or(d.dp_sharding),
     };

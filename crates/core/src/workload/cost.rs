@@ -51,6 +51,13 @@ pub struct Cost {
     pub planned_events: u64,
     /// Upper bound on flows moving at once (every transfer of the step).
     pub peak_flows: u64,
+    /// Upper bound on the engine's work re-rating flows, in link usages
+    /// visited: each flow that joins or leaves makes the network re-rate
+    /// the component of links it shares (`sim::network`), visiting every
+    /// class that can move there across each of its links. This, not the
+    /// events alone, is what drives the time of a step whose many
+    /// concurrent flows share a core (issue 45's 86 s inference step).
+    pub rerate_work: u64,
 }
 
 impl Cost {
@@ -62,6 +69,7 @@ impl Cost {
             events: self.events + o.events,
             planned_events: self.planned_events + o.planned_events,
             peak_flows: self.peak_flows.max(o.peak_flows),
+            rerate_work: self.rerate_work + o.rerate_work,
         }
     }
 }
@@ -304,6 +312,7 @@ impl ShapeCost {
             events: f(|c| c.events)?,
             planned_events: f(|c| c.planned_events)?,
             peak_flows: f(|c| c.peak_flows)?,
+            rerate_work: f(|c| c.rerate_work)?,
         })
     }
 }
@@ -385,6 +394,7 @@ pub(crate) fn graph_cost(g: &Graph, sharing: &Sharing) -> Cost {
                 c.planned_events += 1;
                 c.peak_flows += 1;
                 c.planned_events += 2 * (1 + components.hbm_classes[task.gpu as usize]);
+                c.rerate_work += 2 * components.hbm_work[task.gpu as usize];
             }
             continue;
         }
@@ -394,6 +404,7 @@ pub(crate) fn graph_cost(g: &Graph, sharing: &Sharing) -> Cost {
         if task.work > 0.0 {
             c.peak_flows += 1;
             c.planned_events += 2 * components.classes_near(task.pattern);
+            c.rerate_work += 2 * components.work_near(task.pattern);
             if sharing.modelled().is_some() {
                 // The memory-bound kernels beside it on its members' HBM.
                 c.planned_events += 2 * members;
@@ -413,6 +424,11 @@ struct Components {
     /// Per GPU, the collective classes that cross its HBM (modelled
     /// interference; zero otherwise).
     hbm_classes: Vec<u64>,
+    /// Per root resource, the link usages of the classes on its component:
+    /// what one re-rating there visits at most.
+    work: Vec<u64>,
+    /// Per GPU, the usages of the classes that cross its HBM.
+    hbm_work: Vec<u64>,
 }
 
 impl Components {
@@ -454,12 +470,17 @@ impl Components {
         }
         let mut classes = vec![0u64; resources.max(1)];
         let mut hbm_classes = vec![0u64; g.gpus.len()];
+        let mut work = vec![0u64; resources.max(1)];
+        let mut hbm_work = vec![0u64; g.gpus.len()];
         for (p, axes) in used.iter().enumerate() {
             let n = axes.iter().filter(|u| **u).count() as u64;
+            let usages = n * setup.patterns[p].len() as u64;
             classes[pattern_root[p] as usize] += n;
+            work[pattern_root[p] as usize] += usages;
             for u in &setup.patterns[p] {
                 if let Some(gpu) = (u.resource as usize).checked_sub(setup.links) {
                     hbm_classes[gpu] += n;
+                    hbm_work[gpu] += usages;
                 }
             }
         }
@@ -467,7 +488,13 @@ impl Components {
             pattern_root,
             classes,
             hbm_classes,
+            work,
+            hbm_work,
         }
+    }
+
+    fn work_near(&self, pattern: u32) -> u64 {
+        self.work[self.pattern_root[pattern as usize] as usize]
     }
 
     fn classes_near(&self, pattern: u32) -> u64 {
