@@ -564,19 +564,34 @@ fn dualpipe_v_bubble_against_the_formula_of_published_md_section_6_is_a_known_ga
 #[test]
 fn with_pp_one_every_schedule_gives_one_f_one_b_s_figures() {
     use overlap_core::input::fields::FIELDS;
-    let base = overlap_core::presets::find("llama3-70b-fsdp").unwrap().input();
+    let base = overlap_core::presets::find("llama3-70b-fsdp")
+        .unwrap()
+        .input();
     let s = base.resolve().unwrap();
     assert_eq!(s.parallel.pp, 1);
     let want = serde_json::to_string(&overlap_core::simulate_report(&s).unwrap().report).unwrap();
-    for (schedule, vs) in [("zb-1p", 1), ("zb-2p", 1), ("zb-v", 2), ("dualpipe-v", 2), ("gpipe", 1), ("interleaved", 2)] {
+    for (schedule, vs) in [
+        ("zb-1p", 1),
+        ("zb-2p", 1),
+        ("zb-v", 2),
+        ("dualpipe-v", 2),
+        ("gpipe", 1),
+        ("interleaved", 2),
+    ] {
         let mut v = serde_json::to_value(&base).unwrap();
         v["parallel"]["schedule"] = serde_json::json!(schedule);
         v["parallel"]["virtual_stages"] = serde_json::json!(vs);
         let input: overlap_core::ScenarioInput = serde_json::from_value(v).unwrap();
-        let x = input.resolve().unwrap_or_else(|e| panic!("{schedule}: {e}"));
+        let x = input
+            .resolve()
+            .unwrap_or_else(|e| panic!("{schedule}: {e}"));
         let r = overlap_core::simulate_report(&x).unwrap().report;
         assert_eq!(serde_json::to_string(&r).unwrap(), want, "{schedule}");
-        assert_eq!(r.axes.get(overlap_core::Axis::Pp).comm_ms, 0.0, "{schedule}");
+        assert_eq!(
+            r.axes.get(overlap_core::Axis::Pp).comm_ms,
+            0.0,
+            "{schedule}"
+        );
         for path in ["parallel.schedule", "parallel.virtual_stages"] {
             let f = FIELDS.iter().find(|f| f.path == path).unwrap();
             assert!((f.inert)(&x).is_some(), "{path} noted inert");

@@ -145,7 +145,7 @@ pub fn counted(n: u64, noun: &str) -> String {
 
 /// The scenario the input describes, every missing field filled in from
 /// the hardware preset and the defaults; nothing checked yet.
-pub(crate) fn filled(input: &ScenarioInput) -> Scenario {
+pub fn filled(input: &ScenarioInput) -> Scenario {
     let preset = input.hardware.preset.unwrap_or(DEFAULT_HARDWARE_PRESET);
     let base = preset.hardware();
     let h = &input.hardware;

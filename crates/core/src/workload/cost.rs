@@ -555,7 +555,15 @@ mod tests {
     fn predicted_equals_counted_on_random_shapes() {
         use proptest::prelude::*;
         use proptest::test_runner::{Config, TestRunner};
-        let schedules = ["1f1b", "gpipe", "interleaved", "zb-1p", "zb-2p", "zb-v", "dualpipe-v"];
+        let schedules = [
+            "1f1b",
+            "gpipe",
+            "interleaved",
+            "zb-1p",
+            "zb-2p",
+            "zb-v",
+            "dualpipe-v",
+        ];
         let checked = std::cell::Cell::new(0);
         let mut runner = TestRunner::new(Config {
             cases: 160,
@@ -569,7 +577,11 @@ mod tests {
             1u32..=12,
             prop_oneof![Just(1u32), Just(2), Just(4)],
             (1u32..=4, any::<bool>(), any::<bool>(), any::<bool>()),
-            (0usize..3, any::<bool>(), prop_oneof![Just(0.5f64), Just(7.0), Just(500.0)]),
+            (
+                0usize..3,
+                any::<bool>(),
+                prop_oneof![Just(0.5f64), Just(7.0), Just(500.0)],
+            ),
         );
         runner
             .run(
