@@ -475,11 +475,13 @@ fn bad_schedule_combinations_name_the_field_and_what_is_valid() {
         32,
     ));
     names(&e, "parallel.virtual_stages", "valid is 2");
-    let e = refused(&base(
+    // PP 1 is no pipeline, not an odd one: it runs as 1F1B (issue 45).
+    let s = overlap_core::parse_scenario(&base(
         r#"{"tp":8,"pp":1,"dp":1,"schedule":"dualpipe-v","virtual_stages":2}"#,
         32,
-    ));
-    names(&e, "parallel.pp", "valid are even pp");
+    ))
+    .expect("no pipeline: 1F1B");
+    assert_eq!(s.parallel.virtual_stages, 1);
     let e = refused(&base(
         r#"{"tp":1,"pp":8,"dp":1,"schedule":"dualpipe-v","virtual_stages":2}"#,
         15,
