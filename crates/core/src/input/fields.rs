@@ -231,6 +231,14 @@ fn collective_layout_inert(s: &Scenario) -> Option<String> {
     })
 }
 
+/// Why the pipeline schedule and its virtual stages change nothing: with
+/// PP 1 every schedule runs as 1F1B on one chunk (`validate::filled`).
+pub(crate) fn schedule_inert(s: &Scenario) -> Option<String> {
+    (s.parallel.pp == 1).then(|| {
+        "Changes nothing here: with PP 1 there is no pipeline, so every schedule runs as 1F1B (one forward, then its backward, per micro-batch) on one chunk.".to_string()
+    })
+}
+
 /// A field that changes something in every scenario it applies to.
 fn never_inert(_: &Scenario) -> Option<String> {
     None
@@ -534,11 +542,13 @@ fields! {
         kind: Kind::Enum(&SCHEDULE_CHOICES),
         default: Fixed, label: "Pipeline schedule", unit: "", slider: NO_SLIDER,
         resolved: |s| Some(s.parallel.schedule),
+        inert: schedule_inert,
     },
     parallel.virtual_stages => {
         key: "virtual_stages", kind: Kind::Int { min: 1, max: 64 }, default: Fixed,
         label: "Virtual stages", unit: "", slider: (1.0, 8.0, 1.0),
         resolved: |s| Some(s.parallel.virtual_stages),
+        inert: schedule_inert,
     },
     parallel.scatter_gather => {
         key: "scatter_gather", kind: Kind::Bool, default: Fixed,

@@ -149,7 +149,7 @@ pub fn counted(n: u64, noun: &str) -> String {
 
 /// The scenario the input describes, every missing field filled in from
 /// the hardware preset and the defaults; nothing checked yet.
-pub(crate) fn filled(input: &ScenarioInput) -> Scenario {
+pub fn filled(input: &ScenarioInput) -> Scenario {
     let preset = input.hardware.preset.unwrap_or(DEFAULT_HARDWARE_PRESET);
     let base = preset.hardware();
     let h = &input.hardware;
@@ -216,12 +216,27 @@ pub(crate) fn filled(input: &ScenarioInput) -> Scenario {
         Workload::Collective(_) => None,
         _ => v,
     };
+    let pp = given(p.pp).unwrap_or(pp_default);
+    // With one stage there is no pipeline: every schedule runs Megatron's
+    // loop without pipelining (forward then backward per micro-batch, as
+    // 1F1B does on one stage) and one chunk per GPU; otherwise a split
+    // backward (zero bubble) or a V's two chunks would change the step with
+    // no bubble to fill and no stage to send to (issue 45). The page notes
+    // both controls inert (`fields::schedule_inert`).
+    let (schedule, virtual_stages) = if pp == 1 {
+        (Schedule::OneFOneB, 1)
+    } else {
+        (
+            p.schedule.unwrap_or(d.schedule),
+            p.virtual_stages.unwrap_or(d.virtual_stages),
+        )
+    };
     let parallel = Parallel {
         tp: given(p.tp).unwrap_or(tp_default),
-        pp: given(p.pp).unwrap_or(pp_default),
+        pp,
         dp: given(p.dp).unwrap_or(dp_default),
-        schedule: p.schedule.unwrap_or(d.schedule),
-        virtual_stages: p.virtual_stages.unwrap_or(d.virtual_stages),
+        schedule,
+        virtual_stages,
         scatter_gather: p.scatter_gather.unwrap_or(d.scatter_gather),
         dp_sharding: p.dp_sharding.unwrap_or(d.dp_sharding),
     };
@@ -583,18 +598,28 @@ fn millions(n: u64) -> String {
     format!("{:.1} M", n as f64 / 1e6)
 }
 
+/// Why a step is refused whose cost cannot be predicted cheaply: its
+/// smallest counting builds (`workload::cost::ShapeCost`) are over
+/// [`crate::workload::cost::MAX_COUNTED_OPS`], and a step holds at least
+/// as many operations as they do.
+fn too_long_to_count() -> String {
+    format!(
+        "one pipeline fill of this step through two layers per virtual stage would already hold more than {} operations, \
+         too many to predict this step's cost cheaply",
+        millions(crate::workload::cost::MAX_COUNTED_OPS)
+    )
+}
+
 /// Why the figures of this step are over the budget, or `None` when they
 /// fit: the step's operations against [`MAX_SIMULATED_OPS`], each run the
 /// figures simulate against [`MAX_TIMELINE_OPS`], their events against
-/// [`MAX_PLANNED_EVENTS`]. Counting stops at a build over the limit of one
-/// run, so that a step far over budget costs little to refuse.
+/// [`MAX_PLANNED_EVENTS`]. Predicted (`workload::cost::predict`) from
+/// builds of at most `MAX_COUNTED_OPS`, so that a step far over budget
+/// costs little to refuse.
 fn overshoot(s: &Scenario) -> Option<String> {
     let whole = crate::workload::schedule::steady_counts(s).is_none();
     let Some(budget) = crate::workload::cost::budget_within(s, MAX_TIMELINE_OPS) else {
-        return Some(format!(
-            "a run of this step would hold more operations than the limit of {} for one run",
-            millions(MAX_TIMELINE_OPS)
-        ));
+        return Some(too_long_to_count());
     };
     let (step, figures) = (budget.step, budget.figures);
     if step.ops > MAX_SIMULATED_OPS {

@@ -51,17 +51,34 @@ pub(crate) fn build_capped(
     cap_ops: usize,
     with_meta: bool,
 ) -> Graph {
+    let mut g = build_unfinished(s, fidelity, reserve_ops, cap_ops, with_meta);
+    g.finish();
+    g
+}
+
+/// The reduced graph for counting alone (`cost`): its ops, without the
+/// dependency arrays `Graph::finish` lays out for the engine (a third of a
+/// counting build's peak memory), nor what the timeline shows of each op.
+pub(crate) fn build_for_count(s: &Scenario, cap_ops: usize) -> Graph {
+    build_unfinished(s, Fidelity::Reduced, 0, cap_ops, false)
+}
+
+fn build_unfinished(
+    s: &Scenario,
+    fidelity: Fidelity,
+    reserve_ops: usize,
+    cap_ops: usize,
+    with_meta: bool,
+) -> Graph {
     let mut g = Graph::default();
     g.cap_ops = cap_ops;
     g.with_meta = with_meta;
     g.reserve(reserve_ops);
-    let mut g = match &s.workload {
+    match &s.workload {
         Workload::Transformer(t) => transformer::build(g, s, t, fidelity),
         Workload::MatmulAllreduce(mm) => matmul_allreduce::build(g, s, mm, fidelity),
         Workload::Collective(c) => collective_bench::build(g, s, c, fidelity),
-    };
-    g.finish();
-    g
+    }
 }
 
 /// Operations (compute ops and collectives) one reduced run of the scenario
