@@ -114,7 +114,7 @@ fn run(raw: &[OsString]) -> Result<String, String> {
             None => {
                 let scenario = load(file())?.resolve().map_err(|e| e.to_string())?;
                 let sim = timeline(&scenario)?;
-                Ok(overlap_core::trace::chrome_trace(&sim.timeline) + "\n")
+                trace_chrome(&sim)
             }
         },
         "import" => {
@@ -159,22 +159,61 @@ fn run(raw: &[OsString]) -> Result<String, String> {
     }
 }
 
+/// Why a trace of `bytes` is not written: over the file size `trace`
+/// writes, with the fields that shorten the step.
+fn trace_too_large(bytes: u64) -> String {
+    use overlap_core::trace::MAX_TRACE_FILE_BYTES;
+    format!(
+        "this trace would be {:.2} GB, more than the {:.0} GB overlap-lab trace writes: shorten the step \
+         (fewer micro-batches through workload.global_batch, or fewer workload.layers); \
+         overlap-lab simulate gives this step's figures without a trace",
+        bytes as f64 / 1e9,
+        MAX_TRACE_FILE_BYTES as f64 / 1e9,
+    )
+}
+
+/// `trace FILE`: the Chrome trace, its size counted first (in memory that
+/// does not grow with it) and then written to standard output as the
+/// timeline is walked, so that a large trace is never held whole.
+fn trace_chrome(sim: &Simulation) -> Result<String, String> {
+    let bytes = overlap_core::trace::chrome_trace_bytes(&sim.timeline);
+    if bytes > overlap_core::trace::MAX_TRACE_FILE_BYTES {
+        return Err(trace_too_large(bytes));
+    }
+    let stdout = std::io::stdout().lock();
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, stdout);
+    let written = overlap_core::trace::write_chrome_trace(&sim.timeline, &mut w)
+        .and_then(|()| w.write_all(b"\n"))
+        .and_then(|()| w.flush());
+    match written {
+        // A reader that stops early (`| head`) is not an error.
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(format!("cannot write standard output: {e}"))
+        }
+        _ => Ok(String::new()),
+    }
+}
+
 /// `trace --kineto DIR FILE`: one Kineto-style trace per simulated GPU
 /// into DIR, which HolisticTraceAnalysis reads as a job's trace directory.
 fn trace_kineto(dir: &str, file: FileArg) -> Result<String, String> {
     let scenario = load(file)?.resolve().map_err(|e| e.to_string())?;
     let sim = timeline(&scenario)?;
-    let traces = overlap_core::kineto::rank_traces(&scenario, &sim.timeline);
     let dir = std::path::Path::new(dir);
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     // HTA reads every .json and .gz file in the directory as a rank's trace:
     // files of another run would be read as ranks of this one.
-    let ours: Vec<&str> = traces.iter().map(|t| t.file_name.as_str()).collect();
+    let ours: Vec<String> = sim
+        .timeline
+        .gpus
+        .iter()
+        .map(|g| format!("rank{}.json", g.rank))
+        .collect();
     let entries =
         std::fs::read_dir(dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
-        if (name.ends_with(".json") || name.ends_with(".gz")) && !ours.contains(&name.as_str()) {
+        if (name.ends_with(".json") || name.ends_with(".gz")) && !ours.contains(&name) {
             return Err(format!(
                 "{} already holds {name}, which HolisticTraceAnalysis would read as a rank's trace: \
                  use an empty directory or one holding only rank<N>.json files of this scenario",
@@ -182,12 +221,26 @@ fn trace_kineto(dir: &str, file: FileArg) -> Result<String, String> {
             ));
         }
     }
+    // One rank's JSON in memory at a time; past the size `trace` writes,
+    // the files already written are removed and the step refused.
     let mut out = String::new();
-    for t in &traces {
+    let mut written: Vec<std::path::PathBuf> = Vec::new();
+    let mut bytes = 0u64;
+    for t in overlap_core::kineto::each_rank_trace(&scenario, &sim.timeline) {
+        bytes += t.json.len() as u64;
+        if bytes > overlap_core::trace::MAX_TRACE_FILE_BYTES {
+            for path in &written {
+                let _ = std::fs::remove_file(path);
+            }
+            return Err(
+                trace_too_large(bytes).replace("this trace would be", "these traces would be over")
+            );
+        }
         let path = dir.join(&t.file_name);
         std::fs::write(&path, &t.json)
             .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
         out += &format!("{}\n", path.display());
+        written.push(path);
     }
     Ok(out)
 }

@@ -369,6 +369,15 @@ fn rank_range(first: u32, count: u32) -> String {
 /// stage's TP group and DP replicas: with Megatron's rank order (TP fastest,
 /// then DP, then PP) those are the `represents` ranks from its own rank on.
 pub fn rank_traces(s: &Scenario, t: &Timeline) -> Vec<RankTrace> {
+    each_rank_trace(s, t).collect()
+}
+
+/// As [`rank_traces`], one trace at a time: a writer that saves each before
+/// asking for the next holds one rank's JSON in memory, not the job's.
+pub fn each_rank_trace<'a>(
+    s: &'a Scenario,
+    t: &'a Timeline,
+) -> impl Iterator<Item = RankTrace> + 'a {
     let mut gpus: Vec<&GpuLanes> = t.gpus.iter().collect();
     gpus.sort_by_key(|g| g.rank);
     let plans: Vec<_> = gpus.iter().map(|g| place(g)).collect();
@@ -386,17 +395,16 @@ pub fn rank_traces(s: &Scenario, t: &Timeline) -> Vec<RankTrace> {
         .max()
         .unwrap_or(0)
         .max(us(t.step_time_s));
-    gpus.iter()
-        .zip(&plans)
-        .map(|(g, (placed, streams))| {
-            let json = rank_json(s, t, g, placed, streams, shift, step_end + shift);
+    gpus.into_iter()
+        .zip(plans)
+        .map(move |(g, (placed, streams))| {
+            let json = rank_json(s, t, g, &placed, &streams, shift, step_end + shift);
             RankTrace {
                 rank: g.rank,
                 file_name: format!("rank{}.json", g.rank),
                 json,
             }
         })
-        .collect()
 }
 
 fn rank_json(
