@@ -340,6 +340,7 @@ pub fn set_hardware_preset(
     h.gpus_per_node = Some(preset.hardware().gpus_per_node);
     h.peak_tflops = None;
     h.hbm_gbps = None;
+    h.hbm_gb = None;
     h.nvlink_gbps = None;
     h.nic_gbps = None;
     h.nvlink_latency_us = None;

@@ -48,6 +48,7 @@ const HARDWARE: &[&str] = &[
     "hardware.oversubscription",
     "hardware.peak_tflops",
     "hardware.hbm_gbps",
+    "hardware.hbm_gb",
     "hardware.sms",
     "hardware.nvlink_latency_us",
     "hardware.network_latency_us",

@@ -17,8 +17,8 @@ use crate::input::parse::ScenarioInput;
 use crate::model::hardware::HardwarePreset;
 use crate::model::scenario::{CollectiveBench, CollectiveOp};
 use crate::model::scenario::{
-    DpSharding, GradSync, Interference, MatmulAllreduce, Mlp, Mode, Recompute, Scenario, Schedule,
-    Transformer, Workload, WorkloadKind,
+    Attention, DpSharding, GradSync, Interference, MatmulAllreduce, Mlp, Mode, Recompute, Scenario,
+    Schedule, Transformer, Workload, WorkloadKind,
 };
 
 /// One value an enumerated field may take.
@@ -155,6 +155,7 @@ impl FieldValue for Recompute {}
 impl FieldValue for Schedule {}
 impl FieldValue for Interference {}
 impl FieldValue for Mlp {}
+impl FieldValue for Attention {}
 impl FieldValue for DpSharding {}
 impl FieldValue for GradSync {}
 impl FieldValue for CollectiveOp {}
@@ -416,6 +417,11 @@ fields! {
         label: "Hardware queues (CUDA_DEVICE_MAX_CONNECTIONS)", unit: "", slider: (1.0, 32.0, 1.0),
         resolved: |s| Some(s.hardware.max_connections),
     },
+    hardware.hbm_gb => {
+        key: "hbm_gb", kind: Kind::Real { min: 0.001, max: 1_000_000.0 }, default: HardwarePreset,
+        label: "Memory per GPU", unit: "GB", slider: (16.0, 288.0, 1.0),
+        resolved: |s| Some(s.hardware.hbm_gb),
+    },
     workload.kind => {
         key: "kind",
         kind: Kind::Enum(choices![
@@ -636,6 +642,15 @@ fields! {
         key: "tied_embeddings", kind: Kind::Bool, default: Fixed,
         label: "Tied embeddings", unit: "", slider: NO_SLIDER,
         resolved: |s| transformer(s).map(|t| t.tied_embeddings),
+    },
+    workload.attention => {
+        key: "attention",
+        kind: Kind::Enum(choices![
+            ("materialized", "Materialised scores (2021 Megatron)"),
+            ("flash", "FlashAttention-2"),
+        ]),
+        default: Fixed, label: "Attention", unit: "", slider: NO_SLIDER,
+        resolved: |s| transformer(s).map(|t| t.attention),
     },
     parallel.dp_sharding => {
         key: "dp_sharding",
@@ -1202,6 +1217,12 @@ mod tests {
                 Interference::Modelled | Interference::Off => {}
             }
             assert!(names("interference").contains(&name(to_json(&i))));
+        }
+        for a in [Attention::Materialized, Attention::Flash] {
+            match a {
+                Attention::Materialized | Attention::Flash => {}
+            }
+            assert!(names("workload.attention").contains(&name(to_json(&a))));
         }
         for m in [Mlp::Gelu, Mlp::Swiglu] {
             match m {

@@ -76,6 +76,9 @@ pub struct HardwareInput {
     /// 1-32 (8): `CUDA_DEVICE_MAX_CONNECTIONS`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_connections: Option<u32>,
+    /// Memory capacity per GPU, GB.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hbm_gb: Option<f64>,
 }
 
 /// The `workload` section.
@@ -142,6 +145,10 @@ pub struct WorkloadInput {
     /// Whether the input embedding and the output layer share one matrix.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tied_embeddings: Option<bool>,
+    /// The attention core, `"flash"` or `"materialized"` (materialized
+    /// when absent, so v1 links keep their figures).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attention: Option<Attention>,
 }
 
 /// The `parallel` section.

@@ -49,6 +49,7 @@ pub(crate) fn default_transformer() -> Transformer {
         ffn_hidden: 4 * 4096,
         mlp: Mlp::Gelu,
         tied_embeddings: true,
+        attention: Attention::Materialized,
     }
 }
 
@@ -165,6 +166,7 @@ pub fn filled(input: &ScenarioInput) -> Scenario {
         network_latency_us: h.network_latency_us.unwrap_or(base.network_latency_us),
         sms: h.sms.unwrap_or(base.sms),
         max_connections: h.max_connections.unwrap_or(base.max_connections),
+        hbm_gb: h.hbm_gb.unwrap_or(base.hbm_gb),
     };
     let w = &input.workload;
     let workload = match w.kind.unwrap_or(WorkloadKind::Transformer) {
@@ -188,6 +190,7 @@ pub fn filled(input: &ScenarioInput) -> Scenario {
                 ffn_hidden: w.ffn_hidden.unwrap_or_else(|| hidden.saturating_mul(4)),
                 mlp: w.mlp.unwrap_or(d.mlp),
                 tied_embeddings: w.tied_embeddings.unwrap_or(d.tied_embeddings),
+                attention: w.attention.unwrap_or(d.attention),
             })
         }
         WorkloadKind::MatmulAllreduce => Workload::MatmulAllreduce(MatmulAllreduce {

@@ -84,6 +84,19 @@ pub enum Mlp {
     Swiglu,
 }
 
+/// How a layer computes its attention core (model.md section 4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Attention {
+    /// 2021 Megatron: the s x s scores of every head written to HBM, then
+    /// softmax and dropout over them, all kept for the backward.
+    Materialized,
+    /// FlashAttention-2 (Dao 2023): scores tiled in on-chip memory, never
+    /// in HBM; the backward recomputes them from Q, K, V and the softmax
+    /// statistics.
+    Flash,
+}
+
 /// Whether compute and communication of a GPU slow each other when they
 /// overlap (model.md section 3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -178,6 +191,8 @@ pub struct Transformer {
     pub mlp: Mlp,
     /// Whether the input embedding and the output layer share one matrix.
     pub tied_embeddings: bool,
+    /// The attention core's kernels: materialised scores or FlashAttention.
+    pub attention: Attention,
 }
 
 /// The CoCoNet micro-benchmark: one GEMM [m x k] x [k x n], then an AllReduce

@@ -29,7 +29,7 @@ use serde::Serialize;
 use crate::model::axis::Axis;
 use crate::model::hardware::HardwarePreset;
 use crate::model::op::{OpKind, Phase, NONE};
-use crate::model::scenario::Scenario;
+use crate::model::scenario::{Attention, Scenario, Workload};
 use crate::output::hta::KernelSets;
 use crate::output::timeline::{GpuLanes, Interval, Timeline};
 
@@ -335,7 +335,11 @@ fn kernel_name(iv: &Interval, lane: Lane, s: &Scenario) -> String {
         ),
     }
     };
+    // Materialised attention is cuBLAS's batched GEMMs around Megatron's
+    // fused softmax; only FlashAttention runs a flash kernel.
+    let flash = matches!(&s.workload, Workload::Transformer(t) if t.attention == Attention::Flash);
     match iv.op {
+        OpKind::Attention | OpKind::AttentionBackward if !flash => gemm("nn"),
         OpKind::Attention if v100 => "fmha_cutlassF_f16_aligned_64x64_rf_sm70".to_string(),
         OpKind::Attention => "flash_fwd_kernel".to_string(),
         OpKind::AttentionBackward if v100 => "fmha_cutlassB_f16_aligned_64x64_k64_sm70".to_string(),
