@@ -209,7 +209,7 @@ fn links_written_before_this_rounds_fields_keep_their_v1_meaning() {
             s.hardware_preset.hardware().hbm_gb,
             "{link}"
         );
-        let again = encode(&d.input, Some(&d.preset));
+        let again = encode(&d.input, Some(d.preset));
         for key in ["attention", "coll", "bytes", "hbm_gb"] {
             assert!(!again.contains(&format!("{key}=")), "{link} -> {again}");
         }
