@@ -86,6 +86,7 @@ pub fn App() -> impl IntoView {
                 <ui::share_panel::LinkErrors />
                 <ui::tour::Tour />
                 <ui::figures::Headline />
+                <ui::run_status::StaleNote />
                 <ui::run_status::RunAlertView />
                 <ui::run_status::SimStatus />
                 <timeline::panel::TimelineCanvas />

@@ -79,6 +79,9 @@ pub struct AppState {
     /// The run before the current one, drawn as a ghost; only ever a run of
     /// the same preset, since the scenario last started over from it.
     pub ghost: RwSignal<Option<Report>>,
+    /// Why the step moved from the ghost to the report, in one sentence
+    /// (`overlap_view::why`); `None` without a ghost or when it did not move.
+    pub why: RwSignal<Option<String>>,
     /// The preset the shown report's scenario started from; empty right
     /// after a preset is (re)loaded, so that the next run has no ghost.
     pub shown_preset: StoredValue<String>,
@@ -145,6 +148,7 @@ impl AppState {
             errors: RwSignal::new(Vec::new()),
             report: RwSignal::new(None),
             ghost: RwSignal::new(None),
+            why: RwSignal::new(None),
             shown_preset: StoredValue::new(String::new()),
             run_seq: RwSignal::new(0),
             timeline_seq: RwSignal::new(0),
@@ -196,6 +200,7 @@ impl AppState {
         // A fresh start: the next run is compared with nothing before it.
         self.shown_preset.set_value(String::new());
         self.ghost.set(None);
+        self.why.set(None);
         self.preset_id.set(preset.id.to_string());
         self.input.set(input);
     }

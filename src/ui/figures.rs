@@ -199,7 +199,20 @@ pub fn Headline() -> impl IntoView {
         <section class="headline" aria-label="Step figures" aria-live="polite">
             {metric::HEADLINE.map(|m| view! { <Figure metric=m /> }).collect_view()}
             <p class="step-summary" hidden=move || summary.get().is_none()>{move || summary.get()}</p>
+            <Why />
         </section>
+    }
+}
+
+/// Why the step moved from the run before, in one sentence
+/// (`overlap_view::why`): on the page, in the table view and in embeds.
+#[component]
+pub fn Why() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    view! {
+        <p class="step-why" data-why=move || state.why.get() hidden=move || state.why.with(Option::is_none)>
+            {move || state.why.get()}
+        </p>
     }
 }
 

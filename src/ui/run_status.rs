@@ -56,3 +56,106 @@ pub fn RunAlertView() -> impl IntoView {
         }}
     }
 }
+
+/// How long a run may be pending before the figures it will replace are
+/// marked stale: the 300 ms of issue 46 (a toggle on a small preset answers
+/// well within it, so they do not flicker).
+const PENDING_STALE_MS: u32 = 300;
+
+/// Whether the figures and timeline shown are not the current controls'
+/// (refused, or a run pending for longer than [`PENDING_STALE_MS`]), and
+/// why, next to the figures: the page dims them (`body[data-stale]`,
+/// style.css) and links to the control that was refused.
+#[component]
+pub fn StaleNote() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let pending_long = RwSignal::new(false);
+    let epoch = StoredValue::new(0u64);
+    Effect::new(move |_| {
+        let busy = state.busy.get();
+        let seq = epoch.get_value() + 1;
+        epoch.set_value(seq);
+        if !busy {
+            pending_long.set(false);
+            return;
+        }
+        gloo_timers::callback::Timeout::new(PENDING_STALE_MS, move || {
+            if epoch.try_get_value() == Some(seq) && state.busy.get_untracked() {
+                pending_long.set(true);
+            }
+        })
+        .forget();
+    });
+    // The refused field to point at: one the user just changed, else the
+    // first refusal that has a control.
+    let refused = Memo::new(move |_| {
+        let culprits = state.culprits.get();
+        state.errors.with(|errors| {
+            let with_control = |f: &str| crate::state::fields::has_control(f);
+            let first = errors.first()?;
+            let field = culprits
+                .iter()
+                .find(|c| with_control(c))
+                .cloned()
+                .or_else(|| {
+                    errors
+                        .iter()
+                        .map(|e| e.field.clone())
+                        .find(|f| with_control(f))
+                });
+            let message = field
+                .as_ref()
+                .and_then(|f| errors.iter().find(|e| e.field == *f))
+                .unwrap_or(first);
+            Some((field, format!("{}: {}", message.field, message.message)))
+        })
+    });
+    let stale = Memo::new(move |_| {
+        refused.with(Option::is_some) || (pending_long.get() && !state.figures_ahead.get())
+    });
+    Effect::new(move |_| {
+        let why = if refused.with(Option::is_some) {
+            "refused"
+        } else if stale.get() {
+            "pending"
+        } else {
+            ""
+        };
+        crate::dom::set_body_data("stale", why);
+    });
+    view! {
+        <div class="stale-note" role="status" hidden=move || !stale.get()>
+            {move || match refused.get() {
+                Some((field, message)) => view! {
+                    <p>
+                        <strong>"Not these controls: "</strong>
+                        "the figures and timeline below are the last valid scenario's. "
+                        <span class="stale-why">{message}</span>
+                        " "
+                        {field.map(|f| {
+                            let label = overlap_core::input::fields::find(&f).map_or(f.clone(), |r| r.label.to_string());
+                            let href = format!("#{}", crate::state::fields::control_id(&f));
+                            view! { <a class="stale-fix" href=href on:click=move |ev| go_to_control(ev, &f)>{format!("Change {label}")}</a> }
+                        })}
+                    </p>
+                }.into_any(),
+                None => view! {
+                    <p>"Still simulating: the figures and timeline below are the previous scenario's."</p>
+                }.into_any(),
+            }}
+        </div>
+    }
+}
+
+/// Focuses the refused control (in the side panel, which may scroll on its own).
+fn go_to_control(ev: leptos::ev::MouseEvent, field: &str) {
+    let id = crate::state::fields::control_id(field);
+    let Some(el) = crate::dom::document().and_then(|d| d.get_element_by_id(&id)) else {
+        return;
+    };
+    ev.prevent_default();
+    el.scroll_into_view_with_bool(false);
+    if let Some(el) = wasm_bindgen::JsCast::dyn_ref::<web_sys::HtmlElement>(&el) {
+        let _ = el.focus();
+    }
+}

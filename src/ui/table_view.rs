@@ -11,6 +11,7 @@ use overlap_core::timeline::{Lane, OpKind};
 use overlap_view::table::{self, Filter, TablePage};
 
 use crate::state::AppState;
+use crate::ui::figures::Why;
 
 /// Rows per page.
 const PAGE_ROWS: usize = 200;
@@ -119,6 +120,7 @@ pub fn TableView() -> impl IntoView {
     view! {
         <details class="table-view" on:toggle=on_toggle>
             <summary>"Timeline as a table"</summary>
+            <Why />
             <div class="table-filters" role="group" aria-label="Filter the table">
                 <label class="inline">
                     "GPU "

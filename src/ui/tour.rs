@@ -12,6 +12,8 @@ use overlap_view::tour::{Chapter, Focus, Outcome, CHAPTERS};
 
 use crate::state::AppState;
 use crate::ui::figures::shown;
+use crate::web::address::{self as share, Borrowed, Share};
+use wasm_bindgen::JsCast;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Stage {
@@ -19,6 +21,38 @@ enum Stage {
     Ask(usize),
     Revealed(usize),
     Done,
+}
+
+/// What the tour borrowed and gave back, once it has been left.
+#[derive(Clone)]
+struct Returned {
+    /// The reader's scenario and view, given back.
+    yours: Borrowed,
+    /// Where the tour was when it was left: one click away.
+    tours: Borrowed,
+    /// Whether the page shows the tour's last scenario again.
+    showing_tours: bool,
+}
+
+/// Moves keyboard focus to the tour's element marked `data-focus`, once the
+/// stage has been drawn, without scrolling (the tour scrolls the timeline
+/// into view itself).
+fn focus_tour() {
+    gloo_timers::callback::Timeout::new(0, || {
+        let Some(el) = crate::dom::document()
+            .and_then(|d| d.query_selector(".tour [data-focus]").ok().flatten())
+        else {
+            return;
+        };
+        let options = js_sys::Object::new();
+        let _ = js_sys::Reflect::set(&options, &"preventScroll".into(), &true.into());
+        if let Ok(focus) = js_sys::Reflect::get(&el, &"focus".into()) {
+            if let Ok(focus) = focus.dyn_into::<js_sys::Function>() {
+                let _ = focus.call1(&el, &options);
+            }
+        }
+    })
+    .forget();
 }
 
 /// The fields a chapter is about, for the controls to outline themselves.
@@ -161,7 +195,8 @@ pub fn Tour() -> impl IntoView {
         .tour_chapter
         .get_untracked()
         .filter(|c| *c < CHAPTERS.len());
-    let stage = RwSignal::new(opened.map_or(Stage::Off, Stage::Ask));
+    let share = expect_context::<Share>();
+    let stage = RwSignal::new(Stage::Off);
     let picked = RwSignal::new(None::<usize>);
     let runs = Runs {
         before: RwSignal::new(None),
@@ -169,6 +204,50 @@ pub fn Tour() -> impl IntoView {
         since: RwSignal::new(0),
         steer: RwSignal::new(false),
     };
+    // The reader's scenario and view while the tour is open.
+    let borrowed = StoredValue::new(None::<Borrowed>);
+    let returned = RwSignal::new(None::<Returned>);
+    // The chapter a link opened: the page says that its scenario is the
+    // chapter's own.
+    let from_link = RwSignal::new(None::<usize>);
+    let borrow = move || {
+        if borrowed.with_value(Option::is_none) {
+            borrowed.set_value(Some(share::borrow_now(state, share)));
+        }
+        returned.set(None);
+    };
+    // Leaving or finishing gives the reader's scenario and view back.
+    let give_back = move |to: Stage| {
+        if let Some(yours) = borrowed.get_value() {
+            borrowed.set_value(None);
+            let tours = share::borrow_now(state, share);
+            share::give_back(state, share, &yours);
+            returned.set(Some(Returned {
+                yours,
+                tours,
+                showing_tours: false,
+            }));
+        }
+        from_link.set(None);
+        stage.set(to);
+        focus_tour();
+    };
+    let swap = move |_| {
+        let Some(mut r) = returned.get_untracked() else {
+            return;
+        };
+        r.showing_tours = !r.showing_tours;
+        share::give_back(state, share, if r.showing_tours { &r.tours } else { &r.yours });
+        returned.set(Some(r));
+    };
+    if let Some(c) = opened {
+        // A chapter link opens the chapter's own scenario: the link's own
+        // comes back on leaving.
+        borrow();
+        from_link.set(Some(c));
+        stage.set(Stage::Ask(c));
+        enter(state, runs, c);
+    }
     let chapter_of = |s: Stage| match s {
         Stage::Ask(i) | Stage::Revealed(i) => Some(i),
         Stage::Off | Stage::Done => None,
@@ -190,11 +269,18 @@ pub fn Tour() -> impl IntoView {
     Effect::new(move |_| {
         let wanted = state.tour_chapter.get().filter(|c| *c < CHAPTERS.len());
         if wanted != chapter_of(stage.get_untracked()) {
-            runs.before.set(None);
-            runs.after.set(None);
-            runs.since.set(state.run_seq.get_untracked());
-            runs.steer.set(false);
-            stage.set(wanted.map_or(Stage::Off, Stage::Ask));
+            match wanted {
+                // The chapter's own scenario, whatever the address held.
+                Some(c) => {
+                    borrow();
+                    stage.set(Stage::Ask(c));
+                    enter(state, runs, c);
+                }
+                None => {
+                    borrowed.set_value(None);
+                    stage.set(Stage::Off);
+                }
+            }
         }
     });
     // Each run the chapter asked for becomes its before or after, and the
@@ -219,19 +305,25 @@ pub fn Tour() -> impl IntoView {
         }
     });
     let start = move |_| {
+        borrow();
+        from_link.set(None);
         picked.set(None);
         stage.set(Stage::Ask(0));
         enter(state, runs, 0);
+        focus_tour();
     };
     let go = move |chapter: usize| {
         picked.set(None);
         if chapter >= CHAPTERS.len() {
-            stage.set(Stage::Done);
+            give_back(Stage::Done);
         } else {
+            from_link.set(None);
             stage.set(Stage::Ask(chapter));
             enter(state, runs, chapter);
+            focus_tour();
         }
     };
+    let leave = move || give_back(Stage::Off);
     let predict = move |chapter: usize, choice: Option<usize>| {
         picked.set(choice);
         runs.after.set(None);
@@ -239,6 +331,30 @@ pub fn Tour() -> impl IntoView {
         runs.steer.set(true);
         stage.set(Stage::Revealed(chapter));
         state.edit(CHAPTERS[chapter].action);
+        focus_tour();
+    };
+    // What leaving gave back, and the tour's last scenario one click away.
+    let returned_view = move || {
+        returned.get().map(|r| {
+            let (text, button) = if r.showing_tours {
+                (
+                    "This is the tour's last scenario.".to_string(),
+                    "Back to your scenario",
+                )
+            } else {
+                (
+                    format!(
+                        "Back to your scenario: {}, as you left it, with your view.",
+                        preset_title(&r.yours.preset_id)
+                    ),
+                    "Show the tour's last scenario",
+                )
+            };
+            view! {
+                <p class="tour-returned" role="status" tabindex="-1" data-focus="">{text}</p>
+                <button type="button" class="tour-swap" on:click=swap>{button}</button>
+            }
+        })
     };
     // A prediction waits for the chapter's own "before" run.
     let waiting = move || runs.before.with(Option::is_none);
@@ -247,11 +363,13 @@ pub fn Tour() -> impl IntoView {
             <h2 id="tour-h">"Guided tour"</h2>
             {move || match stage.get() {
                 Stage::Off => view! {
-                    <p>{format!("{} short chapters on when overlapping communication with compute is free, and when it is not.", CHAPTERS.len())}</p>
+                    {returned_view}
+                    <p>{format!("{} short chapters on when overlapping communication with compute is free, and when it is not. Your scenario comes back when you leave.", CHAPTERS.len())}</p>
                     <button type="button" class="primary" on:click=start>"Start the guided tour"</button>
                 }.into_any(),
                 Stage::Done => view! {
-                    <p role="status" class="tour-done">"Tour complete. Every control is yours now: try your own predictions, and \"Reset to preset\" brings a preset back."</p>
+                    <p class="tour-done">"Tour complete. Every control is yours again."</p>
+                    {returned_view}
                     <button type="button" on:click=start>"Restart the tour"</button>
                     <button type="button" on:click=move |_| stage.set(Stage::Off)>"Close"</button>
                 }.into_any(),
@@ -259,7 +377,14 @@ pub fn Tour() -> impl IntoView {
                     let c = &CHAPTERS[i];
                     view! {
                         <p class="chapter-no">{format!("Chapter {} of {}", i + 1, CHAPTERS.len())}</p>
-                        <h3>{c.title}</h3>
+                        <h3 tabindex="-1" data-focus="">{c.title}</h3>
+                        {move || (from_link.get() == Some(i)).then(|| view! {
+                            <p class="tour-link-note" role="note">{format!(
+                                "This link opens chapter {} of the guided tour, on the chapter's own scenario ({}, set up for its question). Leave the tour to see the link's own scenario.",
+                                i + 1,
+                                preset_title(c.preset),
+                            )}</p>
+                        })}
                         <p class="tour-intro">{move || intro(c, runs)}</p>
                         <fieldset class="predict">
                             <legend>{c.question}</legend>
@@ -268,7 +393,7 @@ pub fn Tour() -> impl IntoView {
                             }).collect_view()}
                             <button type="button" class="link" disabled=waiting on:click=move |_| predict(i, None)>"Skip: just show me"</button>
                         </fieldset>
-                        <TourNav stage=stage go=go chapter=i />
+                        <TourNav leave=leave go=go chapter=i />
                     }.into_any()
                 }
                 Stage::Revealed(i) => {
@@ -286,12 +411,16 @@ pub fn Tour() -> impl IntoView {
                         <button type="button" class="primary" on:click=move |_| go(i + 1)>
                             {if last { "Finish the tour" } else { "Next chapter" }}
                         </button>
-                        <TourNav stage=stage go=go chapter=i />
+                        <TourNav leave=leave go=go chapter=i />
                     }.into_any()
                 }
             }}
         </section>
     }
+}
+
+fn preset_title(id: &str) -> &'static str {
+    overlap_core::presets::find(id).map_or("", |p| p.title)
 }
 
 fn intro(c: &'static Chapter, runs: Runs) -> String {
@@ -329,6 +458,8 @@ fn Verdict(
         <p
             class="verdict"
             role="status"
+            tabindex="-1"
+            data-focus=""
             data-right=move || text().map(|(_, r)| r.to_string())
             class:right=move || text().is_some_and(|(_, r)| r)
         >
@@ -377,14 +508,14 @@ fn RevealFigures(chapter: &'static Chapter, runs: Runs) -> impl IntoView {
 /// Back and leave, on every chapter.
 #[component]
 fn TourNav(
-    stage: RwSignal<Stage>,
+    leave: impl Fn() + Copy + Send + Sync + 'static,
     go: impl Fn(usize) + Copy + Send + Sync + 'static,
     chapter: usize,
 ) -> impl IntoView {
     view! {
         <div class="tour-nav">
             <button type="button" disabled=chapter == 0 on:click=move |_| go(chapter.saturating_sub(1))>"Previous chapter"</button>
-            <button type="button" on:click=move |_| stage.set(Stage::Off)>"Leave the tour"</button>
+            <button type="button" on:click=move |_| leave()>"Leave the tour"</button>
         </div>
     }
 }

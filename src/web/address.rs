@@ -95,6 +95,44 @@ fn current_view(state: AppState, share: Share) -> ViewParams {
     }
 }
 
+/// What the guided tour borrows and gives back: the scenario and its view.
+#[derive(Clone, Debug)]
+pub struct Borrowed {
+    pub preset_id: String,
+    pub input: overlap_core::ScenarioInput,
+    /// The view, without a tour chapter.
+    pub view: ViewParams,
+}
+
+/// The scenario and view the page shows now (or a link asked for, until
+/// its view is applied).
+pub fn borrow_now(state: AppState, share: Share) -> Borrowed {
+    Borrowed {
+        preset_id: state.preset_id.get_untracked(),
+        input: state.input.get_untracked(),
+        view: ViewParams {
+            chapter: None,
+            ..current_view(state, share)
+        },
+    }
+}
+
+/// Puts a borrowed scenario and view back: the scenario now, its view once
+/// the scenario has run (at once when it is the scenario already shown).
+pub fn give_back(state: AppState, share: Share, borrowed: &Borrowed) {
+    let same = state.preset_id.get_untracked() == borrowed.preset_id
+        && state.input.with_untracked(|i| *i == borrowed.input);
+    if let Some(p) = overlap_core::presets::find(&borrowed.preset_id) {
+        if !same {
+            state.load(p, borrowed.input.clone());
+        }
+    }
+    share.pending_view.set_value(Some(borrowed.view.clone()));
+    if same {
+        apply_pending_view(state, share);
+    }
+}
+
 /// The query of the page's state, without the embedding keys.
 pub fn state_query(state: AppState, share: Share) -> String {
     let preset = state.preset_id.get_untracked();
@@ -173,7 +211,8 @@ fn apply_pending_view(state: AppState, share: Share) {
     let scene = state.scene();
     let mut s = scene.borrow_mut();
     let step = s.step_s();
-    if drawn {
+    // A tour chapter's view is the chapter's region, which the tour sets.
+    if drawn && view.chapter.is_none() {
         match view.zoom {
             Some((a, b)) => {
                 s.view.t0 = a * step;

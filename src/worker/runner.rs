@@ -238,14 +238,20 @@ impl Runner {
             Ok(s) => s,
             Err(e) => {
                 // Keep the last valid timeline on screen; the controls explain.
-                let culprits = self
+                let changed = self
                     .host
                     .borrow()
                     .last_valid
                     .as_ref()
                     .map(|prev| changed_fields(prev, &input))
                     .unwrap_or_default();
-                state.culprits.set(culprits);
+                // While still refused, the field whose change made the
+                // scenario invalid stays the culprit: a field changed since
+                // (the NIC after a TP of 3) is not what to go back to.
+                let kept: Vec<String> = state.culprits.with_untracked(|c| {
+                    c.iter().filter(|f| changed.contains(f)).cloned().collect()
+                });
+                state.culprits.set(if kept.is_empty() { changed } else { kept });
                 state.errors.set(e.errors);
                 dom::set_body_data("errors", "1");
                 self.feed(Event::Invalid, None);

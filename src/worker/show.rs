@@ -49,7 +49,16 @@ pub fn wait(made_at: f64, taken_up_at: f64) {
 
 /// Shows a run's figures and counts it as shown (`data-run-seq`).
 pub fn figures(state: AppState, report: Report, scenario: Scenario) {
+    let before = state.resolved.get_untracked();
     state.replace_ghost(state.report.get_untracked());
+    let why = state.ghost.with_untracked(|ghost| {
+        let ghost = ghost.as_ref()?;
+        let change = before
+            .as_ref()
+            .and_then(|b| overlap_view::why::change_label(b, &scenario));
+        overlap_view::why::sentence(ghost, &report, change.as_deref())
+    });
+    state.why.set(why);
     state.report.set(Some(report));
     state.resolved.set(Some(scenario));
     if state.run_alert.with_untracked(Option::is_some) {

@@ -395,6 +395,8 @@ registerZeroBubbleTests(test, { assert, close, cliReport, canvasDrawn, matchesCl
 registerSurfaceTests(test, { assert, close, canvasDrawn, ARTIFACTS });
 // The guided tour, before and after, reset to preset (issue 12): tests/browser/tour.mjs.
 registerTourTests(test, { assert, matchesCli, ARTIFACTS });
+// Stale figures and why the step moved (issue 46): tests/browser/stale.mjs.
+(await import('./stale.mjs')).registerStaleTests(test, { assert, ARTIFACTS });
 // The timeline's drawing: hover marks over the canvas (issue 14).
 registerTimelineTests(test, { assert, canvasDrawn });
 

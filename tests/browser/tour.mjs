@@ -89,8 +89,8 @@ export function registerTourTests(test, h) {
     assert(seen.length >= 6, `only ${seen.length} chapters`);
     // Picking the first answer everywhere is right on some chapters and wrong on others.
     assert(seen.some((s) => s.right) && seen.some((s) => !s.right), JSON.stringify(seen));
-    // Most chapters point the timeline at a part of the step.
-    assert(seen.filter((s) => s.zoomed).length >= 4, JSON.stringify(seen));
+    // Every chapter points the timeline at the part of the step it talks about.
+    assert(seen.every((s) => s.zoomed), JSON.stringify(seen));
   }, { viewport: { width: 1440, height: 900 }, timeout: 180000 });
 
   test('tour: on a phone the tour sits under the timeline, both on screen (375x700)', async ({ page }) => {
@@ -158,11 +158,121 @@ export function registerTourTests(test, h) {
     await page.waitForSelector('.tour .predict button:not([disabled])');
     await afterRun(page, () => page.getByRole('button', { name: 'Skip: just show me' }).click());
     await page.waitForFunction(() => document.querySelector('.preset-state').dataset.modified === 'true');
+    // Leaving gives the reader's scenario back; the tour's last one is a click away.
     await page.getByRole('button', { name: 'Leave the tour' }).click();
+    await page.waitForFunction(() => document.querySelector('#f-preset').value === 'contention'
+      && document.querySelector('.preset-state').dataset.modified === 'false');
+    await page.getByRole('button', { name: 'Show the tour\'s last scenario' }).click();
+    await page.waitForFunction(() => document.querySelector('.preset-state').dataset.modified === 'true');
     await afterRun(page, () => page.getByRole('button', { name: 'Reset to preset' }).click());
     await page.waitForFunction(() => document.querySelector('.preset-state').dataset.modified === 'false');
     assert((await page.inputValue('#f-preset')) === 'didactic', 'the tour did not say which preset it started from');
     assert(await page.getByRole('switch', { name: 'TP overlap' }).isChecked(), 'reset left the tour\'s TP overlap off');
     assert((await runSeq(page)) > 0, 'no run');
   });
+
+  /** The page's scenario as JSON, and its view as painted. */
+  const scenarioJson = (page) => page.getAttribute('[data-scenario-json]', 'data-scenario-json');
+  /** What has keyboard focus: its tag, text and whether it is in the tour. */
+  const focused = (page) => page.evaluate(() => {
+    const a = document.activeElement;
+    return { tag: a?.tagName, text: a?.textContent ?? '', inTour: !!a?.closest('.tour') };
+  });
+  /** Waits until the page shows `json`, simulated and painted. */
+  async function showing(page, json) {
+    await page.waitForFunction((j) => document.querySelector('[data-scenario-json]')?.dataset.scenarioJson === j
+      && document.body.dataset.simulating === '0', json, { timeout: 60000 });
+    await painted(page);
+  }
+
+  test('tour: Leave gives back the reader\'s scenario and view; the tour\'s last one is a click away; focus follows', async ({ page }) => {
+    await painted(page);
+    const json0 = await scenarioJson(page);
+    const step0 = await metric(page, 'step_time_ms');
+    const [z0, z1] = await view(page);
+    assert(z1 - z0 < 0.5, `the link's zoom is not applied: ${z0}-${z1}`);
+    // Enter on the start button moves focus to the first chapter's heading.
+    await page.getByRole('button', { name: 'Start the guided tour' }).focus();
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('.tour .predict button:not([disabled])');
+    await page.waitForFunction(() => document.activeElement?.matches('.tour h3'));
+    assert(/DP hides/.test((await focused(page)).text), JSON.stringify(await focused(page)));
+    // Skip to chapter 4: focus lands on the verdict, then on each heading.
+    for (let chapter = 1; chapter < 4; chapter++) {
+      await page.waitForSelector('.tour .predict button:not([disabled])');
+      await afterRun(page, () => page.getByRole('button', { name: 'Skip: just show me' }).click());
+      await page.waitForFunction(() => document.activeElement?.matches('.tour .verdict'));
+      await page.getByRole('button', { name: 'Next chapter' }).click();
+      await page.waitForFunction((n) => new RegExp(`Chapter ${n} of`).test(document.querySelector('.tour').textContent)
+        && document.activeElement?.matches('.tour h3'), chapter + 1);
+    }
+    await page.waitForSelector('.tour .predict button:not([disabled])');
+    const tours = await scenarioJson(page);
+    assert(tours !== json0 && /contention/.test(await page.inputValue('#f-preset')), 'chapter 4 is not on its own scenario');
+    await page.getByRole('button', { name: 'Leave the tour' }).click();
+    await showing(page, json0);
+    assert((await metric(page, 'step_time_ms')) === step0, `step ${await metric(page, 'step_time_ms')} is not the reader's ${step0}`);
+    const [b0, b1] = await view(page);
+    assert(Math.abs(b0 - z0) < 1e-6 && Math.abs(b1 - z1) < 1e-6, `view ${b0}-${b1} is not the reader's ${z0}-${z1}`);
+    const note = await page.textContent('.tour-returned');
+    assert(/^Back to your scenario/.test(note), note);
+    assert((await focused(page)).inTour, 'focus left the tour on leaving');
+    await page.waitForFunction((j) => !/chapter=/.test(location.search) && /tp_chunks=2/.test(location.search), json0);
+    // The tour's last scenario, one click away, and back again.
+    await page.getByRole('button', { name: 'Show the tour\'s last scenario' }).click();
+    await showing(page, tours);
+    await page.getByRole('button', { name: 'Back to your scenario' }).click();
+    await showing(page, json0);
+    assert((await metric(page, 'step_time_ms')) === step0, 'back again is not the reader\'s step');
+  }, { query: '?v=1&tp_chunks=2&pp_overlap=0&nic_gbps=12.5&zoom=0.2-0.6', timeout: 120000 });
+
+  test('tour: Finish gives back the link\'s scenario (no schedule left set)', async ({ page }) => {
+    await page.waitForSelector('.tour .predict button:not([disabled])');
+    assert(/Chapter 9 of 9/.test(await page.textContent('.tour')), 'the link did not open chapter 9');
+    await afterRun(page, () => page.getByRole('button', { name: 'Skip: just show me' }).click());
+    await page.getByRole('button', { name: 'Finish the tour' }).click();
+    await page.waitForSelector('.tour-done');
+    await page.waitForFunction(() => document.querySelector('#f-parallel-schedule')?.value !== 'zb-1p'
+      && document.body.dataset.simulating === '0');
+    await painted(page);
+    const json = await scenarioJson(page);
+    assert(!/zb-1p/.test(json) && /"tp_chunks":\s*2/.test(json), `not the link's scenario: ${json}`);
+    assert(/^Back to your scenario/.test(await page.textContent('.tour-returned')), 'no word on the scenario given back');
+  }, { query: '?v=1&tp_chunks=2&chapter=9', timeout: 90000 });
+
+  test('tour: a chapter link opens the chapter\'s own scenario and says so; out of range is refused with the range', async ({ page }) => {
+    await page.waitForSelector('.tour .predict button:not([disabled])');
+    await painted(page);
+    for (const axis of ['TP', 'PP', 'DP']) {
+      assert(!(await page.getByRole('switch', { name: `${axis} overlap` }).isChecked()), `${axis} overlap is on in chapter 1`);
+    }
+    const intro = await page.textContent('.tour .tour-intro');
+    const comm = await metric(page, 'axes.dp.comm_ms');
+    const exposed = await metric(page, 'axes.dp.exposed_ms');
+    assert(/every overlap off/.test(intro) && Math.abs(comm - exposed) < 1e-9 * comm, `${intro} over DP ${exposed} of ${comm}`);
+    assert(/This link opens chapter 1 of the guided tour, on the chapter's own scenario/.test(await page.textContent('.tour-link-note')), 'no word on the chapter\'s scenario');
+    const [v0, v1] = await view(page);
+    assert(v1 - v0 < 0.5, `chapter 1 from a link is not zoomed: ${v0}-${v1}`);
+    // Leaving goes to the link's own scenario: every overlap on.
+    await page.getByRole('button', { name: 'Leave the tour' }).click();
+    for (const axis of ['TP', 'PP', 'DP']) {
+      const sw = page.getByRole('switch', { name: `${axis} overlap` });
+      for (let i = 0; i < 50 && !(await sw.isChecked()); i++) await page.waitForTimeout(100);
+      assert(await sw.isChecked(), `${axis} overlap is not the link's (on) after leaving`);
+    }
+    // Chapter 7 from a link compares its own before and after.
+    await page.goto(page.url().split('?')[0] + '?v=1&chapter=7');
+    await page.waitForSelector('.tour .predict button:not([disabled])');
+    await afterRun(page, () => page.getByRole('button', { name: 'Skip: just show me' }).click());
+    await page.waitForSelector('.tour .verdict[data-right]');
+    const verdict = await page.textContent('.tour .verdict');
+    const [, from, to] = verdict.match(/from ([\d.]+ \S+) to ([\d.]+ \S+?);/) ?? [];
+    assert(from && to && from !== to, `chapter 7: ${verdict}`);
+    // A chapter the tour does not have.
+    await page.goto(page.url().split('?')[0] + '?v=1&chapter=12');
+    await page.waitForFunction(() => document.body.dataset.ready === '1');
+    const alert = await page.textContent('[role="alert"]');
+    assert(/"12" is not a chapter of the guided tour: valid are 1 to 9/.test(alert), alert);
+    assert(!/Chapter \d+ of/.test(await page.textContent('.tour')), 'an out-of-range chapter opened the tour');
+  }, { query: '?v=1&chapter=1', timeout: 90000 });
 }

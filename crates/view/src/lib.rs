@@ -38,6 +38,7 @@ pub mod tip;
 pub mod tour;
 pub mod trace_size;
 pub mod view_query;
+pub mod why;
 
 #[cfg(test)]
 mod testing;

@@ -297,3 +297,24 @@ fn the_course_authors_guide_gives_the_tours_chapter_range() {
         "the guide says {row:?}, the tour has {range}"
     );
 }
+
+/// Every chapter zooms to a part of its step, and the part is small enough
+/// for its effect to show: chapter 3's blocking send and chapter 7's sliced
+/// boundary are a few ms of a step of tens to hundreds.
+#[test]
+fn every_chapter_zooms_into_its_step() {
+    for c in CHAPTERS {
+        assert_ne!(c.focus, Focus::Whole, "{} shows the whole step", c.title);
+        let sim = run(&c.before_input().expect("the chapter's preset exists"));
+        let step = sim.timeline.step_time_s;
+        let (t0, t1) = c
+            .focus
+            .span_s(&sim.timeline)
+            .unwrap_or_else(|| panic!("{}: no region", c.title));
+        eprintln!("{}: {:.4}..{:.4} of {:.4} s", c.title, t0, t1, step);
+        // The last backward of a one-micro-batch step is most of it (the
+        // one-queue chapter: 54%); a pipeline boundary is a few percent.
+        let most = if c.focus == Focus::FirstSend { 0.1 } else { 0.6 };
+        assert!(t1 - t0 < most * step, "{}: {t0}..{t1} of {step}", c.title);
+    }
+}

@@ -135,7 +135,7 @@ pub const CHAPTERS: &[Chapter] = &[
         answer: Some(|o| share_gone_choice(exposed_gone(o, Pp))),
         verdict: "{axes.pp.exposed_ms} of PP's {axes.pp.comm_ms} stays exposed, down from \
                   {before:axes.pp.exposed_ms}: {gone:axes.pp.exposed_ms} of the wait is gone.",
-        focus: Focus::Whole,
+        focus: Focus::FirstSend,
     },
     Chapter {
         title: "All three overlapped contend for the same links",
@@ -260,7 +260,7 @@ pub const CHAPTERS: &[Chapter] = &[
         }),
         verdict: "The step goes from {before:step_time_ms} to {step_time_ms}; compute is {diff:compute_ms} \
                   shorter, while PP's exposed time falls by {diff:axes.pp.exposed_ms}.",
-        focus: Focus::Whole,
+        focus: Focus::FirstSend,
     },
     Chapter {
         title: "FSDP: the parameter all-gather hides behind one layer",

@@ -18,6 +18,10 @@ pub enum Focus {
     /// From the first data-parallel reduction to the step's end, with the
     /// link lanes in view: where axes meet on one NIC.
     NetworkLinks,
+    /// The first pipeline boundary: the sender's last forward layer before
+    /// its first send, the send, and the receiver's first layer after it,
+    /// where a blocking send and a sliced boundary show.
+    FirstSend,
 }
 
 /// Room left on each side of a region, as a share of its length.
@@ -36,6 +40,7 @@ impl Focus {
         let g = &timeline.gpus[gpu];
         let region = match self {
             Focus::Whole => return None,
+            Focus::FirstSend => first_send(timeline)?,
             Focus::LastBackward => {
                 let last = g
                     .compute
@@ -82,6 +87,51 @@ impl Focus {
         let step = timeline.step_time_s;
         Some(((start - pad).max(0.0), (end + pad).min(step)))
     }
+}
+
+/// The span of [`Focus::FirstSend`]: from the start of the layer the sender
+/// computed last before its first forward send to the end of the first layer
+/// the receiver computes after the data arrived.
+fn first_send(timeline: &Timeline) -> Option<(f64, f64)> {
+    let pp = Axis::Pp.index();
+    let send = timeline
+        .gpus
+        .iter()
+        .flat_map(|g| g.comm[pp].iter())
+        .filter(|i| i.phase == Phase::Forward)
+        .min_by(|a, b| a.start_s.total_cmp(&b.start_s))?;
+    let sender = timeline.gpus.get(send.owner as usize)?;
+    // The whole layer around an op: its other ops (GEMM chunks, norms) too.
+    let layer_span = |g: &overlap_core::timeline::GpuLanes, op: &Interval| {
+        let ops = g.compute.iter().filter(|i| {
+            i.phase == op.phase && i.micro_batch == op.micro_batch && i.layer == op.layer
+        });
+        ops.fold((op.start_s, op.end_s), |(a, b), i| {
+            (a.min(i.start_s), b.max(i.end_s))
+        })
+    };
+    let before = sender
+        .compute
+        .iter()
+        .filter(|i| i.end_s <= send.start_s + 1e-12)
+        .max_by(|a, b| a.end_s.total_cmp(&b.end_s))
+        .map(|op| layer_span(sender, op).0)
+        .unwrap_or(send.start_s);
+    // The receiver shows the same send on its lane; without one, the sender.
+    let receiver = timeline
+        .gpus
+        .iter()
+        .enumerate()
+        .find(|(k, g)| *k != send.owner as usize && g.comm[pp].iter().any(|i| i.id == send.id))
+        .map_or(sender, |(_, g)| g);
+    let after = receiver
+        .compute
+        .iter()
+        .filter(|i| i.start_s >= send.end_s - 1e-12)
+        .min_by(|a, b| a.start_s.total_cmp(&b.start_s))
+        .map(|op| layer_span(receiver, op).1)
+        .unwrap_or(send.end_s);
+    Some((before, after))
 }
 
 fn lane_end<'a>(ops: impl Iterator<Item = &'a Interval>) -> f64 {

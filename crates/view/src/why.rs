@@ -1,0 +1,210 @@
+//! Why the step changed, in one sentence, from the two reports alone.
+//!
+//! Each instant of a GPU's step is compute, idle charged to one axis
+//! (exposed) or idle charged to the bubble, once (model.md section 5):
+//! step = compute + sum of exposed + bubble, exactly. So the change of the
+//! step is the change of those five parts, and the sentence names the parts
+//! that moved it, largest first, with the reason the reports give for each:
+//!
+//! "DP overlap on: pipeline bubble +403 ms, waiting on other stages'
+//! compute, slowed by the collectives now running under it, while DP
+//! exposed −71.29 ms: step +338 ms."
+
+use overlap_core::{Axis, Report};
+
+use crate::format;
+
+/// A part of the step whose change is named.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Part {
+    /// The compute stream's busy time.
+    Compute,
+    /// Idle time charged to an axis's communication.
+    Exposed(Axis),
+    /// Idle time waiting on another GPU's compute.
+    Bubble,
+}
+
+/// The parts of the step in a report, ms: they sum to the step (model.md 5).
+pub fn parts(r: &Report) -> [(Part, f64); 5] {
+    [
+        (Part::Compute, r.compute_ms),
+        (Part::Exposed(Axis::Tp), r.axes.tp.exposed_ms),
+        (Part::Exposed(Axis::Pp), r.axes.pp.exposed_ms),
+        (Part::Exposed(Axis::Dp), r.axes.dp.exposed_ms),
+        (Part::Bubble, r.bubble_fraction * r.step_time_ms),
+    ]
+}
+
+/// How each part moved from `before` to `after`, ms, largest move first.
+pub fn changes(before: &Report, after: &Report) -> Vec<(Part, f64)> {
+    let mut out: Vec<(Part, f64)> = parts(before)
+        .iter()
+        .zip(parts(after))
+        .map(|((p, b), (_, a))| (*p, a - b))
+        .collect();
+    out.sort_by(|a, b| b.1.abs().total_cmp(&a.1.abs()));
+    out
+}
+
+/// A step that moves less than this share of itself has not changed (the
+/// figures print 3-4 significant digits: `format::ms`).
+const UNCHANGED_SHARE: f64 = 1e-4;
+
+/// A part is named when it moved by at least this share of the step's move
+/// (smaller ones are the rounding of the larger) ...
+const NAMED_SHARE: f64 = 0.05;
+
+/// ... and at most this many parts are named, so the sentence stays one.
+const NAMED_MAX: usize = 3;
+
+/// A signed duration: "+336 ms", "−71.0 ms".
+fn signed(ms: f64) -> String {
+    if ms < 0.0 {
+        format!("−{}", format::ms(-ms))
+    } else {
+        format!("+{}", format::ms(ms))
+    }
+}
+
+/// The communication that ran under compute, summed over the axes, ms.
+fn under_compute_ms(r: &Report) -> f64 {
+    Axis::ALL
+        .iter()
+        .map(|&a| r.axes.get(a).under_compute_ms)
+        .sum()
+}
+
+/// The words for one part's move, with its reason where the reports give one.
+fn words(part: Part, delta_ms: f64, before: &Report, after: &Report) -> String {
+    // More (or less) communication now runs under compute: its kernels take
+    // SMs and HBM bandwidth from the compute beside them (model.md 3).
+    let beside = under_compute_ms(after) - under_compute_ms(before);
+    match part {
+        Part::Compute => {
+            if delta_ms > 0.0 && beside > 0.0 {
+                format!(
+                    "compute {}, slowed by the collectives now running under it (their SMs and HBM traffic)",
+                    signed(delta_ms)
+                )
+            } else if delta_ms < 0.0 && beside < 0.0 {
+                format!(
+                    "compute {} (fewer collectives running under it)",
+                    signed(delta_ms)
+                )
+            } else {
+                format!("compute {}", signed(delta_ms))
+            }
+        }
+        Part::Exposed(axis) => {
+            let (b, a) = (before.axes.get(axis), after.axes.get(axis));
+            let serialised = delta_ms > 0.0
+                && a.window_ms > 0.5 * b.window_ms
+                && a.under_compute_ms < 0.5 * b.under_compute_ms
+                && (a.comm_ms - b.comm_ms).abs() < delta_ms;
+            let shared = a.contention_ms - b.contention_ms;
+            if serialised {
+                // The room to hide it is still there, yet it no longer runs
+                // under compute: it waits in line with compute.
+                format!(
+                    "{} exposed {} (it no longer runs under compute, though its window is {})",
+                    axis.label(),
+                    signed(delta_ms),
+                    format::ms(a.window_ms)
+                )
+            } else if delta_ms > 0.0 && shared > 0.5 * delta_ms {
+                format!(
+                    "{} exposed {} ({} more lost to sharing links)",
+                    axis.label(),
+                    signed(delta_ms),
+                    format::ms(shared)
+                )
+            } else {
+                format!("{} exposed {}", axis.label(), signed(delta_ms))
+            }
+        }
+        Part::Bubble => {
+            if delta_ms > 0.0 && beside > 0.0 {
+                // This GPU waits longer on the others' compute, which the
+                // collectives now beside it slow.
+                format!(
+                    "pipeline bubble {}, waiting on other stages' compute, slowed by the collectives now running under it",
+                    signed(delta_ms)
+                )
+            } else {
+                format!("pipeline bubble {}", signed(delta_ms))
+            }
+        }
+    }
+}
+
+/// Why the step moved from `before` to `after`, in one sentence, after
+/// `change` (what the reader changed, e.g. "DP overlap on"); `None` when
+/// the step did not move.
+pub fn sentence(before: &Report, after: &Report, change: Option<&str>) -> Option<String> {
+    let step = after.step_time_ms - before.step_time_ms;
+    if step.abs() <= UNCHANGED_SHARE * before.step_time_ms.abs().max(after.step_time_ms) {
+        return None;
+    }
+    let named: Vec<(Part, f64)> = changes(before, after)
+        .into_iter()
+        .filter(|(_, d)| d.abs() >= NAMED_SHARE * step.abs())
+        .take(NAMED_MAX)
+        .collect();
+    let (with, against): (Vec<_>, Vec<_>) = named
+        .iter()
+        .partition(|(_, d)| d.signum() == step.signum());
+    let mut text = String::new();
+    if let Some(c) = change {
+        text.push_str(c);
+        text.push_str(": ");
+    }
+    let list = |items: &[&(Part, f64)]| {
+        items
+            .iter()
+            .map(|(p, d)| words(*p, *d, before, after))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    // What moved the step first, largest first; what moved the other way
+    // after "while".
+    text.push_str(&list(&with));
+    if !against.is_empty() {
+        text.push_str(", while ");
+        text.push_str(&list(&against));
+    }
+    text.push_str(&format!(": step {}.", signed(step)));
+    Some(text)
+}
+
+/// Most changed fields named in a change's words; more are counted.
+const CHANGE_NAMED_MAX: usize = 2;
+
+/// What changed between two scenarios, in the page's words: "DP overlap
+/// on", "Network bandwidth 50 → 12.5" or "3 settings changed"; `None` when
+/// no field of the core's table differs.
+pub fn change_label(before: &overlap_core::Scenario, after: &overlap_core::Scenario) -> Option<String> {
+    use overlap_core::input::fields::{Field, FIELDS};
+    use serde_json::Value;
+    let changed: Vec<String> = FIELDS
+        .iter()
+        .filter_map(|f| {
+            let (b, a) = ((f.resolved)(before), (f.resolved)(after));
+            (b != a).then(|| match (&b, &a) {
+                (_, Some(Value::Bool(on))) => {
+                    format!("{} {}", f.label, if *on { "on" } else { "off" })
+                }
+                _ => {
+                    let text = |v: &Option<Value>| v.as_ref().map_or("–".to_string(), Field::text);
+                    let unit = if f.unit.is_empty() { String::new() } else { format!(" {}", f.unit) };
+                    format!("{} {} → {}{unit}", f.label, text(&b), text(&a))
+                }
+            })
+        })
+        .collect();
+    match changed.len() {
+        0 => None,
+        n if n <= CHANGE_NAMED_MAX => Some(changed.join(", ")),
+        n => Some(format!("{n} settings changed")),
+    }
+}
