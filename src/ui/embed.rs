@@ -9,8 +9,9 @@
 //! - `{type: "overlap-lab:request-height"}`: post the height once the burst
 //!   of messages has been read (many requests, one reply).
 //!
-//! It posts `{type: "overlap-lab:height", height}` (CSS pixels) whenever its
-//! height changes. Messages from anything but the parent frame are ignored.
+//! It posts `{type: "overlap-lab:height", height}` (CSS pixels) once its
+//! first run is shown, and then whenever the height it needs changes (once
+//! per change, after the layout settles), and in answer to a request. Messages from anything but the parent frame are ignored.
 
 use std::cell::Cell;
 
@@ -36,7 +37,18 @@ pub const MAX_QUERY_CHARS: usize = 4000;
 thread_local! {
     static LAST_HEIGHT: Cell<i32> = const { Cell::new(-1) };
     static OBSERVER: std::cell::RefCell<Option<JsValue>> = const { std::cell::RefCell::new(None) };
+    /// The first run is shown: heights are posted from then on, not while
+    /// the page is still filling in (a host page would jump each time).
+    static READY: Cell<bool> = const { Cell::new(false) };
+    /// A post waiting for the layout to settle: the changes of one run
+    /// (figures, canvas, notes) cost the host one resize.
+    static PENDING_POST: std::cell::RefCell<Option<Timeout>> = const { std::cell::RefCell::new(None) };
 }
+
+/// How long a height change waits for the layout to settle before it is
+/// posted, ms: the figures, the canvas and the notes of one run change
+/// within a frame or two of each other (16 ms each at 60 Hz).
+const SETTLE_MS: u32 = 100;
 
 /// The parent frame, when this page is inside one.
 fn parent_frame() -> Option<web_sys::Window> {
@@ -45,9 +57,36 @@ fn parent_frame() -> Option<web_sys::Window> {
     (!js_sys::Object::is(&parent, &w)).then_some(parent)
 }
 
+/// The height the compact page needs to show everything without scrolling:
+/// the frame is filled (style.css, `body.embed-mode .embed`) with the
+/// timeline's lanes taking what the other parts leave, so this is the
+/// content's height with the lanes' box replaced by the lanes' own height.
 fn content_height(root: &web_sys::Element) -> i32 {
     let scroll_y = dom::window().and_then(|w| w.scroll_y().ok()).unwrap_or(0.0);
-    (root.get_bounding_client_rect().bottom() + scroll_y).ceil() as i32
+    let top = root.get_bounding_client_rect().top() + scroll_y;
+    let laid_out = top + f64::from(root.scroll_height());
+    let lanes = root.query_selector(".canvas-wrap").ok().flatten();
+    let picture = root.query_selector(".canvas-clip").ok().flatten();
+    let natural = match (lanes, picture) {
+        (Some(lanes), Some(picture)) => {
+            laid_out - f64::from(lanes.client_height()) + picture.get_bounding_client_rect().height()
+        }
+        _ => laid_out,
+    };
+    natural.ceil() as i32
+}
+
+/// Posts the height once the layout has settled, if it changed.
+fn post_height_soon(root: &web_sys::Element) {
+    if !READY.with(Cell::get) || PENDING_POST.with_borrow(Option::is_some) {
+        return;
+    }
+    let root = root.clone();
+    let timer = Timeout::new(SETTLE_MS, move || {
+        PENDING_POST.with_borrow_mut(|p| *p = None);
+        post_height(&root, false);
+    });
+    PENDING_POST.with_borrow_mut(|p| *p = Some(timer));
 }
 
 /// Posts the height to the parent if it changed (or when `force`).
@@ -73,14 +112,25 @@ fn observe_height(root: web_sys::Element) -> Option<()> {
         .dyn_into()
         .ok()?;
     let target = root.clone();
-    let cb = Closure::<dyn Fn()>::new(move || post_height(&target, false));
+    let cb = Closure::<dyn Fn()>::new(move || post_height_soon(&target));
     let observer = js_sys::Reflect::construct(&ctor, &js_sys::Array::of1(cb.as_ref())).ok()?;
     cb.forget();
     let observe: js_sys::Function = js_sys::Reflect::get(&observer, &"observe".into())
         .ok()?
         .dyn_into()
         .ok()?;
+    // The compact page fills the frame: its own box changes with the frame,
+    // its parts and the lanes' picture with the content.
     observe.call1(&observer, &root).ok()?;
+    let children = root.children();
+    for k in 0..children.length() {
+        if let Some(child) = children.item(k) {
+            observe.call1(&observer, &child).ok()?;
+        }
+    }
+    if let Ok(Some(picture)) = root.query_selector(".canvas-clip") {
+        observe.call1(&observer, &picture).ok()?;
+    }
     OBSERVER.with(|o| *o.borrow_mut() = Some(observer));
     Some(())
 }
@@ -248,9 +298,11 @@ pub fn EmbedApp() -> impl IntoView {
     });
     // After each simulation too: the figures and the canvas change size.
     Effect::new(move |_| {
-        state.run_seq.track();
+        if state.run_seq.get() > 0 && !READY.with(Cell::get) {
+            READY.with(|r| r.set(true));
+        }
         if let Some(el) = root.get_untracked() {
-            post_height(&el.into(), false);
+            post_height_soon(&el.into());
         }
         if coalesce.rewrite.get_value() {
             coalesce.rewrite.set_value(false);
@@ -287,6 +339,7 @@ pub(crate) fn compact_body(
             <a class="open-full" href=open_href target="_blank" rel="noopener">"Open in Overlap Lab"</a>
         </div>
         <figures::Headline />
+        <crate::ui::run_status::StaleNote />
         <crate::ui::run_status::RunAlertView />
         <crate::ui::run_status::SimStatus />
         <panel::TimelineCanvas />

@@ -9,7 +9,8 @@ use wasm_bindgen::prelude::*;
 
 use crate::dom;
 use crate::state::AppState;
-use crate::web::address::{link, write_now, Share};
+use crate::web::address::{embed_link, link, write_now, Share};
+use overlap_view::view_query::{CONTROL_NAMES, DEFAULT_CONTROLS};
 
 /// The frame's height before the embedded page has said how tall it is, and
 /// wherever the host page runs no scripts: the timeline as laid out now plus
@@ -32,8 +33,8 @@ fn fallback_height_px(timeline_px: f64) -> u32 {
 /// its content. The script finds its frame by the message's source window,
 /// so several embeds on one page each get their own height; it reads only a
 /// positive number from a message of that type.
-pub fn embed_code(state: AppState, share: Share) -> String {
-    let src = link(state, share, true);
+pub fn embed_code(state: AppState, share: Share, controls: &[&'static str]) -> String {
+    let src = embed_link(state, share, controls);
     let timeline_px = state.scene().borrow().layout.height;
     format!(
         "<iframe src=\"{}\" title=\"Overlap Lab: interactive timeline\" width=\"100%\" height=\"{}\" \
@@ -123,15 +124,48 @@ pub fn ShareButtons() -> impl IntoView {
         what.set("Link");
         copy_text(link(state, share, false), done, fallback);
     };
+    // The embed's controls: the page's own when it is an embed with a
+    // `controls=` list, else the default; the author picks below.
+    let chosen = RwSignal::new(share.mode.with_value(|m| {
+        if m.controls_given {
+            m.controls.clone()
+        } else {
+            DEFAULT_CONTROLS.to_vec()
+        }
+    }));
     let copy_embed = move |_| {
         write_now(state, share);
         what.set("Embed code");
-        copy_text(embed_code(state, share), done, fallback);
+        copy_text(embed_code(state, share, &chosen.get_untracked()), done, fallback);
+    };
+    let toggle = move |name: &'static str, on: bool| {
+        chosen.update(|c| {
+            c.retain(|x| *x != name);
+            if on {
+                c.push(name);
+            }
+            // In the order of CONTROL_NAMES, as the embed lays them out.
+            c.sort_by_key(|x| CONTROL_NAMES.iter().position(|n| n == x));
+        });
     };
     view! {
         <div class="share-buttons" role="group" aria-label="Share">
             <button type="button" on:click=copy_link>"Copy link"</button>
             <button type="button" on:click=copy_embed>"Copy embed code"</button>
+            <fieldset class="embed-pick">
+                <legend>"Controls in the embed (" <code>"controls="</code> ")"</legend>
+                {CONTROL_NAMES.iter().map(|&name| view! {
+                    <label class="inline">
+                        <input
+                            type="checkbox"
+                            data-control=name
+                            prop:checked=move || chosen.with(|c| c.contains(&name))
+                            on:change=move |ev| toggle(name, event_target_checked(&ev))
+                        />
+                        {control_label(name)}
+                    </label>
+                }).collect_view()}
+            </fieldset>
             <span class="copied" role="status">
                 {move || done.get().map(|_| format!("{} copied to the clipboard.", what.get()))}
             </span>
@@ -148,6 +182,21 @@ pub fn ShareButtons() -> impl IntoView {
                     })
             }}
         </div>
+    }
+}
+
+/// What an embed control is called in the share panel.
+fn control_label(name: &str) -> &'static str {
+    match name {
+        "tp" => "TP overlap",
+        "pp" => "PP overlap",
+        "dp" => "DP overlap",
+        "tp_chunks" => "TP chunks",
+        "bucket_mb" => "Bucket size",
+        "sm_tax" => "SM tax",
+        "preset" => "Preset",
+        "playback" => "Playback",
+        _ => "",
     }
 }
 

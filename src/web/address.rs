@@ -455,6 +455,21 @@ pub fn write_address(state: AppState, share: Share) {
     write_now(state, share);
 }
 
+/// The embed link of the page's current state showing `controls` (the
+/// share panel's choice), with its theme if one is fixed; the default
+/// controls are left out of the link.
+pub fn embed_link(state: AppState, share: Share, controls: &[&'static str]) -> String {
+    let mut mode = mode_now(share);
+    mode.embed = true;
+    mode.controls = controls.to_vec();
+    mode.controls_given = controls != overlap_view::view_query::DEFAULT_CONTROLS;
+    format!(
+        "{}?{}",
+        base_url(),
+        join(state_query(state, share), &mode_pairs(&mode))
+    )
+}
+
 /// The link to the page's current state, with its theme if one is fixed;
 /// `embed` adds the embedding keys.
 pub fn link(state: AppState, share: Share, embed: bool) -> String {
