@@ -69,7 +69,8 @@ fn content_height(root: &web_sys::Element) -> i32 {
     let picture = root.query_selector(".canvas-clip").ok().flatten();
     let natural = match (lanes, picture) {
         (Some(lanes), Some(picture)) => {
-            laid_out - f64::from(lanes.client_height()) + picture.get_bounding_client_rect().height()
+            laid_out - f64::from(lanes.client_height())
+                + picture.get_bounding_client_rect().height()
         }
         _ => laid_out,
     };

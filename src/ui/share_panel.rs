@@ -136,7 +136,11 @@ pub fn ShareButtons() -> impl IntoView {
     let copy_embed = move |_| {
         write_now(state, share);
         what.set("Embed code");
-        copy_text(embed_code(state, share, &chosen.get_untracked()), done, fallback);
+        copy_text(
+            embed_code(state, share, &chosen.get_untracked()),
+            done,
+            fallback,
+        );
     };
     let toggle = move |name: &'static str, on: bool| {
         chosen.update(|c| {

@@ -237,7 +237,11 @@ pub fn Tour() -> impl IntoView {
             return;
         };
         r.showing_tours = !r.showing_tours;
-        share::give_back(state, share, if r.showing_tours { &r.tours } else { &r.yours });
+        share::give_back(
+            state,
+            share,
+            if r.showing_tours { &r.tours } else { &r.yours },
+        );
         returned.set(Some(r));
     };
     if let Some(c) = opened {
@@ -302,6 +306,11 @@ pub fn Tour() -> impl IntoView {
         slot.set(Some(report));
         if first && runs.steer.get_untracked() {
             point_view(state, CHAPTERS[i].focus);
+            // A chapter opened by a link: its zoom is the link's chapter,
+            // and the address keeps the link as it was.
+            if from_link.get_untracked() == Some(i) {
+                share::keep_address(state, share);
+            }
         }
     });
     let start = move |_| {

@@ -46,6 +46,9 @@ pub struct Share {
     last_preset: StoredValue<String>,
     /// A link's view waits for the first simulation of its scenario.
     pending_view: StoredValue<Option<ViewParams>>,
+    /// The pending view is not a link's but one given back (the tour's):
+    /// once applied, the address is written.
+    give_back_view: StoredValue<bool>,
     debounce: StoredValue<u64>,
     /// `None` on the full page (the address bar); a widget's host otherwise.
     widget: StoredValue<Option<WidgetHost>, LocalStorage>,
@@ -128,9 +131,17 @@ pub fn give_back(state: AppState, share: Share, borrowed: &Borrowed) {
         }
     }
     share.pending_view.set_value(Some(borrowed.view.clone()));
+    share.give_back_view.set_value(true);
     if same {
         apply_pending_view(state, share);
     }
+}
+
+/// Counts the page's state as written to the address without writing it:
+/// what the page did on its own to show a link (a tour chapter's zoom) is
+/// not a change by the reader, and the address keeps the link until one.
+pub fn keep_address(state: AppState, share: Share) {
+    share.last_query.set_value(full_query(state, share));
 }
 
 /// The query of the page's state, without the embedding keys.
@@ -188,6 +199,7 @@ fn apply_query(state: AppState, share: Share, query: &str) -> Mode {
     state.input.set(decoded.input);
     state.tour_chapter.set(view.chapter.map(|c| c - 1));
     share.pending_view.set_value(Some(view));
+    share.give_back_view.set_value(false);
     share.link_errors.set(errors);
     mode
 }
@@ -261,8 +273,14 @@ fn apply_pending_view(state: AppState, share: Share) {
     }
     frame::request();
     // What the page could not take from the link (an out-of-range GPU) is
-    // not a change by the user: the address keeps the link until one.
-    share.last_query.set_value(full_query(state, share));
+    // not a change by the user: the address keeps the link until one. A
+    // view given back is the page's state to write.
+    if share.give_back_view.get_value() {
+        share.give_back_view.set_value(false);
+        write_address(state, share);
+    } else {
+        share.last_query.set_value(full_query(state, share));
+    }
 }
 
 fn history() -> Option<web_sys::History> {
@@ -335,6 +353,7 @@ pub fn install(state: AppState, widget: Option<WidgetHost>) -> Share {
         last_query: StoredValue::new(String::new()),
         last_preset: StoredValue::new(state.preset_id.get_untracked()),
         pending_view: StoredValue::new(None),
+        give_back_view: StoredValue::new(false),
         debounce: StoredValue::new(0),
         widget: StoredValue::new_local(widget.clone()),
     };

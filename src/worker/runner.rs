@@ -251,7 +251,9 @@ impl Runner {
                 let kept: Vec<String> = state.culprits.with_untracked(|c| {
                     c.iter().filter(|f| changed.contains(f)).cloned().collect()
                 });
-                state.culprits.set(if kept.is_empty() { changed } else { kept });
+                state
+                    .culprits
+                    .set(if kept.is_empty() { changed } else { kept });
                 state.errors.set(e.errors);
                 dom::set_body_data("errors", "1");
                 self.feed(Event::Invalid, None);

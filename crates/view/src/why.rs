@@ -151,9 +151,8 @@ pub fn sentence(before: &Report, after: &Report, change: Option<&str>) -> Option
         .filter(|(_, d)| d.abs() >= NAMED_SHARE * step.abs())
         .take(NAMED_MAX)
         .collect();
-    let (with, against): (Vec<_>, Vec<_>) = named
-        .iter()
-        .partition(|(_, d)| d.signum() == step.signum());
+    let (with, against): (Vec<_>, Vec<_>) =
+        named.iter().partition(|(_, d)| d.signum() == step.signum());
     let mut text = String::new();
     if let Some(c) = change {
         text.push_str(c);
@@ -183,7 +182,10 @@ const CHANGE_NAMED_MAX: usize = 2;
 /// What changed between two scenarios, in the page's words: "DP overlap
 /// on", "Network bandwidth 50 → 12.5" or "3 settings changed"; `None` when
 /// no field of the core's table differs.
-pub fn change_label(before: &overlap_core::Scenario, after: &overlap_core::Scenario) -> Option<String> {
+pub fn change_label(
+    before: &overlap_core::Scenario,
+    after: &overlap_core::Scenario,
+) -> Option<String> {
     use overlap_core::input::fields::{Field, FIELDS};
     use serde_json::Value;
     let changed: Vec<String> = FIELDS
@@ -196,7 +198,11 @@ pub fn change_label(before: &overlap_core::Scenario, after: &overlap_core::Scena
                 }
                 _ => {
                     let text = |v: &Option<Value>| v.as_ref().map_or("–".to_string(), Field::text);
-                    let unit = if f.unit.is_empty() { String::new() } else { format!(" {}", f.unit) };
+                    let unit = if f.unit.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" {}", f.unit)
+                    };
                     format!("{} {} → {}{unit}", f.label, text(&b), text(&a))
                 }
             })

@@ -314,7 +314,11 @@ fn every_chapter_zooms_into_its_step() {
         eprintln!("{}: {:.4}..{:.4} of {:.4} s", c.title, t0, t1, step);
         // The last backward of a one-micro-batch step is most of it (the
         // one-queue chapter: 54%); a pipeline boundary is a few percent.
-        let most = if c.focus == Focus::FirstSend { 0.1 } else { 0.6 };
+        let most = if c.focus == Focus::FirstSend {
+            0.1
+        } else {
+            0.6
+        };
         assert!(t1 - t0 < most * step, "{}: {t0}..{t1} of {step}", c.title);
     }
 }

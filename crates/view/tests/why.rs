@@ -29,7 +29,10 @@ fn the_parts_sum_to_the_step_and_their_changes_to_its_change() {
         let after = report(&input);
         let moved: f64 = changes(&before, &after).iter().map(|(_, d)| d).sum();
         let step = after.step_time_ms - before.step_time_ms;
-        assert!((moved - step).abs() <= 1e-6 * before.step_time_ms, "{id}: {moved} against {step}");
+        assert!(
+            (moved - step).abs() <= 1e-6 * before.step_time_ms,
+            "{id}: {moved} against {step}"
+        );
     }
 }
 
@@ -44,10 +47,13 @@ fn dp_overlap_off_is_blamed_on_dp_exposed() {
     assert_eq!(part, Part::Exposed(Axis::Dp), "{text}");
     assert!(delta > 0.0);
     assert!(text.starts_with("DP overlap off: DP exposed +"), "{text}");
-    assert!(text.ends_with(&format!(
-        "step +{}.",
-        overlap_view::format::ms(after.step_time_ms - before.step_time_ms)
-    )), "{text}");
+    assert!(
+        text.ends_with(&format!(
+            "step +{}.",
+            overlap_view::format::ms(after.step_time_ms - before.step_time_ms)
+        )),
+        "{text}"
+    );
 }
 
 /// One hardware queue: DP's reduction keeps its window but stops running
