@@ -178,7 +178,8 @@ export function registerTourTests(test, h) {
     const a = document.activeElement;
     return { tag: a?.tagName, text: a?.textContent ?? '', inTour: !!a?.closest('.tour') };
   });
-  /** Waits until the page shows `json`, simulated and painted. */
+  /** Waits until the page shows `json`, simulated and painted (after `afterRun`:
+   * the run is requested a task after the input changes). */
   async function showing(page, json) {
     await page.waitForFunction((j) => document.querySelector('[data-scenario-json]')?.dataset.scenarioJson === j
       && document.body.dataset.simulating === '0', json, { timeout: 60000 });
@@ -209,7 +210,7 @@ export function registerTourTests(test, h) {
     await page.waitForSelector('.tour .predict button:not([disabled])');
     const tours = await scenarioJson(page);
     assert(tours !== json0 && /contention/.test(await page.inputValue('#f-preset')), 'chapter 4 is not on its own scenario');
-    await page.getByRole('button', { name: 'Leave the tour' }).click();
+    await afterRun(page, () => page.getByRole('button', { name: 'Leave the tour' }).click());
     await showing(page, json0);
     assert((await metric(page, 'step_time_ms')) === step0, `step ${await metric(page, 'step_time_ms')} is not the reader's ${step0}`);
     const [b0, b1] = await view(page);
@@ -219,9 +220,9 @@ export function registerTourTests(test, h) {
     assert((await focused(page)).inTour, 'focus left the tour on leaving');
     await page.waitForFunction((j) => !/chapter=/.test(location.search) && /tp_chunks=2/.test(location.search), json0);
     // The tour's last scenario, one click away, and back again.
-    await page.getByRole('button', { name: 'Show the tour\'s last scenario' }).click();
+    await afterRun(page, () => page.getByRole('button', { name: 'Show the tour\'s last scenario' }).click());
     await showing(page, tours);
-    await page.getByRole('button', { name: 'Back to your scenario' }).click();
+    await afterRun(page, () => page.getByRole('button', { name: 'Back to your scenario' }).click());
     await showing(page, json0);
     assert((await metric(page, 'step_time_ms')) === step0, 'back again is not the reader\'s step');
   }, { query: '?v=1&tp_chunks=2&pp_overlap=0&nic_gbps=12.5&zoom=0.2-0.6', timeout: 120000 });
