@@ -389,7 +389,7 @@ pub fn Tour() -> impl IntoView {
                         <h3 tabindex="-1" data-focus="">{c.title}</h3>
                         {move || (from_link.get() == Some(i)).then(|| view! {
                             <p class="tour-link-note" role="note">{format!(
-                                "This link opens chapter {} of the guided tour, on the chapter's own scenario ({}, set up for its question). Leave the tour to see the link's own scenario.",
+                                "Opened by a link, on chapter {}'s own scenario ({}); leave the tour for the link's own.",
                                 i + 1,
                                 preset_title(c.preset),
                             )}</p>

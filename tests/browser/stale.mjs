@@ -144,6 +144,11 @@ export function registerStaleTests(test, h) {
       assert(box && box.y >= 0 && box.y + box.height <= 844, `${axis} overlap is not in the first screen: ${JSON.stringify(box)}`);
     }
     await page.screenshot({ path: join(ARTIFACTS, 'phone-first-screen-390.png') });
+    // A refusal's note stays right under the figures on a phone too.
+    await page.locator('#f-parallel-tp').fill('3');
+    await page.waitForFunction(() => document.body.dataset.stale === 'refused');
+    const [head, note] = await Promise.all(['.headline', '.stale-note'].map((sel) => page.locator(sel).boundingBox()));
+    assert(note.y >= head.y + head.height - 1 && note.y - (head.y + head.height) < 40, `note at ${JSON.stringify(note)}, figures ${JSON.stringify(head)}`);
   }, { viewport: { width: 390, height: 844 } });
 
   test('phone and keyboard: a visible focus ring on the timeline, and the legend beside it (1440x900)', async ({ page }) => {

@@ -251,7 +251,7 @@ export function registerTourTests(test, h) {
     const comm = await metric(page, 'axes.dp.comm_ms');
     const exposed = await metric(page, 'axes.dp.exposed_ms');
     assert(/every overlap off/.test(intro) && Math.abs(comm - exposed) < 1e-9 * comm, `${intro} over DP ${exposed} of ${comm}`);
-    assert(/This link opens chapter 1 of the guided tour, on the chapter's own scenario/.test(await page.textContent('.tour-link-note')), 'no word on the chapter\'s scenario');
+    assert(/Opened by a link, on chapter 1's own scenario \(Didactic/.test(await page.textContent('.tour-link-note')), 'no word on the chapter\'s scenario');
     const [v0, v1] = await view(page);
     assert(v1 - v0 < 0.5, `chapter 1 from a link is not zoomed: ${v0}-${v1}`);
     // Leaving goes to the link's own scenario: every overlap on.
