@@ -348,7 +348,7 @@ if (wanted('switch')) {
         `last run: ${await phases(page)}`);
       // The two figures issue 46 names, on one line each switch.
       console.log(`1T ${name}: toggle-to-figures p50 ${f(pct(times, 50))} ms, toggle-to-timeline p50 ${f(pct(paintedTimes, 50))} ms ` +
-        `(the timeline ${f(pct(paintedTimes, 50) - pct(times, 50))} ms after its figures)`);
+        `(the timeline ${f(pct(paintedTimes, 50) - pct(times, 50))} ms after its figures; each switch: ${paintedTimes.map(f).join(', ')} ms)`);
     }
     for (const [k, p] of paths.entries()) {
       console.log(`  switch ${k + 1} (${k % 2 === 0 ? 'on' : 'off'}): click to request ${f(p.toRequest)} ms, to the worker ${f(p.toWorker)} ms, ` +
