@@ -173,4 +173,31 @@ export function registerStaleTests(test, h) {
     const top = await page.locator('.timeline .legend').boundingBox();
     assert(top.y + top.height <= 900, `legend below the fold at 1440x900: ${JSON.stringify(top)}`);
   }, { viewport: { width: 1440, height: 900 } });
+
+  test('stale: while 1T is pending past 300 ms the old figures are dimmed, never shown as current', async ({ page }) => {
+    await painted(page);
+    // Checked every 50 ms from the click until the new figures show: past
+    // 600 ms (300 ms and room for a busy machine's timers) the page must
+    // say its figures are stale.
+    await page.evaluate(() => {
+      const seq = document.body.dataset.runSeq;
+      const t0 = performance.now();
+      window.__stale = { late: 0, pending: 0 };
+      window.__staleTimer = setInterval(() => {
+        if (document.body.dataset.runSeq !== seq) return;
+        const pending = document.body.dataset.stale === 'pending';
+        if (pending) window.__stale.pending++;
+        else if (performance.now() - t0 > 600) window.__stale.late++;
+      }, 50);
+    });
+    // 1T chosen: its figures take longer than 300 ms (the baseline and the
+    // step are simulated afresh).
+    await afterRun(page, () => page.selectOption('#f-preset', 'megatron-1t'));
+    const seen = await page.evaluate(() => { clearInterval(window.__staleTimer); return window.__stale; });
+    assert(seen.late === 0, `old figures shown as current past 600 ms: ${JSON.stringify(seen)}`);
+    // The new run's figures are current: nothing dimmed for them.
+    await page.waitForFunction(() => document.body.dataset.stale === '');
+    console.log(`     samples marked pending before the figures: ${seen.pending}`);
+    assert(seen.pending > 0, 'the run was never pending past 300 ms: nothing was checked');
+  }, { timeout: 180000 });
 }
