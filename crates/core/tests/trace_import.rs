@@ -436,3 +436,96 @@ mod fuzz {
         }
     }
 }
+
+#[test]
+fn the_pages_sources_give_the_figures_and_bars_of_the_round_trip() {
+    use overlap_core::trace_import::bars::BarClass;
+    use overlap_core::trace_import::import_sources;
+    let s = presets::scenario("didactic").unwrap();
+    let sim = simulate(&s);
+    let traces = rank_traces(&s, &sim.timeline);
+    // One file gzipped, the others plain, as a page's picker may give them.
+    let sources: Vec<(String, u64, std::io::Cursor<Vec<u8>>)> = traces
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let bytes = if i == 0 {
+                gzip(t.json.as_bytes())
+            } else {
+                t.json.as_bytes().to_vec()
+            };
+            (
+                t.file_name.clone(),
+                bytes.len() as u64,
+                std::io::Cursor::new(bytes),
+            )
+        })
+        .collect();
+    let (figures, measured) = import_sources(sources).unwrap();
+    let (_, by_path) = round_trip("didactic", false);
+    assert_eq!(figures.gpus.len(), by_path.gpus.len());
+    for (a, b) in figures.gpus.iter().zip(&by_path.gpus) {
+        assert_eq!(
+            (a.rank, a.step_ms, a.overlap),
+            (b.rank, b.step_ms, b.overlap)
+        );
+    }
+    let mut gpus: Vec<_> = sim.timeline.gpus.iter().collect();
+    gpus.sort_by_key(|g| g.rank);
+    for (i, gpu) in gpus.iter().enumerate() {
+        let rows: Vec<u32> = (0..measured.rows.len() as u32)
+            .filter(|&r| measured.rows[r as usize].gpu == i as u32)
+            .collect();
+        assert_eq!(
+            measured.rows[rows[0] as usize].rank,
+            Some(u64::from(gpu.rank))
+        );
+        let of = |keep: &dyn Fn(BarClass) -> bool| {
+            measured
+                .bars
+                .iter()
+                .filter(|b| rows.contains(&b.row) && keep(b.class))
+                .count()
+        };
+        // Every kernel of the one step is drawn, compute as compute and
+        // the collectives as communication of an unknown axis (the export
+        // writes no process group).
+        assert_eq!(of(&|c| c == BarClass::Compute), gpu.compute.len());
+        assert_eq!(
+            of(&|c| c == BarClass::Comm(Axis::Unknown)),
+            gpu.comm.iter().map(Vec::len).sum::<usize>()
+        );
+        // The bars start at the GPU's first kernel and fit in its step.
+        let first = measured
+            .bars
+            .iter()
+            .filter(|b| rows.contains(&b.row))
+            .map(|b| b.start_s)
+            .fold(f64::INFINITY, f64::min);
+        assert_eq!(first, 0.0);
+        let last = measured
+            .bars
+            .iter()
+            .filter(|b| rows.contains(&b.row))
+            .map(|b| b.end_s)
+            .fold(0.0, f64::max);
+        assert!((last * 1e3 - figures.gpus[i].step_ms).abs() < 1e-9);
+    }
+    assert!((measured.span_s * 1e3 - figures.over_ranks.step_ms).abs() < 1e-9);
+}
+
+#[test]
+fn the_pages_sources_are_refused_over_the_size_limit_before_reading() {
+    use overlap_core::trace_import::{import_sources, MAX_TRACE_BYTES};
+    let huge = MAX_TRACE_BYTES * 2;
+    let e = import_sources([("big.json".to_string(), huge, std::io::empty())]).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "big.json is 2 GiB: over the 1 GiB a trace file may hold; profile fewer steps (torch.profiler.schedule with active=1)"
+    );
+    let none: [(String, u64, std::io::Empty); 0] = [];
+    assert_eq!(
+        import_sources(none).unwrap_err().to_string(),
+        "no trace files given"
+    );
+}
