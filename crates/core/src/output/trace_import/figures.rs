@@ -29,14 +29,14 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::classify::{axis_of_group, classify, Axis, Class, Op};
 use super::read::{FileTrace, Kernel};
 use crate::output::hta::{clip, intersection_length, length, overlap_ratio, union};
 
 /// One axis's communication on one GPU, ms per step.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct AxisFigures {
     /// Time its kernels were in flight.
     pub comm_ms: f64,
@@ -51,7 +51,7 @@ pub struct AxisFigures {
 }
 
 /// One measured GPU's figures; times are ms per step.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct GpuFigures {
     /// The file it comes from.
     pub file: String,
@@ -362,7 +362,7 @@ fn hidden(exposed: f64, comm: f64) -> Option<f64> {
 /// The figures over ranks: times of the slowest GPU (the longest step), as
 /// the simulated report states times on its slowest GPU, and HTA's overlap
 /// averaged over the GPUs, as the report's `hta_overlap` is.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct OverRanks {
     /// GPUs read.
     pub gpus: usize,

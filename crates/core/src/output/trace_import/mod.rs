@@ -15,6 +15,7 @@
 
 pub mod bars;
 pub mod classify;
+pub mod compare;
 pub mod figures;
 pub mod read;
 pub mod split;
@@ -22,7 +23,7 @@ pub mod split;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub use bars::{bars_of, Measured};
 pub use figures::{AxisFigures, GpuFigures, OverRanks};
@@ -69,7 +70,7 @@ impl fmt::Display for ImportError {
 impl std::error::Error for ImportError {}
 
 /// An imported job: its GPUs' figures, in rank order, and over ranks.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Imported {
     /// Files read, in the order their GPUs are listed.
     pub files: Vec<String>,
