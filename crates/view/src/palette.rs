@@ -44,6 +44,11 @@ pub enum Role {
     OnComm,
     /// Text on a compute bar.
     OnCompute,
+    /// A measured communication kernel whose axis the trace does not say.
+    UnknownComm,
+    /// A measured communication kernel of an axis the simulator draws no
+    /// lane for (expert or context parallelism).
+    OtherComm,
 }
 
 /// A theme a link can fix (`theme=light` or `theme=dark`), for the page,
@@ -114,6 +119,10 @@ pub struct Palette {
     pub on_comm: &'static str,
     /// [`Role::OnCompute`].
     pub on_compute: &'static str,
+    /// [`Role::UnknownComm`].
+    pub unknown_comm: &'static str,
+    /// [`Role::OtherComm`].
+    pub other_comm: &'static str,
 }
 
 /// The light theme.
@@ -132,6 +141,9 @@ pub const LIGHT: Palette = Palette {
     exposed_stripe: "rgba(0,0,0,0.55)",
     on_comm: "#ffffff",
     on_compute: "#ffffff",
+    // Okabe-Ito's reddish purple and yellow, darkened to stand 3:1 from the lane.
+    unknown_comm: "#A8367A",
+    other_comm: "#7A6A00",
 };
 
 /// The dark theme.
@@ -150,6 +162,9 @@ pub const DARK: Palette = Palette {
     exposed_stripe: "rgba(255,255,255,0.7)",
     on_comm: "#15181d",
     on_compute: "#15181d",
+    // Okabe-Ito's reddish purple and yellow as they are: 3:1 from the lane.
+    unknown_comm: "#CC79A7",
+    other_comm: "#F0E442",
 };
 
 impl Palette {
@@ -167,6 +182,8 @@ impl Palette {
             Role::ExposedStripe => self.exposed_stripe,
             Role::OnComm => self.on_comm,
             Role::OnCompute => self.on_compute,
+            Role::UnknownComm => self.unknown_comm,
+            Role::OtherComm => self.other_comm,
         }
     }
 
@@ -352,6 +369,7 @@ mod contrast_tests {
         for (theme, p) in THEMES {
             let mut bars = compute(p).to_vec();
             bars.extend(axes(p));
+            bars.extend([("unknown axis", p.unknown_comm), ("EP or CP", p.other_comm)]);
             for (kind, bar) in &bars {
                 let r = ratio(bar, p.lane);
                 assert!(r >= 3.0, "{theme}: {kind} against its lane is {r:.2}:1");
