@@ -92,6 +92,7 @@ pub fn App() -> impl IntoView {
                 <ui::playback::Playback />
                 <ui::share_panel::SharePanel />
                 <ui::figures::AxisFigures />
+                <ui::measured::MeasuredPanel />
                 <ui::memory_bar::MemoryBar />
                 <ui::table_view::TableView />
                 <ui::scenario_json::ScenarioJson />

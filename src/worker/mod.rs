@@ -24,6 +24,11 @@
 //! - `Trace`: `Trace` with the Chrome trace's UTF-8 bytes, exactly what
 //!   `overlap-lab trace` writes; `Kineto`: `Kineto` with the zip of the
 //!   Kineto traces, the files `overlap-lab trace --kineto` writes.
+//! - `Import`: the reader's trace files, read here a slice at a time
+//!   (`trace_reader`), answered with `ImportProgress` replies, then
+//!   `Imported` (the figures, and the bars as two typed arrays) or
+//!   `ImportRefused`; the page starts a worker of its own for each import
+//!   (`importer`).
 //! - `Panic`: panics on purpose, only when the page started the worker
 //!   with its test hooks on, so that the browser tests can check how a
 //!   panic is reported.
@@ -37,11 +42,13 @@ mod decoding;
 pub mod figures_cache;
 pub mod figures_first;
 pub mod helper;
+pub mod importer;
 mod kineto_zip;
 pub mod no_timeline;
 pub mod runner;
 mod show;
 pub mod spawn;
+mod trace_reader;
 pub mod wire;
 
 use std::cell::{Cell, RefCell};
@@ -142,8 +149,8 @@ pub fn start() {
 }
 
 fn handle(data: &JsValue, test_hooks: bool) {
-    let request = match wire::open::<WorkerRequest>(data) {
-        Ok((request, _)) => request,
+    let (request, arrays) = match wire::open::<WorkerRequest>(data) {
+        Ok(opened) => opened,
         Err(e) => {
             // The page and the worker are one module: this is a bug.
             refused(0, e, None);
@@ -155,6 +162,7 @@ fn handle(data: &JsValue, test_hooks: bool) {
         WorkerRequest::Trace { gen, input } => trace(gen, &input),
         WorkerRequest::Kineto { gen, input, folder } => kineto(gen, &input, &folder),
         WorkerRequest::Parts { gen, input, parts } => helper::run_parts(gen, &input, &parts),
+        WorkerRequest::Import { gen, files } => trace_reader::import(gen, &files, &arrays),
         WorkerRequest::Panic if test_hooks => {
             panic!("a test asked the simulation worker to panic")
         }

@@ -348,7 +348,10 @@ impl Runner {
             // Answers to other requests than the runner's.
             WorkerReply::Trace { .. }
             | WorkerReply::Kineto { .. }
-            | WorkerReply::PartsRan { .. } => return,
+            | WorkerReply::PartsRan { .. }
+            | WorkerReply::ImportProgress { .. }
+            | WorkerReply::Imported { .. }
+            | WorkerReply::ImportRefused { .. } => return,
         };
         let held = Held {
             reply,

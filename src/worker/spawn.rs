@@ -61,6 +61,16 @@ impl WorkerHandle {
         Poster(self.worker.clone()).post(request)
     }
 
+    /// Posts a request with `items` after it in the envelope (the
+    /// reader's `File`s for an import: cloned as handles, not read).
+    pub fn post_with(&self, request: &WorkerRequest, items: &js_sys::Array) -> Result<(), JsValue> {
+        let message = wire::envelope(request, &[]);
+        for item in items.iter() {
+            message.push(&item);
+        }
+        self.worker.post_message(&message)
+    }
+
     /// Something that posts to this worker, for callbacks.
     pub fn poster(&self) -> Poster {
         Poster(self.worker.clone())

@@ -380,6 +380,8 @@ registerShareTests(test, {
 registerWidgetTests(test, { assert, close, cliReport, ARTIFACTS, DIST, serverUrl: () => server.url });
 
 (await import('./kineto.mjs')).registerKinetoTests(test, { assert, CLI, TMP });
+
+(await import('./import.mjs')).registerImportTests(test, { assert, CLI, TMP, ARTIFACTS });
 // The simulation worker: large scenarios, failing runs, exports at any size (issues 14 and 8).
 registerPageTests(test, { assert, close, canvasDrawn, matchesCli, ARTIFACTS });
 // CoCoNet's tour chapter: slicing and fusion (issue 16).

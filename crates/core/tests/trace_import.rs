@@ -108,8 +108,35 @@ fn the_round_trip_gives_the_reports_figures() {
             let all = union(compute.iter().chain(&comm).copied());
             let span_us = all.last().unwrap().1 - all.first().unwrap().0;
             assert!((got.step_ms - span_us / 1e3).abs() < 1e-9);
-            // No process group in the export: the axis is unknown, whole.
-            assert_eq!(got.axes.keys().collect::<Vec<_>>(), vec!["unknown"]);
+            // The export writes each collective's process group: every
+            // axis's communication is read back as that axis's (the tied
+            // embedding's all-reduce, which the model runs on the DP lane,
+            // as its own group's: Megatron-LM's embedding group, read as PP).
+            for axis in [Axis::Tp, Axis::Pp, Axis::Dp] {
+                let on_axis = |iv: &&overlap_core::timeline::Interval, lane: usize| {
+                    let embedding = iv.op == overlap_core::timeline::OpKind::EmbeddingAllReduce;
+                    match axis {
+                        Axis::Tp => lane == 0,
+                        Axis::Pp => lane == 1 || embedding,
+                        Axis::Dp => lane == 2 && !embedding,
+                        _ => false,
+                    }
+                };
+                let mine = union(gpu.comm.iter().enumerate().flat_map(|(lane, ivs)| {
+                    ivs.iter()
+                        .filter(move |iv| on_axis(iv, lane))
+                        .map(|iv| exported_us(iv.start_s, iv.end_s))
+                }));
+                let read = got.axes.get(axis.name()).map_or(0.0, |a| a.comm_ms);
+                assert!(
+                    (read - length(&mine) / 1e3).abs() < 1e-9,
+                    "{preset} rank {} {}: {read} vs {}",
+                    gpu.rank,
+                    axis.name(),
+                    length(&mine) / 1e3
+                );
+            }
+            assert!(!got.axes.contains_key("unknown"), "{:?}", got.axes.keys());
             let kernels = gpu.compute.len() + gpu.comm.iter().map(Vec::len).sum::<usize>();
             assert_eq!(got.kernels, kernels);
         }
@@ -488,13 +515,24 @@ fn the_pages_sources_give_the_figures_and_bars_of_the_round_trip() {
                 .count()
         };
         // Every kernel of the one step is drawn, compute as compute and
-        // the collectives as communication of an unknown axis (the export
-        // writes no process group).
+        // each lane's collectives as its axis's (the export writes their
+        // process groups; the tied embedding's all-reduce is its own
+        // group's, read as PP).
         assert_eq!(of(&|c| c == BarClass::Compute), gpu.compute.len());
+        let embedding = gpu.comm[2]
+            .iter()
+            .filter(|iv| iv.op == overlap_core::timeline::OpKind::EmbeddingAllReduce)
+            .count();
+        assert_eq!(of(&|c| c == BarClass::Comm(Axis::Tp)), gpu.comm[0].len());
         assert_eq!(
-            of(&|c| c == BarClass::Comm(Axis::Unknown)),
-            gpu.comm.iter().map(Vec::len).sum::<usize>()
+            of(&|c| c == BarClass::Comm(Axis::Pp)),
+            gpu.comm[1].len() + embedding
         );
+        assert_eq!(
+            of(&|c| c == BarClass::Comm(Axis::Dp)),
+            gpu.comm[2].len() - embedding
+        );
+        assert_eq!(of(&|c| c == BarClass::Comm(Axis::Unknown)), 0);
         // The bars start at the GPU's first kernel and fit in its step.
         let first = measured
             .bars

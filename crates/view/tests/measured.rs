@@ -84,11 +84,16 @@ fn the_sentence_names_the_part_that_differs_most() {
 
 #[test]
 fn a_trace_without_axes_is_compared_on_exposed_communication_as_a_whole() {
-    // The Kineto export writes no process group: every collective is of an
+    // A trace that states no process group: every collective is of an
     // unknown axis, so the axes cannot be told apart.
-    let (sim, m, _) = round_trip("didactic");
+    let (sim, mut m, _) = round_trip("didactic");
     let r = &sim.report;
-    assert!(m.over_ranks.axes.contains_key("unknown"));
+    let whole = AxisFigures {
+        comm_ms: m.over_ranks.comm_ms,
+        exposed_ms: m.over_ranks.exposed_ms,
+        ..AxisFigures::default()
+    };
+    m.over_ranks.axes = [("unknown".to_string(), whole)].into_iter().collect();
     let mut m2 = m.clone();
     m2.over_ranks.compute_ms = r.compute_ms;
     m2.over_ranks.exposed_ms += 40.0;
@@ -160,15 +165,6 @@ fn measured_above_simulated_on_one_time_axis() {
     assert!(at("rank 0 GPU ") < at(&caption));
     assert!(at(&caption) < at("GPU 0 compute"));
     assert!(texts.contains(&"axis unknown"));
-    // Communication of an unknown axis is drawn as such; the simulated
-    // collectives in their axis's colour, with their exposed part hatched.
-    let all = rects(&list);
-    assert!(all.iter().any(|(_, r)| *r == Role::UnknownComm));
-    assert!(all.iter().any(|(_, r)| matches!(r, Role::Axis(_))));
-    assert!(list.shapes.iter().any(|s| matches!(s, Shape::Hatch { .. })));
-    // One time axis: the measured step and the simulated one are the same
-    // length (the export's whole µs apart), so the last bars of both end at
-    // the same x.
     let heading_y = |t: &str| {
         list.shapes
             .iter()
@@ -178,6 +174,32 @@ fn measured_above_simulated_on_one_time_axis() {
             })
             .unwrap()
     };
+
+    // The export states each collective's process group: measured and
+    // simulated collectives alike in their axis's colour, none unknown;
+    // the simulated ones with their exposed part hatched.
+    let all = rects(&list);
+    let above = |y: f64| y < heading_y(&caption);
+    for axis in [Axis::Tp, Axis::Dp] {
+        assert!(
+            all.iter()
+                .any(|(r, role)| *role == Role::Axis(axis) && above(r.y)),
+            "{axis:?}"
+        );
+        assert!(
+            all.iter()
+                .any(|(r, role)| *role == Role::Axis(axis) && !above(r.y)),
+            "{axis:?}"
+        );
+    }
+    // (The legend's swatch is 10 px tall; bars are a row's 14.)
+    assert!(!all
+        .iter()
+        .any(|(r, role)| *role == Role::UnknownComm && r.h == 14.0));
+    assert!(list.shapes.iter().any(|s| matches!(s, Shape::Hatch { .. })));
+    // One time axis: the measured step and the simulated one are the same
+    // length (the export's whole µs apart), so the last bars of both end at
+    // the same x.
     let split = heading_y(&caption);
     let bar_end = |above: bool| {
         all.iter()
@@ -198,7 +220,7 @@ fn measured_above_simulated_on_one_time_axis() {
     );
     // Every colour is the palette's: the SVG writes it.
     let text = svg::write(&list, &LIGHT, "measured vs simulated");
-    assert!(text.contains(LIGHT.unknown_comm));
+    assert!(text.contains(LIGHT.axis[Axis::Dp.index()]));
 }
 
 #[test]

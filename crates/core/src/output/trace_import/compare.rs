@@ -54,7 +54,8 @@ pub struct Compared {
     pub simulated: Option<f64>,
 }
 
-/// Every row, in reading order: step, compute, communication, exposed,
+/// Every row, in reading order (times per step, of the measured slowest
+/// GPU and the report's): step, compute, communication, exposed,
 /// hidden, HTA's overlap, each axis's exposed time, and the exposed time
 /// of the measured axes the report has none of ("unknown" among them).
 pub fn compare(m: &Imported, r: &Report) -> Vec<Compared> {
@@ -62,6 +63,11 @@ pub fn compare(m: &Imported, r: &Report) -> Vec<Compared> {
     let sim_comm: f64 = Axis::ALL.iter().map(|&a| r.axes.get(a).comm_ms).sum();
     let sim_exposed: f64 = Axis::ALL.iter().map(|&a| r.axes.get(a).exposed_ms).sum();
     let sim_hidden = (sim_comm > 0.0).then(|| 1.0 - sim_exposed / sim_comm);
+    // Communication summed over axes on both sides, as the report sums it
+    // (two axes in flight at once count twice), and the hidden share of
+    // that sum.
+    let comm: f64 = o.axes.values().map(|a| a.comm_ms).sum();
+    let hidden = (comm > 0.0).then(|| (1.0 - o.exposed_ms / comm).clamp(0.0, 1.0));
     let row = |figure, label: &str, unit, measured, simulated| Compared {
         figure,
         label: label.to_string(),
@@ -98,7 +104,7 @@ pub fn compare(m: &Imported, r: &Report) -> Vec<Compared> {
             Some(o.exposed_ms),
             Some(sim_exposed),
         ),
-        row(Figure::Hidden, "hidden", Unit::Share, o.hidden, sim_hidden),
+        row(Figure::Hidden, "hidden", Unit::Share, hidden, sim_hidden),
         row(
             Figure::Overlap,
             "HTA overlap",
