@@ -207,6 +207,11 @@ pub fn MeasuredPanel() -> impl IntoView {
                             }).collect_view()}
                         </tbody>
                     </table>
+                    <p class="measured-note">
+                        "Times are per step, of the slowest GPU on each side. A trace cannot tell waiting on a "
+                        "collective from waiting on another GPU: measured exposed time includes what the simulator "
+                        "counts as pipeline bubble, and is charged to the collective in flight that ends last."
+                    </p>
                 })}
             </Show>
         </section>

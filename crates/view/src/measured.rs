@@ -37,8 +37,6 @@ const HEADING_PX: f64 = 22.0;
 /// A row, px, and the gap below it.
 const ROW_PX: f64 = 14.0;
 const ROW_GAP_PX: f64 = 3.0;
-/// The legend strip below everything, px.
-const LEGEND_PX: f64 = 26.0;
 /// Measured rows drawn at most (the figures cover every GPU): more would
 /// be a wall of streams taller than a screen.
 pub const MAX_MEASURED_ROWS: usize = 32;
@@ -156,7 +154,7 @@ pub fn draw(
     } else {
         s_heading
     };
-    let height = bottom + LEGEND_PX;
+    let height = bottom + 6.0 + legend_layout(right).1 as f64 * LEGEND_LINE_PX;
     let mut list = DisplayList::new(right + RIGHT_PX, height);
     list.rect(Role::Background, 0.0, 0.0, list.width, list.height);
     ticks(&mut list, span_s, &x_of, right, bottom);
@@ -242,7 +240,7 @@ pub fn draw(
             }
         }
     }
-    legend(&mut list, bottom + LEGEND_PX / 2.0, right);
+    legend(&mut list, bottom + 6.0, right);
     list
 }
 
@@ -289,26 +287,66 @@ fn ticks(list: &mut DisplayList, span_s: f64, x_of: &dyn Fn(f64) -> f64, right: 
     }
 }
 
-/// What each colour means, in one line.
-fn legend(list: &mut DisplayList, y: f64, right: f64) {
-    let entries: [(Role, &str); 7] = [
-        (Role::Phase(Phase::Forward), "compute"),
-        (Role::Axis(Axis::Tp), "TP"),
-        (Role::Axis(Axis::Pp), "PP"),
-        (Role::Axis(Axis::Dp), "DP"),
-        (Role::OtherComm, "EP or CP"),
-        (Role::UnknownComm, "axis unknown"),
-        (Role::Muted, "copy or set"),
-    ];
+/// What each colour means: a swatch and a word each, wrapped to `right`.
+const LEGEND: [(Option<Role>, &str); 11] = [
+    (
+        Some(Role::Phase(Phase::Forward)),
+        "compute (measured), forward",
+    ),
+    (Some(Role::Phase(Phase::Backward)), "backward"),
+    (Some(Role::Phase(Phase::Step)), "optimizer step"),
+    (Some(Role::Axis(Axis::Tp)), "TP"),
+    (Some(Role::Axis(Axis::Pp)), "PP"),
+    (Some(Role::Axis(Axis::Dp)), "DP"),
+    (Some(Role::OtherComm), "EP or CP"),
+    (Some(Role::UnknownComm), "axis unknown"),
+    (Some(Role::Muted), "copy or set"),
+    // The hatch of an exposed span.
+    (None, "exposed (simulated)"),
+    (Some(Role::Lane), "idle"),
+];
+/// A legend line, px.
+const LEGEND_LINE_PX: f64 = 18.0;
+
+/// Where each legend entry goes: (x, line) per entry, and the lines used.
+fn legend_layout(right: f64) -> (Vec<(f64, usize)>, usize) {
     let mut x = LEFT_PX;
-    for (role, text) in entries {
+    let mut line = 0;
+    let mut out = Vec::with_capacity(LEGEND.len());
+    for (_, text) in LEGEND {
         let w = 12.0 + 4.0 + text_width_px(text) + 14.0;
-        if x + w > right + RIGHT_PX {
-            break;
+        if x + w > right + RIGHT_PX && x > LEFT_PX {
+            line += 1;
+            x = LEFT_PX;
         }
-        list.rect(role, x, y - 5.0, 12.0, 10.0);
-        list.text(Role::Text, x + 16.0, y, Align::Start, text);
+        out.push((x, line));
         x += w;
+    }
+    (out, line + 1)
+}
+
+fn legend(list: &mut DisplayList, top: f64, right: f64) {
+    let (places, _) = legend_layout(right);
+    for ((role, text), (x, line)) in LEGEND.into_iter().zip(places) {
+        let y = top + 8.0 + line as f64 * LEGEND_LINE_PX;
+        let swatch = Rect {
+            x,
+            y: y - 5.0,
+            w: 12.0,
+            h: 10.0,
+        };
+        match role {
+            Some(role) => list.rect(role, swatch.x, swatch.y, swatch.w, swatch.h),
+            None => list.shapes.push(Shape::Hatch { rect: swatch }),
+        }
+        if role == Some(Role::Lane) {
+            list.shapes.push(Shape::Outline {
+                rect: swatch,
+                stroke: Role::Grid,
+                width: 1.0,
+            });
+        }
+        list.text(Role::Text, x + 16.0, y, Align::Start, text);
     }
 }
 

@@ -141,8 +141,10 @@ pub const LIGHT: Palette = Palette {
     exposed_stripe: "rgba(0,0,0,0.55)",
     on_comm: "#ffffff",
     on_compute: "#ffffff",
-    // Okabe-Ito's reddish purple and yellow, darkened to stand 3:1 from the lane.
-    unknown_comm: "#A8367A",
+    // A red apart from the axes' and the compute kinds' hues (the optimizer
+    // step's magenta among them), and Okabe-Ito's yellow darkened: both
+    // 3:1 from the lane.
+    unknown_comm: "#C0282D",
     other_comm: "#7A6A00",
 };
 
@@ -162,8 +164,8 @@ pub const DARK: Palette = Palette {
     exposed_stripe: "rgba(255,255,255,0.7)",
     on_comm: "#15181d",
     on_compute: "#15181d",
-    // Okabe-Ito's reddish purple and yellow as they are: 3:1 from the lane.
-    unknown_comm: "#CC79A7",
+    // The same red lightened, and Okabe-Ito's yellow: 3:1 from the lane.
+    unknown_comm: "#FF6B6B",
     other_comm: "#F0E442",
 };
 
@@ -406,6 +408,29 @@ mod contrast_tests {
                     let d = d.min(360.0 - d);
                     assert!(d >= 40.0, "{theme}: {a} and {b} are {d:.0}° apart");
                 }
+            }
+        }
+    }
+
+    /// A measured collective of an unknown axis sits beside compute and
+    /// the axes' collectives in the measured-vs-simulated view: its red is
+    /// 30° or more from every other hue there.
+    #[test]
+    fn the_unknown_axis_differs_by_hue_from_the_axes_and_compute() {
+        for (theme, p) in THEMES {
+            let mut others = compute(p).to_vec();
+            others.extend(axes(p));
+            others.push(("EP or CP", p.other_comm));
+            for (what, colour) in others {
+                if colour == p.backward {
+                    continue;
+                }
+                let d = (hue_deg(p.unknown_comm) - hue_deg(colour)).abs();
+                let d = d.min(360.0 - d);
+                assert!(
+                    d >= 30.0,
+                    "{theme}: unknown axis and {what} are {d:.0}° apart"
+                );
             }
         }
     }
