@@ -280,9 +280,10 @@ fn rows_beyond_the_limit_are_counted_in_the_heading() {
     let list = draw(&measured, &m, None, 800.0);
     assert!(list.shapes.iter().any(|s| matches!(s,
         Shape::Text { text, .. } if text.ends_with("(5 more streams not drawn; the figures count them)"))));
+    // Rows are 14 px tall (the legend's swatch for idle is 10).
     let lanes = rects(&list)
         .iter()
-        .filter(|(_, r)| *r == Role::Lane)
+        .filter(|(rect, r)| *r == Role::Lane && rect.h == 14.0)
         .count();
     assert_eq!(lanes, MAX_MEASURED_ROWS);
 }
