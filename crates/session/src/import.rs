@@ -70,7 +70,7 @@ pub enum ImportAction {
     /// Terminate the import worker.
     Terminate,
     /// Post this request, with the opened files after it in their order.
-    Post(WorkerRequest),
+    Post(Box<WorkerRequest>),
     /// (Re)arm the budget timer: `BudgetSpent(gen)` after `ms`.
     ArmBudget { gen: u64, ms: u32 },
     /// Drop the budget timer.
@@ -139,7 +139,10 @@ impl ImportSession {
             ImportEvent::Ready => {
                 if let Stage::Starting { gen, files } = &self.stage {
                     let (gen, files) = (*gen, files.clone());
-                    out.push(ImportAction::Post(WorkerRequest::Import { gen, files }));
+                    out.push(ImportAction::Post(Box::new(WorkerRequest::Import {
+                        gen,
+                        files,
+                    })));
                     self.stage = Stage::Reading { gen, shown: 0.0 };
                 }
             }

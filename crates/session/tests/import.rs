@@ -37,10 +37,10 @@ fn started(s: &mut ImportSession, bytes: u64) -> u64 {
     let a = s.handle(ImportEvent::Ready);
     assert_eq!(
         a,
-        vec![ImportAction::Post(WorkerRequest::Import {
+        vec![ImportAction::Post(Box::new(WorkerRequest::Import {
             gen,
             files: vec![file("rank0.json.gz", bytes)]
-        })]
+        }))]
     );
     gen
 }
@@ -112,7 +112,7 @@ fn the_newest_import_wins_and_an_older_reply_is_dropped() {
     assert!(s.handle(ImportEvent::BudgetSpent(first)).is_empty());
     let a = s.handle(ImportEvent::Ready);
     assert!(
-        matches!(&a[0], ImportAction::Post(WorkerRequest::Import { gen, .. }) if *gen == first + 1)
+        matches!(&a[0], ImportAction::Post(r) if matches!(r.as_ref(), WorkerRequest::Import { gen, .. } if *gen == first + 1))
     );
     assert!(s.is_latest(first + 1));
 }

@@ -173,7 +173,7 @@ impl Measured {
         f64s: &[f64],
         u32s: &[u32],
     ) -> Result<Measured, String> {
-        if f64s.len() != u32s.len() || f64s.len() % 2 != 0 {
+        if f64s.len() != u32s.len() || !f64s.len().is_multiple_of(2) {
             return Err(format!(
                 "the measured bars' arrays disagree: {} times and {} codes",
                 f64s.len(),
