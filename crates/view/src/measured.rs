@@ -8,9 +8,10 @@
 //! The measured side has a row per GPU stream: compute in the compute
 //! colour, communication in its axis's colour where the trace says the
 //! axis ([`Role::UnknownComm`] where it does not, [`Role::OtherComm`] for
-//! expert and context parallelism), copies and sets muted. The simulated
-//! side has each drawn GPU's compute lane and its communication lanes
-//! that hold anything, with the exposed part of each collective hatched.
+//! expert and context parallelism), copies and sets muted and half as
+//! tall. The simulated side has each drawn GPU's compute lane and its
+//! communication lanes that hold anything, with the exposed part of each
+//! collective hatched.
 //! Bars that fall within half a pixel of the bar drawn before them on
 //! their row are merged into it, so a row holds about one rectangle per
 //! pixel however many kernels it has.
@@ -60,6 +61,17 @@ pub fn bar_role(class: BarClass) -> Role {
     }
 }
 
+/// Where a bar of `role` sits in its row: (offset from the row's top, height).
+/// Copies and sets are muted and half as tall, so that they read apart from
+/// compute, whose grey is near theirs, without colour.
+fn bar_span(role: Role) -> (f64, f64) {
+    if role == Role::Muted {
+        (ROW_PX / 2.0, ROW_PX / 2.0)
+    } else {
+        (0.0, ROW_PX)
+    }
+}
+
 /// A measured row's label: "rank 3 GPU 0 · s7".
 pub fn row_label(row: &MeasuredRow) -> String {
     match row.rank {
@@ -79,7 +91,8 @@ fn row_bars(
     let mut merged = false;
     let mut cur: Option<(f64, f64, Role)> = None;
     let flush = |list: &mut DisplayList, c: (f64, f64, Role)| {
-        list.rect(c.2, c.0, y, (c.1 - c.0).max(1.0), ROW_PX);
+        let (top, h) = bar_span(c.2);
+        list.rect(c.2, c.0, y + top, (c.1 - c.0).max(1.0), h);
     };
     for (a, b, role) in bars {
         let (x0, x1) = (x_of(a), x_of(b));
@@ -336,7 +349,11 @@ fn legend(list: &mut DisplayList, top: f64, right: f64) {
             h: 10.0,
         };
         match role {
-            Some(role) => list.rect(role, swatch.x, swatch.y, swatch.w, swatch.h),
+            Some(role) => {
+                let (top, h) = bar_span(role);
+                let scale = swatch.h / ROW_PX;
+                list.rect(role, swatch.x, swatch.y + top * scale, swatch.w, h * scale);
+            }
             None => list.shapes.push(Shape::Hatch { rect: swatch }),
         }
         if role == Some(Role::Lane) {

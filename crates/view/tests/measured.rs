@@ -288,3 +288,39 @@ fn rows_beyond_the_limit_are_counted_in_the_heading() {
         .count();
     assert_eq!(lanes, MAX_MEASURED_ROWS);
 }
+
+#[test]
+fn copies_and_sets_are_half_bars_apart_from_compute() {
+    let (_, m, _) = round_trip("didactic");
+    let bar = |start_s: f64, class| Bar {
+        row: 0,
+        start_s,
+        end_s: start_s + 0.1,
+        class,
+    };
+    let measured = Measured {
+        rows: vec![MeasuredRow {
+            gpu: 0,
+            rank: None,
+            device: 0,
+            stream: 7,
+        }],
+        bars: vec![bar(0.0, BarClass::Compute), bar(0.5, BarClass::Memcpy)],
+        span_s: 1.0,
+    };
+    let list = draw(&measured, &m, None, 800.0);
+    let bars: Vec<_> = rects(&list)
+        .into_iter()
+        .filter(|(r, role)| {
+            r.x >= LEFT_PX && r.w > 50.0 && matches!(role, Role::Muted | Role::Phase(_))
+        })
+        .collect();
+    assert_eq!(bars.len(), 2, "{bars:?}");
+    assert_eq!(
+        (bars[0].1, bars[0].0.h),
+        (Role::Phase(overlap_core::timeline::Phase::Forward), 14.0)
+    );
+    assert_eq!((bars[1].1, bars[1].0.h), (Role::Muted, 7.0));
+    // On the row's lower half.
+    assert_eq!(bars[1].0.y, bars[0].0.y + 7.0);
+}
