@@ -5,7 +5,7 @@
 
 use super::{AxisFigures, Imported};
 use crate::model::axis::Axis;
-use crate::Report;
+use crate::output::report::Report;
 
 /// What a compared figure measures.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
