@@ -567,3 +567,30 @@ fn the_pages_sources_are_refused_over_the_size_limit_before_reading() {
         "no trace files given"
     );
 }
+
+#[test]
+fn the_comparison_sums_communication_over_axes_on_both_sides() {
+    use overlap_core::trace_import::compare::{compare, Figure};
+    let (sim, imported) = round_trip("contention", false);
+    let rows = compare(&imported, &sim.report);
+    let get = |f: Figure| rows.iter().find(|c| c.figure == f).unwrap();
+    let o = &imported.over_ranks;
+    let comm: f64 = o.axes.values().map(|a| a.comm_ms).sum();
+    // Two axes in flight at once count twice, as the report counts them:
+    // more than the union the slowest GPU's own figure gives.
+    assert!(comm > o.comm_ms, "{comm} vs {}", o.comm_ms);
+    assert_eq!(get(Figure::Comm).measured, Some(comm));
+    assert_eq!(
+        get(Figure::Hidden).measured,
+        Some(1.0 - o.exposed_ms / comm)
+    );
+    let sim_comm: f64 = overlap_core::Axis::ALL
+        .iter()
+        .map(|&a| sim.report.axes.get(a).comm_ms)
+        .sum();
+    assert_eq!(get(Figure::Comm).simulated, Some(sim_comm));
+    // Step, compute and HTA's overlap: the report's, to the export's µs.
+    assert!((get(Figure::Step).measured.unwrap() - sim.report.step_time_ms).abs() < 1e-3);
+    assert!((get(Figure::Compute).measured.unwrap() - sim.report.compute_ms).abs() < 5e-3);
+    assert!((get(Figure::Overlap).measured.unwrap() - sim.report.hta_overlap).abs() < 5e-3);
+}

@@ -94,7 +94,7 @@ pub fn compare(m: &Imported, r: &Report) -> Vec<Compared> {
             Figure::Comm,
             "comm ms",
             Unit::Ms,
-            Some(o.comm_ms),
+            Some(comm),
             Some(sim_comm),
         ),
         row(
