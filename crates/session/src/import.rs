@@ -19,12 +19,13 @@ use overlap_core::trace_import::{check_size, MAX_FILES};
 
 use crate::messages::{TraceFile, WorkerRequest};
 
-/// An import that takes longer than this is stopped and said so. The
-/// largest file the reader takes (1 GiB of JSON, `MAX_TRACE_BYTES`) at the
-/// page worker's rate measured by `scripts/bench-page.mjs` (100 MB in
-/// about 3 s in headless Chromium on the project's two-core machine, so
-/// about 35 MB/s) reads in about 30 s; twice that leaves room for a slower
-/// laptop while a stuck import still says so within a minute and a half.
+/// An import that takes longer than this is stopped and said so. The page
+/// worker read a generated 100 MB trace in 1.3 s (`BENCH_SECTIONS=import
+/// node scripts/bench-page.mjs`, headless Chromium on the 2-core build
+/// machine), so the largest file the reader takes (1 GiB of JSON,
+/// `MAX_TRACE_BYTES`) in about 14 s; 90 s leaves six times that for a
+/// slower laptop or a gzip file's inflating, and a stuck import still
+/// says so within a minute and a half.
 pub const IMPORT_BUDGET_MS: u32 = 90_000;
 
 /// Progress is shown at most this often, in steps of the whole: a finer
