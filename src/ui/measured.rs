@@ -90,6 +90,15 @@ pub fn MeasuredPanel() -> impl IntoView {
         }
     });
 
+    // The picture is as wide as the section: drawn again when the window
+    // changes width.
+    let resized = window_event_listener(leptos::ev::resize, move |_| {
+        if let Some(el) = canvas_ref.get_untracked() {
+            paint(&el, state, view);
+        }
+    });
+    on_cleanup(move || resized.remove());
+
     let on_pick = {
         move |ev: leptos::ev::Event| {
             let Some(input) = ev

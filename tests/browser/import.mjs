@@ -65,6 +65,13 @@ export function registerImportTests(test, h) {
     const note = await page.textContent('.measured-note');
     assert(note.includes("read in") && note.includes(given[0].name), `the note reads: ${note}`);
     await page.locator('.measured').screenshot({ path: join(ARTIFACTS, 'measured-vs-simulated.png') });
+    // A narrower window draws it again at the section's new width.
+    const wide = await page.$eval('.measured-canvas', (c) => c.style.width);
+    await page.setViewportSize({ width: 1000, height: 1000 });
+    await page.waitForFunction((w) => {
+      const now = document.querySelector('.measured-canvas').style.width;
+      return now !== w && parseFloat(now) < parseFloat(w);
+    }, wide);
     // Closing it takes the picture away.
     await page.getByRole('button', { name: 'Close trace' }).click();
     await page.waitForSelector('.measured-canvas', { state: 'detached' });
