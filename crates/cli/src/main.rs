@@ -29,6 +29,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 const USAGE: &str = "usage: overlap-lab simulate [--json] FILE | link [--preset ID] FILE | trace [--kineto DIR] FILE | presets | fields | published
   | busbw [--hardware PRESET] [--nodes N] [--collective C] | import [--json] [--scenario FILE] PATH...
+  | sweep FILE --field PATH (--values A,B,... | --range MIN:MAX[:STEP]) [--json|--csv]
   FILE is scenario JSON (interface.md) of at most 1 MiB; - reads standard input; preset:NAME uses a preset;
   -- before FILE lets its name start with -.
   link writes the fields that differ from the closest preset, or from --preset ID.
@@ -37,7 +38,9 @@ const USAGE: &str = "usage: overlap-lab simulate [--json] FILE | link [--preset 
   --scenario FILE also simulates FILE and prints its figures beside them.
   fields lists every scenario field: its link key, type and range, default and label.
   busbw simulates one collective (all_reduce by default) over every GPU of the hardware (dgx-h100, 1 node
-  by default) from 8 B to 4 GiB and prints nccl-tests' time, algbw and busbw with NCCL's algorithm and protocol.";
+  by default) from 8 B to 4 GiB and prints nccl-tests' time, algbw and busbw with NCCL's algorithm and protocol.
+  sweep sets one field (a path `fields` lists) to each value, simulates each scenario and prints one row per
+  value: step, baseline, speedup, compute, exposed per axis, bubble, memory; a refused value is a row with its message.";
 
 fn main() -> ExitCode {
     // Arguments that are not UTF-8 are read in their lossy form, and a FILE
@@ -147,6 +150,7 @@ fn run(raw: &[OsString]) -> Result<String, String> {
             parsed.value("--nodes").unwrap_or("1"),
             parsed.value("--collective").unwrap_or("all_reduce"),
         ),
+        "sweep" => sweep(&parsed, file()),
         "published" => Ok(format!(
             "{}\nOverlap: the interference model against public measurements\n\n{}\nZero-bubble pipelines (throughput relative to 1F1B; memory of the fullest GPU):\n\n{}\nCoCoNet model-parallel inference (preset {}), one move at a time:\n\n{}",
             overlap_core::published::table(),
@@ -304,6 +308,74 @@ fn bus_bandwidth(hardware: &str, nodes: &str, collective: &str) -> Result<String
 ",
             c.time_us, c.alg_gbps, c.bus_gbps, c.algorithm, c.protocol
         );
+    }
+    Ok(out)
+}
+
+/// `sweep`: one field set to each value in turn, one row per value
+/// (interface.md); a refused value is a row with its message.
+fn sweep(parsed: &args::Parsed, file: FileArg) -> Result<String, String> {
+    use overlap_core::sweep;
+    let path = parsed
+        .value("--field")
+        .ok_or("sweep needs --field PATH (a scenario field such as overlap.tp_chunks)")?;
+    let field = sweep::field(path)?;
+    let values = match (parsed.value("--values"), parsed.value("--range")) {
+        (Some(list), None) => sweep::values_from_list(field, list)?,
+        (None, Some(range)) => sweep::values_from_range(field, range)?,
+        (Some(_), Some(_)) => return Err("sweep takes --values or --range, not both".into()),
+        (None, None) => {
+            return Err(format!(
+                "sweep needs --values A,B,... or --range MIN:MAX[:STEP] for {}",
+                field.path
+            ))
+        }
+    };
+    if parsed.flag("--json") && parsed.flag("--csv") {
+        return Err("sweep writes --json or --csv, not both".into());
+    }
+    let input = load(file)?;
+    let rows = sweep::Sweep::new(input, field).rows(&values);
+    if parsed.flag("--json") {
+        let table = sweep::Table {
+            field: field.path,
+            rows: &rows,
+        };
+        return Ok(serde_json::to_string_pretty(&table).expect("sweeps serialise") + "\n");
+    }
+    if parsed.flag("--csv") {
+        return Ok(sweep::csv(&rows));
+    }
+    let mut out = format!(
+        "# {}: {}\n# {:>10} {:>10} {:>10} {:>8} {:>10}",
+        field.path, field.label, "value", "step ms", "baseline", "speedup", "compute"
+    );
+    for a in Axis::ALL {
+        out += &format!(" {:>9}", format!("{} exp", a.label()));
+    }
+    out += &format!(" {:>7} {:>9} {:>5}\n", "bubble", "memory GB", "fits");
+    for row in &rows {
+        let value = overlap_core::input::fields::Field::text(row.value());
+        match row {
+            sweep::Row::Point(p) => {
+                out += &format!(
+                    "  {value:>10} {:>10.3} {:>10.3} {:>8.3} {:>10.3}",
+                    p.step_time_ms, p.baseline_ms, p.speedup, p.compute_ms
+                );
+                for a in Axis::ALL {
+                    out += &format!(" {:>9.3}", p.exposed(a));
+                }
+                out += &format!(
+                    " {:>6.1}% {:>9.1} {:>5}\n",
+                    p.bubble_fraction * 100.0,
+                    p.memory_gb_total,
+                    if p.fits { "yes" } else { "no" }
+                );
+            }
+            sweep::Row::Refused { error, .. } => {
+                out += &format!("  {value:>10} refused: {error}\n")
+            }
+        }
     }
     Ok(out)
 }

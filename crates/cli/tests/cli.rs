@@ -199,3 +199,114 @@ fn busbw_prints_the_curve_and_refuses_bad_options() {
         assert!(err.contains(option) && err.contains("valid"), "{err}");
     }
 }
+
+/// `sweep`: one row per value, in order, a refused value a row with its
+/// message; JSON rows equal `simulate --json` of the same scenario.
+#[test]
+fn sweep_prints_one_row_per_value_and_matches_simulate() {
+    let out = cli(
+        &[
+            "sweep",
+            "preset:didactic",
+            "--field",
+            "overlap.tp_chunks",
+            "--values",
+            "2,0,4",
+            "--json",
+        ],
+        None,
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(v["field"], "overlap.tp_chunks");
+    let rows = v["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 3);
+    assert!(rows[1]["error"]
+        .as_str()
+        .unwrap()
+        .contains("overlap.tp_chunks"));
+    // didactic's own value is 4: its row is `simulate`'s report.
+    let report: serde_json::Value = serde_json::from_str(&stdout(&cli(
+        &["simulate", "--json", "preset:didactic"],
+        None,
+    )))
+    .unwrap();
+    for key in [
+        "step_time_ms",
+        "baseline_ms",
+        "speedup",
+        "compute_ms",
+        "bubble_fraction",
+    ] {
+        assert_eq!(rows[2][key], report[key], "{key}");
+    }
+    assert_eq!(
+        rows[2]["exposed_ms"]["tp"],
+        report["axes"]["tp"]["exposed_ms"]
+    );
+    assert_eq!(rows[2]["memory_gb_total"], report["memory_gb"]["total"]);
+    // A range, the CSV header and bad use.
+    let csv = stdout(&cli(
+        &[
+            "sweep",
+            "preset:didactic",
+            "--field",
+            "overlap.tp_chunks",
+            "--range",
+            "1:4",
+            "--csv",
+        ],
+        None,
+    ));
+    assert_eq!(csv.lines().count(), 5, "{csv}");
+    assert!(csv.starts_with("value,step_time_ms,"));
+    for (args, needle) in [
+        (
+            &[
+                "sweep",
+                "preset:didactic",
+                "--field",
+                "nope",
+                "--values",
+                "1",
+            ][..],
+            "--field",
+        ),
+        (
+            &["sweep", "preset:didactic", "--field", "overlap.tp_chunks"][..],
+            "--values",
+        ),
+        (
+            &[
+                "sweep",
+                "preset:didactic",
+                "--field",
+                "parallel.schedule",
+                "--range",
+                "1:3",
+            ][..],
+            "--values",
+        ),
+        (
+            &[
+                "sweep",
+                "preset:didactic",
+                "--field",
+                "overlap.tp_chunks",
+                "--range",
+                "4:1",
+            ][..],
+            "--range",
+        ),
+    ] {
+        let out = cli(args, None);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(needle), "{err}");
+    }
+}
