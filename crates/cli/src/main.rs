@@ -286,27 +286,21 @@ fn bus_bandwidth(hardware: &str, nodes: &str, collective: &str) -> Result<String
         "algorithm",
         "protocol"
     );
-    for power in 3..=32 {
-        let bytes = 1u64 << power;
-        let input = json!({
-            "hardware": { "preset": hardware, "nodes": nodes },
-            "workload": { "kind": "collective", "collective": collective, "bytes": bytes },
-        });
-        let input = ScenarioInput::from_json(&input.to_string()).map_err(|_| {
-            clip_echoes(&format!(
-                "--collective {collective:?}: not a collective; valid are all_reduce, all_gather, reduce_scatter, all_to_all"
-            ))
-        })?;
-        let scenario = input.resolve().map_err(|e| e.to_string())?;
-        let sim = simulate_report(&scenario).map_err(|e| e.to_string())?;
-        let c = sim
-            .report
-            .collective
-            .ok_or("a collective scenario reports its bandwidths")?;
+    let op = serde_json::from_value(json!(collective)).map_err(|_| {
+        clip_echoes(&format!(
+            "--collective {collective:?}: not a collective; valid are all_reduce, all_gather, reduce_scatter, all_to_all"
+        ))
+    })?;
+    let hardware = ScenarioInput::from_json(
+        &json!({ "hardware": { "preset": hardware, "nodes": nodes } }).to_string(),
+    )
+    .map_err(|e| e.to_string())?
+    .hardware;
+    for p in overlap_core::sweep::bus_curve(&hardware, op)? {
         out += &format!(
-            "  {bytes:>12} {:>12.2} {:>10.2} {:>10.2} {:>9} {:>8}
+            "  {:>12} {:>12.2} {:>10.2} {:>10.2} {:>9} {:>8}
 ",
-            c.time_us, c.alg_gbps, c.bus_gbps, c.algorithm, c.protocol
+            p.bytes, p.time_us, p.alg_gbps, p.bus_gbps, p.algorithm, p.protocol
         );
     }
     Ok(out)

@@ -258,9 +258,9 @@ fn number_value(x: f64, whole: bool) -> Value {
 
 /// The values the page sweeps when none are chosen: every choice of an
 /// enumerated field, both settings of a switch, and for a number at most
-/// [`SLIDER_POINTS`] over its slider range (every step when they fit; a
-/// geometric spread when the range spans three decades or more, as message
-/// sizes do). Empty for a field without a slider.
+/// [`SLIDER_POINTS`] over its slider range (every step when they fit, else
+/// every k-th step from the start; a geometric spread when the range spans
+/// three decades or more, as message sizes do). Empty for a field without a slider.
 pub fn slider_values(field: &Field) -> Vec<Value> {
     match field.kind {
         Kind::Bool => vec![Value::Bool(false), Value::Bool(true)],
@@ -287,11 +287,11 @@ pub fn slider_values(field: &Field) -> Vec<Value> {
                     })
                     .collect()
             } else {
+                // Every k-th step from the slider's start: evenly spaced.
+                let k = steps.div_ceil(SLIDER_POINTS);
                 (0..SLIDER_POINTS)
-                    .map(|i| {
-                        let k = (i * (steps - 1)) as f64 / (SLIDER_POINTS - 1) as f64;
-                        min + step * k.round()
-                    })
+                    .map(|i| min + step * (k * i) as f64)
+                    .filter(|&x| x <= max)
                     .collect()
             };
             xs.dedup();
@@ -356,6 +356,85 @@ impl Sweep {
     pub fn rows(&mut self, values: &[Candidate]) -> Vec<Row> {
         values.iter().map(|v| self.point(v)).collect()
     }
+}
+
+/// One size of a bus-bandwidth curve, as nccl-tests prints it.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct BusPoint {
+    /// The buffer, bytes.
+    pub bytes: f64,
+    /// The simulated call, us.
+    pub time_us: f64,
+    /// Algorithm bandwidth, GB/s.
+    pub alg_gbps: f64,
+    /// Bus bandwidth, GB/s (nccl-tests' definition).
+    pub bus_gbps: f64,
+    /// NCCL's algorithm for this size.
+    pub algorithm: String,
+    /// NCCL's protocol for this size.
+    pub protocol: String,
+}
+
+/// nccl-tests' sizes: powers of two from 8 B to 4 GiB (`-b 8 -e 4G -f 2`).
+pub fn bus_sizes() -> impl Iterator<Item = f64> {
+    (3..=32).map(|p| (1u64 << p) as f64)
+}
+
+/// The bus-bandwidth curve of one collective over every GPU of `hardware`
+/// (a scenario's hardware section), each size simulated as a
+/// `workload.kind: "collective"` scenario (what `overlap-lab busbw` prints).
+pub fn bus_curve(
+    hardware: &crate::scenario::HardwareInput,
+    collective: crate::scenario::CollectiveOp,
+) -> Result<Vec<BusPoint>, String> {
+    let mut simulator = Simulator::default();
+    bus_sizes()
+        .map(|bytes| {
+            let mut input = ScenarioInput {
+                hardware: hardware.clone(),
+                ..ScenarioInput::default()
+            };
+            input.workload.kind = Some(crate::scenario::WorkloadKind::Collective);
+            input.workload.collective = Some(collective);
+            input.workload.bytes = Some(bytes);
+            let s = input.resolve().map_err(|e| e.to_string())?;
+            let r = simulator
+                .simulate_report(&s)
+                .map_err(|e| e.to_string())?
+                .report;
+            let c = r
+                .collective
+                .ok_or("a collective scenario reports its bandwidths")?;
+            Ok(BusPoint {
+                bytes,
+                time_us: c.time_us,
+                alg_gbps: c.alg_gbps,
+                bus_gbps: c.bus_gbps,
+                algorithm: c.algorithm,
+                protocol: c.protocol,
+            })
+        })
+        .collect()
+}
+
+/// The bytes of one TP collective call of a transformer scenario: the
+/// [b, s, h] activation at 2 bytes a value (`layer_cost`'s
+/// `activation_bytes`), split into `tp_chunks` pieces when TP overlap is on.
+/// `None` without a TP group, or for the other workloads.
+pub fn tp_call_bytes(s: &crate::Scenario) -> Option<f64> {
+    let crate::scenario::Workload::Transformer(t) = &s.workload else {
+        return None;
+    };
+    if s.parallel.tp <= 1 {
+        return None;
+    }
+    let full = 2.0 * f64::from(t.micro_batch) * f64::from(t.seq) * f64::from(t.hidden);
+    let chunks = if s.overlap.tp {
+        s.overlap.tp_chunks.max(1)
+    } else {
+        1
+    };
+    Some(full / f64::from(chunks))
 }
 
 /// The rows as CSV: a header, then one line per value; a refused value has
@@ -432,7 +511,8 @@ mod tests {
         let chunks = slider_values(fields::field("overlap.tp_chunks"));
         assert_eq!(chunks.len(), SLIDER_POINTS);
         assert_eq!(chunks[0], Value::from(1));
-        assert_eq!(chunks[SLIDER_POINTS - 1], Value::from(64));
+        assert_eq!(chunks[1], Value::from(3));
+        assert_eq!(chunks[SLIDER_POINTS - 1], Value::from(63));
         let bytes = slider_values(fields::field("workload.bytes"));
         assert_eq!(bytes.len(), SLIDER_POINTS);
         // Geometric: the second value is a small message, not 128 MiB.
