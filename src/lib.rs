@@ -90,6 +90,7 @@ pub fn App() -> impl IntoView {
                 <ui::run_status::SimStatus />
                 <timeline::panel::TimelineCanvas />
                 <ui::playback::Playback />
+                <ui::sweep_view::PlotViews />
                 <ui::share_panel::SharePanel />
                 <ui::figures::AxisFigures />
                 <ui::memory_bar::MemoryBar />

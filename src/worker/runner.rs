@@ -348,7 +348,9 @@ impl Runner {
             // Answers to other requests than the runner's.
             WorkerReply::Trace { .. }
             | WorkerReply::Kineto { .. }
-            | WorkerReply::PartsRan { .. } => return,
+            | WorkerReply::PartsRan { .. }
+            | WorkerReply::SweepPoint { .. }
+            | WorkerReply::BusCurve { .. } => return,
         };
         let held = Held {
             reply,

@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::input::fields::{self, Field, Kind};
@@ -25,7 +25,7 @@ pub const MAX_SWEEP_POINTS: usize = 256;
 pub const SLIDER_POINTS: usize = 32;
 
 /// One simulated value's headline figures (interface.md, `sweep --json`).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Point {
     /// The field's value, as scenario JSON writes it.
     pub value: Value,
@@ -38,7 +38,7 @@ pub struct Point {
     /// The slowest GPU's busy compute time, ms.
     pub compute_ms: f64,
     /// Exposed communication per axis, ms, keyed by the axis's name.
-    pub exposed_ms: BTreeMap<&'static str, f64>,
+    pub exposed_ms: BTreeMap<String, f64>,
     /// Fraction of the step the compute streams stand idle, 0..1.
     pub bubble_fraction: f64,
     /// Memory of the fullest GPU, GB.
@@ -60,7 +60,7 @@ impl Point {
             compute_ms: r.compute_ms,
             exposed_ms: Axis::ALL
                 .iter()
-                .map(|&a| (a.name(), r.axes.get(a).exposed_ms))
+                .map(|&a| (a.name().to_string(), r.axes.get(a).exposed_ms))
                 .collect(),
             bubble_fraction: r.bubble_fraction,
             memory_gb_total: r.memory_gb.total,
@@ -76,7 +76,7 @@ impl Point {
 }
 
 /// One row: the value's figures, or why the scenario refused it.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum Row {
     /// Simulated.
@@ -359,7 +359,7 @@ impl Sweep {
 }
 
 /// One size of a bus-bandwidth curve, as nccl-tests prints it.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct BusPoint {
     /// The buffer, bytes.
     pub bytes: f64,

@@ -7,6 +7,8 @@
 
 pub mod machine;
 pub mod messages;
+pub mod sweep;
 
 pub use machine::{Action, Alert, Event, Session};
 pub use messages::{RunCounts, WorkerReply, WorkerRequest};
+pub use sweep::SweepSession;

@@ -233,6 +233,28 @@ fn hline(list: &mut DisplayList, x0: f64, x1: f64, y: f64, stroke: Role, dashed:
     });
 }
 
+/// A value axis from zero up to the nice tick at or past `top` (about
+/// `target` ticks), between the pixels `(bottom, top)`, its ticks, grid and
+/// title drawn: the scale it makes.
+fn value_axis(
+    list: &mut DisplayList,
+    (top, target): (f64, f64),
+    (px_bottom, px_top): (f64, f64),
+    (x0, x1): (f64, f64),
+    title: &str,
+) -> Scale {
+    let ticks = nice_ticks(0.0, top.max(1e-6), target);
+    let scale = Scale {
+        lo: 0.0,
+        hi: *ticks.last().unwrap_or(&1.0),
+        log: false,
+        px0: px_bottom,
+        px1: px_top,
+    };
+    y_axis(list, &scale, &ticks, x0, x1, title);
+    scale
+}
+
 /// Y ticks and grid of a panel, the ticks' values `ticks` on `scale`.
 fn y_axis(list: &mut DisplayList, scale: &Scale, ticks: &[f64], x0: f64, x1: f64, title: &str) {
     for &t in ticks {
@@ -242,29 +264,98 @@ fn y_axis(list: &mut DisplayList, scale: &Scale, ticks: &[f64], x0: f64, x1: f64
     }
     list.text(
         Role::Text,
-        4.0,
-        scale.px1 - 10.0,
+        x0 + 4.0,
+        scale.px1 - 9.0,
         Align::Start,
         title.to_string(),
     );
 }
 
-/// A legend row from `x` at `y`: a swatch or a dash, then the label; the
-/// x after it.
-fn legend_item(list: &mut DisplayList, x: f64, y: f64, role: Role, line: bool, label: &str) -> f64 {
-    if line {
-        list.shapes.push(Shape::Line {
-            from: (x, y),
-            to: (x + 14.0, y),
-            stroke: role,
-            dashed: true,
-        });
-    } else {
-        list.rect(role, x, y - 5.0, 10.0, 10.0);
+/// How a legend entry shows its colour.
+#[derive(Clone, Copy, PartialEq)]
+enum Swatch {
+    /// A filled square.
+    Fill,
+    /// A dashed line.
+    Dash,
+    /// An outlined square.
+    Square,
+}
+
+/// The legend above a plot: entries left to right, wrapping to a new row
+/// when the next would pass the right edge.
+struct Legend {
+    x: f64,
+    y: f64,
+    left: f64,
+    right: f64,
+}
+
+impl Legend {
+    const ROW_PX: f64 = 16.0;
+
+    fn new(left: f64, right: f64) -> Self {
+        Self {
+            x: left,
+            y: 12.0,
+            left,
+            right,
+        }
     }
-    let tx = x + 18.0;
-    list.text(Role::Text, tx, y, Align::Start, label.to_string());
-    tx + text_width_px(label) + 14.0
+
+    fn item(&mut self, list: &mut DisplayList, role: Role, swatch: Swatch, label: &str) {
+        let w = 18.0 + text_width_px(label);
+        if self.x > self.left && self.x + w > self.right {
+            self.x = self.left;
+            self.y += Self::ROW_PX;
+        }
+        let (x, y) = (self.x, self.y);
+        match swatch {
+            Swatch::Fill => list.rect(role, x, y - 5.0, 10.0, 10.0),
+            Swatch::Dash => list.shapes.push(Shape::Line {
+                from: (x, y),
+                to: (x + 14.0, y),
+                stroke: role,
+                dashed: true,
+            }),
+            Swatch::Square => list.shapes.push(Shape::Outline {
+                rect: Rect {
+                    x,
+                    y: y - 5.0,
+                    w: 10.0,
+                    h: 10.0,
+                },
+                stroke: role,
+                width: 1.5,
+            }),
+        }
+        list.text(Role::Text, x + 18.0, y, Align::Start, label.to_string());
+        self.x += w + 14.0;
+    }
+
+    /// A note without a swatch, in the muted colour.
+    fn note(&mut self, list: &mut DisplayList, label: &str) {
+        let w = text_width_px(label);
+        if self.x > self.left && self.x + w > self.right {
+            self.x = self.left;
+            self.y += Self::ROW_PX;
+        }
+        list.text(Role::Muted, self.x, self.y, Align::Start, label.to_string());
+        self.x += w + 14.0;
+    }
+
+    /// Where the plot under it may start: its last row and room for a label.
+    fn top(&self) -> f64 {
+        self.y + TOP_PX - 12.0
+    }
+}
+
+/// An empty picture on the background, and its legend's place above the
+/// plot area (which spans `legend.left..legend.right`).
+fn blank(width: f64, height: f64) -> (DisplayList, Legend) {
+    let mut list = DisplayList::new(width, height);
+    list.rect(Role::Background, 0.0, 0.0, width, height);
+    (list, Legend::new(LEFT_PX, width - RIGHT_PX))
 }
 
 /// The sweep's plot: step time stacked as compute, exposed per axis and
@@ -279,52 +370,45 @@ pub fn sweep_plot(
     width: f64,
     height: f64,
 ) -> Plot {
-    let mut list = DisplayList::new(width, height);
-    list.rect(Role::Background, 0.0, 0.0, width, height);
-    let (x0, x1) = (LEFT_PX, width - RIGHT_PX);
-    // Legend on top.
-    let mut lx = x0;
-    let legend_y = 12.0;
+    let (mut list, mut legend) = blank(width, height);
+    let (x0, x1) = (legend.left, legend.right);
     let sample = Point::of(Value::Null, &overlap_core::Report::default());
     for part in stack(&sample) {
-        lx = legend_item(&mut list, lx, legend_y, part.role, false, part.label);
+        legend.item(&mut list, part.role, Swatch::Fill, part.label);
     }
-    legend_item(&mut list, lx, legend_y, Role::Text, true, "all overlap off");
-    let plot_h = height - TOP_PX - AXIS_LABEL_PX - GAP_PX;
+    legend.item(&mut list, Role::Text, Swatch::Dash, "all overlap off");
+    let top_px = legend.top();
+    let plot_h = height - top_px - AXIS_LABEL_PX - GAP_PX;
     let step_h = (plot_h * 0.64).max(40.0);
     let mem_h = (plot_h - step_h).max(24.0);
-    let step_bottom = TOP_PX + step_h;
+    let step_bottom = top_px + step_h;
     let mem_top = step_bottom + GAP_PX;
     let mem_bottom = mem_top + mem_h;
 
     let points: Vec<&Point> = rows.iter().filter_map(Row::point).collect();
-    let top_ms = points
-        .iter()
-        .map(|p| p.step_time_ms.max(p.baseline_ms))
-        .fold(0.0, f64::max);
-    let step_ticks = nice_ticks(0.0, top_ms.max(1e-6), 4.0);
-    let step_scale = Scale {
-        lo: 0.0,
-        hi: *step_ticks.last().unwrap_or(&1.0),
-        log: false,
-        px0: step_bottom,
-        px1: TOP_PX + 8.0,
-    };
-    y_axis(&mut list, &step_scale, &step_ticks, x0, x1, "step, ms");
-
-    let top_gb = points
-        .iter()
-        .map(|p| p.memory_gb_total.max(p.memory_gb_capacity))
-        .fold(0.0, f64::max);
-    let mem_ticks = nice_ticks(0.0, top_gb.max(1e-6), 2.0);
-    let mem_scale = Scale {
-        lo: 0.0,
-        hi: *mem_ticks.last().unwrap_or(&1.0),
-        log: false,
-        px0: mem_bottom,
-        px1: mem_top + 8.0,
-    };
-    y_axis(&mut list, &mem_scale, &mem_ticks, x0, x1, "memory, GB");
+    // Each panel's scale: the largest value drawn in it, ticks wanted,
+    // pixels from its bottom to its top, title.
+    type Panel = (fn(&Point) -> f64, f64, f64, f64, &'static str);
+    let panels: [Panel; 2] = [
+        (
+            |p| p.step_time_ms.max(p.baseline_ms),
+            4.0,
+            step_bottom,
+            top_px + 8.0,
+            "step, ms",
+        ),
+        (
+            |p| p.memory_gb_total.max(p.memory_gb_capacity),
+            2.0,
+            mem_bottom,
+            mem_top + 8.0,
+            "memory, GB",
+        ),
+    ];
+    let [step_scale, mem_scale] = panels.map(|(largest, target, bottom, top, title)| {
+        let most = points.iter().map(|p| largest(p)).fold(0.0, f64::max);
+        value_axis(&mut list, (most, target), (bottom, top), (x0, x1), title)
+    });
 
     let (xs, scale) = x_positions(field, rows, x0, x1);
     let spacing = xs
@@ -348,6 +432,11 @@ pub fn sweep_plot(
             } else {
                 nice_ticks(s.lo, s.hi, ((x1 - x0) / 70.0).max(2.0))
             };
+            // A whole-number field has no ticks between its values.
+            let ticks: Vec<f64> = ticks
+                .into_iter()
+                .filter(|t| !field.is_integer() || t.fract() == 0.0)
+                .collect();
             for t in ticks.into_iter().filter(|t| *t >= s.lo && *t <= s.hi) {
                 let x = s.at(t);
                 list.shapes.push(Shape::Line {
@@ -432,9 +521,9 @@ pub fn sweep_plot(
                     index,
                     rect: Rect {
                         x: left,
-                        y: TOP_PX,
+                        y: top_px,
                         w: bar_w,
-                        h: step_bottom - TOP_PX,
+                        h: step_bottom - top_px,
                     },
                     value,
                 });
@@ -444,14 +533,14 @@ pub fn sweep_plot(
             list.shapes.push(Shape::Outline {
                 rect: Rect {
                     x: left - 2.0,
-                    y: TOP_PX + 2.0,
+                    y: top_px + 2.0,
                     w: bar_w + 4.0,
-                    h: mem_bottom - TOP_PX - 2.0,
+                    h: mem_bottom - top_px - 2.0,
                 },
                 stroke: Role::Text,
                 width: 1.5,
             });
-            list.text(Role::Text, x, TOP_PX - 4.0, Align::Middle, "now");
+            list.text(Role::Text, x, top_px - 4.0, Align::Middle, "now");
         }
     }
     // The scenario's own value between swept ones: a line where it falls.
@@ -460,12 +549,12 @@ pub fn sweep_plot(
         if c >= s.lo && c <= s.hi {
             let x = s.at(c);
             list.shapes.push(Shape::Line {
-                from: (x, TOP_PX + 2.0),
+                from: (x, top_px + 2.0),
                 to: (x, mem_bottom),
                 stroke: Role::Text,
                 dashed: false,
             });
-            list.text(Role::Text, x, TOP_PX - 4.0, Align::Middle, "now");
+            list.text(Role::Text, x, top_px - 4.0, Align::Middle, "now");
         }
     }
     polyline(&mut list, &baseline, Role::Text, true, bar_w);
@@ -589,11 +678,35 @@ pub fn bus_plot(
     width: f64,
     height: f64,
 ) -> Plot {
-    let mut list = DisplayList::new(width, height);
-    list.rect(Role::Background, 0.0, 0.0, width, height);
-    let (x0, x1) = (LEFT_PX, width - RIGHT_PX);
+    let (mut list, mut legend) = blank(width, height);
+    let (x0, x1) = (legend.left, legend.right);
     let bottom = height - AXIS_LABEL_PX - 6.0 - 14.0 * published.len() as f64;
-    let top = TOP_PX + 8.0;
+    for (i, curve) in curves.iter().enumerate() {
+        // The choice at the smallest size goes in the legend; each switch
+        // after it is written on the curve.
+        let label = match curve.points.first() {
+            Some(p) => format!(
+                "{} ({}/{} at {})",
+                curve.name,
+                p.algorithm,
+                p.protocol,
+                bytes_tick(p.bytes)
+            ),
+            None => curve.name.clone(),
+        };
+        legend.item(&mut list, curve_role(i), Swatch::Fill, &label);
+    }
+    if published.is_empty() {
+        legend.note(&mut list, "no published nccl-tests figures for this system");
+    } else {
+        legend.item(
+            &mut list,
+            Role::Text,
+            Swatch::Square,
+            "nccl-tests, published",
+        );
+    }
+    let top = legend.top() + 8.0;
     let all = curves.iter().flat_map(|c| c.points.iter());
     let (lo, hi) = all.clone().fold((f64::INFINITY, 0.0f64), |(lo, hi), p| {
         (lo.min(p.bytes), hi.max(p.bytes))
@@ -614,15 +727,13 @@ pub fn bus_plot(
         .map(|p| p.bus_gbps)
         .chain(published.iter().map(|p| p.bus_gbps))
         .fold(0.0, f64::max);
-    let y_ticks = nice_ticks(0.0, top_gbps.max(1.0), 5.0);
-    let ys = Scale {
-        lo: 0.0,
-        hi: *y_ticks.last().unwrap_or(&1.0),
-        log: false,
-        px0: bottom,
-        px1: top,
-    };
-    y_axis(&mut list, &ys, &y_ticks, x0, x1, "bus bandwidth, GB/s");
+    let ys = value_axis(
+        &mut list,
+        (top_gbps.max(1.0), 5.0),
+        (bottom, top),
+        (x0, x1),
+        "bus bandwidth, GB/s",
+    );
     // Powers of two, at most ten of them labelled: 8 B, 128 B, 2 KiB, ...
     for t in log_ticks(lo, hi, 2.0, 10) {
         let x = xs.at(t);
@@ -643,11 +754,9 @@ pub fn bus_plot(
     );
     hline(&mut list, x0, x1, bottom, Role::Muted, false);
 
-    let mut lx = x0;
     let mut marks = Vec::new();
     for (i, curve) in curves.iter().enumerate() {
         let role = curve_role(i);
-        lx = legend_item(&mut list, lx, 12.0, role, false, &curve.name);
         let pts: Vec<(f64, f64)> = curve
             .points
             .iter()
@@ -668,7 +777,7 @@ pub fn bus_plot(
                 value: format::raw(p.bytes),
             });
             let now = (p.algorithm.as_str(), p.protocol.as_str());
-            if previous != Some(now) {
+            if previous.is_some_and(|p| p != now) {
                 // Where NCCL switches: the new choice, written above the point.
                 list.shapes.push(Shape::Line {
                     from: (x, y - 4.0),
@@ -700,40 +809,19 @@ pub fn bus_plot(
             stroke: Role::Text,
             width: 1.5,
         });
-        list.text(Role::Text, x - 7.0, y, Align::End, format!("[{}]", n + 1));
+        list.text(
+            Role::Text,
+            x,
+            y - 13.0,
+            Align::Middle,
+            format!("[{}]", n + 1),
+        );
         list.text(
             Role::Muted,
             x0,
             height - 10.0 - 14.0 * (published.len() - 1 - n) as f64,
             Align::Start,
             format!("[{}] published: {}", n + 1, p.source),
-        );
-    }
-    if published.is_empty() {
-        list.text(
-            Role::Muted,
-            lx,
-            12.0,
-            Align::Start,
-            "no published nccl-tests figures for this system",
-        );
-    } else {
-        list.shapes.push(Shape::Outline {
-            rect: Rect {
-                x: lx,
-                y: 7.0,
-                w: 10.0,
-                h: 10.0,
-            },
-            stroke: Role::Text,
-            width: 1.5,
-        });
-        list.text(
-            Role::Text,
-            lx + 18.0,
-            12.0,
-            Align::Start,
-            "nccl-tests, published",
         );
     }
     if let Some((bytes, text)) = mark {
@@ -949,7 +1037,7 @@ mod tests {
             .collect();
         // nccl-tests issue 309's switch on one H100 node, both named.
         assert!(
-            texts.contains(&"Ring/LL") && texts.contains(&"NVLS/Simple"),
+            texts.contains(&"all_reduce (Ring/LL at 8 B)") && texts.contains(&"NVLS/Simple"),
             "{texts:?}"
         );
         assert!(texts.contains(&"your TP chunks are 3 MiB each: here"));
@@ -964,5 +1052,40 @@ mod tests {
             "{texts:?}"
         );
         assert!(published_all_reduce("dgx-h100", 2, 0.0).is_empty());
+    }
+
+    #[test]
+    fn legends_wrap_to_stay_within_a_narrow_plot() {
+        let rows = didactic_rows("overlap.tp_chunks", "1,2");
+        let plot = sweep_plot(
+            fields::field("overlap.tp_chunks"),
+            &rows,
+            None,
+            360.0,
+            360.0,
+        );
+        let legend: Vec<(f64, f64, f64)> = plot
+            .list
+            .shapes
+            .iter()
+            .filter_map(|s| match s {
+                Shape::Text {
+                    x,
+                    y,
+                    text,
+                    align: Align::Start,
+                    ..
+                } if *y < 30.0 => Some((*x, *y, text_width_px(text))),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(legend.len(), 6, "{legend:?}");
+        assert!(legend.iter().all(|(x, _, w)| x + w <= 360.0), "{legend:?}");
+        let rows_used: std::collections::BTreeSet<u64> =
+            legend.iter().map(|(_, y, _)| y.to_bits()).collect();
+        assert!(rows_used.len() >= 2, "{legend:?}");
+        // The plot starts under the legend's last row.
+        let last_row = legend.iter().map(|l| l.1).fold(0.0, f64::max);
+        assert!(plot.marks.iter().all(|m| m.rect.y > last_row + 8.0));
     }
 }
