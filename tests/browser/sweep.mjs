@@ -5,6 +5,7 @@
 // Registered by run.mjs (`registerSweepTests(...)`).
 
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterRun } from './harness.mjs';
 
@@ -48,6 +49,28 @@ export function registerSweepTests(test, h) {
       assert(close(Number(p.step), row.step_time_ms), `${p.value}: page ${p.step}, CLI ${row.step_time_ms}`);
     }
     await page.locator('.plot-view').screenshot({ path: join(ARTIFACTS, 'sweep-view.png') });
+    // Exports: the CSV holds the CLI's rows; the SVG parses; the PNG is one.
+    const save = async (name) => {
+      const [download] = await Promise.all([
+        page.waitForEvent('download'),
+        page.getByRole('button', { name, exact: true }).click(),
+      ]);
+      return readFileSync(await download.path());
+    };
+    const csv = save('Download plot CSV').then((b) => b.toString('utf8'));
+    const lines = (await csv).trim().split('\n');
+    const cliCsv = execFileSync(CLI, ['sweep', 'preset:didactic', '--field', 'overlap.tp_chunks',
+      '--values', '1,2,0,8', '--csv'], { encoding: 'utf8' }).trim().split('\n');
+    assert(lines[0] === cliCsv[0] && lines.length === cliCsv.length, `CSV header or length: ${lines[0]}`);
+    for (const [i, line] of lines.entries()) {
+      const a = line.split(','); const b = cliCsv[i].split(',');
+      assert(a[0] === b[0], `row ${i}: ${a[0]} vs ${b[0]}`);
+      if (i > 0 && b[1] !== '') assert(close(Number(a[1]), Number(b[1])), `row ${i} step: ${a[1]} vs ${b[1]}`);
+    }
+    const svg = (await save('Download plot SVG')).toString('utf8');
+    assert(svg.startsWith('<?xml') && svg.includes('</svg>') && svg.includes('TP chunks'), 'the SVG export');
+    const png = await save('Download plot PNG');
+    assert(png[0] === 0x89 && png[1] === 0x50 && png.length > 2000, 'the PNG export');
   }, { timeout: 90000 });
 
   test('sweep: pressing a point loads its scenario and keeps the sweep', async ({ page }) => {
@@ -104,4 +127,13 @@ export function registerSweepTests(test, h) {
     }
     await page.locator('.plot-view').screenshot({ path: join(ARTIFACTS, 'busbw-view.png') });
   }, { timeout: 120000 });
+
+  test('sweep: an embedded page opens the sweep its link names', async ({ page }) => {
+    await page.goto(page.url().split('?')[0] + '?v=1&preset=didactic&view=sweep&sweep=overlap.tp_chunks&values=2,4&embed=1');
+    await page.waitForFunction(() => document.body.dataset.ready === '1', null, { timeout: 30000 });
+    await finished(page, 2);
+    await plotPainted(page);
+    const values = (await points(page)).map((p) => p.value);
+    assert(values.join(',') === '2,4', values.join(','));
+  }, { timeout: 60000 });
 }
