@@ -43,6 +43,28 @@ struct Shared {
     bus_gen: u64,
     bus_hardware: Option<overlap_core::scenario::HardwareInput>,
     bus: Vec<Option<Result<Vec<sweep::BusPoint>, String>>>,
+    /// A redraw is scheduled: replies that come before it share it.
+    redraw_pending: bool,
+}
+
+/// How long replies are gathered into one redraw, ms: about a frame. One
+/// redraw per reply held the main thread for most of a 32-point curve
+/// (bench-page's sweep section: 244 ms for 44 ms of the worker's time).
+const REDRAW_MS: u32 = 16;
+
+/// Redraws the views once, a frame from now, for every reply until then.
+fn redraw_soon(shared: &SharedRef, version: RwSignal<u64>) {
+    let mut s = shared.borrow_mut();
+    if s.redraw_pending {
+        return;
+    }
+    s.redraw_pending = true;
+    let shared = shared.clone();
+    gloo_timers::callback::Timeout::new(REDRAW_MS, move || {
+        shared.borrow_mut().redraw_pending = false;
+        version.update(|v| *v += 1);
+    })
+    .forget();
 }
 
 type SharedRef = Rc<RefCell<Shared>>;
@@ -81,7 +103,7 @@ fn ensure_worker(shared: &SharedRef, version: RwSignal<u64>, problem: RwSignal<O
                     if let Some(next) = next {
                         post(&shared, next);
                     }
-                    version.update(|v| *v += 1);
+                    redraw_soon(&shared, version);
                 }
                 WorkerReply::BusCurve {
                     gen,
@@ -95,7 +117,7 @@ fn ensure_worker(shared: &SharedRef, version: RwSignal<u64>, problem: RwSignal<O
                         }
                     }
                     drop(s);
-                    version.update(|v| *v += 1);
+                    redraw_soon(&shared, version);
                 }
                 WorkerReply::Panic { message } | WorkerReply::Crashed { message } => {
                     let mut s = shared.borrow_mut();
@@ -300,7 +322,7 @@ pub fn PlotViews() -> impl IntoView {
                             sh.borrow_mut()
                                 .session
                                 .start(dom::now_ms(), input, f.path, list);
-                        if let Some(first) = first {
+                        for first in first {
                             post(&sh, first);
                         }
                         version.update(|v| *v += 1);
