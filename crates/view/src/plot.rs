@@ -262,10 +262,12 @@ fn y_axis(list: &mut DisplayList, scale: &Scale, ticks: &[f64], x0: f64, x1: f64
         hline(list, x0, x1, y, Role::Grid, false);
         list.text(Role::Muted, x0 - 6.0, y, Align::End, number_tick(t));
     }
+    // Above the top tick, left of the plot: clear of the "now" mark over a
+    // bar, whatever its value.
     list.text(
         Role::Text,
-        x0 + 4.0,
-        scale.px1 - 9.0,
+        4.0,
+        scale.px1 - 16.0,
         Align::Start,
         title.to_string(),
     );
@@ -346,7 +348,7 @@ impl Legend {
 
     /// Where the plot under it may start: its last row and room for a label.
     fn top(&self) -> f64 {
-        self.y + TOP_PX - 12.0
+        self.y + TOP_PX - 8.0
     }
 }
 
