@@ -354,7 +354,16 @@ pub fn PlotViews() -> impl IntoView {
                 }
                 version.update(|v| *v += 1);
             }
-            Pane::Timeline => {}
+            Pane::Timeline => {
+                // Closed: its worker and the memory it grew go; reopening
+                // starts afresh.
+                let mut s = sh.borrow_mut();
+                s.worker = None;
+                s.ready = false;
+                s.queue.clear();
+                s.sweep_key = None;
+                s.bus_hardware = None;
+            }
         }
     });
 

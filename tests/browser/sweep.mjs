@@ -109,6 +109,15 @@ export function registerSweepTests(test, h) {
     await page.waitForFunction(() => document.querySelectorAll('[data-sweep-value]').length >= 2, null, { timeout: 60000 });
     const values = (await points(page)).map((p) => p.value);
     assert(values[0] === 'gpipe' && values.includes('1f1b'), values.join(','));
+    // Closed, the link drops the sweep; opened again, the sweep runs afresh.
+    await page.getByRole('button', { name: 'Timeline only' }).click();
+    await page.waitForFunction(() => !location.search.includes('view=sweep') && !document.querySelector('.plot-view'),
+      null, { timeout: 10000 });
+    await page.getByRole('button', { name: 'Sweep a field' }).click();
+    await page.waitForFunction(() => {
+      const s = document.querySelector('.sweep-status');
+      return s && Number(s.dataset.sweepCount) >= 2 && s.dataset.sweepArrived === s.dataset.sweepCount;
+    }, null, { timeout: 60000 });
   }, { timeout: 90000 });
 
   test('sweep: the bus-bandwidth view draws every size with NCCL\'s choice and the published points', async ({ page }) => {
