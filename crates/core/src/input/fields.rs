@@ -16,7 +16,7 @@ use serde_json::Value;
 use crate::input::parse::ScenarioInput;
 use crate::model::hardware::HardwarePreset;
 use crate::model::scenario::{
-    Attention, DpSharding, GradSync, Interference, MatmulAllreduce, Mlp, Mode, Recompute, Scenario,
+    Attention, CpMode, DpSharding, GradSync, Precision, Interference, MatmulAllreduce, Mlp, Mode, Recompute, Scenario,
     Schedule, Transformer, Workload, WorkloadKind,
 };
 use crate::model::scenario::{CollectiveBench, CollectiveOp};
@@ -158,6 +158,8 @@ impl FieldValue for Mlp {}
 impl FieldValue for Attention {}
 impl FieldValue for DpSharding {}
 impl FieldValue for GradSync {}
+impl FieldValue for Precision {}
+impl FieldValue for CpMode {}
 impl FieldValue for CollectiveOp {}
 
 fn to_json<T: Serialize>(value: &T) -> Value {
@@ -209,6 +211,41 @@ fn pp_overlap_inert(s: &Scenario) -> Option<String> {
 
 fn dp_overlap_inert(s: &Scenario) -> Option<String> {
     degree_one("DP", s.parallel.dp, "gradient reduction")
+}
+
+fn cp_overlap_inert(s: &Scenario) -> Option<String> {
+    degree_one("CP", s.parallel.cp, "K/V exchange")
+}
+
+/// Why `parallel.cp` changes nothing: only a transformer has a sequence to split.
+fn cp_inert(s: &Scenario) -> Option<String> {
+    transformer(s).is_none().then(|| {
+        "Changes nothing here: only a transformer has a sequence for context parallelism to split."
+            .to_string()
+    })
+}
+
+/// Why `parallel.cp_mode` changes nothing: with CP 1 no K/V moves, ring or gather.
+fn cp_mode_inert(s: &Scenario) -> Option<String> {
+    (s.parallel.cp == 1).then(|| {
+        "Changes nothing here: with CP 1 each GPU holds the whole sequence, so no keys and values move, by ring or by gather."
+            .to_string()
+    })
+}
+
+/// Why `overlap.fp8_all_gather` changes nothing: it is FSDP's parameter
+/// gather in fp8, so it needs FSDP and fp8 linear layers.
+fn fp8_all_gather_inert(s: &Scenario) -> Option<String> {
+    use crate::model::scenario::DpSharding;
+    if s.parallel.dp_sharding != DpSharding::Full {
+        Some("Changes nothing here: only FSDP (dp_sharding \"full\") gathers parameters before each layer.".to_string())
+    } else if s.precision() != Precision::Fp8 {
+        Some("Changes nothing in bf16: only fp8 linear layers have fp8 weights to gather.".to_string())
+    } else if s.parallel.dp_group() == 1 {
+        Some("Changes nothing here: with one DP rank there is nothing to gather.".to_string())
+    } else {
+        None
+    }
 }
 
 /// Why `parallel.scatter_gather` changes nothing: it splits a stage's
@@ -675,6 +712,43 @@ fields! {
         ]),
         default: Fixed, label: "FSDP gradient sync", unit: "", slider: NO_SLIDER,
         resolved: |s| Some(s.overlap.grad_sync),
+    },
+    workload.precision => {
+        key: "precision",
+        kind: Kind::Enum(choices![
+            ("bf16", "bf16"),
+            ("fp8", "FP8 linear layers (tensorwise scaling)"),
+        ]),
+        default: Fixed, label: "Precision", unit: "", slider: NO_SLIDER,
+        resolved: |s| transformer(s).map(|t| t.precision),
+    },
+    parallel.cp => {
+        key: "cp", kind: Kind::Int { min: 1, max: 1024 }, default: Fixed,
+        label: "CP degree", unit: "", slider: (1.0, 32.0, 1.0),
+        resolved: |s| Some(s.parallel.cp),
+        inert: cp_inert,
+    },
+    parallel.cp_mode => {
+        key: "cp_mode",
+        kind: Kind::Enum(choices![
+            ("ring", "Ring attention (K/V blocks pass around)"),
+            ("allgather", "All-gather K/V (Llama 3)"),
+        ]),
+        default: Fixed, label: "CP mode", unit: "", slider: NO_SLIDER,
+        resolved: |s| Some(s.parallel.cp_mode),
+        inert: cp_mode_inert,
+    },
+    overlap.cp => {
+        key: "cp_overlap", kind: Kind::Bool, default: Fixed,
+        label: "CP overlap", unit: "", slider: NO_SLIDER,
+        resolved: |s| Some(s.overlap.cp),
+        inert: cp_overlap_inert,
+    },
+    overlap.fp8_all_gather => {
+        key: "fp8_all_gather", kind: Kind::Bool, default: Fixed,
+        label: "FSDP gathers fp8 weights", unit: "", slider: NO_SLIDER,
+        resolved: |s| Some(s.overlap.fp8_all_gather),
+        inert: fp8_all_gather_inert,
     },
 }
 

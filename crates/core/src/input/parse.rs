@@ -149,6 +149,9 @@ pub struct WorkloadInput {
     /// when absent, so v1 links keep their figures).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attention: Option<Attention>,
+    /// The linear layers' number format, `"bf16"` or `"fp8"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precision: Option<Precision>,
 }
 
 /// The `parallel` section.
@@ -176,6 +179,12 @@ pub struct ParallelInput {
     /// DP sharding.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dp_sharding: Option<DpSharding>,
+    /// CP degree.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cp: Option<u32>,
+    /// CP's K/V exchange, `"ring"` or `"allgather"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cp_mode: Option<CpMode>,
 }
 
 /// The `overlap` section.
@@ -212,6 +221,12 @@ pub struct OverlapInput {
     /// FSDP gradient reduce-scatter on every or the last micro-batch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grad_sync: Option<GradSync>,
+    /// CP overlap.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cp: Option<bool>,
+    /// FSDP gathers fp8 weights.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fp8_all_gather: Option<bool>,
 }
 
 // A section is empty when it equals its default (every field `None`):

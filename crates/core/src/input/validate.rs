@@ -50,6 +50,7 @@ pub(crate) fn default_transformer() -> Transformer {
         mlp: Mlp::Gelu,
         tied_embeddings: true,
         attention: Attention::Materialized,
+        precision: Precision::Bf16,
     }
 }
 
@@ -62,6 +63,8 @@ pub(crate) fn default_parallel() -> Parallel {
         virtual_stages: 1,
         scatter_gather: true,
         dp_sharding: DpSharding::None,
+        cp: 1,
+        cp_mode: CpMode::Ring,
     }
 }
 
@@ -77,6 +80,8 @@ pub(crate) fn default_overlap() -> Overlap {
         fuse: false,
         param_gather: false,
         grad_sync: GradSync::EveryMicroBatch,
+        cp: false,
+        fp8_all_gather: false,
     }
 }
 
@@ -167,6 +172,7 @@ pub fn filled(input: &ScenarioInput) -> Scenario {
         sms: h.sms.unwrap_or(base.sms),
         max_connections: h.max_connections.unwrap_or(base.max_connections),
         hbm_gb: h.hbm_gb.unwrap_or(base.hbm_gb),
+        fp8_tflops: base.fp8_tflops,
     };
     let w = &input.workload;
     let workload = match w.kind.unwrap_or(WorkloadKind::Transformer) {
@@ -191,6 +197,7 @@ pub fn filled(input: &ScenarioInput) -> Scenario {
                 mlp: w.mlp.unwrap_or(d.mlp),
                 tied_embeddings: w.tied_embeddings.unwrap_or(d.tied_embeddings),
                 attention: w.attention.unwrap_or(d.attention),
+                precision: w.precision.unwrap_or(d.precision),
             })
         }
         WorkloadKind::MatmulAllreduce => Workload::MatmulAllreduce(MatmulAllreduce {
@@ -242,6 +249,13 @@ pub fn filled(input: &ScenarioInput) -> Scenario {
         virtual_stages,
         scatter_gather: p.scatter_gather.unwrap_or(d.scatter_gather),
         dp_sharding: p.dp_sharding.unwrap_or(d.dp_sharding),
+        // Context parallelism splits a transformer's sequence; the
+        // micro-benchmarks have none (`fields::cp_inert`).
+        cp: match &workload {
+            Workload::Transformer(_) => p.cp.unwrap_or(d.cp),
+            _ => 1,
+        },
+        cp_mode: p.cp_mode.unwrap_or(d.cp_mode),
     };
     let o = &input.overlap;
     let od = default_overlap();
@@ -256,6 +270,8 @@ pub fn filled(input: &ScenarioInput) -> Scenario {
         fuse: o.fuse.unwrap_or(od.fuse),
         param_gather: o.param_gather.unwrap_or(od.param_gather),
         grad_sync: o.grad_sync.unwrap_or(od.grad_sync),
+        cp: o.cp.unwrap_or(od.cp),
+        fp8_all_gather: o.fp8_all_gather.unwrap_or(od.fp8_all_gather),
     };
     Scenario {
         hardware_preset: preset,
@@ -327,6 +343,16 @@ pub(crate) fn resolve(input: &ScenarioInput) -> Result<Scenario, ScenarioError> 
             if dims_ok && par_ok {
                 check_transformer(&mut c, t, parallel, overlap);
             }
+            if t.precision == Precision::Fp8 && !(hardware.fp8_tflops > 0.0) {
+                c.fail(
+                    "workload.precision",
+                    format!(
+                        "fp8 needs FP8 tensor cores, which the {} preset's GPU does not have (V100 and A100 have none): \
+                         valid here is \"bf16\"; choose \"dgx-h100\" for fp8",
+                        scenario.hardware_preset.name()
+                    ),
+                );
+            }
         }
         Workload::MatmulAllreduce(mm) => {
             if parallel.pp != 1 {
@@ -370,31 +396,35 @@ pub(crate) fn resolve(input: &ScenarioInput) -> Result<Scenario, ScenarioError> 
 
 fn check_layout(c: &mut Checker, hw: &Hardware, p: &Parallel) {
     let gpus = hw.gpus();
-    let product = u64::from(p.tp) * u64::from(p.pp) * u64::from(p.dp);
+    let product = u64::from(p.tp) * u64::from(p.cp) * u64::from(p.pp) * u64::from(p.dp);
     if product != gpus {
         let field = if p.dp == 1 && p.pp > 1 {
             "parallel.pp"
         } else {
             "parallel.dp"
         };
-        let tp_pp = u64::from(p.tp) * u64::from(p.pp);
-        let hint = if gpus.is_multiple_of(tp_pp) {
-            format!(
-                "with tp {} and pp {}, valid dp is {}",
+        let tp_pp = u64::from(p.tp) * u64::from(p.cp) * u64::from(p.pp);
+        let (names, degrees) = if p.cp > 1 {
+            ("tp x cp x pp x dp", format!("{} x {} x {} x {}", p.tp, p.cp, p.pp, p.dp))
+        } else {
+            ("tp x pp x dp", format!("{} x {} x {}", p.tp, p.pp, p.dp))
+        };
+        let hint = match (gpus.is_multiple_of(tp_pp), p.cp > 1) {
+            (true, false) => format!("with tp {} and pp {}, valid dp is {}", p.tp, p.pp, gpus / tp_pp),
+            (true, true) => format!(
+                "with tp {}, cp {} and pp {}, valid dp is {}",
                 p.tp,
+                p.cp,
                 p.pp,
                 gpus / tp_pp
-            )
-        } else {
-            format!("tp x pp must divide {gpus}")
+            ),
+            (false, false) => format!("tp x pp must divide {gpus}"),
+            (false, true) => format!("tp x cp x pp must divide {gpus}"),
         };
         c.fail(
             field,
             format!(
-                "tp x pp x dp = {} x {} x {} = {product}, but the cluster has {} ({} x {}): {hint}",
-                p.tp,
-                p.pp,
-                p.dp,
+                "{names} = {degrees} = {product}, but the cluster has {} ({} x {}): {hint}",
                 counted(gpus, "GPU"),
                 counted(u64::from(hw.nodes), "node"),
                 hw.gpus_per_node
@@ -416,14 +446,29 @@ fn check_layout(c: &mut Checker, hw: &Hardware, p: &Parallel) {
     }
     // Ranks are laid out TP fastest, then DP, then PP (Megatron's order). Every
     // pipeline stage must see the same links for the symmetric reduction.
-    let stage_gpus = p.tp * p.dp;
+    // CP ranks sit between TP and DP (Megatron's tp-cp-dp-pp order): the CP
+    // group fills part of a node or whole nodes, so that every CP rank sees
+    // the same links.
+    let cp_gpus = p.tp * p.cp;
+    if !cp_gpus.is_multiple_of(hw.gpus_per_node) && !hw.gpus_per_node.is_multiple_of(cp_gpus) {
+        c.fail(
+            "parallel.cp",
+            format!(
+                "tp x cp = {cp_gpus} GPUs per CP group neither fills whole nodes of {} nor divides one, \
+                 so CP ranks would see different links: choose cp so that tp x cp divides or is a multiple of {}",
+                hw.gpus_per_node, hw.gpus_per_node
+            ),
+        );
+        return;
+    }
+    let stage_gpus = p.tp * p.cp * p.dp;
     if !stage_gpus.is_multiple_of(hw.gpus_per_node) && !hw.gpus_per_node.is_multiple_of(stage_gpus)
     {
         c.fail(
             "parallel.dp",
             format!(
-                "tp x dp = {stage_gpus} GPUs per pipeline stage neither fills whole nodes of {} nor divides one, \
-                 so stages would see different links: choose dp so that tp x dp divides or is a multiple of {}",
+                "tp x cp x dp = {stage_gpus} GPUs per pipeline stage neither fills whole nodes of {} nor divides one, \
+                 so stages would see different links: choose dp so that tp x cp x dp divides or is a multiple of {}",
                 hw.gpus_per_node, hw.gpus_per_node
             ),
         );
@@ -490,6 +535,31 @@ fn check_transformer(c: &mut Checker, t: &Transformer, p: &Parallel, o: &Overlap
             format!(
                 "sequence {} is not divisible by tp {}: sequence parallelism splits it",
                 t.seq, p.tp
+            ),
+        );
+    }
+    // Each CP rank holds 2 x cp load-balanced chunks of the sequence
+    // (model.md 4d), and with sequence parallelism splits its share over TP.
+    let chunks = 2 * u64::from(p.cp);
+    if p.cp > 1 && !u64::from(t.seq).is_multiple_of(chunks) {
+        c.fail(
+            "parallel.cp",
+            format!(
+                "cp {} needs the sequence in 2 x cp = {chunks} equal chunks, but seq {} is not divisible by {chunks}: \
+                 valid cp are those with seq divisible by 2 x cp",
+                p.cp, t.seq
+            ),
+        );
+    } else if p.cp > 1
+        && t.sequence_parallel
+        && !(u64::from(t.seq) / u64::from(p.cp)).is_multiple_of(u64::from(p.tp))
+    {
+        c.fail(
+            "workload.sequence_parallel",
+            format!(
+                "each CP rank's {} tokens are not divisible by tp {}: sequence parallelism splits them",
+                t.seq / p.cp,
+                p.tp
             ),
         );
     }

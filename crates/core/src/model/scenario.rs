@@ -97,6 +97,40 @@ pub enum Attention {
     Flash,
 }
 
+/// The number format of the linear layers' GEMMs (model.md section 4e).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Precision {
+    /// bf16 everywhere, at the GPU's dense bf16 peak.
+    #[default]
+    Bf16,
+    /// The linear layers' GEMMs in FP8 (tensorwise scaling, as torchtitan's
+    /// Float8 training), at the GPU's FP8 peak; attention stays bf16.
+    Fp8,
+}
+
+impl Precision {
+    /// Its name in scenarios and reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Precision::Bf16 => "bf16",
+            Precision::Fp8 => "fp8",
+        }
+    }
+}
+
+/// How context parallelism moves keys and values (model.md section 4d).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CpMode {
+    /// Ring attention (Megatron-LM, torchtitan): cp - 1 steps, each passing
+    /// a K/V block to the next rank while a block's attention computes.
+    Ring,
+    /// Llama 3's: all-gather K/V before attention, reduce-scatter their
+    /// gradients in the backward.
+    Allgather,
+}
+
 /// Whether compute and communication of a GPU slow each other when they
 /// overlap (model.md section 3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -193,6 +227,8 @@ pub struct Transformer {
     pub tied_embeddings: bool,
     /// The attention core's kernels: materialised scores or FlashAttention.
     pub attention: Attention,
+    /// The linear layers' number format.
+    pub precision: Precision,
 }
 
 /// The CoCoNet micro-benchmark: one GEMM [m x k] x [k x n], then an AllReduce
@@ -228,7 +264,7 @@ pub enum Workload {
     Collective(CollectiveBench),
 }
 
-/// How the GPUs split the work: tp x pp x dp = GPUs.
+/// How the GPUs split the work: tp x cp x pp x dp = GPUs.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Parallel {
     /// Tensor-parallel degree, inside a node.
@@ -245,6 +281,18 @@ pub struct Parallel {
     pub scatter_gather: bool,
     /// How the DP replicas shard weights, gradients and optimizer states.
     pub dp_sharding: DpSharding,
+    /// Context-parallel degree: ranks that split each sequence (1: none).
+    pub cp: u32,
+    /// How the CP ranks exchange keys and values.
+    pub cp_mode: CpMode,
+}
+
+impl Parallel {
+    /// Ranks that reduce each gradient: the DP replicas times the CP ranks,
+    /// which hold the same weights (model.md 4d).
+    pub fn dp_group(&self) -> u32 {
+        self.dp * self.cp
+    }
 }
 
 /// The overlap switches and their knobs (model.md section 5).
@@ -274,6 +322,12 @@ pub struct Overlap {
     pub param_gather: bool,
     /// With FSDP: which micro-batches reduce-scatter their gradients.
     pub grad_sync: GradSync,
+    /// CP's K/V transfers under attention (ring: the next block's under
+    /// this block's; allgather: the next layer's gather under this layer).
+    pub cp: bool,
+    /// With FSDP and fp8: the parameter all-gathers move fp8 weights
+    /// (torchtitan's `enable_fsdp_float8_all_gather`).
+    pub fp8_all_gather: bool,
 }
 
 /// A complete, validated scenario: what the simulator runs.
@@ -327,6 +381,24 @@ impl Scenario {
         s.overlap.pp_chunks = 1;
         s.overlap.fuse = false;
         s.overlap.param_gather = false;
+        s.overlap.cp = false;
         s
+    }
+
+    /// The peak MFU is measured against: the FP8 peak when the linear
+    /// layers run in fp8, else the bf16 peak.
+    pub fn mfu_peak_tflops(&self) -> f64 {
+        match &self.workload {
+            Workload::Transformer(t) if t.precision == Precision::Fp8 => self.hardware.fp8_tflops,
+            _ => self.hardware.peak_tflops,
+        }
+    }
+
+    /// The precision of the linear layers (bf16 for the micro-benchmarks).
+    pub fn precision(&self) -> Precision {
+        match &self.workload {
+            Workload::Transformer(t) => t.precision,
+            _ => Precision::Bf16,
+        }
     }
 }

@@ -355,6 +355,7 @@ fn lane_name(lane: Lane) -> &'static str {
         Lane::Comm(Axis::Tp) => "TP NCCL",
         Lane::Comm(Axis::Pp) => "PP NCCL",
         Lane::Comm(Axis::Dp) => "DP NCCL",
+        Lane::Comm(Axis::Cp) => "CP NCCL",
     }
 }
 

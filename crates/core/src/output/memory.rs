@@ -172,7 +172,8 @@ pub fn stage_memory(s: &Scenario, t: &Transformer) -> Vec<StageMemory> {
 /// synchronisation (`grad_sync` "last_micro_batch", PyTorch's `no_sync`)
 /// stay unsharded until the last micro-batch.
 pub fn dp_shards(s: &Scenario) -> (f64, f64, f64) {
-    let d = f64::from(s.parallel.dp);
+    // CP ranks hold the same weights and reduce with the replicas (model.md 4d).
+    let d = f64::from(s.parallel.dp_group());
     match s.parallel.dp_sharding {
         DpSharding::None => (1.0, 1.0, 1.0),
         DpSharding::Optimizer => (1.0, 1.0, d),

@@ -28,6 +28,7 @@
 
 use std::ops::Range;
 
+use crate::model::axis::Axis;
 use crate::sim::engine::{GpuStats, RunResult};
 use crate::workload::graph::{Graph, TaskId, COMPUTE};
 
@@ -107,7 +108,7 @@ impl Charges for Charged<'_> {
 /// One GPU's idle time as charged: per axis, and the bubble.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub(crate) struct Idle {
-    pub exposed_s: [f64; 3],
+    pub exposed_s: [f64; Axis::COUNT],
     pub bubble_s: f64,
 }
 
@@ -537,9 +538,11 @@ mod tests {
             assert_eq!(bits(&whole.needed_s), bits(&parts.needed_s));
             let exposed = |r: &crate::sim::engine::RunResult| {
                 let idle = |s: &crate::sim::engine::GpuStats| {
-                    [s.exposed_s[0], s.exposed_s[1], s.exposed_s[2], s.bubble_s]
+                    let mut v = s.exposed_s.to_vec();
+                    v.push(s.bubble_s);
+                    v
                 };
-                let mut all: Vec<[f64; 4]> = r.gpus.iter().map(idle).collect();
+                let mut all: Vec<Vec<f64>> = r.gpus.iter().map(idle).collect();
                 for mark in &r.marks {
                     all.extend(mark.gpus.iter().map(idle));
                 }

@@ -8,7 +8,7 @@
 //! LayerNorms and dropouts run on the full [b, s, h] activation on every TP
 //! rank; with it, on 1/t of it.
 
-use crate::model::scenario::{Attention, Mlp, Recompute, Transformer};
+use crate::model::scenario::{Attention, Mlp, Precision, Recompute, Transformer};
 use crate::workload::efficiency::{kernel_time_s, matmul_efficiency};
 
 /// One op: seconds at full speed on an idle GPU, and its FLOPs. An op may
@@ -56,18 +56,39 @@ impl OpCost {
 pub(crate) struct Roofline {
     pub peak_tflops: f64,
     pub hbm_gbps: f64,
+    /// The peak the linear layers' GEMMs run at: the FP8 peak in fp8,
+    /// else `peak_tflops` (model.md 4e).
+    pub linear_peak_tflops: f64,
+    /// Bytes of a linear GEMM's input values: 1 in fp8, 2 in bf16.
+    pub linear_input_bytes: f64,
 }
 
 impl Roofline {
+    /// The roofline of `hw` in bf16.
     pub fn of(hw: &crate::model::hardware::Hardware) -> Self {
+        Self::with_precision(hw, Precision::Bf16)
+    }
+
+    /// The roofline of `hw` with the linear layers in `precision`.
+    pub fn with_precision(hw: &crate::model::hardware::Hardware, precision: Precision) -> Self {
+        let (linear_peak_tflops, linear_input_bytes) = match precision {
+            Precision::Bf16 => (hw.peak_tflops, 2.0),
+            Precision::Fp8 => (hw.fp8_tflops, 1.0),
+        };
         Self {
             peak_tflops: hw.peak_tflops,
             hbm_gbps: hw.hbm_gbps,
+            linear_peak_tflops,
+            linear_input_bytes,
         }
     }
 
     pub fn kernel(&self, flops: f64, bytes: f64) -> OpCost {
-        let time_s = kernel_time_s(flops, bytes, self.peak_tflops, self.hbm_gbps);
+        self.kernel_at(self.peak_tflops, flops, bytes)
+    }
+
+    fn kernel_at(&self, peak_tflops: f64, flops: f64, bytes: f64) -> OpCost {
+        let time_s = kernel_time_s(flops, bytes, peak_tflops, self.hbm_gbps);
         let memory_s = bytes / (self.hbm_gbps * 1e9);
         OpCost {
             time_s,
@@ -89,13 +110,39 @@ impl Roofline {
         self.kernel(0.0, bytes)
     }
 
-    /// A GEMM [rows x inner] x [inner x cols] at 2 bytes per value.
+    /// A linear layer's GEMM [rows x inner] x [inner x cols]: in bf16 at 2
+    /// bytes per value; in fp8 its inputs at 1 byte and its bf16 output at
+    /// 2, at the FP8 peak (torch._scaled_mm, as torchtitan's Float8Linear).
     pub fn gemm(&self, rows: f64, inner: f64, cols: f64) -> OpCost {
+        let flops = 2.0 * rows * inner * cols;
+        let bytes = self.linear_input_bytes * (rows * inner + inner * cols) + 2.0 * rows * cols;
+        self.kernel_at(self.linear_peak_tflops, flops, bytes)
+    }
+
+    /// A GEMM that stays in bf16 whatever the precision (the output layer,
+    /// which torchtitan's Float8 conversion leaves out).
+    pub fn gemm_bf16(&self, rows: f64, inner: f64, cols: f64) -> OpCost {
         let flops = 2.0 * rows * inner * cols;
         let bytes = 2.0 * (rows * inner + inner * cols + rows * cols);
         self.kernel(flops, bytes)
     }
+
+    /// Whether the linear layers run in fp8.
+    pub fn fp8(&self) -> bool {
+        self.linear_input_bytes < 2.0
+    }
 }
+
+/// HBM bytes per value of casting a bf16 tensor to fp8 with tensorwise
+/// dynamic scaling (torchao's Float8Linear, which torchtitan uses): one
+/// pass reads it for its absolute maximum (2 bytes), a second reads it
+/// again and writes the scaled fp8 value (2 + 1), as unfused kernels.
+pub(crate) const FP8_CAST_BYTES_PER_VALUE: f64 = 5.0;
+
+/// HBM bytes per value of an fp8 tensor's transposed copy (read 1, write
+/// 1): torch._scaled_mm takes its second operand column-major, so the
+/// backward's GEMMs need the input and the weight transposed.
+pub(crate) const FP8_TRANSPOSE_BYTES_PER_VALUE: f64 = 2.0;
 
 /// A row-parallel GEMM that may be split into chunks along its rows; its
 /// output is what the TP collective reduces.
@@ -164,15 +211,45 @@ pub(crate) struct LayerCost {
     pub logits: OpCost,
     pub logits_backward: OpCost,
     /// Bytes of the [b, s, h] activation at 2 bytes per value: what the TP
-    /// collectives and pipeline sends move.
+    /// collectives and pipeline sends move (s: the CP rank's share).
     pub activation_bytes: f64,
+    /// With context parallelism: the attention core's forward on one K/V
+    /// block (the rank's queries against seq / cp keys); `attention` is
+    /// cp of them.
+    pub attention_block: OpCost,
+    /// The attention core's backward on one K/V block (with its selective
+    /// recomputation): `attention_core_backward` is cp of them.
+    pub attention_backward_block: OpCost,
+    /// Bytes of one CP rank's keys and values on a TP rank (b x seq/cp x
+    /// 2 kv_heads x head_dim / t at 2 bytes): what a ring step passes.
+    pub kv_block_bytes: f64,
     /// The bias-dropout-add after each row-parallel GEMM's reduction, inside
     /// `mlp_up`, `mlp_up_pre`, `qkv` and `qkv_pre`: what fusion moves into
     /// the collective (`fusion`).
     pub bias_dropout_add: OpCost,
 }
 
-pub(crate) fn layer_cost(t: &Transformer, tp: u32, r: &Roofline) -> LayerCost {
+/// `op` run `n` times back to back, as one op.
+pub(crate) fn times(op: OpCost, n: u32) -> OpCost {
+    let n = f64::from(n);
+    OpCost {
+        time_s: op.time_s * n,
+        flops: op.flops * n,
+        memory_s: op.memory_s * n,
+    }
+}
+
+/// The layer on one TP rank of one CP rank: every linear op on the rank's
+/// seq / cp tokens, its attention on cp blocks of seq / cp keys each (2 x
+/// cp load-balanced chunks give every rank the same share of the causal
+/// mask, model.md 4d).
+pub(crate) fn layer_cost(t: &Transformer, tp: u32, cp: u32, r: &Roofline) -> LayerCost {
+    let local = Transformer {
+        seq: t.seq / cp.max(1),
+        ..t.clone()
+    };
+    let t = &local;
+    let blocks = cp.max(1);
     let (b, s, h) = (
         f64::from(t.micro_batch),
         f64::from(t.seq),
@@ -200,10 +277,11 @@ pub(crate) fn layer_cost(t: &Transformer, tp: u32, r: &Roofline) -> LayerCost {
     let dropout = r.memory(5.0 * scores);
     let flash = (t.attention == Attention::Flash)
         .then(|| FlashAttention::of(t, tp).cost(r, b * heads_rank, per_head));
-    let attention_core = match flash {
+    let attention_block = match flash {
         Some(f) => f.forward,
         None => score_gemm.add(softmax).add(dropout).add(context_gemm),
     };
+    let attention_core = times(attention_block, blocks);
 
     let layernorm = r.memory(4.0 * e_rep);
     let layernorm_bwd = r.memory(6.0 * e_rep);
@@ -222,8 +300,11 @@ pub(crate) fn layer_cost(t: &Transformer, tp: u32, r: &Roofline) -> LayerCost {
         Mlp::Gelu => (2.0 * inner, 3.0 * inner),
         Mlp::Swiglu => (3.0 * inner, 5.0 * inner),
     };
-    let gelu = r.memory(2.0 * act_values);
-    let gelu_bwd = r.memory(2.0 * act_bwd_values);
+    // In fp8 the casts of each linear layer's operands ride with the
+    // activation's kernels, once per layer in forward and in backward.
+    let (quant, quant_bwd) = fp8_cast_bytes(t, tp, r, tokens);
+    let gelu = r.memory(2.0 * act_values + quant);
+    let gelu_bwd = r.memory(2.0 * act_bwd_values + quant_bwd);
     let proj = SplitGemm {
         rows: tokens,
         inner: h / tp_f,
@@ -239,7 +320,7 @@ pub(crate) fn layer_cost(t: &Transformer, tp: u32, r: &Roofline) -> LayerCost {
 
     // Backward: input gradient and weight gradient, each as costly as the
     // forward GEMM; FlashAttention's backward recomputes the scores inside.
-    let attention_core_bwd = match flash {
+    let attention_core_bwd_block = match flash {
         Some(f) => f.backward,
         None => OpCost {
             time_s: 2.0 * (score_gemm.time_s + context_gemm.time_s)
@@ -251,6 +332,7 @@ pub(crate) fn layer_cost(t: &Transformer, tp: u32, r: &Roofline) -> LayerCost {
                 + r.memory(6.0 * scores).memory_s,
         },
     };
+    let attention_core_bwd = times(attention_core_bwd_block, blocks);
     let mut attention_backward = layernorm_bwd
         .add(bias_dropout_add_bwd)
         .add(proj_full)
@@ -258,15 +340,17 @@ pub(crate) fn layer_cost(t: &Transformer, tp: u32, r: &Roofline) -> LayerCost {
         .add(attention_core_bwd);
     // FlashAttention's backward recomputes the scores (one of its five
     // GEMMs): executed, not model, FLOPs.
-    let mut attention_recompute_flops = flash.map_or(0.0, |f| f.recomputed_flops);
+    let mut attention_recompute_flops = f64::from(blocks) * flash.map_or(0.0, |f| f.recomputed_flops);
     let mut attention_core_backward = attention_core_bwd;
+    let mut attention_backward_block = attention_core_bwd_block;
     if t.recompute == Recompute::Selective {
         attention_backward = attention_backward.add(attention_core);
         attention_core_backward = attention_core_backward.add(attention_core);
+        attention_backward_block = attention_backward_block.add(attention_block);
         attention_recompute_flops += attention_core.flops;
     }
 
-    let logits_gemm = r.gemm(tokens, h, v / tp_f);
+    let logits_gemm = r.gemm_bf16(tokens, h, v / tp_f);
     // Cross-entropy reads and writes the logits a few times (softmax, loss, gradient).
     let cross_entropy = r.memory(8.0 * tokens * v / tp_f);
     let pre_gemm = bias_dropout_add.add(layernorm);
@@ -309,7 +393,39 @@ pub(crate) fn layer_cost(t: &Transformer, tp: u32, r: &Roofline) -> LayerCost {
             .add(r.memory(4.0 * tokens * v / tp_f)),
         activation_bytes: 2.0 * e,
         bias_dropout_add,
+        attention_block,
+        attention_backward_block,
+        kv_block_bytes: 2.0 * tokens * 2.0 * f64::from(t.kv_heads) * head_dim / tp_f,
     }
+}
+
+/// HBM bytes of the fp8 casts of one layer on a TP rank, (forward,
+/// backward), for `tokens` rows; none in bf16. Each linear GEMM (QKV, the
+/// attention projection, the MLP's up and down) casts its input and its
+/// weight in forward; in backward its output gradient, and transposed fp8
+/// copies of the output gradient, the input and the weight for the two
+/// gradient GEMMs (torchao's Float8Linear, tensorwise scaling).
+fn fp8_cast_bytes(t: &Transformer, tp: u32, r: &Roofline, tokens: f64) -> (f64, f64) {
+    if !r.fp8() {
+        return (0.0, 0.0);
+    }
+    let (h, ffn, tp) = (f64::from(t.hidden), f64::from(t.ffn_hidden), f64::from(tp));
+    let shape = LayerShape::of(t);
+    // (input columns, output columns) of each linear GEMM on the rank.
+    let linears = [
+        (h, shape.qkv_cols / tp),
+        (h / tp, h),
+        (h, shape.up_cols / tp),
+        (ffn / tp, h),
+    ];
+    let (mut forward, mut backward) = (0.0, 0.0);
+    for (inner, cols) in linears {
+        let (input, weight, grad) = (tokens * inner, inner * cols, tokens * cols);
+        forward += FP8_CAST_BYTES_PER_VALUE * (input + weight);
+        backward += FP8_CAST_BYTES_PER_VALUE * grad
+            + FP8_TRANSPOSE_BYTES_PER_VALUE * (grad + input + weight);
+    }
+    (forward, backward)
 }
 
 /// FlashAttention-2's block of query rows (the outer loop of its forward)

@@ -6,8 +6,8 @@
 use super::embedding_sync;
 use super::fusion::FusedLayers;
 use super::layer_cost::{
-    embedding_params_whole, layer_cost, layer_params, LayerCost, OpCost, Roofline, SplitGemm,
-    OPTIMIZER_BYTES_PER_PARAM,
+    embedding_params_whole, layer_cost, layer_params, times, LayerCost, OpCost, Roofline,
+    SplitGemm, OPTIMIZER_BYTES_PER_PARAM,
 };
 use super::sharding::Sharding;
 use super::stage_layers::stage_layers;
@@ -15,7 +15,7 @@ use super::Cluster;
 use crate::model::axis::Axis;
 use crate::model::fidelity::Fidelity;
 use crate::model::op::{OpKind, Phase};
-use crate::model::scenario::{Mode, Recompute, Scenario, Transformer};
+use crate::model::scenario::{CpMode, Mode, Recompute, Scenario, Transformer};
 use crate::workload::collective::Collective;
 use crate::workload::collective_cost::CollectiveCall;
 use crate::workload::graph::{Graph, Meta, TaskId};
@@ -25,6 +25,7 @@ use crate::workload::schedule::{period_marks, stage_program, Pass, Step};
 const TP: u8 = Axis::Tp as u8;
 const PP: u8 = Axis::Pp as u8;
 const DP: u8 = Axis::Dp as u8;
+const CP: u8 = Axis::Cp as u8;
 
 /// Latency of a chunk's collective after the first: the chunks of one GEMM
 /// flow through one pipelined ring (CoCoNet fuses them into one kernel), so a
@@ -75,6 +76,10 @@ struct Builder<'a> {
     tp_pattern: u32,
     /// The group's TP collectives run in order on one stream (one NCCL communicator).
     last_tp_collective: Option<TaskId>,
+    /// The group's CP ring step: its link pattern and latency.
+    cp_step: (u32, f64),
+    /// The group's CP transfers run in order on one stream.
+    last_cp_collective: Option<TaskId>,
     /// Sends whose window (the sender's next step) is still open.
     open_windows: Vec<(TaskId, u32)>,
     /// Pieces of each sliced forward boundary (`pp_boundary`), if sliced.
@@ -91,9 +96,9 @@ struct Builder<'a> {
 /// Builds the step into `g`, an empty graph (see `workload::build_capped`).
 pub(crate) fn build(mut g: Graph, s: &Scenario, t: &Transformer, fidelity: Fidelity) -> Graph {
     let cluster = Cluster::new(&mut g, s, fidelity);
-    let roof = Roofline::of(&s.hardware);
+    let roof = Roofline::with_precision(&s.hardware, t.precision);
     let tp = s.parallel.tp;
-    let cost = layer_cost(t, tp, &roof);
+    let cost = layer_cost(t, tp, s.parallel.cp, &roof);
     let tp_on = s.overlap.tp && tp > 1;
     let virtual_stages = s.parallel.virtual_stages;
     let gpus = g.gpus.len();
@@ -116,6 +121,8 @@ pub(crate) fn build(mut g: Graph, s: &Scenario, t: &Transformer, fidelity: Fidel
         members: Vec::new(),
         tp_pattern: 0,
         last_tp_collective: None,
+        cp_step: (0, 0.0),
+        last_cp_collective: None,
         open_windows: Vec::new(),
         sliced: pp_boundary::sliced_pieces(s, t),
         boundary_layer: None,
@@ -267,8 +274,12 @@ impl Builder<'_> {
             .collect();
         let members = self.members.clone();
         self.tp_pattern = self.cluster.nvlink_ring(&mut self.g, &members);
+        if self.s.parallel.cp > 1 {
+            self.cp_step = self.cluster.cp_ring_step(&mut self.g, &members);
+        }
         self.open_windows.clear();
         self.last_tp_collective = None;
+        self.last_cp_collective = None;
         let train = self.t.mode == Mode::Train;
         let schedule = self.s.parallel.schedule;
         let last_vs = self.virtual_stages_total() - 1;
@@ -540,7 +551,7 @@ impl Builder<'_> {
             let qkv = fused.opening(self.cost.qkv, bda, OpKind::Qkv, layer);
             self.compute_all(qkv, meta);
         }
-        self.compute_all(self.cost.attention, meta.op(OpKind::Attention));
+        self.attention_forward(meta.op(OpKind::Attention));
         self.row_parallel(self.cost.proj, meta.op(OpKind::Proj));
         let up = meta.op(OpKind::MlpUp);
         if sp && self.tp_on {
@@ -870,11 +881,150 @@ impl Builder<'_> {
         );
     }
 
+    /// The attention core's forward, with context parallelism's exchange
+    /// of keys and values (model.md 4d).
+    fn attention_forward(&mut self, meta: Meta) {
+        if self.s.parallel.cp == 1 {
+            self.compute_all(self.cost.attention, meta);
+            return;
+        }
+        let (block, kv) = (self.cost.attention_block, self.cost.kv_block_bytes);
+        match self.s.parallel.cp_mode {
+            CpMode::Ring => self.ring_attention(block, kv, meta),
+            CpMode::Allgather => self.gathered_attention(block, kv, meta),
+        }
+    }
+
+    /// A CP transfer of the group, after each member's latest op and the
+    /// group's previous CP transfer (one stream).
+    fn cp_comm(&mut self, bytes: f64, meta: Meta) -> TaskId {
+        let members = std::mem::take(&mut self.members);
+        let (pattern, latency) = self.cp_step;
+        let id = self.g.comm(&members, CP, pattern, bytes, latency, meta);
+        self.cp_after_compute(&members, id);
+        self.members = members;
+        id
+    }
+
+    /// `id` waits for each member's latest compute op and the group's
+    /// previous CP transfer.
+    fn cp_after_compute(&mut self, members: &[u32], id: TaskId) {
+        for &m in members {
+            if let Some(last) = self.g.last_compute(m) {
+                self.g.dep(last, id);
+            }
+        }
+        if let Some(previous) = self.last_cp_collective.replace(id) {
+            self.g.dep(previous, id);
+        }
+    }
+
+    /// Ring attention over cp K/V blocks (Megatron-LM's and torchtitan's):
+    /// the local block first, then cp - 1 steps, each bringing the next
+    /// block from the ring neighbour while passing one on. With CP overlap,
+    /// step i + 1's transfer runs under block i's attention: it leaves as
+    /// soon as step i has arrived and block i - 1 no longer reads its
+    /// buffer (double buffering). Without it, each step runs after the
+    /// block before it and the block after waits for it. `bytes`: what one
+    /// step moves per rank.
+    fn ring_attention(&mut self, block: OpCost, bytes: f64, meta: Meta) {
+        let cp = self.s.parallel.cp;
+        let send = meta.op(OpKind::Send);
+        let mut arrived: Option<TaskId> = None;
+        for i in 0..cp {
+            if self.s.overlap.cp {
+                let incoming = arrived;
+                if i + 1 < cp {
+                    let id = self.cp_comm(bytes, send.chunk(i + 1));
+                    // Its window: the block computing while it moves.
+                    self.window_next(id);
+                    arrived = Some(id);
+                }
+                if let Some(id) = incoming {
+                    self.block_all(id);
+                }
+            } else if i > 0 {
+                let id = self.cp_comm(bytes, send.chunk(i));
+                // The window it would have if overlapped: the block before.
+                if let Some(last) = self.g.next_compute_index(self.members[0]).checked_sub(1) {
+                    self.g.set_window(id, last, last);
+                }
+                self.block_all(id);
+            }
+            self.compute_all(block, meta.chunk(i));
+        }
+    }
+
+    /// All-gather attention (Llama 3): the K/V of every CP rank gathered,
+    /// then the rank's queries against them. Without CP overlap attention
+    /// waits for the whole gather. With it, the gather runs under the
+    /// local block (the rank's own keys, the diagonal of the causal mask)
+    /// and the other blocks wait for it. `kv`: one rank's K/V bytes.
+    fn gathered_attention(&mut self, block: OpCost, kv: f64, meta: Meta) {
+        let cp = self.s.parallel.cp;
+        let gather = self.cp_collective(Collective::AllGather, kv, meta.op(OpKind::AllGather));
+        if self.s.overlap.cp {
+            self.window_next(gather);
+            self.compute_all(block, meta.chunk(0));
+            self.block_all(gather);
+            self.compute_all(times(block, cp - 1), meta.chunk(1));
+        } else {
+            self.window_next(gather);
+            self.block_all(gather);
+            self.compute_all(times(block, cp), meta);
+        }
+    }
+
+    /// A collective of the group's CP ranks of `kind` over cp x `bytes`
+    /// (each rank's share), after each member's latest op.
+    fn cp_collective(&mut self, kind: Collective, bytes: f64, meta: Meta) -> TaskId {
+        let members = std::mem::take(&mut self.members);
+        let size = bytes * f64::from(self.s.parallel.cp);
+        let placed = self.cluster.cp_collective(&mut self.g, &members, kind, size);
+        let id = self.g.placed_comm(&members, CP, placed, meta);
+        self.cp_after_compute(&members, id);
+        self.members = members;
+        id
+    }
+
+    /// The attention core's backward with context parallelism: the rest
+    /// of the op (`rest`: the projection's GEMMs and the kernels before
+    /// them), then cp blocks. Ring: the backward passes K/V and their
+    /// gradients, twice a forward step's bytes. Allgather: the gradients of
+    /// the gathered K/V are reduce-scattered back, and QKV's backward waits.
+    fn cp_attention_backward(&mut self, rest: OpCost, meta: Meta) {
+        if rest.time_s > 0.0 {
+            self.compute_all(rest, meta);
+        }
+        let (block, kv) = (self.cost.attention_backward_block, self.cost.kv_block_bytes);
+        match self.s.parallel.cp_mode {
+            CpMode::Ring => self.ring_attention(block, 2.0 * kv, meta),
+            CpMode::Allgather => {
+                self.compute_all(times(block, self.s.parallel.cp), meta);
+                let kind = Collective::ReduceScatter;
+                let id = self.cp_collective(kind, kv, meta.op(OpKind::ReduceScatter));
+                self.window_next(id);
+                self.block_all(id);
+            }
+        }
+    }
+
     /// The attention core's backward (with `cost`, what else runs in the
     /// same op). Its recomputed forward counts as recomputation, whichever
     /// backward form runs it.
     fn attention_backward(&mut self, cost: OpCost, meta: Meta) {
-        self.compute_all(cost, meta);
+        if self.s.parallel.cp > 1 {
+            let rest = cost.without(self.cost.attention_core_backward);
+            // What is left of the core's own op is rounding.
+            let rest = if rest.time_s > 1e-9 * cost.time_s {
+                rest
+            } else {
+                OpCost::default()
+            };
+            self.cp_attention_backward(rest, meta);
+        } else {
+            self.compute_all(cost, meta);
+        }
         for i in 0..self.members.len() {
             let m = self.members[i];
             self.g
@@ -1125,7 +1275,7 @@ impl Builder<'_> {
                 let last_bwd = self.g.compute_order[owner as usize].len() as u32 - 1;
                 let mut previous: Option<TaskId> = None;
                 let mut reductions = Vec::new();
-                if l.dp > 1 {
+                if l.dp_group() > 1 {
                     let count = self.buckets[owner as usize].buckets.len();
                     let (kind, op) = self.sharding.bucket_collective();
                     for i in 0..count {
@@ -1204,7 +1354,7 @@ impl Builder<'_> {
                 }
             }
             // A sharded optimizer updates its replica's share only.
-            let params = self.buckets[m as usize].params / self.sharding.optimizer_shards(l.dp);
+            let params = self.buckets[m as usize].params / self.sharding.optimizer_shards(l.dp_group());
             let cost = self.roof.kernel(0.0, params * OPTIMIZER_BYTES_PER_PARAM);
             self.g.compute(
                 m,
