@@ -209,6 +209,19 @@ fn grid() -> Vec<String> {
         "parallel":{"tp":8},"overlap":{"tp":true,"tp_chunks":6}}"#
             .to_string(),
     );
+    // Context parallelism: the ring inside a node and across nodes, the
+    // all-gather form, each overlapped and not, beside TP, PP and DP.
+    for (cp, tp, dp, mode) in [(2, 2, 2, "ring"), (4, 2, 1, "ring"), (4, 2, 1, "allgather")] {
+        for (on, sp) in [(false, false), (true, true)] {
+            out.push(format!(
+                r#"{{"hardware":{{"nodes":4,"gpus_per_node":4,"oversubscription":2}},
+                "workload":{{"layers":4,"hidden":1024,"heads":8,"seq":1024,"global_batch":8,"attention":"flash",
+                  "sequence_parallel":{sp}}},
+                "parallel":{{"tp":{tp},"cp":{cp},"pp":2,"dp":{dp},"cp_mode":"{mode}"}},
+                "overlap":{{"tp":{on},"pp":{on},"dp":{on},"cp":{on},"tp_chunks":2,"bucket_mb":5}}}}"#
+            ));
+        }
+    }
     out
 }
 

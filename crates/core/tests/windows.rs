@@ -51,18 +51,21 @@ fn presets_hide_no_more_than_their_windows() {
 
 #[test]
 fn windows_are_reported_with_overlap_off() {
-    let mut s = presets::scenario("didactic").unwrap();
-    s.overlap.tp = false;
-    s.overlap.pp = false;
-    s.overlap.dp = false;
-    let r = simulate(&s).report;
-    for axis in Axis::ALL {
-        let a = r.axes.get(axis);
-        assert!(
-            a.window_ms > 0.0,
-            "{} has no window with overlap off: {a:?}",
-            axis.label()
-        );
+    // The didactic preset has TP, PP and DP; the ring preset CP.
+    for (id, axes) in [
+        ("didactic", vec![Axis::Tp, Axis::Pp, Axis::Dp]),
+        ("long-context-ring", vec![Axis::Cp]),
+    ] {
+        let s = presets::scenario(id).unwrap().all_overlap_off();
+        let r = simulate(&s).report;
+        for &axis in &axes {
+            let a = r.axes.get(axis);
+            assert!(
+                a.window_ms > 0.0,
+                "{id}: {} has no window with overlap off: {a:?}",
+                axis.label()
+            );
+        }
     }
 }
 

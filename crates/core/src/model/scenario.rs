@@ -131,6 +131,16 @@ pub enum CpMode {
     Allgather,
 }
 
+impl CpMode {
+    /// Its name in scenarios.
+    pub fn name(self) -> &'static str {
+        match self {
+            CpMode::Ring => "ring",
+            CpMode::Allgather => "allgather",
+        }
+    }
+}
+
 /// Whether compute and communication of a GPU slow each other when they
 /// overlap (model.md section 3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -50,7 +50,7 @@ const LAUNCH_US: i64 = 4;
 /// number them; streams beyond these (kernels of one lane that overlap each
 /// other) are numbered from `EXTRA_STREAM`.
 const COMPUTE_STREAM: u32 = 7;
-const AXIS_STREAM: [u32; 3] = [13, 17, 21];
+const AXIS_STREAM: [u32; Axis::COUNT] = [13, 17, 21, 25];
 const EXTRA_STREAM: u32 = 31;
 /// Host process ids are made up; they only have to differ from device ids.
 const HOST_PID_BASE: u32 = 4000;

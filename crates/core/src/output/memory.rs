@@ -10,7 +10,8 @@
 //! sends), and 12 for the fp32 master weight, momentum and variance.
 
 use crate::model::scenario::{
-    Attention, DpSharding, GradSync, Mlp, Mode, Recompute, Scenario, Transformer, Workload,
+    Attention, DpSharding, GradSync, Mlp, Mode, Precision, Recompute, Scenario, Transformer,
+    Workload,
 };
 use crate::output::report::MemoryGb;
 use crate::workload::layer_cost::{embedding_params_whole, layer_params};
@@ -110,13 +111,19 @@ pub fn stage_memory(s: &Scenario, t: &Transformer) -> Vec<StageMemory> {
     let virtual_stages = p.pp * chunks;
     let layer = layer_params(t, p.tp);
     let embedding = embedding_params_whole(t) / f64::from(p.tp);
-    let per_layer = activation_bytes_per_layer(t, p.tp);
+    // A CP rank keeps the activations of its seq / cp tokens (model.md 4d).
+    let local = Transformer {
+        seq: t.seq / p.cp.max(1),
+        ..t.clone()
+    };
+    let t_local = &local;
+    let per_layer = activation_bytes_per_layer(t_local, p.tp);
     let train = t.mode == Mode::Train;
     // Inference's working set: a layer's whole forward (see below).
     let forward_working_set = (!train).then(|| {
         let forward = Transformer {
             recompute: Recompute::None,
-            ..t.clone()
+            ..t_local.clone()
         };
         activation_bytes_per_layer(&forward, p.tp)
     });
@@ -198,7 +205,28 @@ pub fn gathered_weight_bytes(s: &Scenario, t: &Transformer, stage: &StageMemory)
     }
     let layers = if s.overlap.dp { 2.0 } else { 1.0 };
     let layer_params = layers * layer_params(t, s.parallel.tp);
-    (layer_params + stage.embedding_params) * WEIGHT_BYTES_PER_PARAM
+    // In fp8 the gathered layers are read by the GEMMs as fp8: gathered so
+    // (`fp8_all_gather`), or cast from the bf16 ones, a copy beside them.
+    let layer_bytes = match (t.precision, s.overlap.fp8_all_gather) {
+        (Precision::Bf16, _) => WEIGHT_BYTES_PER_PARAM,
+        (Precision::Fp8, true) => FP8_WEIGHT_BYTES_PER_PARAM,
+        (Precision::Fp8, false) => WEIGHT_BYTES_PER_PARAM + FP8_WEIGHT_BYTES_PER_PARAM,
+    };
+    layer_params * layer_bytes + stage.embedding_params * WEIGHT_BYTES_PER_PARAM
+}
+
+/// Bytes of an fp8 weight copy per parameter.
+pub const FP8_WEIGHT_BYTES_PER_PARAM: f64 = 1.0;
+
+/// Bytes of the fp8 copies of the layers' weights a GPU keeps besides its
+/// bf16 ones when the linear layers run in fp8 and the weights are not
+/// FSDP's (whose gathered copies `gathered_weight_bytes` counts): one per
+/// layer parameter of the stage, cast once and read by every micro-batch.
+fn fp8_weight_copy_bytes(s: &Scenario, t: &Transformer, stage: &StageMemory) -> f64 {
+    if t.precision != Precision::Fp8 || s.parallel.dp_sharding == DpSharding::Full {
+        return 0.0;
+    }
+    (stage.params - stage.embedding_params) * FP8_WEIGHT_BYTES_PER_PARAM
 }
 
 /// The memory report of the fullest GPU.
@@ -222,7 +250,8 @@ pub fn memory_gb(s: &Scenario) -> MemoryGb {
                     };
                     (
                         m.params * WEIGHT_BYTES_PER_PARAM / weight_shards
-                            + gathered_weight_bytes(s, t, &m),
+                            + gathered_weight_bytes(s, t, &m)
+                            + fp8_weight_copy_bytes(s, t, &m),
                         grads,
                         optimizer,
                         m.activation_bytes,

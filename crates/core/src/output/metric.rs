@@ -450,6 +450,10 @@ mod tests {
         let mut fields = Vec::new();
         leaves("", &json, &mut fields);
         for m in Metric::all() {
+            // The didactic preset has no CP: the report leaves its axis out.
+            if matches!(m, Metric::Axis(Axis::Cp, _)) && report.axes.cp.is_none() {
+                continue;
+            }
             if m == Metric::StepTimeS {
                 assert_eq!(m.get(&report), report.step_time_ms / 1e3);
                 continue;
