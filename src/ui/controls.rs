@@ -20,7 +20,7 @@ use crate::ui::widgets::{NumberPair, SelectField, Toggle};
 // control, at the end of its section's group (`unplaced`).
 
 /// The overlap group's rows: each axis's switch, then its knobs.
-const OVERLAP_ROWS: [(Axis, &[&str]); 3] = [
+const OVERLAP_ROWS: [(Axis, &[&str]); Axis::COUNT] = [
     (Axis::Tp, &["overlap.tp", "overlap.tp_chunks"]),
     (Axis::Pp, &["overlap.pp"]),
     (
@@ -31,8 +31,10 @@ const OVERLAP_ROWS: [(Axis, &[&str]); 3] = [
             "overlap.grad_bytes",
             "overlap.param_gather",
             "overlap.grad_sync",
+            "overlap.fp8_all_gather",
         ],
     ),
+    (Axis::Cp, &["overlap.cp"]),
 ];
 /// Below the rows of the overlap group.
 /// Below the rows of the overlap group: what overlap costs (interference,
@@ -65,12 +67,15 @@ const TRANSFORMER: &[&str] = &[
     "workload.global_batch",
     "workload.recompute",
     "workload.sequence_parallel",
+    "workload.precision",
 ];
 const MATMUL: &[&str] = &["workload.m", "workload.n", "workload.k"];
 const PARALLEL: &[&str] = &[
     "parallel.tp",
     "parallel.pp",
     "parallel.dp",
+    "parallel.cp",
+    "parallel.cp_mode",
     "parallel.schedule",
     "parallel.virtual_stages",
     "parallel.scatter_gather",

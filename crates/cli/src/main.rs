@@ -446,4 +446,3 @@ fn summary(s: &Scenario, r: &Report) -> String {
     );
     out
 }
-

@@ -50,7 +50,11 @@ fn cases() -> Vec<(&'static str, Scenario, u32)> {
         ("megatron-1t (overlap off)", p("megatron-1t"), 3),
         ("megatron-1t (all overlaps, tp_chunks 4)", one_t_on(), 3),
         // Issue 42's goal: under 100 ms, scenario and baseline.
-        ("llama3-405b-128k (every overlap on)", p("llama3-405b-128k"), 3),
+        (
+            "llama3-405b-128k (every overlap on)",
+            p("llama3-405b-128k"),
+            3,
+        ),
     ]
 }
 

@@ -49,7 +49,11 @@ fn the_ring_takes_cp_minus_one_steps_of_one_kv_block_and_twice_that_in_backward(
         let block = kv_bytes(tp, cp);
         for s in &forward {
             assert_eq!(s.op, OpKind::Send);
-            assert!((s.bytes - block).abs() < 1e-9 * block, "{} vs {block}", s.bytes);
+            assert!(
+                (s.bytes - block).abs() < 1e-9 * block,
+                "{} vs {block}",
+                s.bytes
+            );
         }
         // The backward passes K/V and their gradients.
         for s in &backward {
@@ -73,7 +77,10 @@ fn with_cp_overlap_each_step_moves_under_the_previous_blocks_attention() {
         compute
             .iter()
             .find(|c| {
-                c.phase == Phase::Forward && c.layer == 0 && c.op == OpKind::Attention && c.chunk == i
+                c.phase == Phase::Forward
+                    && c.layer == 0
+                    && c.op == OpKind::Attention
+                    && c.chunk == i
             })
             .unwrap()
     };
@@ -125,7 +132,10 @@ fn the_allgather_form_gathers_every_ranks_kv_and_reduce_scatters_their_gradients
     // One node: the call over the gathered buffer, cp blocks, as NCCL
     // chooses it; at least the (cp - 1) blocks a ring receives.
     let gathered = f64::from(cp) * kv_bytes(tp, cp);
-    for (i, kind) in [(forward[0], Collective::AllGather), (backward[0], Collective::ReduceScatter)] {
+    for (i, kind) in [
+        (forward[0], Collective::AllGather),
+        (backward[0], Collective::ReduceScatter),
+    ] {
         let call = choose(
             &Fabric::of_scenario(&s),
             &CallShape {
@@ -199,17 +209,27 @@ fn impossible_cp_layouts_are_refused_naming_the_field() {
         r#"{"hardware":{"preset":"dgx-h100","nodes":2},"workload":{"seq":4100,"global_batch":1},
             "parallel":{"tp":2,"cp":8,"pp":1,"dp":1}}"#,
     );
-    assert!(e.contains("parallel.cp") && e.contains("2 x cp = 16"), "{e}");
+    assert!(
+        e.contains("parallel.cp") && e.contains("2 x cp = 16"),
+        "{e}"
+    );
     // GPUs not the product of the four degrees.
     let e = refusal(
         r#"{"hardware":{"preset":"dgx-h100","nodes":2},"workload":{"seq":4096,"global_batch":2},
             "parallel":{"tp":2,"cp":4,"pp":1,"dp":1}}"#,
     );
-    assert!(e.contains("parallel.dp") && e.contains("tp x cp x pp x dp"), "{e}");
+    assert!(
+        e.contains("parallel.dp") && e.contains("tp x cp x pp x dp"),
+        "{e}"
+    );
     assert!(e.contains("valid dp is 2"), "{e}");
     // fp8 on a GPU without it, with the reason.
-    let e = refusal(r#"{"hardware":{"preset":"dgx-a100","nodes":2},"workload":{"precision":"fp8"}}"#);
-    assert!(e.contains("workload.precision") && e.contains("FP8 tensor cores"), "{e}");
+    let e =
+        refusal(r#"{"hardware":{"preset":"dgx-a100","nodes":2},"workload":{"precision":"fp8"}}"#);
+    assert!(
+        e.contains("workload.precision") && e.contains("FP8 tensor cores"),
+        "{e}"
+    );
 }
 
 #[test]

@@ -7,7 +7,7 @@
 
 use overlap_core::model::op::{OpKind, Phase};
 use overlap_core::model::scenario::{
-    DpSharding, Mlp, Mode, Recompute, Schedule, Transformer, Workload,
+    CpMode, DpSharding, Mlp, Mode, Precision, Recompute, Schedule, Transformer, Workload,
 };
 use overlap_core::presets::{self, PRESETS};
 use overlap_core::timeline::{Interval, Timeline};
@@ -765,6 +765,179 @@ const CLAIMS: &[Claim] = &[
                 })?;
             }
             Ok(())
+        },
+    },
+    Claim {
+        preset: "llama3-8b-fsdp-fp8",
+        text: "Llama-3-8B on 64 H100 in FP8: FSDP 8 x TP 8",
+        check: |s| {
+            size_b(s, 8.03, 0.01)?;
+            layout(s, HardwarePreset::DgxH100, 64, [8, 1, 8])?;
+            ensure(s.parallel.dp_sharding == DpSharding::Full, || "not FSDP".into())?;
+            ensure(transformer(s).precision == Precision::Fp8, || "not fp8".into())
+        },
+    },
+    Claim {
+        preset: "llama3-8b-fsdp-fp8",
+        text: "The Llama-3-8B FSDP run with its linear layers in FP8 (torchtitan's Float8), at twice the bf16 peak.",
+        check: |s| {
+            let mut bf16 = s.clone();
+            if let Workload::Transformer(t) = &mut bf16.workload {
+                t.precision = Precision::Bf16;
+            }
+            bf16.overlap.fp8_all_gather = false;
+            ensure(bf16 == preset("llama3-8b-fsdp"), || "not the bf16 run in fp8".into())?;
+            let ratio = s.hardware.fp8_tflops / s.hardware.peak_tflops;
+            ensure((ratio - 2.0).abs() < 0.01, || format!("fp8 peak {ratio:.3} x bf16"))
+        },
+    },
+    Claim {
+        preset: "llama3-8b-fsdp-fp8",
+        text: "TP's window, its GEMMs, halves while its traffic stays, so more of it is exposed than in bf16 \
+               and the step shrinks less than its compute.",
+        check: |s| {
+            let (fp8, bf16) = (report(s), report(&preset("llama3-8b-fsdp")));
+            let (a, b) = (&fp8.axes.tp, &bf16.axes.tp);
+            let window = a.window_ms / b.window_ms;
+            ensure((0.45..=0.55).contains(&window), || format!("TP window x{window:.3}"))?;
+            ensure((a.comm_ms / b.comm_ms - 1.0).abs() < 1e-9, || "TP traffic changed".into())?;
+            ensure(a.exposed_ms > b.exposed_ms, || format!("{a:?} vs {b:?}"))?;
+            let (step, compute) = (
+                fp8.step_time_ms / bf16.step_time_ms,
+                fp8.compute_ms / bf16.compute_ms,
+            );
+            ensure(step < 1.0 && step > compute, || format!("step x{step:.3}, compute x{compute:.3}"))
+        },
+    },
+    Claim {
+        preset: "llama3-8b-fsdp-fp8",
+        text: "FSDP's gathers move fp8 weights.",
+        check: |s| {
+            // A layer's gather after the first (which also brings the
+            // embeddings): half the bf16 run's bytes on the wire.
+            let gather = |s: &Scenario| {
+                let sim = simulate(s);
+                let bytes = comm(&sim.timeline, 0, Axis::Dp)
+                    .find(|iv| iv.op == OpKind::AllGather && iv.layer == 1)
+                    .map_or(0.0, |iv| iv.bytes);
+                bytes
+            };
+            let ratio = gather(s) / gather(&preset("llama3-8b-fsdp"));
+            ensure((0.45..=0.55).contains(&ratio), || format!("gather bytes x{ratio:.3}"))
+        },
+    },
+    Claim {
+        preset: "llama3-405b-128k",
+        text: "Llama 3 405B at 128K tokens on 16,384 H100: TP 8 x CP 16 x PP 16 x DP 8",
+        check: |s| {
+            named_size_b(s, 405.0)?;
+            layout(s, HardwarePreset::DgxH100, 16_384, [8, 16, 8])?;
+            ensure(s.parallel.cp == 16 && transformer(s).seq == 131_072, || {
+                format!("cp {}, seq {}", s.parallel.cp, transformer(s).seq)
+            })
+        },
+    },
+    Claim {
+        preset: "llama3-405b-128k",
+        text: "Llama 3's long-context training: each sequence of 131,072 tokens is split over 16 CP ranks, \
+               which all-gather each layer's keys and values before attention.",
+        check: |s| {
+            ensure(s.parallel.cp_mode == CpMode::Allgather, || "not all-gather CP".into())?;
+            // Its timeline is too long to draw whole: the same layout on
+            // one layer per stage and one micro-batch per pipeline.
+            let mut small = s.clone();
+            small.parallel.schedule = Schedule::OneFOneB;
+            small.parallel.virtual_stages = 1;
+            if let Workload::Transformer(t) = &mut small.workload {
+                t.layers = 16;
+                t.global_batch = 8;
+            }
+            let sim = simulate(&small);
+            let gathers = comm(&sim.timeline, 0, Axis::Cp)
+                .filter(|iv| iv.op == OpKind::AllGather && iv.phase == Phase::Forward && iv.micro_batch == 0)
+                .count();
+            let layers = sim.timeline.gpus[0]
+                .compute
+                .iter()
+                .filter(|c| c.op == OpKind::Attention && c.phase == Phase::Forward && c.micro_batch == 0)
+                .map(|c| c.layer)
+                .collect::<std::collections::BTreeSet<_>>()
+                .len();
+            ensure(gathers == layers && layers > 0, || format!("{gathers} gathers for {layers} layers"))
+        },
+    },
+    Claim {
+        preset: "llama3-405b-128k",
+        text: "Only the rank's own block of attention can run before the gather arrives, so most of CP's \
+               traffic is exposed, where a ring hides its steps under the blocks (the long-context-ring preset).",
+        check: |s| {
+            let cp = report(s).axes.cp.expect("a cp axis");
+            ensure(cp.hidden < 0.5, || format!("{cp:?}"))?;
+            let ring = report(&preset("long-context-ring")).axes.cp.expect("a cp axis");
+            ensure(ring.hidden > 0.95, || format!("{ring:?}"))
+        },
+    },
+    Claim {
+        preset: "long-context-ring",
+        text: "Ring attention at 64K tokens: CP 8 across two nodes",
+        check: |s| {
+            ensure(
+                s.parallel.cp == 8
+                    && s.parallel.cp_mode == CpMode::Ring
+                    && transformer(s).seq == 65_536
+                    && s.hardware.nodes == 2
+                    && s.parallel.tp * s.parallel.cp > s.hardware.gpus_per_node,
+                || "not a ring of 8 across two nodes at 64K".into(),
+            )
+        },
+    },
+    Claim {
+        preset: "long-context-ring",
+        text: "A Llama-3-8B-shaped model of 4 layers on 16 H100: TP 2 inside each node and each 65,536-token \
+               sequence split over 8 CP ranks in a ring.",
+        check: |s| {
+            let t = transformer(s);
+            ensure(
+                t.layers == 4 && t.hidden == 4096 && t.kv_heads == 8 && t.ffn_hidden == 14_336,
+                || "not Llama-3-8B's layer".into(),
+            )?;
+            layout(s, HardwarePreset::DgxH100, 16, [2, 1, 1])?;
+            ensure(s.parallel.cp == 8 && s.parallel.cp_mode == CpMode::Ring, || "not CP 8 ring".into())
+        },
+    },
+    Claim {
+        preset: "long-context-ring",
+        text: "Each attention runs in 8 blocks; while one block computes, the next block's keys and values \
+               arrive from the ring neighbour.",
+        check: |s| {
+            let sim = simulate(s);
+            let t = &sim.timeline;
+            let blocks: Vec<&Interval> = t.gpus[0]
+                .compute
+                .iter()
+                .filter(|c| {
+                    c.op == OpKind::Attention && c.phase == Phase::Forward && c.layer == 0 && c.micro_batch == 0
+                })
+                .collect();
+            ensure(blocks.len() == 8, || format!("{} blocks", blocks.len()))?;
+            for step in comm(t, 0, Axis::Cp)
+                .filter(|iv| iv.phase == Phase::Forward && iv.layer == 0 && iv.micro_batch == 0)
+            {
+                let before = blocks[step.chunk as usize - 1];
+                ensure(overlaps(step, before), || format!("step {} not under its block", step.chunk))?;
+            }
+            Ok(())
+        },
+    },
+    Claim {
+        preset: "long-context-ring",
+        text: "Switch CP overlap off and every step waits for its transfer.",
+        check: |s| {
+            let mut off = s.clone();
+            off.overlap.cp = false;
+            let (on, off) = (report(s), report(&off));
+            let cp = off.axes.cp.expect("a cp axis");
+            ensure(cp.hidden < 0.01 && off.step_time_ms > on.step_time_ms, || format!("{cp:?}"))
         },
     },
 ];

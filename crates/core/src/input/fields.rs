@@ -16,8 +16,8 @@ use serde_json::Value;
 use crate::input::parse::ScenarioInput;
 use crate::model::hardware::HardwarePreset;
 use crate::model::scenario::{
-    Attention, CpMode, DpSharding, GradSync, Precision, Interference, MatmulAllreduce, Mlp, Mode, Recompute, Scenario,
-    Schedule, Transformer, Workload, WorkloadKind,
+    Attention, CpMode, DpSharding, GradSync, Interference, MatmulAllreduce, Mlp, Mode, Precision,
+    Recompute, Scenario, Schedule, Transformer, Workload, WorkloadKind,
 };
 use crate::model::scenario::{CollectiveBench, CollectiveOp};
 
@@ -209,8 +209,11 @@ fn pp_overlap_inert(s: &Scenario) -> Option<String> {
     degree_one("PP", s.parallel.pp, "pipeline send")
 }
 
+/// DP reduces over its replicas and the CP ranks (model.md 4d).
 fn dp_overlap_inert(s: &Scenario) -> Option<String> {
-    degree_one("DP", s.parallel.dp, "gradient reduction")
+    (s.parallel.cp == 1)
+        .then(|| degree_one("DP", s.parallel.dp, "gradient reduction"))
+        .flatten()
 }
 
 fn cp_overlap_inert(s: &Scenario) -> Option<String> {
@@ -240,7 +243,10 @@ fn fp8_all_gather_inert(s: &Scenario) -> Option<String> {
     if s.parallel.dp_sharding != DpSharding::Full {
         Some("Changes nothing here: only FSDP (dp_sharding \"full\") gathers parameters before each layer.".to_string())
     } else if s.precision() != Precision::Fp8 {
-        Some("Changes nothing in bf16: only fp8 linear layers have fp8 weights to gather.".to_string())
+        Some(
+            "Changes nothing in bf16: only fp8 linear layers have fp8 weights to gather."
+                .to_string(),
+        )
     } else if s.parallel.dp_group() == 1 {
         Some("Changes nothing here: with one DP rank there is nothing to gather.".to_string())
     } else {
@@ -286,7 +292,7 @@ fn never_inert(_: &Scenario) -> Option<String> {
 /// replicas there is no gradient reduction to split (the tied embedding's
 /// all-reduce is one call whatever the size).
 fn bucket_mb_inert(s: &Scenario) -> Option<String> {
-    (s.parallel.dp == 1).then(|| {
+    (s.parallel.dp_group() == 1).then(|| {
         "Changes nothing here: with DP 1 there are no gradients to reduce in buckets.".to_string()
     })
 }

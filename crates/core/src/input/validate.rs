@@ -405,12 +405,20 @@ fn check_layout(c: &mut Checker, hw: &Hardware, p: &Parallel) {
         };
         let tp_pp = u64::from(p.tp) * u64::from(p.cp) * u64::from(p.pp);
         let (names, degrees) = if p.cp > 1 {
-            ("tp x cp x pp x dp", format!("{} x {} x {} x {}", p.tp, p.cp, p.pp, p.dp))
+            (
+                "tp x cp x pp x dp",
+                format!("{} x {} x {} x {}", p.tp, p.cp, p.pp, p.dp),
+            )
         } else {
             ("tp x pp x dp", format!("{} x {} x {}", p.tp, p.pp, p.dp))
         };
         let hint = match (gpus.is_multiple_of(tp_pp), p.cp > 1) {
-            (true, false) => format!("with tp {} and pp {}, valid dp is {}", p.tp, p.pp, gpus / tp_pp),
+            (true, false) => format!(
+                "with tp {} and pp {}, valid dp is {}",
+                p.tp,
+                p.pp,
+                gpus / tp_pp
+            ),
             (true, true) => format!(
                 "with tp {}, cp {} and pp {}, valid dp is {}",
                 p.tp,

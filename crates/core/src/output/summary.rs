@@ -330,7 +330,10 @@ pub(crate) fn gpu_sums(g: &Graph, run: &RunResult, with_hta: bool, share: Range<
     let mut legal: Vec<[Vec<(f64, f64)>; Axis::COUNT]> = vec![Default::default(); gpus];
     let mut scheduled_legal: Vec<[Vec<(f64, f64)>; Axis::COUNT]> = vec![Default::default(); gpus];
     let mut contention_s = vec![[0.0f64; Axis::COUNT]; gpus];
-    let mut period_contention_s = [vec![[0.0f64; Axis::COUNT]; gpus], vec![[0.0f64; Axis::COUNT]; gpus]];
+    let mut period_contention_s = [
+        vec![[0.0f64; Axis::COUNT]; gpus],
+        vec![[0.0f64; Axis::COUNT]; gpus],
+    ];
     let alone_bps = alone_rates_bps(g);
     for (id, t) in g.tasks.iter().enumerate() {
         if t.axis == COMPUTE {
@@ -435,7 +438,8 @@ pub(crate) fn gpu_sums(g: &Graph, run: &RunResult, with_hta: bool, share: Range<
                 }
                 None => (0.0, 0.0),
             };
-            let minus = |e: [f64; Axis::COUNT], s: [f64; Axis::COUNT]| std::array::from_fn(|a| e[a] - s[a]);
+            let minus =
+                |e: [f64; Axis::COUNT], s: [f64; Axis::COUNT]| std::array::from_fn(|a| e[a] - s[a]);
             let exposed_s = minus(end.exposed_s, start.exposed_s);
             let (under_compute_s, under_idle_s, window_s) = parts(from, to, exposed_s);
             period.push(GpuTally {

@@ -160,7 +160,9 @@ impl Tally {
         let mut v = values.iter().copied();
         let mut next = || v.next().expect("one value per sum");
         let step_s = next();
-        let per_axis = |next: &mut dyn FnMut() -> f64| -> [f64; Axis::COUNT] { std::array::from_fn(|_| next()) };
+        let per_axis = |next: &mut dyn FnMut() -> f64| -> [f64; Axis::COUNT] {
+            std::array::from_fn(|_| next())
+        };
         let gpus = self
             .gpus
             .iter()

@@ -340,7 +340,8 @@ pub(crate) fn layer_cost(t: &Transformer, tp: u32, cp: u32, r: &Roofline) -> Lay
         .add(attention_core_bwd);
     // FlashAttention's backward recomputes the scores (one of its five
     // GEMMs): executed, not model, FLOPs.
-    let mut attention_recompute_flops = f64::from(blocks) * flash.map_or(0.0, |f| f.recomputed_flops);
+    let mut attention_recompute_flops =
+        f64::from(blocks) * flash.map_or(0.0, |f| f.recomputed_flops);
     let mut attention_core_backward = attention_core_bwd;
     let mut attention_backward_block = attention_core_bwd_block;
     if t.recompute == Recompute::Selective {
@@ -585,3 +586,68 @@ pub fn model_params(t: &Transformer) -> f64 {
 /// and writes the fp32 master weight and both moments (24 bytes), reads the
 /// gradient and writes the fp16 weight (4 bytes).
 pub(crate) const OPTIMIZER_BYTES_PER_PARAM: f64 = 28.0;
+
+#[cfg(test)]
+mod fp8_tests {
+    use super::*;
+    use crate::model::hardware::HardwarePreset;
+
+    fn rooflines() -> (Roofline, Roofline) {
+        let hw = HardwarePreset::DgxH100.hardware();
+        (
+            Roofline::with_precision(&hw, Precision::Bf16),
+            Roofline::with_precision(&hw, Precision::Fp8),
+        )
+    }
+
+    #[test]
+    fn an_fp8_gemm_that_is_compute_bound_takes_half_the_bf16_time() {
+        let (bf16, fp8) = rooflines();
+        // Llama-3-8B's MLP up projection on 8192 tokens: compute-bound in both.
+        let (a, b) = (
+            bf16.gemm(8192.0, 4096.0, 28672.0),
+            fp8.gemm(8192.0, 4096.0, 28672.0),
+        );
+        assert_eq!((a.memory_s, b.memory_s), (0.0, 0.0));
+        assert_eq!(a.flops, b.flops);
+        // H100: 989 bf16 and 1979 fp8 dense TFLOP/s, the same efficiency.
+        assert!(
+            (b.time_s / a.time_s - 989.0 / 1979.0).abs() < 1e-12,
+            "{a:?} {b:?}"
+        );
+    }
+
+    #[test]
+    fn a_memory_bound_kernel_takes_the_same_time_in_fp8() {
+        let (bf16, fp8) = rooflines();
+        let bytes = 64.0 * 1024.0 * 1024.0;
+        assert_eq!(bf16.memory(bytes), fp8.memory(bytes));
+        assert!(bf16.memory(bytes).memory_s > 0.0);
+        // Attention's batched GEMMs stay bf16.
+        assert_eq!(
+            bf16.batched(32.0, 2.0 * 8192.0 * 8192.0 * 128.0, bytes),
+            fp8.batched(32.0, 2.0 * 8192.0 * 8192.0 * 128.0, bytes)
+        );
+    }
+
+    #[test]
+    fn fp8_adds_the_casts_to_the_layer_and_halves_its_linear_gemms() {
+        let s = crate::input::presets::scenario("llama3-8b-fsdp").unwrap();
+        let crate::model::scenario::Workload::Transformer(t) = &s.workload else {
+            unreachable!()
+        };
+        let (bf16, fp8) = rooflines();
+        let (a, b) = (layer_cost(t, 8, 1, &bf16), layer_cost(t, 8, 1, &fp8));
+        // The casts ride with the MLP's activation kernels, memory-bound.
+        let (forward, backward) = fp8_cast_bytes(t, 8, &fp8, 8192.0);
+        let hbm = 3350e9;
+        assert!((b.mlp_up_post.time_s - a.mlp_up_post.time_s - forward / hbm).abs() < 1e-12);
+        assert!(
+            (b.mlp_up_dgrad_pre.time_s - a.mlp_up_dgrad_pre.time_s - backward / hbm).abs() < 1e-12
+        );
+        assert!(forward > 0.0 && backward > forward);
+        // Attention's core is bf16 in both; the output layer too.
+        assert_eq!(a.attention, b.attention);
+        assert_eq!(a.logits, b.logits);
+    }
+}

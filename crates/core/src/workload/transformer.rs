@@ -980,7 +980,9 @@ impl Builder<'_> {
     fn cp_collective(&mut self, kind: Collective, bytes: f64, meta: Meta) -> TaskId {
         let members = std::mem::take(&mut self.members);
         let size = bytes * f64::from(self.s.parallel.cp);
-        let placed = self.cluster.cp_collective(&mut self.g, &members, kind, size);
+        let placed = self
+            .cluster
+            .cp_collective(&mut self.g, &members, kind, size);
         let id = self.g.placed_comm(&members, CP, placed, meta);
         self.cp_after_compute(&members, id);
         self.members = members;
@@ -1354,7 +1356,8 @@ impl Builder<'_> {
                 }
             }
             // A sharded optimizer updates its replica's share only.
-            let params = self.buckets[m as usize].params / self.sharding.optimizer_shards(l.dp_group());
+            let params =
+                self.buckets[m as usize].params / self.sharding.optimizer_shards(l.dp_group());
             let cost = self.roof.kernel(0.0, params * OPTIMIZER_BYTES_PER_PARAM);
             self.g.compute(
                 m,
