@@ -16,7 +16,7 @@ pub struct Prepared {
     /// Longest bar per GPU, indexed by `Lane::index`.
     max_dur_s: Vec<[f64; Lane::ALL.len()]>,
     /// Each lane's summary for the level of detail, per GPU, by `Lane::index`.
-    blocks: Vec<[Vec<Block>; 4]>,
+    blocks: Vec<[Vec<Block>; Lane::ALL.len()]>,
     /// Bars in the whole step.
     pub bars: usize,
 }
@@ -92,7 +92,7 @@ impl Prepared {
 pub struct Preparing {
     timeline: Timeline,
     max_dur_s: Vec<[f64; Lane::ALL.len()]>,
-    blocks: Vec<[Vec<Block>; 4]>,
+    blocks: Vec<[Vec<Block>; Lane::ALL.len()]>,
     any: [bool; Axis::COUNT],
     /// The GPU, lane (by `Lane::index`) and bar the next slice starts at;
     /// GPUs past the last are the links, one per lane index.
