@@ -309,10 +309,9 @@ fn bus_bandwidth(hardware: &str, nodes: &str, collective: &str) -> Result<String
 }
 
 fn unknown_preset(id: &str) -> String {
-    let names: Vec<&str> = presets::PRESETS.iter().map(|p| p.id).collect();
     clip_echoes(&format!(
         "unknown preset {id:?}: valid are {}",
-        names.join(", ")
+        presets::listed_ids()
     ))
 }
 

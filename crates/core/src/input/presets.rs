@@ -426,6 +426,22 @@ pub fn find(id: &str) -> Option<&'static Preset> {
     PRESETS.iter().find(|p| p.id == id)
 }
 
+/// The preset ids, for a refusal of an unknown one: in list order, as many
+/// as fit a one-line message (240 characters), then how many more.
+pub fn listed_ids() -> String {
+    let mut out = String::new();
+    for (i, p) in PRESETS.iter().enumerate() {
+        if out.len() + p.id.len() > 240 {
+            return format!("{out}, and {} more", PRESETS.len() - i);
+        }
+        if i > 0 {
+            out.push_str(", ");
+        }
+        out.push_str(p.id);
+    }
+    out
+}
+
 /// The preset a page or link without one opens.
 pub fn default_preset() -> &'static Preset {
     find(DEFAULT_ID).expect("the default preset exists")
@@ -434,10 +450,9 @@ pub fn default_preset() -> &'static Preset {
 /// The preset's scenario, resolved.
 pub fn scenario(id: &str) -> Result<crate::model::scenario::Scenario, ScenarioError> {
     let preset = find(id).ok_or_else(|| {
-        let names: Vec<&str> = PRESETS.iter().map(|p| p.id).collect();
         ScenarioError::single(
             "preset",
-            format!("unknown preset \"{id}\": valid are {}", names.join(", ")),
+            format!("unknown preset \"{id}\": valid are {}", listed_ids()),
         )
     })?;
     preset.input().resolve()

@@ -247,11 +247,10 @@ pub fn decode(query: &str, view_keys: &[&str]) -> Decoded {
         match presets::find(name) {
             Some(p) => preset = p,
             None => {
-                let names: Vec<&str> = presets::PRESETS.iter().map(|p| p.id).collect();
                 fail(
                     &mut errors,
                     "preset",
-                    format!("unknown preset {name:?}: valid are {}", names.join(", ")),
+                    format!("unknown preset {name:?}: valid are {}", presets::listed_ids()),
                 );
             }
         }
