@@ -22,7 +22,7 @@ use overlap_core::timeline::{
 use overlap_core::Timeline;
 
 const MAGIC: u32 = 0x4F4C_5442; // "OLTB"
-// 3: a lane and a rate per axis, CP included.
+                                // 3: a lane and a rate per axis, CP included.
 const VERSION: u32 = 3;
 const NO_GPU: u32 = u32::MAX;
 /// rank, node, stage, dp_rank, tp_rank, represents, and each lane's length.

@@ -250,7 +250,10 @@ pub fn decode(query: &str, view_keys: &[&str]) -> Decoded {
                 fail(
                     &mut errors,
                     "preset",
-                    format!("unknown preset {name:?}: valid are {}", presets::listed_ids()),
+                    format!(
+                        "unknown preset {name:?}: valid are {}",
+                        presets::listed_ids()
+                    ),
                 );
             }
         }

@@ -343,7 +343,7 @@ pub(crate) fn resolve(input: &ScenarioInput) -> Result<Scenario, ScenarioError> 
             if dims_ok && par_ok {
                 check_transformer(&mut c, t, parallel, overlap);
             }
-            if t.precision == Precision::Fp8 && !(hardware.fp8_tflops > 0.0) {
+            if t.precision == Precision::Fp8 && hardware.fp8_tflops <= 0.0 {
                 c.fail(
                     "workload.precision",
                     format!(
