@@ -355,15 +355,28 @@ impl Cluster {
         kind: Collective,
         size_bytes: f64,
     ) -> Placed {
-        let (k, _) = self.layout.dp_spread();
-        let n = self.layout.dp_group();
+        let spread = self.layout.dp_spread();
+        self.spread_collective(g, members, kind, self.layout.dp_group(), spread, size_bytes)
+    }
+
+    /// NCCL's call of `kind` over `ranks` ranks spread `(k, nodes)`, laid
+    /// out for each of `members` ([`Cluster::spread_placed`]).
+    fn spread_collective(
+        &self,
+        g: &mut Graph,
+        members: &[u32],
+        kind: Collective,
+        ranks: u32,
+        (k, nodes): (u32, u32),
+        size_bytes: f64,
+    ) -> Placed {
         let call = self.call(CallShape {
             kind,
-            ranks: n,
+            ranks,
             per_node: k,
             size_bytes,
         });
-        self.dp_placed(g, members, call)
+        self.spread_placed(g, members, call, k, nodes)
     }
 
     /// NCCL's call for a one-collective workload over every DP rank.
@@ -397,14 +410,8 @@ impl Cluster {
         kind: Collective,
         size_bytes: f64,
     ) -> Placed {
-        let (k, nodes) = self.cp_spread();
-        let call = self.call(CallShape {
-            kind,
-            ranks: self.layout.cp,
-            per_node: k,
-            size_bytes,
-        });
-        self.spread_placed(g, members, call, k, nodes)
+        let spread = self.cp_spread();
+        self.spread_collective(g, members, kind, self.layout.cp, spread, size_bytes)
     }
 
     /// One step of ring attention for each of `members`: it sends a K/V
