@@ -211,7 +211,21 @@ pub fn AxisFigures() -> impl IntoView {
         <section class="axis-figures" aria-labelledby="axes-h">
             <h2 id="axes-h">"Per axis: is there room to hide it?"</h2>
             <div class="axes">
-                {Axis::ALL.map(|axis| view! { <AxisCard axis=axis /> }).collect_view()}
+                {Axis::ALL
+                    .map(|axis| {
+                        // CP's card only where the report has the axis (cp > 1).
+                        let state = expect_context::<AppState>();
+                        let present = move || {
+                            axis != Axis::Cp
+                                || state.report.with(|r| r.as_ref().is_some_and(|r| r.axes.cp.is_some()))
+                        };
+                        view! {
+                            <Show when=present>
+                                <AxisCard axis=axis />
+                            </Show>
+                        }
+                    })
+                    .collect_view()}
             </div>
             <div class="links-figs">
                 {metric::LINKS.map(|m| view! { <Figure metric=m /> }).collect_view()}
