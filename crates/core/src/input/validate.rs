@@ -29,6 +29,24 @@ pub const MAX_TIMELINE_OPS: u64 = 3_500_000;
 /// of one pattern sharing one class, concurrent flows no longer multiply it.
 pub const MAX_PLANNED_EVENTS: u64 = 200_000_000;
 
+/// Link usages the network may visit re-rating flows, over the runs the
+/// figures make, and over the whole step for a timeline
+/// (`workload::cost::Cost::rerate_work`, a bound on the work of
+/// `sim::network`'s progressive filling). Events alone do not bound time
+/// when many flows share one resource: each join or leave re-rates all of
+/// them (issue 45's 86 s inference step: the pipeline sends of 64 replicas
+/// through a 64x oversubscribed core, re-rated by every kernel's memory
+/// traffic). Steps of that shape reach their bound; measured on this
+/// project's 2-core machine at smaller batches, before kernels on one HBM
+/// were re-rated alone (`Network::rerate_one_resource`), at about 6 ns of
+/// CPU per unit, so a step at this limit would take about 12 s; since,
+/// issue 45's F3 at the batch this limit allows (30,976, 2.00 G units)
+/// runs in 1.9 s, about 1 ns per unit. The 1T-parameter step with every overlap on predicts
+/// 761 M for its figures and 1.93 G for its whole step (its flows are
+/// mostly timed alone: it runs in 0.3 s), and GPipe's whole 1T step 1.92 G:
+/// this keeps them inside.
+pub const MAX_RERATE_WORK: u64 = 2_000_000_000;
+
 /// The defaults are the didactic scenario: two DGX A100 nodes, TP 4 x PP 2 x DP 2.
 pub(crate) const DEFAULT_HARDWARE_PRESET: HardwarePreset = HardwarePreset::DgxA100;
 pub(crate) const DEFAULT_NODES: u32 = 2;
@@ -649,6 +667,15 @@ fn overshoot(s: &Scenario) -> Option<String> {
             millions(MAX_TIMELINE_OPS)
         ));
     }
+    if figures.rerate_work > MAX_RERATE_WORK {
+        return Some(format!(
+            "this step's flows would share its links so densely that re-rating them could visit {} link \
+             usages, more than the limit of {} (many concurrent transfers through one shared link, such \
+             as an oversubscribed core)",
+            millions(figures.rerate_work),
+            millions(MAX_RERATE_WORK)
+        ));
+    }
     (figures.planned_events > MAX_PLANNED_EVENTS).then(|| {
         format!(
             "this step and its baseline could take up to {} engine events, more than the limit of {MAX_PLANNED_EVENTS}",
@@ -662,10 +689,14 @@ fn fits(s: &Scenario) -> bool {
 }
 
 /// Whether the whole step, and its baseline, can be simulated in one run:
-/// within [`MAX_TIMELINE_OPS`] and [`MAX_PLANNED_EVENTS`].
+/// within [`MAX_TIMELINE_OPS`], [`MAX_PLANNED_EVENTS`] and
+/// [`MAX_RERATE_WORK`].
 fn whole_step_fits(s: &Scenario) -> bool {
-    crate::workload::cost::cost_within(s, MAX_TIMELINE_OPS)
-        .is_some_and(|c| c.ops <= MAX_TIMELINE_OPS && c.planned_events <= MAX_PLANNED_EVENTS)
+    crate::workload::cost::cost_within(s, MAX_TIMELINE_OPS).is_some_and(|c| {
+        c.ops <= MAX_TIMELINE_OPS
+            && c.planned_events <= MAX_PLANNED_EVENTS
+            && c.rerate_work <= MAX_RERATE_WORK
+    })
 }
 
 /// The whole step's operations (scenario or baseline, the larger), counted
@@ -691,7 +722,9 @@ pub fn timeline_refusal(s: &Scenario) -> Option<FieldError> {
             millions(MAX_TIMELINE_OPS)
         ),
         Some(_) => format!(
-            "this step's timeline and its baseline could take more engine events than the limit of {MAX_PLANNED_EVENTS}"
+            "this step's timeline and its baseline could take more engine events than the limit of \
+             {MAX_PLANNED_EVENTS}, or more re-rating of flows sharing links than the limit of {}",
+            millions(MAX_RERATE_WORK)
         ),
         None => format!(
             "this step's timeline would hold more operations than the limit of {} for a timeline",
