@@ -346,10 +346,13 @@ fn run_from_seq<'g>(
         next_mark: g.period_marks.first().copied().unwrap_or(TaskId::MAX),
         quiet_speed: sharing.compute_speed(0, &SmUse::default()),
     };
-    for t in 0..n as TaskId {
-        if e.st[t as usize].pending == 0 {
-            e.start(t);
-        }
+    // Collected first: a task started here may start the kernels queued
+    // behind it (`start`), which must not start a second time.
+    let ready: Vec<TaskId> = (0..n as TaskId)
+        .filter(|&t| e.st[t as usize].pending == 0)
+        .collect();
+    for t in ready {
+        e.start(t);
     }
     while let Some(Reverse(ev)) = e.heap.pop() {
         let entity = ev.entity() as usize;
@@ -494,6 +497,18 @@ impl<N: BandwidthModel> Engine<'_, N> {
     }
 
     fn start(&mut self, t: TaskId) {
+        self.begin(t);
+        // The kernels queued behind it may start now (`queues`).
+        for &s in self.g.start_successors(t) {
+            self.st[s as usize].pending -= 1;
+            if self.st[s as usize].pending == 0 {
+                self.start(s);
+            }
+        }
+    }
+
+    /// Task `t` starts now.
+    fn begin(&mut self, t: TaskId) {
         let now = self.now;
         self.res.start_s[t as usize] = now;
         let g = self.g;
@@ -534,6 +549,11 @@ impl<N: BandwidthModel> Engine<'_, N> {
                     self.memory_joins_network(m);
                 }
                 self.retime_compute(m);
+            }
+            // A send whose receiver has not posted its receive yet waits,
+            // in flight, for it (`rendezvous_opens`).
+            if !g.gates_open(t, |gate| !self.res.end_s[gate as usize].is_nan()) {
+                return;
             }
             let latency_s = task.latency_s();
             if latency_s > 0.0 {
@@ -865,10 +885,31 @@ impl<N: BandwidthModel> Engine<'_, N> {
                 self.res.gpus[m as usize].end_s = self.res.gpus[m as usize].end_s.max(now);
             }
         }
+        if task.axis == COMPUTE && g.is_gate(t) {
+            self.rendezvous_opens(t);
+        }
         for &s in g.successors(t) {
             self.st[s as usize].pending -= 1;
             if self.st[s as usize].pending == 0 {
                 self.start(s);
+            }
+        }
+    }
+
+    /// Compute op `gate` of a receiver ended: the sends waiting in flight
+    /// for the receive posted there move their bytes now (latency first;
+    /// never timed alone, which counts its latency from the start).
+    fn rendezvous_opens(&mut self, gate: TaskId) {
+        let g = self.g;
+        for send in g.gated_by(gate) {
+            let started = !self.res.start_s[send as usize].is_nan();
+            if started && g.gates_open(send, |t| !self.res.end_s[t as usize].is_nan()) {
+                let latency_s = g.tasks[send as usize].latency_s();
+                if latency_s > 0.0 {
+                    self.push(self.now + latency_s, send, Kind::LatencyDone);
+                } else {
+                    self.begin_transfer(send);
+                }
             }
         }
     }

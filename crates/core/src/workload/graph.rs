@@ -54,9 +54,24 @@ pub(crate) struct Task {
     pub members_start: u32,
     pub members_len: u16,
     pub axis: u8,
-    /// Communication: a point-to-point send (its call kind, read at every
-    /// start and end, without touching `TaskMeta`).
-    pub send: bool,
+    /// Communication: what runs it (its call kind, read at every start and
+    /// end, without touching `TaskMeta`).
+    pub runs_on: RunsOn,
+}
+
+/// What moves a collective's bytes, as far as the GPU's SMs are concerned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum RunsOn {
+    /// An NCCL collective kernel on its channels' SMs.
+    Collective,
+    /// An NCCL point-to-point send.
+    Send,
+    /// Copy engines (DMA), which take no SM: PyTorch's SymmetricMemory
+    /// Async TP steps ("[Distributed w/ TorchTitan] Introducing Async
+    /// Tensor Parallelism in PyTorch", PyTorch dev-discuss, 2024: the
+    /// decomposed steps are copy-engine transfers, so they do not contend
+    /// with the GEMM for SMs).
+    CopyEngine,
 }
 
 // Two tasks to a cache line.
@@ -159,12 +174,25 @@ pub(crate) struct Graph {
     pub members: Vec<u32>,
     /// (from, to): `to` waits for `from`. Emptied by `finish`.
     edges: Vec<(TaskId, TaskId)>,
+    /// (from, to): `to` may start once `from` has started (a hardware
+    /// queue's order, `queues`). Emptied by `finish`.
+    start_edges: Vec<(TaskId, TaskId)>,
     /// Edges between collectives that exposure does not follow
     /// (`dep_unchained`), sorted by `finish`. Emptied by `finish`.
     unchained: Vec<(TaskId, TaskId)>,
     /// Successors of task i: `succ[succ_start[i]..succ_start[i + 1]]` (built by `finish`).
     succ_start: Vec<u32>,
     succ: Vec<TaskId>,
+    /// Tasks that wait for task i to start:
+    /// `start_succ[start_succ_start[i]..start_succ_start[i + 1]]` (built by `finish`).
+    start_succ_start: Vec<u32>,
+    start_succ: Vec<TaskId>,
+    /// (gate, send): a pipeline send, in flight from its start, moves its
+    /// bytes only once compute op `gate` of the receiver has ended (the
+    /// receive posted at its schedule point). Sorted by gate by `finish`.
+    gates: Vec<(TaskId, TaskId)>,
+    /// The same pairs as (send, gate), sorted by send.
+    gated: Vec<(TaskId, TaskId)>,
     /// Collectives each collective waits for: `comm_pred[comm_pred_start[i]..comm_pred_start[i + 1]]`
     /// (built by `finish`; exposure follows chains of them).
     comm_pred_start: Vec<u32>,
@@ -218,9 +246,14 @@ impl Default for Graph {
             windows: Vec::new(),
             members: Vec::new(),
             edges: Vec::new(),
+            start_edges: Vec::new(),
             unchained: Vec::new(),
             succ_start: Vec::new(),
             succ: Vec::new(),
+            start_succ_start: Vec::new(),
+            start_succ: Vec::new(),
+            gates: Vec::new(),
+            gated: Vec::new(),
             comm_pred_start: Vec::new(),
             comm_pred: Vec::new(),
             waited_start: Vec::new(),
@@ -324,6 +357,15 @@ impl Graph {
         self.unchained.push((from, to));
     }
 
+    /// Pipeline send `send` moves its bytes only once the receiver's compute
+    /// op `gate` has ended: a rendezvous with the receive posted there. The
+    /// engines honour it; the transformer builder does not post receives
+    /// yet (the steady state's short runs must first repeat with it).
+    #[allow(dead_code)]
+    pub fn rendezvous(&mut self, gate: TaskId, send: TaskId) {
+        self.gates.push((gate, send));
+    }
+
     /// Part of a compute op's FLOPs that is recomputation (selective recompute).
     pub fn count_as_recompute(&mut self, gpu: u32, flops: f64) {
         self.flops[gpu as usize].0 -= flops;
@@ -379,7 +421,7 @@ impl Graph {
             members_start: 0,
             members_len: 0,
             axis: COMPUTE,
-            send: false,
+            runs_on: RunsOn::Collective,
         });
         self.windows.push(NO_WINDOW);
         if self.with_meta {
@@ -430,13 +472,23 @@ impl Graph {
             members_start: start,
             members_len: members.len() as u16,
             axis,
-            send: meta.op == OpKind::Send,
+            runs_on: if meta.op == OpKind::Send {
+                RunsOn::Send
+            } else {
+                RunsOn::Collective
+            },
         });
         self.windows.push(NO_WINDOW);
         if self.with_meta {
             self.meta.push(TaskMeta::new(meta, 0.0));
         }
         id
+    }
+
+    /// Collective `task` moves its bytes on copy engines: it takes no SM.
+    pub fn on_copy_engines(&mut self, task: TaskId) {
+        debug_assert!(self.tasks[task as usize].axis != COMPUTE);
+        self.tasks[task as usize].runs_on = RunsOn::CopyEngine;
     }
 
     /// Seconds of compute task `task` (at full HBM bandwidth) that are
@@ -456,23 +508,18 @@ impl Graph {
             &std::mem::take(&mut self.launched_first),
             self.max_connections,
         );
-        self.edges.extend(queued);
+        self.start_edges.extend(queued);
+        self.gates.sort_unstable();
+        self.gated = self
+            .gates
+            .iter()
+            .map(|&(gate, send)| (send, gate))
+            .collect();
+        self.gated.sort_unstable();
         let n = self.tasks.len();
-        let mut start = vec![0u32; n + 1];
         let mut pending = vec![0u32; n];
-        for &(from, to) in &self.edges {
-            start[from as usize + 1] += 1;
-            pending[to as usize] += 1;
-        }
-        for i in 0..n {
-            start[i + 1] += start[i];
-        }
-        let mut fill = start.clone();
-        let mut succ = vec![0; self.edges.len()];
-        for &(from, to) in &self.edges {
-            succ[fill[from as usize] as usize] = to;
-            fill[from as usize] += 1;
-        }
+        let (start, succ) = successor_lists(n, &self.edges, &mut pending);
+        let (start_start, start_succ) = successor_lists(n, &self.start_edges, &mut pending);
         self.unchained.sort_unstable();
         let unchained = std::mem::take(&mut self.unchained);
         let is_comm = |t: TaskId| self.tasks[t as usize].axis != COMPUTE;
@@ -484,13 +531,17 @@ impl Graph {
             Wait,
             Neither,
         }
+        // A task that waits for a collective to start (queue order) waits,
+        // through it, on what holds that collective back: exposure follows
+        // it as it follows a wait for its end.
         let follows = |from: TaskId, to: TaskId| match (is_comm(from), is_comm(to)) {
             (true, true) if unchained.binary_search(&(from, to)).is_err() => Follows::Chain,
             (true, false) => Follows::Wait,
             _ => Follows::Neither,
         };
+        let all_edges = || self.edges.iter().chain(&self.start_edges);
         let (mut pred_start, mut waited_start) = (vec![0u32; n + 1], vec![0u32; n + 1]);
-        for &(from, to) in &self.edges {
+        for &(from, to) in all_edges() {
             match follows(from, to) {
                 Follows::Chain => pred_start[to as usize + 1] += 1,
                 Follows::Wait => waited_start[to as usize + 1] += 1,
@@ -504,7 +555,7 @@ impl Graph {
         let (mut pred_fill, mut waited_fill) = (pred_start.clone(), waited_start.clone());
         let mut pred = vec![0; pred_start[n] as usize];
         let mut waited = vec![0; waited_start[n] as usize];
-        for &(from, to) in &self.edges {
+        for &(from, to) in all_edges() {
             let (list, fill) = match follows(from, to) {
                 Follows::Chain => (&mut pred, &mut pred_fill),
                 Follows::Wait => (&mut waited, &mut waited_fill),
@@ -517,10 +568,13 @@ impl Graph {
         self.comm_pred = pred;
         self.waited_start = waited_start;
         self.waited = waited;
-        // Freed, not kept: it would sit idle through the run, at its peak.
+        // Freed, not kept: they would sit idle through the run, at its peak.
         self.edges = Vec::new();
+        self.start_edges = Vec::new();
         self.succ_start = start;
         self.succ = succ;
+        self.start_succ_start = start_start;
+        self.start_succ = start_succ;
         self.initial_pending = pending;
     }
 
@@ -530,6 +584,8 @@ impl Graph {
     pub fn release_dependencies(&mut self) {
         self.succ = Vec::new();
         self.succ_start = Vec::new();
+        self.start_succ = Vec::new();
+        self.start_succ_start = Vec::new();
         self.comm_pred = Vec::new();
         self.comm_pred_start = Vec::new();
         self.waited = Vec::new();
@@ -565,6 +621,39 @@ impl Graph {
         &self.succ[self.succ_start[i] as usize..self.succ_start[i + 1] as usize]
     }
 
+    /// The tasks that wait for `task` to start (the next kernels of its
+    /// hardware queue, `queues`).
+    pub fn start_successors(&self, task: TaskId) -> &[TaskId] {
+        let i = task as usize;
+        &self.start_succ[self.start_succ_start[i] as usize..self.start_succ_start[i + 1] as usize]
+    }
+
+    /// The sends whose transfer waits for compute op `gate` to end.
+    pub fn gated_by(&self, gate: TaskId) -> impl Iterator<Item = TaskId> + '_ {
+        let from = self.gates.partition_point(|&(g, _)| g < gate);
+        self.gates[from..]
+            .iter()
+            .take_while(move |&&(g, _)| g == gate)
+            .map(|&(_, send)| send)
+    }
+
+    /// Whether some send's transfer waits for `task` to end.
+    pub fn is_gate(&self, task: TaskId) -> bool {
+        !self.gates.is_empty() && self.gated_by(task).next().is_some()
+    }
+
+    /// Whether every gate of `send` has ended, by `ended`.
+    pub fn gates_open(&self, send: TaskId, ended: impl Fn(TaskId) -> bool) -> bool {
+        if self.gated.is_empty() {
+            return true;
+        }
+        let from = self.gated.partition_point(|&(s, _)| s < send);
+        self.gated[from..]
+            .iter()
+            .take_while(|&&(s, _)| s == send)
+            .all(|&(_, gate)| ended(gate))
+    }
+
     /// Bytes per second per member a collective of `pattern` gets alone on its links.
     pub fn alone_rate_bps(&self, pattern: u32) -> f64 {
         alone_rate(&self.patterns[pattern as usize], |r| {
@@ -589,6 +678,30 @@ impl Graph {
         &self.members
             [t.members_start as usize..(t.members_start as usize + usize::from(t.members_len))]
     }
+}
+
+/// Successor lists of `edges` over `n` tasks as one flat array and its
+/// offsets; each edge's target counts one more dependency in `pending`.
+fn successor_lists(
+    n: usize,
+    edges: &[(TaskId, TaskId)],
+    pending: &mut [u32],
+) -> (Vec<u32>, Vec<TaskId>) {
+    let mut start = vec![0u32; n + 1];
+    for &(from, to) in edges {
+        start[from as usize + 1] += 1;
+        pending[to as usize] += 1;
+    }
+    for i in 0..n {
+        start[i + 1] += start[i];
+    }
+    let mut fill = start.clone();
+    let mut succ = vec![0; edges.len()];
+    for &(from, to) in edges {
+        succ[fill[from as usize] as usize] = to;
+        fill[from as usize] += 1;
+    }
+    (start, succ)
 }
 
 /// What an op is, for the timeline.

@@ -24,7 +24,7 @@
 use crate::model::link::LinkClass;
 use crate::model::scenario::{Interference, Scenario};
 use crate::workload::graph::Usage;
-use crate::workload::graph::{Graph, TaskId, COMPUTE};
+use crate::workload::graph::{Graph, RunsOn, TaskId, COMPUTE};
 use crate::workload::nccl_channels::{self, CallKind};
 
 /// HBM bytes a collective moves per byte it sends on a link (and as many
@@ -117,8 +117,12 @@ pub(crate) struct SmUse {
 }
 
 impl SmUse {
-    /// A call of `kind` on `axis` starts (`true`) or ends (`false`).
-    pub fn change(&mut self, axis: u8, kind: CallKind, starts: bool) {
+    /// A call of `kind` on `axis` starts (`true`) or ends (`false`); a
+    /// copy-engine transfer (`None`) holds no SM.
+    pub fn change(&mut self, axis: u8, kind: Option<CallKind>, starts: bool) {
+        let Some(kind) = kind else {
+            return;
+        };
         let n = &mut self.active[usize::from(axis)][kind.index()];
         if starts {
             *n += 1;
@@ -226,12 +230,14 @@ impl NetworkSetup {
         }
     }
 
-    /// The call kind of collective task `t`.
-    pub fn kind(&self, g: &Graph, t: TaskId) -> CallKind {
-        if g.tasks[t as usize].send {
-            CallKind::PointToPoint
-        } else {
-            self.pattern_kind[g.tasks[t as usize].pattern as usize]
+    /// The call kind of collective task `t`; `None` for a copy-engine
+    /// transfer, which holds no SM.
+    pub fn kind(&self, g: &Graph, t: TaskId) -> Option<CallKind> {
+        let task = &g.tasks[t as usize];
+        match task.runs_on {
+            RunsOn::Send => Some(CallKind::PointToPoint),
+            RunsOn::Collective => Some(self.pattern_kind[task.pattern as usize]),
+            RunsOn::CopyEngine => None,
         }
     }
 

@@ -180,10 +180,13 @@ pub(crate) fn run<'g>(g: &'g Graph, record_links: bool, sharing: &'g Sharing) ->
         seq: 0,
         now: 0.0,
     };
-    for t in 0..n as TaskId {
-        if e.st[t as usize].pending == 0 {
-            e.start(t);
-        }
+    // Collected first: a task started here may start the kernels queued
+    // behind it (`start`), which must not start a second time.
+    let ready: Vec<TaskId> = (0..n as TaskId)
+        .filter(|&t| e.st[t as usize].pending == 0)
+        .collect();
+    for t in ready {
+        e.start(t);
     }
     while let Some(ev) = e.heap.pop() {
         if ev.version != e.st[ev.task as usize].version {
@@ -234,6 +237,25 @@ impl Engine<'_> {
     }
 
     fn start(&mut self, t: TaskId) {
+        self.begin(t);
+        // The kernels queued behind it may start now (`queues`); compute
+        // among them waited on it, as on a collective it needs done.
+        let g = self.g;
+        let comm = g.tasks[t as usize].axis != COMPUTE;
+        for &s in g.start_successors(t) {
+            if comm && g.tasks[s as usize].axis == COMPUTE {
+                self.wait_nodes.push((self.wait_head[s as usize], t));
+                self.wait_head[s as usize] = (self.wait_nodes.len() - 1) as u32;
+            }
+            self.st[s as usize].pending -= 1;
+            if self.st[s as usize].pending == 0 {
+                self.start(s);
+            }
+        }
+    }
+
+    /// Task `t` starts now.
+    fn begin(&mut self, t: TaskId) {
         let now = self.now;
         self.res.start_s[t as usize] = now;
         let g = self.g;
@@ -269,12 +291,21 @@ impl Engine<'_> {
                 }
                 self.retime_compute(m);
             }
-            let latency_s = task.latency_s();
-            if latency_s > 0.0 {
-                self.push(now + latency_s, t, Kind::LatencyDone);
-            } else {
-                self.begin_transfer(t);
+            // A send whose receiver has not posted its receive yet waits,
+            // in flight, for it.
+            if g.gates_open(t, |gate| !self.res.end_s[gate as usize].is_nan()) {
+                self.begin_latency(t);
             }
+        }
+    }
+
+    /// Collective `t` pays its latency from now, then moves its bytes.
+    fn begin_latency(&mut self, t: TaskId) {
+        let latency_s = self.g.tasks[t as usize].latency_s();
+        if latency_s > 0.0 {
+            self.push(self.now + latency_s, t, Kind::LatencyDone);
+        } else {
+            self.begin_transfer(t);
         }
     }
 
@@ -472,6 +503,15 @@ impl Engine<'_> {
                 st.sms.change(task.axis, kind, false);
                 self.retime_compute(m);
                 self.res.gpus[m as usize].end_s = self.res.gpus[m as usize].end_s.max(now);
+            }
+        }
+        if task.axis == COMPUTE {
+            // The receive posted at this op's end: sends waiting for it move.
+            for send in g.gated_by(t) {
+                let started = !self.res.start_s[send as usize].is_nan();
+                if started && g.gates_open(send, |x| !self.res.end_s[x as usize].is_nan()) {
+                    self.begin_latency(send);
+                }
             }
         }
         let successors = g.successors(t);
