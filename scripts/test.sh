@@ -20,7 +20,8 @@ step "core, view, CLI and app unit tests"
 # is saved beside its test as a regression case.
 export PROPTEST_RNG_SEED="${PROPTEST_RNG_SEED:-20261201}"
 cargo test --workspace --exclude overlap-lab-app
-cargo test -p overlap-lab-app --lib
+# The app's unit tests, and its folders importing downward only (tests/layers.rs).
+cargo test -p overlap-lab-app --lib --test layers
 
 step "release build: CLI and static site"
 cargo build --release -p overlap-lab

@@ -4,22 +4,28 @@
 //! out controls and figures, paints the list on a canvas and talks to the
 //! browser.
 //!
+//! Its folders are layers, each importing only from those before it here
+//! (`tests/layers.rs`):
+//! - `dom.rs`: the browser's primitives (document, clock, data marks);
+//! - `state/`: the signals the page shows;
+//! - `timeline/`: the canvas backend, the animation loop, pointer and keys,
+//!   the theme;
+//! - `web/`: downloads, the address bar, the widget's host;
+//! - `worker/`: the simulation worker and the page's side of it
+//!   (`runner.rs`, an adapter over `overlap_session`'s run session: newest
+//!   wins, within a time budget);
 //! - `ui/`: components: controls (from the core's field table), figures
 //!   (from its `Metric`), the tour, the embedded page, export and share,
-//!   playback, tables;
-//! - `timeline/`: the canvas backend, the animation loop, pointer and keys;
-//! - `web/`: DOM helpers, downloads, the address bar, the widget and its host;
-//! - `worker/`: the simulation worker and the page's side of it
-//!   (`runner.rs`: requests simulations, newest wins, within a time budget);
-//! - `state.rs`: the signals the page shows.
+//!   playback, the run's status, tables;
+//! - this file, `main.rs` and `widget.rs` (the widget): the entry points.
 
+mod dom;
 mod state;
 mod timeline;
 mod ui;
 mod web;
+pub mod widget;
 mod worker;
-
-pub use web::widget;
 
 use leptos::prelude::*;
 
@@ -28,7 +34,7 @@ use crate::state::AppState;
 /// Starts the module: mounts the full page, unless the widget script
 /// (`overlap-lab.js`) started it, which mounts widgets where it is told to.
 pub fn start() {
-    if !web::widget::loaded_as_widget() {
+    if !widget::loaded_as_widget() {
         mount();
     }
 }
@@ -58,7 +64,7 @@ pub fn App() -> impl IntoView {
     let share = web::address::install(state, None);
     worker::runner::install(state);
     if share.mode.get_value().embed {
-        if let Some(body) = web::dom::document().and_then(|d| d.body()) {
+        if let Some(body) = dom::document().and_then(|d| d.body()) {
             let _ = body.class_list().add_1("embed-mode");
         }
         return view! { <ui::embed::EmbedApp /> }.into_any();
@@ -80,8 +86,8 @@ pub fn App() -> impl IntoView {
                 <ui::share_panel::LinkErrors />
                 <ui::tour::Tour />
                 <ui::figures::Headline />
-                <worker::runner::RunAlertView />
-                <worker::runner::SimStatus />
+                <ui::run_status::RunAlertView />
+                <ui::run_status::SimStatus />
                 <timeline::panel::TimelineCanvas />
                 <ui::playback::Playback />
                 <ui::share_panel::SharePanel />

@@ -1,17 +1,28 @@
-// The simulation worker's script (src/worker/). The page posts one "init"
-// message with the URL of its wasm-bindgen JavaScript module and its compiled
-// WebAssembly.Module; this imports the one and instantiates the other. The
-// module's start function sees that it runs in a worker and installs the
-// simulation message handler instead of mounting a page.
+// The simulation worker's script (src/worker/). Every message across the
+// worker boundary is an array: the typed message as JSON text
+// (crates/session/src/messages.rs), then the arrays that travel beside it.
+// The page's first message is `init`, with the URL of its wasm-bindgen
+// JavaScript module; its compiled WebAssembly.Module follows. This imports
+// the one and instantiates the other. The module's start function sees that
+// it runs in a worker and installs the simulation message handler instead
+// of mounting a page.
+const crashed = (message) => postMessage([JSON.stringify({ crashed: { message } })]);
+
 self.onmessage = async ({ data }) => {
-  if (!data || data.type !== 'init') return;
-  self.onmessage = null;
-  self.overlapLabTestHooks = data.testHooks === true;
+  let init;
   try {
-    const glue = await import(data.glue);
-    await glue.default({ module_or_path: data.module });
+    init = Array.isArray(data) && JSON.parse(data[0]).init;
+  } catch {
+    return;
+  }
+  if (!init) return;
+  self.onmessage = null;
+  self.overlapLabTestHooks = init.test_hooks === true;
+  try {
+    const glue = await import(init.glue);
+    await glue.default({ module_or_path: data[1] });
   } catch (err) {
-    postMessage({ type: 'crashed', message: `the simulation worker could not start: ${err}` });
+    crashed(`the simulation worker could not start: ${err}`);
   }
 };
 
@@ -19,9 +30,9 @@ self.onmessage = async ({ data }) => {
 // tell the page, which shows it and starts a new worker.
 self.addEventListener('error', (event) => {
   event.preventDefault();
-  postMessage({ type: 'crashed', message: String(event.message || event.error || 'the simulation worker stopped') });
+  crashed(String(event.message || event.error || 'the simulation worker stopped'));
 });
 self.addEventListener('unhandledrejection', (event) => {
   event.preventDefault();
-  postMessage({ type: 'crashed', message: String(event.reason) });
+  crashed(String(event.reason));
 });

@@ -139,7 +139,7 @@ pub struct Cache {
 impl Cache {
     /// Nothing painted yet.
     pub fn new() -> Self {
-        let layer = crate::web::dom::document()
+        let layer = crate::dom::document()
             .and_then(|d| d.create_element("canvas").ok())
             .and_then(|e| e.dyn_into::<HtmlCanvasElement>().ok());
         Self {
@@ -254,7 +254,7 @@ pub fn draw(
     let Some(current) = scene.current.as_ref() else {
         return Ok(shown);
     };
-    let now = crate::web::dom::now_ms;
+    let now = crate::dom::now_ms;
     let started = now();
     let mut timing = Redraw::default();
     let width = width_px().max(300.0);
@@ -268,7 +268,7 @@ pub fn draw(
         scene.shown_gpus,
     );
     timing.layout_ms = now() - t;
-    let dpr = crate::web::dom::window()
+    let dpr = crate::dom::window()
         .map(|w| w.device_pixel_ratio())
         .unwrap_or(1.0)
         .max(1.0);

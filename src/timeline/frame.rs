@@ -23,7 +23,7 @@ use leptos::prelude::*;
 use wasm_bindgen::prelude::*;
 use web_sys::HtmlCanvasElement;
 
-use crate::web::dom;
+use crate::dom;
 use overlap_view::display_list::{Rect, Shape};
 use overlap_view::draw;
 use overlap_view::palette::Palette;
@@ -31,7 +31,7 @@ use overlap_view::scene::{Scene, PLAY_SECONDS};
 
 use crate::state::AppState;
 use crate::timeline::canvas;
-use crate::web::theme;
+use crate::timeline::theme;
 
 type FrameCallback = Closure<dyn FnMut(f64)>;
 /// A `ResizeObserver` and the callback it calls.

@@ -4,3 +4,4 @@
 pub mod canvas;
 pub mod frame;
 pub mod panel;
+pub mod theme;

@@ -162,7 +162,7 @@ pub fn TimelineCanvas() -> impl IntoView {
                         {move || if no_timeline() {
                             view! { <option value="">"none: no timeline"</option> }.into_any()
                         } else {
-                            crate::ui::widgets::gpu_options(state).into_any()
+                            gpu_options(state).into_any()
                         }}
                     </select>
                 </label>
@@ -174,7 +174,7 @@ pub fn TimelineCanvas() -> impl IntoView {
                             on:change=on_shown_gpus
                             prop:value=move || state.shown_gpus.get().key()
                         >
-                            {move || crate::ui::widgets::shown_gpu_options(state)}
+                            {move || shown_gpu_options(state)}
                         </select>
                     </label>
                 </Show>
@@ -271,4 +271,40 @@ fn Legend() -> impl IntoView {
             <li><span class="sw bracket"></span>"window that can hide a collective"</li>
         </ul>
     }
+}
+
+/// One `<option>` per simulated GPU, valued by its index: the selects that
+/// pick a GPU (the link lanes, the table's filter) list the same names.
+pub fn gpu_options(state: AppState) -> impl IntoView {
+    state
+        .gpu_names
+        .get()
+        .into_iter()
+        .enumerate()
+        .map(|(i, n)| view! { <option value=i.to_string()>{n}</option> })
+        .collect_view()
+}
+
+/// The choices of which simulated GPUs the lanes are drawn for, named by
+/// their first and last GPU: the page's, and the one a link named if it is
+/// not among them.
+pub fn shown_gpu_options(state: AppState) -> impl IntoView {
+    let names = state.gpu_names.get();
+    let mut choices = ShownGpus::choices(names.len());
+    let current = state.shown_gpus.get();
+    if !choices.contains(&current) && current.fits(names.len()) {
+        choices.push(current);
+    }
+    choices
+        .into_iter()
+        .map(|choice| {
+            let label = match choice {
+                ShownGpus::All => format!("all {} (overview)", names.len()),
+                ShownGpus::Range { first, last } => {
+                    format!("{} to {}", names[first], names[last])
+                }
+            };
+            view! { <option value=choice.key()>{label}</option> }
+        })
+        .collect_view()
 }

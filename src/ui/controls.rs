@@ -11,8 +11,8 @@ use overlap_core::HardwarePreset;
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::state::fields;
 use crate::state::{set_hardware_preset, AppState};
-use crate::ui::fields;
 use crate::ui::widgets::{NumberPair, SelectField, Toggle};
 
 // Where each field's control sits. Labels, units, ranges and choices come
@@ -51,6 +51,7 @@ const HARDWARE: &[&str] = &[
     "hardware.oversubscription",
     "hardware.peak_tflops",
     "hardware.hbm_gbps",
+    "hardware.hbm_gb",
     "hardware.sms",
     "hardware.nvlink_latency_us",
     "hardware.network_latency_us",

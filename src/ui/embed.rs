@@ -6,7 +6,8 @@
 //! messages, checked field by field and never evaluated:
 //! - `{type: "overlap-lab:set-scenario", query: "v=1&..."}`: a share-link
 //!   query, decoded by the core (problems are shown in the alert);
-//! - `{type: "overlap-lab:request-height"}`: post the height now.
+//! - `{type: "overlap-lab:request-height"}`: post the height once the burst
+//!   of messages has been read (many requests, one reply).
 //!
 //! It posts `{type: "overlap-lab:height", height}` (CSS pixels) whenever its
 //! height changes. Messages from anything but the parent frame are ignored.
@@ -19,15 +20,15 @@ use leptos::prelude::*;
 use overlap_core::FieldError;
 use wasm_bindgen::prelude::*;
 
+use crate::dom;
+use crate::state::fields;
 use crate::state::AppState;
 use crate::timeline::panel;
-use crate::ui::fields;
 use crate::ui::figures;
 use crate::ui::playback;
 use crate::ui::share_panel;
 use crate::ui::widgets::{NumberPair, SelectField, Toggle};
 use crate::web::address::{self as share, Share};
-use crate::web::dom;
 
 /// Longest query a set-scenario message may carry.
 pub const MAX_QUERY_CHARS: usize = 4000;
@@ -96,6 +97,8 @@ struct Coalesce {
     timer: StoredValue<Option<Timeout>, LocalStorage>,
     /// A message's scenario was applied: its run is to rewrite the address.
     rewrite: StoredValue<bool, LocalStorage>,
+    /// A height reply is due once the burst of requests has been read.
+    height_timer: StoredValue<Option<Timeout>, LocalStorage>,
 }
 
 impl Coalesce {
@@ -104,7 +107,24 @@ impl Coalesce {
             query: StoredValue::new_local(None),
             timer: StoredValue::new_local(None),
             rewrite: StoredValue::new_local(false),
+            height_timer: StoredValue::new_local(None),
         }
+    }
+
+    /// Answers a burst of height requests once, after the burst: a host that
+    /// floods the frame with requests gets one reply, not one per message.
+    fn request_height(self, root: &web_sys::Element) {
+        if self.height_timer.with_value(Option::is_some) {
+            return;
+        }
+        let root = root.clone();
+        // 50 ms: under a flood of messages a zero timeout can run between
+        // two of them; a twentieth of a second is still "now" to a host.
+        let timer = Timeout::new(50, move || {
+            self.height_timer.set_value(None);
+            post_height(&root, true);
+        });
+        self.height_timer.set_value(Some(timer));
     }
 
     /// Keeps `query` as the newest; applies it once the burst has been read.
@@ -155,7 +175,7 @@ fn on_message(
                 ),
             }]),
         },
-        Some("overlap-lab:request-height") => post_height(root, true),
+        Some("overlap-lab:request-height") => coalesce.request_height(root),
         _ => {}
     }
 }
@@ -267,8 +287,8 @@ pub(crate) fn compact_body(
             <a class="open-full" href=open_href target="_blank" rel="noopener">"Open in Overlap Lab"</a>
         </div>
         <figures::Headline />
-        <crate::worker::runner::RunAlertView />
-        <crate::worker::runner::SimStatus />
+        <crate::ui::run_status::RunAlertView />
+        <crate::ui::run_status::SimStatus />
         <panel::TimelineCanvas />
         {with_playback.then(|| view! { <playback::Playback /> })}
     }

@@ -17,14 +17,16 @@ use overlap_view::palette::Palette;
 use overlap_view::report_csv::figures_csv;
 use overlap_view::trace_size::{trace_refusal, TraceKind};
 use overlap_view::{draw, slide, svg};
-use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen::JsCast;
 
+use crate::dom;
 use crate::state::AppState;
+use crate::timeline::theme;
 use crate::web::address::Share;
-use crate::web::dom;
 use crate::web::download::{download_bytes, download_canvas_png, download_text};
-use crate::web::theme;
 use crate::worker::no_timeline::export_refusal;
+use crate::worker::spawn::Poster;
+use overlap_session::{WorkerReply, WorkerRequest};
 
 /// A trace that takes longer than this to build is abandoned.
 const TRACE_BUDGET_MS: u32 = 60_000;
@@ -117,35 +119,38 @@ fn build_trace(
     folder: String,
     done: impl Fn(Result<js_sys::Uint8Array, String>) + Clone + 'static,
 ) -> Result<TraceJob, String> {
-    let input_json = serde_json::to_string(input).map_err(|e| e.to_string())?;
-    let worker_slot = std::rc::Rc::new(std::cell::RefCell::new(None::<web_sys::Worker>));
+    // Read by the worker once it is ready (`ready` comes first).
+    let request = match kind {
+        TraceKind::Chrome => WorkerRequest::Trace {
+            gen: 0,
+            input: input.clone(),
+        },
+        TraceKind::Kineto => WorkerRequest::Kineto {
+            gen: 0,
+            input: input.clone(),
+            folder,
+        },
+    };
+    let poster = std::rc::Rc::new(std::cell::RefCell::new(None::<Poster>));
     let on_message = {
         let done = done.clone();
-        let worker_slot = worker_slot.clone();
-        move |data: JsValue| {
-            let get =
-                |k: &str| js_sys::Reflect::get(&data, &k.into()).unwrap_or(JsValue::UNDEFINED);
-            match get("type").as_string().as_deref() {
-                Some("ready") => {
-                    let msg = js_sys::Object::new();
-                    let _ = js_sys::Reflect::set(&msg, &"type".into(), &kind.message().into());
-                    let _ = js_sys::Reflect::set(&msg, &"folder".into(), &folder.clone().into());
-                    let _ = js_sys::Reflect::set(&msg, &"input".into(), &input_json.clone().into());
-                    if let Some(w) = worker_slot.borrow().as_ref() {
-                        let _ = w.post_message(&msg);
-                    }
+        let poster = poster.clone();
+        move |reply: WorkerReply, arrays: js_sys::Array| match reply {
+            WorkerReply::Ready => {
+                if let Some(p) = poster.borrow().as_ref() {
+                    let _ = p.post(&request);
                 }
-                Some(t) if t == kind.message() => {
-                    match get("bytes").dyn_into::<js_sys::Uint8Array>() {
-                        Ok(bytes) => done(Ok(bytes)),
-                        Err(_) => done(Err("the worker sent no trace".to_string())),
-                    }
-                }
-                Some("refused" | "panic" | "crashed") => done(Err(get("message")
-                    .as_string()
-                    .unwrap_or_else(|| "the worker stopped".to_string()))),
-                _ => {}
             }
+            WorkerReply::Trace { .. } | WorkerReply::Kineto { .. } => {
+                match arrays.get(0).dyn_into::<js_sys::Uint8Array>() {
+                    Ok(bytes) => done(Ok(bytes)),
+                    Err(_) => done(Err("the worker sent no trace".to_string())),
+                }
+            }
+            WorkerReply::Refused { message, .. }
+            | WorkerReply::Panic { message }
+            | WorkerReply::Crashed { message } => done(Err(message)),
+            _ => {}
         }
     };
     let on_error = {
@@ -153,7 +158,7 @@ fn build_trace(
         move |text: String| done(Err(text))
     };
     let worker = crate::worker::spawn::spawn(on_message, on_error)?;
-    *worker_slot.borrow_mut() = Some(worker.worker().clone());
+    *poster.borrow_mut() = Some(worker.poster());
     let budget = Timeout::new(TRACE_BUDGET_MS, move || {
         done(Err(format!(
             "building it took longer than {} s",

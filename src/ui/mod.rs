@@ -6,10 +6,10 @@
 pub mod controls;
 pub mod embed;
 pub mod export;
-pub mod fields;
 pub mod figures;
 pub mod memory_bar;
 pub mod playback;
+pub mod run_status;
 pub mod scenario_json;
 pub mod share_panel;
 pub mod skip_links;

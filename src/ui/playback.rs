@@ -24,12 +24,6 @@ pub fn toggle(state: AppState) {
     frame::request();
 }
 
-/// Pauses the sweep, if it plays.
-pub fn pause(state: AppState) {
-    state.scene().borrow_mut().playing = false;
-    state.playing.set(false);
-}
-
 fn step(state: AppState, forward: bool) {
     let scene = state.scene();
     let mut s = scene.borrow_mut();

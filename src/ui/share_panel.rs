@@ -7,9 +7,9 @@ use overlap_view::palette::Theme;
 use overlap_view::view_query::attr_escape;
 use wasm_bindgen::prelude::*;
 
+use crate::dom;
 use crate::state::AppState;
 use crate::web::address::{link, write_now, Share};
-use crate::web::dom;
 
 /// The frame's height before the embedded page has said how tall it is, and
 /// wherever the host page runs no scripts: the timeline as laid out now plus
@@ -159,7 +159,7 @@ pub fn ThemePick() -> impl IntoView {
     let on_change = move |ev: leptos::ev::Event| {
         let theme = Theme::from_name(&event_target_value(&ev));
         share.theme.set(theme);
-        crate::web::theme::apply(theme);
+        crate::timeline::theme::apply(theme);
         crate::timeline::frame::request();
     };
     let current = move || share.theme.get().map_or("system", Theme::name);

@@ -6,7 +6,7 @@
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 
-use crate::web::dom;
+use crate::dom;
 
 /// Focuses the first element matching `selector` and brings it into view;
 /// an element that takes no focus of its own gets `tabindex="-1"`.

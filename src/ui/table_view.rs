@@ -124,7 +124,7 @@ pub fn TableView() -> impl IntoView {
                     "GPU "
                     <select on:change=on_gpu data-filter="gpu">
                         <option value="all">"all"</option>
-                        {move || crate::ui::widgets::gpu_options(state)}
+                        {move || crate::timeline::panel::gpu_options(state)}
                     </select>
                 </label>
                 <label class="inline">

@@ -13,8 +13,6 @@ use overlap_view::tour::{Chapter, Focus, Outcome, CHAPTERS};
 use crate::state::AppState;
 use crate::ui::figures::shown;
 
-pub use overlap_view::tour::chapter_count;
-
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Stage {
     Off,
@@ -88,7 +86,7 @@ fn point_view(state: AppState, focus: Focus) {
 /// the step figures down on a wide screen, from the canvas down on a phone,
 /// where the tour sits at the bottom of the screen.
 fn bring_timeline_into_view(links: bool) {
-    let (Some(doc), Some(win)) = (crate::web::dom::document(), crate::web::dom::window()) else {
+    let (Some(doc), Some(win)) = (crate::dom::document(), crate::dom::window()) else {
         return;
     };
     let size = |v: Result<wasm_bindgen::JsValue, _>| v.ok().and_then(|v| v.as_f64()).unwrap_or(0.0);
@@ -127,10 +125,10 @@ fn bring_timeline_into_view(links: bool) {
 /// control into view there, without moving the page away from the tour.
 fn reveal_control(field: Option<&str>) {
     let Some(field) = field else { return };
-    let Some(doc) = crate::web::dom::document() else {
+    let Some(doc) = crate::dom::document() else {
         return;
     };
-    let id = crate::ui::fields::control_id(field);
+    let id = crate::state::fields::control_id(field);
     let (Some(el), Ok(Some(side))) = (doc.get_element_by_id(&id), doc.query_selector(".side"))
     else {
         return;
@@ -145,7 +143,7 @@ fn reveal_control(field: Option<&str>) {
 /// Marks the page while the tour is open, for the layout that keeps the
 /// timeline beside or under it (style.css).
 fn mark_touring(open: bool) {
-    if let Some(body) = crate::web::dom::document().and_then(|d| d.body()) {
+    if let Some(body) = crate::dom::document().and_then(|d| d.body()) {
         let classes = body.class_list();
         let _ = if open {
             classes.add_1("touring")
@@ -180,8 +178,7 @@ pub fn Tour() -> impl IntoView {
         let now = chapter_of(stage.get());
         mark_touring(now.is_some());
         // Each stage starts at its top: on a phone the tour scrolls on its own.
-        if let Ok(Some(el)) =
-            crate::web::dom::document().map_or(Ok(None), |d| d.query_selector(".tour"))
+        if let Ok(Some(el)) = crate::dom::document().map_or(Ok(None), |d| d.query_selector(".tour"))
         {
             el.set_scroll_top(0);
         }

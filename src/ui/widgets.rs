@@ -4,11 +4,10 @@
 
 use leptos::html;
 use leptos::prelude::*;
-use overlap_view::shown_gpus::ShownGpus;
 use wasm_bindgen::JsCast;
 
+use crate::state::fields::NumField;
 use crate::state::AppState;
-use crate::ui::fields::NumField;
 use overlap_core::input::fields::{DefaultFrom, Field};
 
 /// True while the guided tour's chapter is about this field.
@@ -17,42 +16,6 @@ fn tour_focus(state: AppState, field: &'static str) -> bool {
         .tour_chapter
         .get()
         .is_some_and(|c| crate::ui::tour::focus_fields(c).contains(&field))
-}
-
-/// One `<option>` per simulated GPU, valued by its index: the selects that
-/// pick a GPU (the link lanes, the table's filter) list the same names.
-pub fn gpu_options(state: AppState) -> impl IntoView {
-    state
-        .gpu_names
-        .get()
-        .into_iter()
-        .enumerate()
-        .map(|(i, n)| view! { <option value=i.to_string()>{n}</option> })
-        .collect_view()
-}
-
-/// The choices of which simulated GPUs the lanes are drawn for, named by
-/// their first and last GPU: the page's, and the one a link named if it is
-/// not among them.
-pub fn shown_gpu_options(state: AppState) -> impl IntoView {
-    let names = state.gpu_names.get();
-    let mut choices = ShownGpus::choices(names.len());
-    let current = state.shown_gpus.get();
-    if !choices.contains(&current) && current.fits(names.len()) {
-        choices.push(current);
-    }
-    choices
-        .into_iter()
-        .map(|choice| {
-            let label = match choice {
-                ShownGpus::All => format!("all {} (overview)", names.len()),
-                ShownGpus::Range { first, last } => {
-                    format!("{} to {}", names[first], names[last])
-                }
-            };
-            view! { <option value=choice.key()>{label}</option> }
-        })
-        .collect_view()
 }
 
 /// The core's messages for one field, shown under its control.
@@ -234,7 +197,7 @@ pub fn SelectField(
     /// Called with the chosen value.
     on_change: Callback<String>,
 ) -> impl IntoView {
-    let id = crate::ui::fields::control_id(field);
+    let id = crate::state::fields::control_id(field);
     let err_id = format!("{id}-err");
     let invalid = Memo::new(move |_| {
         expect_context::<AppState>()
@@ -323,7 +286,7 @@ pub fn Toggle(
     #[prop(optional)]
     axis: &'static str,
 ) -> impl IntoView {
-    let id = crate::ui::fields::control_id(field);
+    let id = crate::state::fields::control_id(field);
     let err_id = format!("{id}-err");
     let state = expect_context::<AppState>();
     let named = Memo::new(move |_| state.errors.with(|e| e.iter().any(|e| e.field == field)));

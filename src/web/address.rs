@@ -24,9 +24,9 @@ use overlap_view::view_query::{fail, join, mode_pairs, parse_view, view_pairs};
 pub use overlap_view::view_query::{query_part, Mode, ViewParams, VIEW_KEYS};
 use wasm_bindgen::prelude::*;
 
+use crate::dom;
 use crate::state::AppState;
 use crate::timeline::frame;
-use crate::web::dom;
 use crate::web::host::WidgetHost;
 
 #[derive(Clone, Copy)]
@@ -141,7 +141,11 @@ fn location_search() -> String {
 fn apply_query(state: AppState, share: Share, query: &str) -> Mode {
     let decoded = share_link::decode(query, VIEW_KEYS);
     let mut errors = decoded.errors;
-    let (view, mode) = parse_view(&decoded.view, crate::ui::tour::chapter_count(), &mut errors);
+    let (view, mode) = parse_view(
+        &decoded.view,
+        overlap_view::tour::chapter_count(),
+        &mut errors,
+    );
     state.preset_id.set(decoded.preset.to_string());
     state.input.set(decoded.input);
     state.tour_chapter.set(view.chapter.map(|c| c - 1));
@@ -310,7 +314,7 @@ pub fn install(state: AppState, widget: Option<WidgetHost>) -> Share {
         // A widget's theme is its host's `theme` attribute, never the page's.
         let theme = share.mode.with_value(|m| m.theme);
         share.theme.set(theme);
-        crate::web::theme::apply(theme);
+        crate::timeline::theme::apply(theme);
     }
     share.last_preset.set_value(state.preset_id.get_untracked());
     // The address keeps the link as typed: it is "written" already.
@@ -374,7 +378,7 @@ fn widget_mode(share: Share, host: &WidgetHost) -> Mode {
         .filter(|c| !c.trim().is_empty())
         .map(|c| ("controls".to_string(), c.clone()))
         .collect();
-    let (_, mut mode) = parse_view(&pairs, crate::ui::tour::chapter_count(), &mut errors);
+    let (_, mut mode) = parse_view(&pairs, overlap_view::tour::chapter_count(), &mut errors);
     mode.embed = true;
     if !errors.is_empty() {
         share.link_errors.update(|e| e.extend(errors));

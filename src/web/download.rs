@@ -4,7 +4,7 @@
 use gloo_timers::callback::Timeout;
 use wasm_bindgen::{JsCast, JsValue};
 
-use crate::web::dom;
+use crate::dom;
 
 /// Saves `url` under `name` through a temporary `<a download>`.
 pub fn save_url(name: &str, url: &str) -> Option<()> {

@@ -48,7 +48,7 @@ impl KeyScope {
     /// Whether this Space keypress should play or pause this instance.
     pub fn space_plays(&self, ev: &web_sys::KeyboardEvent) -> bool {
         match &self.0 {
-            None => !crate::web::dom::focus_is_in_text_or_button(),
+            None => !crate::dom::focus_is_in_text_or_button(),
             Some(root) => {
                 let path = ev.composed_path();
                 let inside = path.includes(root, 0);

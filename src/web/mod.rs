@@ -1,9 +1,6 @@
-//! Glue to the browser: the DOM, downloads, the address bar, the widget's
-//! host and the theme.
+//! Glue to the browser above the timeline: downloads, the address bar and
+//! the widget's host.
 
 pub mod address;
-pub mod dom;
 pub mod download;
 pub mod host;
-pub mod theme;
-pub mod widget;

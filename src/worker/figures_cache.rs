@@ -1,5 +1,5 @@
 //! The figures of the last few large scenarios the worker simulated, kept as
-//! the report's JSON text. Flipping a switch on a large scenario and back (or
+//! their reports. Flipping a switch on a large scenario and back (or
 //! between two presets) asks again for a scenario seen a moment ago: its
 //! figures are shown at once rather than simulated again. A scenario's
 //! report depends on the scenario alone (the core's report-only path equals
@@ -11,18 +11,26 @@ use std::collections::VecDeque;
 use overlap_core::Scenario;
 
 /// How many scenarios' figures are kept: a few switches' worth. A report is
-/// a few kilobytes of text, so the cache stays small beside a timeline.
+/// a few kilobytes, so the cache stays small beside a timeline.
 pub const FIGURES_KEPT: usize = 8;
 
 /// The most recently used scenarios' reports, newest last.
-#[derive(Debug, Default)]
-pub struct FiguresCache {
-    entries: VecDeque<(Scenario, String)>,
+#[derive(Debug)]
+pub struct FiguresCache<R> {
+    entries: VecDeque<(Scenario, R)>,
 }
 
-impl FiguresCache {
+impl<R> Default for FiguresCache<R> {
+    fn default() -> Self {
+        Self {
+            entries: VecDeque::new(),
+        }
+    }
+}
+
+impl<R: Clone> FiguresCache<R> {
     /// The kept report of `scenario`, marked as the most recently used.
-    pub fn get(&mut self, scenario: &Scenario) -> Option<String> {
+    pub fn get(&mut self, scenario: &Scenario) -> Option<R> {
         let at = self.entries.iter().position(|(s, _)| s == scenario)?;
         let entry = self.entries.remove(at)?;
         let report = entry.1.clone();
@@ -30,13 +38,13 @@ impl FiguresCache {
         Some(report)
     }
 
-    /// Keeps `report_json` as `scenario`'s, dropping the least recently used
+    /// Keeps `report` as `scenario`'s, dropping the least recently used
     /// entry beyond `FIGURES_KEPT`.
-    pub fn put(&mut self, scenario: &Scenario, report_json: String) {
+    pub fn put(&mut self, scenario: &Scenario, report: R) {
         if let Some(at) = self.entries.iter().position(|(s, _)| s == scenario) {
             self.entries.remove(at);
         }
-        self.entries.push_back((scenario.clone(), report_json));
+        self.entries.push_back((scenario.clone(), report));
         while self.entries.len() > FIGURES_KEPT {
             self.entries.pop_front();
         }
@@ -57,7 +65,7 @@ mod tests {
 
     #[test]
     fn a_kept_report_is_found_only_for_its_own_scenario() {
-        let mut cache = FiguresCache::default();
+        let mut cache = FiguresCache::<String>::default();
         cache.put(&scenario(false, 8), "off".to_string());
         cache.put(&scenario(true, 8), "on".to_string());
         assert_eq!(cache.get(&scenario(false, 8)).as_deref(), Some("off"));
@@ -67,7 +75,7 @@ mod tests {
 
     #[test]
     fn the_least_recently_used_report_goes_first() {
-        let mut cache = FiguresCache::default();
+        let mut cache = FiguresCache::<String>::default();
         for m in 1..=FIGURES_KEPT as u32 {
             cache.put(&scenario(false, m), m.to_string());
         }

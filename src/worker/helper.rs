@@ -10,12 +10,11 @@
 //! figures, in the time of the longer share (on 1T with every overlap on,
 //! the scenario's one run here while the helper runs the baseline's).
 //!
-//! Messages between the two (plain objects):
-//! - to the helper, `{type: "parts", gen, input, parts}`: the scenario JSON
-//!   and the parts, as JSON;
-//! - back, `{type: "parts-ran", gen, ran}`: the results as JSON text
-//!   (exact: the core's JSON carries every `f64` bit for bit), or
-//!   `{type: "parts-ran", gen, error}` when the helper could not run them.
+//! Messages between the two (typed, `overlap_session`):
+//! - to the helper, `WorkerRequest::Parts`: the scenario input and the parts;
+//! - back, `WorkerReply::PartsRan`: the results (exact: the core's JSON
+//!   carries every `f64` bit for bit), or none when the helper could not
+//!   run them.
 //!
 //! Whatever goes wrong with the helper (it does not start, it answers with
 //! an error, it panics or stops), the simulation worker runs the missing
@@ -24,11 +23,10 @@
 use std::cell::{Cell, RefCell};
 
 use gloo_timers::callback::Timeout;
-use overlap_core::{Part, PartRan, Scenario, Simulator};
-use wasm_bindgen::prelude::*;
+use overlap_core::{Part, PartRan, Scenario, ScenarioInput, Simulator};
+use overlap_session::{WorkerReply, WorkerRequest};
 
 use super::spawn::{self, WorkerHandle};
-use super::{field, message, set};
 
 /// The parts the helper gets: every other one, from the second, so that
 /// this worker, which cannot wait idle, keeps the first and longest.
@@ -45,7 +43,7 @@ pub const HELPER_WAIT_MS: u32 = 1_000;
 
 /// A step whose figures wait for the helper's parts.
 struct Pending {
-    gen: f64,
+    gen: u64,
     scenario: Scenario,
     parts: Vec<Part>,
     /// The indices of the parts the helper runs (`helper_share`).
@@ -54,7 +52,7 @@ struct Pending {
     ran: Vec<Option<PartRan>>,
     /// The helper's parts, not posted yet: it is still loading. This
     /// worker's own parts run once they are posted.
-    unsent: Option<js_sys::Object>,
+    unsent: Option<WorkerRequest>,
     /// What to do with the figures.
     then: Then,
 }
@@ -82,7 +80,7 @@ thread_local! {
 }
 
 /// Posts `msg` to the helper; false when it could not.
-fn post_to_helper(msg: &js_sys::Object) -> bool {
+fn post_to_helper(msg: &WorkerRequest) -> bool {
     HELPER.with(|h| h.borrow().as_ref().map(|h| h.post(msg).is_ok())) == Some(true)
 }
 
@@ -98,8 +96,8 @@ pub fn drop_pending() {
 /// nothing started, when the step has fewer than two parts or no helper
 /// could be started: the caller runs it alone.
 pub fn figures(
-    gen: f64,
-    input: &str,
+    gen: u64,
+    input: &ScenarioInput,
     scenario: &Scenario,
     sim: &Simulator,
     then: Then,
@@ -113,14 +111,11 @@ pub fn figures(
     if matches!(state, HelperState::Absent) {
         return Some(then);
     }
-    let msg = message("parts", gen);
-    set(&msg, "input", &input.into());
-    let sent: Vec<Part> = theirs.iter().map(|&i| parts[i]).collect();
-    set(
-        &msg,
-        "parts",
-        &serde_json::to_string(&sent).unwrap_or_default().into(),
-    );
+    let msg = WorkerRequest::Parts {
+        gen,
+        input: input.clone(),
+        parts: theirs.iter().map(|&i| parts[i]).collect(),
+    };
     let mut pending = Pending {
         gen,
         ran: vec![None; parts.len()],
@@ -216,18 +211,11 @@ fn cores() -> f64 {
         .unwrap_or(1.0)
 }
 
-fn on_helper_message(data: JsValue) {
-    let kind = field(&data, "type").as_string().unwrap_or_default();
-    match kind.as_str() {
-        "parts-ran" => {
-            let gen = field(&data, "gen").as_f64().unwrap_or(-1.0);
-            let ran: Option<Vec<PartRan>> = field(&data, "ran")
-                .as_string()
-                .and_then(|text| serde_json::from_str(&text).ok());
-            received(gen, ran);
-        }
-        "ready" => helper_ready(),
-        "panic" | "crashed" => helper_gone(),
+fn on_helper_message(reply: WorkerReply, _arrays: js_sys::Array) {
+    match reply {
+        WorkerReply::PartsRan { gen, ran } => received(gen, ran),
+        WorkerReply::Ready => helper_ready(),
+        WorkerReply::Panic { .. } | WorkerReply::Crashed { .. } => helper_gone(),
         _ => {}
     }
 }
@@ -243,7 +231,7 @@ fn helper_gone() {
 }
 
 /// The helper's results for request `gen` (`None`: it could not run them).
-fn received(gen: f64, ran: Option<Vec<PartRan>>) {
+fn received(gen: u64, ran: Option<Vec<PartRan>>) {
     let Some(mut pending) = PENDING.with(|p| p.borrow_mut().take()) else {
         return;
     };
@@ -256,7 +244,7 @@ fn received(gen: f64, ran: Option<Vec<PartRan>>) {
         for (&i, r) in pending.theirs.iter().zip(ran) {
             pending.ran[i] = Some(r);
         }
-        super::RunCounts::bump(|c| c.shared += 1);
+        super::bump(|c| c.shared += 1);
     }
     finish(pending);
 }
@@ -281,34 +269,17 @@ fn finish(pending: Pending) {
     then(figures);
 }
 
-/// In the helper: runs the parts of a `parts` message and answers.
-pub fn run_parts(data: &JsValue) {
-    let gen = field(data, "gen").as_f64().unwrap_or(0.0);
-    let answer = message("parts-ran", gen);
-    match parts_ran(data) {
-        Ok(ran) => set(&answer, "ran", &ran.into()),
-        Err(e) => set(&answer, "error", &e.into()),
-    }
-    super::post(&answer, &[]);
-}
-
-fn parts_ran(data: &JsValue) -> Result<String, String> {
-    let input: overlap_core::ScenarioInput =
-        serde_json::from_str(&field(data, "input").as_string().unwrap_or_default())
-            .map_err(|e| format!("the helper could not read the scenario: {e}"))?;
-    let scenario = input
-        .resolve()
-        .map_err(|_| "the helper could not resolve the scenario".to_string())?;
-    let parts: Vec<Part> =
-        serde_json::from_str(&field(data, "parts").as_string().unwrap_or_default())
-            .map_err(|e| format!("the helper could not read the parts: {e}"))?;
-    let ran: Vec<PartRan> = super::with_simulator(|sim| {
-        parts
-            .iter()
-            .map(|&part| sim.run_part(&scenario, part))
-            .collect()
+/// In the helper: runs the parts of a `Parts` request and answers.
+pub fn run_parts(gen: u64, input: &ScenarioInput, parts: &[Part]) {
+    let ran = input.resolve().ok().map(|scenario| {
+        super::with_simulator(|sim| {
+            parts
+                .iter()
+                .map(|&part| sim.run_part(&scenario, part))
+                .collect()
+        })
     });
-    serde_json::to_string(&ran).map_err(|e| e.to_string())
+    super::post(&WorkerReply::PartsRan { gen, ran }, &[], &[]);
 }
 
 #[cfg(test)]

@@ -2,55 +2,53 @@
 //! in a dedicated Web Worker by `www/sim-worker.js`, so that a long
 //! simulation never holds the page's main thread.
 //!
-//! Messages from the page (plain objects):
-//! - `{type: "simulate", gen, input}`: `input` is the scenario JSON; the
-//!   answer is `{type: "result", gen, report, sim_ms, memory_bytes, f64, u32}`
-//!   with the report as JSON text and the timeline as two typed arrays
-//!   (`codec`), transferred rather than copied; or `{type: "refused", gen, message}`.
-//!   A large run (`figures_first`) is answered twice: first
-//!   `{type: "figures", gen, report, sim_ms}` from the core's report-only
-//!   path (or kept from a recent run of the same scenario, `cached: true`),
-//!   then the `result` with its timeline, computed in a task of its
-//!   own so that a newer request that arrived meanwhile is seen first and
-//!   wins (the timeline of an overtaken request is never computed).
-//!   A step whose timeline is over the core's limit for one
+//! What crosses the boundary is typed: the page posts an
+//! `overlap_session::WorkerRequest` and the worker answers with
+//! `WorkerReply`s (their variants say which message answers which, and
+//! which typed arrays travel beside them; `wire` is the envelope):
+//! - `Simulate`: `Result`, the report and the timeline as two typed arrays
+//!   (`codec`), transferred rather than copied; or `Refused`. A large run
+//!   (`figures_first`) is answered twice: first `Figures` from the core's
+//!   report-only path (or kept from a recent run of the same scenario,
+//!   `cached`), then the `Result`, computed in a task of its own so that a
+//!   newer request that arrived meanwhile is seen first and wins (the
+//!   timeline of an overtaken request is never computed). A step whose
+//!   timeline is over the core's limit for one
 //!   (`overlap_core::timeline_refusal`) is answered with its figures, then
-//!   `{type: "no-timeline", gen, field, message}` in place of the
-//!   `result` (`no_timeline`). Figures refused at run time (a steady
-//!   state that failed over that limit) come as `refused` with the
-//!   `field` named.
-//!   Every answer to `simulate` also carries the worker's run counts
-//!   (`runs`: requests started, figures posted, timelines posted, timelines
-//!   skipped as overtaken, figures shared with the helper worker, figures
-//!   made of one run with nothing to share), so that
-//!   the page can show that no stale run queues.
-//!   A large step's figures may be made over two workers (`helper`): the
-//!   page sees the same messages.
-//! - `{type: "trace", gen, input}`: `{type: "trace", gen, bytes}`, the Chrome
-//!   trace as UTF-8 bytes, exactly what `overlap-lab trace` writes.
-//! - `{type: "kineto", gen, input}`: `{type: "kineto", gen, bytes}`, the
-//!   zip of the Kineto traces, the files `overlap-lab trace --kineto` writes.
-//! - `{type: "panic"}`: panics on purpose, only when the page started the
-//!   worker with its test hooks on (`testHooks` in the init message), so
-//!   that the browser tests can check how a panic is reported.
+//!   `NoTimeline` (`no_timeline`). Figures refused at run time (a steady
+//!   state that failed over that limit) come as `Refused` naming the field.
+//!   Every answer to `Simulate` also carries the worker's `RunCounts`, so
+//!   that the page can show that no stale run queues. A large step's
+//!   figures may be made over two workers (`helper`): the page sees the
+//!   same messages.
+//! - `Trace`: `Trace` with the Chrome trace's UTF-8 bytes, exactly what
+//!   `overlap-lab trace` writes; `Kineto`: `Kineto` with the zip of the
+//!   Kineto traces, the files `overlap-lab trace --kineto` writes.
+//! - `Panic`: panics on purpose, only when the page started the worker
+//!   with its test hooks on, so that the browser tests can check how a
+//!   panic is reported.
 //!
-//! A panic posts `{type: "panic", message}` before the module traps; the
-//! worker script then posts `{type: "crashed", message}`. The page treats a
-//! worker that panicked or crashed as gone and starts a new one.
+//! A panic posts `Panic` before the module traps; the worker script then
+//! posts `Crashed`. The page treats a worker that panicked or crashed as
+//! gone and starts a new one.
 
 pub mod codec;
+mod decoding;
 pub mod figures_cache;
 pub mod figures_first;
 pub mod helper;
 mod kineto_zip;
 pub mod no_timeline;
 pub mod runner;
+mod show;
 pub mod spawn;
+pub mod wire;
 
 use std::cell::{Cell, RefCell};
 
 use gloo_timers::callback::Timeout;
-use overlap_core::{FieldError, Scenario, ScenarioInput, Simulator};
+use overlap_core::{FieldError, Report, Scenario, ScenarioInput, Simulator};
+use overlap_session::{RunCounts, WorkerReply, WorkerRequest};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::DedicatedWorkerGlobalScope;
@@ -59,81 +57,27 @@ thread_local! {
     /// One per worker, and a worker serves one app instance: it remembers
     /// that instance's last all-off baseline.
     static SIMULATOR: RefCell<Simulator> = RefCell::new(Simulator::default());
-    /// The newest `simulate` request's number: a deferred timeline of an
-    /// older one is dropped.
-    static LATEST_GEN: Cell<f64> = const { Cell::new(-1.0) };
+    /// The newest `Simulate` request's number (0: none yet): a deferred
+    /// timeline of an older one is dropped.
+    static LATEST_GEN: Cell<u64> = const { Cell::new(0) };
     /// The timeline of a run whose figures went first, waiting for its own
     /// task; replacing or dropping it cancels it.
     static DEFERRED: RefCell<Option<Timeout>> = const { RefCell::new(None) };
     static RUNS: Cell<RunCounts> = const { Cell::new(RunCounts::ZERO) };
     /// The figures of the last few large scenarios, shown again at once.
-    static FIGURES: RefCell<figures_cache::FiguresCache> = RefCell::new(Default::default());
+    static FIGURES: RefCell<figures_cache::FiguresCache<Report>> = RefCell::new(Default::default());
 }
 
-/// What this worker did with the `simulate` requests it received. Carried
-/// to the page as its JSON object (a count missing reads as zero).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(default)]
-pub struct RunCounts {
-    /// Requests it started on (read and resolved, or refused).
-    pub started: u32,
-    /// Figures posted ahead of a timeline.
-    pub figures: u32,
-    /// Timelines posted (`result` messages).
-    pub timelines: u32,
-    /// Deferred timelines dropped because a newer request came first.
-    pub skipped: u32,
-    /// Figures made with the helper worker's parts (`helper`).
-    pub shared: u32,
-    /// Figures made of one run, with nothing to share: the baseline
-    /// remembered (or the scenario its own), and one short run standing
-    /// for three (`overlap_core::steady_state::marked_counts`).
-    pub one_run: u32,
+fn bump(f: impl FnOnce(&mut RunCounts)) {
+    RUNS.with(|r| {
+        let mut c = r.get();
+        f(&mut c);
+        r.set(c);
+    });
 }
 
-impl RunCounts {
-    const ZERO: RunCounts = RunCounts {
-        started: 0,
-        figures: 0,
-        timelines: 0,
-        skipped: 0,
-        shared: 0,
-        one_run: 0,
-    };
-
-    fn bump(f: impl FnOnce(&mut RunCounts)) {
-        RUNS.with(|r| {
-            let mut c = r.get();
-            f(&mut c);
-            r.set(c);
-        });
-    }
-
-    fn to_js(self) -> JsValue {
-        let json = serde_json::to_string(&self).unwrap_or_default();
-        js_sys::JSON::parse(&json).unwrap_or(JsValue::UNDEFINED)
-    }
-
-    /// The counts a message carried (`to_js`), if it carried any.
-    pub fn from_js(runs: &JsValue) -> Option<RunCounts> {
-        let json = js_sys::JSON::stringify(runs).ok()?.as_string()?;
-        serde_json::from_str(&json).ok()
-    }
-}
-
-impl std::ops::Add for RunCounts {
-    type Output = RunCounts;
-
-    fn add(self, o: RunCounts) -> RunCounts {
-        RunCounts {
-            started: self.started + o.started,
-            figures: self.figures + o.figures,
-            timelines: self.timelines + o.timelines,
-            skipped: self.skipped + o.skipped,
-            shared: self.shared + o.shared,
-            one_run: self.one_run + o.one_run,
-        }
-    }
+fn runs() -> RunCounts {
+    RUNS.with(Cell::get)
 }
 
 /// True inside a dedicated worker (where there is no page to mount).
@@ -147,21 +91,14 @@ fn scope() -> Option<DedicatedWorkerGlobalScope> {
     js_sys::global().dyn_into().ok()
 }
 
-fn set(obj: &js_sys::Object, key: &str, value: &JsValue) {
-    let _ = js_sys::Reflect::set(obj, &key.into(), value);
-}
-
-fn post(msg: &js_sys::Object, transfer: &[JsValue]) {
+/// Posts a reply to whoever started this worker, with the typed arrays
+/// after it; their buffers are transferred.
+fn post(reply: &WorkerReply, arrays: &[&JsValue], buffers: &[js_sys::ArrayBuffer]) {
     let Some(scope) = scope() else { return };
-    let list = transfer.iter().collect::<js_sys::Array>();
-    let _ = scope.post_message_with_transfer(msg, &list);
-}
-
-fn message(kind: &str, gen: f64) -> js_sys::Object {
-    let msg = js_sys::Object::new();
-    set(&msg, "type", &kind.into());
-    set(&msg, "gen", &gen.into());
-    msg
+    let _ = scope.post_message_with_transfer(
+        &wire::envelope(reply, arrays),
+        &wire::transfer_list(buffers),
+    );
 }
 
 fn now_ms() -> f64 {
@@ -184,15 +121,15 @@ fn epoch_ms() -> f64 {
 /// Installs the message handler and the panic reporter, then says "ready".
 pub fn start() {
     let Some(scope) = scope() else { return };
-    let test_hooks = js_sys::Reflect::get(&scope, &"overlapLabTestHooks".into())
-        .ok()
-        .and_then(|v| v.as_bool())
-        .unwrap_or(false);
+    let test_hooks = spawn::test_hooks_on();
     std::panic::set_hook(Box::new(|info| {
-        let msg = js_sys::Object::new();
-        set(&msg, "type", &"panic".into());
-        set(&msg, "message", &info.to_string().into());
-        post(&msg, &[]);
+        post(
+            &WorkerReply::Panic {
+                message: info.to_string(),
+            },
+            &[],
+            &[],
+        );
     }));
     let handler =
         Closure::<dyn Fn(web_sys::MessageEvent)>::new(move |ev: web_sys::MessageEvent| {
@@ -201,58 +138,47 @@ pub fn start() {
     scope.set_onmessage(Some(handler.as_ref().unchecked_ref()));
     // The handler lives as long as the worker.
     handler.forget();
-    post(&message("ready", 0.0), &[]);
-}
-
-fn field(data: &JsValue, key: &str) -> JsValue {
-    js_sys::Reflect::get(data, &key.into()).unwrap_or(JsValue::UNDEFINED)
+    post(&WorkerReply::Ready, &[], &[]);
 }
 
 fn handle(data: &JsValue, test_hooks: bool) {
-    let kind = field(data, "type").as_string().unwrap_or_default();
-    let gen = field(data, "gen").as_f64().unwrap_or(0.0);
-    let input = field(data, "input").as_string().unwrap_or_default();
-    match kind.as_str() {
-        "simulate" => simulate(gen, &input),
-        "trace" => trace(gen, &input),
-        "kineto" => {
-            // The folder the archive unpacks to, named by the page like the file.
-            let folder = field(data, "folder")
-                .as_string()
-                .unwrap_or_else(|| "overlap-lab-kineto".to_string());
-            kineto(gen, &input, &folder)
+    let request = match wire::open::<WorkerRequest>(data) {
+        Ok((request, _)) => request,
+        Err(e) => {
+            // The page and the worker are one module: this is a bug.
+            refused(0, e, None);
+            return;
         }
-        "parts" => helper::run_parts(data),
-        "panic" if test_hooks => panic!("a test asked the simulation worker to panic"),
-        _ => {}
+    };
+    match request {
+        WorkerRequest::Simulate { gen, input } => simulate(gen, &input),
+        WorkerRequest::Trace { gen, input } => trace(gen, &input),
+        WorkerRequest::Kineto { gen, input, folder } => kineto(gen, &input, &folder),
+        WorkerRequest::Parts { gen, input, parts } => helper::run_parts(gen, &input, &parts),
+        WorkerRequest::Panic if test_hooks => {
+            panic!("a test asked the simulation worker to panic")
+        }
+        WorkerRequest::Panic | WorkerRequest::Init { .. } => {}
     }
-}
-
-fn refused(gen: f64, text: String) {
-    refused_field(gen, text, None);
 }
 
 /// A refusal; with `field`, the scenario field it names, for the page to
 /// show beside that control.
-fn refused_field(gen: f64, text: String, field: Option<&str>) {
-    let msg = message("refused", gen);
-    if let Some(field) = field {
-        set(&msg, "field", &field.into());
-    }
-    set(&msg, "runs", &RUNS.with(Cell::get).to_js());
-    set(&msg, "message", &text.into());
-    post(&msg, &[]);
+fn refused(gen: u64, message: String, field: Option<String>) {
+    post(
+        &WorkerReply::Refused {
+            gen,
+            field,
+            message,
+            runs: runs(),
+        },
+        &[],
+        &[],
+    );
 }
 
-fn resolve(gen: f64, input: &str) -> Option<overlap_core::Scenario> {
-    let parsed: ScenarioInput = match serde_json::from_str(input) {
-        Ok(i) => i,
-        Err(e) => {
-            refused(gen, format!("the worker could not read the scenario: {e}"));
-            return None;
-        }
-    };
-    match parsed.resolve() {
+fn resolve(gen: u64, input: &ScenarioInput) -> Option<Scenario> {
+    match input.resolve() {
         Ok(s) => Some(s),
         Err(e) => {
             let text = e
@@ -261,21 +187,21 @@ fn resolve(gen: f64, input: &str) -> Option<overlap_core::Scenario> {
                 .map(|f| format!("{}: {}", f.field, f.message))
                 .collect::<Vec<_>>()
                 .join("; ");
-            refused(gen, text);
+            refused(gen, text, None);
             None
         }
     }
 }
 
-fn simulate(gen: f64, input: &str) {
+fn simulate(gen: u64, input: &ScenarioInput) {
     // The newest request wins: a timeline still waiting for its task is dropped.
     LATEST_GEN.with(|g| g.set(gen));
     if DEFERRED.with(|d| d.borrow_mut().take()).is_some() {
-        RunCounts::bump(|c| c.skipped += 1);
+        bump(|c| c.skipped += 1);
     }
     // Figures waiting for the helper's parts are dropped too.
     helper::drop_pending();
-    RunCounts::bump(|c| c.started += 1);
+    bump(|c| c.started += 1);
     let taken_up = epoch_ms();
     let Some(scenario) = resolve(gen, input) else {
         return;
@@ -300,16 +226,15 @@ fn simulate(gen: f64, input: &str) {
         t0,
         no_timeline,
     };
-    if let Some(json) = FIGURES.with(|c| c.borrow_mut().get(&scenario)) {
-        figures_done.post(scenario, Ok(json), true);
+    if let Some(report) = FIGURES.with(|c| c.borrow_mut().get(&scenario)) {
+        figures_done.post(scenario, Ok(report), true);
         return;
     }
     let kept = scenario.clone();
     let then: helper::Then = Box::new(move |figures| {
         let report = figures.map(|figures| {
-            let json = serde_json::to_string(&figures.report).unwrap_or_default();
-            FIGURES.with(|c| c.borrow_mut().put(&kept, json.clone()));
-            json
+            FIGURES.with(|c| c.borrow_mut().put(&kept, figures.report.clone()));
+            figures.report
         });
         figures_done.post(kept, report, false);
     });
@@ -318,7 +243,7 @@ fn simulate(gen: f64, input: &str) {
     let alone = with_simulator(|sim| helper::figures(gen, input, &scenario, sim, then));
     if let Some(then) = alone {
         if with_simulator(|sim| sim.report_parts(&scenario).len()) == 1 {
-            RunCounts::bump(|c| c.one_run += 1);
+            bump(|c| c.one_run += 1);
         }
         then(with_simulator(|sim| sim.simulate_report(&scenario)));
     }
@@ -329,10 +254,10 @@ fn with_simulator<R>(f: impl FnOnce(&mut Simulator) -> R) -> R {
     SIMULATOR.with(|s| f(&mut s.borrow_mut()))
 }
 
-/// A `simulate` request whose figures are being made, and what the page is
+/// A `Simulate` request whose figures are being made, and what the page is
 /// told with them.
 struct Figured {
-    gen: f64,
+    gen: u64,
     /// When the worker began on it (`epoch_ms`).
     taken_up: f64,
     /// The worker's own work before the core ran.
@@ -344,9 +269,9 @@ struct Figured {
 }
 
 impl Figured {
-    /// Posts the figures (the report's JSON, or the refusal), then either
-    /// why there is no timeline, or the timeline in a task of its own.
-    fn post(self, scenario: Scenario, report: Result<String, FieldError>, cached: bool) {
+    /// Posts the figures (or the refusal), then either why there is no
+    /// timeline, or the timeline in a task of its own.
+    fn post(self, scenario: Scenario, report: Result<Report, FieldError>, cached: bool) {
         let Figured {
             gen,
             taken_up,
@@ -355,31 +280,42 @@ impl Figured {
             no_timeline,
         } = self;
         let report = match report {
-            Ok(json) => json,
+            Ok(report) => report,
             Err(e) => {
-                refused_field(gen, e.message.clone(), Some(&e.field));
+                refused(gen, e.message, Some(e.field));
                 return;
             }
         };
         let figures_ms = now_ms() - t0;
-        RunCounts::bump(|c| c.figures += 1);
-        let msg = message("figures", gen);
-        set(&msg, "report", &report.into());
-        set(&msg, "sim_ms", &figures_ms.into());
-        // Figures kept from an earlier run took no simulation: the page does
-        // not take their time as a measure of this scenario's cost.
-        set(&msg, "cached", &cached.into());
-        set(&msg, "taken_up_at", &taken_up.into());
-        set(&msg, "resolve_ms", &resolve_ms.into());
-        set(&msg, "runs", &RUNS.with(Cell::get).to_js());
-        set(&msg, "posted_at", &epoch_ms().into());
-        post(&msg, &[]);
+        bump(|c| c.figures += 1);
+        post(
+            &WorkerReply::Figures {
+                gen,
+                report,
+                sim_ms: figures_ms,
+                // Figures kept from an earlier run took no simulation: the
+                // page does not take their time as a measure of this
+                // scenario's cost.
+                cached,
+                taken_up_at: taken_up,
+                resolve_ms,
+                runs: runs(),
+                posted_at: epoch_ms(),
+            },
+            &[],
+            &[],
+        );
         if let Some(e) = no_timeline {
-            let msg = message("no-timeline", gen);
-            set(&msg, "field", &e.field.into());
-            set(&msg, "message", &e.message.into());
-            set(&msg, "runs", &RUNS.with(Cell::get).to_js());
-            post(&msg, &[]);
+            post(
+                &WorkerReply::NoTimeline {
+                    gen,
+                    field: e.field,
+                    message: e.message,
+                    runs: runs(),
+                },
+                &[],
+                &[],
+            );
             return;
         }
         // In a task of its own: a request the page posted while the figures
@@ -389,49 +325,54 @@ impl Figured {
             if LATEST_GEN.with(Cell::get) == gen {
                 timeline(gen, &scenario, figures_ms, taken_up);
             } else {
-                RunCounts::bump(|c| c.skipped += 1);
+                bump(|c| c.skipped += 1);
             }
         });
         DEFERRED.with(|d| *d.borrow_mut() = Some(deferred));
     }
 }
 
-/// Simulates the scenario with its timeline and posts the `result`. The
+/// Simulates the scenario with its timeline and posts the `Result`. The
 /// same simulator answered its figures, if they went first, so its
 /// baseline is reused rather than simulated again; `figures_ms` is the time
 /// those figures took, added to the core time the page is told;
 /// `taken_up` when the worker began on the request (`epoch_ms`).
-fn timeline(gen: f64, scenario: &Scenario, figures_ms: f64, taken_up: f64) {
+fn timeline(gen: u64, scenario: &Scenario, figures_ms: f64, taken_up: f64) {
     let t0 = now_ms();
     let mut sim = SIMULATOR.with(|s| s.borrow_mut().simulate(scenario));
     let sim_ms = now_ms() - t0;
     codec::sort_lanes(&mut sim.timeline);
     let encoded = codec::encode(&sim.timeline);
     drop(sim.timeline);
-    let report = serde_json::to_string(&sim.report).unwrap_or_default();
     let f64s = js_sys::Float64Array::from(&encoded.f64s[..]);
     let u32s = js_sys::Uint32Array::from(&encoded.u32s[..]);
     drop(encoded);
-    RunCounts::bump(|c| c.timelines += 1);
-    let msg = message("result", gen);
-    set(&msg, "report", &report.into());
-    set(&msg, "sim_ms", &(figures_ms + sim_ms).into());
-    set(&msg, "timeline_ms", &sim_ms.into());
-    set(&msg, "taken_up_at", &taken_up.into());
-    set(&msg, "runs", &RUNS.with(Cell::get).to_js());
+    bump(|c| c.timelines += 1);
     let memory_bytes = wasm_bindgen::memory()
         .dyn_into::<js_sys::WebAssembly::Memory>()
         .ok()
         .and_then(|m| m.buffer().dyn_into::<js_sys::ArrayBuffer>().ok())
         .map(|b| b.byte_length())
         .unwrap_or(0);
-    set(&msg, "memory_bytes", &f64::from(memory_bytes).into());
-    set(&msg, "f64", &f64s);
-    set(&msg, "u32", &u32s);
-    post(&msg, &[f64s.buffer().into(), u32s.buffer().into()]);
+    let reply = WorkerReply::Result {
+        gen,
+        report: sim.report,
+        sim_ms: figures_ms + sim_ms,
+        timeline_ms: sim_ms,
+        taken_up_at: taken_up,
+        memory_bytes: f64::from(memory_bytes),
+        runs: runs(),
+    };
+    post(&reply, &[&f64s, &u32s], &[f64s.buffer(), u32s.buffer()]);
 }
 
-fn trace(gen: f64, input: &str) {
+/// Posts bytes of an export as `reply`'s array, transferred.
+fn post_bytes(reply: &WorkerReply, bytes: &[u8]) {
+    let bytes = js_sys::Uint8Array::from(bytes);
+    post(reply, &[&bytes], &[bytes.buffer()]);
+}
+
+fn trace(gen: u64, input: &ScenarioInput) {
     let Some(scenario) = resolve(gen, input) else {
         return;
     };
@@ -443,14 +384,10 @@ fn trace(gen: f64, input: &str) {
     let mut text = overlap_core::trace::chrome_trace(&sim.timeline);
     drop(sim);
     text.push('\n');
-    let bytes = js_sys::Uint8Array::from(text.as_bytes());
-    drop(text);
-    let msg = message("trace", gen);
-    set(&msg, "bytes", &bytes);
-    post(&msg, &[bytes.buffer().into()]);
+    post_bytes(&WorkerReply::Trace { gen }, text.as_bytes());
 }
 
-fn kineto(gen: f64, input: &str, folder: &str) {
+fn kineto(gen: u64, input: &ScenarioInput, folder: &str) {
     let Some(scenario) = resolve(gen, input) else {
         return;
     };
@@ -462,23 +399,19 @@ fn kineto(gen: f64, input: &str, folder: &str) {
     match kineto_zip::zip_traces(folder, &traces) {
         Ok(zip) => {
             drop(traces);
-            let bytes = js_sys::Uint8Array::from(&zip[..]);
-            drop(zip);
-            let msg = message("kineto", gen);
-            set(&msg, "bytes", &bytes);
-            post(&msg, &[bytes.buffer().into()]);
+            post_bytes(&WorkerReply::Kineto { gen }, &zip);
         }
-        Err(e) => refused(gen, format!("the zip could not be written: {e}")),
+        Err(e) => refused(gen, format!("the zip could not be written: {e}"), None),
     }
 }
 
 /// The step with its timeline for an export, or a refusal naming the field
 /// when its timeline is over the core's limit.
-fn whole_step(gen: f64, scenario: &Scenario) -> Option<overlap_core::Simulation> {
+fn whole_step(gen: u64, scenario: &Scenario) -> Option<overlap_core::Simulation> {
     match Simulator::default().try_simulate(scenario) {
         Ok(sim) => Some(sim),
         Err(e) => {
-            refused_field(gen, e.message.clone(), Some(&e.field));
+            refused(gen, e.message, Some(e.field));
             None
         }
     }

@@ -10,9 +10,12 @@
 //! loaded from another folder than the page that shows it (a widget inside
 //! course material), and `sim-worker.js` sits beside that module in `dist/`.
 
+use overlap_session::{WorkerReply, WorkerRequest};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::{ErrorEvent, MessageEvent, Worker, WorkerOptions, WorkerType};
+
+use super::wire;
 
 /// The worker script's file name, in the same folder as the app's module.
 pub const WORKER_SCRIPT: &str = "sim-worker.js";
@@ -53,14 +56,25 @@ pub struct WorkerHandle {
 }
 
 impl WorkerHandle {
-    /// Posts a message to the worker.
-    pub fn post(&self, msg: &JsValue) -> Result<(), JsValue> {
-        self.worker.post_message(msg)
+    /// Posts a request to the worker.
+    pub fn post(&self, request: &WorkerRequest) -> Result<(), JsValue> {
+        Poster(self.worker.clone()).post(request)
     }
 
-    /// The worker itself, for callbacks that post to it.
-    pub fn worker(&self) -> &Worker {
-        &self.worker
+    /// Something that posts to this worker, for callbacks.
+    pub fn poster(&self) -> Poster {
+        Poster(self.worker.clone())
+    }
+}
+
+/// Posts requests to a worker (without owning it).
+#[derive(Clone)]
+pub struct Poster(Worker);
+
+impl Poster {
+    /// Posts a request to the worker.
+    pub fn post(&self, request: &WorkerRequest) -> Result<(), JsValue> {
+        self.0.post_message(&wire::envelope(request, &[]))
     }
 }
 
@@ -72,11 +86,12 @@ impl Drop for WorkerHandle {
     }
 }
 
-/// Starts a worker. `on_message` gets every message's data; `on_error` gets
-/// a description when the worker's script fails outside a message.
+/// Starts a worker. `on_message` gets every reply with the arrays after it;
+/// `on_error` gets a description when the worker's script fails outside a
+/// message, or sends a message this module cannot read.
 pub fn spawn(
-    mut on_message: impl FnMut(JsValue) + 'static,
-    mut on_error: impl FnMut(String) + 'static,
+    mut on_message: impl FnMut(WorkerReply, js_sys::Array) + 'static,
+    on_error: impl FnMut(String) + 'static,
 ) -> Result<WorkerHandle, String> {
     let url = worker_url()?;
     let options = WorkerOptions::new();
@@ -103,13 +118,21 @@ pub fn spawn(
             Worker::new_with_options(&blob_url, &options)
         })
         .map_err(|e| format!("the browser refused to start a worker from {url}: {e:?}"))?;
-    let on_message =
-        Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| on_message(ev.data()));
+    let on_error = std::rc::Rc::new(std::cell::RefCell::new(on_error));
+    let on_message = {
+        let on_error = on_error.clone();
+        Closure::<dyn FnMut(MessageEvent)>::new(move |ev: MessageEvent| {
+            match wire::open::<WorkerReply>(&ev.data()) {
+                Ok((reply, arrays)) => on_message(reply, arrays),
+                Err(e) => (on_error.borrow_mut())(e),
+            }
+        })
+    };
     let on_error = Closure::<dyn FnMut(ErrorEvent)>::new(move |ev: ErrorEvent| {
         // Handled here: the page reports it in its own alert.
         ev.prevent_default();
         let text = ev.message();
-        on_error(if text.is_empty() {
+        (on_error.borrow_mut())(if text.is_empty() {
             format!("the simulation worker ({url}) failed to load or stopped")
         } else {
             text
@@ -117,16 +140,13 @@ pub fn spawn(
     });
     worker.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
     worker.set_onerror(Some(on_error.as_ref().unchecked_ref()));
-    let init = js_sys::Object::new();
-    let put = |k: &str, v: &JsValue| {
-        let _ = js_sys::Reflect::set(&init, &k.into(), v);
+    // Read by `sim-worker.js`: the glue's URL, then the compiled module.
+    let init = WorkerRequest::Init {
+        glue: module_url(),
+        test_hooks: test_hooks_on(),
     };
-    put("type", &"init".into());
-    put("glue", &module_url().into());
-    put("module", &wasm_bindgen::module());
-    put("testHooks", &test_hooks_on().into());
     worker
-        .post_message(&init)
+        .post_message(&wire::envelope(&init, &[&wasm_bindgen::module()]))
         .map_err(|e| format!("could not start the simulation worker: {e:?}"))?;
     Ok(WorkerHandle {
         worker,

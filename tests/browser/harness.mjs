@@ -2,46 +2,9 @@
 // dist/ on 127.0.0.1, headless Chromium through playwright-core, and a guard
 // that records console errors, page errors and any request leaving the machine.
 
-import { createServer } from 'node:http';
-import { readFile, stat } from 'node:fs/promises';
-import { existsSync } from 'node:fs';
-import { join, extname, resolve, normalize } from 'node:path';
 import { chromium } from 'playwright-core';
-
-const TYPES = {
-  '.html': 'text/html; charset=utf-8',
-  '.js': 'text/javascript; charset=utf-8',
-  '.wasm': 'application/wasm',
-  '.css': 'text/css; charset=utf-8',
-  '.svg': 'image/svg+xml',
-  '.png': 'image/png',
-  '.json': 'application/json',
-};
-
-/** Serves `root` on 127.0.0.1 at a free port; resolves to { url, close }. */
-export async function serve(root) {
-  const base = resolve(root);
-  if (!existsSync(join(base, 'index.html'))) {
-    throw new Error(`${base}/index.html is missing: run \`trunk build --release\` first`);
-  }
-  const server = createServer(async (req, res) => {
-    try {
-      const path = decodeURIComponent(new URL(req.url, 'http://x').pathname);
-      let file = normalize(join(base, path));
-      if (!file.startsWith(base)) throw new Error('outside root');
-      if ((await stat(file)).isDirectory()) file = join(file, 'index.html');
-      const body = await readFile(file);
-      res.writeHead(200, { 'content-type': TYPES[extname(file)] ?? 'application/octet-stream' });
-      res.end(body);
-    } catch {
-      res.writeHead(404);
-      res.end('not found');
-    }
-  });
-  await new Promise((ok) => server.listen(0, '127.0.0.1', ok));
-  const { port } = server.address();
-  return { url: `http://127.0.0.1:${port}/`, close: () => new Promise((ok) => server.close(ok)) };
-}
+// The same server scripts/serve.sh runs: what the tests open is what a person is served.
+export { serve } from '../../scripts/static-server.mjs';
 
 const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
 

@@ -189,6 +189,22 @@ export function registerPageTests(test, h) {
     assert(close(await metric(frame, 'step_time_ms'), want), 'the frame shows other figures than the newest message\'s link');
   }, { timeout: 120000 });
 
+  test('embed: a burst of 5000 height requests gets one reply, not one per message', async ({ page, context }) => {
+    const frame = await framed(page, context, '?v=1&embed=1&controls=tp,pp,dp');
+    await frame.waitForFunction(() => document.body.dataset.simulating === '0', null, { timeout: 60000 });
+    // Let any resize the first paint caused be posted before counting.
+    await page.waitForTimeout(500);
+    const before = await page.evaluate(() => window.heights.length);
+    await page.evaluate(() => {
+      const w = document.querySelector('iframe').contentWindow;
+      for (let i = 0; i < 5000; i++) w.postMessage({ type: 'overlap-lab:request-height' }, '*');
+    });
+    await page.waitForFunction((n) => window.heights.length > n, before, { timeout: 30000 });
+    await page.waitForTimeout(500);
+    const replies = (await page.evaluate(() => window.heights.length)) - before;
+    assert(replies >= 1 && replies <= 10, `5000 height requests got ${replies} replies`);
+  }, { timeout: 120000 });
+
   test('embed: set-scenario rewrites the frame address, so that reloading the frame keeps the scenario', async ({ page, context }) => {
     const frame = await framed(page, context, '?v=1&embed=1&controls=tp,pp,dp');
     const before = await runSeq(frame);

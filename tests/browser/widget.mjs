@@ -136,6 +136,21 @@ export function registerWidgetTests(test, h) {
       `${host}: canvas looks blank: ${(stats.differ * 100).toFixed(1)}% painted, ${stats.colours} colours`);
   }
 
+  // scripts/serve.sh serves dist/ through the same server as these tests: the
+  // widget must come back as a script, and a path that is not a file as 404,
+  // never as the app's index.html.
+  test('served site: the widget is a script and a missing file is 404, not the app', async ({ page }) => {
+    const base = h.serverUrl();
+    const widget = await fetch(base + 'overlap-lab.js');
+    assert(widget.status === 200 && /^text\/javascript/.test(widget.headers.get('content-type')),
+      `overlap-lab.js: ${widget.status} ${widget.headers.get('content-type')}`);
+    assert(/export default/.test(await widget.text()), 'overlap-lab.js has no default export');
+    const missing = await fetch(base + 'no-such-file.js');
+    assert(missing.status === 404, `a missing file answers ${missing.status}`);
+    await page.goto(base);
+    await page.waitForSelector('[data-metric="step_time_ms"]');
+  });
+
   test('widget: anywidget render draws, matches the CLI and follows the model both ways', async ({ page }) => {
     writePages();
     await page.goto(url('anywidget.html'));

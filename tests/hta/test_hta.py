@@ -25,27 +25,16 @@ Run: `.venv-hta/bin/python -m pytest -q tests/hta` after
 
 import json
 import logging
-import os
-import subprocess
-from pathlib import Path
 
 import pytest
 from hta.trace_analysis import TraceAnalysis
+from overlap_cli import cli
 
-ROOT = Path(__file__).resolve().parents[2]
-CLI = Path(os.environ.get("OVERLAP_LAB_CLI", ROOT / "target" / "release" / "overlap-lab"))
 PRESETS = ["didactic", "contention"]
 TOLERANCE_PP = 0.5
 
 # HTA logs every parse at WARNING; only its errors matter here.
 logging.getLogger("hta").setLevel(logging.ERROR)
-
-
-def cli(*args):
-    assert CLI.exists(), f"{CLI} is missing: cargo build --release -p overlap-lab"
-    done = subprocess.run([str(CLI), *args], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
-    return done.stdout
 
 
 @pytest.fixture(scope="module", params=PRESETS)

@@ -38,6 +38,12 @@ pub const COMMANDS: &[CommandSpec] = &[
         reads_file: true,
     },
     CommandSpec {
+        name: "import",
+        flags: &["--json"],
+        valued: &[("--scenario", "a scenario FILE")],
+        reads_file: false,
+    },
+    CommandSpec {
         name: "presets",
         flags: &[],
         valued: &[],
@@ -47,6 +53,16 @@ pub const COMMANDS: &[CommandSpec] = &[
         name: "fields",
         flags: &[],
         valued: &[],
+        reads_file: false,
+    },
+    CommandSpec {
+        name: "busbw",
+        flags: &[],
+        valued: &[
+            ("--hardware", "a hardware preset"),
+            ("--nodes", "a number of nodes"),
+            ("--collective", "a collective"),
+        ],
         reads_file: false,
     },
     CommandSpec {
@@ -73,6 +89,8 @@ pub struct Parsed {
     /// commands that read one: the caller opens it by its name as given,
     /// which need not be UTF-8.
     pub file_index: Option<usize>,
+    /// Where the PATH operands of `import` are in the arguments, in order.
+    pub path_indices: Vec<usize>,
     /// `--help` or `-h` was given: print the usage and nothing else.
     pub help: bool,
 }
@@ -185,6 +203,23 @@ pub fn parse(args: &[String]) -> Result<Parsed, String> {
     if parsed.help {
         return Ok(parsed);
     }
+    // `import` reads one or more trace files or folders.
+    if spec.name == "import" {
+        if operands.is_empty() {
+            return Err(
+                "import needs a PATH: a trace file (.json, .json.gz) or a folder of them"
+                    .to_string(),
+            );
+        }
+        if let Some((_, dash)) = operands.iter().find(|(_, a)| a.as_str() == "-") {
+            return Err(format!(
+                "import reads trace files, not standard input: {} is not a PATH",
+                quoted(dash)
+            ));
+        }
+        parsed.path_indices = operands.iter().map(|(i, _)| *i).collect();
+        return Ok(parsed);
+    }
     match (spec.reads_file, operands.as_slice()) {
         (true, [(index, _)]) => parsed.file_index = Some(*index),
         (true, []) => {
@@ -260,6 +295,22 @@ mod tests {
     }
 
     #[test]
+    fn import_reads_every_path() {
+        let p = parse(&args(&[
+            "import",
+            "a",
+            "--json",
+            "b",
+            "--scenario",
+            "s.json",
+        ]))
+        .unwrap();
+        assert_eq!(p.path_indices, vec![1, 3]);
+        assert!(p.flag("--json"));
+        assert_eq!(p.value("--scenario"), Some("s.json"));
+    }
+
+    #[test]
     fn a_double_dash_ends_the_options() {
         let p = parse(&args(&["simulate", "--json", "--", "--json"])).unwrap();
         assert!(p.flag("--json"));
@@ -286,6 +337,13 @@ mod tests {
             (&["link", "--json", "-"][..], "belongs to simulate"),
             (&["presets", "extra"][..], "takes no FILE"),
             (&["published", "--json"][..], "takes no options"),
+            (&["import"][..], "import needs a PATH"),
+            (&["import", "--json"][..], "import needs a PATH"),
+            (&["import", "-"][..], "not standard input"),
+            (
+                &["import", "--scenario"][..],
+                "--scenario needs a scenario FILE",
+            ),
         ] {
             let e = parse(&args(list)).expect_err(&format!("{list:?}"));
             assert!(e.contains(needle), "{list:?}: {e}");

@@ -2,6 +2,7 @@
 //! (../shared/interface.md). A thin shell over `overlap_core`.
 
 mod args;
+mod import;
 
 use std::ffi::OsString;
 use std::io::{Read, Write};
@@ -27,11 +28,16 @@ use overlap_core::{
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 const USAGE: &str = "usage: overlap-lab simulate [--json] FILE | link [--preset ID] FILE | trace [--kineto DIR] FILE | presets | fields | published
+  | busbw [--hardware PRESET] [--nodes N] [--collective C] | import [--json] [--scenario FILE] PATH...
   FILE is scenario JSON (interface.md) of at most 1 MiB; - reads standard input; preset:NAME uses a preset;
   -- before FILE lets its name start with -.
   link writes the fields that differ from the closest preset, or from --preset ID.
   trace --kineto DIR writes one PyTorch-profiler trace per simulated GPU, DIR/rank<N>.json.
-  fields lists every scenario field: its link key, type and range, default and label.";
+  import reads PyTorch profiler traces (.json, .json.gz, one per rank, or a folder) and prints each GPU's figures;
+  --scenario FILE also simulates FILE and prints its figures beside them.
+  fields lists every scenario field: its link key, type and range, default and label.
+  busbw simulates one collective (all_reduce by default) over every GPU of the hardware (dgx-h100, 1 node
+  by default) from 8 B to 4 GiB and prints nccl-tests' time, algbw and busbw with NCCL's algorithm and protocol.";
 
 fn main() -> ExitCode {
     // Arguments that are not UTF-8 are read in their lossy form, and a FILE
@@ -108,14 +114,39 @@ fn run(raw: &[OsString]) -> Result<String, String> {
             None => {
                 let scenario = load(file())?.resolve().map_err(|e| e.to_string())?;
                 let sim = timeline(&scenario)?;
-                Ok(overlap_core::trace::chrome_trace(&sim.timeline) + "\n")
+                trace_chrome(&sim)
             }
         },
+        "import" => {
+            let paths = parsed
+                .path_indices
+                .iter()
+                .map(|&i| std::path::PathBuf::from(&raw[i]))
+                .collect();
+            let simulated = match parsed.value("--scenario") {
+                Some(v) => {
+                    let scenario = load(FileArg {
+                        shown: v,
+                        path: Path::new(v),
+                    })?
+                    .resolve()
+                    .map_err(|e| e.to_string())?;
+                    Some(simulate_report(&scenario).map_err(|e| e.to_string())?.report)
+                }
+                None => None,
+            };
+            import::run(paths, parsed.flag("--json"), simulated)
+        }
         "presets" => Ok(presets::PRESETS
             .iter()
             .map(|p| format!("{:<26} {}\n", p.id, p.title))
             .collect()),
         "fields" => Ok(overlap_core::input::fields::table()),
+        "busbw" => bus_bandwidth(
+            parsed.value("--hardware").unwrap_or("dgx-h100"),
+            parsed.value("--nodes").unwrap_or("1"),
+            parsed.value("--collective").unwrap_or("all_reduce"),
+        ),
         "published" => Ok(format!(
             "{}\nOverlap: the interference model against public measurements\n\n{}\nZero-bubble pipelines (throughput relative to 1F1B; memory of the fullest GPU):\n\n{}\nCoCoNet model-parallel inference (preset {}), one move at a time:\n\n{}",
             overlap_core::published::table(),
@@ -128,22 +159,61 @@ fn run(raw: &[OsString]) -> Result<String, String> {
     }
 }
 
+/// Why a trace of `bytes` is not written: over the file size `trace`
+/// writes, with the fields that shorten the step.
+fn trace_too_large(bytes: u64) -> String {
+    use overlap_core::trace::MAX_TRACE_FILE_BYTES;
+    format!(
+        "this trace would be {:.2} GB, more than the {:.0} GB overlap-lab trace writes: shorten the step \
+         (fewer micro-batches through workload.global_batch, or fewer workload.layers); \
+         overlap-lab simulate gives this step's figures without a trace",
+        bytes as f64 / 1e9,
+        MAX_TRACE_FILE_BYTES as f64 / 1e9,
+    )
+}
+
+/// `trace FILE`: the Chrome trace, its size counted first (in memory that
+/// does not grow with it) and then written to standard output as the
+/// timeline is walked, so that a large trace is never held whole.
+fn trace_chrome(sim: &Simulation) -> Result<String, String> {
+    let bytes = overlap_core::trace::chrome_trace_bytes(&sim.timeline);
+    if bytes > overlap_core::trace::MAX_TRACE_FILE_BYTES {
+        return Err(trace_too_large(bytes));
+    }
+    let stdout = std::io::stdout().lock();
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, stdout);
+    let written = overlap_core::trace::write_chrome_trace(&sim.timeline, &mut w)
+        .and_then(|()| w.write_all(b"\n"))
+        .and_then(|()| w.flush());
+    match written {
+        // A reader that stops early (`| head`) is not an error.
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            Err(format!("cannot write standard output: {e}"))
+        }
+        _ => Ok(String::new()),
+    }
+}
+
 /// `trace --kineto DIR FILE`: one Kineto-style trace per simulated GPU
 /// into DIR, which HolisticTraceAnalysis reads as a job's trace directory.
 fn trace_kineto(dir: &str, file: FileArg) -> Result<String, String> {
     let scenario = load(file)?.resolve().map_err(|e| e.to_string())?;
     let sim = timeline(&scenario)?;
-    let traces = overlap_core::kineto::rank_traces(&scenario, &sim.timeline);
     let dir = std::path::Path::new(dir);
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     // HTA reads every .json and .gz file in the directory as a rank's trace:
     // files of another run would be read as ranks of this one.
-    let ours: Vec<&str> = traces.iter().map(|t| t.file_name.as_str()).collect();
+    let ours: Vec<String> = sim
+        .timeline
+        .gpus
+        .iter()
+        .map(|g| format!("rank{}.json", g.rank))
+        .collect();
     let entries =
         std::fs::read_dir(dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
     for entry in entries.flatten() {
         let name = entry.file_name().to_string_lossy().into_owned();
-        if (name.ends_with(".json") || name.ends_with(".gz")) && !ours.contains(&name.as_str()) {
+        if (name.ends_with(".json") || name.ends_with(".gz")) && !ours.contains(&name) {
             return Err(format!(
                 "{} already holds {name}, which HolisticTraceAnalysis would read as a rank's trace: \
                  use an empty directory or one holding only rank<N>.json files of this scenario",
@@ -151,12 +221,26 @@ fn trace_kineto(dir: &str, file: FileArg) -> Result<String, String> {
             ));
         }
     }
+    // One rank's JSON in memory at a time; past the size `trace` writes,
+    // the files already written are removed and the step refused.
     let mut out = String::new();
-    for t in &traces {
+    let mut written: Vec<std::path::PathBuf> = Vec::new();
+    let mut bytes = 0u64;
+    for t in overlap_core::kineto::each_rank_trace(&scenario, &sim.timeline) {
+        bytes += t.json.len() as u64;
+        if bytes > overlap_core::trace::MAX_TRACE_FILE_BYTES {
+            for path in &written {
+                let _ = std::fs::remove_file(path);
+            }
+            return Err(
+                trace_too_large(bytes).replace("this trace would be", "these traces would be over")
+            );
+        }
         let path = dir.join(&t.file_name);
         std::fs::write(&path, &t.json)
             .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
         out += &format!("{}\n", path.display());
+        written.push(path);
     }
     Ok(out)
 }
@@ -168,6 +252,62 @@ fn timeline(scenario: &Scenario) -> Result<Simulation, String> {
     Simulator::default().try_simulate(scenario).map_err(|e| {
         format!("{e}; overlap-lab simulate gives this step's figures without its timeline")
     })
+}
+
+/// `busbw`: nccl-tests' table for one collective over every GPU of the
+/// hardware, sizes 8 B to 4 GiB in powers of two, each size simulated as a
+/// `workload.kind: "collective"` scenario.
+fn bus_bandwidth(hardware: &str, nodes: &str, collective: &str) -> Result<String, String> {
+    use overlap_core::HardwarePreset;
+    use serde_json::json;
+    if HardwarePreset::from_name(hardware).is_none() {
+        let names: Vec<&str> = HardwarePreset::ALL.iter().map(|p| p.name()).collect();
+        return Err(clip_echoes(&format!(
+            "--hardware {hardware:?}: not a hardware preset; valid are {}",
+            names.join(", ")
+        )));
+    }
+    let nodes: u32 = nodes.parse().ok().filter(|&n| n >= 1).ok_or_else(|| {
+        clip_echoes(&format!(
+            "--nodes {nodes:?}: valid is a whole number, 1 or more"
+        ))
+    })?;
+    let mut out = format!(
+        "# {collective} over {nodes} x {hardware}: NCCL {} tuning model, simulated
+# {:>12} {:>12} {:>10} {:>10} {:>9} {:>8}
+",
+        overlap_core::collective_cost::NCCL_VERSION,
+        "size (B)",
+        "time (us)",
+        "algbw",
+        "busbw",
+        "algorithm",
+        "protocol"
+    );
+    for power in 3..=32 {
+        let bytes = 1u64 << power;
+        let input = json!({
+            "hardware": { "preset": hardware, "nodes": nodes },
+            "workload": { "kind": "collective", "collective": collective, "bytes": bytes },
+        });
+        let input = ScenarioInput::from_json(&input.to_string()).map_err(|_| {
+            clip_echoes(&format!(
+                "--collective {collective:?}: not a collective; valid are all_reduce, all_gather, reduce_scatter, all_to_all"
+            ))
+        })?;
+        let scenario = input.resolve().map_err(|e| e.to_string())?;
+        let sim = simulate_report(&scenario).map_err(|e| e.to_string())?;
+        let c = sim
+            .report
+            .collective
+            .ok_or("a collective scenario reports its bandwidths")?;
+        out += &format!(
+            "  {bytes:>12} {:>12.2} {:>10.2} {:>10.2} {:>9} {:>8}
+",
+            c.time_us, c.alg_gbps, c.bus_gbps, c.algorithm, c.protocol
+        );
+    }
+    Ok(out)
 }
 
 fn unknown_preset(id: &str) -> String {
@@ -235,7 +375,7 @@ fn summary(s: &Scenario, r: &Report) -> String {
          step time      {:10.3} ms   (all overlap off: {:.3} ms, speedup {:.3}x)\n\
          compute        {:10.3} ms   bubble {:.1}%\n\
          model TFLOP/s  {:10.1} per GPU (MFU {:.1}%), executed {:.1} per GPU\n\n\
-         axis   comm ms  exposed ms  hidden  window ms  contention ms\n",
+         axis   comm ms  exposed ms  hidden  window ms  contention ms  under compute ms  under idle ms\n",
         hw.nodes,
         hw.gpus_per_node,
         s.hardware_preset.name(),
@@ -258,13 +398,15 @@ fn summary(s: &Scenario, r: &Report) -> String {
             .hidden_share()
             .map_or_else(|| "-".to_string(), |h| format!("{:.1}%", h * 100.0));
         out += &format!(
-            "{:<4} {:9.3} {:11.3} {:>7} {:10.3} {:14.3}\n",
+            "{:<4} {:9.3} {:11.3} {:>7} {:10.3} {:14.3} {:17.3} {:14.3}\n",
             axis.name(),
             a.comm_ms,
             a.exposed_ms,
             hidden,
             a.window_ms,
-            a.contention_ms
+            a.contention_ms,
+            a.under_compute_ms,
+            a.under_idle_ms
         );
     }
     out += &format!(

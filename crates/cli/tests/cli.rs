@@ -63,6 +63,8 @@ fn simulate_json_prints_the_cores_report() {
             "hidden",
             "window_ms",
             "contention_ms",
+            "under_compute_ms",
+            "under_idle_ms",
         ] {
             assert!(report["axes"][axis][field].is_number(), "{axis}.{field}");
         }
@@ -155,4 +157,47 @@ fn trace_writes_chrome_trace_event_json() {
     assert!(out.status.success());
     let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
     assert!(!v["traceEvents"].as_array().unwrap().is_empty());
+}
+
+/// `busbw`: nccl-tests' sizes 8 B to 4 GiB, each simulated, with NCCL's
+/// choice; bad options exit 2 with one line naming the option.
+#[test]
+fn busbw_prints_the_curve_and_refuses_bad_options() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_overlap-lab"))
+        .args(["busbw", "--hardware", "dgx-h100", "--nodes", "1"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let rows: Vec<Vec<&str>> = text
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(rows.len(), 30, "{text}");
+    assert_eq!(rows[0][0], "8");
+    assert_eq!(rows[29][0], "4294967296");
+    // nccl-tests issue 309's choice on one H100 node.
+    assert_eq!(
+        (rows[17][0], rows[17][4], rows[17][5]),
+        ("1048576", "Ring", "LL")
+    );
+    assert_eq!(
+        (rows[18][0], rows[18][4], rows[18][5]),
+        ("2097152", "NVLS", "Simple")
+    );
+    for (args, option) in [
+        (&["busbw", "--nodes", "0"][..], "--nodes"),
+        (&["busbw", "--hardware", "tpu"][..], "--hardware"),
+        (&["busbw", "--collective", "broadcast"][..], "--collective"),
+    ] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_overlap-lab"))
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains(option) && err.contains("valid"), "{err}");
+    }
 }

@@ -28,18 +28,8 @@ use overlap_core::{parallel, presets, simulate, Scenario, Simulator};
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-/// Peak resident memory of this process since the last reset (Linux), in MB.
-fn peak_memory_mb() -> Option<f64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kb / 1024.0)
-}
-
-/// Resets the peak to the current resident size (Linux `clear_refs` 5).
-fn reset_peak_memory() {
-    let _ = std::fs::write("/proc/self/clear_refs", "5");
-}
+mod common;
+use common::{peak_memory_mb, reset_peak_memory};
 
 /// 1T with all three overlaps on at four TP chunks.
 fn one_t_on() -> Scenario {

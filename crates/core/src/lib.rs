@@ -27,6 +27,8 @@ pub mod zero_bubble;
 pub use input::{presets, share_link};
 pub use model::hardware;
 pub use output::{hta, kineto, memory, report, timeline, trace};
+// Reading real profiler traces, beside the export that writes them.
+pub use output::trace_import;
 pub use sim::network;
 pub use workload::{collective, collective_cost, efficiency, interference, schedule};
 
@@ -42,6 +44,8 @@ pub use input::validate::{
     counted, timeline_refusal, MAX_GPUS, MAX_SIMULATED_OPS, MAX_TIMELINE_OPS,
 };
 pub use model::fidelity::Fidelity;
+#[doc(hidden)]
+pub use output::tally::GpuStep;
 pub use report::Report;
 pub use scenario::{parse_scenario, FieldError, Scenario, ScenarioError, ScenarioInput};
 pub use steady_state::{Part, PartRan};
@@ -111,6 +115,20 @@ pub fn simulate_plain(scenario: &Scenario, fidelity: Fidelity) -> Simulation {
     let mut sim = Simulator::new(fidelity);
     sim.plain = true;
     sim.simulate(scenario)
+}
+
+/// Where each simulated GPU's whole step went (model.md 5), by the fast
+/// engine or the plain reference: the step's length and, per GPU, its
+/// compute, exposed time, bubble and the parts of its communication. For
+/// tests of the single charge on every GPU, not only the reported one.
+#[doc(hidden)]
+pub fn gpu_steps(scenario: &Scenario, plain: bool) -> (f64, Vec<GpuStep>) {
+    let mut sim = Simulator::new(Fidelity::Reduced);
+    sim.plain = plain;
+    let graph = workload::build_for_figures(scenario, sim.fidelity, sim.reserve(scenario));
+    let run = sim.run(&graph, true, false, &Sharing::of(scenario));
+    let tally = output::summary::tally(&graph, &run, false);
+    (tally.step_s, tally.gpus.iter().map(GpuStep::from).collect())
 }
 
 /// Simulates scenarios one after another, remembering the last all-off
@@ -309,6 +327,7 @@ impl Simulator {
             };
         report.hta_overlap = hta::mean(&report.hta_overlap_per_gpu);
         report.memory_gb = output::memory::memory_gb(scenario);
+        report.collective = report::CollectiveReport::of(scenario, report.step_time_ms);
         let mut baseline_extrapolated_from = None;
         report.baseline_ms = if off == *scenario {
             report.step_time_ms

@@ -526,12 +526,23 @@ fn zero_bubble_schedules_refuse_bad_combinations_naming_the_field_and_what_is_va
         );
         names(&refused(&json), "parallel.virtual_stages", "valid is 2");
     }
-    // DualPipeV pairs the pipeline's GPUs: an odd pp is refused.
+    // DualPipeV pairs the pipeline's GPUs: an odd pp is refused (but pp 1,
+    // no pipeline, which runs every schedule as 1F1B).
+    let json = zero_bubble_case(
+        r#"{"tp":2,"pp":3,"dp":1,"schedule":"dualpipe-v","virtual_stages":2}"#,
+        32,
+    )
+    .replace(r#""nodes":1"#, r#""nodes":1,"gpus_per_node":6"#);
+    names(&refused(&json), "parallel.pp", "valid are even pp");
     let json = zero_bubble_case(
         r#"{"tp":8,"pp":1,"dp":1,"schedule":"dualpipe-v","virtual_stages":2}"#,
         32,
     );
-    names(&refused(&json), "parallel.pp", "valid are even pp");
+    let s = overlap_core::parse_scenario(&json).expect("no pipeline: 1F1B");
+    assert_eq!(
+        s.parallel.schedule,
+        overlap_core::scenario::Schedule::OneFOneB
+    );
     // The V's warm-up alone runs 2 x pp micro-batches.
     for schedule in ["zb-v", "dualpipe-v"] {
         let json = zero_bubble_case(
@@ -612,4 +623,26 @@ fn a_share_link_with_a_bad_zero_bubble_combination_names_the_field() {
         "{:?}",
         bad.errors
     );
+}
+
+/// The one-collective workload's fields: each refusal names its field and
+/// what is valid.
+#[test]
+fn a_collective_workload_s_bad_fields_are_named() {
+    names(
+        &refused(r#"{"workload":{"kind":"collective","collective":"broadcast"}}"#),
+        "workload.collective",
+        "valid are all_reduce, all_gather, reduce_scatter, all_to_all",
+    );
+    names(
+        &refused(r#"{"workload":{"kind":"collective","bytes":0}}"#),
+        "workload.bytes",
+        "valid is from 1 to 1099511627776",
+    );
+    names(
+        &refused(r#"{"workload":{"bytes":1024}}"#),
+        "workload.bytes",
+        "only applies to workload.kind \"collective\"",
+    );
+    assert!(parse_scenario(r#"{"workload":{"kind":"collective","bytes":8}}"#).is_ok());
 }

@@ -217,3 +217,48 @@ fn a_step_far_over_budget_is_refused_without_building_it() {
         "{first}"
     );
 }
+
+/// Issue 45's F1: the budget check built the step to count it and
+/// allocated 8 GB before refusing. In JSON and as a link, it is refused
+/// naming a field, decided by arithmetic on the shape (`ops_floor`) before
+/// any counting build could be made.
+#[test]
+fn issue_45_f1_is_refused_before_anything_is_built() {
+    use overlap_core::workload::cost::{ops_floor, MAX_COUNTED_OPS};
+    const F1: &str = r#"{"hardware":{"nodes":1024},"workload":{"layers":4096,"global_batch":8192},"parallel":{"tp":2,"pp":512,"dp":8,"schedule":"interleaved","virtual_stages":8},"overlap":{"pp_chunks":64}}"#;
+    const F1_LINK: &str = "v=1&nodes=1024&layers=4096&global_batch=8192&tp=2&pp=512&dp=8&schedule=interleaved&virtual_stages=8&pp_chunks=64";
+    const F2B_LINK: &str = "v=1&layers=4096&global_batch=100000000&tp_chunks=64";
+    // The link names the field by its key, as the page shows it.
+    let d = decode(F1_LINK, &[]);
+    assert_eq!(d.errors[0].field, "pp", "{:?}", d.errors);
+    assert!(
+        d.errors[0].message.contains("too many to predict"),
+        "{:?}",
+        d.errors
+    );
+    {
+        let input = json(F1);
+        let e = finished_or_refused(input.clone()).expect_err("far over budget");
+        assert_eq!(e.field, "parallel.pp", "{e}");
+        // The smallest counting build of the shape (one interleaved unit of
+        // pp micro-batches, one layer per virtual stage) is over the
+        // counting limit by arithmetic alone.
+        let mut small = input;
+        small.workload.global_batch = Some(512 * 8);
+        small.workload.layers = Some(4096);
+        let s = overlap_core::input::validate::filled(&small);
+        assert!(ops_floor(&s) > MAX_COUNTED_OPS, "{}", ops_floor(&s));
+    }
+    // F2's second link, in both forms: refused naming the global batch, and
+    // the batch it suggests is accepted and runs within its prediction.
+    let d = decode(F2B_LINK, &[]);
+    assert_eq!(d.errors[0].field, "global_batch", "{:?}", d.errors);
+    const F2B: &str =
+        r#"{"workload":{"layers":4096,"global_batch":100000000},"overlap":{"tp_chunks":64}}"#;
+    let e = finished_or_refused(json(F2B)).expect_err("over budget");
+    assert_eq!(e.field, "workload.global_batch", "{e}");
+    assert_eq!(e.message, d.errors[0].message);
+    let batch: u32 = e.message.rsplit(' ').next().unwrap().parse().unwrap();
+    finished_or_refused(json(&F2B.replace("100000000", &batch.to_string())))
+        .expect("the suggested batch is accepted and runs");
+}

@@ -17,7 +17,7 @@ fn scenario(json: &str) -> Scenario {
 fn transformer(s: &mut Scenario) -> &mut overlap_core::scenario::Transformer {
     match &mut s.workload {
         Workload::Transformer(t) => t,
-        Workload::MatmulAllreduce(_) => panic!("a transformer preset"),
+        Workload::MatmulAllreduce(_) | Workload::Collective(_) => panic!("a transformer preset"),
     }
 }
 
@@ -228,7 +228,7 @@ fn a_v1_link_runs_without_it() {
             "overlap":{"tp":true,"pp":true,"dp":true,"tp_chunks":4},"sm_tax":0.15}"#,
     );
     let r = simulate(&v1).report;
-    assert!((r.step_time_ms - 101.4076393546787).abs() <= 101.4 * 1e-12);
+    assert!((r.step_time_ms - 103.23485014619676).abs() <= 103.2 * 1e-12);
 }
 
 #[test]
@@ -257,19 +257,18 @@ fn llama_presets_are_unchanged() {
 }
 
 /// The Llama presets' steps, as simulated before the embedding all-reduce
-/// was added (untied: it must not move them). Both moved since: their Async
-/// TP ring steps are copy-engine transfers that take no SM (452.42 and
-/// 2815.79 ms when each held 16 SMs).
-const LLAMA3_8B_STEP_MS: f64 = 446.19366013167956;
-const LLAMA3_70B_STEP_MS: f64 = 2781.188131519782;
+/// was added (untied: it must not move them); re-pinned when the model took
+/// NCCL 2.21.5's tuning tables (-2.1% and -1.7%).
+const LLAMA3_8B_STEP_MS: f64 = 442.89360953464063;
+const LLAMA3_70B_STEP_MS: f64 = 2767.460407601145;
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(40))]
 
     /// Windows hold with the all-reduce in the step (windows.rs runs the
-    /// first version's model, which has none): on every axis hidden time
-    /// stays within the window, and the all-reduce itself, with no compute
-    /// after it on its GPUs, hides nothing.
+    /// first version's model, which has none): on every axis the time
+    /// under compute stays within the window, and the all-reduce itself,
+    /// with no compute after it on its GPUs, hides nothing.
     #[test]
     fn windows_hold_with_the_all_reduce(
         pp in 2u32..=4, sched in 0usize..5, o_dp in any::<bool>(), o_pp in any::<bool>(),
@@ -304,8 +303,9 @@ proptest! {
         let tol = 1e-9 * r.step_time_ms;
         for axis in Axis::ALL {
             let a = r.axes.get(axis);
-            prop_assert!(a.exposed_ms <= a.comm_ms + tol, "{}: {:?}", json, a);
-            prop_assert!(a.comm_ms - a.exposed_ms <= a.window_ms + tol, "{}: {:?}", json, a);
+            let parts = a.under_compute_ms + a.exposed_ms + a.under_idle_ms;
+            prop_assert!(a.under_idle_ms >= -tol && (parts - a.comm_ms).abs() <= tol, "{}: {:?}", json, a);
+            prop_assert!(a.under_compute_ms <= a.window_ms + tol, "{}: {:?}", json, a);
         }
     }
 }

@@ -33,7 +33,7 @@ fn with_batch(input: &ScenarioInput, global_batch: u32) -> ScenarioInput {
 fn global_batch(s: &Scenario) -> u32 {
     match &s.workload {
         Workload::Transformer(t) => t.global_batch,
-        Workload::MatmulAllreduce(_) => unreachable!("a transformer"),
+        Workload::MatmulAllreduce(_) | Workload::Collective(_) => unreachable!("a transformer"),
     }
 }
 

@@ -77,3 +77,49 @@ fn llama_3_8b_weights_come_from_its_8_03b_parameters() {
     let parts = m.weights + m.gradients + m.optimizer + m.activations;
     assert!((parts - m.total).abs() < 1e-12);
 }
+
+/// Llama-3-8B at sequence 8192 with FlashAttention, no recomputation.
+fn llama_8b_flash(tp: u32, sp: bool) -> Scenario {
+    scenario(&format!(
+        r#"{{"hardware":{{"preset":"dgx-h100","nodes":1}},
+        "workload":{{"layers":32,"hidden":4096,"heads":32,"kv_heads":8,"ffn_hidden":14336,"mlp":"swiglu",
+          "vocab":128256,"tied_embeddings":false,"seq":8192,"micro_batch":1,"global_batch":8,
+          "recompute":"none","sequence_parallel":{sp},"attention":"flash"}},
+        "parallel":{{"tp":{tp},"pp":1,"dp":{dp}}}}}"#,
+        dp = 8 / tp
+    ))
+}
+
+#[test]
+fn flash_attention_keeps_no_scores() {
+    // Korthikanti's eq. 1-2 without the 5as/h term: 10 + 26/t, or (10 + 26)/t
+    // with sequence parallelism, for every recomputation but full.
+    let sbh = 8192.0 * 4096.0;
+    let split = 26.0;
+    for (tp, sp, want) in [
+        (1, false, sbh * (10.0 + split)),
+        (8, false, sbh * (10.0 + split / 8.0)),
+        (8, true, sbh * (10.0 + split) / 8.0),
+    ] {
+        let got = per_layer(&llama_8b_flash(tp, sp));
+        assert!(
+            (got - want).abs() < 1e-9 * want,
+            "tp {tp} sp {sp}: {got} vs {want}"
+        );
+    }
+}
+
+#[test]
+fn llama_3_8b_without_recomputation_holds_tens_of_gb_with_flash() {
+    // By hand: one GPU (TP 1, DP 8) holds all 32 layers of one micro-batch in
+    // flight (no pipeline): 32 x 8192 x 4096 x 36 bytes = 36 GiB. The
+    // materialised scores would add 32 x 8192 x 4096 x 320 bytes, 320 GiB more.
+    let m = memory_gb(&llama_8b_flash(1, false));
+    let want = 32.0 * 8192.0 * 4096.0 * 36.0 / f64::from(1u32 << 30);
+    assert!(
+        (m.activations - want).abs() < 1e-9,
+        "{} vs {want}",
+        m.activations
+    );
+    assert!((m.activations - 36.0).abs() < 1e-9);
+}

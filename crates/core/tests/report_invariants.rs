@@ -1,11 +1,12 @@
 //! What the report says holds together on the GPU it reports, whatever the
 //! scenario: the presets with up to four fields of the field table changed
-//! to values within their ranges. Every figure is finite; a GPU's exposed
-//! time on an axis never exceeds the time that axis had a collective in
-//! flight on it (else `hidden` would be clamped and the card would read
-//! "more exposed than communicated"); the hidden time never exceeds the
-//! window (model.md section 5); shares stay within 0..1; compute fits in
-//! the step.
+//! to values within their ranges. Every figure is finite; each axis's
+//! communication is its three parts (under compute, exposed, under idle
+//! charged elsewhere), none negative, so a GPU's exposed time on an axis
+//! never exceeds the time that axis had a collective in flight on it; the
+//! time under compute never exceeds the window (model.md section 5);
+//! compute, exposed time and bubble make the step, each idle instant
+//! charged once; shares stay within 0..1.
 //!
 //! The cases come from proptest, from the seed `scripts/test.sh` fixes.
 
@@ -62,23 +63,36 @@ fn check(what: &str, r: &Report) {
         "{what}: compute {} > step {step}",
         r.compute_ms
     );
+    let mut exposed_total = 0.0;
     for (name, a) in [("tp", &r.axes.tp), ("pp", &r.axes.pp), ("dp", &r.axes.dp)] {
-        for x in [a.comm_ms, a.exposed_ms, a.window_ms, a.contention_ms] {
-            assert!(x.is_finite() && x >= -slack, "{what}: {name} {a:?}");
+        let parts = [a.under_compute_ms, a.exposed_ms, a.under_idle_ms];
+        for x in [a.comm_ms, a.window_ms, a.contention_ms]
+            .iter()
+            .chain(&parts)
+        {
+            assert!(x.is_finite() && *x >= -slack, "{what}: {name} {a:?}");
         }
+        // The three parts of the axis's communication are all of it.
         assert!(
-            a.exposed_ms <= a.comm_ms + slack,
-            "{what}: {name} exposed {} > in flight {}",
-            a.exposed_ms,
+            (parts.iter().sum::<f64>() - a.comm_ms).abs() <= slack,
+            "{what}: {name} parts {parts:?} of {}",
             a.comm_ms
         );
         assert!(
-            a.comm_ms - a.exposed_ms <= a.window_ms + slack,
+            a.under_compute_ms <= a.window_ms + slack,
             "{what}: {name} hidden {} > window {}",
-            a.comm_ms - a.exposed_ms,
+            a.under_compute_ms,
             a.window_ms
         );
+        exposed_total += a.exposed_ms;
     }
+    // Each idle instant charged once: compute, exposed and bubble are the step.
+    let bubble_ms = r.bubble_fraction * step;
+    assert!(
+        (r.compute_ms + exposed_total + bubble_ms - step).abs() <= slack,
+        "{what}: compute {} + exposed {exposed_total} + bubble {bubble_ms} != step {step}",
+        r.compute_ms
+    );
     let shares = [
         ("mfu", r.mfu),
         ("bubble", r.bubble_fraction),

@@ -475,11 +475,13 @@ fn bad_schedule_combinations_name_the_field_and_what_is_valid() {
         32,
     ));
     names(&e, "parallel.virtual_stages", "valid is 2");
-    let e = refused(&base(
+    // PP 1 is no pipeline, not an odd one: it runs as 1F1B (issue 45).
+    let s = overlap_core::parse_scenario(&base(
         r#"{"tp":8,"pp":1,"dp":1,"schedule":"dualpipe-v","virtual_stages":2}"#,
         32,
-    ));
-    names(&e, "parallel.pp", "valid are even pp");
+    ))
+    .expect("no pipeline: 1F1B");
+    assert_eq!(s.parallel.virtual_stages, 1);
     let e = refused(&base(
         r#"{"tp":1,"pp":8,"dp":1,"schedule":"dualpipe-v","virtual_stages":2}"#,
         15,
@@ -553,6 +555,48 @@ fn dualpipe_v_bubble_against_the_formula_of_published_md_section_6_is_a_known_ga
                 "DualPipeV p {p}: simulated / formula {ratio:.3} left its known-gap band [{lo}, {hi}]: \
                  if it moved closer to 1, tighten the test"
             );
+        }
+    }
+}
+
+/// With PP 1 there is no pipeline: every schedule gives 1F1B's figures bit
+/// for bit on llama3-70b-fsdp (issue 45: zb-1p took 3056.8 ms against
+/// 2815.8, and zb-v showed PP traffic), and the page notes the schedule
+/// and its virtual stages inert.
+#[test]
+fn with_pp_one_every_schedule_gives_one_f_one_b_s_figures() {
+    use overlap_core::input::fields::FIELDS;
+    let base = overlap_core::presets::find("llama3-70b-fsdp")
+        .unwrap()
+        .input();
+    let s = base.resolve().unwrap();
+    assert_eq!(s.parallel.pp, 1);
+    let want = serde_json::to_string(&overlap_core::simulate_report(&s).unwrap().report).unwrap();
+    for (schedule, vs) in [
+        ("zb-1p", 1),
+        ("zb-2p", 1),
+        ("zb-v", 2),
+        ("dualpipe-v", 2),
+        ("gpipe", 1),
+        ("interleaved", 2),
+    ] {
+        let mut v = serde_json::to_value(&base).unwrap();
+        v["parallel"]["schedule"] = serde_json::json!(schedule);
+        v["parallel"]["virtual_stages"] = serde_json::json!(vs);
+        let input: overlap_core::ScenarioInput = serde_json::from_value(v).unwrap();
+        let x = input
+            .resolve()
+            .unwrap_or_else(|e| panic!("{schedule}: {e}"));
+        let r = overlap_core::simulate_report(&x).unwrap().report;
+        assert_eq!(serde_json::to_string(&r).unwrap(), want, "{schedule}");
+        assert_eq!(
+            r.axes.get(overlap_core::Axis::Pp).comm_ms,
+            0.0,
+            "{schedule}"
+        );
+        for path in ["parallel.schedule", "parallel.virtual_stages"] {
+            let f = FIELDS.iter().find(|f| f.path == path).unwrap();
+            assert!((f.inert)(&x).is_some(), "{path} noted inert");
         }
     }
 }

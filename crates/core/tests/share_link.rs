@@ -151,3 +151,32 @@ fn encoding_through_a_resolver_gives_the_same_link_and_asks_it_twice() {
         );
     }
 }
+
+/// A one-collective scenario (`workload.kind: "collective"`) opens from a
+/// link, and its link round-trips.
+#[test]
+fn a_collective_scenario_opens_from_a_link() {
+    use overlap_core::scenario::{CollectiveBench, CollectiveOp, Workload};
+    let d = decode(
+        "v=1&kind=collective&coll=all_gather&bytes=1048576&nodes=2",
+        &[],
+    );
+    assert!(d.errors.is_empty(), "{:?}", d.errors);
+    let s = d.input.resolve().unwrap();
+    assert_eq!(
+        s.workload,
+        Workload::Collective(CollectiveBench {
+            collective: CollectiveOp::AllGather,
+            bytes: 1_048_576.0,
+        })
+    );
+    let link = encode(&d.input, None);
+    assert_eq!(decode(&link, &[]).input.resolve().unwrap(), s, "{link}");
+    // Its fields are refused on another workload, by name.
+    let bad = decode("v=1&coll=all_gather", &[]);
+    assert!(
+        bad.errors.iter().any(|e| e.field == "coll"),
+        "{:?}",
+        bad.errors
+    );
+}

@@ -98,10 +98,19 @@ fn intro_each_layer_is_gathered_before_forward_and_backward_and_gpus_wait() {
     }
     // Over the network: the DP group spans the nodes.
     assert!(sim.report.links.network.busy > 0.0);
-    // "With DP overlap off, the GPUs wait for every gather."
+    // "With DP overlap off, the GPUs wait for every gather": no compute runs
+    // while one is in flight. (Its idle time is DP's, though a gradient's
+    // ReduceScatter that ends with the gather may take the charge.)
     for c in &all {
-        assert!(c.exposed_s >= 0.99 * (c.end_s - c.start_s), "{c:?}");
+        let computing: f64 = g
+            .compute
+            .iter()
+            .map(|op| (op.end_s.min(c.end_s) - op.start_s.max(c.start_s)).max(0.0))
+            .sum();
+        assert!(computing <= 0.01 * (c.end_s - c.start_s), "{c:?}");
     }
+    let dp = &sim.report.axes.dp;
+    assert!(dp.exposed_ms >= 0.99 * dp.comm_ms, "{dp:?}");
 }
 
 fn dp(sim: &Simulation) -> &overlap_core::report::AxisReport {
@@ -150,12 +159,13 @@ fn explain_a_forward_layer_outlasts_the_next_gather() {
     {
         let previous = layer_ops(g, c.layer - 1, c.micro_batch, false);
         let (from, to) = span(&previous);
-        // Narrowly, since Async TP's ring steps became copy-engine
-        // transfers that take no SM: the layer computes faster and the
-        // gather now outlasts it by about 1% (2.3 us exposed of 2.16 ms);
-        // the chapter's text is to be re-checked.
-        assert!(to - from > 0.98 * (c.end_s - c.start_s), "{c:?}");
-        assert!(c.exposed_s < 2e-2 * (c.end_s - c.start_s), "{c:?}");
+        // To within 1%: NCCL 2.21.5's ring latency across DGX A100 nodes
+        // (each intra-node Simple step floored at 3 x 2 us of network
+        // overhead on AMD hosts, collective_cost) makes a gather last about
+        // as long as the layer before it, and can leave some microseconds
+        // of its end out from under the layer.
+        assert!(to - from > 0.99 * (c.end_s - c.start_s), "{c:?}");
+        assert!(c.exposed_s < 1e-2 * (c.end_s - c.start_s), "{c:?}");
     }
 }
 

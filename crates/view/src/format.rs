@@ -53,6 +53,21 @@ pub fn gb(v: f64) -> String {
     format!("{v:.1} GB")
 }
 
+/// A whole count with its thousands grouped by thin spaces (SI style, as the
+/// page writes large numbers: "1 636 548"), so that a reader takes in its
+/// size at a glance. U+202F does not break, so the number stays on one line.
+pub fn count(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3 * 3);
+    for (i, d) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push('\u{202f}');
+        }
+        out.push(d);
+    }
+    out
+}
+
 /// A byte count in B, kB, MB or GB.
 pub fn bytes(v: f64) -> String {
     let a = v.abs();
@@ -124,6 +139,16 @@ pub fn nice_step(span: f64, target: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn counts_group_thousands_with_thin_spaces() {
+        let n = "\u{202f}";
+        assert_eq!(count(0), "0");
+        assert_eq!(count(999), "999");
+        assert_eq!(count(1000), format!("1{n}000"));
+        assert_eq!(count(1_636_548), format!("1{n}636{n}548"));
+        assert_eq!(count(123_456_789), format!("123{n}456{n}789"));
+    }
 
     #[test]
     fn raw_values_round_trip_exactly() {

@@ -78,9 +78,10 @@ pub fn trace_refusal(
         kind.command("scenario.json") + ", with the scenario JSON below saved as scenario.json"
     };
     Some(format!(
-        "This trace would be about {:.0} MB ({bars} bars), more than the {:.0} MB a browser tab can build \
+        "This trace would be about {:.0} MB ({} bars), more than the {:.0} MB a browser tab can build \
          safely, so the page does not make it. The command line writes it: {command}",
         bytes / 1e6,
+        crate::format::count(bars),
         MAX_TRACE_BYTES / 1e6,
     ))
 }
@@ -99,6 +100,7 @@ mod tests {
         );
         let why = trace_refusal(chrome, 1_636_546, "megatron-1t", true).expect("refused");
         assert!(why.contains("556 MB"), "{why}");
+        assert!(why.contains("(1\u{202f}636\u{202f}546 bars)"), "{why}");
         assert!(
             why.contains("overlap-lab trace preset:megatron-1t"),
             "{why}"

@@ -15,9 +15,10 @@ use serde_json::Value;
 
 use crate::input::parse::ScenarioInput;
 use crate::model::hardware::HardwarePreset;
+use crate::model::scenario::{CollectiveBench, CollectiveOp};
 use crate::model::scenario::{
-    DpSharding, GradSync, Interference, MatmulAllreduce, Mlp, Mode, Recompute, Scenario, Schedule,
-    TpMode, Transformer, Workload, WorkloadKind,
+    Attention, DpSharding, GradSync, Interference, MatmulAllreduce, Mlp, Mode, Recompute, Scenario,
+    Schedule, TpMode, Transformer, Workload, WorkloadKind,
 };
 
 /// One value an enumerated field may take.
@@ -155,8 +156,10 @@ impl FieldValue for Schedule {}
 impl FieldValue for Interference {}
 impl FieldValue for Mlp {}
 impl FieldValue for TpMode {}
+impl FieldValue for Attention {}
 impl FieldValue for DpSharding {}
 impl FieldValue for GradSync {}
+impl FieldValue for CollectiveOp {}
 
 fn to_json<T: Serialize>(value: &T) -> Value {
     serde_json::to_value(value).expect("field values serialise")
@@ -171,14 +174,21 @@ fn from_json<T: FieldValue>(value: Option<&Value>) -> Result<Option<T>, String> 
 fn transformer(s: &Scenario) -> Option<&Transformer> {
     match &s.workload {
         Workload::Transformer(t) => Some(t),
-        Workload::MatmulAllreduce(_) => None,
+        Workload::MatmulAllreduce(_) | Workload::Collective(_) => None,
     }
 }
 
 fn matmul(s: &Scenario) -> Option<&MatmulAllreduce> {
     match &s.workload {
         Workload::MatmulAllreduce(m) => Some(m),
-        Workload::Transformer(_) => None,
+        Workload::Transformer(_) | Workload::Collective(_) => None,
+    }
+}
+
+fn bench(s: &Scenario) -> Option<&CollectiveBench> {
+    match &s.workload {
+        Workload::Collective(c) => Some(c),
+        Workload::Transformer(_) | Workload::MatmulAllreduce(_) => None,
     }
 }
 
@@ -212,6 +222,23 @@ fn scatter_gather_inert(s: &Scenario) -> Option<String> {
     } else {
         None
     }
+}
+
+/// Why a parallel degree changes nothing for the collective workload: it
+/// runs one collective over every GPU of the hardware.
+fn collective_layout_inert(s: &Scenario) -> Option<String> {
+    bench(s).map(|_| {
+        "Changes nothing here: the collective workload runs one collective over every GPU of the hardware."
+            .to_string()
+    })
+}
+
+/// Why the pipeline schedule and its virtual stages change nothing: with
+/// PP 1 every schedule runs as 1F1B on one chunk (`validate::filled`).
+pub(crate) fn schedule_inert(s: &Scenario) -> Option<String> {
+    (s.parallel.pp == 1).then(|| {
+        "Changes nothing here: with PP 1 there is no pipeline, so every schedule runs as 1F1B (one forward, then its backward, per micro-batch) on one chunk.".to_string()
+    })
 }
 
 /// A field that changes something in every scenario it applies to.
@@ -274,6 +301,7 @@ fn workload_kind(s: &Scenario) -> WorkloadKind {
     match s.workload {
         Workload::Transformer(_) => WorkloadKind::Transformer,
         Workload::MatmulAllreduce(_) => WorkloadKind::MatmulAllreduce,
+        Workload::Collective(_) => WorkloadKind::Collective,
     }
 }
 
@@ -412,11 +440,17 @@ fields! {
         label: "Hardware queues (CUDA_DEVICE_MAX_CONNECTIONS)", unit: "", slider: (1.0, 32.0, 1.0),
         resolved: |s| Some(s.hardware.max_connections),
     },
+    hardware.hbm_gb => {
+        key: "hbm_gb", kind: Kind::Real { min: 0.001, max: 1_000_000.0 }, default: HardwarePreset,
+        label: "Memory per GPU", unit: "GB", slider: (16.0, 288.0, 1.0),
+        resolved: |s| Some(s.hardware.hbm_gb),
+    },
     workload.kind => {
         key: "kind",
         kind: Kind::Enum(choices![
             ("transformer", "GPT-style transformer"),
             ("matmul_allreduce", "MatMul + AllReduce (micro-benchmark)"),
+            ("collective", "One collective (nccl-tests)"),
         ]),
         default: Fixed, label: "Workload", unit: "", slider: NO_SLIDER,
         resolved: |s| Some(workload_kind(s)),
@@ -498,31 +532,52 @@ fields! {
         label: "GEMM inner k", unit: "", slider: (256.0, 65536.0, 256.0),
         resolved: |s| matmul(s).map(|m| m.k),
     },
+    workload.collective => {
+        key: "coll",
+        kind: Kind::Enum(choices![
+            ("all_reduce", "AllReduce"),
+            ("all_gather", "AllGather"),
+            ("reduce_scatter", "ReduceScatter"),
+            ("all_to_all", "AllToAll"),
+        ]),
+        default: Fixed, label: "Collective", unit: "", slider: NO_SLIDER,
+        resolved: |s| bench(s).map(|c| c.collective),
+    },
+    workload.bytes => {
+        key: "bytes", kind: Kind::Real { min: 1.0, max: 1_099_511_627_776.0 }, default: Fixed,
+        label: "Collective size", unit: "bytes", slider: (8.0, 4_294_967_296.0, 8.0),
+        resolved: |s| bench(s).map(|c| c.bytes),
+    },
     parallel.tp => {
         key: "tp", kind: Kind::Int { min: 1, max: 64 }, default: WorkloadKind,
         label: "TP degree", unit: "", slider: (1.0, 16.0, 1.0),
         resolved: |s| Some(s.parallel.tp),
+        inert: collective_layout_inert,
     },
     parallel.pp => {
         key: "pp", kind: Kind::Int { min: 1, max: 4096 }, default: WorkloadKind,
         label: "PP degree", unit: "", slider: (1.0, 64.0, 1.0),
         resolved: |s| Some(s.parallel.pp),
+        inert: collective_layout_inert,
     },
     parallel.dp => {
         key: "dp", kind: Kind::Int { min: 1, max: 65_536 }, default: WorkloadKind,
         label: "DP degree", unit: "", slider: (1.0, 64.0, 1.0),
         resolved: |s| Some(s.parallel.dp),
+        inert: collective_layout_inert,
     },
     parallel.schedule => {
         key: "schedule",
         kind: Kind::Enum(&SCHEDULE_CHOICES),
         default: Fixed, label: "Pipeline schedule", unit: "", slider: NO_SLIDER,
         resolved: |s| Some(s.parallel.schedule),
+        inert: schedule_inert,
     },
     parallel.virtual_stages => {
         key: "virtual_stages", kind: Kind::Int { min: 1, max: 64 }, default: Fixed,
         label: "Virtual stages", unit: "", slider: (1.0, 8.0, 1.0),
         resolved: |s| Some(s.parallel.virtual_stages),
+        inert: schedule_inert,
     },
     parallel.scatter_gather => {
         key: "scatter_gather", kind: Kind::Bool, default: Fixed,
@@ -622,6 +677,15 @@ fields! {
         key: "tied_embeddings", kind: Kind::Bool, default: Fixed,
         label: "Tied embeddings", unit: "", slider: NO_SLIDER,
         resolved: |s| transformer(s).map(|t| t.tied_embeddings),
+    },
+    workload.attention => {
+        key: "attention",
+        kind: Kind::Enum(choices![
+            ("materialized", "Materialised scores (2021 Megatron)"),
+            ("flash", "FlashAttention-2"),
+        ]),
+        default: Fixed, label: "Attention", unit: "", slider: NO_SLIDER,
+        resolved: |s| transformer(s).map(|t| t.attention),
     },
     parallel.dp_sharding => {
         key: "dp_sharding",
@@ -880,7 +944,12 @@ impl Field {
             // One TP group on one node, as the micro-benchmark runs.
             i.workload.kind = Some(WorkloadKind::MatmulAllreduce);
             i.hardware.nodes = Some(1);
-            (self.resolved)(&i.resolve().ok()?)
+            (self.resolved)(&i.resolve().ok()?).or_else(|| {
+                // The collective workload's own fields.
+                let mut i = ScenarioInput::default();
+                i.workload.kind = Some(WorkloadKind::Collective);
+                (self.resolved)(&i.resolve().ok()?)
+            })
         })
     }
 }
@@ -1071,6 +1140,10 @@ mod tests {
                 if f.path.starts_with("workload.") && matches!(f.name(), "m" | "n" | "k") {
                     input.workload.kind = Some(WorkloadKind::MatmulAllreduce);
                 }
+                // collective and bytes apply to the collective workload only.
+                if f.path.starts_with("workload.") && matches!(f.name(), "collective" | "bytes") {
+                    input.workload.kind = Some(WorkloadKind::Collective);
+                }
                 (f.set)(&mut input, Some(&v)).unwrap();
                 let link = format!("v=1&{}={}", f.key, Field::text(&v));
                 let back = share_link::decode(&link, &[]);
@@ -1127,11 +1200,26 @@ mod tests {
             }
             assert!(names("hardware.preset").contains(&name(to_json(&p))));
         }
-        for k in [WorkloadKind::Transformer, WorkloadKind::MatmulAllreduce] {
+        for k in [
+            WorkloadKind::Transformer,
+            WorkloadKind::MatmulAllreduce,
+            WorkloadKind::Collective,
+        ] {
             match k {
-                WorkloadKind::Transformer | WorkloadKind::MatmulAllreduce => {}
+                WorkloadKind::Transformer
+                | WorkloadKind::MatmulAllreduce
+                | WorkloadKind::Collective => {}
             }
             assert!(names("workload.kind").contains(&name(to_json(&k))));
+        }
+        for c in CollectiveOp::ALL {
+            match c {
+                CollectiveOp::AllReduce
+                | CollectiveOp::AllGather
+                | CollectiveOp::ReduceScatter
+                | CollectiveOp::AllToAll => {}
+            }
+            assert!(names("workload.collective").contains(&name(to_json(&c))));
         }
         for m in [Mode::Train, Mode::Inference] {
             match m {
@@ -1164,6 +1252,12 @@ mod tests {
                 Interference::Modelled | Interference::Off => {}
             }
             assert!(names("interference").contains(&name(to_json(&i))));
+        }
+        for a in [Attention::Materialized, Attention::Flash] {
+            match a {
+                Attention::Materialized | Attention::Flash => {}
+            }
+            assert!(names("workload.attention").contains(&name(to_json(&a))));
         }
         for m in [Mlp::Gelu, Mlp::Swiglu] {
             match m {

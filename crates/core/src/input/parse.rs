@@ -76,6 +76,9 @@ pub struct HardwareInput {
     /// 1-32 (8): `CUDA_DEVICE_MAX_CONNECTIONS`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_connections: Option<u32>,
+    /// Memory capacity per GPU, GB.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hbm_gb: Option<f64>,
 }
 
 /// The `workload` section.
@@ -124,6 +127,12 @@ pub struct WorkloadInput {
     /// GEMM inner k.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub k: Option<u32>,
+    /// Collective workload only: which collective.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub collective: Option<CollectiveOp>,
+    /// Collective workload only: the buffer's bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<f64>,
     /// Key/value heads (grouped-query attention); `heads` when absent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kv_heads: Option<u32>,
@@ -136,6 +145,10 @@ pub struct WorkloadInput {
     /// Whether the input embedding and the output layer share one matrix.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tied_embeddings: Option<bool>,
+    /// The attention core, `"flash"` or `"materialized"` (materialized
+    /// when absent, so v1 links keep their figures).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attention: Option<Attention>,
 }
 
 /// The `parallel` section.
@@ -303,7 +316,7 @@ pub fn clip_echoes(text: &str) -> String {
 /// line an error takes: they are shown as escapes. Returns the characters
 /// written.
 fn push_visible(out: &mut String, c: char) -> usize {
-    if c.is_control() || c == '\u{2028}' || c == '\u{2029}' {
+    if c.is_control() || invisible_format(c) {
         let before = out.len();
         out.extend(c.escape_default());
         out.len() - before
@@ -311,6 +324,25 @@ fn push_visible(out: &mut String, c: char) -> usize {
         out.push(c);
         1
     }
+}
+
+/// Format characters that would reorder or hide what a message shows
+/// (Unicode's bidirectional controls, zero-width characters, separators of
+/// lines and paragraphs, the byte-order mark): escaped like control
+/// characters, so that a key echoed in an error reads as it was written.
+fn invisible_format(c: char) -> bool {
+    matches!(
+        c,
+        '\u{00AD}'
+            | '\u{061C}'
+            | '\u{180E}'
+            | '\u{200B}'..='\u{200F}'
+            | '\u{2028}'..='\u{202E}'
+            | '\u{2060}'..='\u{2064}'
+            | '\u{2066}'..='\u{206F}'
+            | '\u{FEFF}'
+            | '\u{FFF9}'..='\u{FFFB}'
+    )
 }
 
 /// One refused field: its dotted path and what would be valid.
@@ -400,20 +432,36 @@ impl ScenarioInput {
         }
         let mut de = serde_json::Deserializer::from_str(text);
         let input = serde_path_to_error::deserialize(&mut de).map_err(|e| {
-            let path = e.path().to_string();
-            let inner = e.into_inner();
-            let message = inner.to_string();
+            use serde_path_to_error::Segment;
             // serde's derived structs read arrays by position, so an index
             // in the path is an array given for an object (a syntax error
-            // inside it is reported as that).
-            if let Some(at) = path.find('[') {
-                let field = path[..at].trim_start_matches('.');
-                let field = if field.is_empty() { "scenario" } else { field };
+            // inside it is reported as that). A key that merely holds
+            // brackets (`"nodes[0]"`) is a name, not an index.
+            let indexed = e
+                .path()
+                .iter()
+                .position(|seg| matches!(seg, Segment::Seq { .. }));
+            if let Some(at) = indexed {
+                let field = e
+                    .path()
+                    .iter()
+                    .take(at)
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join(".");
+                let field = if field.is_empty() {
+                    "scenario".to_string()
+                } else {
+                    field
+                };
                 return ScenarioError::single(
                     field,
                     "an array is given where an object is expected",
                 );
             }
+            let path = e.path().to_string();
+            let inner = e.into_inner();
+            let message = inner.to_string();
             // A syntax error has no field (serde_path_to_error says "." or
             // "?"), or names the section it stands in ("workload.?").
             let path = match path.strip_suffix("?").map(|p| p.trim_end_matches('.')) {
@@ -422,6 +470,18 @@ impl ScenarioInput {
                 None => path,
             };
             let named = unknown_field_name(&message);
+            // A value the parser stopped inside (`0x10` read as 0, then `x`)
+            // is reported at its section: the field is the key before it.
+            let path = match key_before(text, inner.line(), inner.column()) {
+                Some(key) if message.starts_with("expected `,` or `}`") && named.is_none() => {
+                    if path == "." {
+                        key
+                    } else {
+                        format!("{path}.{key}")
+                    }
+                }
+                _ => path,
+            };
             let field = match (path.as_str(), named.clone()) {
                 (".", Some(name)) => name,
                 (p, Some(name)) if !p.ends_with(&name) => format!("{p}.{name}"),
@@ -437,8 +497,9 @@ impl ScenarioInput {
                 .and_then(|v| v.pointer(&format!("/{}", field.replace('.', "/"))));
             let unreadable = plain.as_ref().err().map(ToString::to_string);
             let at = format!("(line {}, column {})", inner.line(), inner.column());
+            let token = token_at(text, inner.line(), inner.column());
             if let Some(said) = fields::find(&field)
-                .and_then(|row| field_refusal(row, given, unreadable.as_deref(), &at))
+                .and_then(|row| field_refusal(row, given, unreadable.as_deref(), &at, &token))
             {
                 return ScenarioError::single(field.as_str(), said);
             }
@@ -479,23 +540,73 @@ impl ScenarioInput {
 /// large for JSON, whose field's range is still what the reader needs (the
 /// typed pass may say only "expected value" of it). `None`: another error,
 /// worded as the parser words it.
+/// `token`, the text where the parser stopped (see [`token_at`]): a value
+/// JSON cannot hold (`NaN`, `Infinity`, `+1`, `0x10`) is refused naming the
+/// field and its valid range, not as serde_json's bare "expected value".
 fn field_refusal(
     row: &Field,
     value: Option<&Value>,
     unreadable: Option<&str>,
     at: &str,
+    token: &str,
 ) -> Option<String> {
+    let article = if row.is_number() { "a " } else { "" };
     match (value, unreadable) {
         (Some(value), _) => Some(format!("{} {at}", row.json_refusal(value))),
-        (None, Some(words)) if words.starts_with("number out of range") => {
-            let article = if row.is_number() { "a " } else { "" };
+        (None, Some(words)) if words.starts_with("number out of range") => Some(format!(
+            "the number is too large to read {at}: valid is {article}{}",
+            row.kind.describe()
+        )),
+        (None, Some(words))
+            if words.starts_with("expected value")
+                || words.starts_with("invalid number")
+                || words.starts_with("expected `,` or `}`") =>
+        {
             Some(format!(
-                "the number is too large to read {at}: valid is {article}{}",
+                "`{token}` is not a JSON value (JSON writes numbers in decimal, with no \
+                 leading + and no hexadecimal, and has no NaN or Infinity): valid is {article}{} {at}",
                 row.kind.describe()
             ))
         }
         _ => None,
     }
+}
+
+/// The key of the last `"key":` before 1-based `line` and `column` on that
+/// line: the field whose value the parser stopped in.
+fn key_before(text: &str, line: usize, column: usize) -> Option<String> {
+    let row = text.lines().nth(line.saturating_sub(1))?;
+    let before: String = row.chars().take(column.saturating_sub(1)).collect();
+    let colon = before.rfind(':')?;
+    if before[colon + 1..].contains(['}', ',', ']', '{', '[', '"']) {
+        return None;
+    }
+    let head = before[..colon].trim_end().strip_suffix('"')?;
+    let open = head.rfind('"')?;
+    let key = &head[open + 1..];
+    (!key.is_empty() && !key.contains('\\')).then(|| key.to_string())
+}
+
+/// The word of `text` at 1-based `line` and `column` (where serde_json
+/// stopped), and the word-like characters just before it: what the reader
+/// wrote in place of a value. At most 40 characters.
+fn token_at(text: &str, line: usize, column: usize) -> String {
+    let Some(row) = text.lines().nth(line.saturating_sub(1)) else {
+        return String::new();
+    };
+    let chars: Vec<char> = row.chars().collect();
+    let at = column.saturating_sub(1).min(chars.len());
+    let word =
+        |c: &char| !matches!(c, ',' | '}' | ']' | ':' | '{' | '[' | '"') && !c.is_whitespace();
+    let start = chars[..at]
+        .iter()
+        .rposition(|c| !word(c))
+        .map_or(0, |i| i + 1);
+    let end = chars[at..]
+        .iter()
+        .position(|c| !word(c))
+        .map_or(chars.len(), |i| at + i);
+    chars[start..end].iter().take(40).collect()
 }
 
 fn too_large(len_bytes: usize) -> ScenarioError {
@@ -547,6 +658,13 @@ fn refuse_arrays_for_objects(value: &Value) -> Result<(), ScenarioError> {
         ));
     };
     for (key, section) in root {
+        if section.is_null() && is_section(key) {
+            return Err(ScenarioError::single(
+                key.as_str(),
+                "null is given where a section is expected: leave the section out (or write {}) \
+                 for its defaults; null stands for an absent value only in a field",
+            ));
+        }
         if section.is_array() && is_section(key) {
             return Err(ScenarioError::single(
                 key.as_str(),

@@ -57,15 +57,19 @@ pub const DEFAULT_ID: &str = "didactic";
 // Megatron-LM weak scaling (Narayanan et al. 2021, Table 1). Micro-batch rule,
 // one for every row: micro_batch 1 (the 1T row runs 512 micro-batches per
 // pipeline with it). Megatron 2021 overlapped none of the three axes.
+// Attention of 2021: materialised scores. Gradients: the paper trains in
+// fp16, and Megatron-LM reduces fp16 gradients unless
+// --accumulate-allreduce-grads-in-fp32 is given (arguments.py forces that
+// flag only for bf16), so 2 bytes.
 macro_rules! megatron_row {
     ($heads:expr, $hidden:expr, $layers:expr, $tp:expr, $pp:expr, $nodes:expr, $dp:expr, $batch:expr) => {
         concat!(
             r#"{"hardware":{"preset":"dgx-a100","nodes":"#, $nodes,
             r#"},"workload":{"layers":"#, $layers, r#","hidden":"#, $hidden,
             r#","heads":"#, $heads, r#","seq":2048,"vocab":51200,"micro_batch":1,"global_batch":"#, $batch,
-            r#","recompute":"full","sequence_parallel":false},"parallel":{"tp":"#, $tp,
+            r#","recompute":"full","sequence_parallel":false,"attention":"materialized"},"parallel":{"tp":"#, $tp,
             r#","pp":"#, $pp, r#","dp":"#, $dp,
-            r#","schedule":"1f1b","virtual_stages":1,"scatter_gather":true},"overlap":{"tp":false,"pp":false,"dp":false}}"#
+            r#","schedule":"1f1b","virtual_stages":1,"scatter_gather":true},"overlap":{"tp":false,"pp":false,"dp":false,"grad_bytes":2}}"#
         )
     };
 }
@@ -75,14 +79,15 @@ macro_rules! megatron_row {
 // vocab 51200 (not stated in the paper). The paper gives the first and last
 // stage one layer fewer (22 and 30 layers); layers here divide evenly over
 // the 8 stages, so the presets carry 24 and 32 layers. Megatron-LM's
-// pipeline sends are asynchronous; TP and DP do not exist here.
+// pipeline sends are asynchronous; TP and DP do not exist here. Attention
+// of the paper's Megatron-LM base: materialised.
 macro_rules! zero_bubble_row {
     ($layers:expr, $heads:expr, $hidden:expr, $micro_batch:expr, $global_batch:expr, $schedule:expr) => {
         concat!(
             r#"{"hardware":{"preset":"dgx-a100","nodes":1},"workload":{"layers":"#, $layers,
             r#","hidden":"#, $hidden, r#","heads":"#, $heads,
             r#","seq":1024,"vocab":51200,"micro_batch":"#, $micro_batch, r#","global_batch":"#, $global_batch,
-            r#","recompute":"none","sequence_parallel":false},"parallel":{"tp":1,"pp":8,"dp":1,"schedule":""#, $schedule,
+            r#","recompute":"none","sequence_parallel":false,"attention":"materialized"},"parallel":{"tp":1,"pp":8,"dp":1,"schedule":""#, $schedule,
             r#"","virtual_stages":1},"overlap":{"tp":false,"pp":true,"dp":false}}"#
         )
     };
@@ -98,7 +103,8 @@ pub const PRESETS: &[Preset] = &[
             gradient buckets take turns on NVLink.",
         json: r#"{"hardware":{"preset":"dgx-a100","nodes":2},
             "workload":{"kind":"transformer","mode":"train","layers":8,"hidden":4096,"heads":32,"seq":2048,
-                        "vocab":51200,"micro_batch":1,"global_batch":8,"recompute":"none","sequence_parallel":false},
+                        "vocab":51200,"micro_batch":1,"global_batch":8,"recompute":"none","sequence_parallel":false,
+                        "attention":"materialized"},
             "parallel":{"tp":4,"pp":2,"dp":2,"schedule":"1f1b","virtual_stages":1,"scatter_gather":true},
             "overlap":{"tp":true,"pp":true,"dp":true,"tp_chunks":4,"bucket_mb":25,"grad_bytes":2}}"#,
         published: None,
@@ -111,7 +117,7 @@ pub const PRESETS: &[Preset] = &[
             both cross the same InfiniBand port and slow each other down, however well each hides behind compute.",
         json: r#"{"hardware":{"preset":"dgx-a100","nodes":4,"nic_gbps":12.5},
             "workload":{"layers":8,"hidden":4096,"heads":32,"seq":2048,"micro_batch":1,"global_batch":16,
-                        "recompute":"none"},
+                        "recompute":"none","attention":"materialized"},
             "parallel":{"tp":8,"pp":2,"dp":2,"schedule":"interleaved","virtual_stages":2,"scatter_gather":false},
             "overlap":{"tp":true,"pp":true,"dp":true,"tp_chunks":4,"bucket_mb":25}}"#,
         published: None,
@@ -181,7 +187,7 @@ pub const PRESETS: &[Preset] = &[
         description: "Korthikanti et al. 2022, Table 5: 22B on one DGX A100, TP 8, full recomputation.",
         json: r#"{"hardware":{"preset":"dgx-a100","nodes":1},
             "workload":{"layers":48,"hidden":6144,"heads":64,"seq":2048,"vocab":51200,"micro_batch":4,
-                        "global_batch":4,"recompute":"full","sequence_parallel":false},
+                        "global_batch":4,"recompute":"full","sequence_parallel":false,"attention":"materialized"},
             "parallel":{"tp":8,"pp":1,"dp":1,"schedule":"1f1b"},
             "overlap":{"tp":false,"pp":false,"dp":false}}"#,
         published: Some(PublishedFigure {
@@ -197,7 +203,7 @@ pub const PRESETS: &[Preset] = &[
             selective recomputation.",
         json: r#"{"hardware":{"preset":"dgx-a100","nodes":1},
             "workload":{"layers":48,"hidden":6144,"heads":64,"seq":2048,"vocab":51200,"micro_batch":4,
-                        "global_batch":4,"recompute":"selective","sequence_parallel":true},
+                        "global_batch":4,"recompute":"selective","sequence_parallel":true,"attention":"materialized"},
             "parallel":{"tp":8,"pp":1,"dp":1,"schedule":"1f1b"},
             "overlap":{"tp":false,"pp":false,"dp":false}}"#,
         published: Some(PublishedFigure {
@@ -213,7 +219,7 @@ pub const PRESETS: &[Preset] = &[
             virtual stages, full recomputation.",
         json: r#"{"hardware":{"preset":"dgx-a100","nodes":8},
             "workload":{"layers":96,"hidden":12288,"heads":96,"seq":2048,"vocab":51200,"micro_batch":1,
-                        "global_batch":64,"recompute":"full","sequence_parallel":false},
+                        "global_batch":64,"recompute":"full","sequence_parallel":false,"attention":"materialized"},
             "parallel":{"tp":8,"pp":8,"dp":1,"schedule":"interleaved","virtual_stages":3},
             "overlap":{"tp":false,"pp":false,"dp":false}}"#,
         published: Some(PublishedFigure {
@@ -229,7 +235,7 @@ pub const PRESETS: &[Preset] = &[
             recomputation.",
         json: r#"{"hardware":{"preset":"dgx-a100","nodes":8},
             "workload":{"layers":96,"hidden":12288,"heads":96,"seq":2048,"vocab":51200,"micro_batch":1,
-                        "global_batch":64,"recompute":"selective","sequence_parallel":true},
+                        "global_batch":64,"recompute":"selective","sequence_parallel":true,"attention":"materialized"},
             "parallel":{"tp":8,"pp":8,"dp":1,"schedule":"interleaved","virtual_stages":3},
             "overlap":{"tp":false,"pp":false,"dp":false}}"#,
         published: Some(PublishedFigure {
@@ -277,6 +283,9 @@ pub const PRESETS: &[Preset] = &[
         json: zero_bubble_row!(32, 32, 4096, 3, 192, "1f1b"),
         published: None,
     },
+    // Megatron-LM on H100 in bf16 (the one-queue and distributed-optimizer
+    // presets): Transformer Engine's FlashAttention, and arguments.py sets accumulate_allreduce_grads_in_fp32 for
+    // bf16, so the DP reduction moves the fp32 main_grad, 4 bytes.
     Preset {
         id: "one-queue",
         title: "Overlap on, half of it exposed: one hardware queue",
@@ -287,9 +296,9 @@ pub const PRESETS: &[Preset] = &[
             next backward GEMM, runs beside it. Set max_connections to 8 and the gathers hide behind the forward.",
         json: r#"{"hardware":{"preset":"dgx-h100","nodes":8,"max_connections":1},
             "workload":{"layers":32,"hidden":4096,"heads":32,"seq":2048,"vocab":51200,
-                        "micro_batch":1,"global_batch":128,"recompute":"none"},
+                        "micro_batch":1,"global_batch":128,"recompute":"none","attention":"flash"},
             "parallel":{"tp":1,"pp":1,"dp":64,"dp_sharding":"optimizer"},
-            "overlap":{"tp":false,"pp":false,"dp":true,"bucket_mb":40,"param_gather":true}}"#,
+            "overlap":{"tp":false,"pp":false,"dp":true,"bucket_mb":40,"param_gather":true,"grad_bytes":4}}"#,
         published: None,
     },
     Preset {
@@ -301,11 +310,16 @@ pub const PRESETS: &[Preset] = &[
             bias, dropout and residual add (Jangda et al. 2021).",
         json: r#"{"hardware":{"preset":"dgx2-v100","nodes":2},
             "workload":{"mode":"inference","layers":72,"hidden":3072,"heads":32,"seq":1024,"vocab":51200,
-                        "micro_batch":8,"global_batch":32,"recompute":"none","sequence_parallel":false},
+                        "micro_batch":8,"global_batch":32,"recompute":"none","sequence_parallel":false,
+                        "attention":"materialized"},
             "parallel":{"tp":16,"pp":2,"dp":1,"schedule":"gpipe","scatter_gather":true},
             "overlap":{"tp":true,"pp":true,"dp":false,"tp_chunks":4,"pp_chunks":8,"fuse":true}}"#,
         published: None,
     },
+    // torchtitan's Llama runs: FlashAttention (PyTorch's SDPA flash
+    // backend), and FSDP's MixedPrecisionPolicy with param_dtype bf16 and
+    // reduce_dtype fp32 (torchtitan's mixed_precision_reduce default
+    // "float32"), so gradients reduce at 4 bytes.
     Preset {
         id: "llama3-8b-fsdp",
         title: "Llama-3-8B on 64 H100: FSDP 8 x TP 8",
@@ -315,10 +329,10 @@ pub const PRESETS: &[Preset] = &[
             after its backward.",
         json: r#"{"hardware":{"preset":"dgx-h100","nodes":8},
             "workload":{"layers":32,"hidden":4096,"heads":32,"kv_heads":8,"ffn_hidden":14336,"mlp":"swiglu",
-                        "tied_embeddings":false,"seq":8192,"vocab":128256,
+                        "tied_embeddings":false,"seq":8192,"vocab":128256,"attention":"flash",
                         "micro_batch":1,"global_batch":16,"recompute":"selective","sequence_parallel":true},
             "parallel":{"tp":8,"pp":1,"dp":8,"dp_sharding":"full"},
-            "overlap":{"tp":true,"pp":true,"dp":true}}"#,
+            "overlap":{"tp":true,"pp":true,"dp":true,"grad_bytes":4}}"#,
         published: None,
     },
     Preset {
@@ -328,10 +342,10 @@ pub const PRESETS: &[Preset] = &[
             Each layer's gather crosses the network to 31 other nodes while the layer before it computes.",
         json: r#"{"hardware":{"preset":"dgx-h100","nodes":32},
             "workload":{"layers":80,"hidden":8192,"heads":64,"kv_heads":8,"ffn_hidden":28672,"mlp":"swiglu",
-                        "tied_embeddings":false,"seq":8192,"vocab":128256,
+                        "tied_embeddings":false,"seq":8192,"vocab":128256,"attention":"flash",
                         "micro_batch":1,"global_batch":64,"recompute":"selective","sequence_parallel":true},
             "parallel":{"tp":8,"pp":1,"dp":32,"dp_sharding":"full"},
-            "overlap":{"tp":true,"pp":true,"dp":true}}"#,
+            "overlap":{"tp":true,"pp":true,"dp":true,"grad_bytes":4}}"#,
         published: None,
     },
     Preset {
@@ -342,9 +356,10 @@ pub const PRESETS: &[Preset] = &[
             under the first micro-batch's forward, each bucket awaited before its first layer.",
         json: r#"{"hardware":{"preset":"dgx-h100","nodes":4},
             "workload":{"layers":24,"hidden":4096,"heads":32,"seq":4096,"vocab":51200,
-                        "micro_batch":1,"global_batch":32,"recompute":"selective","sequence_parallel":true},
+                        "micro_batch":1,"global_batch":32,"recompute":"selective","sequence_parallel":true,
+                        "attention":"flash"},
             "parallel":{"tp":8,"pp":1,"dp":4,"dp_sharding":"optimizer"},
-            "overlap":{"tp":true,"pp":true,"dp":true,"bucket_mb":100,"param_gather":true}}"#,
+            "overlap":{"tp":true,"pp":true,"dp":true,"bucket_mb":100,"param_gather":true,"grad_bytes":4}}"#,
         published: None,
     },
 ];

@@ -49,6 +49,7 @@ pub(crate) fn default_transformer() -> Transformer {
         ffn_hidden: 4 * 4096,
         mlp: Mlp::Gelu,
         tied_embeddings: true,
+        attention: Attention::Materialized,
     }
 }
 
@@ -86,6 +87,10 @@ pub(crate) const DEFAULT_MATMUL: MatmulAllreduce = MatmulAllreduce {
     n: 3072,
     k: 768,
 };
+
+/// The collective workload's buffer when none is given: 1 GiB, where
+/// nccl-tests' bus bandwidth has reached its plateau on NVLink.
+pub(crate) const DEFAULT_COLLECTIVE_BYTES: f64 = 1_073_741_824.0;
 
 struct Checker {
     errors: Vec<FieldError>,
@@ -146,7 +151,7 @@ pub fn counted(n: u64, noun: &str) -> String {
 
 /// The scenario the input describes, every missing field filled in from
 /// the hardware preset and the defaults; nothing checked yet.
-pub(crate) fn filled(input: &ScenarioInput) -> Scenario {
+pub fn filled(input: &ScenarioInput) -> Scenario {
     let preset = input.hardware.preset.unwrap_or(DEFAULT_HARDWARE_PRESET);
     let base = preset.hardware();
     let h = &input.hardware;
@@ -162,6 +167,7 @@ pub(crate) fn filled(input: &ScenarioInput) -> Scenario {
         network_latency_us: h.network_latency_us.unwrap_or(base.network_latency_us),
         sms: h.sms.unwrap_or(base.sms),
         max_connections: h.max_connections.unwrap_or(base.max_connections),
+        hbm_gb: h.hbm_gb.unwrap_or(base.hbm_gb),
     };
     let w = &input.workload;
     let workload = match w.kind.unwrap_or(WorkloadKind::Transformer) {
@@ -185,6 +191,7 @@ pub(crate) fn filled(input: &ScenarioInput) -> Scenario {
                 ffn_hidden: w.ffn_hidden.unwrap_or_else(|| hidden.saturating_mul(4)),
                 mlp: w.mlp.unwrap_or(d.mlp),
                 tied_embeddings: w.tied_embeddings.unwrap_or(d.tied_embeddings),
+                attention: w.attention.unwrap_or(d.attention),
             })
         }
         WorkloadKind::MatmulAllreduce => Workload::MatmulAllreduce(MatmulAllreduce {
@@ -192,20 +199,48 @@ pub(crate) fn filled(input: &ScenarioInput) -> Scenario {
             n: w.n.unwrap_or(DEFAULT_MATMUL.n),
             k: w.k.unwrap_or(DEFAULT_MATMUL.k),
         }),
+        WorkloadKind::Collective => Workload::Collective(CollectiveBench {
+            collective: w.collective.unwrap_or(CollectiveOp::AllReduce),
+            bytes: w.bytes.unwrap_or(DEFAULT_COLLECTIVE_BYTES),
+        }),
     };
     // A matmul_allreduce scenario is one TP group: defaults that make sense for it.
     let d = default_parallel();
     let (tp_default, pp_default, dp_default) = match &workload {
         Workload::Transformer(_) => (d.tp, d.pp, d.dp),
         Workload::MatmulAllreduce(_) => (hardware.gpus_per_node, 1, 1),
+        // Every GPU of the hardware in one communicator.
+        Workload::Collective(_) => (1, 1, hardware.nodes.saturating_mul(hardware.gpus_per_node)),
     };
     let p = &input.parallel;
+    // The collective workload's layout is every GPU in one communicator,
+    // whatever the input (or the preset a link starts from) says: its
+    // degrees are inert there (`fields::collective_layout_inert`).
+    let given = |v: Option<u32>| match &workload {
+        Workload::Collective(_) => None,
+        _ => v,
+    };
+    let pp = given(p.pp).unwrap_or(pp_default);
+    // With one stage there is no pipeline: every schedule runs Megatron's
+    // loop without pipelining (forward then backward per micro-batch, as
+    // 1F1B does on one stage) and one chunk per GPU; otherwise a split
+    // backward (zero bubble) or a V's two chunks would change the step with
+    // no bubble to fill and no stage to send to (issue 45). The page notes
+    // both controls inert (`fields::schedule_inert`).
+    let (schedule, virtual_stages) = if pp == 1 {
+        (Schedule::OneFOneB, 1)
+    } else {
+        (
+            p.schedule.unwrap_or(d.schedule),
+            p.virtual_stages.unwrap_or(d.virtual_stages),
+        )
+    };
     let parallel = Parallel {
-        tp: p.tp.unwrap_or(tp_default),
-        pp: p.pp.unwrap_or(pp_default),
-        dp: p.dp.unwrap_or(dp_default),
-        schedule: p.schedule.unwrap_or(d.schedule),
-        virtual_stages: p.virtual_stages.unwrap_or(d.virtual_stages),
+        tp: given(p.tp).unwrap_or(tp_default),
+        pp,
+        dp: given(p.dp).unwrap_or(dp_default),
+        schedule,
+        virtual_stages,
         scatter_gather: p.scatter_gather.unwrap_or(d.scatter_gather),
         dp_sharding: p.dp_sharding.unwrap_or(d.dp_sharding),
     };
@@ -257,12 +292,25 @@ pub(crate) fn resolve(input: &ScenarioInput) -> Result<Scenario, ScenarioError> 
     }
 
     let w = &input.workload;
-    if let Workload::Transformer(_) = scenario.workload {
+    if !matches!(scenario.workload, Workload::MatmulAllreduce(_)) {
         for (field, set) in [("m", w.m), ("n", w.n), ("k", w.k)] {
             if set.is_some() {
                 c.fail(
                     &format!("workload.{field}"),
                     "only applies to workload.kind \"matmul_allreduce\"".to_string(),
+                );
+            }
+        }
+    }
+    if !matches!(scenario.workload, Workload::Collective(_)) {
+        for (field, set) in [
+            ("collective", w.collective.is_some()),
+            ("bytes", w.bytes.is_some()),
+        ] {
+            if set {
+                c.fail(
+                    &format!("workload.{field}"),
+                    "only applies to workload.kind \"collective\"".to_string(),
                 );
             }
         }
@@ -308,6 +356,9 @@ pub(crate) fn resolve(input: &ScenarioInput) -> Result<Scenario, ScenarioError> 
                 );
             }
         }
+        // Its collective and size are checked by their ranges; the layout
+        // is every GPU, set above.
+        Workload::Collective(_) => {}
     }
 
     if dims_ok && par_ok {
@@ -556,18 +607,28 @@ fn millions(n: u64) -> String {
     format!("{:.1} M", n as f64 / 1e6)
 }
 
+/// Why a step is refused whose cost cannot be predicted cheaply: its
+/// smallest counting builds (`workload::cost::ShapeCost`) are over
+/// [`crate::workload::cost::MAX_COUNTED_OPS`], and a step holds at least
+/// as many operations as they do.
+fn too_long_to_count() -> String {
+    format!(
+        "one pipeline fill of this step through two layers per virtual stage would already hold more than {} operations, \
+         too many to predict this step's cost cheaply",
+        millions(crate::workload::cost::MAX_COUNTED_OPS)
+    )
+}
+
 /// Why the figures of this step are over the budget, or `None` when they
 /// fit: the step's operations against [`MAX_SIMULATED_OPS`], each run the
 /// figures simulate against [`MAX_TIMELINE_OPS`], their events against
-/// [`MAX_PLANNED_EVENTS`]. Counting stops at a build over the limit of one
-/// run, so that a step far over budget costs little to refuse.
+/// [`MAX_PLANNED_EVENTS`]. Predicted (`workload::cost::predict`) from
+/// builds of at most `MAX_COUNTED_OPS`, so that a step far over budget
+/// costs little to refuse.
 fn overshoot(s: &Scenario) -> Option<String> {
     let whole = crate::workload::schedule::steady_counts(s).is_none();
     let Some(budget) = crate::workload::cost::budget_within(s, MAX_TIMELINE_OPS) else {
-        return Some(format!(
-            "a run of this step would hold more operations than the limit of {} for one run",
-            millions(MAX_TIMELINE_OPS)
-        ));
+        return Some(too_long_to_count());
     };
     let (step, figures) = (budget.step, budget.figures);
     if step.ops > MAX_SIMULATED_OPS {
@@ -837,14 +898,20 @@ fn largest(lo: u32, hi: u32, ok: impl Fn(u32) -> bool) -> u32 {
 /// overlap off is valid: the fused collective then runs in the compute
 /// stream's order, with the pointwise kernels inside it.
 fn check_coconet(c: &mut Checker, s: &Scenario) {
+    fn benchmark_name(s: &Scenario) -> &'static str {
+        match s.workload {
+            Workload::Collective(_) => "the collective workload",
+            _ => "the matmul_allreduce micro-benchmark",
+        }
+    }
     let (p, o) = (&s.parallel, &s.overlap);
     let transformer = match &s.workload {
         Workload::Transformer(t) => Some(t),
-        Workload::MatmulAllreduce(_) => None,
+        Workload::MatmulAllreduce(_) | Workload::Collective(_) => None,
     };
     if o.pp_chunks > 1 {
         let why = match transformer {
-            None => Some("the matmul_allreduce micro-benchmark has no pipeline boundary".to_string()),
+            None => Some(format!("{} has no pipeline boundary", benchmark_name(s))),
             Some(_) if p.pp == 1 => Some("pp is 1, so there is no pipeline boundary to slice".to_string()),
             Some(_) if p.tp == 1 => Some("tp is 1, so there is no TP group to slice the boundary across".to_string()),
             Some(_) if !p.scatter_gather => {
@@ -864,6 +931,9 @@ fn check_coconet(c: &mut Checker, s: &Scenario) {
     }
     if o.fuse {
         let why = match transformer {
+            None if matches!(s.workload, Workload::Collective(_)) => {
+                Some("the collective workload has no pointwise work after its collective")
+            }
             None => Some(
                 "the matmul_allreduce micro-benchmark has no pointwise work after its AllReduce",
             ),

@@ -70,6 +70,7 @@ impl HardwarePreset {
             network_latency_us: 5.0,
             sms,
             max_connections: DEFAULT_MAX_CONNECTIONS,
+            hbm_gb: self.hbm_gb(),
         }
     }
 }
@@ -103,6 +104,10 @@ pub struct Hardware {
     /// launch order (`queues`).
     #[serde(default = "default_max_connections")]
     pub max_connections: u32,
+    /// Memory capacity per GPU, GB: what the memory report checks a
+    /// scenario against.
+    #[serde(default = "default_hbm_gb")]
+    pub hbm_gb: f64,
 }
 
 /// CUDA's default number of hardware work queues per process.
@@ -110,6 +115,12 @@ pub const DEFAULT_MAX_CONNECTIONS: u32 = 8;
 
 fn default_max_connections() -> u32 {
     DEFAULT_MAX_CONNECTIONS
+}
+
+/// A serialised hardware without `hbm_gb` (written before it was a field)
+/// had the A100's and H100's 80 GB, the presets most scenarios use.
+fn default_hbm_gb() -> f64 {
+    HardwarePreset::DgxA100.hbm_gb()
 }
 
 impl Hardware {

@@ -13,6 +13,42 @@ pub enum WorkloadKind {
     Transformer,
     /// The CoCoNet micro-benchmark: one GEMM and the AllReduce of its output.
     MatmulAllreduce,
+    /// One collective over every GPU of the hardware, as nccl-tests runs it.
+    Collective,
+}
+
+/// The collective a `workload.kind: "collective"` scenario runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CollectiveOp {
+    /// nccl-tests' all_reduce_perf.
+    AllReduce,
+    /// nccl-tests' all_gather_perf.
+    AllGather,
+    /// nccl-tests' reduce_scatter_perf.
+    ReduceScatter,
+    /// nccl-tests' alltoall_perf.
+    AllToAll,
+}
+
+impl CollectiveOp {
+    /// Every collective, in the order the field lists them.
+    pub const ALL: [CollectiveOp; 4] = [
+        CollectiveOp::AllReduce,
+        CollectiveOp::AllGather,
+        CollectiveOp::ReduceScatter,
+        CollectiveOp::AllToAll,
+    ];
+
+    /// nccl-tests' bus factor: busbw = algbw x this for `ranks` ranks
+    /// (doc/PERFORMANCE.md: 2(n-1)/n for AllReduce, (n-1)/n for the others).
+    pub fn bus_factor(self, ranks: u32) -> f64 {
+        let n = f64::from(ranks.max(1));
+        match self {
+            CollectiveOp::AllReduce => 2.0 * (n - 1.0) / n,
+            _ => (n - 1.0) / n,
+        }
+    }
 }
 
 /// Training or inference.
@@ -46,6 +82,19 @@ pub enum Mlp {
     /// Llama: three GEMMs, gate and up projections to ffn_hidden, their
     /// SiLU-gated product projected down to h.
     Swiglu,
+}
+
+/// How a layer computes its attention core (model.md section 4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Attention {
+    /// 2021 Megatron: the s x s scores of every head written to HBM, then
+    /// softmax and dropout over them, all kept for the backward.
+    Materialized,
+    /// FlashAttention-2 (Dao 2023): scores tiled in on-chip memory, never
+    /// in HBM; the backward recomputes them from Q, K, V and the softmax
+    /// statistics.
+    Flash,
 }
 
 /// Whether compute and communication of a GPU slow each other when they
@@ -174,6 +223,8 @@ pub struct Transformer {
     pub mlp: Mlp,
     /// Whether the input embedding and the output layer share one matrix.
     pub tied_embeddings: bool,
+    /// The attention core's kernels: materialised scores or FlashAttention.
+    pub attention: Attention,
 }
 
 /// The CoCoNet micro-benchmark: one GEMM [m x k] x [k x n], then an AllReduce
@@ -188,6 +239,16 @@ pub struct MatmulAllreduce {
     pub k: u32,
 }
 
+/// One collective of `bytes` over every GPU of the hardware
+/// (`workload.kind: "collective"`).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct CollectiveBench {
+    /// Which collective.
+    pub collective: CollectiveOp,
+    /// The buffer's bytes (nccl-tests' "size").
+    pub bytes: f64,
+}
+
 /// What one step computes.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub enum Workload {
@@ -195,6 +256,8 @@ pub enum Workload {
     Transformer(Transformer),
     /// The MatMul + AllReduce micro-benchmark.
     MatmulAllreduce(MatmulAllreduce),
+    /// One collective over every GPU.
+    Collective(CollectiveBench),
 }
 
 /// How the GPUs split the work: tp x pp x dp = GPUs.
@@ -272,7 +335,7 @@ impl Scenario {
     pub fn micro_batches(&self) -> u32 {
         match &self.workload {
             Workload::Transformer(t) => t.global_batch / (t.micro_batch * self.parallel.dp),
-            Workload::MatmulAllreduce(_) => 1,
+            Workload::MatmulAllreduce(_) | Workload::Collective(_) => 1,
         }
     }
 

@@ -29,7 +29,7 @@ use serde::Serialize;
 use crate::model::axis::Axis;
 use crate::model::hardware::HardwarePreset;
 use crate::model::op::{OpKind, Phase, NONE};
-use crate::model::scenario::Scenario;
+use crate::model::scenario::{Attention, Scenario, Workload};
 use crate::output::hta::KernelSets;
 use crate::output::timeline::{GpuLanes, Interval, Timeline};
 
@@ -335,7 +335,11 @@ fn kernel_name(iv: &Interval, lane: Lane, s: &Scenario) -> String {
         ),
     }
     };
+    // Materialised attention is cuBLAS's batched GEMMs around Megatron's
+    // fused softmax; only FlashAttention runs a flash kernel.
+    let flash = matches!(&s.workload, Workload::Transformer(t) if t.attention == Attention::Flash);
     match iv.op {
+        OpKind::Attention | OpKind::AttentionBackward if !flash => gemm("nn"),
         OpKind::Attention if v100 => "fmha_cutlassF_f16_aligned_64x64_rf_sm70".to_string(),
         OpKind::Attention => "flash_fwd_kernel".to_string(),
         OpKind::AttentionBackward if v100 => "fmha_cutlassB_f16_aligned_64x64_k64_sm70".to_string(),
@@ -369,6 +373,15 @@ fn rank_range(first: u32, count: u32) -> String {
 /// stage's TP group and DP replicas: with Megatron's rank order (TP fastest,
 /// then DP, then PP) those are the `represents` ranks from its own rank on.
 pub fn rank_traces(s: &Scenario, t: &Timeline) -> Vec<RankTrace> {
+    each_rank_trace(s, t).collect()
+}
+
+/// As [`rank_traces`], one trace at a time: a writer that saves each before
+/// asking for the next holds one rank's JSON in memory, not the job's.
+pub fn each_rank_trace<'a>(
+    s: &'a Scenario,
+    t: &'a Timeline,
+) -> impl Iterator<Item = RankTrace> + 'a {
     let mut gpus: Vec<&GpuLanes> = t.gpus.iter().collect();
     gpus.sort_by_key(|g| g.rank);
     let plans: Vec<_> = gpus.iter().map(|g| place(g)).collect();
@@ -386,17 +399,16 @@ pub fn rank_traces(s: &Scenario, t: &Timeline) -> Vec<RankTrace> {
         .max()
         .unwrap_or(0)
         .max(us(t.step_time_s));
-    gpus.iter()
-        .zip(&plans)
-        .map(|(g, (placed, streams))| {
-            let json = rank_json(s, t, g, placed, streams, shift, step_end + shift);
+    gpus.into_iter()
+        .zip(plans)
+        .map(move |(g, (placed, streams))| {
+            let json = rank_json(s, t, g, &placed, &streams, shift, step_end + shift);
             RankTrace {
                 rank: g.rank,
                 file_name: format!("rank{}.json", g.rank),
                 json,
             }
         })
-        .collect()
 }
 
 fn rank_json(
@@ -697,8 +709,10 @@ mod tests {
             }
         }
         // The choice varies with the call, as NCCL's does: small TP
-        // messages in LL128, large ones in Simple, a tree across nodes.
-        for k in ["RING_LL128", "RING_SIMPLE", "TREE_SIMPLE"] {
+        // messages in LL128, large ones in Simple. (Trees win only
+        // latency-bound calls across many nodes, which these presets do not
+        // make: NCCL 2.21's Tree Simple pays 28 us per NVLink hop.)
+        for k in ["RING_LL128", "RING_SIMPLE"] {
             assert!(seen.contains(k), "{k} not among {seen:?}");
         }
     }

@@ -10,7 +10,7 @@
 //! sends), and 12 for the fp32 master weight, momentum and variance.
 
 use crate::model::scenario::{
-    DpSharding, GradSync, Mlp, Mode, Recompute, Scenario, Transformer, Workload,
+    Attention, DpSharding, GradSync, Mlp, Mode, Recompute, Scenario, Transformer, Workload,
 };
 use crate::output::report::MemoryGb;
 use crate::workload::layer_cost::{embedding_params_whole, layer_params};
@@ -35,6 +35,9 @@ const BYTES_PER_GB: f64 = (1u64 << 30) as f64;
 /// - full recomputation keeps only the layer's input, 2sbh (2sbh/t when
 ///   sequence parallelism shards it).
 ///
+/// With FlashAttention (Dao 2023) the 5as/h term is gone in every form:
+/// no scores, softmax or dropout mask of s x s is kept.
+///
 /// The 24 is the TP-split part, which the layer's shape sets (see
 /// [`tp_split_activation_terms`]); the 10 (layer inputs, LayerNorms,
 /// dropout masks) and the scores' 5as/h do not change with it.
@@ -48,7 +51,13 @@ pub fn activation_bytes_per_layer(t: &Transformer, tp: u32) -> f64 {
     let tp = f64::from(tp);
     let sbh = s * b * h;
     let sp = t.sequence_parallel;
-    let attention_scores = 5.0 * a * s / h;
+    // FlashAttention keeps no s x s tensor for its backward (only the
+    // output and fp32 row statistics, 4 bytes per head and row against
+    // the terms' 2h per row: left out like the paper's small terms).
+    let attention_scores = match t.attention {
+        Attention::Materialized => 5.0 * a * s / h,
+        Attention::Flash => 0.0,
+    };
     let split = tp_split_activation_terms(t);
     match (t.recompute, sp) {
         (Recompute::None, false) => sbh * (10.0 + split / tp + attention_scores / tp),
@@ -193,7 +202,7 @@ pub fn gathered_weight_bytes(s: &Scenario, t: &Transformer, stage: &StageMemory)
 
 /// The memory report of the fullest GPU.
 pub fn memory_gb(s: &Scenario) -> MemoryGb {
-    let capacity = s.hardware_preset.hbm_gb();
+    let capacity = s.hardware.hbm_gb;
     let (weights_b, grads_b, optimizer_b, activations_b) = match &s.workload {
         Workload::Transformer(t) => {
             let train = t.mode == Mode::Train;
@@ -221,6 +230,8 @@ pub fn memory_gb(s: &Scenario) -> MemoryGb {
                 .max_by(|a, b| (a.0 + a.1 + a.2 + a.3).total_cmp(&(b.0 + b.1 + b.2 + b.3)))
                 .unwrap_or_default()
         }
+        // A collective holds its send and receive buffers.
+        Workload::Collective(c) => (0.0, 0.0, 0.0, 2.0 * c.bytes),
         // The micro-benchmark holds its GEMM's operands and output.
         Workload::MatmulAllreduce(mm) => {
             let (m, n, k) = (f64::from(mm.m), f64::from(mm.n), f64::from(mm.k));

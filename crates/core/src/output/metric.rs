@@ -44,8 +44,12 @@ impl Unit {
 pub enum AxisFigure {
     /// Time its collectives were in flight.
     Comm,
-    /// Time the compute stream stood idle waiting on them.
+    /// Time the compute stream stood idle charged to them.
     Exposed,
+    /// Of comm, the time the compute stream ran (hidden).
+    UnderCompute,
+    /// Of comm, the time the compute stream stood idle charged elsewhere.
+    UnderIdle,
     /// 1 - exposed / comm.
     Hidden,
     /// Compute available to hide it.
@@ -56,9 +60,11 @@ pub enum AxisFigure {
 
 impl AxisFigure {
     /// Every axis figure, in the order the page shows them.
-    pub const ALL: [AxisFigure; 5] = [
+    pub const ALL: [AxisFigure; 7] = [
         AxisFigure::Comm,
         AxisFigure::Exposed,
+        AxisFigure::UnderCompute,
+        AxisFigure::UnderIdle,
         AxisFigure::Hidden,
         AxisFigure::Window,
         AxisFigure::Contention,
@@ -69,6 +75,8 @@ impl AxisFigure {
         match self {
             AxisFigure::Comm => "comm_ms",
             AxisFigure::Exposed => "exposed_ms",
+            AxisFigure::UnderCompute => "under_compute_ms",
+            AxisFigure::UnderIdle => "under_idle_ms",
             AxisFigure::Hidden => "hidden",
             AxisFigure::Window => "window_ms",
             AxisFigure::Contention => "contention_ms",
@@ -80,6 +88,8 @@ impl AxisFigure {
         match self {
             AxisFigure::Comm => "comm",
             AxisFigure::Exposed => "exposed",
+            AxisFigure::UnderCompute => "under compute",
+            AxisFigure::UnderIdle => "under idle",
             AxisFigure::Hidden => "hidden",
             AxisFigure::Window => "window",
             AxisFigure::Contention => "contention",
@@ -90,9 +100,17 @@ impl AxisFigure {
     pub fn help(self) -> &'static str {
         match self {
             AxisFigure::Comm => "Time its collectives were in flight",
-            AxisFigure::Exposed => "Time compute stood idle waiting on them",
+            AxisFigure::Exposed => {
+                "Time compute stood idle waiting on them (each idle instant charged once)"
+            }
+            AxisFigure::UnderCompute => "Of comm, the time compute ran beside it: hidden",
+            AxisFigure::UnderIdle => {
+                "Of comm, the time compute stood idle charged to another axis or the bubble"
+            }
             AxisFigure::Hidden => "1 − exposed / comm",
-            AxisFigure::Window => "Compute available to hide it",
+            AxisFigure::Window => {
+                "Compute that ran while its collectives could legally run, idle time excluded"
+            }
             AxisFigure::Contention => "How much longer it took than alone on the same links",
         }
     }
@@ -281,6 +299,8 @@ impl Metric {
                 match figure {
                     AxisFigure::Comm => a.comm_ms,
                     AxisFigure::Exposed => a.exposed_ms,
+                    AxisFigure::UnderCompute => a.under_compute_ms,
+                    AxisFigure::UnderIdle => a.under_idle_ms,
                     AxisFigure::Hidden => a.hidden,
                     AxisFigure::Window => a.window_ms,
                     AxisFigure::Contention => a.contention_ms,

@@ -7,11 +7,22 @@ use serde::{Deserialize, Serialize};
 pub struct AxisReport {
     /// Time its collectives were in flight.
     pub comm_ms: f64,
-    /// Time the compute stream stood idle waiting on them.
+    /// Time the compute stream stood idle charged to them (each idle
+    /// instant is charged once: model.md section 5).
     pub exposed_ms: f64,
     /// 1 - exposed / comm (1 when there is no communication).
     pub hidden: f64,
-    /// Compute available to hide it (model.md section 5).
+    /// The part of `comm_ms` during which the compute stream ran (hidden).
+    #[serde(default)]
+    pub under_compute_ms: f64,
+    /// The part of `comm_ms` during which the compute stream stood idle
+    /// charged to another axis or the bubble: `under_compute_ms`,
+    /// `exposed_ms` and this are `comm_ms`.
+    #[serde(default)]
+    pub under_idle_ms: f64,
+    /// The compute that ran while its collectives might legally run, from
+    /// each one's data being ready until its result is first needed
+    /// (model.md section 5): idle time inside is not window.
     pub window_ms: f64,
     /// How much longer its collectives took than alone on the same links.
     pub contention_ms: f64,
@@ -150,4 +161,62 @@ pub struct Report {
     pub hta_overlap_per_gpu: Vec<f64>,
     /// Memory of the fullest GPU.
     pub memory_gb: MemoryGb,
+    /// A one-collective workload's figures, as nccl-tests prints them.
+    #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
+    pub collective: Option<CollectiveReport>,
+}
+
+/// What nccl-tests prints for one size (`workload.kind: "collective"`;
+/// doc/PERFORMANCE.md of nccl-tests defines the bandwidths).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CollectiveReport {
+    /// Bus bandwidth: `alg_gbps` times the collective's bus factor, GB/s.
+    pub bus_gbps: f64,
+    /// Algorithm bandwidth: the buffer's bytes over the time, GB/s.
+    pub alg_gbps: f64,
+    /// The simulated time of the call, us.
+    pub time_us: f64,
+    /// The algorithm NCCL's tuning model chose ("Ring", "Tree", "NVLS";
+    /// "P2P" for an all-to-all, which runs as grouped sends).
+    pub algorithm: String,
+    /// The protocol it chose ("LL", "LL128", "Simple").
+    pub protocol: String,
+}
+
+impl CollectiveReport {
+    /// The figures of scenario `s`, whose simulated step took `step_ms`;
+    /// `None` unless it is a one-collective workload.
+    pub fn of(s: &crate::model::scenario::Scenario, step_ms: f64) -> Option<Self> {
+        use crate::model::scenario::{CollectiveOp, Workload};
+        use crate::workload::collective_cost::{bench_call, Fabric};
+        let Workload::Collective(c) = &s.workload else {
+            return None;
+        };
+        let hw = &s.hardware;
+        let ranks = hw.nodes * hw.gpus_per_node;
+        let call = bench_call(
+            &Fabric::of_scenario(s),
+            c.collective,
+            ranks,
+            hw.gpus_per_node,
+            c.bytes,
+        );
+        let time_s = step_ms * 1e-3;
+        let alg_gbps = if time_s > 0.0 {
+            c.bytes / time_s / 1e9
+        } else {
+            0.0
+        };
+        Some(Self {
+            bus_gbps: alg_gbps * c.collective.bus_factor(ranks),
+            alg_gbps,
+            time_us: time_s * 1e6,
+            algorithm: if c.collective == CollectiveOp::AllToAll {
+                "P2P".to_string()
+            } else {
+                call.algorithm.label().to_string()
+            },
+            protocol: call.protocol.label().to_string(),
+        })
+    }
 }

@@ -11,7 +11,6 @@ use crate::output::report::Report;
 use crate::output::tally::{GpuTally, LinkTally, Tally};
 use crate::output::timeline::{GpuLanes, Interval, LinkLane, Timeline};
 use crate::sim::engine::RunResult;
-use crate::sim::exposure::{sorted_union_within, union_length};
 use crate::workload::graph::{Graph, COMPUTE};
 
 /// Builds the timeline; the run's link samples move into it.
@@ -159,15 +158,15 @@ fn alone_rates_bps(g: &Graph) -> Vec<f64> {
         .collect()
 }
 
-/// A window as it ran (model.md 5): from the moment the collective could
-/// start, the end of the compute op before the window's first (the op that
-/// made its data ready), to the end of the window's last op. Compute that
-/// interference stretched counts at its stretched length, and so do the
-/// gaps between the ops, during which the collective holds nothing up.
+/// When collective `task`'s data is ready by its schedule (model.md 5):
+/// the end of the compute op before its window's first (the op that made
+/// its data ready; the step's start when that is the first op), and the end
+/// of the window's last op. The schedule's interval, whether or not the
+/// overlap switch lets the collective run in it.
 fn window_span(g: &Graph, run: &RunResult, gpu: usize, (from, to): (u32, u32)) -> (f64, f64) {
     let order = &g.compute_order[gpu];
     let start = if from == 0 {
-        run.start_s[order[0] as usize]
+        0.0
     } else {
         run.end_s[order[from as usize - 1] as usize]
     };
@@ -322,10 +321,15 @@ pub(crate) fn gpu_sums(g: &Graph, run: &RunResult, with_hta: bool, share: Range<
             None
         }
     };
-    let mut windows: Vec<[Vec<(f64, f64)>; 3]> = vec![Default::default(); gpus];
+    // Per GPU and axis: when its collectives were in flight, and when they
+    // might legally have run (model.md 5).
+    let mut inflight: Vec<[Vec<(f64, f64)>; 3]> = vec![Default::default(); gpus];
+    // Kept in two lists, each nearly sorted as the tasks come (unions sort
+    // their spans, and two interleaved orders would cost a full sort).
+    let mut legal: Vec<[Vec<(f64, f64)>; 3]> = vec![Default::default(); gpus];
+    let mut scheduled_legal: Vec<[Vec<(f64, f64)>; 3]> = vec![Default::default(); gpus];
     let mut contention_s = vec![[0.0f64; 3]; gpus];
     let mut period_contention_s = [vec![[0.0f64; 3]; gpus], vec![[0.0f64; 3]; gpus]];
-    let mut hta_comm: Vec<Vec<(f64, f64)>> = vec![Vec::new(); if with_hta { gpus } else { 0 }];
     let alone_bps = alone_rates_bps(g);
     for (id, t) in g.tasks.iter().enumerate() {
         if t.axis == COMPUTE {
@@ -338,6 +342,14 @@ pub(crate) fn gpu_sums(g: &Graph, run: &RunResult, with_hta: bool, share: Range<
         }
         let contention = transfer(g, run, id, &alone_bps).1;
         let period = period_of(run.start_s[id]);
+        let span = (run.start_s[id], run.end_s[id]);
+        // The schedule's interval, on its owner (it is drawn there too).
+        let scheduled = g
+            .window(id as u32)
+            .map(|w| window_span(g, run, t.gpu as usize, w));
+        // Its data is ready when the schedule says, or when it started if
+        // that was earlier (it cannot start without its data).
+        let ready_s = scheduled.map_or(span.0, |w| w.0.min(span.0));
         for (i, &m) in members.iter().enumerate() {
             if !share.contains(&(m as usize)) {
                 continue;
@@ -347,48 +359,63 @@ pub(crate) fn gpu_sums(g: &Graph, run: &RunResult, with_hta: bool, share: Range<
             if let Some(p) = period {
                 period_contention_s[p][local][a] += contention;
             }
-            if t.gpu == m {
-                if let Some(window) = g.window(id as u32) {
-                    windows[local][a].push(window_span(g, run, m as usize, window));
-                }
-            }
-            // Whatever the schedule meant, the GPU's compute also hides the
-            // collective while it goes on without the data: from the
-            // collective's start until the GPU first waits for it (a pipeline
-            // receive, slices gathered on arrival).
+            inflight[local][a].push(span);
+            // Until this GPU first needs the result (its step's end when it
+            // never does): its compute can hide the collective until then,
+            // and no longer, as the stream then waits for it.
             let slot = t.members_start as usize + i;
-            let until = run.exposed_from_s[slot].min(run.end_s[id]);
-            windows[local][a].push((run.start_s[id], until));
-            if with_hta {
-                hta_comm[local].push((run.start_s[id], run.end_s[id]));
+            let needed_s = run.needed_s[slot].min(run.gpus[m as usize].end_s);
+            legal[local][a].push((ready_s, needed_s));
+            if let Some(w) = scheduled.filter(|_| t.gpu == m) {
+                scheduled_legal[local][a].push(w);
             }
         }
     }
-    let mut hta_comm = hta_comm.into_iter();
     let mut out = GpuSums {
         whole: Vec::with_capacity(gpus),
         periods: [Vec::new(), Vec::new()],
     };
-    for ((local, mut windows), i) in windows.into_iter().enumerate().zip(share) {
+    let zip = inflight.into_iter().zip(legal).zip(scheduled_legal);
+    for ((local, ((inflight, legal), scheduled)), i) in zip.enumerate().zip(share) {
         let (info, stats) = (&g.gpus[i], &run.gpus[i]);
-        let hta = hta_comm.next().map(|comm| {
-            let span = |t: u32| (run.start_s[t as usize], run.end_s[t as usize]);
-            (
-                hta::union(comm),
-                hta::union(g.compute_order[i].iter().map(|&t| span(t))),
-            )
-        });
-        let (hta_comm_s, hta_overlapped_s) = match &hta {
-            Some((comm, compute)) => (hta::length(comm), hta::intersection_length(comm, compute)),
+        let span = |t: u32| (run.start_s[t as usize], run.end_s[t as usize]);
+        let busy = hta::union(g.compute_order[i].iter().map(|&t| span(t)));
+        let inflight = inflight.map(hta::union);
+        let legal = legal.map(hta::union);
+        let scheduled = scheduled.map(hta::union);
+        let legal: [Vec<(f64, f64)>; 3] =
+            [0, 1, 2].map(|a| hta::union(legal[a].iter().chain(&scheduled[a]).copied()));
+        let hta_comm = with_hta.then(|| hta::union(inflight.iter().flatten().copied()));
+        let (hta_comm_s, hta_overlapped_s) = match &hta_comm {
+            Some(comm) => (hta::length(comm), hta::intersection_length(comm, &busy)),
             None => (0.0, 0.0),
         };
-        let window_s = windows.each_mut().map(|spans| union_length(spans));
+        // The three parts of each axis's communication, and its window,
+        // within `from..to`, given the exposed time charged there.
+        let parts = |from: f64, to: f64, exposed_s: [f64; 3]| {
+            let mut under_compute_s = [0.0; 3];
+            let mut under_idle_s = [0.0; 3];
+            let mut window_s = [0.0; 3];
+            for a in 0..3 {
+                let comm = hta::clip(&inflight[a], from, to);
+                under_compute_s[a] = hta::intersection_length(&comm, &busy);
+                under_idle_s[a] = hta::length(&comm) - under_compute_s[a] - exposed_s[a];
+                window_s[a] = hta::intersection_length(&hta::clip(&legal[a], from, to), &busy);
+            }
+            (under_compute_s, under_idle_s, window_s)
+        };
+        let (under_compute_s, under_idle_s, window_s) =
+            parts(f64::NEG_INFINITY, f64::INFINITY, stats.exposed_s);
         out.whole.push(GpuTally {
             rank: info.rank,
             end_s: stats.end_s,
             compute_busy_s: stats.compute_busy_s,
             comm_s: stats.comm_s,
             exposed_s: stats.exposed_s,
+            // After its last task, the GPU waits for the others to finish.
+            bubble_s: stats.bubble_s + (run.step_time_s - stats.end_s),
+            under_compute_s,
+            under_idle_s,
             window_s,
             contention_s: contention_s[local],
             hta_comm_s,
@@ -400,23 +427,33 @@ pub(crate) fn gpu_sums(g: &Graph, run: &RunResult, with_hta: bool, share: Range<
         for (p, period) in out.periods.iter_mut().enumerate() {
             let (from, to) = (bounds[p], bounds[p + 1]);
             let (start, end) = (&run.marks[p].gpus[i], &run.marks[p + 1].gpus[i]);
-            let (hta_comm_s, hta_overlapped_s) = match &hta {
-                Some((comm, compute)) => {
+            let (hta_comm_s, hta_overlapped_s) = match &hta_comm {
+                Some(comm) => {
                     let comm = hta::clip(comm, from, to);
-                    (hta::length(&comm), hta::intersection_length(&comm, compute))
+                    (hta::length(&comm), hta::intersection_length(&comm, &busy))
                 }
                 None => (0.0, 0.0),
             };
             let minus = |e: [f64; 3], s: [f64; 3]| [0, 1, 2].map(|a| e[a] - s[a]);
+            let exposed_s = minus(end.exposed_s, start.exposed_s);
+            let (under_compute_s, under_idle_s, window_s) = parts(from, to, exposed_s);
             period.push(GpuTally {
                 rank: info.rank,
                 end_s: to - from,
                 compute_busy_s: end.compute_busy_s - start.compute_busy_s,
                 comm_s: minus(end.comm_s, start.comm_s),
-                exposed_s: minus(end.exposed_s, start.exposed_s),
-                window_s: windows
-                    .each_ref()
-                    .map(|spans| sorted_union_within(spans, from, to)),
+                exposed_s,
+                // What the period's compute and exposed time leave of it. The
+                // charges at the marks are each idle period's, whole, as the
+                // op after it started: one that straddles a mark would be
+                // counted in the period it ends in, and the first period,
+                // still settling there, would differ from the second by it.
+                bubble_s: (to - from)
+                    - (end.compute_busy_s - start.compute_busy_s)
+                    - exposed_s.iter().sum::<f64>(),
+                under_compute_s,
+                under_idle_s,
+                window_s,
                 contention_s: period_contention_s[p][local],
                 hta_comm_s,
                 hta_overlapped_s,
@@ -461,6 +498,68 @@ mod tests {
         assert_eq!(one.0, tally(&g, &run, true));
         for n in [2, 3, 8] {
             assert_eq!(in_shares(n), one, "{n} shares");
+        }
+    }
+
+    /// GPU 0 computes A (1 ms), launches a DP reduction (4 ms on its
+    /// link) that nothing waits for, then computes B (1 ms) once GPU 1's
+    /// op X (3 ms) is done. The reduction may legally run from A's end to
+    /// GPU 0's end (1 to 5 ms), but GPU 0 computes only during B in that
+    /// interval: its window is 1 ms, not the interval's 4 (idle time is not
+    /// window), and the reduction ran under compute for that 1 ms. The idle
+    /// time from 1 to 3 ms, waiting on GPU 1, is bubble; the last ms, waiting
+    /// on the reduction, is DP exposed. So the reported comm minus exposed
+    /// (3 ms, the hidden time the old windows were checked against) exceeds
+    /// the window, while the time under compute does not.
+    #[test]
+    fn a_window_is_the_compute_inside_the_legal_interval() {
+        use crate::model::axis::Axis;
+        use crate::model::link::LinkClass;
+        use crate::model::op::{OpKind, Phase};
+        use crate::workload::graph::Meta;
+        let (mut g, links) = Graph::with_test_links(2, &[(0, LinkClass::Network)]);
+        let link = links[0];
+        let meta = Meta::new(OpKind::Gemm, Phase::Backward);
+        let a = g.compute(0, 1e-3, 0.0, 0.0, meta);
+        let x = g.compute(1, 3e-3, 0.0, 0.0, meta);
+        let reduce = g.comm(
+            &[0],
+            Axis::Dp as u8,
+            link,
+            4e6,
+            0.0,
+            meta.op(OpKind::AllReduce),
+        );
+        g.dep(a, reduce);
+        let b = g.compute(0, 1e-3, 0.0, 0.0, meta);
+        g.dep(x, b);
+        // The schedule: B is the compute that can hide it.
+        g.set_window(reduce, 1, 1);
+        g.finish();
+        let sharing = Sharing::Tax(0.0);
+        for run in [
+            engine::run(&g, true, &sharing),
+            crate::sim::plain::run(&g, true, &sharing),
+        ] {
+            let t = tally(&g, &run, false);
+            let gpu = &t.gpus[0];
+            let dp = Axis::Dp.index();
+            let near = |x: f64, ms: f64| (x - ms * 1e-3).abs() < 1e-12;
+            assert!(near(t.step_s, 5.0), "{t:?}");
+            assert!(near(gpu.window_s[dp], 1.0), "{gpu:?}");
+            assert!(near(gpu.under_compute_s[dp], 1.0), "{gpu:?}");
+            assert!(near(gpu.exposed_s[dp], 1.0), "{gpu:?}");
+            assert!(near(gpu.under_idle_s[dp], 2.0), "{gpu:?}");
+            assert!(near(gpu.bubble_s, 2.0), "{gpu:?}");
+            assert!(near(
+                gpu.compute_busy_s + gpu.exposed_s[dp] + gpu.bubble_s,
+                5.0
+            ));
+            // The counter-case: the old check fails here, the new one holds.
+            assert!(gpu.comm_s[dp] - gpu.exposed_s[dp] > gpu.window_s[dp] + 1e-3);
+            assert!(gpu.under_compute_s[dp] <= gpu.window_s[dp] + 1e-12);
+            // GPU 1 waited 2 ms for the step's end: bubble too.
+            assert!(near(t.gpus[1].bubble_s, 2.0), "{:?}", t.gpus[1]);
         }
     }
 }

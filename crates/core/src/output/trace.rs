@@ -276,21 +276,65 @@ struct TraceFile<'a> {
     trace_events: Events<'a>,
 }
 
+/// The largest trace file `overlap-lab trace` writes, bytes (1 GB): past it
+/// Perfetto's in-browser loader and HTA's pandas frames both struggle, and a
+/// file that size is no longer something a person opens. The command says
+/// which field shortens the step instead.
+pub const MAX_TRACE_FILE_BYTES: u64 = 1_000_000_000;
+
 /// The timeline as a Chrome trace-event JSON document.
 pub fn chrome_trace(t: &Timeline) -> String {
+    let mut out = Vec::with_capacity(256 + t.interval_count() * 200);
+    write_chrome_trace(t, &mut out).expect("a Vec takes every byte");
+    String::from_utf8(out).expect("serde_json writes UTF-8")
+}
+
+/// Writes [`chrome_trace`]'s document to `w` as the timeline is walked:
+/// nothing the size of the output is held.
+pub fn write_chrome_trace<W: std::io::Write>(t: &Timeline, w: W) -> std::io::Result<()> {
     let file = TraceFile {
         display_time_unit: "ms",
         trace_events: Events(t),
     };
-    let mut out = Vec::with_capacity(256 + t.interval_count() * 200);
-    serde_json::to_writer(&mut out, &file).expect("a trace serialises: its keys are strings");
-    String::from_utf8(out).expect("serde_json writes UTF-8")
+    serde_json::to_writer(w, &file).map_err(std::io::Error::from)
+}
+
+/// The size of [`chrome_trace`]'s document, bytes, found by writing it to
+/// a counter: exact, and in memory that does not grow with the trace.
+pub fn chrome_trace_bytes(t: &Timeline) -> u64 {
+    let mut counter = ByteCounter(0);
+    write_chrome_trace(t, &mut counter).expect("counting never fails");
+    counter.0
+}
+
+/// A writer that keeps only how many bytes went through it.
+struct ByteCounter(u64);
+
+impl std::io::Write for ByteCounter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0 += buf.len() as u64;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::{presets, simulate};
+
+    #[test]
+    fn the_counted_size_is_the_written_size_and_streaming_writes_the_same_bytes() {
+        let sim = simulate(&presets::scenario("didactic").unwrap());
+        let text = chrome_trace(&sim.timeline);
+        assert_eq!(chrome_trace_bytes(&sim.timeline), text.len() as u64);
+        let mut streamed = Vec::new();
+        write_chrome_trace(&sim.timeline, std::io::BufWriter::new(&mut streamed)).unwrap();
+        assert_eq!(streamed, text.as_bytes());
+    }
 
     #[test]
     fn trace_has_the_trace_event_formats_required_fields() {

@@ -93,10 +93,21 @@ pub(crate) struct GpuStats {
     pub comm_s: [f64; 3],
     /// Time the compute stream stood idle waiting on each axis.
     pub exposed_s: [f64; 3],
+    /// Time the compute stream stood idle waiting on another GPU's work
+    /// (until `end_s`): with `exposed_s` and `compute_busy_s`, all of it.
+    pub bubble_s: f64,
     /// Time the compute stream ran.
     pub compute_busy_s: f64,
     /// When the GPU's last task ended.
     pub end_s: f64,
+}
+
+impl GpuStats {
+    /// Sets its idle time as charged (`exposure`).
+    pub(crate) fn set_idle(&mut self, idle: crate::sim::exposure::Idle) {
+        self.exposed_s = idle.exposed_s;
+        self.bubble_s = idle.bubble_s;
+    }
 }
 
 /// The engine's sums as they stood when a period mark (`Graph::period_marks`)
@@ -122,6 +133,9 @@ pub(crate) struct RunResult {
     pub exposed_s: Vec<f64>,
     /// Per entry of `Graph::members`: when that wait began (infinite when none).
     pub exposed_from_s: Vec<f64>,
+    /// Per entry of `Graph::members`: when that member's compute stream
+    /// first needs the task's result (infinite when it never does).
+    pub needed_s: Vec<f64>,
     pub gpus: Vec<GpuStats>,
     pub links: Vec<ResourceLog>,
     pub step_time_s: f64,
@@ -140,6 +154,7 @@ impl RunResult {
         recycle::give(self.end_s);
         recycle::give(self.exposed_s);
         recycle::give(self.exposed_from_s);
+        recycle::give(self.needed_s);
     }
 }
 
@@ -314,6 +329,7 @@ fn run_from_seq<'g>(
             end_s: recycle::filled(n, f64::NAN),
             exposed_s: recycle::filled(g.members.len(), 0.0),
             exposed_from_s: recycle::filled(g.members.len(), f64::INFINITY),
+            needed_s: recycle::filled(g.members.len(), f64::INFINITY),
             gpus: vec![GpuStats::default(); gpus],
             links: Vec::new(),
             step_time_s: 0.0,
@@ -527,7 +543,7 @@ impl<N: BandwidthModel> Engine<'_, N> {
             }
         } else {
             let axis = task.axis as usize;
-            let kind = self.setup.kind(g, t);
+            let channels = self.setup.channels(g, t);
             let start = task.members_start as usize;
             for i in 0..task.members_len as usize {
                 let m = g.members[start + i];
@@ -544,7 +560,7 @@ impl<N: BandwidthModel> Engine<'_, N> {
                     self.forget_sole_alone(m);
                 }
                 let st = &mut self.gpu[m as usize];
-                st.sms.change(task.axis, kind, true);
+                st.sms.change(task.axis, channels, true);
                 if st.comm_active == 1 {
                     self.memory_joins_network(m);
                 }
@@ -869,7 +885,7 @@ impl<N: BandwidthModel> Engine<'_, N> {
             self.res.gpus[gpu].end_s = self.res.gpus[gpu].end_s.max(now);
         } else {
             let axis = task.axis as usize;
-            let kind = self.setup.kind(g, t);
+            let channels = self.setup.channels(g, t);
             let start = task.members_start as usize;
             for i in 0..task.members_len as usize {
                 let m = g.members[start + i];
@@ -880,7 +896,7 @@ impl<N: BandwidthModel> Engine<'_, N> {
                 }
                 st.comm_active -= 1;
                 st.sole_alone = None;
-                st.sms.change(task.axis, kind, false);
+                st.sms.change(task.axis, channels, false);
                 self.retime_compute(m);
                 self.res.gpus[m as usize].end_s = self.res.gpus[m as usize].end_s.max(now);
             }

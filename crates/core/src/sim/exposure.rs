@@ -1,36 +1,54 @@
-//! Exposed communication (model.md 5 and 6): idle time of a GPU's compute
-//! stream charged to the axes whose transfers held it up. The plain
-//! reference charges each idle period as the op after it starts; the fast
-//! engine charges them all from the finished timeline ([`Uncharged`]).
-//! Both through [`Exposure::charge`], so the tests comparing the two check
-//! that the finished timeline tells the same idle periods as the running one.
+//! Where a GPU's idle time goes (model.md 5 and 6): each instant its
+//! compute stream stands idle is charged once, to one axis or to the
+//! bubble. The plain reference charges each idle period as the op after it
+//! starts; the fast engine charges them all from the finished timeline
+//! ([`Uncharged`]). Both through [`Exposure::charge`], so the tests comparing
+//! the two check that the finished timeline tells the same idle periods as
+//! the running one.
 //!
-//! A compute op that starts after the stream stood idle charges that idle
-//! time to the collectives it waited on, and through them to the chain of
-//! collectives they waited on in turn (a pipeline send, then the AllGather
-//! of its slices): each idle instant goes to the axis whose transfer was in
-//! flight at that instant, not to the last link of the chain. Only the
-//! GPU's own collectives are charged: while a link it takes no part in is
-//! in flight (the sending stage's ReduceScatter at a sliced boundary), the
-//! GPU waits on another GPU's work, which is bubble to it, as waiting on
-//! that GPU's compute is. So a GPU's exposed time on an axis never exceeds
-//! the time that axis had a collective in flight on it, and `hidden` stays
-//! a share of its own communication. Time at the end of a GPU's step, after
-//! its last compute op, goes to the collectives still in flight: the step
-//! ends only when they are done.
+//! An op that starts after the stream stood idle waited on the collectives
+//! it depends on, and through them on the chains of collectives they
+//! depended on in turn (a pipeline send, then the AllGather of its
+//! slices). At each instant of the idle period, of those that were the
+//! GPU's own and in flight, the one whose transfer ends last takes the
+//! instant, for its axis: the stream could not have gone on before it
+//! ended. An instant none of them was in flight for is bubble: the stream
+//! waited on another GPU's work (its compute, or a link the GPU takes no
+//! part in, as the sending stage's ReduceScatter at a sliced boundary). So
+//! compute + exposed + bubble is the GPU's step exactly, and a GPU's exposed
+//! time on an axis never exceeds the time that axis had a collective in
+//! flight on it. Time at the end of a GPU's step, after its last compute
+//! op, goes the same way: the step ends only when its last collective is
+//! done.
+//!
+//! The same pass records when each GPU first needs each collective's result
+//! ([`Exposure::needs`]): the end of the op before the first compute op of
+//! that GPU that waits on it, directly or up a chain. The report's windows
+//! (model.md 5) end there.
 
 use std::ops::Range;
 
 use crate::sim::engine::{GpuStats, RunResult};
 use crate::workload::graph::{Graph, TaskId, COMPUTE};
 
+/// Collectives whose ends differ by at most this part of the later end
+/// ended together, and the lowest task id among them is the one held up
+/// on: the fast engine and the plain reference time the same end with
+/// different rounding (a part in 10^15), and must charge the same axis.
+const END_TIE: f64 = 1e-9;
+
 /// Where a charge goes.
 pub(crate) trait Charges {
     /// `to - from` of idle time charged to entry `slot` of `Graph::members`
-    /// (a collective's member).
+    /// (a collective's member): its GPU waited on it.
     fn slot(&mut self, slot: usize, from: f64, to: f64);
-    /// The idle time charged to each axis on `gpu` so far.
-    fn gpu(&mut self, gpu: u32) -> &mut [f64; 3];
+    /// `s` of `gpu`'s idle time charged to `axis`.
+    fn exposed(&mut self, gpu: u32, axis: usize, s: f64);
+    /// `s` of `gpu`'s idle time charged to the bubble.
+    fn bubble(&mut self, gpu: u32, s: f64);
+    /// Entry `slot` of `Graph::members` is first needed at `at_s` (called
+    /// in the order of its GPU's compute stream: the first call is the time).
+    fn needed(&mut self, slot: usize, at_s: f64);
 }
 
 /// Where charged time goes (fields of the engine's `RunResult`).
@@ -39,7 +57,9 @@ pub(crate) struct Charged<'a> {
     pub exposed_s: &'a mut [f64],
     /// Per entry of `Graph::members`: when the first charged span began.
     pub exposed_from_s: &'a mut [f64],
-    /// Per GPU: idle time charged to each axis.
+    /// Per entry of `Graph::members`: when its GPU first needs the result.
+    pub needed_s: &'a mut [f64],
+    /// Per GPU: idle time charged to each axis and to the bubble.
     pub gpus: &'a mut [GpuStats],
 }
 
@@ -53,6 +73,7 @@ impl<'a> Charged<'a> {
         let charged = Charged {
             exposed_s: &mut res.exposed_s,
             exposed_from_s: &mut res.exposed_from_s,
+            needed_s: &mut res.needed_s,
             gpus: &mut res.gpus,
         };
         (
@@ -69,20 +90,52 @@ impl Charges for Charged<'_> {
         *first = first.min(from);
     }
 
-    fn gpu(&mut self, gpu: u32) -> &mut [f64; 3] {
-        &mut self.gpus[gpu as usize].exposed_s
+    fn exposed(&mut self, gpu: u32, axis: usize, s: f64) {
+        self.gpus[gpu as usize].exposed_s[axis] += s;
+    }
+
+    fn bubble(&mut self, gpu: u32, s: f64) {
+        self.gpus[gpu as usize].bubble_s += s;
+    }
+
+    fn needed(&mut self, slot: usize, at_s: f64) {
+        let first = &mut self.needed_s[slot];
+        *first = first.min(at_s);
     }
 }
 
-/// Reused buffers for charging idle time.
+/// One GPU's idle time as charged: per axis, and the bubble.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub(crate) struct Idle {
+    pub exposed_s: [f64; 3],
+    pub bubble_s: f64,
+}
+
+/// A collective of the GPU in flight during an idle period: the part of
+/// the period it covers, its end, its task and its member slot.
+#[derive(Clone, Copy)]
+struct InFlight {
+    from: f64,
+    to: f64,
+    end: f64,
+    task: TaskId,
+    slot: usize,
+}
+
+/// Reused buffers for charging idle time and finding what each GPU needs.
 #[derive(Default)]
 pub(crate) struct Exposure {
-    /// Per axis, the spans charged to it by the current idle period.
-    spans: [Vec<(f64, f64)>; 3],
-    /// Per task, the idle period that last visited it (0: none).
+    /// Per task, the walk (an idle period, or a GPU's needs) that last
+    /// visited it (0: none).
     seen: Vec<u32>,
-    period: u32,
+    walk: u32,
     stack: Vec<TaskId>,
+    /// The current idle period's candidates, in the order they take time.
+    inflight: Vec<InFlight>,
+    /// The parts of the current idle period already taken, sorted, disjoint.
+    taken: Vec<(f64, f64)>,
+    /// Scratch for `taken`'s next state.
+    merged: Vec<(f64, f64)>,
 }
 
 impl Exposure {
@@ -94,7 +147,9 @@ impl Exposure {
     }
 
     /// The stream of `gpu` stood idle from `from` to `now` waiting on the
-    /// collectives `direct`; `times` gives a finished task's start and end.
+    /// collectives `direct` (and whatever else it waited on: the bubble);
+    /// `times` gives a finished task's start and end. Every instant of
+    /// `from..now` is charged once (see the module's doc).
     #[allow(clippy::too_many_arguments)]
     pub fn charge(
         &mut self,
@@ -106,14 +161,13 @@ impl Exposure {
         now: f64,
         res: &mut impl Charges,
     ) {
-        self.period += 1;
-        for list in &mut self.spans {
-            list.clear();
-        }
+        self.walk += 1;
+        let walk = self.walk;
+        self.inflight.clear();
         self.stack.clear();
         for &t in direct {
-            if self.seen[t as usize] != self.period {
-                self.seen[t as usize] = self.period;
+            if self.seen[t as usize] != walk {
+                self.seen[t as usize] = walk;
                 self.stack.push(t);
             }
         }
@@ -125,25 +179,121 @@ impl Exposure {
                 continue;
             }
             for &up in g.comm_predecessors(on) {
-                if self.seen[up as usize] != self.period {
-                    self.seen[up as usize] = self.period;
+                if self.seen[up as usize] != walk {
+                    self.seen[up as usize] = walk;
                     self.stack.push(up);
                 }
             }
             let (lo, hi) = (start.max(from), end.min(now));
-            if hi <= lo {
-                continue;
-            }
-            let on_task = &g.tasks[on as usize];
             // Upstream links of other GPUs are followed, not charged.
-            if let Some(i) = g.members_of(on).iter().position(|&m| m == gpu) {
-                self.spans[on_task.axis as usize].push((lo, hi));
-                res.slot(on_task.members_start as usize + i, lo, hi);
+            let own = g.members_of(on).iter().position(|&m| m == gpu);
+            if let (true, Some(i)) = (hi > lo, own) {
+                self.inflight.push(InFlight {
+                    from: lo,
+                    to: hi,
+                    end,
+                    task: on,
+                    slot: g.tasks[on as usize].members_start as usize + i,
+                });
             }
         }
-        let exposed = res.gpu(gpu);
-        for (axis, list) in self.spans.iter_mut().enumerate() {
-            exposed[axis] += union_length(list);
+        // The one ending last takes an instant first; ends within END_TIE
+        // of one another tie, and the lowest task id goes first.
+        self.inflight
+            .sort_unstable_by(|a, b| b.end.total_cmp(&a.end).then(a.task.cmp(&b.task)));
+        let mut group = 0;
+        while group < self.inflight.len() {
+            let last = self.inflight[group].end;
+            let tied = self.inflight[group..]
+                .iter()
+                .take_while(|c| c.end >= last - END_TIE * last.abs())
+                .count();
+            self.inflight[group..group + tied].sort_unstable_by_key(|c| c.task);
+            group += tied;
+        }
+        self.taken.clear();
+        let mut charged = 0.0;
+        for k in 0..self.inflight.len() {
+            let c = self.inflight[k];
+            let axis = g.tasks[c.task as usize].axis as usize;
+            // The parts of `c.from..c.to` no earlier candidate took.
+            let mut cursor = c.from;
+            self.merged.clear();
+            for &(lo, hi) in &self.taken {
+                if hi <= cursor || lo >= c.to {
+                    continue;
+                }
+                if lo > cursor {
+                    res.slot(c.slot, cursor, lo);
+                    res.exposed(gpu, axis, lo - cursor);
+                    charged += lo - cursor;
+                }
+                cursor = cursor.max(hi);
+            }
+            if c.to > cursor {
+                res.slot(c.slot, cursor, c.to);
+                res.exposed(gpu, axis, c.to - cursor);
+                charged += c.to - cursor;
+            }
+            // Taken now: the union of what was and `c`'s part.
+            let mut span = (c.from, c.to);
+            let mut placed = false;
+            for &(lo, hi) in &self.taken {
+                if hi < span.0 {
+                    self.merged.push((lo, hi));
+                } else if lo > span.1 {
+                    if !placed {
+                        self.merged.push(span);
+                        placed = true;
+                    }
+                    self.merged.push((lo, hi));
+                } else {
+                    span = (span.0.min(lo), span.1.max(hi));
+                }
+            }
+            if !placed {
+                self.merged.push(span);
+            }
+            std::mem::swap(&mut self.taken, &mut self.merged);
+        }
+        if now - from > charged {
+            res.bubble(gpu, now - from - charged);
+        }
+    }
+
+    /// When `gpu` first needs each of its collectives' results: walking its
+    /// compute stream in order, each op needs the collectives it waits on
+    /// and their chains, from the end of the op before it (the step's
+    /// start for the first).
+    pub fn needs(
+        &mut self,
+        g: &Graph,
+        times: impl Fn(TaskId) -> (f64, f64),
+        gpu: u32,
+        res: &mut impl Charges,
+    ) {
+        self.walk += 1;
+        let walk = self.walk;
+        let mut ready_s = 0.0;
+        for &t in &g.compute_order[gpu as usize] {
+            for &c in g.collectives_waited_on(t) {
+                if self.seen[c as usize] != walk {
+                    self.seen[c as usize] = walk;
+                    self.stack.push(c);
+                }
+            }
+            while let Some(c) = self.stack.pop() {
+                if let Some(i) = g.members_of(c).iter().position(|&m| m == gpu) {
+                    res.needed(g.tasks[c as usize].members_start as usize + i, ready_s);
+                }
+                for &up in g.comm_predecessors(c) {
+                    if self.seen[up as usize] != walk {
+                        self.seen[up as usize] = walk;
+                        self.stack.push(up);
+                    }
+                }
+            }
+            ready_s = times(t).1;
         }
     }
 
@@ -170,7 +320,7 @@ impl Exposure {
         }
         for (gpu, direct) in waiting.iter().enumerate() {
             let (from, to) = (last_compute_end[gpu], res.gpus[gpu].end_s);
-            if !direct.is_empty() && to > from {
+            if to > from {
                 self.charge(g, &times, direct, gpu as u32, from, to, res);
             }
         }
@@ -181,8 +331,8 @@ impl Exposure {
 /// charges it after the run (the plain reference as it goes, and the two
 /// are compared): each GPU's compute ops in stream order, one that starts
 /// after the stream stood idle since the previous op's end (since the
-/// step's start, for the first) charging that idle time to the collectives
-/// it waited on, as [`Exposure::charge`] does. GPUs apart charge apart:
+/// step's start, for the first) charging that idle time as
+/// [`Exposure::charge`] does. GPUs apart charge apart:
 /// [`Uncharged::charge_share`] charges some of them, on any thread, and
 /// [`Uncharged::settle`] gathers the shares and charges what each stream
 /// waits for after its last op, as [`Exposure::charge_step_end`] does.
@@ -197,11 +347,13 @@ pub(crate) struct ShareCharges {
     gpus: Range<usize>,
     /// Per member slot charged, in order: (slot, from, to).
     slots: Vec<(u32, f64, f64)>,
-    /// Per GPU of the share: idle time charged to each axis.
-    exposed: Vec<[f64; 3]>,
-    /// Per GPU of the share, per period mark: as `exposed`, by the compute
+    /// Per member slot needed, the first time: (slot, when).
+    needed: Vec<(u32, f64)>,
+    /// Per GPU of the share: its idle time as charged.
+    idle: Vec<Idle>,
+    /// Per GPU of the share, per period mark: as `idle`, by the compute
     /// ops that started before the mark.
-    at_marks: Vec<[f64; 3]>,
+    at_marks: Vec<Idle>,
     /// Per GPU of the share: when its last compute op ended.
     last_compute_end: Vec<f64>,
 }
@@ -211,8 +363,16 @@ impl Charges for ShareCharges {
         self.slots.push((slot as u32, from, to));
     }
 
-    fn gpu(&mut self, gpu: u32) -> &mut [f64; 3] {
-        &mut self.exposed[gpu as usize - self.gpus.start]
+    fn exposed(&mut self, gpu: u32, axis: usize, s: f64) {
+        self.idle[gpu as usize - self.gpus.start].exposed_s[axis] += s;
+    }
+
+    fn bubble(&mut self, gpu: u32, s: f64) {
+        self.idle[gpu as usize - self.gpus.start].bubble_s += s;
+    }
+
+    fn needed(&mut self, slot: usize, at_s: f64) {
+        self.needed.push((slot as u32, at_s));
     }
 }
 
@@ -228,7 +388,8 @@ impl Uncharged {
         let mut out = ShareCharges {
             gpus: gpus.clone(),
             slots: Vec::new(),
-            exposed: vec![[0.0; 3]; gpus.len()],
+            needed: Vec::new(),
+            idle: vec![Idle::default(); gpus.len()],
             at_marks: Vec::with_capacity(gpus.len() * res.marks.len()),
             last_compute_end: Vec::with_capacity(gpus.len()),
         };
@@ -243,18 +404,19 @@ impl Uncharged {
             for &t in &g.compute_order[gpu] {
                 let now = res.start_s[t as usize];
                 while marks.next_if(|&mark_s| mark_s <= now).is_some() {
-                    out.at_marks.push(out.exposed[local]);
+                    out.at_marks.push(out.idle[local]);
                 }
-                let direct = g.collectives_waited_on(t);
-                if now > idle_since && !direct.is_empty() {
+                if now > idle_since {
+                    let direct = g.collectives_waited_on(t);
                     exposure.charge(g, times, direct, gpu as u32, idle_since, now, &mut out);
                 }
                 idle_since = res.end_s[t as usize];
             }
             for _ in marks {
-                out.at_marks.push(out.exposed[local]);
+                out.at_marks.push(out.idle[local]);
             }
             out.last_compute_end.push(idle_since);
+            exposure.needs(g, times, gpu as u32, &mut out);
         }
         out
     }
@@ -270,17 +432,22 @@ impl Uncharged {
         let mut last_compute_end = Vec::with_capacity(g.gpus.len());
         for share in &shares {
             for (local, gpu) in share.gpus.clone().enumerate() {
-                res.gpus[gpu].exposed_s = share.exposed[local];
+                res.gpus[gpu].set_idle(share.idle[local]);
                 for (k, mark) in res.marks.iter_mut().enumerate() {
-                    mark.gpus[gpu].exposed_s = share.at_marks[local * marks + k];
+                    mark.gpus[gpu].set_idle(share.at_marks[local * marks + k]);
                 }
             }
             last_compute_end.extend_from_slice(&share.last_compute_end);
         }
         assert_eq!(last_compute_end.len(), g.gpus.len(), "every GPU charged");
         let (times, mut charged) = Charged::of_run(&mut res);
-        for &(slot, from, to) in shares.iter().flat_map(|share| &share.slots) {
-            charged.slot(slot as usize, from, to);
+        for share in &shares {
+            for &(slot, from, to) in &share.slots {
+                charged.slot(slot as usize, from, to);
+            }
+            for &(slot, at_s) in &share.needed {
+                charged.needed(slot as usize, at_s);
+            }
         }
         Exposure::new(g.tasks.len()).charge_step_end(g, times, &last_compute_end, &mut charged);
         res
@@ -293,37 +460,12 @@ impl Uncharged {
     }
 }
 
-/// Length of the union of spans (sorts them): overlapping spans count once.
-pub(crate) fn union_length(list: &mut [(f64, f64)]) -> f64 {
-    list.sort_by(|a, b| a.0.total_cmp(&b.0));
-    sorted_union_within(list, f64::NEG_INFINITY, f64::INFINITY)
-}
-
-/// The length of the union of `spans` (sorted by start, as
-/// [`union_length`] leaves them) that lies within `from..to`.
-pub(crate) fn sorted_union_within(spans: &[(f64, f64)], from: f64, to: f64) -> f64 {
-    let mut covered = 0.0;
-    let mut reach = from;
-    for &(lo, hi) in spans {
-        if lo >= to {
-            break;
-        }
-        let (lo, hi) = (lo.max(reach), hi.min(to));
-        if hi > lo {
-            covered += hi - lo;
-            reach = hi;
-        }
-    }
-    covered
-}
-
 #[cfg(test)]
 mod tests {
     use crate::model::axis::Axis;
-    use crate::model::link::{Direction, LinkClass};
+    use crate::model::link::LinkClass;
     use crate::model::op::{OpKind, Phase};
-    use crate::sim::network::Usage;
-    use crate::workload::graph::{GpuInfo, Graph, Meta, ResourceInfo};
+    use crate::workload::graph::{Graph, Meta};
 
     /// GPU 0 computes for 1 ms and sends 1 MB to GPU 1 (1 ms on its link);
     /// GPU 1 gathers the slices over NVLink (1 ms more), then computes.
@@ -331,25 +473,9 @@ mod tests {
     /// second while the send is in flight (PP), the third while the gather
     /// is (TP): the send is charged although GPU 1's op waited on the gather.
     fn send_then_gather() -> Graph {
-        let mut g = Graph::default();
-        for rank in 0..2 {
-            g.add_gpu(GpuInfo::lone(rank));
-        }
-        for (gpu, class) in [(0, LinkClass::Network), (1, LinkClass::Nvlink)] {
-            g.add_resource(ResourceInfo {
-                gpu: Some(gpu),
-                class,
-                direction: Direction::Out,
-                capacity_bps: 1e9,
-            });
-        }
-        let usage = |resource| {
-            vec![Usage {
-                resource,
-                weight: 1.0,
-            }]
-        };
-        let (network, nvlink) = (g.add_pattern(usage(0)), g.add_pattern(usage(1)));
+        let (mut g, links) =
+            Graph::with_test_links(2, &[(0, LinkClass::Network), (1, LinkClass::Nvlink)]);
+        let (network, nvlink) = (links[0], links[1]);
         let meta = Meta::new(OpKind::Gemm, Phase::Forward);
         let a = g.compute(0, 1e-3, 0.0, 0.0, meta);
         let send = g.comm(
@@ -408,10 +534,14 @@ mod tests {
                 "split at {split}"
             );
             assert_eq!(bits(&whole.exposed_from_s), bits(&parts.exposed_from_s));
+            assert_eq!(bits(&whole.needed_s), bits(&parts.needed_s));
             let exposed = |r: &crate::sim::engine::RunResult| {
-                let mut all: Vec<[f64; 3]> = r.gpus.iter().map(|s| s.exposed_s).collect();
+                let idle = |s: &crate::sim::engine::GpuStats| {
+                    [s.exposed_s[0], s.exposed_s[1], s.exposed_s[2], s.bubble_s]
+                };
+                let mut all: Vec<[f64; 4]> = r.gpus.iter().map(idle).collect();
                 for mark in &r.marks {
-                    all.extend(mark.gpus.iter().map(|s| s.exposed_s));
+                    all.extend(mark.gpus.iter().map(idle));
                 }
                 all.iter()
                     .flatten()
@@ -426,14 +556,6 @@ mod tests {
         };
         let at_first_mark: f64 = whole.marks[0].gpus.iter().flat_map(|s| s.exposed_s).sum();
         assert!(at_first_mark > 0.0 && at_first_mark < total(&whole));
-    }
-
-    #[test]
-    fn a_union_within_bounds_counts_overlaps_once() {
-        let spans = [(0.0, 2.0), (1.0, 3.0), (2.5, 4.0), (6.0, 7.0)];
-        assert_eq!(super::sorted_union_within(&spans, 1.5, 6.5), 3.0);
-        assert_eq!(super::sorted_union_within(&spans, 4.0, 6.0), 0.0);
-        assert_eq!(super::sorted_union_within(&spans, -1.0, 10.0), 5.0);
     }
 
     #[test]
@@ -453,6 +575,65 @@ mod tests {
                 "{exposed:?}"
             );
             assert_eq!(exposed[Axis::Dp.index()], 0.0);
+            // The first millisecond it waited on GPU 0's compute.
+            assert!(
+                (run.gpus[1].bubble_s - 1e-3).abs() < 1e-12,
+                "{:?}",
+                run.gpus[1]
+            );
+            // GPU 1's op needs the gather, and through it the send, from the start.
+            assert_eq!(&run.needed_s[..], &[f64::INFINITY, 0.0, 0.0]);
+        }
+    }
+
+    /// GPU 0 computes 1 ms, then reduces over the network (DP, 3 ms) and
+    /// sends over NVLink (TP, 2 ms), both launched as its compute ends; its
+    /// next op waits on both. Its 3 ms of idle time are charged once: all
+    /// to DP, the one whose transfer ends last, though TP was in flight
+    /// for two of them (before, each axis got its own in-flight time).
+    #[test]
+    fn an_idle_instant_is_charged_once_to_the_collective_ending_last() {
+        let (mut g, links) =
+            Graph::with_test_links(1, &[(0, LinkClass::Network), (0, LinkClass::Nvlink)]);
+        let (network, nvlink) = (links[0], links[1]);
+        let meta = Meta::new(OpKind::Gemm, Phase::Forward);
+        let a = g.compute(0, 1e-3, 0.0, 0.0, meta);
+        let dp = g.comm(
+            &[0],
+            Axis::Dp as u8,
+            network,
+            3e6,
+            0.0,
+            meta.op(OpKind::AllReduce),
+        );
+        let tp = g.comm(
+            &[0],
+            Axis::Tp as u8,
+            nvlink,
+            2e6,
+            0.0,
+            meta.op(OpKind::AllReduce),
+        );
+        for c in [dp, tp] {
+            g.dep(a, c);
+            g.block_compute_on(0, c);
+        }
+        g.compute(0, 1e-3, 0.0, 0.0, meta);
+        g.finish();
+        let sharing = crate::workload::interference::Sharing::Tax(0.0);
+        for run in [
+            crate::sim::engine::run(&g, true, &sharing),
+            crate::sim::plain::run(&g, true, &sharing),
+        ] {
+            let stats = &run.gpus[0];
+            assert!(
+                (stats.exposed_s[Axis::Dp.index()] - 3e-3).abs() < 1e-12,
+                "{stats:?}"
+            );
+            assert_eq!(stats.exposed_s[Axis::Tp.index()], 0.0, "{stats:?}");
+            assert_eq!(stats.bubble_s, 0.0);
+            let idle: f64 = stats.exposed_s.iter().sum::<f64>() + stats.bubble_s;
+            assert!((stats.compute_busy_s + idle - run.step_time_s).abs() < 1e-12);
         }
     }
 

@@ -70,7 +70,8 @@ pub(crate) fn carry(g: &mut Graph, task: TaskId, bytes: f64) {
     let pattern = t.pattern as usize;
     let per_link_byte = g.fused_hbm_per_link_byte[pattern] + bytes / t.work;
     let usage = g.patterns[pattern].clone();
-    g.tasks[task as usize].pattern = g.add_fused_pattern(usage, per_link_byte);
+    let call_hbm = g.call_hbm_per_link_byte[pattern];
+    g.tasks[task as usize].pattern = g.add_call_pattern(usage, per_link_byte, call_hbm);
 }
 
 /// Where one simulated GPU's HBM traffic sits in a step: in its compute

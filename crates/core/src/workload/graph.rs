@@ -4,7 +4,7 @@
 //! a stream's FIFO, a blocking collective, a pipeline receive.
 
 use crate::model::op::{OpKind, Phase, NONE};
-use crate::workload::collective_cost::Kernel;
+use crate::workload::collective_cost::{CollectiveCall, Kernel};
 use crate::workload::recycle;
 use crate::workload::Placed;
 
@@ -54,18 +54,17 @@ pub(crate) struct Task {
     pub members_start: u32,
     pub members_len: u16,
     pub axis: u8,
-    /// Communication: what runs it (its call kind, read at every start and
-    /// end, without touching `TaskMeta`).
+    /// Communication: what moves its bytes (read at every start and end,
+    /// without touching `TaskMeta`).
     pub runs_on: RunsOn,
 }
 
 /// What moves a collective's bytes, as far as the GPU's SMs are concerned.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum RunsOn {
-    /// An NCCL collective kernel on its channels' SMs.
-    Collective,
-    /// An NCCL point-to-point send.
-    Send,
+    /// An NCCL kernel (collective or point-to-point) on its call's
+    /// channels, one SM each (`Graph::channels`).
+    Sms,
     /// Copy engines (DMA), which take no SM: PyTorch's SymmetricMemory
     /// Async TP steps ("[Distributed w/ TorchTitan] Introducing Async
     /// Tensor Parallelism in PyTorch", PyTorch dev-discuss, 2024: the
@@ -211,6 +210,11 @@ pub(crate) struct Graph {
     /// Per pattern: HBM bytes each member moves per link byte on top of the
     /// collective's own (`interference`): the pointwise work fused into it.
     pub fused_hbm_per_link_byte: Vec<f64>,
+    /// Per pattern: HBM bytes the collective itself moves per link byte
+    /// (its call's, `CollectiveCall::hbm_bytes_per_link_byte`).
+    pub call_hbm_per_link_byte: Vec<f64>,
+    /// Per task: the NCCL channels (SMs) a collective's call holds; 0 for compute.
+    pub channels: Vec<u8>,
     /// Each distinct pattern once: equal patterns share an id, so that their
     /// flows share one class in the engine (max-min gives them one rate).
     pattern_ids: std::collections::HashMap<Vec<(u32, u64)>, u32>,
@@ -264,6 +268,8 @@ impl Default for Graph {
             resources: Vec::new(),
             patterns: Vec::new(),
             fused_hbm_per_link_byte: Vec::new(),
+            call_hbm_per_link_byte: Vec::new(),
+            channels: Vec::new(),
             pattern_ids: Default::default(),
             pending_blockers: Vec::new(),
             peak_tflops: 0.0,
@@ -327,20 +333,40 @@ impl Graph {
     /// bytes per link byte for work fused into the collective, or finds the
     /// equal one registered before.
     pub fn add_fused_pattern(&mut self, usage: Vec<Usage>, hbm_per_link_byte: f64) -> u32 {
+        self.add_call_pattern(usage, hbm_per_link_byte, 0.0)
+    }
+
+    /// Registers a pattern as `add_fused_pattern` does, for a call that
+    /// itself moves `call_hbm` HBM bytes per link byte (0: not yet known).
+    pub fn add_call_pattern(&mut self, usage: Vec<Usage>, fused_hbm: f64, call_hbm: f64) -> u32 {
         let mut key: Vec<(u32, u64)> = usage
             .iter()
             .map(|u| (u.resource, u.weight.to_bits()))
             .collect();
-        if hbm_per_link_byte != 0.0 {
-            key.push((u32::MAX, hbm_per_link_byte.to_bits()));
+        if fused_hbm != 0.0 {
+            key.push((u32::MAX, fused_hbm.to_bits()));
+        }
+        if call_hbm != 0.0 {
+            key.push((u32::MAX - 1, call_hbm.to_bits()));
         }
         let next = self.patterns.len() as u32;
         let id = *self.pattern_ids.entry(key).or_insert(next);
         if id == next {
             self.patterns.push(usage);
-            self.fused_hbm_per_link_byte.push(hbm_per_link_byte);
+            self.fused_hbm_per_link_byte.push(fused_hbm);
+            self.call_hbm_per_link_byte.push(call_hbm);
         }
         id
+    }
+
+    /// Pattern `pattern` for a call moving `call_hbm` HBM bytes per link byte.
+    fn with_call_hbm(&mut self, pattern: u32, call_hbm: f64) -> u32 {
+        let p = pattern as usize;
+        if self.call_hbm_per_link_byte[p] == call_hbm {
+            return pattern;
+        }
+        let usage = self.patterns[p].clone();
+        self.add_call_pattern(usage, self.fused_hbm_per_link_byte[p], call_hbm)
     }
 
     pub fn dep(&mut self, from: TaskId, to: TaskId) {
@@ -421,9 +447,10 @@ impl Graph {
             members_start: 0,
             members_len: 0,
             axis: COMPUTE,
-            runs_on: RunsOn::Collective,
+            runs_on: RunsOn::Sms,
         });
         self.windows.push(NO_WINDOW);
+        self.channels.push(0);
         if self.with_meta {
             self.meta.push(TaskMeta::new(meta, flops));
         }
@@ -446,7 +473,10 @@ impl Graph {
             c.pattern,
             c.bytes,
             c.latency_s,
-            meta.kernel(c.kernel),
+            Meta {
+                call: Some(c.call),
+                ..meta.kernel(c.kernel)
+            },
         )
     }
 
@@ -464,6 +494,9 @@ impl Graph {
         let id = self.tasks.len() as TaskId;
         let start = self.members.len() as u32;
         self.members.extend_from_slice(members);
+        let call = meta.call.unwrap_or_else(|| CallUse::of_op(meta.op));
+        let pattern = self.with_call_hbm(pattern, call.hbm_per_link_byte);
+        self.channels.push(call.channels);
         self.tasks.push(Task {
             work: bytes,
             lead_s: latency_s,
@@ -472,11 +505,7 @@ impl Graph {
             members_start: start,
             members_len: members.len() as u16,
             axis,
-            runs_on: if meta.op == OpKind::Send {
-                RunsOn::Send
-            } else {
-                RunsOn::Collective
-            },
+            runs_on: RunsOn::Sms,
         });
         self.windows.push(NO_WINDOW);
         if self.with_meta {
@@ -704,6 +733,38 @@ fn successor_lists(
     (start, succ)
 }
 
+#[cfg(test)]
+impl Graph {
+    /// For tests: `gpus` lone GPUs, and per `(gpu, class)` of `links` an
+    /// outgoing 1 GB/s link of that GPU with a pattern on it alone (the
+    /// patterns' ids, in order).
+    pub(crate) fn with_test_links(
+        gpus: u32,
+        links: &[(usize, crate::model::link::LinkClass)],
+    ) -> (Graph, Vec<u32>) {
+        let mut g = Graph::default();
+        for rank in 0..gpus {
+            g.add_gpu(GpuInfo::lone(rank));
+        }
+        let patterns = links
+            .iter()
+            .map(|&(gpu, class)| {
+                let resource = g.add_resource(ResourceInfo {
+                    gpu: Some(gpu),
+                    class,
+                    direction: crate::model::link::Direction::Out,
+                    capacity_bps: 1e9,
+                });
+                g.add_pattern(vec![Usage {
+                    resource,
+                    weight: 1.0,
+                }])
+            })
+            .collect();
+        (g, patterns)
+    }
+}
+
 /// What an op is, for the timeline.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Meta {
@@ -715,6 +776,49 @@ pub(crate) struct Meta {
     /// Collective: the NCCL kernel its call runs (`None` for compute and
     /// pipeline sends, whose kernel has no algorithm).
     pub kernel: Option<Kernel>,
+    /// Collective: the SMs and HBM traffic of its call (`Meta::call`);
+    /// without one, `CallUse::of_op`.
+    pub call: Option<CallUse>,
+}
+
+/// What a collective's call takes from its GPUs besides the links: its NCCL
+/// channels (one thread block, one SM each) and the HBM bytes it moves per
+/// link byte (model.md 2b).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct CallUse {
+    pub channels: u8,
+    pub hbm_per_link_byte: f64,
+}
+
+impl CallUse {
+    /// The use of `call`.
+    pub fn of(call: &CollectiveCall) -> Self {
+        Self {
+            channels: call
+                .channels
+                .min(crate::workload::interference::CHANNEL_SLOTS as u32 - 1)
+                as u8,
+            hbm_per_link_byte: call.hbm_bytes_per_link_byte,
+        }
+    }
+
+    /// A collective built without its call (hand-built graphs): a send
+    /// holds NCCL's point-to-point channels and copies; another collective
+    /// NCCL's most channels on NVLink, reducing if its op reduces.
+    pub fn of_op(op: OpKind) -> Self {
+        use crate::workload::collective_cost as cc;
+        let (channels, hbm) = match op {
+            OpKind::Send => (cc::P2P_CHANNELS, cc::HBM_BYTES_PER_LINK_BYTE_COPY),
+            OpKind::AllReduce | OpKind::ReduceScatter => {
+                (cc::NVLINK_CHANNELS, cc::HBM_BYTES_PER_LINK_BYTE_REDUCE)
+            }
+            _ => (cc::NVLINK_CHANNELS, cc::HBM_BYTES_PER_LINK_BYTE_COPY),
+        };
+        Self {
+            channels: channels as u8,
+            hbm_per_link_byte: hbm,
+        }
+    }
 }
 
 impl TaskMeta {
@@ -740,6 +844,7 @@ impl Meta {
             layer: NONE,
             chunk: 0,
             kernel: None,
+            call: None,
         }
     }
 
@@ -766,6 +871,13 @@ impl Meta {
     /// A collective's meta with the kernel its call runs.
     pub fn kernel(mut self, kernel: Kernel) -> Self {
         self.kernel = Some(kernel);
+        self
+    }
+
+    /// A collective's meta with the kernel, channels and HBM traffic of its call.
+    pub fn call(mut self, call: &CollectiveCall) -> Self {
+        self.kernel = Some(call.kernel());
+        self.call = Some(CallUse::of(call));
         self
     }
 }

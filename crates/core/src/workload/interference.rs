@@ -1,12 +1,15 @@
 //! Compute and communication share the GPU (model.md section 3): two
 //! per-GPU resources that both engines model the same way.
 //!
-//! - **SMs.** A collective runs one thread block per NCCL channel
-//!   (`nccl_channels`). While it is in flight, the compute-bound part of a
+//! - **SMs.** A collective runs one thread block per NCCL channel, as many
+//!   as its call's channel count (`collective_cost`: fewer for small
+//!   messages, two for a send; none for a copy-engine transfer, `RunsOn`).
+//!   While it is in flight, the compute-bound part of a
 //!   kernel runs on the SMs left. One communication stream per axis: calls
 //!   of one axis queued at the same moment share that stream's blocks, so an
 //!   axis holds the channels of its widest active call, and the axes add up.
-//! - **HBM.** A collective moves each link byte through HBM several times,
+//! - **HBM.** A collective moves each link byte through HBM several times
+//!   (its call's count: about 3 when it reduces, 2 when it copies),
 //!   and the memory-bound part of a kernel streams its bytes through HBM.
 //!   Each GPU's HBM is one more resource of the fluid network: a collective
 //!   crosses the HBM of every member with a weight per link byte, the
@@ -21,18 +24,9 @@
 //! The v1 field `sm_tax` keeps its meaning: a fixed compute slowdown while
 //! any collective of the GPU runs, and no HBM sharing.
 
-use crate::model::link::LinkClass;
 use crate::model::scenario::{Interference, Scenario};
 use crate::workload::graph::Usage;
 use crate::workload::graph::{Graph, RunsOn, TaskId, COMPUTE};
-use crate::workload::nccl_channels::{self, CallKind};
-
-/// HBM bytes a collective moves per byte it sends on a link (and as many
-/// per byte it receives, halved between the two directions): NCCL's
-/// maintainers put it at "at least 2x" the link bandwidth, since data is
-/// stored to memory and read back, and "3x" with the reads and writes of
-/// user buffers (NVIDIA/nccl issue 1428, comment of 2024-09-06). The middle.
-pub const HBM_BYTES_PER_LINK_BYTE: f64 = 2.5;
 
 /// How compute and communication of one GPU slow each other in a run.
 #[derive(Clone, Debug, PartialEq)]
@@ -52,7 +46,7 @@ pub(crate) struct Modelled {
     pub sms: u32,
     /// HBM bandwidth per GPU, bytes per second.
     pub hbm_bps: f64,
-    /// Every call on this many channels instead of `nccl_channels`' count
+    /// Every call on this many channels instead of its own call's count
     /// (a published case that states its channel count).
     pub channels_override: Option<u32>,
 }
@@ -93,7 +87,7 @@ impl Sharing {
                 }
             }
             Self::Modelled(m) => {
-                let taken = sms.taken(|kind| m.channels(kind));
+                let taken = sms.taken(m.channels_override);
                 // A kernel always gets at least one SM: blocks of both are
                 // scheduled as SMs free up.
                 f64::from(m.sms.saturating_sub(taken).max(1)) / f64::from(m.sms)
@@ -102,47 +96,55 @@ impl Sharing {
     }
 }
 
-impl Modelled {
-    /// Channels (and SMs) one call of this kind takes.
-    pub fn channels(&self, kind: CallKind) -> u32 {
-        self.channels_override
-            .unwrap_or_else(|| nccl_channels::channels(kind))
-    }
+/// Channel counts a call can hold, and one past (`CallUse` caps its count
+/// below; NCCL's own maximum, MAXCHANNELS, is 32).
+pub(crate) const CHANNEL_SLOTS: usize = 64;
+
+/// The SMs the collectives of one GPU hold: per axis, how many calls in
+/// flight hold each channel count.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SmUse {
+    active: [[u32; CHANNEL_SLOTS]; 3],
+    /// Per axis, the widest channel count in flight (0: none).
+    widest: [u8; 3],
 }
 
-/// The SMs the collectives of one GPU hold: calls in flight per axis and kind.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct SmUse {
-    active: [[u32; 3]; 3],
+impl Default for SmUse {
+    fn default() -> Self {
+        Self {
+            active: [[0; CHANNEL_SLOTS]; 3],
+            widest: [0; 3],
+        }
+    }
 }
 
 impl SmUse {
-    /// A call of `kind` on `axis` starts (`true`) or ends (`false`); a
-    /// copy-engine transfer (`None`) holds no SM.
-    pub fn change(&mut self, axis: u8, kind: Option<CallKind>, starts: bool) {
-        let Some(kind) = kind else {
-            return;
-        };
-        let n = &mut self.active[usize::from(axis)][kind.index()];
+    /// A call on `channels` channels of `axis` starts (`true`) or ends (`false`).
+    pub fn change(&mut self, axis: u8, channels: u8, starts: bool) {
+        let a = usize::from(axis);
+        let counts = &mut self.active[a];
+        let n = &mut counts[usize::from(channels)];
         if starts {
             *n += 1;
+            self.widest[a] = self.widest[a].max(channels);
         } else {
             *n -= 1;
+            if *n == 0 && channels == self.widest[a] {
+                self.widest[a] = (0..channels)
+                    .rev()
+                    .find(|&c| counts[usize::from(c)] > 0)
+                    .unwrap_or(0);
+            }
         }
     }
 
-    /// SMs taken: per axis, the channels of its widest call in flight.
-    pub fn taken(&self, channels: impl Fn(CallKind) -> u32) -> u32 {
-        self.active
+    /// SMs taken: per axis, the channels of its widest call in flight (or
+    /// `every_call` channels for each axis with a call in flight).
+    pub fn taken(&self, every_call: Option<u32>) -> u32 {
+        self.widest
             .iter()
-            .map(|per_kind| {
-                CallKind::ALL
-                    .iter()
-                    .filter(|k| per_kind[k.index()] > 0)
-                    .map(|&k| channels(k))
-                    .max()
-                    .unwrap_or(0)
-            })
+            .filter(|&&w| w > 0)
+            .map(|&w| every_call.unwrap_or(u32::from(w)))
             .sum()
     }
 }
@@ -154,8 +156,6 @@ pub(crate) struct NetworkSetup {
     /// The graph's link patterns (each crossing its members' HBM when
     /// modelled), then one kernel pattern per GPU (its own HBM alone).
     pub patterns: Vec<Vec<Usage>>,
-    /// Per link pattern: the call kind of a collective on it.
-    pub pattern_kind: Vec<CallKind>,
     /// Number of link resources: logs past it are HBM, not links.
     pub links: usize,
 }
@@ -165,25 +165,10 @@ impl NetworkSetup {
     pub fn new(g: &Graph, sharing: &Sharing) -> Self {
         let links = g.resources.len();
         let mut capacity_bps: Vec<f64> = g.resources.iter().map(|r| r.capacity_bps).collect();
-        let pattern_kind = g
-            .patterns
-            .iter()
-            .map(|p| {
-                let crosses_network = p
-                    .iter()
-                    .any(|u| g.resources[u.resource as usize].class == LinkClass::Network);
-                if crosses_network {
-                    CallKind::NetworkCollective
-                } else {
-                    CallKind::NvlinkCollective
-                }
-            })
-            .collect();
         let Some(m) = sharing.modelled() else {
             return Self {
                 capacity_bps,
                 patterns: g.patterns.clone(),
-                pattern_kind,
                 links,
             };
         };
@@ -194,8 +179,12 @@ impl NetworkSetup {
         let mut patterns: Vec<Vec<Usage>> = g
             .patterns
             .iter()
-            .zip(&g.fused_hbm_per_link_byte)
-            .map(|(p, &fused)| {
+            .zip(
+                g.fused_hbm_per_link_byte
+                    .iter()
+                    .zip(&g.call_hbm_per_link_byte),
+            )
+            .map(|(p, (&fused, &call_hbm))| {
                 let mut usage = p.clone();
                 for u in p {
                     if let Some(gpu) = g.resources[u.resource as usize].gpu {
@@ -208,7 +197,7 @@ impl NetworkSetup {
                         // each member's HBM as the collective moves.
                         usage.push(Usage {
                             resource: hbm(gpu),
-                            weight: HBM_BYTES_PER_LINK_BYTE * *w / 2.0 + fused,
+                            weight: call_hbm * *w / 2.0 + fused,
                         });
                         *w = 0.0;
                     }
@@ -225,19 +214,16 @@ impl NetworkSetup {
         Self {
             capacity_bps,
             patterns,
-            pattern_kind,
             links,
         }
     }
 
-    /// The call kind of collective task `t`; `None` for a copy-engine
-    /// transfer, which holds no SM.
-    pub fn kind(&self, g: &Graph, t: TaskId) -> Option<CallKind> {
-        let task = &g.tasks[t as usize];
-        match task.runs_on {
-            RunsOn::Send => Some(CallKind::PointToPoint),
-            RunsOn::Collective => Some(self.pattern_kind[task.pattern as usize]),
-            RunsOn::CopyEngine => None,
+    /// The channels (SMs) collective task `t` holds: its call's, or none
+    /// for a copy-engine transfer.
+    pub fn channels(&self, g: &Graph, t: TaskId) -> u8 {
+        match g.tasks[t as usize].runs_on {
+            RunsOn::Sms => g.channels[t as usize],
+            RunsOn::CopyEngine => 0,
         }
     }
 
@@ -316,7 +302,7 @@ mod tests {
         let s = node(2039.0);
         let long = Collective::AllGather.bytes_per_rank(8, 8e9);
         let sms = f64::from(s.hardware.sms);
-        let ch = f64::from(nccl_channels::NVLINK_COLLECTIVE_CHANNELS);
+        let ch = f64::from(crate::workload::collective_cost::NVLINK_CHANNELS);
         let alone = took(&run(&s, 1e-3, 0.0, &[], long), 0);
         let one = took(&run(&s, 1e-3, 0.0, &[Axis::Tp], long), 0);
         let two_axes = took(&run(&s, 1e-3, 0.0, &[Axis::Tp, Axis::Dp], long), 0);
@@ -338,10 +324,12 @@ mod tests {
         // while the ring alone moves 234 GB/s over NVLink, 585 through HBM.
         let s = node(600.0);
         let hbm = 600e9;
-        let link =
-            s.hardware.nvlink_gbps * 1e9 * crate::workload::efficiency::COLLECTIVE_EFFICIENCY;
+        let link = s.hardware.nvlink_gbps
+            * 1e9
+            * crate::workload::collective_cost::Generation::Ampere.nvlink_efficiency();
         let bytes = 0.1 * link; // 0.1 s alone
-        let k = HBM_BYTES_PER_LINK_BYTE;
+                                // An AllGather copies: 2 HBM bytes per link byte.
+        let k = crate::workload::collective_cost::HBM_BYTES_PER_LINK_BYTE_COPY;
         // Alone: the link is the bottleneck.
         let alone = run(&s, 0.0, 0.0, &[Axis::Tp], bytes);
         assert!((took(&alone, 1) - 0.1).abs() < 1e-12, "{}", took(&alone, 1));

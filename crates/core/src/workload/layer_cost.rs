@@ -8,7 +8,7 @@
 //! LayerNorms and dropouts run on the full [b, s, h] activation on every TP
 //! rank; with it, on 1/t of it.
 
-use crate::model::scenario::{Mlp, Recompute, Transformer};
+use crate::model::scenario::{Attention, Mlp, Recompute, Transformer};
 use crate::workload::efficiency::{kernel_time_s, matmul_efficiency};
 
 /// One op: seconds at full speed on an idle GPU, and its FLOPs. An op may
@@ -198,7 +198,12 @@ pub(crate) fn layer_cost(t: &Transformer, tp: u32, r: &Roofline) -> LayerCost {
     // them, writes them and a 1-byte mask.
     let softmax = r.memory(4.0 * scores);
     let dropout = r.memory(5.0 * scores);
-    let attention_core = score_gemm.add(softmax).add(dropout).add(context_gemm);
+    let flash = (t.attention == Attention::Flash)
+        .then(|| FlashAttention::of(t, tp).cost(r, b * heads_rank, per_head));
+    let attention_core = match flash {
+        Some(f) => f.forward,
+        None => score_gemm.add(softmax).add(dropout).add(context_gemm),
+    };
 
     let layernorm = r.memory(4.0 * e_rep);
     let layernorm_bwd = r.memory(6.0 * e_rep);
@@ -232,27 +237,33 @@ pub(crate) fn layer_cost(t: &Transformer, tp: u32, r: &Roofline) -> LayerCost {
     let proj_full = proj.chunk(r, 1);
     let down_full = mlp_down.chunk(r, 1);
 
-    // Backward: input gradient and weight gradient, each as costly as the forward GEMM.
-    let attention_core_bwd = OpCost {
-        time_s: 2.0 * (score_gemm.time_s + context_gemm.time_s)
-            + r.memory(5.0 * scores).time_s
-            + r.memory(6.0 * scores).time_s,
-        flops: 2.0 * (score_gemm.flops + context_gemm.flops),
-        memory_s: 2.0 * (score_gemm.memory_s + context_gemm.memory_s)
-            + r.memory(5.0 * scores).memory_s
-            + r.memory(6.0 * scores).memory_s,
+    // Backward: input gradient and weight gradient, each as costly as the
+    // forward GEMM; FlashAttention's backward recomputes the scores inside.
+    let attention_core_bwd = match flash {
+        Some(f) => f.backward,
+        None => OpCost {
+            time_s: 2.0 * (score_gemm.time_s + context_gemm.time_s)
+                + r.memory(5.0 * scores).time_s
+                + r.memory(6.0 * scores).time_s,
+            flops: 2.0 * (score_gemm.flops + context_gemm.flops),
+            memory_s: 2.0 * (score_gemm.memory_s + context_gemm.memory_s)
+                + r.memory(5.0 * scores).memory_s
+                + r.memory(6.0 * scores).memory_s,
+        },
     };
     let mut attention_backward = layernorm_bwd
         .add(bias_dropout_add_bwd)
         .add(proj_full)
         .add(proj_full)
         .add(attention_core_bwd);
-    let mut attention_recompute_flops = 0.0;
+    // FlashAttention's backward recomputes the scores (one of its five
+    // GEMMs): executed, not model, FLOPs.
+    let mut attention_recompute_flops = flash.map_or(0.0, |f| f.recomputed_flops);
     let mut attention_core_backward = attention_core_bwd;
     if t.recompute == Recompute::Selective {
         attention_backward = attention_backward.add(attention_core);
         attention_core_backward = attention_core_backward.add(attention_core);
-        attention_recompute_flops = attention_core.flops;
+        attention_recompute_flops += attention_core.flops;
     }
 
     let logits_gemm = r.gemm(tokens, h, v / tp_f);
@@ -298,6 +309,95 @@ pub(crate) fn layer_cost(t: &Transformer, tp: u32, r: &Roofline) -> LayerCost {
             .add(r.memory(4.0 * tokens * v / tp_f)),
         activation_bytes: 2.0 * e,
         bias_dropout_add,
+    }
+}
+
+/// FlashAttention-2's block of query rows (the outer loop of its forward)
+/// and of key/value columns (the outer loop of its backward): 128 for the
+/// head dimensions of these models (Dao 2023, arXiv 2307.08691, section
+/// 3.3: block sizes of {64, 128} x {64, 128}, chosen by head dimension).
+pub(crate) const FLASH_BLOCK_ROWS: f64 = 128.0;
+
+/// The FlashAttention-2 kernels of one layer on one TP rank (Dao 2023,
+/// arXiv 2307.08691), counted as that paper counts them.
+///
+/// FLOPs: the forward is two GEMMs per head, 4 s^2 d (4bs^2h/t on the
+/// rank), the model's convention for the attention core; the paper halves
+/// it for a causal mask, and so would the kernel's time, but the FLOP
+/// counts here keep Megatron's unmasked count like the materialised form,
+/// so MFU stays comparable. The backward is five GEMMs, 2.5 times the
+/// forward: the scores QK^T recomputed, dV, dP, dQ and dK.
+///
+/// HBM bytes, from its Algorithms 1 and 2: the forward reads each query
+/// block once and the whole of K and V once per query block (s / 128
+/// times), and writes the output and the softmax's log-sum-exp (fp32 per
+/// row). The backward reads K and V once and writes dK and dV once per
+/// key block, and for each of the s / 128 key blocks reads every query,
+/// output gradient and the two fp32 row statistics, and reads and writes
+/// dQ in fp32; before it, a pass reads O and dO to form D = rowsum(dO o O).
+/// No s x s tensor touches HBM, and none is kept for the backward.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct FlashAttention {
+    /// Values of Q (and of O, dO, dQ) on the rank: b x s x h / t.
+    pub query_values: f64,
+    /// Values of K and V together on the rank: b x s x 2 kv_heads d / t.
+    pub key_value_values: f64,
+    /// Rows of the softmax statistics: b x heads/t x s.
+    pub rows: f64,
+    /// Query (and key) blocks of FLASH_BLOCK_ROWS along the sequence.
+    pub blocks: f64,
+}
+
+/// A FlashAttention layer's two kernels and the part of the backward that
+/// recomputes the forward's scores.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct FlashCost {
+    pub forward: OpCost,
+    pub backward: OpCost,
+    pub recomputed_flops: f64,
+}
+
+impl FlashAttention {
+    pub fn of(t: &Transformer, tp: u32) -> Self {
+        let (b, s, h) = (
+            f64::from(t.micro_batch),
+            f64::from(t.seq),
+            f64::from(t.hidden),
+        );
+        let tp = f64::from(tp);
+        let head_dim = h / f64::from(t.heads);
+        FlashAttention {
+            query_values: b * s * h / tp,
+            key_value_values: b * s * 2.0 * f64::from(t.kv_heads) * head_dim / tp,
+            rows: b * f64::from(t.heads) / tp * s,
+            blocks: (s / FLASH_BLOCK_ROWS).ceil(),
+        }
+    }
+
+    /// HBM bytes of the forward kernel.
+    pub fn forward_bytes(&self) -> f64 {
+        2.0 * (self.query_values + self.blocks * self.key_value_values + self.query_values)
+            + 4.0 * self.rows
+    }
+
+    /// HBM bytes of the backward kernels (D's pass included).
+    pub fn backward_bytes(&self) -> f64 {
+        let q = self.query_values;
+        let preprocess = 2.0 * (2.0 * q) + 4.0 * self.rows;
+        let per_key_block = 2.0 * (q + q) + 2.0 * 4.0 * self.rows + 2.0 * 4.0 * q;
+        let key_values = 2.0 * (2.0 * self.key_value_values);
+        preprocess + key_values + self.blocks * per_key_block
+    }
+
+    /// The two kernels on `r`: two batched GEMMs of `per_head` FLOPs for
+    /// each of `heads` (heads x sequences on the rank) make the forward,
+    /// five the backward.
+    pub fn cost(&self, r: &Roofline, heads: f64, per_head: f64) -> FlashCost {
+        FlashCost {
+            forward: r.batched(2.0 * heads, per_head, self.forward_bytes()),
+            backward: r.batched(5.0 * heads, per_head, self.backward_bytes()),
+            recomputed_flops: heads * per_head,
+        }
     }
 }
 

@@ -2,6 +2,7 @@
 //! links each collective crosses, and the ops of the step.
 
 pub mod collective;
+mod collective_bench;
 pub mod collective_cost;
 pub mod cost;
 pub mod efficiency;
@@ -11,7 +12,6 @@ pub(crate) mod graph;
 pub mod interference;
 pub mod layer_cost;
 mod matmul_allreduce;
-pub(crate) mod nccl_channels;
 mod pp_boundary;
 pub(crate) mod queues;
 pub(crate) mod recycle;
@@ -22,14 +22,13 @@ mod tp_form;
 mod transformer;
 
 use crate::model::fidelity::Fidelity;
-use crate::model::hardware::HardwarePreset;
 use crate::model::link::{Direction, LinkClass};
-use crate::model::scenario::{Scenario, Workload};
+use crate::model::scenario::{CollectiveOp, Scenario, Workload};
 use crate::workload::collective::Collective;
 use crate::workload::collective_cost::{CallShape, CollectiveCall, Fabric, Kernel};
-use crate::workload::efficiency::{NIC_EFFICIENCY, NVLINK_EFFICIENCY};
+use crate::workload::efficiency::NIC_EFFICIENCY;
 use crate::workload::graph::Usage;
-use crate::workload::graph::{GpuInfo, Graph, ResourceInfo};
+use crate::workload::graph::{CallUse, GpuInfo, Graph, ResourceInfo};
 
 /// Builds the step's task graph, with room for `reserve_ops` tasks and
 /// what the timeline shows of each op.
@@ -53,16 +52,34 @@ pub(crate) fn build_capped(
     cap_ops: usize,
     with_meta: bool,
 ) -> Graph {
+    let mut g = build_unfinished(s, fidelity, reserve_ops, cap_ops, with_meta);
+    g.finish();
+    g
+}
+
+/// The reduced graph for counting alone (`cost`): its ops, without the
+/// dependency arrays `Graph::finish` lays out for the engine (a third of a
+/// counting build's peak memory), nor what the timeline shows of each op.
+pub(crate) fn build_for_count(s: &Scenario, cap_ops: usize) -> Graph {
+    build_unfinished(s, Fidelity::Reduced, 0, cap_ops, false)
+}
+
+fn build_unfinished(
+    s: &Scenario,
+    fidelity: Fidelity,
+    reserve_ops: usize,
+    cap_ops: usize,
+    with_meta: bool,
+) -> Graph {
     let mut g = Graph::default();
     g.cap_ops = cap_ops;
     g.with_meta = with_meta;
     g.reserve(reserve_ops);
-    let mut g = match &s.workload {
+    match &s.workload {
         Workload::Transformer(t) => transformer::build(g, s, t, fidelity),
         Workload::MatmulAllreduce(mm) => matmul_allreduce::build(g, s, mm, fidelity),
-    };
-    g.finish();
-    g
+        Workload::Collective(c) => collective_bench::build(g, s, c, fidelity),
+    }
 }
 
 /// Operations (compute ops and collectives) one reduced run of the scenario
@@ -144,6 +161,8 @@ pub(crate) struct Placed {
     pub bytes: f64,
     pub latency_s: f64,
     pub kernel: Kernel,
+    /// The channels and HBM traffic of its call.
+    pub call: CallUse,
 }
 
 /// The simulated GPUs and their four links (and the network core), built once per graph.
@@ -180,6 +199,7 @@ impl Cluster {
         g.peak_tflops = hw.peak_tflops;
         g.hbm_gbps = hw.hbm_gbps;
         g.max_connections = hw.max_connections;
+        let fabric = Fabric::of_scenario(s);
         let mut ids = Vec::new();
         for stage in 0..layout.pp {
             for dp in 0..layout.replicas() {
@@ -194,10 +214,8 @@ impl Cluster {
                         represents: layout.represents(),
                     });
                     ids.push(id);
-                    let (nvlink, nic) = (
-                        hw.nvlink_gbps * NVLINK_EFFICIENCY,
-                        hw.nic_gbps * NIC_EFFICIENCY,
-                    );
+                    // The rates NCCL's rings reach on the links (`collective_cost`).
+                    let (nvlink, nic) = (fabric.nvlink_bps / 1e9, fabric.nic_bps / 1e9);
                     let links = [
                         (LinkClass::Nvlink, Direction::Out, nvlink),
                         (LinkClass::Nvlink, Direction::In, nvlink),
@@ -226,8 +244,6 @@ impl Cluster {
                     / hw.oversubscription,
             })
         });
-        // NVLink SHARP needs NVSwitch 3, which of the presets only the DGX H100 has.
-        let fabric = Fabric::of(hw, s.hardware_preset == HardwarePreset::DgxH100);
         Self {
             layout,
             ids,
@@ -321,7 +337,7 @@ impl Cluster {
         kind: Collective,
         size_bytes: f64,
     ) -> Placed {
-        let (k, nodes) = self.layout.dp_spread();
+        let (k, _) = self.layout.dp_spread();
         let n = self.layout.dp;
         let call = self.call(CallShape {
             kind,
@@ -329,12 +345,26 @@ impl Cluster {
             per_node: k,
             size_bytes,
         });
+        self.dp_placed(g, members, call)
+    }
+
+    /// NCCL's call for a one-collective workload over every DP rank.
+    pub fn bench_call(&self, op: CollectiveOp, size_bytes: f64) -> CollectiveCall {
+        let (k, _) = self.layout.dp_spread();
+        collective_cost::bench_call(&self.fabric, op, self.layout.dp, k, size_bytes)
+    }
+
+    /// `call` laid out across `members` as [`Cluster::dp_collective`] lays
+    /// a DP collective out.
+    pub fn dp_placed(&self, g: &mut Graph, members: &[u32], call: CollectiveCall) -> Placed {
+        let (k, nodes) = self.layout.dp_spread();
         if nodes <= 1 {
             return Placed {
                 pattern: self.nvlink_ring(g, members),
                 bytes: call.wire_bytes,
                 latency_s: call.latency_s,
                 kernel: call.kernel(),
+                call: CallUse::of(&call),
             };
         }
         let mut usage = Vec::new();
@@ -374,6 +404,7 @@ impl Cluster {
             bytes: call.wire_bytes / f64::from(k),
             latency_s: call.latency_s,
             kernel: call.kernel(),
+            call: CallUse::of(&call),
         }
     }
 
@@ -411,6 +442,7 @@ impl Cluster {
             bytes: call.wire_bytes,
             latency_s: call.latency_s,
             kernel: call.kernel(),
+            call: CallUse::of(&call),
         }
     }
 

@@ -78,7 +78,7 @@ fn in_pieces(
             group.pattern,
             call.wire_bytes,
             latency_s,
-            meta.op(op).chunk(j).kernel(call.kernel()),
+            meta.op(op).chunk(j).call(&call),
         );
         if let Some(&before) = ids.last() {
             g.dep(before, id);

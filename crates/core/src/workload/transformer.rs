@@ -18,6 +18,7 @@ use crate::model::fidelity::Fidelity;
 use crate::model::op::{OpKind, Phase};
 use crate::model::scenario::{Mode, Recompute, Scenario, Transformer};
 use crate::workload::collective::Collective;
+use crate::workload::collective_cost::CollectiveCall;
 use crate::workload::graph::{Graph, Meta, TaskId};
 use crate::workload::pp_boundary::{self, Group};
 use crate::workload::schedule::{period_marks, stage_program, Pass, Step};
@@ -470,6 +471,11 @@ impl Builder<'_> {
     /// A collective of the TP group, after each member's latest op.
     fn tp_collective(&mut self, kind: Collective, size_bytes: f64, meta: Meta) -> TaskId {
         let call = self.cluster.node_call(kind, self.tp, size_bytes);
+        self.tp_call(&call, meta)
+    }
+
+    /// The TP group's collective running `call`, after each member's latest op.
+    fn tp_call(&mut self, call: &CollectiveCall, meta: Meta) -> TaskId {
         let members = std::mem::take(&mut self.members);
         let id = self.g.comm(
             &members,
@@ -477,7 +483,7 @@ impl Builder<'_> {
             self.tp_pattern,
             call.wire_bytes,
             call.latency_s,
-            meta.kernel(call.kernel()),
+            meta.call(call),
         );
         // The window it would have if overlapped, until an overlapping
         // schedule names another: the GEMM that produced its data.
@@ -706,12 +712,24 @@ impl Builder<'_> {
         } else {
             0.0
         };
+        // Chunks as they are launched (model.md 2b): separate NCCL calls, each
+        // at its own size with its own latency and protocol; or, with
+        // `overlap.fuse`, one fused kernel (CoCoNet's), chosen at the whole
+        // size, whose further chunks add one ring step each.
+        let one_kernel = self.fused.on;
+        let call = if one_kernel {
+            self.cluster
+                .node_call(kind, self.tp, self.cost.activation_bytes)
+                .piece(chunks)
+        } else {
+            self.cluster.node_call(kind, self.tp, size)
+        };
         let mut collectives = Vec::with_capacity(chunks as usize);
         for i in 0..chunks {
             self.compute_all(cost, meta.chunk(i));
-            let id = self.tp_collective(kind, size, meta.op(Self::collective_op(kind)).chunk(i));
+            let id = self.tp_call(&call, meta.op(Self::collective_op(kind)).chunk(i));
             crate::workload::fusion::carry(&mut self.g, id, fused_bytes);
-            if i > 0 {
+            if one_kernel && i > 0 {
                 self.g.tasks[id as usize]
                     .set_latency_s(pipelined_chunk_latency_s(self.cluster.nvlink_latency_s()));
             }
@@ -976,9 +994,7 @@ impl Builder<'_> {
             let call = self
                 .cluster
                 .node_call(kind, self.tp, self.cost.activation_bytes);
-            let meta = Meta::new(OpKind::AllGather, phase)
-                .mb(mb)
-                .kernel(call.kernel());
+            let meta = Meta::new(OpKind::AllGather, phase).mb(mb).call(&call);
             let id = self.g.comm(
                 &members,
                 PP,

@@ -83,8 +83,10 @@ pub const CHAPTERS: &[Chapter] = &[
         preset: "didactic",
         setup: all_off,
         intro: "TP's AllReduce follows the GEMM that produced its input, and the next GEMM needs its output. \
-                With overlap off, compute waits for every one of them: all {before:axes.tp.comm_ms} of TP's \
-                traffic is exposed.",
+                With overlap off, compute waits for every one of them: none of TP's {before:axes.tp.comm_ms} \
+                runs under compute. {before:axes.tp.exposed_ms} of it is charged to TP as exposed; the other \
+                {before:axes.tp.under_idle_ms} is idle time charged to a pipeline send that ends later, as \
+                each idle instant is charged once.",
         question: "Switch TP overlap on (each GEMM split in 4 chunks). How much of TP's communication hides?",
         choices: HIDDEN_CHOICES,
         action: |i| i.overlap.tp = Some(true),

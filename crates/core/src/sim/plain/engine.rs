@@ -153,6 +153,7 @@ pub(crate) fn run<'g>(g: &'g Graph, record_links: bool, sharing: &'g Sharing) ->
             end_s: vec![f64::NAN; n],
             exposed_s: vec![0.0; g.members.len()],
             exposed_from_s: vec![f64::INFINITY; g.members.len()],
+            needed_s: vec![f64::INFINITY; g.members.len()],
             gpus: vec![GpuStats::default(); gpus],
             links: Vec::new(),
             step_time_s: 0.0,
@@ -207,6 +208,10 @@ pub(crate) fn run<'g>(g: &'g Graph, record_links: bool, sharing: &'g Sharing) ->
     let (times, mut charged) = Charged::of_run(&mut e.res);
     e.exposure
         .charge_step_end(g, times, &last_compute_end, &mut charged);
+    // What each GPU needs is read from the finished run, as the fast engine reads it.
+    for gpu in 0..gpus as u32 {
+        e.exposure.needs(g, times, gpu, &mut charged);
+    }
     e.links.finish(step);
     for (i, st) in e.gpu.iter().enumerate() {
         for a in 0..3 {
@@ -263,7 +268,7 @@ impl Engine<'_> {
         if task.axis == COMPUTE {
             let gpu = task.gpu;
             let idle_from = self.gpu[gpu as usize].idle_since;
-            if now > idle_from && self.wait_head[t as usize] != NO_WAIT {
+            if now > idle_from {
                 self.attribute_idle(t, gpu, idle_from);
             }
             self.gpu[gpu as usize].running = Some(t);
@@ -275,7 +280,7 @@ impl Engine<'_> {
             }
         } else {
             let axis = task.axis as usize;
-            let kind = self.setup.kind(g, t);
+            let channels = self.setup.channels(g, t);
             let start = task.members_start as usize;
             for i in 0..task.members_len as usize {
                 let m = g.members[start + i];
@@ -285,7 +290,7 @@ impl Engine<'_> {
                 }
                 st.inflight_count[axis] += 1;
                 st.comm_active += 1;
-                st.sms.change(task.axis, kind, true);
+                st.sms.change(task.axis, channels, true);
                 if st.comm_active == 1 {
                     self.memory_joins_network(m);
                 }
@@ -310,8 +315,8 @@ impl Engine<'_> {
     }
 
     /// Compute task `t` starts after the stream stood idle since `from`:
-    /// the idle time is charged to the collectives it waited on and their
-    /// chains (`exposure`); the rest is the bubble.
+    /// each instant of the idle time is charged to one collective it waited
+    /// on or up their chains, or to the bubble (`exposure`).
     fn attribute_idle(&mut self, t: TaskId, gpu: u32, from: f64) {
         let mut direct = Vec::new();
         let mut node = self.wait_head[t as usize];
@@ -490,7 +495,7 @@ impl Engine<'_> {
                 self.changed = changed;
             }
             let axis = task.axis as usize;
-            let kind = self.setup.kind(g, t);
+            let channels = self.setup.channels(g, t);
             let start = task.members_start as usize;
             for i in 0..task.members_len as usize {
                 let m = g.members[start + i];
@@ -500,7 +505,7 @@ impl Engine<'_> {
                     st.inflight_total[axis] += now - st.inflight_last[axis];
                 }
                 st.comm_active -= 1;
-                st.sms.change(task.axis, kind, false);
+                st.sms.change(task.axis, channels, false);
                 self.retime_compute(m);
                 self.res.gpus[m as usize].end_s = self.res.gpus[m as usize].end_s.max(now);
             }

@@ -29,7 +29,7 @@ pub fn restyled() {
 /// `color-scheme` (`light` or `dark`), and so does a link's theme (through
 /// `data-theme` on the page, see [`apply`]); otherwise the user's preference.
 pub fn for_element(el: &web_sys::Element) -> &'static Palette {
-    let scheme = crate::web::dom::window()
+    let scheme = crate::dom::window()
         .and_then(|w| w.get_computed_style(el).ok().flatten())
         .and_then(|s| s.get_property_value("color-scheme").ok())
         .unwrap_or_default();
@@ -43,7 +43,7 @@ pub fn for_element(el: &web_sys::Element) -> &'static Palette {
 
 /// The palette of the user's preference.
 pub fn current() -> &'static Palette {
-    if crate::web::dom::prefers("(prefers-color-scheme: dark)") {
+    if crate::dom::prefers("(prefers-color-scheme: dark)") {
         &DARK
     } else {
         &LIGHT
@@ -54,7 +54,7 @@ pub fn current() -> &'static Palette {
 /// or lets it follow the user's preference again with `None`.
 pub fn apply(theme: Option<Theme>) {
     restyled();
-    let Some(root) = crate::web::dom::document().and_then(|d| d.document_element()) else {
+    let Some(root) = crate::dom::document().and_then(|d| d.document_element()) else {
         return;
     };
     let _ = match theme {

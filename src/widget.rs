@@ -95,7 +95,7 @@ impl Widget {
 
     /// Repaints the timeline (after a change of size or theme).
     pub fn repaint(&self) {
-        crate::web::theme::restyled();
+        crate::timeline::theme::restyled();
         frame::request();
     }
 

@@ -12,7 +12,7 @@ use leptos::prelude::*;
 use overlap_core::presets::{self, Preset};
 use overlap_core::{FieldError, Report, Scenario, ScenarioError, ScenarioInput};
 
-use crate::ui::fields;
+pub mod fields;
 use overlap_view::scene::Scene;
 use overlap_view::shown_gpus::ShownGpus;
 pub use overlap_view::tip::Tip;
@@ -113,17 +113,24 @@ pub struct AppState {
     pub figures_ahead: RwSignal<bool>,
     /// Why the last requested run did not show (over budget, stopped, an
     /// internal error); cleared by the next run that shows.
-    pub run_alert: RwSignal<Option<crate::worker::runner::RunAlert>>,
+    pub run_alert: RwSignal<Option<RunAlert>>,
     /// Fields whose change made the scenario invalid, for the controls to mark.
     pub culprits: RwSignal<Vec<String>>,
     /// Why the shown figures have no timeline (over the core's limit for
     /// one), shown in the timeline's place; `None` once a timeline shows.
     pub timeline_refused: RwSignal<Option<String>>,
-    /// This instance's simulation runner and its worker.
-    pub runner: StoredValue<Rc<crate::worker::runner::Runner>, LocalStorage>,
     /// Counts the inputs the runner resolved: views that compare resolved
     /// scenarios (the "modified" mark) look again when it moves.
     pub resolve_seq: RwSignal<u64>,
+}
+
+/// Why the last run did not show, in the page's alert.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunAlert {
+    /// One sentence naming the cause and what the page shows instead.
+    pub cause: String,
+    /// The share link to report, for an internal error.
+    pub report_link: Option<String>,
 }
 
 impl AppState {
@@ -157,13 +164,18 @@ impl AppState {
             run_alert: RwSignal::new(None),
             culprits: RwSignal::new(Vec::new()),
             timeline_refused: RwSignal::new(None),
-            runner: StoredValue::new_local(crate::worker::runner::Runner::new()),
             resolve_seq: RwSignal::new(0),
         }
     }
 
     pub fn scene(&self) -> SceneRef {
         self.scene.get_value()
+    }
+
+    /// Stops playback where it is.
+    pub fn pause(&self) {
+        self.scene().borrow_mut().playing = false;
+        self.playing.set(false);
     }
 
     /// Replaces the scenario by a preset's, and shows its whole step.
@@ -328,6 +340,7 @@ pub fn set_hardware_preset(
     h.gpus_per_node = Some(preset.hardware().gpus_per_node);
     h.peak_tflops = None;
     h.hbm_gbps = None;
+    h.hbm_gb = None;
     h.nvlink_gbps = None;
     h.nic_gbps = None;
     h.nvlink_latency_us = None;

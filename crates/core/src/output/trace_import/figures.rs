@@ -1,0 +1,423 @@
+//! A measured GPU's figures, with the definitions of the simulated report
+//! (model.md sections 5 and 6) as far as a trace can give them.
+//!
+//! - Step: when the trace marks `ProfilerStep#N`, the GPU's step window runs
+//!   from the first start to the last end of the kernels launched inside
+//!   the marked steps, and every time below is per step (the window's
+//!   figures over the number of steps); without marks, the window is the
+//!   GPU's first kernel start to its last kernel end, one step.
+//! - Compute: the union of its compute kernels in the window, on all its
+//!   streams. Communication: the union of its communication kernels; per
+//!   kind and per axis, the union of that kind's or axis's kernels.
+//! - Exposed: time in the window when a communication kernel is in flight
+//!   and no compute kernel runs. Each such instant is charged once, to the
+//!   axis of the in-flight kernel that ends last (model.md section 5's
+//!   rule; a trace cannot tell a wait from a bubble, so a stretch idle for
+//!   another reason under communication counts as exposed). Hidden =
+//!   1 - exposed / communication. An axis's communication splits in three:
+//!   under compute, exposed (charged to it) and under idle charged to
+//!   another axis.
+//! - Overlap: HolisticTraceAnalysis's figure, |C ∩ K| / |C| over the GPU's
+//!   communication kernels C and compute kernels K (`output::hta`), taken
+//!   as HTA 0.5.0 takes them, whatever the window, so that it is what
+//!   `get_comm_comp_overlap` gives on a trace whose communication is all
+//!   NCCL: when the traces hold two or more distinct `ProfilerStep#N`,
+//!   only the kernels launched before the file's last step starts
+//!   (`Trace._filter_irrelevant_gpu_kernels`); and a file whose `ts` HTA
+//!   reads as fractional has every kernel's start rounded up and end down
+//!   to whole µs (`round_down_time_stamps`).
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+
+use super::classify::{axis_of_group, classify, Axis, Class, Op};
+use super::read::{FileTrace, Kernel};
+use crate::output::hta::{clip, intersection_length, length, overlap_ratio, union};
+
+/// One axis's communication on one GPU, ms per step.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct AxisFigures {
+    /// Time its kernels were in flight.
+    pub comm_ms: f64,
+    /// The part of it under some compute kernel.
+    pub under_compute_ms: f64,
+    /// Time no compute ran while it was the last to end of those in flight.
+    pub exposed_ms: f64,
+    /// The rest: under idle time charged to another axis.
+    pub under_idle_ms: f64,
+    /// 1 - exposed / comm; none without communication.
+    pub hidden: Option<f64>,
+}
+
+/// One measured GPU's figures; times are ms per step.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct GpuFigures {
+    /// The file it comes from.
+    pub file: String,
+    /// `distributedInfo.rank`, when the file states it.
+    pub rank: Option<u64>,
+    /// The device (`args.device`).
+    pub device: i64,
+    /// Profiler steps the figures are averaged over.
+    pub steps: u32,
+    /// GPU events read: kernels, copies and sets.
+    pub kernels: usize,
+    /// The step window over the steps.
+    pub step_ms: f64,
+    /// Compute kernels' busy time.
+    pub compute_ms: f64,
+    /// Communication kernels' time in flight.
+    pub comm_ms: f64,
+    /// The same by kind ("NCCL AllReduce", "DeepEP dispatch", ...).
+    pub comm_by_kind_ms: BTreeMap<String, f64>,
+    /// Per axis, "unknown" where the trace does not say.
+    pub axes: BTreeMap<String, AxisFigures>,
+    /// Communication in flight with no compute running.
+    pub exposed_ms: f64,
+    /// 1 - exposed / comm; none without communication.
+    pub hidden: Option<f64>,
+    /// HTA's overlap figure, 0..1 (0 without communication).
+    pub overlap: f64,
+    /// Memory copies' busy time (peer-to-peer copies are communication).
+    pub memcpy_ms: f64,
+    /// Memory sets' busy time.
+    pub memset_ms: f64,
+}
+
+/// A total order on times, for the set of kernels in flight.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Time(f64);
+impl Eq for Time {}
+impl PartialOrd for Time {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Time {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&other.0)
+    }
+}
+
+/// The length of `from..to` that no interval of `compute` (disjoint,
+/// sorted) covers; `first` moves forward over intervals ended by `from`.
+fn idle_in(compute: &[(f64, f64)], first: &mut usize, from: f64, to: f64) -> f64 {
+    while *first < compute.len() && compute[*first].1 <= from {
+        *first += 1;
+    }
+    let mut covered = 0.0;
+    for &(a, b) in &compute[*first..] {
+        if a >= to {
+            break;
+        }
+        covered += (b.min(to) - a.max(from)).max(0.0);
+    }
+    (to - from - covered).max(0.0)
+}
+
+/// Exposed time per axis index: each instant some kernel of `comm`
+/// (`(start, end, axis)`) is in flight and no compute runs is charged to the
+/// axis of the in-flight kernel that ends last.
+pub fn exposed_by_axis(
+    comm: &[(f64, f64, usize)],
+    compute: &[(f64, f64)],
+    axes: usize,
+) -> Vec<f64> {
+    let mut out = vec![0.0; axes];
+    // (time, 0 for an end and 1 for a start: ends first at a tie, kernel).
+    let mut events: Vec<(f64, u8, usize)> = Vec::with_capacity(2 * comm.len());
+    for (i, &(a, b, _)) in comm.iter().enumerate() {
+        if b > a {
+            events.push((a, 1, i));
+            events.push((b, 0, i));
+        }
+    }
+    events.sort_by(|x, y| x.0.total_cmp(&y.0).then(x.1.cmp(&y.1)).then(x.2.cmp(&y.2)));
+    let mut active: BTreeSet<(Time, usize)> = BTreeSet::new();
+    let mut first = 0;
+    let mut prev = f64::NEG_INFINITY;
+    for (t, kind, i) in events {
+        if t > prev {
+            if let Some(&(_, last)) = active.last() {
+                out[comm[last].2] += idle_in(compute, &mut first, prev, t);
+            }
+            prev = t;
+        }
+        let key = (Time(comm[i].1), i);
+        if kind == 1 {
+            active.insert(key);
+        } else {
+            active.remove(&key);
+        }
+    }
+    out
+}
+
+/// The axis and the kind's name of a communication kernel.
+fn comm_identity(k: &Kernel, class: Class, file: &FileTrace) -> Option<(Axis, String)> {
+    let Class::Comm { family, op, axis } = class else {
+        return None;
+    };
+    // PyTorch's record names the collective NCCL runs as send/recv
+    // (all-to-all), or one the kernel's name does not.
+    let op = match (op, k.op_hint) {
+        (Op::SendRecv, Some(Op::AllToAll)) => Op::AllToAll,
+        (Op::Other, Some(hint)) => hint,
+        (op, _) => op,
+    };
+    let axis = axis.unwrap_or_else(|| match k.group {
+        Some(g) => axis_of_group(
+            &file.groups[g as usize],
+            op,
+            file.world_size,
+            file.devices_listed,
+        ),
+        None => Axis::Unknown,
+    });
+    Some((axis, format!("{} {}", family.label(), op.label())))
+}
+
+/// Every GPU of one file, in device order; `hta_steps` when the import
+/// holds two or more distinct profiler steps (HTA's overlap then keeps the
+/// kernels launched before the last).
+pub fn gpus_of(file: &FileTrace, hta_steps: bool) -> Vec<GpuFigures> {
+    let classes: Vec<Class> = {
+        let mut cats = vec![None; file.names.len()];
+        for k in &file.kernels {
+            cats[k.name as usize].get_or_insert(k.cat);
+        }
+        // A name seen under two categories is classified by its first;
+        // Kineto gives each name one.
+        file.names
+            .iter()
+            .zip(cats)
+            .map(|(n, c)| classify(c.unwrap_or(super::classify::GpuCat::Kernel), n))
+            .collect()
+    };
+    let mut devices: Vec<i64> = file.kernels.iter().map(|k| k.device).collect();
+    devices.sort_unstable();
+    devices.dedup();
+    devices
+        .into_iter()
+        .map(|d| {
+            let kernels: Vec<&Kernel> = file.kernels.iter().filter(|k| k.device == d).collect();
+            gpu_figures(file, d, &kernels, &classes, hta_steps)
+        })
+        .collect()
+}
+
+/// HTA's overlap figure of one GPU's kernels (see the module's notes).
+fn hta_overlap(
+    file: &FileTrace,
+    kernels: &[&Kernel],
+    class: impl Fn(&Kernel) -> Class,
+    hta_steps: bool,
+) -> f64 {
+    // HTA compares the launches' and the step's starts as it rounds them.
+    let start = |t: f64| if file.hta_rounds { t.ceil() } else { t };
+    let taken = kernels.iter().filter(|k| {
+        !hta_steps
+            || matches!((k.launch_us, file.last_step_start_us),
+                (Some(l), Some(s)) if start(l) < start(s))
+    });
+    let interval = |k: &Kernel| {
+        if file.hta_rounds {
+            (k.ts_us.ceil(), k.end_us.floor())
+        } else {
+            (k.ts_us, k.end_us)
+        }
+    };
+    let (mut comm, mut compute) = (Vec::new(), Vec::new());
+    for k in taken {
+        match class(k) {
+            Class::Comm { .. } => comm.push(interval(k)),
+            Class::Compute => compute.push(interval(k)),
+            _ => {}
+        }
+    }
+    overlap_ratio(&union(comm), &union(compute))
+}
+
+fn gpu_figures(
+    file: &FileTrace,
+    device: i64,
+    kernels: &[&Kernel],
+    classes: &[Class],
+    hta_steps: bool,
+) -> GpuFigures {
+    let class = |k: &Kernel| classes[k.name as usize];
+    // The window: kernels launched inside the marked steps, else all.
+    let marked: Vec<&&Kernel> = kernels.iter().filter(|k| k.in_step).collect();
+    let (steps, span_of): (u32, Vec<&&Kernel>) = if file.steps > 0 && !marked.is_empty() {
+        (file.steps, marked)
+    } else {
+        (1, kernels.iter().collect())
+    };
+    let from = span_of
+        .iter()
+        .map(|k| k.ts_us)
+        .fold(f64::INFINITY, f64::min);
+    let to = span_of
+        .iter()
+        .map(|k| k.end_us)
+        .fold(f64::NEG_INFINITY, f64::max);
+    let per_step_ms = |us: f64| us / 1e3 / f64::from(steps);
+
+    let all = |keep: &dyn Fn(Class) -> bool| {
+        union(
+            kernels
+                .iter()
+                .filter(|k| keep(class(k)))
+                .map(|k| (k.ts_us, k.end_us)),
+        )
+    };
+    let compute_all = all(&|c| c == Class::Compute);
+    let comm_all = all(&|c| matches!(c, Class::Comm { .. }));
+    let overlap = hta_overlap(file, kernels, class, hta_steps);
+
+    let compute = clip(&compute_all, from, to);
+    let comm = clip(&comm_all, from, to);
+    let memcpy = clip(&all(&|c| c == Class::Memcpy), from, to);
+    let memset = clip(&all(&|c| c == Class::Memset), from, to);
+
+    // Communication kernels with their axis and kind, clipped to the window.
+    let mut axis_names: Vec<Axis> = Vec::new();
+    let mut by_kind: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
+    let mut in_flight: Vec<(f64, f64, usize)> = Vec::new();
+    for k in kernels {
+        let Some((axis, kind)) = comm_identity(k, class(k), file) else {
+            continue;
+        };
+        let (a, b) = (k.ts_us.max(from), k.end_us.min(to));
+        if b <= a {
+            continue;
+        }
+        let ai = match axis_names.iter().position(|&x| x == axis) {
+            Some(i) => i,
+            None => {
+                axis_names.push(axis);
+                axis_names.len() - 1
+            }
+        };
+        by_kind.entry(kind).or_default().push((a, b));
+        in_flight.push((a, b, ai));
+    }
+    let exposed = exposed_by_axis(&in_flight, &compute, axis_names.len());
+    let mut axes = BTreeMap::new();
+    for (ai, axis) in axis_names.iter().enumerate() {
+        let mine = union(in_flight.iter().filter(|c| c.2 == ai).map(|c| (c.0, c.1)));
+        let comm_us = length(&mine);
+        let under_compute_us = intersection_length(&mine, &compute);
+        let exposed_us = exposed[ai];
+        axes.insert(
+            axis.name().to_string(),
+            AxisFigures {
+                comm_ms: per_step_ms(comm_us),
+                under_compute_ms: per_step_ms(under_compute_us),
+                exposed_ms: per_step_ms(exposed_us),
+                under_idle_ms: per_step_ms((comm_us - under_compute_us - exposed_us).max(0.0)),
+                hidden: hidden(exposed_us, comm_us),
+            },
+        );
+    }
+    let comm_us = length(&comm);
+    let exposed_us: f64 = exposed.iter().sum();
+    GpuFigures {
+        file: file.source.clone(),
+        rank: file.rank,
+        device,
+        steps,
+        kernels: kernels.len(),
+        step_ms: per_step_ms((to - from).max(0.0)),
+        compute_ms: per_step_ms(length(&compute)),
+        comm_ms: per_step_ms(comm_us),
+        comm_by_kind_ms: by_kind
+            .into_iter()
+            .map(|(kind, list)| (kind, per_step_ms(length(&union(list)))))
+            .collect(),
+        axes,
+        exposed_ms: per_step_ms(exposed_us),
+        hidden: hidden(exposed_us, comm_us),
+        overlap,
+        memcpy_ms: per_step_ms(length(&memcpy)),
+        memset_ms: per_step_ms(length(&memset)),
+    }
+}
+
+fn hidden(exposed: f64, comm: f64) -> Option<f64> {
+    (comm > 0.0).then(|| (1.0 - exposed / comm).clamp(0.0, 1.0))
+}
+
+/// The figures over ranks: times of the slowest GPU (the longest step), as
+/// the simulated report states times on its slowest GPU, and HTA's overlap
+/// averaged over the GPUs, as the report's `hta_overlap` is.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct OverRanks {
+    /// GPUs read.
+    pub gpus: usize,
+    /// The slowest GPU: its position in `gpus`.
+    pub slowest: usize,
+    /// Its step, ms.
+    pub step_ms: f64,
+    /// Its compute, ms.
+    pub compute_ms: f64,
+    /// Its communication, ms.
+    pub comm_ms: f64,
+    /// Its exposed communication, ms.
+    pub exposed_ms: f64,
+    /// Its hidden share.
+    pub hidden: Option<f64>,
+    /// Its axes.
+    pub axes: BTreeMap<String, AxisFigures>,
+    /// HTA's overlap, the mean over GPUs.
+    pub overlap: f64,
+    /// The lowest GPU's overlap.
+    pub overlap_min: f64,
+    /// The highest GPU's overlap.
+    pub overlap_max: f64,
+}
+
+/// The figures over ranks of `gpus` (not empty).
+pub fn over_ranks(gpus: &[GpuFigures]) -> OverRanks {
+    let slowest = gpus
+        .iter()
+        .enumerate()
+        .max_by(|a, b| a.1.step_ms.total_cmp(&b.1.step_ms).then(b.0.cmp(&a.0)))
+        .map_or(0, |(i, _)| i);
+    let g = &gpus[slowest];
+    let overlaps = gpus.iter().map(|g| g.overlap);
+    OverRanks {
+        gpus: gpus.len(),
+        slowest,
+        step_ms: g.step_ms,
+        compute_ms: g.compute_ms,
+        comm_ms: g.comm_ms,
+        exposed_ms: g.exposed_ms,
+        hidden: g.hidden,
+        axes: g.axes.clone(),
+        overlap: crate::output::hta::mean(&gpus.iter().map(|g| g.overlap).collect::<Vec<_>>()),
+        overlap_min: overlaps.clone().fold(f64::INFINITY, f64::min),
+        overlap_max: overlaps.fold(f64::NEG_INFINITY, f64::max),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn idle_under_communication_goes_to_the_kernel_that_ends_last() {
+        // Axis 0 in flight 0..10, axis 1 in flight 4..6; compute 2..3.
+        let comm = [(0.0, 10.0, 0), (4.0, 6.0, 1)];
+        let compute = [(2.0, 3.0)];
+        let e = exposed_by_axis(&comm, &compute, 2);
+        // Axis 0 ends last throughout: 10 - 1 of compute.
+        assert_eq!(e, vec![9.0, 0.0]);
+        // Axis 1 now ends last while in flight (4..12).
+        let comm = [(0.0, 10.0, 0), (4.0, 12.0, 1)];
+        let e = exposed_by_axis(&comm, &compute, 2);
+        assert_eq!(e, vec![3.0, 8.0]);
+        assert_eq!(e.iter().sum::<f64>(), 12.0 - 1.0);
+    }
+}

@@ -1,0 +1,183 @@
+//! Reading real PyTorch profiler (Kineto) traces: one file per rank,
+//! `.json` or `.json.gz`, or a folder of them, into the figures the
+//! simulated report gives (`figures`), so that a measured job can be laid
+//! beside a scenario.
+//!
+//! - `read`: one file, streamed event by event; only GPU kernels, launches,
+//!   collectives' records and profiler steps are kept.
+//! - `classify`: the table of name patterns that tells communication from
+//!   compute, and the axis of a collective from its process group.
+//! - `figures`: per GPU and over ranks.
+//!
+//! Limits, each refused with the figure in one line: a file holds at most
+//! [`MAX_TRACE_BYTES`] of JSON (after gzip), an import at most
+//! [`MAX_KERNELS`] GPU events and [`MAX_FILES`] files.
+
+pub mod classify;
+pub mod figures;
+pub mod read;
+pub mod split;
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+pub use figures::{AxisFigures, GpuFigures, OverRanks};
+pub use read::{read_trace, FileTrace, Kernel};
+
+/// A file's JSON, after gzip, is read up to 1 GiB: a 100 MB trace is a
+/// long profile of a large job (profile a step or two: a 1 GiB file is
+/// hundreds of steps), and the kernels kept from a full 1 GiB stay within
+/// [`MAX_KERNELS`]' memory.
+pub const MAX_TRACE_BYTES: u64 = 1 << 30;
+/// GPU events kept over an import, about 100 bytes each with their share of
+/// launches: 5 million is about 500 MB at most (Kineto writes about 4
+/// events, some 1 KB, per kernel, so a 1 GiB file holds about a million).
+pub const MAX_KERNELS: usize = 5_000_000;
+/// Files read in one import: more ranks than the largest jobs profile.
+pub const MAX_FILES: usize = 4096;
+
+/// A message is cut here: what a file holds is echoed at most this long.
+const MAX_MESSAGE_CHARS: usize = 300;
+
+/// Why a trace could not be imported: one line naming the file and the cause.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ImportError {
+    message: String,
+}
+
+impl ImportError {
+    fn new(message: String) -> Self {
+        // One line, and short whatever the file echoes into it.
+        let mut message = message.replace(['\n', '\r'], " ");
+        if message.chars().count() > MAX_MESSAGE_CHARS {
+            message = message.chars().take(MAX_MESSAGE_CHARS).collect::<String>() + "…";
+        }
+        Self { message }
+    }
+}
+
+impl fmt::Display for ImportError {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for ImportError {}
+
+/// An imported job: its GPUs' figures, in rank order, and over ranks.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Imported {
+    /// Files read, in the order their GPUs are listed.
+    pub files: Vec<String>,
+    /// `distributedInfo.world_size` of the first file that states it.
+    pub world_size: Option<u64>,
+    /// Per GPU: by rank, then file, then device.
+    pub gpus: Vec<GpuFigures>,
+    /// Over ranks.
+    pub over_ranks: OverRanks,
+}
+
+/// The figures of traces already read (one per rank), in rank order.
+pub fn figures_of(files: &[FileTrace]) -> Imported {
+    let mut order: Vec<&FileTrace> = files.iter().collect();
+    order.sort_by(|a, b| {
+        (a.rank.unwrap_or(u64::MAX), &a.source).cmp(&(b.rank.unwrap_or(u64::MAX), &b.source))
+    });
+    // HTA reads the steps of all ranks into one table of names.
+    let mut steps: Vec<u64> = files
+        .iter()
+        .flat_map(|f| f.step_numbers.iter().copied())
+        .collect();
+    steps.sort_unstable();
+    steps.dedup();
+    let hta_steps = steps.len() >= 2;
+    let gpus: Vec<GpuFigures> = order
+        .iter()
+        .flat_map(|f| figures::gpus_of(f, hta_steps))
+        .collect();
+    Imported {
+        files: order.iter().map(|f| f.source.clone()).collect(),
+        world_size: order.iter().find_map(|f| f.world_size),
+        over_ranks: figures::over_ranks(&gpus),
+        gpus,
+    }
+}
+
+/// The trace files a path names: the file itself, or a folder's `.json`
+/// and `.json.gz` files, by name.
+fn trace_files(path: &Path) -> Result<Vec<PathBuf>, ImportError> {
+    let shown = path.display();
+    let meta = std::fs::metadata(path)
+        .map_err(|e| ImportError::new(format!("cannot read {shown}: {e}")))?;
+    if meta.is_file() {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    if !meta.is_dir() {
+        return Err(ImportError::new(format!(
+            "{shown} is neither a file nor a folder: give trace files (.json, .json.gz) or a folder of them"
+        )));
+    }
+    let mut found = Vec::new();
+    let entries = std::fs::read_dir(path)
+        .map_err(|e| ImportError::new(format!("cannot read {shown}: {e}")))?;
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().to_ascii_lowercase();
+        let is_file = entry.file_type().map(|t| t.is_file()).unwrap_or(false);
+        if is_file && (name.ends_with(".json") || name.ends_with(".json.gz")) {
+            found.push(entry.path());
+        }
+        if found.len() > MAX_FILES {
+            break;
+        }
+    }
+    if found.is_empty() {
+        return Err(ImportError::new(format!(
+            "{shown} holds no trace files (.json or .json.gz)"
+        )));
+    }
+    found.sort();
+    Ok(found)
+}
+
+/// Reads every trace the paths name and gives their figures.
+pub fn import_paths(paths: &[PathBuf]) -> Result<Imported, ImportError> {
+    let mut files = Vec::new();
+    for p in paths {
+        files.extend(trace_files(p)?);
+    }
+    if files.len() > MAX_FILES {
+        return Err(ImportError::new(format!(
+            "more than {MAX_FILES} trace files given: over the import limit; import fewer ranks"
+        )));
+    }
+    let mut traces = Vec::with_capacity(files.len());
+    let mut kernels = 0;
+    for f in &files {
+        let shown = f.display().to_string();
+        let meta = std::fs::metadata(f)
+            .map_err(|e| ImportError::new(format!("cannot read {shown}: {e}")))?;
+        if !meta.is_file() {
+            return Err(ImportError::new(format!(
+                "{shown} is not a regular file: give trace files (.json, .json.gz) or a folder of them"
+            )));
+        }
+        if meta.len() > MAX_TRACE_BYTES {
+            return Err(ImportError::new(format!(
+                "{shown} is {}: over the {} a trace file may hold; profile fewer steps (torch.profiler.schedule with active=1)",
+                read::bytes(meta.len()),
+                read::bytes(MAX_TRACE_BYTES)
+            )));
+        }
+        let opened = std::fs::File::open(f)
+            .map_err(|e| ImportError::new(format!("cannot read {shown}: {e}")))?;
+        let t = read::read_trace_with(opened, &shown, MAX_TRACE_BYTES, MAX_KERNELS - kernels)?;
+        kernels += t.kernels.len();
+        traces.push(t);
+    }
+    if traces.is_empty() {
+        return Err(ImportError::new("no trace files given".to_string()));
+    }
+    Ok(figures_of(&traces))
+}

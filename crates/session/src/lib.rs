@@ -1,0 +1,12 @@
+//! The page's run session, free of the browser: what crosses the boundary
+//! between the page and its simulation worker (`messages`), and the state
+//! machine that decides which request runs, which result is shown, and
+//! when a run is stopped (`machine`). The app's `src/worker/` is a thin
+//! adapter: it turns timers, worker messages and user actions into
+//! [`machine::Event`]s and performs the [`machine::Action`]s returned.
+
+pub mod machine;
+pub mod messages;
+
+pub use machine::{Action, Alert, Event, Session};
+pub use messages::{RunCounts, WorkerReply, WorkerRequest};
