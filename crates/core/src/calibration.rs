@@ -177,7 +177,7 @@ pub fn interference_cases() -> Vec<Calibration> {
         published: 0.05,
         simulated: 0.02 * beside / alone,
         band: (0.02 * 1.2, 0.05),
-        note: "HBM shared max-min with 2.5 HBM bytes per link byte",
+        note: "HBM shared max-min: 2 HBM bytes per link byte for an AllGather (copying), 3 when reducing",
     });
     let (mean, largest, gain) = overlapped_compute_slowdown();
     const ARXIV: &str = "arXiv 2507.03114 (A100, H100, MI250, MI210)";

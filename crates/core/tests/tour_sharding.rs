@@ -146,12 +146,18 @@ fn explain_almost_none_stalls_each_gather_under_the_layer_before() {
 }
 
 #[test]
-fn explain_a_forward_layer_outlasts_the_next_gather() {
+fn explain_a_forward_layer_outlasts_the_next_gather_taken_alone() {
     // "A layer's forward computes for longer than the next layer's gather
-    // takes, so the network keeps up."
+    // takes alone, so the network keeps up; only a gather that shares the
+    // network with a gradient reduce-scatter stretches past its layer."
     let on = simulate(&after());
     let g = &on.timeline.gpus[0];
     let all = gathers(g);
+    let reduce_scatters: Vec<&Interval> = g.comm[Axis::Dp.index()]
+        .iter()
+        .filter(|c| c.op == OpKind::ReduceScatter)
+        .collect();
+    let (mut alone, mut stretched) = (0, 0);
     // The first gather also brings the embeddings; the rest are one layer each.
     for c in all
         .iter()
@@ -159,20 +165,31 @@ fn explain_a_forward_layer_outlasts_the_next_gather() {
     {
         let previous = layer_ops(g, c.layer - 1, c.micro_batch, false);
         let (from, to) = span(&previous);
-        // To within 1%: NCCL 2.21.5's ring latency across DGX A100 nodes
-        // (each intra-node Simple step floored at 3 x 2 us of network
-        // overhead on AMD hosts, collective_cost) makes a gather last about
-        // as long as the layer before it, and can leave some microseconds
-        // of its end out from under the layer.
-        assert!(to - from > 0.99 * (c.end_s - c.start_s), "{c:?}");
-        assert!(c.exposed_s < 1e-2 * (c.end_s - c.start_s), "{c:?}");
+        let shares = reduce_scatters
+            .iter()
+            .any(|r| r.start_s < c.end_s && r.end_s > c.start_s);
+        if c.contention_s == 0.0 {
+            alone += 1;
+            assert!(to - from > c.end_s - c.start_s, "{c:?}");
+            assert!(c.exposed_s < 1e-9, "{c:?}");
+        } else if c.end_s - c.start_s > to - from {
+            stretched += 1;
+            assert!(
+                shares,
+                "a gather outlasts its layer without a reduce-scatter beside it: {c:?}"
+            );
+        }
     }
+    assert!(
+        alone > stretched && stretched > 0,
+        "{alone} alone, {stretched} stretched"
+    );
 }
 
 #[test]
-fn explain_a_quarter_of_the_network_and_about_half_stalls_again() {
+fn explain_a_quarter_of_the_network_and_most_stalls_again() {
     // "The window is never more than one layer: on a network a quarter as
-    // fast a gather outlasts a forward layer, and about half the DP time
+    // fast every gather outlasts a forward layer, and most of the DP time
     // stalls the GPUs again."
     let s = after();
     let mut slow = input(true);
@@ -188,6 +205,7 @@ fn explain_a_quarter_of_the_network_and_about_half_stalls_again() {
         assert!(c.end_s - c.start_s > to - from, "{c:?}");
         assert!(c.exposed_s > 0.0, "{c:?}");
     }
+    // "Most": more than half, and well short of all of it (about 74% today).
     let stalled = 1.0 - dp(&sim).hidden;
-    assert!((0.3..0.6).contains(&stalled), "{:?}", dp(&sim));
+    assert!((0.6..0.9).contains(&stalled), "{:?}", dp(&sim));
 }

@@ -219,7 +219,7 @@ pub enum Action {
     /// Terminate the worker (a run it was computing is stopped).
     Terminate,
     /// Post this request to the worker.
-    Post(WorkerRequest),
+    Post(Box<WorkerRequest>),
     /// (Re)arm the single budget timer: `BudgetSpent(gen)` after `ms`.
     ArmBudget { gen: u64, ms: u32 },
     /// (Re)arm the settle timer: `SettleElapsed` after `ms`.
@@ -686,10 +686,10 @@ impl Session {
     /// figures, whose messages no longer match and are dropped.
     fn send(&mut self, now_ms: f64, out: &mut Vec<Action>) {
         let Some(w) = self.waiting.take() else { return };
-        out.push(Action::Post(WorkerRequest::Simulate {
+        out.push(Action::Post(Box::new(WorkerRequest::Simulate {
             gen: w.gen,
             input: w.input,
-        }));
+        })));
         out.push(Action::ArmBudget {
             gen: w.gen,
             ms: RUN_BUDGET_MS,

@@ -35,7 +35,10 @@ fn posted(actions: &[Action]) -> Vec<u64> {
     actions
         .iter()
         .filter_map(|a| match a {
-            Action::Post(WorkerRequest::Simulate { gen, .. }) => Some(*gen),
+            Action::Post(request) => match request.as_ref() {
+                WorkerRequest::Simulate { gen, .. } => Some(*gen),
+                _ => None,
+            },
             _ => None,
         })
         .collect()

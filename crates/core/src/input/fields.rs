@@ -15,11 +15,11 @@ use serde_json::Value;
 
 use crate::input::parse::ScenarioInput;
 use crate::model::hardware::HardwarePreset;
-use crate::model::scenario::{CollectiveBench, CollectiveOp};
 use crate::model::scenario::{
     Attention, DpSharding, GradSync, Interference, MatmulAllreduce, Mlp, Mode, Recompute, Scenario,
     Schedule, TpMode, Transformer, Workload, WorkloadKind,
 };
+use crate::model::scenario::{CollectiveBench, CollectiveOp};
 
 /// One value an enumerated field may take.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -284,9 +284,10 @@ pub const CHAPTERS: &[Chapter] = &[
         ],
         explain: "Each gather now runs under the layer before it, FSDP's prefetch window of one layer: \
                   {axes.dp.hidden} of DP's {axes.dp.comm_ms} hides. A layer's forward computes for longer than the \
-                  next layer's gather takes, so the network keeps up. The window is never more than one layer: on \
-                  a network a quarter as fast a gather outlasts a forward layer, and about half the DP time stalls \
-                  the GPUs again.",
+                  next layer's gather takes alone, so the network keeps up; only a gather that shares the network \
+                  with a gradient reduce-scatter stretches past its layer. The window is never more than one \
+                  layer: on a network a quarter as fast every gather outlasts a forward layer, and most of the DP \
+                  time stalls the GPUs again.",
         controls: &["overlap.dp", "parallel.dp_sharding"],
         answer: Some(|o| {
             let dp = &o.after.axes.dp;
