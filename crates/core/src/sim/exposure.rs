@@ -276,7 +276,9 @@ impl Exposure {
         let walk = self.walk;
         let mut ready_s = 0.0;
         for &t in &g.compute_order[gpu as usize] {
-            for &c in g.collectives_waited_on(t) {
+            // Results it needs, not queue-mates it starts behind: a window
+            // runs to the first need of the data (model.md section 5).
+            for &c in g.collectives_needed_by(t) {
                 if self.seen[c as usize] != walk {
                     self.seen[c as usize] = walk;
                     self.stack.push(c);
@@ -286,7 +288,7 @@ impl Exposure {
                 if let Some(i) = g.members_of(c).iter().position(|&m| m == gpu) {
                     res.needed(g.tasks[c as usize].members_start as usize + i, ready_s);
                 }
-                for &up in g.comm_predecessors(c) {
+                for &up in g.comm_data_predecessors(c) {
                     if self.seen[up as usize] != walk {
                         self.seen[up as usize] = walk;
                         self.stack.push(up);

@@ -200,6 +200,11 @@ pub(crate) struct Graph {
     /// (built by `finish`; exposure charges idle time to them).
     waited_start: Vec<u32>,
     waited: Vec<TaskId>,
+    /// Where each task's entries of `comm_pred` and `waited` that wait for a
+    /// result (an end) stop: they come first, before those that only wait
+    /// for a queue-mate to start, which are not data a task needs (windows).
+    comm_pred_data_end: Vec<u32>,
+    waited_data_end: Vec<u32>,
     /// Dependencies of each task (built by `finish`).
     pub initial_pending: Vec<u32>,
     pub gpus: Vec<GpuInfo>,
@@ -262,6 +267,8 @@ impl Default for Graph {
             comm_pred: Vec::new(),
             waited_start: Vec::new(),
             waited: Vec::new(),
+            comm_pred_data_end: Vec::new(),
+            waited_data_end: Vec::new(),
             initial_pending: Vec::new(),
             gpus: Vec::new(),
             compute_order: Vec::new(),
@@ -584,7 +591,13 @@ impl Graph {
         let (mut pred_fill, mut waited_fill) = (pred_start.clone(), waited_start.clone());
         let mut pred = vec![0; pred_start[n] as usize];
         let mut waited = vec![0; waited_start[n] as usize];
-        for &(from, to) in all_edges() {
+        // Ends first, then starts: each task's list holds its data
+        // dependencies ahead of its queue-order ones.
+        let mut data_end = (Vec::new(), Vec::new());
+        for (i, &(from, to)) in all_edges().enumerate() {
+            if i == self.edges.len() {
+                data_end = (pred_fill.clone(), waited_fill.clone());
+            }
             let (list, fill) = match follows(from, to) {
                 Follows::Chain => (&mut pred, &mut pred_fill),
                 Follows::Wait => (&mut waited, &mut waited_fill),
@@ -593,6 +606,10 @@ impl Graph {
             list[fill[to as usize] as usize] = from;
             fill[to as usize] += 1;
         }
+        if self.start_edges.is_empty() {
+            data_end = (pred_fill, waited_fill);
+        }
+        (self.comm_pred_data_end, self.waited_data_end) = data_end;
         self.comm_pred_start = pred_start;
         self.comm_pred = pred;
         self.waited_start = waited_start;
@@ -619,6 +636,8 @@ impl Graph {
         self.comm_pred_start = Vec::new();
         self.waited = Vec::new();
         self.waited_start = Vec::new();
+        self.comm_pred_data_end = Vec::new();
+        self.waited_data_end = Vec::new();
         self.initial_pending = Vec::new();
         self.pattern_ids = Default::default();
     }
@@ -700,6 +719,20 @@ impl Graph {
     pub fn collectives_waited_on(&self, task: TaskId) -> &[TaskId] {
         let i = task as usize;
         &self.waited[self.waited_start[i] as usize..self.waited_start[i + 1] as usize]
+    }
+
+    /// The collectives whose results collective `task` needs: its
+    /// predecessors less those it only queues behind (their start).
+    pub fn comm_data_predecessors(&self, task: TaskId) -> &[TaskId] {
+        let i = task as usize;
+        &self.comm_pred[self.comm_pred_start[i] as usize..self.comm_pred_data_end[i] as usize]
+    }
+
+    /// The collectives whose results compute op `task` needs: those it
+    /// waits on less those it only queues behind (their start).
+    pub fn collectives_needed_by(&self, task: TaskId) -> &[TaskId] {
+        let i = task as usize;
+        &self.waited[self.waited_start[i] as usize..self.waited_data_end[i] as usize]
     }
 
     pub fn members_of(&self, task: TaskId) -> &[u32] {
