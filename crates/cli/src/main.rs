@@ -159,12 +159,12 @@ fn run(raw: &[OsString]) -> Result<String, String> {
     }
 }
 
-/// Why a trace of `bytes` is not written: over the file size `trace`
+/// Why a trace of `bytes` (`what` says whose) is not written: over the file size `trace`
 /// writes, with the fields that shorten the step.
-fn trace_too_large(bytes: u64) -> String {
+fn trace_too_large(what: &str, bytes: u64) -> String {
     use overlap_core::trace::MAX_TRACE_FILE_BYTES;
     format!(
-        "this trace would be {:.2} GB, more than the {:.0} GB overlap-lab trace writes: shorten the step \
+        "{what} {:.2} GB, more than the {:.0} GB overlap-lab trace writes: shorten the step \
          (fewer micro-batches through workload.global_batch, or fewer workload.layers); \
          overlap-lab simulate gives this step's figures without a trace",
         bytes as f64 / 1e9,
@@ -178,7 +178,7 @@ fn trace_too_large(bytes: u64) -> String {
 fn trace_chrome(sim: &Simulation) -> Result<String, String> {
     let bytes = overlap_core::trace::chrome_trace_bytes(&sim.timeline);
     if bytes > overlap_core::trace::MAX_TRACE_FILE_BYTES {
-        return Err(trace_too_large(bytes));
+        return Err(trace_too_large("this trace would be", bytes));
     }
     let stdout = std::io::stdout().lock();
     let mut w = std::io::BufWriter::with_capacity(1 << 20, stdout);
@@ -207,7 +207,7 @@ fn trace_kineto(dir: &str, file: FileArg) -> Result<String, String> {
         .timeline
         .gpus
         .iter()
-        .map(|g| format!("rank{}.json", g.rank))
+        .map(|g| overlap_core::kineto::file_name(g.rank))
         .collect();
     let entries =
         std::fs::read_dir(dir).map_err(|e| format!("cannot read {}: {e}", dir.display()))?;
@@ -232,9 +232,7 @@ fn trace_kineto(dir: &str, file: FileArg) -> Result<String, String> {
             for path in &written {
                 let _ = std::fs::remove_file(path);
             }
-            return Err(
-                trace_too_large(bytes).replace("this trace would be", "these traces would be over")
-            );
+            return Err(trace_too_large("these traces would be over", bytes));
         }
         let path = dir.join(&t.file_name);
         std::fs::write(&path, &t.json)

@@ -180,3 +180,38 @@ fn a_collective_scenario_opens_from_a_link() {
         bad.errors
     );
 }
+
+/// Links written before this round's fields existed (attention, the
+/// collective workload, `hbm_gb`) open with those fields at their v1
+/// meaning: 2021 attention with its s^2 scores unless the link's preset
+/// states otherwise, the transformer workload, the hardware preset's
+/// memory; and written back they name none of the new keys.
+#[test]
+fn links_written_before_this_rounds_fields_keep_their_v1_meaning() {
+    use overlap_core::scenario::{Attention, Workload};
+    for link in [
+        "v=1&tp_chunks=8",
+        "v=1&preset=contention&dp_overlap=0",
+        "v=1&nodes=4&tp=8&pp=2&dp=2&seq=4096&recompute=selective",
+        "v=1&preset=coconet&tp_chunks=16",
+        "v=1&heads=16&hidden=2048&nic_gbps=12.5&sm_tax=0.1",
+    ] {
+        let d = decode(link, &[]);
+        assert!(d.errors.is_empty(), "{link}: {:?}", d.errors);
+        let s = d.input.resolve().unwrap();
+        match &s.workload {
+            Workload::Transformer(t) => assert_eq!(t.attention, Attention::Materialized, "{link}"),
+            Workload::MatmulAllreduce(_) => {}
+            other => panic!("{link} opened as {other:?}"),
+        }
+        assert_eq!(
+            s.hardware.hbm_gb,
+            s.hardware_preset.hardware().hbm_gb,
+            "{link}"
+        );
+        let again = encode(&d.input, Some(d.preset));
+        for key in ["attention", "coll", "bytes", "hbm_gb"] {
+            assert!(!again.contains(&format!("{key}=")), "{link} -> {again}");
+        }
+    }
+}

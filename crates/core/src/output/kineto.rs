@@ -367,6 +367,12 @@ fn rank_range(first: u32, count: u32) -> String {
     }
 }
 
+/// The file a rank's trace is written to, `rank<N>.json`: the name HTA's
+/// trace directory pattern reads as that rank's.
+pub fn file_name(rank: u32) -> String {
+    format!("rank{rank}.json")
+}
+
 /// One trace per simulated GPU, in rank order.
 ///
 /// Under the symmetric reduction each simulated GPU stands for its pipeline
@@ -405,7 +411,7 @@ pub fn each_rank_trace<'a>(
             let json = rank_json(s, t, g, &placed, &streams, shift, step_end + shift);
             RankTrace {
                 rank: g.rank,
-                file_name: format!("rank{}.json", g.rank),
+                file_name: file_name(g.rank),
                 json,
             }
         })

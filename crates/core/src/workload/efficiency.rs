@@ -135,19 +135,9 @@ impl GemmShape {
     }
 }
 
-/// Fraction of the NVLink datasheet bandwidth a NCCL ring moves with its
-/// Simple protocol: nccl-tests all_reduce_perf reports bus bandwidths of
-/// 200-230 GB/s of 300 on DGX A100 (nccl-tests issues 149, 178), ~115 of 150
-/// on DGX-2 and ~370 of 450 on one DGX H100 with rings (issues 212, 290).
-/// The protocols' own losses come on top (`collective_cost`).
-pub const NVLINK_EFFICIENCY: f64 = 0.78;
-
 /// Fraction of the NIC's line rate a NCCL ring moves: 46-48 GB/s per NDR
 /// 400 Gb/s (50 GB/s) InfiniBand port in nccl-tests across nodes (model.md 2b).
 pub const NIC_EFFICIENCY: f64 = 0.94;
-
-/// The v1 name of the NVLink efficiency, kept for readers of the old path.
-pub const COLLECTIVE_EFFICIENCY: f64 = NVLINK_EFFICIENCY;
 
 /// Fraction of peak a GEMM of `flops` reaches. Monotone increasing in `flops`,
 /// so splitting a GEMM into chunks (TP overlap) always costs something.
