@@ -54,9 +54,10 @@ fn one_queue_holds_the_forward_behind_the_parameter_gathers() {
         one.step_time_ms,
         eight.step_time_ms
     );
-    // Measured 0.485 against 0.940: about half of DP's time is the gathers.
-    assert!(h1 < 0.55 && h8 > 0.9, "{h1} {h8}");
-    // Measured 400.2 ms against 366.4.
+    // Measured 0.622 against 0.940: the gathers held at the head are 46 of
+    // DP's 122 ms (the fp32 reduce-scatters are the rest, and hide).
+    assert!((0.60..0.65).contains(&h1) && h8 > 0.9, "{h1} {h8}");
+    // Measured 366.3 ms against 331.4.
     assert!(one.step_time_ms > eight.step_time_ms * 1.05);
     // The forward's first GEMM starts only once the gathers but the last
     // have ended.
@@ -78,9 +79,12 @@ fn one_queue_holds_the_forward_behind_the_parameter_gathers() {
 /// preset), issue 1468 saw no overlap with one queue. In start order each
 /// bucket's reduction, launched ahead of the next backward GEMM, starts
 /// first and runs beside it, and a bucket waits for the one before it only
-/// where the reductions outrun the backward; here they do not, so one queue
-/// hides as much as eight (0.938 of 81.4 ms). What else in the issue's runs
-/// held the queue is not modelled.
+/// where the reductions outrun the backward. The fp32 reductions (161 ms)
+/// outrun it at the end of the step with any number of queues, so one
+/// queue hides about as much as eight (0.708 against 0.703, the same
+/// 427.6 ms step; the blocked reductions' idle time is charged a little
+/// differently). What else in the issue's runs held the queue is not
+/// modelled.
 #[test]
 fn one_queue_hides_the_bucketed_all_reduce_as_eight_do_a_known_gap() {
     let one = simulate(&issue_1468(1)).report;
@@ -90,8 +94,9 @@ fn one_queue_hides_the_bucketed_all_reduce_as_eight_do_a_known_gap() {
         eight.axes.get(Axis::Dp).hidden,
     );
     println!("issue 1468 shape, all-reduce: hidden {h1:.3} with 1 queue, {h8:.3} with 8");
-    assert!((0.93..0.95).contains(&h1), "{h1}");
-    assert_eq!(h1, h8);
+    assert!((0.70..0.72).contains(&h1), "{h1}");
+    assert!((h1 - h8).abs() < 0.01, "{h1} {h8}");
+    assert_eq!(one.step_time_ms, eight.step_time_ms);
 }
 
 /// Megatron's TP overlap with sequence parallelism (`tp_mode: "megatron"`)
@@ -112,9 +117,17 @@ fn megatron_tp_overlap_runs_each_backward_collective_beside_its_gemm_on_one_queu
         "175B seq+sel, Megatron TP overlap, 1 queue: TP comm {:.1} ms, hidden {:.3}",
         tp.comm_ms, tp.hidden
     );
-    // Measured 0.400: the forward's four collectives per layer and the
-    // backward's two mirrored AllGathers still block.
-    assert!(tp.hidden > 0.35, "{}", tp.hidden);
+    // Measured 0.443 (0.400 under compute, 0.043 in flight while the
+    // stream waited on something charged before it): the forward's four collectives per layer and the
+    // backward's two mirrored AllGathers still block. As with eight queues:
+    // the launch order lets each collective start first.
+    assert!((0.43..0.46).contains(&tp.hidden), "{}", tp.hidden);
+    let eight = {
+        let mut s = s.clone();
+        s.hardware.max_connections = 8;
+        simulate(&s).report
+    };
+    assert_eq!(eight.axes.get(Axis::Tp).hidden, tp.hidden);
     // Each backward AllGather and ReduceScatter starts with a GEMM.
     let lanes = &sim.timeline.gpus[0];
     let beside = lanes.comm[Axis::Tp.index()]
@@ -130,9 +143,11 @@ fn megatron_tp_overlap_runs_each_backward_collective_beside_its_gemm_on_one_queu
     // Two of each per layer and micro-batch: 96 layers over 8 stages, 64
     // micro-batches.
     assert_eq!(beside, 4 * 96 / 8 * 64);
-    // Overlap off: the same collectives block, and nothing hides.
+    // Overlap off: the same collectives block, and nothing runs under
+    // compute (4% of TP's time is in flight while the stream's idle time is
+    // charged elsewhere, and is not exposed either).
     s.overlap.tp = false;
-    assert_eq!(simulate(&s).report.axes.get(Axis::Tp).hidden, 0.0);
+    assert_eq!(simulate(&s).report.axes.get(Axis::Tp).under_compute_ms, 0.0);
 }
 
 /// A queue one stream has to itself (with three queues, TP's and PP's) adds

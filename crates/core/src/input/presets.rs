@@ -288,7 +288,7 @@ pub const PRESETS: &[Preset] = &[
     // bf16, so the DP reduction moves the fp32 main_grad, 4 bytes.
     Preset {
         id: "one-queue",
-        title: "Overlap on, half of it exposed: one hardware queue",
+        title: "Overlap on, over a third of it exposed: one hardware queue",
         description: "Megatron-LM issue 1468's shape on a 6.7B GPT (the issue's model has 8B): TP 1, DP 64, the \
             distributed optimizer with --overlap-grad-reduce and --overlap-param-gather, but \
             CUDA_DEVICE_MAX_CONNECTIONS=1. Kernels start in launch order: the parameter gathers, launched as the \

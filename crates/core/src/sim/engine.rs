@@ -566,11 +566,6 @@ impl<N: BandwidthModel> Engine<'_, N> {
                 }
                 self.retime_compute(m);
             }
-            // A send whose receiver has not posted its receive yet waits,
-            // in flight, for it (`rendezvous_opens`).
-            if !g.gates_open(t, |gate| !self.res.end_s[gate as usize].is_nan()) {
-                return;
-            }
             let latency_s = task.latency_s();
             if latency_s > 0.0 {
                 if let Some(end_s) = self.pay_latency(t, now + latency_s) {
@@ -901,31 +896,10 @@ impl<N: BandwidthModel> Engine<'_, N> {
                 self.res.gpus[m as usize].end_s = self.res.gpus[m as usize].end_s.max(now);
             }
         }
-        if task.axis == COMPUTE && g.is_gate(t) {
-            self.rendezvous_opens(t);
-        }
         for &s in g.successors(t) {
             self.st[s as usize].pending -= 1;
             if self.st[s as usize].pending == 0 {
                 self.start(s);
-            }
-        }
-    }
-
-    /// Compute op `gate` of a receiver ended: the sends waiting in flight
-    /// for the receive posted there move their bytes now (latency first;
-    /// never timed alone, which counts its latency from the start).
-    fn rendezvous_opens(&mut self, gate: TaskId) {
-        let g = self.g;
-        for send in g.gated_by(gate) {
-            let started = !self.res.start_s[send as usize].is_nan();
-            if started && g.gates_open(send, |t| !self.res.end_s[t as usize].is_nan()) {
-                let latency_s = g.tasks[send as usize].latency_s();
-                if latency_s > 0.0 {
-                    self.push(self.now + latency_s, send, Kind::LatencyDone);
-                } else {
-                    self.begin_transfer(send);
-                }
             }
         }
     }

@@ -1,5 +1,4 @@
-//! Hardware queues in start order (`workload::queues`) and pipeline sends
-//! that rendezvous with their receive (`Graph::rendezvous`), on hand-built
+//! Hardware queues in start order (`workload::queues`), on hand-built
 //! graphs, in the fast engine and the plain reference alike.
 
 use crate::model::axis::Axis;
@@ -97,68 +96,4 @@ fn a_blocked_collective_at_the_head_of_the_queue_holds_the_gemm_behind_it() {
     assert_eq!(starts(8), (0.0, MS));
     // A starts once `first` has started (at 0); B once C has, at 2 ms.
     assert_eq!(starts(1), (0.0, 2.0 * MS));
-}
-
-/// GPU 0 computes 1 ms and sends 2 MB to GPU 1 (2 ms on a 1 GB/s link),
-/// its next op waiting for the send (PP overlap off). GPU 1 computes 3 ms
-/// before it posts the receive. With the rendezvous the bytes move from
-/// 3 ms, and GPU 0's stream waits from 1 ms to 5 ms on the send, in flight
-/// all along: 4 ms of PP exposed time, of which 2 ms waiting on the receiver.
-#[test]
-fn a_send_moves_once_the_receive_is_posted_and_its_sender_waits_exposed() {
-    let run = |rendezvous: bool| {
-        let mut g = Graph::default();
-        g.max_connections = 8;
-        for gpu in 0..2 {
-            g.add_gpu(GpuInfo::lone(gpu));
-        }
-        g.add_resource(ResourceInfo {
-            gpu: Some(0),
-            class: LinkClass::Network,
-            direction: Direction::Out,
-            capacity_bps: 1e9,
-        });
-        let link = g.add_pattern(vec![Usage {
-            resource: 0,
-            weight: 1.0,
-        }]);
-        let meta = Meta::new(OpKind::Gemm, Phase::Forward);
-        let a = g.compute(0, MS, 0.0, 0.0, meta);
-        let send = g.comm(
-            &[0, 1],
-            Axis::Pp as u8,
-            link,
-            2e6,
-            0.0,
-            meta.op(OpKind::Send),
-        );
-        g.dep(a, send);
-        g.block_compute_on(0, send);
-        let b = g.compute(0, MS, 0.0, 0.0, meta);
-        let posted = g.compute(1, 3.0 * MS, 0.0, 0.0, meta);
-        if rendezvous {
-            g.rendezvous(posted, send);
-        }
-        g.block_compute_on(1, send);
-        let c = g.compute(1, MS, 0.0, 0.0, meta);
-        g.finish();
-        let [fast, plain] = both(&g);
-        for r in [&fast, &plain] {
-            assert_eq!(r.start_s[send as usize], MS);
-        }
-        let pp = Axis::Pp.index();
-        assert_eq!(fast.gpus[0].exposed_s[pp], plain.gpus[0].exposed_s[pp]);
-        (
-            fast.start_s[b as usize],
-            fast.start_s[c as usize],
-            fast.gpus[0].exposed_s[pp],
-        )
-    };
-    let close = |a: f64, b: f64| (a - b).abs() < 1e-12;
-    let (b, c, exposed) = run(false);
-    assert!(close(b, 3.0 * MS) && close(c, 3.0 * MS) && close(exposed, 2.0 * MS));
-    let (b, c, exposed) = run(true);
-    assert!(close(b, 5.0 * MS), "{b}");
-    assert!(close(c, 5.0 * MS), "{c}");
-    assert!(close(exposed, 4.0 * MS), "{exposed}");
 }

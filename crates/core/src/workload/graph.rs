@@ -186,12 +186,6 @@ pub(crate) struct Graph {
     /// `start_succ[start_succ_start[i]..start_succ_start[i + 1]]` (built by `finish`).
     start_succ_start: Vec<u32>,
     start_succ: Vec<TaskId>,
-    /// (gate, send): a pipeline send, in flight from its start, moves its
-    /// bytes only once compute op `gate` of the receiver has ended (the
-    /// receive posted at its schedule point). Sorted by gate by `finish`.
-    gates: Vec<(TaskId, TaskId)>,
-    /// The same pairs as (send, gate), sorted by send.
-    gated: Vec<(TaskId, TaskId)>,
     /// Collectives each collective waits for: `comm_pred[comm_pred_start[i]..comm_pred_start[i + 1]]`
     /// (built by `finish`; exposure follows chains of them).
     comm_pred_start: Vec<u32>,
@@ -202,7 +196,8 @@ pub(crate) struct Graph {
     waited: Vec<TaskId>,
     /// Where each task's entries of `comm_pred` and `waited` that wait for a
     /// result (an end) stop: they come first, before those that only wait
-    /// for a queue-mate to start, which are not data a task needs (windows).
+    /// for a queue-mate to start, which are not data a task needs (windows)
+    /// and hold it only until they start (exposure).
     comm_pred_data_end: Vec<u32>,
     waited_data_end: Vec<u32>,
     /// Dependencies of each task (built by `finish`).
@@ -261,8 +256,6 @@ impl Default for Graph {
             succ: Vec::new(),
             start_succ_start: Vec::new(),
             start_succ: Vec::new(),
-            gates: Vec::new(),
-            gated: Vec::new(),
             comm_pred_start: Vec::new(),
             comm_pred: Vec::new(),
             waited_start: Vec::new(),
@@ -388,15 +381,6 @@ impl Graph {
     pub fn dep_unchained(&mut self, from: TaskId, to: TaskId) {
         self.edges.push((from, to));
         self.unchained.push((from, to));
-    }
-
-    /// Pipeline send `send` moves its bytes only once the receiver's compute
-    /// op `gate` has ended: a rendezvous with the receive posted there. The
-    /// engines honour it; the transformer builder does not post receives
-    /// yet (the steady state's short runs must first repeat with it).
-    #[allow(dead_code)]
-    pub fn rendezvous(&mut self, gate: TaskId, send: TaskId) {
-        self.gates.push((gate, send));
     }
 
     /// Part of a compute op's FLOPs that is recomputation (selective recompute).
@@ -545,13 +529,6 @@ impl Graph {
             self.max_connections,
         );
         self.start_edges.extend(queued);
-        self.gates.sort_unstable();
-        self.gated = self
-            .gates
-            .iter()
-            .map(|&(gate, send)| (send, gate))
-            .collect();
-        self.gated.sort_unstable();
         let n = self.tasks.len();
         let mut pending = vec![0u32; n];
         let (start, succ) = successor_lists(n, &self.edges, &mut pending);
@@ -676,49 +653,11 @@ impl Graph {
         &self.start_succ[self.start_succ_start[i] as usize..self.start_succ_start[i + 1] as usize]
     }
 
-    /// The sends whose transfer waits for compute op `gate` to end.
-    pub fn gated_by(&self, gate: TaskId) -> impl Iterator<Item = TaskId> + '_ {
-        let from = self.gates.partition_point(|&(g, _)| g < gate);
-        self.gates[from..]
-            .iter()
-            .take_while(move |&&(g, _)| g == gate)
-            .map(|&(_, send)| send)
-    }
-
-    /// Whether some send's transfer waits for `task` to end.
-    pub fn is_gate(&self, task: TaskId) -> bool {
-        !self.gates.is_empty() && self.gated_by(task).next().is_some()
-    }
-
-    /// Whether every gate of `send` has ended, by `ended`.
-    pub fn gates_open(&self, send: TaskId, ended: impl Fn(TaskId) -> bool) -> bool {
-        if self.gated.is_empty() {
-            return true;
-        }
-        let from = self.gated.partition_point(|&(s, _)| s < send);
-        self.gated[from..]
-            .iter()
-            .take_while(|&&(s, _)| s == send)
-            .all(|&(_, gate)| ended(gate))
-    }
-
     /// Bytes per second per member a collective of `pattern` gets alone on its links.
     pub fn alone_rate_bps(&self, pattern: u32) -> f64 {
         alone_rate(&self.patterns[pattern as usize], |r| {
             self.resources[r as usize].capacity_bps
         })
-    }
-
-    /// The collectives collective `task` waits for.
-    pub fn comm_predecessors(&self, task: TaskId) -> &[TaskId] {
-        let i = task as usize;
-        &self.comm_pred[self.comm_pred_start[i] as usize..self.comm_pred_start[i + 1] as usize]
-    }
-
-    /// The collectives compute op `task` waits for.
-    pub fn collectives_waited_on(&self, task: TaskId) -> &[TaskId] {
-        let i = task as usize;
-        &self.waited[self.waited_start[i] as usize..self.waited_start[i + 1] as usize]
     }
 
     /// The collectives whose results collective `task` needs: its
@@ -728,11 +667,25 @@ impl Graph {
         &self.comm_pred[self.comm_pred_start[i] as usize..self.comm_pred_data_end[i] as usize]
     }
 
+    /// The collectives collective `task` only queues behind: it may start
+    /// once they have started (`queues`).
+    pub fn comm_queue_predecessors(&self, task: TaskId) -> &[TaskId] {
+        let i = task as usize;
+        &self.comm_pred[self.comm_pred_data_end[i] as usize..self.comm_pred_start[i + 1] as usize]
+    }
+
     /// The collectives whose results compute op `task` needs: those it
     /// waits on less those it only queues behind (their start).
     pub fn collectives_needed_by(&self, task: TaskId) -> &[TaskId] {
         let i = task as usize;
         &self.waited[self.waited_start[i] as usize..self.waited_data_end[i] as usize]
+    }
+
+    /// The collectives compute op `task` only queues behind: it may start
+    /// once they have started (`queues`).
+    pub fn collectives_queued_before(&self, task: TaskId) -> &[TaskId] {
+        let i = task as usize;
+        &self.waited[self.waited_data_end[i] as usize..self.waited_start[i + 1] as usize]
     }
 
     pub fn members_of(&self, task: TaskId) -> &[u32] {

@@ -80,8 +80,7 @@ impl<N: BandwidthModel> Engine<'_, N> {
         (st.compute
             && st.pending == 1
             && self.g.tasks[next as usize].gpu == gpu
-            && self.g.start_successors(next).is_empty()
-            && !self.g.is_gate(next))
+            && self.g.start_successors(next).is_empty())
         .then_some(next)
     }
 
@@ -92,10 +91,6 @@ impl<N: BandwidthModel> Engine<'_, N> {
     /// Each op's phase times are kept in the GPU's run list: finishing or
     /// splitting the run reads them there instead of working them out again.
     pub(super) fn begin_run(&mut self, t: TaskId, gpu: u32) -> bool {
-        // A receive posted at its end opens sends as it ends (`complete`).
-        if self.g.is_gate(t) {
-            return false;
-        }
         let Some(mut next) = self.run_successor(t, gpu) else {
             return false;
         };

@@ -104,10 +104,11 @@ struct Engine<'g> {
     st: Vec<TaskState>,
     /// Reused buffer for the flows whose rates a network change touched.
     changed: Vec<TaskId>,
-    /// Per compute task, the head of its list of finished collectives it
-    /// depends on (`NO_WAIT` when none): nodes are (next, collective).
+    /// Per compute task, the head of its list of collectives it waited on
+    /// (`NO_WAIT` when none): nodes are (next, collective, whether it waited
+    /// for the collective's end, rather than only its start in a queue).
     wait_head: Vec<u32>,
-    wait_nodes: Vec<(u32, TaskId)>,
+    wait_nodes: Vec<(u32, TaskId, bool)>,
     /// Charges idle time to the collectives waited on.
     exposure: Exposure,
     res: RunResult,
@@ -249,8 +250,7 @@ impl Engine<'_> {
         let comm = g.tasks[t as usize].axis != COMPUTE;
         for &s in g.start_successors(t) {
             if comm && g.tasks[s as usize].axis == COMPUTE {
-                self.wait_nodes.push((self.wait_head[s as usize], t));
-                self.wait_head[s as usize] = (self.wait_nodes.len() - 1) as u32;
+                self.waited_on(s, t, false);
             }
             self.st[s as usize].pending -= 1;
             if self.st[s as usize].pending == 0 {
@@ -296,21 +296,12 @@ impl Engine<'_> {
                 }
                 self.retime_compute(m);
             }
-            // A send whose receiver has not posted its receive yet waits,
-            // in flight, for it.
-            if g.gates_open(t, |gate| !self.res.end_s[gate as usize].is_nan()) {
-                self.begin_latency(t);
+            let latency_s = task.latency_s();
+            if latency_s > 0.0 {
+                self.push(now + latency_s, t, Kind::LatencyDone);
+            } else {
+                self.begin_transfer(t);
             }
-        }
-    }
-
-    /// Collective `t` pays its latency from now, then moves its bytes.
-    fn begin_latency(&mut self, t: TaskId) {
-        let latency_s = self.g.tasks[t as usize].latency_s();
-        if latency_s > 0.0 {
-            self.push(self.now + latency_s, t, Kind::LatencyDone);
-        } else {
-            self.begin_transfer(t);
         }
     }
 
@@ -318,16 +309,33 @@ impl Engine<'_> {
     /// each instant of the idle time is charged to one collective it waited
     /// on or up their chains, or to the bubble (`exposure`).
     fn attribute_idle(&mut self, t: TaskId, gpu: u32, from: f64) {
-        let mut direct = Vec::new();
+        let (mut direct, mut behind) = (Vec::new(), Vec::new());
         let mut node = self.wait_head[t as usize];
         while node != NO_WAIT {
-            let (next, on) = self.wait_nodes[node as usize];
+            let (next, on, ended) = self.wait_nodes[node as usize];
             node = next;
-            direct.push(on);
+            if ended { &mut direct } else { &mut behind }.push(on);
         }
         let (times, mut charged) = Charged::of_run(&mut self.res);
-        self.exposure
-            .charge(self.g, times, &direct, gpu, from, self.now, &mut charged);
+        let now = self.now;
+        (self.exposure).charge(
+            self.g,
+            times,
+            &direct,
+            &behind,
+            gpu,
+            from,
+            now,
+            &mut charged,
+        );
+    }
+
+    /// Compute op `t` waited on collective `on`: for its end (`ended`), or
+    /// only for its start, queued behind it.
+    fn waited_on(&mut self, t: TaskId, on: TaskId, ended: bool) {
+        self.wait_nodes
+            .push((self.wait_head[t as usize], on, ended));
+        self.wait_head[t as usize] = (self.wait_nodes.len() - 1) as u32;
     }
 
     /// The GPU's collectives changed: if the speed of its running op's
@@ -510,15 +518,6 @@ impl Engine<'_> {
                 self.res.gpus[m as usize].end_s = self.res.gpus[m as usize].end_s.max(now);
             }
         }
-        if task.axis == COMPUTE {
-            // The receive posted at this op's end: sends waiting for it move.
-            for send in g.gated_by(t) {
-                let started = !self.res.start_s[send as usize].is_nan();
-                if started && g.gates_open(send, |x| !self.res.end_s[x as usize].is_nan()) {
-                    self.begin_latency(send);
-                }
-            }
-        }
         let successors = g.successors(t);
         if task.axis != COMPUTE {
             // Compute that waits on this collective: remember it, so that the
@@ -526,8 +525,7 @@ impl Engine<'_> {
             for &s in successors {
                 let st = &g.tasks[s as usize];
                 if st.axis == COMPUTE {
-                    self.wait_nodes.push((self.wait_head[s as usize], t));
-                    self.wait_head[s as usize] = (self.wait_nodes.len() - 1) as u32;
+                    self.waited_on(s, t, true);
                 }
             }
         }
