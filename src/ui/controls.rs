@@ -21,7 +21,10 @@ use crate::ui::widgets::{NumberPair, SelectField, Toggle};
 
 /// The overlap group's rows: each axis's switch, then its knobs.
 const OVERLAP_ROWS: [(Axis, &[&str]); 3] = [
-    (Axis::Tp, &["overlap.tp", "overlap.tp_chunks"]),
+    (
+        Axis::Tp,
+        &["overlap.tp", "overlap.tp_mode", "overlap.tp_chunks"],
+    ),
     (Axis::Pp, &["overlap.pp"]),
     (
         Axis::Dp,

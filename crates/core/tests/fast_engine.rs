@@ -141,7 +141,8 @@ fn check(what: &str, s: &Scenario, fidelity: Fidelity) {
 }
 
 /// Every schedule, every overlap switch, SP, recomputation, inference,
-/// scatter/gather off, an oversubscribed core, shared hardware queues, an
+/// scatter/gather off, an oversubscribed core, shared hardware queues (with
+/// Megatron's TP overlap among them), an
 /// H100 node (NVLS) and the micro-benchmark.
 fn grid() -> Vec<String> {
     let mut out = Vec::new();
@@ -192,7 +193,14 @@ fn grid() -> Vec<String> {
             })
         })
         .collect();
+    // Megatron's TP overlap, on one queue and two, with and without SP.
+    let megatron: Vec<String> = queued
+        .iter()
+        .filter(|j| j.contains(r#""mode":"train""#))
+        .map(|j| j.replace(r#""tp_chunks":3"#, r#""tp_chunks":3,"tp_mode":"megatron""#))
+        .collect();
     out.extend(queued);
+    out.extend(megatron);
     // NVLS and the protocols of an H100 node, chunked into small AllReduces.
     out.push(
         r#"{"hardware":{"preset":"dgx-h100","nodes":1},"workload":{"kind":"matmul_allreduce","m":8192,"n":4096,"k":1024},

@@ -539,23 +539,29 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         preset: "one-queue",
-        text: "Overlap on, nothing hidden: one hardware queue",
+        text: "Overlap on, over a third of it exposed: one hardware queue",
         check: |s| {
             ensure(s.overlap.dp && s.hardware.max_connections == 1, || {
                 "not DP overlap on one queue".into()
             })?;
+            // Measured 0.622: the gathers held at the head of the queue.
             let hidden = report(s).axes.get(Axis::Dp).hidden;
-            ensure(hidden < 0.01, || format!("{hidden} of DP hides"))
+            ensure((0.55..0.67).contains(&hidden), || format!("{hidden} of DP hides"))
         },
     },
     Claim {
         preset: "one-queue",
-        text: "Megatron-LM issue 1468's shape on a 6.7B GPT (the issue's model has 8B): TP 1, DP 64, DP \
-               overlap on, but CUDA_DEVICE_MAX_CONNECTIONS=1.",
+        text: "Megatron-LM issue 1468's shape on a 6.7B GPT (the issue's model has 8B): TP 1, DP 64, the \
+               distributed optimizer with --overlap-grad-reduce and --overlap-param-gather, but \
+               CUDA_DEVICE_MAX_CONNECTIONS=1.",
         check: |s| {
             size_b(s, 6.7, 0.01)?;
             ensure(transformer(s).mlp == Mlp::Gelu, || "not a GPT".into())?;
             layout(s, HardwarePreset::DgxH100, 64, [1, 1, 64])?;
+            ensure(
+                s.parallel.dp_sharding == DpSharding::Optimizer && s.overlap.param_gather,
+                || "not the distributed optimizer with its gathers overlapped".into(),
+            )?;
             ensure(s.overlap.dp && s.hardware.max_connections == 1, || {
                 "not DP overlap on one queue".into()
             })
@@ -563,31 +569,50 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         preset: "one-queue",
-        text: "Each gradient bucket's reduction is launched between two backward GEMMs on the only hardware \
-               queue, so the next GEMM waits for it: set max_connections to 8 and the reduction hides behind \
-               the backward.",
+        text: "Kernels start in launch order: the parameter gathers, launched as the step starts, hold the \
+               forward behind them, while each gradient reduce-scatter, launched ahead of the next backward \
+               GEMM, runs beside it.",
         check: |s| {
             let sim = simulate(s);
             let t = &sim.timeline;
             let compute = &t.gpus[0].compute;
-            let mut buckets = 0;
-            for dp in comm(t, 0, Axis::Dp).filter(|iv| iv.op == OpKind::AllReduce) {
-                buckets += 1;
-                ensure(!compute.iter().any(|c| overlaps(c, dp)), || {
-                    "a reduction runs beside compute".into()
-                })?;
-                let ran_before = compute.iter().any(|c| c.phase == Phase::Backward && c.end_s <= dp.start_s);
-                let waits = compute.iter().any(|c| c.phase == Phase::Backward && c.start_s == dp.end_s);
-                let last = !compute.iter().any(|c| c.phase == Phase::Backward && c.start_s > dp.start_s);
-                ensure(ran_before && (waits || last), || {
-                    format!("the reduction at {} s does not sit between two backward GEMMs", dp.start_s)
+            let gathers: Vec<&Interval> = comm(t, 0, Axis::Dp)
+                .filter(|iv| iv.op == OpKind::AllGather)
+                .collect();
+            ensure(gathers.len() > 1, || format!("{} gathers", gathers.len()))?;
+            let first = compute.first().expect("a step computes").start_s;
+            let held_until = gathers[gathers.len() - 2].end_s;
+            ensure(first >= held_until, || {
+                format!("the forward starts at {first} s, before the gathers end at {held_until} s")
+            })?;
+            let scatters: Vec<&Interval> = comm(t, 0, Axis::Dp)
+                .filter(|iv| iv.op == OpKind::ReduceScatter)
+                .collect();
+            ensure(scatters.len() > 1, || format!("{} reduce-scatters", scatters.len()))?;
+            let last_backward = compute
+                .iter()
+                .filter(|c| c.phase == Phase::Backward)
+                .map(|c| c.start_s)
+                .fold(0.0, f64::max);
+            for rs in scatters {
+                let beside = compute
+                    .iter()
+                    .any(|c| c.phase == Phase::Backward && c.start_s == rs.start_s);
+                ensure(beside || rs.start_s > last_backward, || {
+                    format!("the reduce-scatter at {} s starts beside no backward GEMM", rs.start_s)
                 })?;
             }
-            ensure(buckets > 1, || format!("{buckets} bucket"))?;
+            Ok(())
+        },
+    },
+    Claim {
+        preset: "one-queue",
+        text: "Set max_connections to 8 and the gathers hide behind the forward.",
+        check: |s| {
             let mut eight = s.clone();
             eight.hardware.max_connections = 8;
             let hidden = report(&eight).axes.get(Axis::Dp).hidden;
-            ensure(hidden > 0.6, || format!("8 queues hide {hidden}"))
+            ensure(hidden > 0.9, || format!("8 queues hide {hidden}"))
         },
     },
     Claim {

@@ -17,7 +17,7 @@ use crate::input::parse::ScenarioInput;
 use crate::model::hardware::HardwarePreset;
 use crate::model::scenario::{
     Attention, DpSharding, GradSync, Interference, MatmulAllreduce, Mlp, Mode, Recompute, Scenario,
-    Schedule, Transformer, Workload, WorkloadKind,
+    Schedule, TpMode, Transformer, Workload, WorkloadKind,
 };
 use crate::model::scenario::{CollectiveBench, CollectiveOp};
 
@@ -155,6 +155,7 @@ impl FieldValue for Recompute {}
 impl FieldValue for Schedule {}
 impl FieldValue for Interference {}
 impl FieldValue for Mlp {}
+impl FieldValue for TpMode {}
 impl FieldValue for Attention {}
 impl FieldValue for DpSharding {}
 impl FieldValue for GradSync {}
@@ -264,11 +265,33 @@ fn tp_chunks_inert(s: &Scenario) -> Option<String> {
         Some(why)
     } else if !s.overlap.tp {
         Some("Changes nothing while TP overlap is off: each GEMM then runs whole before its collective.".to_string())
-    } else if transformer(s).is_some_and(|t| t.sequence_parallel) {
+    } else if transformer(s).is_some_and(|t| t.sequence_parallel)
+        && s.overlap.tp_mode == TpMode::Async
+    {
         Some(format!(
-            "Changes nothing with sequence parallelism: TP overlap splits each collective into its {tp} ring \
-             steps under the GEMM (Async TP), not into chunks."
+            "Changes nothing with sequence parallelism and Async TP: TP overlap splits each collective into \
+             its {tp} ring steps under the GEMM, not into chunks."
         ))
+    } else if transformer(s).is_some() && s.overlap.tp_mode == TpMode::Megatron {
+        Some("Changes nothing with Megatron's TP overlap: it runs each GEMM whole.".to_string())
+    } else {
+        None
+    }
+}
+
+/// Why `overlap.tp_mode` changes nothing, when it does not: it chooses how
+/// TP overlap runs, so it needs a TP group of a transformer with TP overlap
+/// on (the MatMul + AllReduce micro-benchmark is CoCoNet's chunks).
+fn tp_mode_inert(s: &Scenario) -> Option<String> {
+    if let Some(why) = tp_overlap_inert(s) {
+        Some(why)
+    } else if transformer(s).is_none() {
+        Some(
+            "Changes nothing for the MatMul + AllReduce benchmark: it is CoCoNet's chunked GEMM."
+                .to_string(),
+        )
+    } else if !s.overlap.tp {
+        Some("Changes nothing while TP overlap is off: each collective then runs in the compute stream's order.".to_string())
     } else {
         None
     }
@@ -585,6 +608,18 @@ fields! {
         label: "TP chunks", unit: "", slider: (1.0, 64.0, 1.0),
         resolved: |s| Some(s.overlap.tp_chunks),
         inert: tp_chunks_inert,
+    },
+    overlap.tp_mode => {
+        key: "tp_mode",
+        kind: Kind::Enum(choices![
+            ("chunked", "Chunked GEMM (CoCoNet)"),
+            ("megatron", "Megatron (collective under the backward GEMM)"),
+            ("async", "Async TP (ring steps on copy engines)"),
+        ]),
+        default: Derived("async with sequence parallelism, else chunked"),
+        label: "TP overlap form", unit: "", slider: NO_SLIDER,
+        resolved: |s| Some(s.overlap.tp_mode),
+        inert: tp_mode_inert,
     },
     overlap.bucket_mb => {
         key: "bucket_mb", kind: Kind::Real { min: 0.1, max: 100_000.0 }, default: Fixed,

@@ -194,6 +194,9 @@ pub struct OverlapInput {
     /// TP chunks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tp_chunks: Option<u32>,
+    /// How TP overlaps: chunked, Megatron's or Async TP.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tp_mode: Option<TpMode>,
     /// DP bucket size, MB.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bucket_mb: Option<f64>,

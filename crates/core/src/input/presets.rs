@@ -288,16 +288,17 @@ pub const PRESETS: &[Preset] = &[
     // bf16, so the DP reduction moves the fp32 main_grad, 4 bytes.
     Preset {
         id: "one-queue",
-        title: "Overlap on, nothing hidden: one hardware queue",
-        description: "Megatron-LM issue 1468's shape on a 6.7B GPT (the issue's model has 8B): TP 1, DP 64, DP \
-            overlap on, but CUDA_DEVICE_MAX_CONNECTIONS=1. Each gradient bucket's reduction is launched between two \
-            backward GEMMs on the only hardware queue, so the next GEMM waits for it: set \
-            max_connections to 8 and the reduction hides behind the backward.",
+        title: "Overlap on, over a third of it exposed: one hardware queue",
+        description: "Megatron-LM issue 1468's shape on a 6.7B GPT (the issue's model has 8B): TP 1, DP 64, the \
+            distributed optimizer with --overlap-grad-reduce and --overlap-param-gather, but \
+            CUDA_DEVICE_MAX_CONNECTIONS=1. Kernels start in launch order: the parameter gathers, launched as the \
+            step starts, hold the forward behind them, while each gradient reduce-scatter, launched ahead of the \
+            next backward GEMM, runs beside it. Set max_connections to 8 and the gathers hide behind the forward.",
         json: r#"{"hardware":{"preset":"dgx-h100","nodes":8,"max_connections":1},
             "workload":{"layers":32,"hidden":4096,"heads":32,"seq":2048,"vocab":51200,
                         "micro_batch":1,"global_batch":128,"recompute":"none","attention":"flash"},
-            "parallel":{"tp":1,"pp":1,"dp":64},
-            "overlap":{"tp":false,"pp":false,"dp":true,"bucket_mb":40,"grad_bytes":4}}"#,
+            "parallel":{"tp":1,"pp":1,"dp":64,"dp_sharding":"optimizer"},
+            "overlap":{"tp":false,"pp":false,"dp":true,"bucket_mb":40,"param_gather":true,"grad_bytes":4}}"#,
         published: None,
     },
     Preset {

@@ -89,6 +89,7 @@ pub(crate) fn default_overlap() -> Overlap {
         pp: true,
         dp: true,
         tp_chunks: 4,
+        tp_mode: TpMode::Chunked,
         bucket_mb: 25.0,
         grad_bytes: 2,
         pp_chunks: 1,
@@ -261,6 +262,7 @@ pub fn filled(input: &ScenarioInput) -> Scenario {
         scatter_gather: p.scatter_gather.unwrap_or(d.scatter_gather),
         dp_sharding: p.dp_sharding.unwrap_or(d.dp_sharding),
     };
+    let sequence_parallel = matches!(&workload, Workload::Transformer(t) if t.sequence_parallel);
     let o = &input.overlap;
     let od = default_overlap();
     let overlap = Overlap {
@@ -268,6 +270,10 @@ pub fn filled(input: &ScenarioInput) -> Scenario {
         pp: o.pp.unwrap_or(od.pp),
         dp: o.dp.unwrap_or(od.dp),
         tp_chunks: o.tp_chunks.unwrap_or(od.tp_chunks),
+        // Absent: the first version's rule, so that old links keep their figures.
+        tp_mode: o
+            .tp_mode
+            .unwrap_or_else(|| TpMode::first_version(sequence_parallel)),
         bucket_mb: o.bucket_mb.unwrap_or(od.bucket_mb),
         grad_bytes: o.grad_bytes.unwrap_or(od.grad_bytes),
         pp_chunks: o.pp_chunks.unwrap_or(od.pp_chunks),

@@ -148,6 +148,38 @@ pub enum DpSharding {
     Full,
 }
 
+/// How TP overlaps its collectives with the GEMMs beside them
+/// (`overlap.tp_mode`, model.md section 4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TpMode {
+    /// CoCoNet: each row-parallel GEMM in `tp_chunks`, each chunk's
+    /// collective running while the next chunk computes.
+    Chunked,
+    /// Korthikanti et al. as Megatron-LM implements it: GEMMs whole; in the
+    /// backward the layer input's AllGather runs under the input-gradient
+    /// GEMM and the input gradient's ReduceScatter (AllReduce without
+    /// sequence parallelism) under the weight-gradient GEMM, each launched
+    /// ahead of its GEMM.
+    Megatron,
+    /// PyTorch Async TP: with sequence parallelism each AllGather and
+    /// ReduceScatter decomposed into the group's ring steps, copy-engine
+    /// transfers under the GEMM pieces; without it, as `Chunked`.
+    Async,
+}
+
+impl TpMode {
+    /// The first version's rule, the default when a scenario names none:
+    /// Async TP with sequence parallelism, else CoCoNet's chunks.
+    pub fn first_version(sequence_parallel: bool) -> Self {
+        if sequence_parallel {
+            TpMode::Async
+        } else {
+            TpMode::Chunked
+        }
+    }
+}
+
 /// When FSDP reduce-scatters gradients under gradient accumulation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -258,6 +290,8 @@ pub struct Overlap {
     pub dp: bool,
     /// Chunks each TP GEMM is split into when TP overlap is on.
     pub tp_chunks: u32,
+    /// How TP overlap runs (chunked, Megatron's, Async TP).
+    pub tp_mode: TpMode,
     /// DP gradient bucket size, MB.
     pub bucket_mb: f64,
     /// Bytes per gradient value in the DP reduction.

@@ -18,6 +18,7 @@ pub(crate) mod recycle;
 pub mod schedule;
 mod sharding;
 pub mod stage_layers;
+mod tp_form;
 mod transformer;
 
 use crate::model::fidelity::Fidelity;

@@ -11,6 +11,7 @@ use super::layer_cost::{
 };
 use super::sharding::Sharding;
 use super::stage_layers::stage_layers;
+use super::tp_form::TpForm;
 use super::Cluster;
 use crate::model::axis::Axis;
 use crate::model::fidelity::Fidelity;
@@ -61,6 +62,9 @@ struct Builder<'a> {
     /// GEMM chunks when TP overlap is on.
     chunks: u32,
     tp_on: bool,
+    /// Sequence-parallel TP collectives decomposed into copy-engine ring
+    /// steps (Async TP, `tp_form`).
+    decomposed: bool,
     micro_batches: u32,
     virtual_stages: u32,
     /// The micro-batches whose gradients reaching the first stage mark the
@@ -94,7 +98,8 @@ pub(crate) fn build(mut g: Graph, s: &Scenario, t: &Transformer, fidelity: Fidel
     let roof = Roofline::of(&s.hardware);
     let tp = s.parallel.tp;
     let cost = layer_cost(t, tp, &roof);
-    let tp_on = s.overlap.tp && tp > 1;
+    let form = TpForm::of(s, t);
+    let tp_on = form.on;
     let virtual_stages = s.parallel.virtual_stages;
     let gpus = g.gpus.len();
     let mut b = Builder {
@@ -105,8 +110,9 @@ pub(crate) fn build(mut g: Graph, s: &Scenario, t: &Transformer, fidelity: Fidel
         cost,
         roof,
         tp,
-        chunks: if tp_on { s.overlap.tp_chunks } else { 1 },
+        chunks: form.chunks,
         tp_on,
+        decomposed: form.decomposed,
         micro_batches: s.micro_batches(),
         virtual_stages,
         period_marks: period_marks(s),
@@ -529,7 +535,7 @@ impl Builder<'_> {
         let meta = Meta::new(OpKind::Qkv, phase).mb(mb).layer(layer);
         let sp = self.t.sequence_parallel && self.tp > 1;
         let (fused, bda) = (self.fused, self.cost.bias_dropout_add);
-        if sp && self.tp_on {
+        if self.decomposed {
             let pre = fused.opening(self.cost.qkv_pre, bda, OpKind::Qkv, layer);
             let gemm = self.cost.qkv_gemm;
             self.gathered_column_parallel(pre, gemm, meta);
@@ -543,7 +549,7 @@ impl Builder<'_> {
         self.compute_all(self.cost.attention, meta.op(OpKind::Attention));
         self.row_parallel(self.cost.proj, meta.op(OpKind::Proj));
         let up = meta.op(OpKind::MlpUp);
-        if sp && self.tp_on {
+        if self.decomposed {
             let pre = fused.opening(self.cost.mlp_up_pre, bda, OpKind::MlpUp, layer);
             let gemm = self.cost.mlp_up_gemm;
             self.gathered_column_parallel(pre, gemm, up);
@@ -571,7 +577,9 @@ impl Builder<'_> {
     /// neighbour, point to point.
     fn ring_step(&mut self, meta: Meta) -> TaskId {
         let size = self.cost.activation_bytes / f64::from(self.tp);
-        self.tp_collective(Collective::SendRecv, size, meta)
+        let id = self.tp_collective(Collective::SendRecv, size, meta);
+        self.g.on_copy_engines(id);
+        id
     }
 
     /// A decomposed AllGather feeding a GEMM: after `pre` (the kernels that
@@ -678,7 +686,7 @@ impl Builder<'_> {
             self.compute_all(gemm.chunk(&self.roof, 1), meta);
             return;
         }
-        if self.t.sequence_parallel && self.tp_on {
+        if self.decomposed {
             if let Some(id) = self.decomposed_scatter(gemm, meta) {
                 self.block_all(id);
             }
@@ -740,7 +748,7 @@ impl Builder<'_> {
             .mb(mb)
             .layer(layer);
         let sp = self.t.sequence_parallel && self.tp > 1;
-        if sp && self.tp_on {
+        if self.decomposed {
             self.layer_backward_decomposed(meta);
             return;
         }
@@ -779,7 +787,7 @@ impl Builder<'_> {
             .mb(mb)
             .layer(layer);
         let sp = self.t.sequence_parallel && self.tp > 1;
-        if sp && self.tp_on {
+        if self.decomposed {
             self.layer_input_grad_decomposed(meta);
             return;
         }
@@ -825,7 +833,7 @@ impl Builder<'_> {
             .mb(mb)
             .layer(layer);
         let sp = self.t.sequence_parallel && self.tp > 1;
-        if sp && self.tp_on {
+        if self.decomposed {
             self.layer_weight_grad_decomposed(meta);
             return;
         }
