@@ -50,7 +50,8 @@ const LAUNCH_US: i64 = 4;
 /// number them; streams beyond these (kernels of one lane that overlap each
 /// other) are numbered from `EXTRA_STREAM`.
 const COMPUTE_STREAM: u32 = 7;
-const AXIS_STREAM: [u32; 3] = [13, 17, 21];
+// Stream ids are made up, one per axis, apart from compute's 7.
+const AXIS_STREAM: [u32; Axis::COUNT] = [13, 17, 21, 25];
 const EXTRA_STREAM: u32 = 31;
 /// Host process ids are made up; they only have to differ from device ids.
 const HOST_PID_BASE: u32 = 4000;
@@ -355,6 +356,7 @@ fn lane_name(lane: Lane) -> &'static str {
         Lane::Comm(Axis::Tp) => "TP NCCL",
         Lane::Comm(Axis::Pp) => "PP NCCL",
         Lane::Comm(Axis::Dp) => "DP NCCL",
+        Lane::Comm(Axis::Ep) => "EP all-to-all",
     }
 }
 

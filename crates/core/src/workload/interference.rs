@@ -23,6 +23,7 @@
 //! The v1 field `sm_tax` keeps its meaning: a fixed compute slowdown while
 //! any collective of the GPU runs, and no HBM sharing.
 
+use crate::model::axis::Axis;
 use crate::model::scenario::{Interference, Scenario};
 use crate::workload::graph::Usage;
 use crate::workload::graph::{Graph, TaskId, COMPUTE};
@@ -105,14 +106,14 @@ pub(crate) const CHANNEL_SLOTS: usize = 64;
 pub(crate) struct SmUse {
     active: [[u32; CHANNEL_SLOTS]; 3],
     /// Per axis, the widest channel count in flight (0: none).
-    widest: [u8; 3],
+    widest: [u8; Axis::COUNT],
 }
 
 impl Default for SmUse {
     fn default() -> Self {
         Self {
             active: [[0; CHANNEL_SLOTS]; 3],
-            widest: [0; 3],
+            widest: [0; Axis::COUNT],
         }
     }
 }
