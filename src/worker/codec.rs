@@ -90,11 +90,19 @@ fn op_code(op: OpKind) -> u32 {
         OpKind::AllGather => 17,
         OpKind::Send => 18,
         OpKind::EmbeddingAllReduce => 19,
+        OpKind::Router => 20,
+        OpKind::Experts => 21,
+        OpKind::SharedExperts => 22,
+        OpKind::ExpertsDgrad => 23,
+        OpKind::ExpertsWgrad => 24,
+        OpKind::SharedExpertsBackward => 25,
+        OpKind::Dispatch => 26,
+        OpKind::Combine => 27,
     }
 }
 
 /// Every op kind, indexed by its code.
-const OPS: [OpKind; 20] = [
+const OPS: [OpKind; 28] = [
     OpKind::Qkv,
     OpKind::Attention,
     OpKind::Proj,
@@ -115,6 +123,14 @@ const OPS: [OpKind; 20] = [
     OpKind::AllGather,
     OpKind::Send,
     OpKind::EmbeddingAllReduce,
+    OpKind::Router,
+    OpKind::Experts,
+    OpKind::SharedExperts,
+    OpKind::ExpertsDgrad,
+    OpKind::ExpertsWgrad,
+    OpKind::SharedExpertsBackward,
+    OpKind::Dispatch,
+    OpKind::Combine,
 ];
 
 fn phase_code(p: Phase) -> u32 {

@@ -643,6 +643,26 @@ fn check_experts(c: &mut Checker, s: &Scenario, t: &Transformer) {
             ),
         );
     }
+    // EP groups are consecutive ranks: they must share one node or fill
+    // whole nodes, so that every rank of a group sees the same links.
+    let gpn = s.hardware.gpus_per_node;
+    if !gpn.is_multiple_of(p.ep) && !p.ep.is_multiple_of(gpn) {
+        c.fail(
+            "parallel.ep",
+            format!(
+                "ep {} neither divides nor fills whole nodes of {gpn} GPUs, so the ranks of a group \
+                 would see different links: valid are divisors or multiples of {gpn}",
+                p.ep
+            ),
+        );
+    }
+    if p.dp_sharding == DpSharding::Full {
+        c.fail(
+            "parallel.dp_sharding",
+            "\"full\" (FSDP) with experts is not modelled: valid are \"none\" or \"optimizer\""
+                .to_string(),
+        );
+    }
     if m.top_k > m.experts {
         c.fail(
             "workload.moe.top_k",

@@ -324,11 +324,11 @@ pub(crate) fn gpu_sums(g: &Graph, run: &RunResult, with_hta: bool, share: Range<
     };
     // Per GPU and axis: when its collectives were in flight, and when they
     // might legally have run (model.md 5).
-    let mut inflight: Vec<[Vec<(f64, f64)>; 3]> = vec![Default::default(); gpus];
+    let mut inflight: Vec<[Vec<(f64, f64)>; Axis::COUNT]> = vec![Default::default(); gpus];
     // Kept in two lists, each nearly sorted as the tasks come (unions sort
     // their spans, and two interleaved orders would cost a full sort).
-    let mut legal: Vec<[Vec<(f64, f64)>; 3]> = vec![Default::default(); gpus];
-    let mut scheduled_legal: Vec<[Vec<(f64, f64)>; 3]> = vec![Default::default(); gpus];
+    let mut legal: Vec<[Vec<(f64, f64)>; Axis::COUNT]> = vec![Default::default(); gpus];
+    let mut scheduled_legal: Vec<[Vec<(f64, f64)>; Axis::COUNT]> = vec![Default::default(); gpus];
     let mut contention_s = vec![[0.0f64; Axis::COUNT]; gpus];
     let mut period_contention_s = [
         vec![[0.0f64; Axis::COUNT]; gpus],
@@ -387,8 +387,8 @@ pub(crate) fn gpu_sums(g: &Graph, run: &RunResult, with_hta: bool, share: Range<
         let inflight = inflight.map(hta::union);
         let legal = legal.map(hta::union);
         let scheduled = scheduled.map(hta::union);
-        let legal: [Vec<(f64, f64)>; 3] =
-            [0, 1, 2].map(|a| hta::union(legal[a].iter().chain(&scheduled[a]).copied()));
+        let legal: [Vec<(f64, f64)>; Axis::COUNT] =
+            std::array::from_fn(|a| hta::union(legal[a].iter().chain(&scheduled[a]).copied()));
         let hta_comm = with_hta.then(|| hta::union(inflight.iter().flatten().copied()));
         let (hta_comm_s, hta_overlapped_s) = match &hta_comm {
             Some(comm) => (hta::length(comm), hta::intersection_length(comm, &busy)),

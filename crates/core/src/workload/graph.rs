@@ -374,6 +374,11 @@ impl Graph {
         self.launched_first.push(task);
     }
 
+    /// What the next compute op of `gpu` will wait for, so far.
+    pub fn blockers_of(&self, gpu: u32) -> &[TaskId] {
+        &self.pending_blockers[gpu as usize]
+    }
+
     /// The next compute op of `gpu` will wait for `task`.
     pub fn block_compute_on(&mut self, gpu: u32, task: TaskId) {
         self.pending_blockers[gpu as usize].push(task);

@@ -104,7 +104,7 @@ pub(crate) const CHANNEL_SLOTS: usize = 64;
 /// flight hold each channel count.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct SmUse {
-    active: [[u32; CHANNEL_SLOTS]; 3],
+    active: [[u32; CHANNEL_SLOTS]; Axis::COUNT],
     /// Per axis, the widest channel count in flight (0: none).
     widest: [u8; Axis::COUNT],
 }
@@ -112,7 +112,7 @@ pub(crate) struct SmUse {
 impl Default for SmUse {
     fn default() -> Self {
         Self {
-            active: [[0; CHANNEL_SLOTS]; 3],
+            active: [[0; CHANNEL_SLOTS]; Axis::COUNT],
             widest: [0; Axis::COUNT],
         }
     }
