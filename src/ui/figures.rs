@@ -68,6 +68,7 @@ fn title(axis: Axis) -> &'static str {
         Axis::Tp => "TP: tensor parallel",
         Axis::Pp => "PP: pipeline",
         Axis::Dp => "DP: data parallel",
+        Axis::Ep => "EP: expert parallel",
     }
 }
 

@@ -93,7 +93,7 @@ pub struct Preparing {
     timeline: Timeline,
     max_dur_s: Vec<[f64; 4]>,
     blocks: Vec<[Vec<Block>; 4]>,
-    any: [bool; 3],
+    any: [bool; Axis::COUNT],
     /// The GPU, lane (by `Lane::index`) and bar the next slice starts at;
     /// GPUs past the last are the links, one per lane index.
     gpu: usize,
@@ -109,7 +109,7 @@ impl Preparing {
             timeline,
             max_dur_s: vec![[0.0; 4]; gpus],
             blocks: (0..gpus).map(|_| Default::default()).collect(),
-            any: [false; 3],
+            any: [false; Axis::COUNT],
             gpu: 0,
             lane: 0,
             at: 0,

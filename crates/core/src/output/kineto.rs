@@ -307,6 +307,26 @@ fn kernel_name(iv: &Interval, lane: Lane, s: &Scenario) -> String {
             .kernel
             .map_or(String::new(), |k| format!("_{}", k.name_suffix()));
         let signature = "(ncclDevComm*, unsigned long, ncclWork*)";
+        // DeepEP names its kernels by namespace: `internode` where the
+        // all-to-all crosses the network, `intranode` inside one node
+        // (deep_ep/csrc/kernels); NCCL's all-to-all runs its grouped sends
+        // as ncclDevKernel_SendRecv, the default below.
+        let deepep = s
+            .moe()
+            .is_some_and(|m| m.dispatcher == crate::model::scenario::Dispatcher::Deepep);
+        if deepep && matches!(iv.op, OpKind::Dispatch | OpKind::Combine) {
+            let scope = if s.parallel.ep > s.hardware.gpus_per_node {
+                "internode"
+            } else {
+                "intranode"
+            };
+            let function = if iv.op == OpKind::Dispatch {
+                "dispatch"
+            } else {
+                "combine"
+            };
+            return format!("void deep_ep::{scope}::{function}<{half}>(void*, int, int)");
+        }
         return match iv.op {
             OpKind::AllReduce | OpKind::EmbeddingAllReduce => {
                 format!("ncclDevKernel_AllReduce_Sum_{dtype}{kernel}{signature}")

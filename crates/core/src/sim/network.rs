@@ -27,7 +27,7 @@ pub use crate::sim::link_log::{LinkSample, ResourceLog};
 
 pub use crate::workload::graph::{alone_rate, ResourceId, Usage};
 
-/// Index of a flow class: `pattern * 3 + axis`.
+/// Index of a flow class: `pattern * Axis::COUNT + axis`.
 pub(crate) type ClassId = u32;
 
 /// The flows of one pattern and axis: one rate, one processor-sharing queue.
@@ -487,7 +487,7 @@ impl Network {
             for &k in &self.users[r as usize] {
                 let w = self.weight_on(Self::pattern_of(k), r);
                 let c = &self.classes[k as usize];
-                gbps[(k % 3) as usize] += flow_gbps(c.rate, w, c.count);
+                gbps[(k % Axis::COUNT as u32) as usize] += flow_gbps(c.rate, w, c.count);
             }
             obs.rates(now, r, gbps);
         }

@@ -12,8 +12,9 @@
 //! grouped GEMMs, whose pace the busiest expert sets, and not the FLOPs the
 //! model counts.
 
-use crate::model::scenario::{Dispatcher, Moe, Transformer};
+use crate::model::scenario::{Dispatcher, Mode, Moe, Scenario, Schedule, Transformer, Workload};
 use crate::workload::layer_cost::{OpCost, Roofline};
+use crate::workload::schedule::{Pass, Step};
 
 /// Bytes per value of the tokens the all-to-alls move (bf16; DeepSeek-V3
 /// dispatches in FP8, a precision this model does not run).
@@ -285,4 +286,83 @@ pub fn routed_params_whole(t: &Transformer, m: &Moe) -> f64 {
 /// routed experts and the shared ones (the active parameters).
 pub fn active_expert_params(t: &Transformer, m: &Moe) -> f64 {
     f64::from(m.top_k + m.shared_experts) * expert_params(t, m)
+}
+
+/// Whether the builder merges a forward with the backward after it
+/// (`transformer::moe_layer`): EP overlap on a training step whose experts
+/// span ranks, with 1F1B, interleaved 1F1B or DualPipeV, and neither
+/// CoCoNet's fused collectives nor its sliced boundary, whose bookkeeping
+/// follows one pass at a time.
+pub fn merges_passes(s: &Scenario) -> bool {
+    let Workload::Transformer(t) = &s.workload else {
+        return false;
+    };
+    s.overlap.ep
+        && t.moe.is_some()
+        && s.parallel.ep > 1
+        && t.mode == Mode::Train
+        && !(s.overlap.fuse && s.parallel.tp > 1)
+        && crate::workload::pp_boundary::sliced_pieces(s, t).is_none()
+        && matches!(
+            s.parallel.schedule,
+            Schedule::OneFOneB | Schedule::Interleaved | Schedule::DualPipeV
+        )
+}
+
+/// The program of stage `stage` in the order its merged passes need. A
+/// forward's output leaves only when its merged pass ends, so each stage
+/// of 1F1B runs p - stage forwards more before its first backward, two per
+/// stage below it instead of one: stage s then merges F(n + 2(p - 1 - s) +
+/// 1) with B(n), and neither waits on the other across stages in the
+/// steady state. On the last stage that is F(n + 1) with B(n), the pairing
+/// of Megatron-LM's combined 1F1B. The interleaved schedule moves each
+/// backward one forward later, which its chunks already stagger.
+/// DualPipeV's program pairs them already. Unchanged unless passes merge.
+pub fn merged_order(s: &Scenario, stage: u32, program: Vec<Step>) -> Vec<Step> {
+    let extra = match s.parallel.schedule {
+        Schedule::OneFOneB => s.parallel.pp - stage,
+        Schedule::Interleaved => 1,
+        _ => 0,
+    };
+    if extra == 0 || !merges_passes(s) {
+        return program;
+    }
+    let mut out = Vec::with_capacity(program.len());
+    // Backwards held back, each with the forward count that releases it.
+    let mut delayed = std::collections::VecDeque::new();
+    let mut forwards = 0;
+    for step in program {
+        if step.pass == Pass::Forward {
+            out.push(step);
+            forwards += 1;
+            while delayed.front().is_some_and(|&(_, at)| at <= forwards) {
+                out.extend(delayed.pop_front().map(|(b, _)| b));
+            }
+        } else {
+            delayed.push_back((step, forwards + extra));
+        }
+    }
+    out.extend(delayed.into_iter().map(|(b, _)| b));
+    out
+}
+
+/// Bytes one MoE layer keeps for its backward per micro-batch on one rank,
+/// beyond what its attention keeps: the dispatched token copies and the
+/// experts' outputs before the combine (h each), the gate and up outputs
+/// (2 f) and their product (f) of each routed copy, at 2 bytes per value;
+/// the shared experts' likewise on every token. Full recomputation keeps
+/// only the layer's input (`memory::activation_bytes_per_layer`).
+pub fn routed_activation_bytes(t: &Transformer, m: &Moe, tp: u32) -> f64 {
+    let h = f64::from(t.hidden);
+    let f = f64::from(m.expert_ffn_hidden);
+    let tokens = tokens_per_rank(t, tp);
+    let copies = tokens * f64::from(m.top_k);
+    2.0 * (copies * (2.0 * h + 3.0 * f) + tokens * 3.0 * f * f64::from(m.shared_experts))
+}
+
+/// Bytes of the all-to-all buffers one rank holds: the dispatch's send and
+/// receive buffers of a micro-batch's token copies (the combine reuses
+/// them).
+pub fn dispatch_buffer_bytes(t: &Transformer, m: &Moe, tp: u32) -> f64 {
+    2.0 * tokens_per_rank(t, tp) * f64::from(m.top_k) * f64::from(t.hidden) * TOKEN_BYTES
 }

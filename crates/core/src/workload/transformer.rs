@@ -314,7 +314,7 @@ impl Builder<'_> {
             self.virtual_stages,
             train,
         );
-        let program = self.merge_order(stage, program);
+        let program = crate::workload::moe::merged_order(self.s, stage, program);
         self.group_at = (stage, replica);
         let mut i = 0;
         while i < program.len() {

@@ -21,7 +21,7 @@
 
 use super::{Builder, EP};
 use crate::model::op::{OpKind, Phase};
-use crate::model::scenario::{Dispatcher, Mode, Schedule};
+use crate::model::scenario::Dispatcher;
 use crate::workload::graph::{CallUse, Meta, TaskId};
 use crate::workload::layer_cost::OpCost;
 use crate::workload::schedule::{Pass, Step};
@@ -264,70 +264,10 @@ impl Builder<'_> {
     /// Whether a forward step and the backward after it are built as one
     /// merged pass (see the module's note).
     pub(super) fn merges(&self, first: &Step, second: &Step) -> bool {
-        self.s.overlap.ep
-            && self.ep_traffic.is_some()
-            && self.t.mode == Mode::Train
-            && !self.fused.on
-            && self.sliced.is_none()
-            && matches!(
-                self.s.parallel.schedule,
-                Schedule::OneFOneB | Schedule::Interleaved | Schedule::DualPipeV
-            )
+        crate::workload::moe::merges_passes(self.s)
             && first.pass == Pass::Forward
             && matches!(second.pass, Pass::Backward | Pass::InputGrad)
             && (first.micro_batch, first.chunk) != (second.micro_batch, second.chunk)
-    }
-
-    /// The program of stage `stage` in the order its merged passes need.
-    /// A forward's output leaves only when its merged pass ends, so each
-    /// stage of 1F1B runs p - stage forwards more before its first
-    /// backward, two per stage below it instead of one: stage s then
-    /// merges F(n + 2(p - 1 - s) + 1) with B(n), and neither waits on the
-    /// other across stages in the steady state. On the last stage that is
-    /// F(n + 1) with B(n), the pairing of Megatron-LM's combined 1F1B. The
-    /// interleaved schedule moves each backward one forward later, which
-    /// its chunks already stagger. DualPipeV's program pairs them already.
-    /// Unchanged unless passes merge.
-    pub(super) fn merge_order(&self, stage: u32, program: Vec<Step>) -> Vec<Step> {
-        let extra = match self.s.parallel.schedule {
-            Schedule::OneFOneB => self.cluster.layout.pp - stage,
-            Schedule::Interleaved => 1,
-            _ => 0,
-        };
-        let probe = (
-            program.first(),
-            program.iter().find(|s| s.pass == Pass::Backward),
-        );
-        let merging = match probe {
-            (Some(f), Some(b)) => self.merges(
-                f,
-                &Step {
-                    micro_batch: u32::MAX,
-                    ..*b
-                },
-            ),
-            _ => false,
-        };
-        if extra == 0 || !merging {
-            return program;
-        }
-        let mut out = Vec::with_capacity(program.len());
-        // Backwards held back, each with the forward count that releases it.
-        let mut delayed = std::collections::VecDeque::new();
-        let mut forwards = 0;
-        for step in program {
-            if step.pass == Pass::Forward {
-                out.push(step);
-                forwards += 1;
-                while delayed.front().is_some_and(|&(_, at)| at <= forwards) {
-                    out.extend(delayed.pop_front().map(|(b, _)| b));
-                }
-            } else {
-                delayed.push_back((step, forwards + extra));
-            }
-        }
-        out.extend(delayed.into_iter().map(|(b, _)| b));
-        out
     }
 
     /// A forward step and a backward step as one merged pass: their
