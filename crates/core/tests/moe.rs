@@ -110,15 +110,17 @@ fn node_limited_routing_sends_each_token_across_the_nic_at_most_m_times() {
     }
 }
 
-/// A small MoE on 8 GPUs of one node: TP 4 with sequence parallelism,
-/// DP `dp`, EP `ep`.
+/// A small MoE on the tp x dp GPUs of one node, with sequence
+/// parallelism and EP `ep`; the distributed optimizer where there are
+/// replicas. `extra` goes into the overlap section.
 fn small(tp: u32, dp: u32, ep: u32, extra: &str) -> String {
+    let sharding = if dp > 1 { "optimizer" } else { "none" };
     format!(
         r#"{{"hardware":{{"preset":"dgx-h100","nodes":1,"gpus_per_node":{}}},
         "workload":{{"layers":4,"hidden":2048,"heads":16,"seq":2048,"global_batch":8,"vocab":32000,
           "sequence_parallel":true,"mlp":"swiglu","ffn_hidden":4096,"attention":"flash",
           "moe":{{"experts":8,"top_k":2,"expert_ffn_hidden":1024}}}},
-        "parallel":{{"tp":{tp},"pp":1,"dp":{dp},"ep":{ep},"dp_sharding":"optimizer"}},
+        "parallel":{{"tp":{tp},"pp":1,"dp":{dp},"ep":{ep},"dp_sharding":"{sharding}"}},
         "overlap":{{"tp":true,"pp":true,"dp":true{extra}}}}}"#,
         tp * dp
     )
@@ -145,8 +147,9 @@ fn expert_gradients_reduce_over_the_expert_data_parallel_group() {
     // Its optimizer states shard over that group too: EP 2 holds twice
     // EP 4's experts and shards their 12 bytes per parameter over the
     // pair, so the optimizer states are equal and the weights are not.
+    // TP 2 x DP 2 with the distributed optimizer: EP 2 pairs the ranks.
     let memory = |ep| {
-        simulate_report(&scenario(&small(4, 1, ep, "")))
+        simulate_report(&scenario(&small(2, 2, ep, "")))
             .unwrap()
             .report
             .memory_gb
@@ -243,8 +246,8 @@ fn impossible_expert_layouts_are_refused_naming_the_field() {
     let e = refusal(&one_queue);
     assert!(e.contains("overlap.ep") && e.contains("2 to 32"), "{e}");
     let dense = small(1, 8, 8, "").replace(
-        r#","moe":{"experts":8,"top_k":2,"expert_ffn_hidden":1024}"#,
-        "",
+        r#""moe":{"experts":8,"top_k":2,"expert_ffn_hidden":1024}"#,
+        r#""kv_heads":16"#,
     );
     let e = refusal(&dense);
     assert!(e.contains("parallel.ep") && e.contains("valid is 1"), "{e}");

@@ -291,7 +291,7 @@ mod tests {
     fn link_columns_keep_wide_samples_and_average_narrow_ones() {
         let sample = |t_s: f64, g: f64| LinkSample {
             t_s,
-            gbps: [g, 0.0, 0.0],
+            gbps: [g, 0.0, 0.0, 0.0],
         };
         // x = 10 px per second; two wide samples, then four narrow ones in one pixel.
         let wide = [sample(0.0, 4.0), sample(1.0, 2.0), sample(2.0, 0.0)];

@@ -54,7 +54,7 @@ fn small() -> Timeline {
                 bar(0.0, 1.0, OpKind::Qkv, Phase::Forward),
                 bar(1.0, 2.0, OpKind::Proj, Phase::Backward),
             ],
-            comm: [vec![tp], Vec::new(), vec![dp]],
+            comm: [vec![tp], Vec::new(), vec![dp], Vec::new()],
         }],
         links: Vec::new(),
     }

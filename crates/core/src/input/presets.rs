@@ -414,9 +414,9 @@ pub const PRESETS: &[Preset] = &[
         title: "DeepSeek-V3-shaped on 1024 H800: DualPipeV, EP 64",
         description: "DeepSeek's layout: 16 pipeline stages in DualPipeV, 256 experts per layer spread over 64 \
             GPUs (8 nodes) with node-limited routing, each token crossing InfiniBand to at most 4 nodes. \
-            Cross-node EP makes the all-to-all as long as the experts' compute; DualPipeV runs each forward \
-            chunk beside another micro-batch's backward chunk so that one's all-to-all hides under the \
-            other's compute.",
+            DeepEP sends a token across the network 3.5 times on average, where NCCL's all-to-all would send \
+            each of its 8 copies, 7 of them to other nodes. DualPipeV runs each forward chunk beside another \
+            micro-batch's backward chunk, so that one's all-to-all hides under the other's compute.",
         json: r#"{"hardware":{"preset":"dgx-h100","nodes":128,"nvlink_gbps":200,"nic_gbps":50,"sms":132},
             "workload":{"layers":61,"hidden":7168,"heads":128,"kv_heads":8,"head_dim":128,"ffn_hidden":18432,
                         "mlp":"swiglu","tied_embeddings":false,"seq":4096,"vocab":129280,"attention":"flash",

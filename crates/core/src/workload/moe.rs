@@ -312,10 +312,11 @@ pub fn merges_passes(s: &Scenario) -> bool {
 /// The program of stage `stage` in the order its merged passes need. A
 /// forward's output leaves only when its merged pass ends, so each stage
 /// of 1F1B runs p - stage forwards more before its first backward, two per
-/// stage below it instead of one: stage s then merges F(n + 2(p - 1 - s) +
-/// 1) with B(n), and neither waits on the other across stages in the
-/// steady state. On the last stage that is F(n + 1) with B(n), the pairing
-/// of Megatron-LM's combined 1F1B. The interleaved schedule moves each
+/// stage below it instead of one: stage s then merges the forward of
+/// micro-batch n + 2(p - 1 - s) + 1 with the backward of n, and neither
+/// waits on the other across stages in the steady state. On the last stage
+/// that is the forward of n + 1 with the backward of n, the pairing of
+/// Megatron-LM's combined 1F1B. The interleaved schedule moves each
 /// backward one forward later, which its chunks already stagger.
 /// DualPipeV's program pairs them already. Unchanged unless passes merge.
 pub fn merged_order(s: &Scenario, stage: u32, program: Vec<Step>) -> Vec<Step> {
