@@ -1169,63 +1169,63 @@ impl Builder<'_> {
 
     /// Gradients of `params` (per rank) are final: fill the DP bucket.
     fn grads_final(&mut self, params: f64) {
-        let bytes = params * f64::from(self.s.overlap.grad_bytes);
-        for i in 0..self.members.len() {
-            let m = self.members[i];
-            let b = &mut self.buckets[m as usize];
-            b.pending_bytes += bytes;
-            if b.pending_bytes >= self.bucket_bytes {
-                self.flush_bucket(m);
-            }
-        }
+        self.fill_buckets(params, false);
     }
 
     /// Routed experts' gradients of `params` (per rank) are final: fill
     /// the expert bucket.
     fn expert_grads_final(&mut self, params: f64) {
+        self.fill_buckets(params, true);
+    }
+
+    /// Adds gradients of `params` per rank to each member's pending DP or
+    /// expert bucket, flushing a bucket once it holds `bucket_mb`.
+    fn fill_buckets(&mut self, params: f64, experts: bool) {
         let bytes = params * f64::from(self.s.overlap.grad_bytes);
         for i in 0..self.members.len() {
             let m = self.members[i];
             let b = &mut self.buckets[m as usize];
-            b.expert_pending_bytes += bytes;
-            if b.expert_pending_bytes >= self.bucket_bytes {
-                self.flush_expert_bucket(m);
+            let pending = if experts {
+                &mut b.expert_pending_bytes
+            } else {
+                &mut b.pending_bytes
+            };
+            *pending += bytes;
+            if *pending >= self.bucket_bytes {
+                if experts {
+                    self.flush_expert_bucket(m);
+                } else {
+                    self.flush_bucket(m);
+                }
             }
         }
     }
 
     fn flush_expert_bucket(&mut self, gpu: u32) {
         let bytes = std::mem::take(&mut self.buckets[gpu as usize].expert_pending_bytes);
-        if bytes <= 0.0 {
-            return;
+        if let Some(bucket) = self.bucket_ready(gpu, bytes) {
+            self.buckets[gpu as usize].expert_buckets.push(bucket);
         }
-        let ready = self
-            .g
-            .last_compute(gpu)
-            .expect("gradients come from compute");
-        let window_from = self.g.next_compute_index(gpu);
-        self.buckets[gpu as usize].expert_buckets.push(Bucket {
-            bytes,
-            ready,
-            window_from,
-        });
     }
 
     fn flush_bucket(&mut self, gpu: u32) {
         let bytes = std::mem::take(&mut self.buckets[gpu as usize].pending_bytes);
-        if bytes <= 0.0 {
-            return;
+        if let Some(bucket) = self.bucket_ready(gpu, bytes) {
+            self.buckets[gpu as usize].buckets.push(bucket);
         }
-        let ready = self
-            .g
-            .last_compute(gpu)
-            .expect("gradients come from compute");
-        let window_from = self.g.next_compute_index(gpu);
-        self.buckets[gpu as usize].buckets.push(Bucket {
+    }
+
+    /// A bucket of `bytes` of gradients that the GPU's latest compute op
+    /// finished, if it holds any.
+    fn bucket_ready(&self, gpu: u32, bytes: f64) -> Option<Bucket> {
+        (bytes > 0.0).then(|| Bucket {
             bytes,
-            ready,
-            window_from,
-        });
+            ready: self
+                .g
+                .last_compute(gpu)
+                .expect("gradients come from compute"),
+            window_from: self.g.next_compute_index(gpu),
+        })
     }
 
     /// Each bucket is reduced across the DP replicas on the DP stream, in
