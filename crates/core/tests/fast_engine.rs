@@ -45,7 +45,11 @@ fn same_interval(what: &str, step_s: f64, a: &Interval, b: &Interval) {
         && t(transfer(a), transfer(b))
         && t(a.contention_s, b.contention_s)
         && t(a.exposed_s, b.exposed_s)
-        && t(a.exposed_from_s, b.exposed_from_s)
+        // Where the exposure is within rounding of none, where it starts
+        // means nothing: an exposure of 1e-18 s in one engine starts at the
+        // send's start, none in the other at its end (found by the random
+        // test once the fast engine's flow classes became four per pattern).
+        && (t(a.exposed_s.max(b.exposed_s), 0.0) || t(a.exposed_from_s, b.exposed_from_s))
         && a.window.is_some() == b.window.is_some()
         && a.window
             .zip(b.window)
