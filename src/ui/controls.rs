@@ -20,7 +20,7 @@ use crate::ui::widgets::{NumberPair, SelectField, Toggle};
 // control, at the end of its section's group (`unplaced`).
 
 /// The overlap group's rows: each axis's switch, then its knobs.
-const OVERLAP_ROWS: [(Axis, &[&str]); 3] = [
+const OVERLAP_ROWS: [(Axis, &[&str]); Axis::COUNT] = [
     (
         Axis::Tp,
         &["overlap.tp", "overlap.tp_mode", "overlap.tp_chunks"],
@@ -36,6 +36,7 @@ const OVERLAP_ROWS: [(Axis, &[&str]); 3] = [
             "overlap.grad_sync",
         ],
     ),
+    (Axis::Ep, &["overlap.ep"]),
 ];
 /// Below the rows of the overlap group.
 /// Below the rows of the overlap group: what overlap costs (interference,
@@ -68,6 +69,16 @@ const TRANSFORMER: &[&str] = &[
     "workload.global_batch",
     "workload.recompute",
     "workload.sequence_parallel",
+    "workload.head_dim",
+    "workload.moe.experts",
+    "workload.moe.top_k",
+    "workload.moe.expert_ffn_hidden",
+    "workload.moe.shared_experts",
+    "workload.moe.dense_layers",
+    "workload.moe.dispatcher",
+    "workload.moe.max_nodes_per_token",
+    "workload.moe.imbalance",
+    "workload.moe.deepep_sms",
 ];
 const MATMUL: &[&str] = &["workload.m", "workload.n", "workload.k"];
 const PARALLEL: &[&str] = &[
@@ -78,6 +89,7 @@ const PARALLEL: &[&str] = &[
     "parallel.virtual_stages",
     "parallel.scatter_gather",
     "parallel.dp_sharding",
+    "parallel.ep",
 ];
 
 /// Every placed path.

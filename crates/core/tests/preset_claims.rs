@@ -7,11 +7,12 @@
 
 use overlap_core::model::op::{OpKind, Phase};
 use overlap_core::model::scenario::{
-    DpSharding, Mlp, Mode, Recompute, Schedule, Transformer, Workload,
+    Dispatcher, DpSharding, Mlp, Mode, Recompute, Schedule, Transformer, Workload,
 };
 use overlap_core::presets::{self, PRESETS};
 use overlap_core::timeline::{Interval, Timeline};
-use overlap_core::workload::layer_cost::model_params;
+use overlap_core::workload::layer_cost::{active_params, model_params};
+use overlap_core::workload::moe::{all_to_all_traffic, merges_passes, EpPlacement};
 use overlap_core::{simulate, simulate_report, Axis, HardwarePreset, Report, Scenario};
 
 type Outcome = Result<(), String>;
@@ -29,6 +30,20 @@ fn ensure(ok: bool, why: impl FnOnce() -> String) -> Outcome {
     } else {
         Err(why())
     }
+}
+
+/// The preset's mixture of experts.
+fn moe(s: &Scenario) -> &overlap_core::scenario::Moe {
+    transformer(s).moe.as_ref().expect("a mixture of experts")
+}
+
+/// One all-to-all's traffic from one rank of the preset.
+fn ep_traffic(s: &Scenario) -> overlap_core::workload::moe::AllToAllTraffic {
+    let t = transformer(s);
+    let ep = s.parallel.ep;
+    let place = EpPlacement::of(ep, s.hardware.gpus_per_node);
+    let tokens = f64::from(t.micro_batch * t.seq) / f64::from(s.parallel.tp);
+    all_to_all_traffic(t, moe(s), ep, place, tokens)
 }
 
 fn transformer(s: &Scenario) -> &Transformer {
@@ -790,6 +805,161 @@ const CLAIMS: &[Claim] = &[
                 })?;
             }
             Ok(())
+        },
+    },
+    Claim {
+        preset: "moe-didactic",
+        text: "Mixture of experts on 2 DGX H100: the all-to-all across nodes",
+        check: |s| {
+            layout(s, HardwarePreset::DgxH100, 16, [1, 1, 16])?;
+            ensure(s.parallel.ep > s.hardware.gpus_per_node, || {
+                format!("ep {} stays in a node", s.parallel.ep)
+            })
+        },
+    },
+    Claim {
+        preset: "moe-didactic",
+        text: "16 experts spread over the 16 GPUs of two nodes (EP 16): each MoE layer sends every token \
+               to the GPUs of its two experts and back, half of them across the network.",
+        check: |s| {
+            let m = moe(s);
+            ensure((m.experts, m.top_k, s.parallel.ep) == (16, 2, 16), || {
+                format!("{} experts, top-{}, ep {}", m.experts, m.top_k, s.parallel.ep)
+            })?;
+            let traffic = ep_traffic(s);
+            // Its own node's 8 GPUs (itself included) and the other node's 8.
+            ensure(traffic.nic_peers == 8 && traffic.nvlink_peers == 7, || {
+                format!("{traffic:?}")
+            })
+        },
+    },
+    Claim {
+        preset: "moe-didactic",
+        text: "The all-to-alls sit between the router and the experts and after the experts; switch EP \
+               overlap on to merge one micro-batch's forward with another's backward.",
+        check: |s| {
+            ensure(!s.overlap.ep, || "EP overlap is on".into())?;
+            let sim = simulate(s);
+            let t = &sim.timeline;
+            let compute = &t.gpus[0].compute;
+            // Off: each forward dispatch starts after a router ends and ends
+            // before the experts that follow it start.
+            for d in comm(t, 0, Axis::Ep).filter(|iv| {
+                iv.op == OpKind::Dispatch && iv.phase == Phase::Forward
+            }) {
+                let router = compute.iter().rev().find(|c| c.end_s <= d.start_s + 1e-12);
+                let experts = compute.iter().find(|c| c.start_s >= d.start_s);
+                ensure(
+                    router.is_some_and(|c| c.op == OpKind::Router)
+                        && experts.is_some_and(|c| c.op == OpKind::Experts && c.start_s >= d.end_s - 1e-12),
+                    || format!("dispatch at {} not between router and experts", d.start_s),
+                )?;
+            }
+            let mut on = s.clone();
+            on.overlap.ep = true;
+            let (off, on) = (sim.report, report(&on));
+            let exposed = |r: &Report| r.axes.get(Axis::Ep).exposed_ms;
+            ensure(exposed(&on) < 0.7 * exposed(&off), || {
+                format!("EP exposed {} ms on, {} off", exposed(&on), exposed(&off))
+            })
+        },
+    },
+    Claim {
+        preset: "qwen3-235b",
+        text: "Qwen3-235B-A22B on 256 H100: TP 2, PP 8 x 4, EP 32",
+        check: |s| {
+            layout(s, HardwarePreset::DgxH100, 256, [2, 8, 16])?;
+            named_size_b(s, 235.0)?;
+            let active = active_params(transformer(s)) / 1e9;
+            ensure((active / 22.0 - 1.0).abs() <= 0.05, || format!("{active:.1}B active"))?;
+            ensure(s.parallel.virtual_stages == 4 && s.parallel.ep == 32, || {
+                format!("vpp {}, ep {}", s.parallel.virtual_stages, s.parallel.ep)
+            })
+        },
+    },
+    Claim {
+        preset: "qwen3-235b",
+        text: "A production mixture of experts in the layout NVIDIA's Megatron MoE model zoo publishes: \
+               128 experts per layer spread over 32 GPUs (4 nodes) with DeepEP, pipelined over 8 stages of 4 \
+               virtual chunks.",
+        check: |s| {
+            let m = moe(s);
+            ensure(
+                m.experts == 128
+                    && s.parallel.ep == 32
+                    && s.parallel.ep / s.hardware.gpus_per_node == 4
+                    && m.dispatcher == Dispatcher::Deepep
+                    && s.parallel.schedule == Schedule::Interleaved
+                    && (s.parallel.pp, s.parallel.virtual_stages) == (8, 4),
+                || format!("{m:?}"),
+            )
+        },
+    },
+    Claim {
+        preset: "qwen3-235b",
+        text: "EP overlap merges each forward with a backward (Megatron's combined 1F1B).",
+        check: |s| {
+            ensure(s.overlap.ep && merges_passes(s), || "passes do not merge".into())
+        },
+    },
+    Claim {
+        preset: "deepseek-v3",
+        text: "DeepSeek-V3-shaped on 1024 H800: DualPipeV, EP 64",
+        check: |s| {
+            let hw = &s.hardware;
+            ensure(
+                hw.gpus() == 1024
+                    && (hw.nvlink_gbps, hw.nic_gbps, hw.sms) == (200.0, 50.0, 132)
+                    && s.parallel.schedule == Schedule::DualPipeV
+                    && s.parallel.ep == 64,
+                || format!("{hw:?}"),
+            )
+        },
+    },
+    Claim {
+        preset: "deepseek-v3",
+        text: "DeepSeek's layout: 16 pipeline stages in DualPipeV, 256 experts per layer spread over 64 \
+               GPUs (8 nodes) with node-limited routing, each token crossing InfiniBand to at most 4 nodes.",
+        check: |s| {
+            let m = moe(s);
+            ensure(
+                s.parallel.pp == 16
+                    && m.experts == 256
+                    && s.parallel.ep / s.hardware.gpus_per_node == 8
+                    && m.dispatcher == Dispatcher::Deepep
+                    && m.max_nodes_per_token == 4,
+                || format!("{m:?}"),
+            )
+        },
+    },
+    Claim {
+        preset: "deepseek-v3",
+        text: "DeepEP sends a token across the network 3.5 times on average, where NCCL's all-to-all would send \
+               each of its 8 copies, 7 of them to other nodes.",
+        check: |s| {
+            let t = transformer(s);
+            let token = f64::from(t.hidden) * 2.0;
+            let tokens = f64::from(t.micro_batch * t.seq);
+            let deepep = ep_traffic(s).nic_bytes() / (tokens * token);
+            let m = overlap_core::scenario::Moe {
+                dispatcher: Dispatcher::Alltoall,
+                ..moe(s).clone()
+            };
+            let place = EpPlacement::of(s.parallel.ep, s.hardware.gpus_per_node);
+            let nccl = all_to_all_traffic(t, &m, s.parallel.ep, place, tokens).nic_bytes()
+                / (tokens * token);
+            ensure(
+                (deepep - 3.5).abs() < 1e-9 && (nccl - 7.0).abs() < 1e-9 && m.top_k == 8,
+                || format!("{deepep} and {nccl} crossings"),
+            )
+        },
+    },
+    Claim {
+        preset: "deepseek-v3",
+        text: "DualPipeV runs each forward chunk beside another micro-batch's backward chunk, so that one's \
+               all-to-all hides under the other's compute.",
+        check: |s| {
+            ensure(s.overlap.ep && merges_passes(s), || "passes do not merge".into())
         },
     },
 ];

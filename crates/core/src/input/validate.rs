@@ -68,6 +68,34 @@ pub(crate) fn default_transformer() -> Transformer {
         mlp: Mlp::Gelu,
         tied_embeddings: true,
         attention: Attention::Materialized,
+        head_dim: 4096 / 32,
+        moe: None,
+    }
+}
+
+/// DeepEP's SMs on H800 (DeepSeek-V3 section 3.2.2: 20 of the 132 SMs
+/// saturate InfiniBand and NVLink together; DeepEP's `Buffer.num_sms`
+/// default is 20 as well).
+pub const DEEPEP_SMS: u32 = 20;
+
+/// DeepSeek-V3's node limit (section 2.1.2: each token is sent to at most
+/// M = 4 nodes).
+pub const MAX_NODES_PER_TOKEN: u32 = 4;
+
+/// A mixture of experts' fields when only `experts` is given: top-2
+/// routing (GShard, Mixtral), each expert as wide as the dense MLP, no
+/// shared experts, no leading dense layers, NCCL's all-to-all, balanced.
+pub(crate) fn default_moe(t: &Transformer) -> Moe {
+    Moe {
+        experts: 8,
+        top_k: 2,
+        expert_ffn_hidden: t.ffn_hidden,
+        shared_experts: 0,
+        dense_layers: 0,
+        dispatcher: Dispatcher::Alltoall,
+        max_nodes_per_token: MAX_NODES_PER_TOKEN,
+        imbalance: 1.0,
+        deepep_sms: DEEPEP_SMS,
     }
 }
 
@@ -80,6 +108,7 @@ pub(crate) fn default_parallel() -> Parallel {
         virtual_stages: 1,
         scatter_gather: true,
         dp_sharding: DpSharding::None,
+        ep: 1,
     }
 }
 
@@ -96,6 +125,7 @@ pub(crate) fn default_overlap() -> Overlap {
         fuse: false,
         param_gather: false,
         grad_sync: GradSync::EveryMicroBatch,
+        ep: false,
     }
 }
 
@@ -193,7 +223,7 @@ pub fn filled(input: &ScenarioInput) -> Scenario {
             let d = default_transformer();
             let heads = w.heads.unwrap_or(d.heads);
             let hidden = w.hidden.unwrap_or(d.hidden);
-            Workload::Transformer(Transformer {
+            let mut t = Transformer {
                 mode: w.mode.unwrap_or(d.mode),
                 layers: w.layers.unwrap_or(d.layers),
                 hidden,
@@ -210,7 +240,25 @@ pub fn filled(input: &ScenarioInput) -> Scenario {
                 mlp: w.mlp.unwrap_or(d.mlp),
                 tied_embeddings: w.tied_embeddings.unwrap_or(d.tied_embeddings),
                 attention: w.attention.unwrap_or(d.attention),
-            })
+                head_dim: w.head_dim.unwrap_or(hidden / heads.max(1)),
+                moe: None,
+            };
+            t.moe = w.moe.experts.map(|experts| {
+                let m = &w.moe;
+                let d = default_moe(&t);
+                Moe {
+                    experts,
+                    top_k: m.top_k.unwrap_or(d.top_k),
+                    expert_ffn_hidden: m.expert_ffn_hidden.unwrap_or(d.expert_ffn_hidden),
+                    shared_experts: m.shared_experts.unwrap_or(d.shared_experts),
+                    dense_layers: m.dense_layers.unwrap_or(d.dense_layers),
+                    dispatcher: m.dispatcher.unwrap_or(d.dispatcher),
+                    max_nodes_per_token: m.max_nodes_per_token.unwrap_or(d.max_nodes_per_token),
+                    imbalance: m.imbalance.unwrap_or(d.imbalance),
+                    deepep_sms: m.deepep_sms.unwrap_or(d.deepep_sms),
+                }
+            });
+            Workload::Transformer(t)
         }
         WorkloadKind::MatmulAllreduce => Workload::MatmulAllreduce(MatmulAllreduce {
             m: w.m.unwrap_or(DEFAULT_MATMUL.m),
@@ -261,6 +309,7 @@ pub fn filled(input: &ScenarioInput) -> Scenario {
         virtual_stages,
         scatter_gather: p.scatter_gather.unwrap_or(d.scatter_gather),
         dp_sharding: p.dp_sharding.unwrap_or(d.dp_sharding),
+        ep: p.ep.unwrap_or(d.ep),
     };
     let sequence_parallel = matches!(&workload, Workload::Transformer(t) if t.sequence_parallel);
     let o = &input.overlap;
@@ -280,6 +329,7 @@ pub fn filled(input: &ScenarioInput) -> Scenario {
         fuse: o.fuse.unwrap_or(od.fuse),
         param_gather: o.param_gather.unwrap_or(od.param_gather),
         grad_sync: o.grad_sync.unwrap_or(od.grad_sync),
+        ep: o.ep.unwrap_or(od.ep),
     };
     Scenario {
         hardware_preset: preset,
@@ -350,6 +400,7 @@ pub(crate) fn resolve(input: &ScenarioInput) -> Result<Scenario, ScenarioError> 
         Workload::Transformer(t) => {
             if dims_ok && par_ok {
                 check_transformer(&mut c, t, parallel, overlap);
+                check_experts(&mut c, &scenario, t);
             }
         }
         Workload::MatmulAllreduce(mm) => {
@@ -574,6 +625,124 @@ fn check_transformer(c: &mut Checker, t: &Transformer, p: &Parallel, o: &Overlap
                 o.tp_chunks,
                 counted(gemm_rows, "row"),
                 gemm_rows.min(64)
+            ),
+        );
+    }
+}
+
+/// Cross-field checks of expert parallelism (model.md section 4c).
+fn check_experts(c: &mut Checker, s: &Scenario, t: &Transformer) {
+    let p = &s.parallel;
+    let Some(m) = &t.moe else {
+        if p.ep > 1 {
+            c.fail(
+                "parallel.ep",
+                format!(
+                    "ep {} without experts: set workload.moe.experts, or valid is 1",
+                    p.ep
+                ),
+            );
+        }
+        return;
+    };
+    let stage_gpus = p.tp * p.dp;
+    if !stage_gpus.is_multiple_of(p.ep) {
+        c.fail(
+            "parallel.ep",
+            format!(
+                "ep {} does not divide tp x dp = {stage_gpus}: experts are spread over ranks of one stage, valid is {}",
+                p.ep,
+                divisors(stage_gpus, 4096)
+            ),
+        );
+    }
+    if !m.experts.is_multiple_of(p.ep) {
+        c.fail(
+            "workload.moe.experts",
+            format!(
+                "{} cannot be spread evenly over ep {}: valid are multiples of {}",
+                counted(u64::from(m.experts), "expert"),
+                p.ep,
+                p.ep
+            ),
+        );
+    }
+    // EP groups are consecutive ranks: they must share one node or fill
+    // whole nodes, so that every rank of a group sees the same links.
+    let gpn = s.hardware.gpus_per_node;
+    if !gpn.is_multiple_of(p.ep) && !p.ep.is_multiple_of(gpn) {
+        c.fail(
+            "parallel.ep",
+            format!(
+                "ep {} neither divides nor fills whole nodes of {gpn} GPUs, so the ranks of a group \
+                 would see different links: valid are divisors or multiples of {gpn}",
+                p.ep
+            ),
+        );
+    }
+    if p.dp_sharding == DpSharding::Full {
+        c.fail(
+            "parallel.dp_sharding",
+            "\"full\" (FSDP) with experts is not modelled: valid are \"none\" or \"optimizer\""
+                .to_string(),
+        );
+    }
+    if m.top_k > m.experts {
+        c.fail(
+            "workload.moe.top_k",
+            format!(
+                "top_k {} is more than the {}: valid is 1 to {}",
+                m.top_k,
+                counted(u64::from(m.experts), "expert"),
+                m.experts
+            ),
+        );
+    }
+    if m.dense_layers >= t.layers {
+        c.fail(
+            "workload.moe.dense_layers",
+            format!(
+                "{} dense layers leave none of the {} for experts: valid is 0 to {}",
+                m.dense_layers,
+                t.layers,
+                t.layers - 1
+            ),
+        );
+    }
+    // Megatron-LM's argument check: MoE with tensor parallelism needs
+    // sequence parallelism (the experts see each TP rank's own tokens).
+    if p.tp > 1 && !t.sequence_parallel {
+        c.fail(
+            "workload.sequence_parallel",
+            format!(
+                "experts with tp {} need sequence parallelism, as Megatron-LM requires: valid is true",
+                p.tp
+            ),
+        );
+    }
+    // DeepEP's kernels hold their SMs while the rest computes: at least as
+    // many must be left to compute as they take.
+    if m.dispatcher == Dispatcher::Deepep && 2 * m.deepep_sms > s.hardware.sms {
+        c.fail(
+            "workload.moe.deepep_sms",
+            format!(
+                "DeepEP's {} SMs leave too few of the GPU's {} for compute: valid is 1 to {}",
+                m.deepep_sms,
+                s.hardware.sms,
+                s.hardware.sms / 2
+            ),
+        );
+    }
+    // Megatron-LM's MoE README: `--overlap-moe-expert-parallel-comm` with
+    // `--delay-wgrad-compute` needs CUDA_DEVICE_MAX_CONNECTIONS above 1.
+    let megatron_overlap = matches!(p.schedule, Schedule::OneFOneB | Schedule::Interleaved);
+    if s.overlap.ep && p.ep > 1 && megatron_overlap && s.hardware.max_connections == 1 {
+        c.fail(
+            "overlap.ep",
+            format!(
+                "Megatron's all-to-all overlap with schedule \"{}\" runs the two micro-batches' streams on \
+                 separate hardware queues: hardware.max_connections 1 serialises them, valid is 2 to 32",
+                p.schedule.name()
             ),
         );
     }

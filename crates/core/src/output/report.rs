@@ -46,7 +46,22 @@ pub struct Axes {
     pub pp: AxisReport,
     /// Data parallelism.
     pub dp: AxisReport,
+    /// Expert parallelism: present when the scenario has experts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ep: Option<AxisReport>,
 }
+
+/// The figures of an axis the scenario does not have: nothing moved, so
+/// nothing exposed (`hidden` 1, as for any axis without communication).
+const ABSENT_AXIS: AxisReport = AxisReport {
+    comm_ms: 0.0,
+    exposed_ms: 0.0,
+    hidden: 1.0,
+    under_compute_ms: 0.0,
+    under_idle_ms: 0.0,
+    window_ms: 0.0,
+    contention_ms: 0.0,
+};
 
 impl Axes {
     /// The figures of one axis.
@@ -55,15 +70,17 @@ impl Axes {
             crate::model::axis::Axis::Tp => &self.tp,
             crate::model::axis::Axis::Pp => &self.pp,
             crate::model::axis::Axis::Dp => &self.dp,
+            crate::model::axis::Axis::Ep => self.ep.as_ref().unwrap_or(&ABSENT_AXIS),
         }
     }
 
-    /// The figures of one axis, to fill in.
+    /// The figures of one axis, to fill in (an absent axis is added).
     pub fn get_mut(&mut self, axis: crate::model::axis::Axis) -> &mut AxisReport {
         match axis {
             crate::model::axis::Axis::Tp => &mut self.tp,
             crate::model::axis::Axis::Pp => &mut self.pp,
             crate::model::axis::Axis::Dp => &mut self.dp,
+            crate::model::axis::Axis::Ep => self.ep.get_or_insert_with(AxisReport::default),
         }
     }
 }

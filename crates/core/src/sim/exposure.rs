@@ -31,6 +31,7 @@
 //! that GPU that waits on it, directly or up a chain. The report's windows
 //! (model.md 5) end there.
 
+use crate::model::axis::Axis;
 use std::ops::Range;
 
 use crate::sim::engine::{GpuStats, RunResult};
@@ -112,7 +113,7 @@ impl Charges for Charged<'_> {
 /// One GPU's idle time as charged: per axis, and the bubble.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub(crate) struct Idle {
-    pub exposed_s: [f64; 3],
+    pub exposed_s: [f64; Axis::COUNT],
     pub bubble_s: f64,
 }
 

@@ -18,6 +18,7 @@
 //! queued on one NIC therefore cost a heap operation each, not a re-rating
 //! of all the others.
 
+use crate::model::axis::Axis;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -26,7 +27,7 @@ pub use crate::sim::link_log::{LinkSample, ResourceLog};
 
 pub use crate::workload::graph::{alone_rate, ResourceId, Usage};
 
-/// Index of a flow class: `pattern * 3 + axis`.
+/// Index of a flow class: `pattern * Axis::COUNT + axis`.
 pub(crate) type ClassId = u32;
 
 /// The flows of one pattern and axis: one rate, one processor-sharing queue.
@@ -136,7 +137,7 @@ impl Network {
     /// Registers a usage pattern; flows refer to it by index.
     pub fn add_pattern(&mut self, usage: Vec<Usage>) -> u32 {
         self.patterns.push(usage);
-        for _ in 0..3 {
+        for _ in 0..Axis::COUNT {
             self.classes.push(FlowClass::default());
             self.class_mark.push(0);
             self.frozen.push(false);
@@ -144,17 +145,17 @@ impl Network {
         (self.patterns.len() - 1) as u32
     }
 
-    /// Number of classes (three per pattern, one per axis).
+    /// Number of classes (one per axis of each pattern).
     pub fn class_count(&self) -> usize {
         self.classes.len()
     }
 
     pub fn class_of(pattern: u32, axis: u8) -> ClassId {
-        pattern * 3 + u32::from(axis)
+        pattern * Axis::COUNT as u32 + u32::from(axis)
     }
 
     fn pattern_of(class: ClassId) -> usize {
-        (class / 3) as usize
+        (class / Axis::COUNT as u32) as usize
     }
 
     /// When the class's next flow finishes and which task it is, if any flow
@@ -520,7 +521,7 @@ impl Network {
         // All starts before any end: a pattern may list a link twice.
         for u in usage {
             if obs.watches(u.resource) {
-                let mut gbps = [0.0f64; 3];
+                let mut gbps = [0.0f64; Axis::COUNT];
                 let w = self.weight_on(pattern as usize, u.resource);
                 gbps[axis as usize] += flow_gbps(rate, w, 1);
                 obs.rates(from, u.resource, gbps);
@@ -528,7 +529,7 @@ impl Network {
         }
         for u in usage {
             if obs.watches(u.resource) {
-                obs.rates(to, u.resource, [0.0; 3]);
+                obs.rates(to, u.resource, [0.0; Axis::COUNT]);
             }
         }
     }
@@ -549,11 +550,11 @@ impl Network {
             if !obs.watches(r) {
                 continue;
             }
-            let mut gbps = [0.0f64; 3];
+            let mut gbps = [0.0f64; Axis::COUNT];
             for &k in &self.users[r as usize] {
                 let w = self.weight_on(Self::pattern_of(k), r);
                 let c = &self.classes[k as usize];
-                gbps[(k % 3) as usize] += flow_gbps(c.rate, w, c.count);
+                gbps[(k % Axis::COUNT as u32) as usize] += flow_gbps(c.rate, w, c.count);
             }
             obs.rates(now, r, gbps);
         }

@@ -34,6 +34,7 @@
 //!   spreads further moves classes whose rate the HBM's own classes free or
 //!   take, which `bounded_cost` checks over random scenarios.)
 
+use crate::model::axis::Axis;
 use crate::model::fidelity::Fidelity;
 use crate::model::scenario::{Scenario, Workload};
 use crate::workload::graph::{Graph, COMPUTE};
@@ -467,7 +468,7 @@ impl Components {
             .map(|p| p.first().map_or(0, |u| find(&mut parent, u.resource)))
             .collect();
         // Distinct (pattern, axis) pairs that the step's transfers use.
-        let mut used = vec![[false; 3]; g.patterns.len()];
+        let mut used = vec![[false; Axis::COUNT]; g.patterns.len()];
         for t in &g.tasks {
             if t.axis != COMPUTE && t.work > 0.0 {
                 used[t.pattern as usize][t.axis as usize] = true;

@@ -30,8 +30,9 @@ pub fn alone_rate(usage: &[Usage], capacity_bps: impl Fn(ResourceId) -> f64) -> 
 
 pub(crate) type TaskId = u32;
 
-/// Axis index of a compute task (communication tasks use `Axis::index`).
-pub(crate) const COMPUTE: u8 = 3;
+/// Axis index of a compute task (communication tasks use `Axis::index`):
+/// the first index past the axes.
+pub(crate) const COMPUTE: u8 = crate::model::axis::Axis::COUNT as u8;
 
 /// What the engine reads for every event: kept small (32 bytes, two to a
 /// cache line) so that a task's hot fields share a cache line. Everything
@@ -406,6 +407,11 @@ impl Graph {
     /// sender).
     pub fn launch_first(&mut self, task: TaskId) {
         self.launched_first.push(task);
+    }
+
+    /// What the next compute op of `gpu` will wait for, so far.
+    pub fn blockers_of(&self, gpu: u32) -> &[TaskId] {
+        &self.pending_blockers[gpu as usize]
     }
 
     /// The next compute op of `gpu` will wait for `task`.

@@ -24,6 +24,7 @@
 //! The v1 field `sm_tax` keeps its meaning: a fixed compute slowdown while
 //! any collective of the GPU runs, and no HBM sharing.
 
+use crate::model::axis::Axis;
 use crate::model::scenario::{Interference, Scenario};
 use crate::workload::graph::Usage;
 use crate::workload::graph::{Graph, RunsOn, TaskId, COMPUTE};
@@ -104,16 +105,16 @@ pub(crate) const CHANNEL_SLOTS: usize = 64;
 /// flight hold each channel count.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct SmUse {
-    active: [[u32; CHANNEL_SLOTS]; 3],
+    active: [[u32; CHANNEL_SLOTS]; Axis::COUNT],
     /// Per axis, the widest channel count in flight (0: none).
-    widest: [u8; 3],
+    widest: [u8; Axis::COUNT],
 }
 
 impl Default for SmUse {
     fn default() -> Self {
         Self {
-            active: [[0; CHANNEL_SLOTS]; 3],
-            widest: [0; 3],
+            active: [[0; CHANNEL_SLOTS]; Axis::COUNT],
+            widest: [0; Axis::COUNT],
         }
     }
 }

@@ -11,6 +11,7 @@
 //! Events are ordered by time, then by a sequence number, so equal inputs
 //! give identical timelines bit for bit.
 
+use crate::model::axis::Axis;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
@@ -61,9 +62,9 @@ struct GpuState {
     /// Speed at which the running op's compute-bound part progresses.
     speed: f64,
     idle_since: f64,
-    inflight_count: [u32; 3],
-    inflight_total: [f64; 3],
-    inflight_last: [f64; 3],
+    inflight_count: [u32; Axis::COUNT],
+    inflight_total: [f64; Axis::COUNT],
+    inflight_last: [f64; Axis::COUNT],
 }
 
 impl GpuState {
@@ -171,9 +172,9 @@ pub(crate) fn run<'g>(g: &'g Graph, record_links: bool, sharing: &'g Sharing) ->
                 sms: SmUse::default(),
                 speed: 1.0,
                 idle_since: 0.0,
-                inflight_count: [0; 3],
-                inflight_total: [0.0; 3],
-                inflight_last: [0.0; 3],
+                inflight_count: [0; Axis::COUNT],
+                inflight_total: [0.0; Axis::COUNT],
+                inflight_last: [0.0; Axis::COUNT],
             })
             .collect(),
         net,
@@ -215,7 +216,7 @@ pub(crate) fn run<'g>(g: &'g Graph, record_links: bool, sharing: &'g Sharing) ->
     }
     e.links.finish(step);
     for (i, st) in e.gpu.iter().enumerate() {
-        for a in 0..3 {
+        for a in 0..Axis::COUNT {
             e.res.gpus[i].comm_s[a] = st.inflight_at(a, step);
         }
     }
