@@ -21,7 +21,10 @@ use crate::ui::widgets::{NumberPair, SelectField, Toggle};
 
 /// The overlap group's rows: each axis's switch, then its knobs.
 const OVERLAP_ROWS: [(Axis, &[&str]); Axis::COUNT] = [
-    (Axis::Tp, &["overlap.tp", "overlap.tp_chunks"]),
+    (
+        Axis::Tp,
+        &["overlap.tp", "overlap.tp_mode", "overlap.tp_chunks"],
+    ),
     (Axis::Pp, &["overlap.pp"]),
     (
         Axis::Dp,
@@ -34,9 +37,9 @@ const OVERLAP_ROWS: [(Axis, &[&str]); Axis::COUNT] = [
             "overlap.fp8_all_gather",
         ],
     ),
+    (Axis::Ep, &["overlap.ep"]),
     (Axis::Cp, &["overlap.cp"]),
 ];
-/// Below the rows of the overlap group.
 /// Below the rows of the overlap group: what overlap costs (interference,
 /// the v1 SM tax) and whether kernels can run side by side at all (hardware
 /// queues).
@@ -67,6 +70,16 @@ const TRANSFORMER: &[&str] = &[
     "workload.global_batch",
     "workload.recompute",
     "workload.sequence_parallel",
+    "workload.head_dim",
+    "workload.moe.experts",
+    "workload.moe.top_k",
+    "workload.moe.expert_ffn_hidden",
+    "workload.moe.shared_experts",
+    "workload.moe.dense_layers",
+    "workload.moe.dispatcher",
+    "workload.moe.max_nodes_per_token",
+    "workload.moe.imbalance",
+    "workload.moe.deepep_sms",
     "workload.precision",
 ];
 const MATMUL: &[&str] = &["workload.m", "workload.n", "workload.k"];
@@ -80,6 +93,7 @@ const PARALLEL: &[&str] = &[
     "parallel.virtual_stages",
     "parallel.scatter_gather",
     "parallel.dp_sharding",
+    "parallel.ep",
 ];
 
 /// Every placed path.

@@ -68,6 +68,7 @@ fn title(axis: Axis) -> &'static str {
         Axis::Tp => "TP: tensor parallel",
         Axis::Pp => "PP: pipeline",
         Axis::Dp => "DP: data parallel",
+        Axis::Ep => "EP: expert parallel",
         Axis::Cp => "CP: context parallel",
     }
 }
@@ -207,24 +208,21 @@ pub fn Headline() -> impl IntoView {
 /// Per-axis figures with their window charts, and the link figures.
 #[component]
 pub fn AxisFigures() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    // The expert axis only for a model with experts and the context axis
+    // only with cp > 1, as the report has them.
+    let has = move |axis: Axis| {
+        state.resolved.with(|s| {
+            s.as_ref()
+                .map_or(!matches!(axis, Axis::Ep | Axis::Cp), |s| s.has_axis(axis))
+        })
+    };
     view! {
         <section class="axis-figures" aria-labelledby="axes-h">
             <h2 id="axes-h">"Per axis: is there room to hide it?"</h2>
             <div class="axes">
                 {Axis::ALL
-                    .map(|axis| {
-                        // CP's card only where the report has the axis (cp > 1).
-                        let state = expect_context::<AppState>();
-                        let present = move || {
-                            axis != Axis::Cp
-                                || state.report.with(|r| r.as_ref().is_some_and(|r| r.axes.cp.is_some()))
-                        };
-                        view! {
-                            <Show when=present>
-                                <AxisCard axis=axis />
-                            </Show>
-                        }
-                    })
+                    .map(|axis| view! { <Show when=move || has(axis)><AxisCard axis=axis /></Show> })
                     .collect_view()}
             </div>
             <div class="links-figs">

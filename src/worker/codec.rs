@@ -22,8 +22,8 @@ use overlap_core::timeline::{
 use overlap_core::Timeline;
 
 const MAGIC: u32 = 0x4F4C_5442; // "OLTB"
-                                // 3: a lane and a rate per axis, CP included.
-const VERSION: u32 = 3;
+                                // 4: a lane and a rate per axis, EP and CP included.
+const VERSION: u32 = 4;
 const NO_GPU: u32 = u32::MAX;
 /// rank, node, stage, dp_rank, tp_rank, represents, and each lane's length.
 const U32_PER_GPU: usize = 6 + Lane::ALL.len();
@@ -92,11 +92,19 @@ fn op_code(op: OpKind) -> u32 {
         OpKind::AllGather => 17,
         OpKind::Send => 18,
         OpKind::EmbeddingAllReduce => 19,
+        OpKind::Router => 20,
+        OpKind::Experts => 21,
+        OpKind::SharedExperts => 22,
+        OpKind::ExpertsDgrad => 23,
+        OpKind::ExpertsWgrad => 24,
+        OpKind::SharedExpertsBackward => 25,
+        OpKind::Dispatch => 26,
+        OpKind::Combine => 27,
     }
 }
 
 /// Every op kind, indexed by its code.
-const OPS: [OpKind; 20] = [
+const OPS: [OpKind; 28] = [
     OpKind::Qkv,
     OpKind::Attention,
     OpKind::Proj,
@@ -117,6 +125,14 @@ const OPS: [OpKind; 20] = [
     OpKind::AllGather,
     OpKind::Send,
     OpKind::EmbeddingAllReduce,
+    OpKind::Router,
+    OpKind::Experts,
+    OpKind::SharedExperts,
+    OpKind::ExpertsDgrad,
+    OpKind::ExpertsWgrad,
+    OpKind::SharedExpertsBackward,
+    OpKind::Dispatch,
+    OpKind::Combine,
 ];
 
 fn phase_code(p: Phase) -> u32 {
@@ -330,7 +346,7 @@ impl Decoder {
                 represents: g[5],
                 // Each lane takes its room when the decoder reaches it (`step`).
                 compute: Vec::new(),
-                comm: Default::default(),
+                comm: std::array::from_fn(|_| Vec::new()),
             });
         }
         let mut link_lanes = Vec::with_capacity(links);

@@ -395,10 +395,8 @@ fn summary(s: &Scenario, r: &Report) -> String {
         r.precision.name(),
         r.hardware_tflops_per_gpu,
     );
-    for axis in Axis::ALL {
-        if axis == Axis::Cp && r.axes.cp.is_none() {
-            continue;
-        }
+    // The expert axis only for a model with experts, as the report has it.
+    for axis in Axis::ALL.into_iter().filter(|&a| s.has_axis(a)) {
         let a = r.axes.get(axis);
         // An axis that moves nothing has no share hidden; the page shows a dash too.
         let hidden = a

@@ -230,6 +230,15 @@ fn impossible_cp_layouts_are_refused_naming_the_field() {
         e.contains("workload.precision") && e.contains("FP8 tensor cores"),
         "{e}"
     );
+    // CP with experts, which the model does not lay out.
+    let e = refusal(
+        r#"{"hardware":{"preset":"dgx-h100","nodes":2},"workload":{"seq":4096,"global_batch":4,
+            "moe":{"experts":8}},"parallel":{"tp":1,"cp":2,"pp":1,"dp":8,"ep":8}}"#,
+    );
+    assert!(
+        e.contains("parallel.cp") && e.contains("with experts is not modelled"),
+        "{e}"
+    );
 }
 
 #[test]

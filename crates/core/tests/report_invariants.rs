@@ -64,7 +64,6 @@ fn check(what: &str, r: &Report) {
         r.compute_ms
     );
     let mut exposed_total = 0.0;
-    // Every axis the report has (CP where the scenario has it).
     for axis in Axis::ALL {
         let (name, a) = (axis.name(), r.axes.get(axis));
         let parts = [a.under_compute_ms, a.exposed_ms, a.under_idle_ms];

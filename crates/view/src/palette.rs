@@ -86,7 +86,7 @@ impl Theme {
 /// The colours of one theme, as CSS colour strings.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Palette {
-    /// By `Axis::index`: TP, PP, DP, CP.
+    /// By `Axis::index`: TP, PP, DP, EP, CP.
     pub axis: [&'static str; Axis::COUNT],
     /// [`Role::Background`].
     pub background: &'static str,
@@ -118,8 +118,10 @@ pub struct Palette {
 
 /// The light theme.
 pub const LIGHT: Palette = Palette {
-    // CP: a reddish purple near Okabe-Ito's, at the other axes' luminance.
-    axis: ["#0072B2", "#B35C00", "#007A5A", "#B84991"],
+    // EP: a reddish purple at the others' luminance, its hue 84 degrees
+    // or more from theirs; CP: a violet, 50 degrees or more from every
+    // other axis (the tests below).
+    axis: ["#0072B2", "#B35C00", "#007A5A", "#AA3F9E", "#7456D6"],
     background: "#ffffff",
     lane: "#f3f4f6",
     text: "#1f2328",
@@ -137,7 +139,7 @@ pub const LIGHT: Palette = Palette {
 
 /// The dark theme.
 pub const DARK: Palette = Palette {
-    axis: ["#56B4E9", "#E69F00", "#2FBF8F", "#F288C4"],
+    axis: ["#56B4E9", "#E69F00", "#2FBF8F", "#F681E1", "#B499FF"],
     background: "#15181d",
     lane: "#1e232a",
     text: "#e6e8eb",
@@ -394,7 +396,7 @@ mod contrast_tests {
     }
 
     /// Known gap: in a link lane the axes' bandwidths are stacked, so TP, PP,
-    /// DP and CP touch there. Colours that all stand 3:1 from the lane
+    /// DP, EP and CP touch there. Colours that all stand 3:1 from the lane
     /// cannot also stand 3:1 from each other (with the lane that is four
     /// levels, a 27:1 range of the 21:1 there is); they differ by their
     /// Okabe-Ito hue instead. Pinned so that a change of the axis colours is

@@ -14,9 +14,9 @@ pub struct Prepared {
     /// Axes with any communication in this step; only they get lanes.
     pub axes: Vec<Axis>,
     /// Longest bar per GPU, indexed by `Lane::index`.
-    max_dur_s: Vec<[f64; Lane::ALL.len()]>,
+    max_dur_s: Vec<[f64; 1 + Axis::COUNT]>,
     /// Each lane's summary for the level of detail, per GPU, by `Lane::index`.
-    blocks: Vec<[Vec<Block>; Lane::ALL.len()]>,
+    blocks: Vec<[Vec<Block>; 1 + Axis::COUNT]>,
     /// Bars in the whole step.
     pub bars: usize,
 }
@@ -91,8 +91,8 @@ impl Prepared {
 /// normally a plain scan.
 pub struct Preparing {
     timeline: Timeline,
-    max_dur_s: Vec<[f64; Lane::ALL.len()]>,
-    blocks: Vec<[Vec<Block>; Lane::ALL.len()]>,
+    max_dur_s: Vec<[f64; 1 + Axis::COUNT]>,
+    blocks: Vec<[Vec<Block>; 1 + Axis::COUNT]>,
     any: [bool; Axis::COUNT],
     /// The GPU, lane (by `Lane::index`) and bar the next slice starts at;
     /// GPUs past the last are the links, one per lane index.
@@ -107,7 +107,7 @@ impl Preparing {
         let gpus = timeline.gpus.len();
         Self {
             timeline,
-            max_dur_s: vec![[0.0; Lane::ALL.len()]; gpus],
+            max_dur_s: vec![[0.0; 1 + Axis::COUNT]; gpus],
             blocks: (0..gpus).map(|_| Default::default()).collect(),
             any: [false; Axis::COUNT],
             gpu: 0,

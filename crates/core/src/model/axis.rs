@@ -13,16 +13,18 @@ pub enum Axis {
     Pp,
     /// Data parallelism: the gradient reduction.
     Dp,
+    /// Expert parallelism: the mixture-of-experts all-to-alls.
+    Ep,
     /// Context parallelism: the K/V ring or gather of attention (model.md 4d).
     Cp,
 }
 
 impl Axis {
-    /// How many axes there are: the length of every per-axis array.
-    pub const COUNT: usize = 4;
+    /// Every axis, in lane order.
+    pub const ALL: [Axis; 5] = [Axis::Tp, Axis::Pp, Axis::Dp, Axis::Ep, Axis::Cp];
 
-    /// Every axis in lane order.
-    pub const ALL: [Axis; Axis::COUNT] = [Axis::Tp, Axis::Pp, Axis::Dp, Axis::Cp];
+    /// How many axes there are: the length of per-axis arrays.
+    pub const COUNT: usize = Self::ALL.len();
 
     /// The axis's position in per-axis arrays.
     pub fn index(self) -> usize {
@@ -35,16 +37,18 @@ impl Axis {
             Axis::Tp => "tp",
             Axis::Pp => "pp",
             Axis::Dp => "dp",
+            Axis::Ep => "ep",
             Axis::Cp => "cp",
         }
     }
 
-    /// The label readers see: "TP", "PP", "DP", "CP".
+    /// The label readers see: "TP", "PP", "DP", "EP", "CP".
     pub fn label(self) -> &'static str {
         match self {
             Axis::Tp => "TP",
             Axis::Pp => "PP",
             Axis::Dp => "DP",
+            Axis::Ep => "EP",
             Axis::Cp => "CP",
         }
     }
@@ -68,6 +72,7 @@ impl Lane {
         Lane::Comm(Axis::Tp),
         Lane::Comm(Axis::Pp),
         Lane::Comm(Axis::Dp),
+        Lane::Comm(Axis::Ep),
         Lane::Comm(Axis::Cp),
     ];
 

@@ -444,7 +444,8 @@ mod tests {
 
     #[test]
     fn every_metric_reads_the_report_field_it_is_named_for() {
-        let scenario = crate::input::presets::scenario("didactic").unwrap();
+        // A model with experts: its report has every axis.
+        let scenario = crate::input::presets::scenario("moe-didactic").unwrap();
         let report = crate::simulate(&scenario).report;
         let json = serde_json::to_value(&report).unwrap();
         let mut fields = Vec::new();

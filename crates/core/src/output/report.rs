@@ -28,18 +28,6 @@ pub struct AxisReport {
     pub contention_ms: f64,
 }
 
-/// An axis that moves nothing: what `Axes::get` reads for an axis the
-/// scenario lacks.
-const NO_TRAFFIC: AxisReport = AxisReport {
-    comm_ms: 0.0,
-    exposed_ms: 0.0,
-    hidden: 1.0,
-    under_compute_ms: 0.0,
-    under_idle_ms: 0.0,
-    window_ms: 0.0,
-    contention_ms: 0.0,
-};
-
 impl AxisReport {
     /// The share of its communication hidden, for words and tables: none
     /// for an axis that moves nothing, where `hidden`'s 1 would read as
@@ -58,10 +46,25 @@ pub struct Axes {
     pub pp: AxisReport,
     /// Data parallelism.
     pub dp: AxisReport,
-    /// Context parallelism, when the scenario has it (cp > 1).
+    /// Expert parallelism: present when the scenario has experts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ep: Option<AxisReport>,
+    /// Context parallelism: present when the scenario has it (cp > 1).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cp: Option<AxisReport>,
 }
+
+/// The figures of an axis the scenario does not have: nothing moved, so
+/// nothing exposed (`hidden` 1, as for any axis without communication).
+const ABSENT_AXIS: AxisReport = AxisReport {
+    comm_ms: 0.0,
+    exposed_ms: 0.0,
+    hidden: 1.0,
+    under_compute_ms: 0.0,
+    under_idle_ms: 0.0,
+    window_ms: 0.0,
+    contention_ms: 0.0,
+};
 
 impl Axes {
     /// The figures of one axis.
@@ -70,17 +73,19 @@ impl Axes {
             crate::model::axis::Axis::Tp => &self.tp,
             crate::model::axis::Axis::Pp => &self.pp,
             crate::model::axis::Axis::Dp => &self.dp,
-            crate::model::axis::Axis::Cp => self.cp.as_ref().unwrap_or(&NO_TRAFFIC),
+            crate::model::axis::Axis::Ep => self.ep.as_ref().unwrap_or(&ABSENT_AXIS),
+            crate::model::axis::Axis::Cp => self.cp.as_ref().unwrap_or(&ABSENT_AXIS),
         }
     }
 
-    /// The figures of one axis, to fill in (an absent axis appears).
+    /// The figures of one axis, to fill in (an absent axis is added).
     pub fn get_mut(&mut self, axis: crate::model::axis::Axis) -> &mut AxisReport {
         match axis {
             crate::model::axis::Axis::Tp => &mut self.tp,
             crate::model::axis::Axis::Pp => &mut self.pp,
             crate::model::axis::Axis::Dp => &mut self.dp,
-            crate::model::axis::Axis::Cp => self.cp.get_or_insert(NO_TRAFFIC),
+            crate::model::axis::Axis::Ep => self.ep.get_or_insert_with(AxisReport::default),
+            crate::model::axis::Axis::Cp => self.cp.get_or_insert_with(AxisReport::default),
         }
     }
 }

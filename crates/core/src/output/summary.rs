@@ -2,9 +2,9 @@
 //! the page and the trace) and the report (model.md section 6), the latter
 //! by way of a [`Tally`] of the run's additive sums (`tally.rs`).
 
+use crate::model::axis::Axis;
 use std::ops::Range;
 
-use crate::model::axis::Axis;
 use crate::model::link::LinkClass;
 use crate::model::scenario::Scenario;
 use crate::output::hta;
@@ -79,7 +79,7 @@ pub(crate) fn timeline(g: &Graph, run: &mut RunResult, reduced: bool) -> Timelin
                 .iter()
                 .map(|&t| interval(t, (0.0, 0.0), false))
                 .collect(),
-            comm: Default::default(),
+            comm: std::array::from_fn(|_| Vec::new()),
         })
         .collect();
     // Exact room for each communication lane: no copying while filling.

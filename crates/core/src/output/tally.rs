@@ -160,9 +160,7 @@ impl Tally {
         let mut v = values.iter().copied();
         let mut next = || v.next().expect("one value per sum");
         let step_s = next();
-        let per_axis = |next: &mut dyn FnMut() -> f64| -> [f64; Axis::COUNT] {
-            std::array::from_fn(|_| next())
-        };
+        let per_axis = |next: &mut dyn FnMut() -> f64| std::array::from_fn(|_| next());
         let gpus = self
             .gpus
             .iter()
@@ -303,9 +301,7 @@ impl Tally {
             compute_ms: stats.compute_busy_s * 1e3,
             ..Report::default()
         };
-        // An axis the scenario lacks is left out of the report (CP with cp 1).
-        let present = |axis: Axis| axis != Axis::Cp || s.parallel.cp > 1;
-        for axis in Axis::ALL.into_iter().filter(|&a| present(a)) {
+        for axis in Axis::ALL.into_iter().filter(|&a| s.has_axis(a)) {
             let a = axis.index();
             let comm = stats.comm_s[a];
             let exposed = stats.exposed_s[a];

@@ -17,10 +17,10 @@
 //! it, the GPU's only one, is planned past its end as the op starts
 //! (`Engine::begin_compute_phase`).
 
+use crate::model::axis::Axis;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use crate::model::axis::Axis;
 use crate::sim::bandwidth_model::BandwidthModel;
 use crate::sim::exposure::Uncharged;
 use crate::sim::link_log::{LinkLog, ResourceLog};
@@ -363,10 +363,13 @@ fn run_from_seq<'g>(
         next_mark: g.period_marks.first().copied().unwrap_or(TaskId::MAX),
         quiet_speed: sharing.compute_speed(0, &SmUse::default()),
     };
-    for t in 0..n as TaskId {
-        if e.st[t as usize].pending == 0 {
-            e.start(t);
-        }
+    // Collected first: a task started here may start the kernels queued
+    // behind it (`start`), which must not start a second time.
+    let ready: Vec<TaskId> = (0..n as TaskId)
+        .filter(|&t| e.st[t as usize].pending == 0)
+        .collect();
+    for t in ready {
+        e.start(t);
     }
     while let Some(Reverse(ev)) = e.heap.pop() {
         let entity = ev.entity() as usize;
@@ -511,6 +514,18 @@ impl<N: BandwidthModel> Engine<'_, N> {
     }
 
     fn start(&mut self, t: TaskId) {
+        self.begin(t);
+        // The kernels queued behind it may start now (`queues`).
+        for &s in self.g.start_successors(t) {
+            self.st[s as usize].pending -= 1;
+            if self.st[s as usize].pending == 0 {
+                self.start(s);
+            }
+        }
+    }
+
+    /// Task `t` starts now.
+    fn begin(&mut self, t: TaskId) {
         let now = self.now;
         self.res.start_s[t as usize] = now;
         let g = self.g;

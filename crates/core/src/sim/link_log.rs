@@ -4,9 +4,9 @@
 //! the page draws. The baseline run records nothing, and the model then
 //! skips computing per-link rates.
 
+use crate::model::axis::Axis;
 use serde::Serialize;
 
-use crate::model::axis::Axis;
 use crate::sim::network::ResourceId;
 
 /// Bandwidth on one link from `t_s` until the next sample, per axis, GB/s.

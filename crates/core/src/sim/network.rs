@@ -18,10 +18,10 @@
 //! queued on one NIC therefore cost a heap operation each, not a re-rating
 //! of all the others.
 
+use crate::model::axis::Axis;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
-use crate::model::axis::Axis;
 use crate::sim::link_log::LinkObserver;
 pub use crate::sim::link_log::{LinkSample, ResourceLog};
 
@@ -145,7 +145,7 @@ impl Network {
         (self.patterns.len() - 1) as u32
     }
 
-    /// Number of classes (one per pattern and axis).
+    /// Number of classes (one per axis of each pattern).
     pub fn class_count(&self) -> usize {
         self.classes.len()
     }
@@ -216,6 +216,9 @@ impl Network {
             self.touch_pattern(pattern as usize);
             return &self.changed;
         }
+        if self.rerate_one_resource(now, pattern as usize, None) {
+            return &self.changed;
+        }
         self.recompute(now, class)
     }
 
@@ -225,6 +228,9 @@ impl Network {
         let pattern = Self::pattern_of(class);
         let c = &mut self.classes[class as usize];
         c.advance(now);
+        // Its rate before it leaves: the level of its resource if it crosses
+        // only one (see `rerate_one_resource`).
+        let level_before = c.rate;
         c.count -= 1;
         if c.count == 0 {
             c.rate = 0.0;
@@ -243,7 +249,68 @@ impl Network {
                 return &self.changed;
             }
         }
+        if self.rerate_one_resource(now, pattern, Some(level_before)) {
+            return &self.changed;
+        }
         self.recompute(now, class)
+    }
+
+    /// Re-rates a change of flows on a pattern that crosses one resource
+    /// alone (a kernel's memory traffic on its GPU's HBM) without
+    /// re-rating the component, when the change cannot move any class that
+    /// also crosses other resources; returns false, having changed nothing,
+    /// when it could. Exact, not an approximation: in progressive filling a
+    /// class crossing other resources keeps its rate if it freezes, at its
+    /// own bottleneck, no later than this resource saturates. So when the
+    /// classes crossing only this resource, sharing what the others leave
+    /// of it, get a level at or above every other class's rate, the others
+    /// stay as they are and only the level moves. On a flow leaving,
+    /// `level_before` is the resource's level before (the leaving class's
+    /// rate): a class at that level may have been held by this resource, and
+    /// could rise, so then the whole component is re-rated. Without this,
+    /// every kernel of issue 45's 86 s inference step re-rated every
+    /// pipeline send sharing its oversubscribed core.
+    fn rerate_one_resource(&mut self, now: f64, pattern: usize, level_before: Option<f64>) -> bool {
+        let [only] = self.patterns[pattern][..] else {
+            return false;
+        };
+        let r = only.resource as usize;
+        let (mut others_bps, mut own_weight) = (0.0, 0.0);
+        let mut others_top = 0.0f64;
+        for &k in &self.users[r] {
+            let kp = Self::pattern_of(k);
+            let c = &self.classes[k as usize];
+            let n = f64::from(c.count);
+            let w = self.weight_on(kp, only.resource);
+            if self.patterns[kp].len() == 1 {
+                own_weight += w * n;
+            } else {
+                others_bps += w * n * c.rate;
+                others_top = others_top.max(c.rate);
+            }
+        }
+        if let Some(before) = level_before {
+            if others_top >= before {
+                return false;
+            }
+        }
+        self.changed.clear();
+        if own_weight > 0.0 {
+            let level = (self.capacity_bps[r] - others_bps) / own_weight;
+            // NaN (no capacity left to share) falls back too.
+            if level.is_nan() || level < others_top {
+                return false;
+            }
+            for i in 0..self.users[r].len() {
+                let k = self.users[r][i];
+                if self.patterns[Self::pattern_of(k)].len() == 1 {
+                    self.set_rate(now, k, level);
+                }
+            }
+        }
+        self.changed.sort_unstable();
+        self.touch_pattern(pattern);
+        true
     }
 
     fn set_rate(&mut self, now: f64, class: ClassId, rate: f64) {

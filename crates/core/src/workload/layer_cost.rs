@@ -262,15 +262,27 @@ pub(crate) fn layer_cost(t: &Transformer, tp: u32, cp: u32, r: &Roofline) -> Lay
     let e_rep = if t.sequence_parallel { e / tp_f } else { e };
     // Attention scores on this rank: b x heads/t x s x s.
     let scores = b * f64::from(t.heads) / tp_f * s * s;
-    let head_dim = h / f64::from(t.heads);
+    let head_dim = f64::from(t.head_dim);
+    // The attention's width (heads x head_dim; h unless head_dim is given)
+    // and its activation values: Q, the context and the projection's input.
+    let width = f64::from(t.attention_width());
+    let e_attn = tokens * width;
     let heads_rank = f64::from(t.heads) / tp_f;
     let shape = LayerShape::of(t);
     let ffn = f64::from(t.ffn_hidden);
 
     // Batched attention GEMMs: b x heads/t GEMMs of [s x d] x [d x s] and [s x s] x [s x d].
     let per_head = 2.0 * s * s * head_dim;
-    let score_gemm = r.batched(b * heads_rank, per_head, 2.0 * (2.0 * e / tp_f + scores));
-    let context_gemm = r.batched(b * heads_rank, per_head, 2.0 * (scores + 2.0 * e / tp_f));
+    let score_gemm = r.batched(
+        b * heads_rank,
+        per_head,
+        2.0 * (2.0 * e_attn / tp_f + scores),
+    );
+    let context_gemm = r.batched(
+        b * heads_rank,
+        per_head,
+        2.0 * (scores + 2.0 * e_attn / tp_f),
+    );
     // Fused scale-mask-softmax reads and writes the scores; dropout reads
     // them, writes them and a 1-byte mask.
     let softmax = r.memory(4.0 * scores);
@@ -307,7 +319,7 @@ pub(crate) fn layer_cost(t: &Transformer, tp: u32, cp: u32, r: &Roofline) -> Lay
     let gelu_bwd = r.memory(2.0 * act_bwd_values + quant_bwd);
     let proj = SplitGemm {
         rows: tokens,
-        inner: h / tp_f,
+        inner: width / tp_f,
         cols: h,
     };
     let mlp_down = SplitGemm {
@@ -476,15 +488,11 @@ pub(crate) struct FlashCost {
 
 impl FlashAttention {
     pub fn of(t: &Transformer, tp: u32) -> Self {
-        let (b, s, h) = (
-            f64::from(t.micro_batch),
-            f64::from(t.seq),
-            f64::from(t.hidden),
-        );
+        let (b, s) = (f64::from(t.micro_batch), f64::from(t.seq));
         let tp = f64::from(tp);
-        let head_dim = h / f64::from(t.heads);
+        let head_dim = f64::from(t.head_dim);
         FlashAttention {
-            query_values: b * s * h / tp,
+            query_values: b * s * f64::from(t.attention_width()) / tp,
             key_value_values: b * s * 2.0 * f64::from(t.kv_heads) * head_dim / tp,
             rows: b * f64::from(t.heads) / tp * s,
             blocks: (s / FLASH_BLOCK_ROWS).ceil(),
@@ -522,8 +530,9 @@ impl FlashAttention {
 /// before the TP split.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct LayerShape {
-    /// Output columns of the fused QKV projection: h for the queries and
-    /// kv_heads x head_dim each for keys and values (3h without GQA).
+    /// Output columns of the fused QKV projection: heads x head_dim (h by
+    /// default) for the queries and kv_heads x head_dim each for keys and
+    /// values (3h without GQA).
     pub qkv_cols: f64,
     /// Output columns of the MLP's first GEMM: ffn_hidden, or twice that
     /// for SwiGLU's fused gate and up projections.
@@ -532,11 +541,10 @@ pub(crate) struct LayerShape {
 
 impl LayerShape {
     pub fn of(t: &Transformer) -> Self {
-        let h = f64::from(t.hidden);
-        let kv_width = f64::from(t.kv_heads) * h / f64::from(t.heads);
+        let kv_width = f64::from(t.kv_heads) * f64::from(t.head_dim);
         let ffn = f64::from(t.ffn_hidden);
         LayerShape {
-            qkv_cols: h + 2.0 * kv_width,
+            qkv_cols: f64::from(t.attention_width()) + 2.0 * kv_width,
             up_cols: match t.mlp {
                 Mlp::Gelu => ffn,
                 Mlp::Swiglu => 2.0 * ffn,
@@ -555,7 +563,8 @@ pub fn layer_params_whole(t: &Transformer) -> f64 {
     let h = f64::from(t.hidden);
     let ffn = f64::from(t.ffn_hidden);
     let shape = LayerShape::of(t);
-    let weights = h * shape.qkv_cols + h * h + h * shape.up_cols + ffn * h;
+    let width = f64::from(t.attention_width());
+    let weights = h * shape.qkv_cols + width * h + h * shape.up_cols + ffn * h;
     let rest = match t.mlp {
         Mlp::Gelu => shape.qkv_cols + h + ffn + h + 4.0 * h,
         Mlp::Swiglu => 2.0 * h,
@@ -569,6 +578,40 @@ pub(crate) fn layer_params(t: &Transformer, tp: u32) -> f64 {
     layer_params_whole(t) / f64::from(tp)
 }
 
+/// Parameters of the dense MLP of a layer, whole: its weights and, for
+/// GELU, its two biases.
+fn mlp_params_whole(t: &Transformer) -> f64 {
+    let h = f64::from(t.hidden);
+    let ffn = f64::from(t.ffn_hidden);
+    let biases = match t.mlp {
+        Mlp::Gelu => ffn + h,
+        Mlp::Swiglu => 0.0,
+    };
+    h * LayerShape::of(t).up_cols + ffn * h + biases
+}
+
+/// Parameters of layer `layer` that data parallelism reduces, whole: the
+/// whole layer when dense; an MoE layer's attention, norms, router and
+/// shared experts (its routed experts reduce over the expert-data-parallel
+/// group instead, `moe::expert_params_per_rank`).
+pub fn dense_params_whole_at(t: &Transformer, layer: u32) -> f64 {
+    match &t.moe {
+        Some(m) if m.is_moe_layer(layer) => {
+            layer_params_whole(t) - mlp_params_whole(t)
+                + crate::workload::moe::moe_dense_params_whole(t, m)
+        }
+        _ => layer_params_whole(t),
+    }
+}
+
+/// [`dense_params_whole_at`] on one TP rank.
+pub(crate) fn dense_params_at(t: &Transformer, tp: u32, layer: u32) -> f64 {
+    match &t.moe {
+        Some(m) if m.is_moe_layer(layer) => dense_params_whole_at(t, layer) / f64::from(tp),
+        _ => layer_params(t, tp),
+    }
+}
+
 /// Parameters of the embedding matrix (and of the output layer, its tied
 /// copy or its own matrix), whole.
 pub fn embedding_params_whole(t: &Transformer) -> f64 {
@@ -579,7 +622,32 @@ pub fn embedding_params_whole(t: &Transformer) -> f64 {
 /// embedding and, untied, the output layer (final norm left out).
 pub fn model_params(t: &Transformer) -> f64 {
     let output = if t.tied_embeddings { 0.0 } else { 1.0 };
-    f64::from(t.layers) * layer_params_whole(t) + (1.0 + output) * embedding_params_whole(t)
+    let embeddings = (1.0 + output) * embedding_params_whole(t);
+    match &t.moe {
+        None => f64::from(t.layers) * layer_params_whole(t) + embeddings,
+        Some(m) => {
+            let routed = crate::workload::moe::routed_params_whole(t, m);
+            (0..t.layers)
+                .map(|l| dense_params_whole_at(t, l) + if m.is_moe_layer(l) { routed } else { 0.0 })
+                .sum::<f64>()
+                + embeddings
+        }
+    }
+}
+
+/// The parameters one token's forward uses: [`model_params`] with each MoE
+/// layer's routed experts counted k times over instead of all of them
+/// (the active parameters).
+pub fn active_params(t: &Transformer) -> f64 {
+    match &t.moe {
+        None => model_params(t),
+        Some(m) => {
+            let moe_layers = f64::from(t.layers - m.dense_layers.min(t.layers));
+            let routed = crate::workload::moe::routed_params_whole(t, m);
+            let active = f64::from(m.top_k) * routed / f64::from(m.experts);
+            model_params(t) - moe_layers * (routed - active)
+        }
+    }
 }
 
 /// Bytes the optimizer step moves per parameter: mixed-precision Adam reads

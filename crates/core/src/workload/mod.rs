@@ -12,12 +12,14 @@ pub(crate) mod graph;
 pub mod interference;
 pub mod layer_cost;
 mod matmul_allreduce;
+pub mod moe;
 mod pp_boundary;
 pub(crate) mod queues;
 pub(crate) mod recycle;
 pub mod schedule;
 mod sharding;
 pub mod stage_layers;
+mod tp_form;
 mod transformer;
 
 use crate::model::fidelity::Fidelity;
@@ -376,7 +378,7 @@ impl Cluster {
             per_node: k,
             size_bytes,
         });
-        self.spread_placed(g, members, call, k, nodes)
+        self.spread_placed(g, members, call, (k, nodes))
     }
 
     /// NCCL's call for a one-collective workload over every DP rank.
@@ -388,8 +390,7 @@ impl Cluster {
     /// `call` laid out across `members` as [`Cluster::dp_collective`] lays
     /// a DP collective out.
     pub fn dp_placed(&self, g: &mut Graph, members: &[u32], call: CollectiveCall) -> Placed {
-        let (k, nodes) = self.layout.dp_spread();
-        self.spread_placed(g, members, call, k, nodes)
+        self.spread_placed(g, members, call, self.layout.dp_spread())
     }
 
     /// Members of a CP group per node (k) and nodes it spans (N): CP ranks
@@ -398,6 +399,21 @@ impl Cluster {
         let l = &self.layout;
         let per_node = (l.gpus_per_node / l.tp).clamp(1, l.cp);
         (per_node, l.cp / per_node)
+    }
+
+    /// A collective of `ranks` GPUs, `per_node` in each node (the expert
+    /// gradients' reduction over the expert-data-parallel group), laid out
+    /// as a DP collective is, one ring per rail.
+    pub fn group_collective(
+        &self,
+        g: &mut Graph,
+        members: &[u32],
+        kind: Collective,
+        size_bytes: f64,
+        (ranks, per_node): (u32, u32),
+    ) -> Placed {
+        let spread = (per_node, ranks / per_node);
+        self.spread_collective(g, members, kind, ranks, spread, size_bytes)
     }
 
     /// A collective of the CP group of each of `members` (Llama 3's K/V
@@ -431,15 +447,14 @@ impl Cluster {
         (g.add_pattern(merge(usage)), self.network_latency_s)
     }
 
-    /// `call` over groups of `k` members per node on `nodes` nodes, for
-    /// each of `members` (one per simulated group).
+    /// `call` laid out across `members`, `k` of its ranks in each of
+    /// `nodes` nodes (see [`Cluster::dp_collective`]).
     fn spread_placed(
         &self,
         g: &mut Graph,
         members: &[u32],
         call: CollectiveCall,
-        k: u32,
-        nodes: u32,
+        (k, nodes): (u32, u32),
     ) -> Placed {
         if nodes <= 1 {
             return Placed {
@@ -564,6 +579,92 @@ impl Cluster {
 
     pub fn nvlink_latency_s(&self) -> f64 {
         self.nvlink_latency_s
+    }
+
+    pub fn network_latency_s(&self) -> f64 {
+        self.network_latency_s
+    }
+
+    /// The links fabric NCCL's cost model sees.
+    pub fn fabric(&self) -> &Fabric {
+        &self.fabric
+    }
+
+    /// The simulated GPUs an EP all-to-all of GPU (`stage`, `replica`,
+    /// `tp_rank`) sends to over one link class (`across`: the NIC), for
+    /// `Fidelity::Full`; empty in the reduced simulation, whose mirrors'
+    /// links are the representative's own. The EP group is `ep`
+    /// consecutive ranks of the stage (TP fastest, then DP; expert tensor
+    /// parallelism 1). `same_index`: across nodes, only the GPU of the
+    /// same index in its node (DeepEP).
+    pub fn ep_peers(
+        &self,
+        (stage, replica, tp_rank): (u32, u32, u32),
+        ep: u32,
+        across: bool,
+        same_index: bool,
+    ) -> Vec<u32> {
+        let l = &self.layout;
+        if l.fidelity == Fidelity::Reduced {
+            return Vec::new();
+        }
+        let local = tp_rank + l.tp * replica;
+        let start = local - local % ep;
+        let node_of = |local: u32| l.node(l.rank(stage, local / l.tp, local % l.tp));
+        let gpn = l.gpus_per_node;
+        (start..start + ep)
+            .filter(|&j| j != local)
+            .filter(|&j| (node_of(j) != node_of(local)) == across)
+            .filter(|&j| !(across && same_index) || (j % gpn == local % gpn))
+            .map(|j| self.gpu(stage, j / l.tp, j % l.tp))
+            .collect()
+    }
+
+    /// The link usage pattern of one rank's share of an EP all-to-all on
+    /// one link class: its own out-link carries a transfer to each of
+    /// `pairs` peers, and each peer's in-link one (per (source,
+    /// destination) pair). `peers` are those peers' simulated GPUs
+    /// (`ep_peers`); with none (the reduced simulation) the mirrors' in-links
+    /// are the representative's own, which then carries all `pairs`.
+    pub fn ep_pattern(
+        &self,
+        g: &mut Graph,
+        gpu: u32,
+        pairs: u32,
+        peers: &[u32],
+        across: bool,
+    ) -> u32 {
+        let (out, into) = if across {
+            (NIC_OUT, NIC_IN)
+        } else {
+            (NVL_OUT, NVL_IN)
+        };
+        let weight = f64::from(pairs);
+        let mut usage = vec![Usage {
+            resource: Self::res(gpu, out),
+            weight,
+        }];
+        if peers.is_empty() {
+            usage.push(Usage {
+                resource: Self::res(gpu, into),
+                weight,
+            });
+        }
+        usage.extend(peers.iter().map(|&p| Usage {
+            resource: Self::res(p, into),
+            weight: 1.0,
+        }));
+        if let (true, Some(core)) = (across, self.core) {
+            let represents = match self.layout.fidelity {
+                Fidelity::Reduced => f64::from(self.layout.represents()),
+                Fidelity::Full => 1.0,
+            };
+            usage.push(Usage {
+                resource: core,
+                weight: weight * represents,
+            });
+        }
+        g.add_pattern(merge(usage))
     }
 }
 
