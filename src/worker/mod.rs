@@ -121,7 +121,7 @@ fn epoch_ms() -> f64 {
 /// Installs the message handler and the panic reporter, then says "ready".
 pub fn start() {
     let Some(scope) = scope() else { return };
-    let test_hooks = spawn::test_hooks_on();
+    let test_hooks = crate::dom::test_hooks_on();
     std::panic::set_hook(Box::new(|info| {
         post(
             &WorkerReply::Panic {

@@ -152,7 +152,9 @@ fn beside(m: &Imported, r: &Report) -> String {
         format!("{:.1}%", r.hta_overlap * 100.0),
     );
     let none = AxisFigures::default();
-    for axis in Axis::ALL {
+    // The expert axis when the simulated report has it.
+    let present = |a: &Axis| *a != Axis::Ep || r.axes.ep.is_some();
+    for axis in Axis::ALL.into_iter().filter(present) {
         let measured = o.axes.get(axis.name()).unwrap_or(&none);
         let simulated = r.axes.get(axis);
         row(

@@ -375,10 +375,9 @@ fn sweep(parsed: &args::Parsed, file: FileArg) -> Result<String, String> {
 }
 
 fn unknown_preset(id: &str) -> String {
-    let names: Vec<&str> = presets::PRESETS.iter().map(|p| p.id).collect();
     clip_echoes(&format!(
         "unknown preset {id:?}: valid are {}",
-        names.join(", ")
+        presets::listed_ids()
     ))
 }
 
@@ -434,11 +433,17 @@ fn read_capped(source: impl Read, name: &str) -> Result<String, String> {
 
 fn summary(s: &Scenario, r: &Report) -> String {
     let hw = &s.hardware;
+    // CP appears where the scenario has it, as in the report.
+    let cp = if s.parallel.cp > 1 {
+        format!(" x cp {} ({})", s.parallel.cp, s.parallel.cp_mode.name())
+    } else {
+        String::new()
+    };
     let mut out = format!(
-        "{} x {} GPUs ({}), tp {} x pp {} x dp {}\n\
+        "{} x {} GPUs ({}), tp {}{cp} x pp {} x dp {}\n\
          step time      {:10.3} ms   (all overlap off: {:.3} ms, speedup {:.3}x)\n\
          compute        {:10.3} ms   bubble {:.1}%\n\
-         model TFLOP/s  {:10.1} per GPU (MFU {:.1}%), executed {:.1} per GPU\n\n\
+         model TFLOP/s  {:10.1} per GPU (MFU {:.1}% of the {} peak), executed {:.1} per GPU\n\n\
          axis   comm ms  exposed ms  hidden  window ms  contention ms  under compute ms  under idle ms\n",
         hw.nodes,
         hw.gpus_per_node,
@@ -453,9 +458,11 @@ fn summary(s: &Scenario, r: &Report) -> String {
         r.bubble_fraction * 100.0,
         r.model_tflops_per_gpu,
         r.mfu * 100.0,
+        r.precision.name(),
         r.hardware_tflops_per_gpu,
     );
-    for axis in Axis::ALL {
+    // The expert axis only for a model with experts, as the report has it.
+    for axis in Axis::ALL.into_iter().filter(|&a| s.has_axis(a)) {
         let a = r.axes.get(axis);
         // An axis that moves nothing has no share hidden; the page shows a dash too.
         let hidden = a

@@ -86,8 +86,8 @@ impl Theme {
 /// The colours of one theme, as CSS colour strings.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Palette {
-    /// By `Axis::index`: TP, PP, DP.
-    pub axis: [&'static str; 3],
+    /// By `Axis::index`: TP, PP, DP, EP, CP.
+    pub axis: [&'static str; Axis::COUNT],
     /// [`Role::Background`].
     pub background: &'static str,
     /// [`Role::Lane`].
@@ -118,7 +118,10 @@ pub struct Palette {
 
 /// The light theme.
 pub const LIGHT: Palette = Palette {
-    axis: ["#0072B2", "#B35C00", "#007A5A"],
+    // EP: a reddish purple at the others' luminance, its hue 84 degrees
+    // or more from theirs; CP: a violet, 50 degrees or more from every
+    // other axis (the tests below).
+    axis: ["#0072B2", "#B35C00", "#007A5A", "#AA3F9E", "#7456D6"],
     background: "#ffffff",
     lane: "#f3f4f6",
     text: "#1f2328",
@@ -136,7 +139,7 @@ pub const LIGHT: Palette = Palette {
 
 /// The dark theme.
 pub const DARK: Palette = Palette {
-    axis: ["#56B4E9", "#E69F00", "#2FBF8F"],
+    axis: ["#56B4E9", "#E69F00", "#2FBF8F", "#F681E1", "#B499FF"],
     background: "#15181d",
     lane: "#1e232a",
     text: "#e6e8eb",
@@ -281,7 +284,7 @@ mod contrast_tests {
         ]
     }
 
-    fn axes(p: &Palette) -> [(&'static str, &'static str); 3] {
+    fn axes(p: &Palette) -> [(&'static str, &'static str); Axis::COUNT] {
         Axis::ALL.map(|a| (a.label(), p.axis[a.index()]))
     }
 
@@ -392,8 +395,8 @@ mod contrast_tests {
         }
     }
 
-    /// Known gap: in a link lane the axes' bandwidths are stacked, so TP, PP
-    /// and DP touch there. Three colours that all stand 3:1 from the lane
+    /// Known gap: in a link lane the axes' bandwidths are stacked, so TP, PP,
+    /// DP, EP and CP touch there. Colours that all stand 3:1 from the lane
     /// cannot also stand 3:1 from each other (with the lane that is four
     /// levels, a 27:1 range of the 21:1 there is); they differ by their
     /// Okabe-Ito hue instead. Pinned so that a change of the axis colours is
@@ -401,8 +404,8 @@ mod contrast_tests {
     #[test]
     fn stacked_axis_colours_differ_by_hue_not_luminance() {
         for (theme, p, max) in [("light", &LIGHT, 1.15), ("dark", &DARK, 1.05)] {
-            for i in 0..3 {
-                for j in i + 1..3 {
+            for i in 0..Axis::COUNT {
+                for j in i + 1..Axis::COUNT {
                     let r = ratio(p.axis[i], p.axis[j]);
                     assert!(r < max, "{theme}: axes {i} and {j} at {r:.2}:1");
                     let d = (hue_deg(p.axis[i]) - hue_deg(p.axis[j])).abs();
