@@ -34,7 +34,7 @@
 //   node scripts/bench-page.mjs            every preset
 //   node scripts/bench-page.mjs 1t         only presets whose id contains "1t"
 //   BENCH_SECTIONS=switch,longest node scripts/bench-page.mjs 1t
-//                                          only those sections (first, longest, switch, default, exports, import)
+//                                          only those sections (first, longest, switch, default, exports, sweep, import)
 
 import { readdirSync, readFileSync, createWriteStream, mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -403,6 +403,43 @@ if (wanted('exports')) {
   }
   await context.close();
 }
+
+// Sweeps in the page's sweep worker (issue 43).
+if (wanted('sweep')) {
+  console.log('\nsweeps (view=sweep, one point at a time in a worker of its own):');
+  const list = (n) => Array.from({ length: n }, (_, i) => i + 1).join(',');
+  for (const [preset, n, whole] of [['didactic', 32, true], ['megatron-1t', 16, false]]) {
+    const { context, page, problems } = await newPage(browser);
+    await page.goto(`${server.url}?v=1&preset=${preset}&view=sweep&sweep=overlap.tp_chunks&values=${list(n)}`);
+    await page.waitForSelector('.sweep-status', { timeout: 60000 });
+    await page.waitForFunction(() => Number(document.querySelector('.sweep-status')?.dataset.sweepFirstMs) >= 0,
+      null, { timeout: 120000 });
+    const done = await page.waitForFunction((count) => {
+      const s = document.querySelector('.sweep-status');
+      return s && Number(s.dataset.sweepArrived) === count;
+    }, n, { timeout: whole ? 60000 : 120000 }).then(() => true, () => false);
+    const d = await page.$eval('.sweep-status', (s) => ({ ...s.dataset }));
+    console.log(`  ${preset.padEnd(12)} ${n} values of tp_chunks: first point after ${f(Number(d.sweepFirstMs))} ms, ` +
+      (done ? `whole curve ${f(Number(d.sweepTotalMs))} ms (worker ${f(Number(d.sweepWorkerMs))} ms)`
+        : `${d.sweepArrived} of ${n} points after two minutes`) + `; ${describeLong(await longest(page))}`);
+    if (done) {
+      // The same sweep again with its worker warm: a new list supersedes the old.
+      const reversed = list(n).split(',').reverse().join(',');
+      await resetLong(page);
+      await page.fill('.sweep-values', reversed);
+      await page.dispatchEvent('.sweep-values', 'change');
+      await page.waitForFunction((count) => {
+        const s = document.querySelector('.sweep-status');
+        return s && s.dataset.sweepCount === String(count) && Number(s.dataset.sweepArrived) === count
+          && document.querySelector('[data-sweep-value]')?.dataset.sweepValue === String(count);
+      }, n, { timeout: 120000 });
+      const w = await page.$eval('.sweep-status', (s) => ({ ...s.dataset }));
+      console.log(`    again, worker warm: first point after ${f(Number(w.sweepFirstMs))} ms, whole curve ${f(Number(w.sweepTotalMs))} ms ` +
+        `(worker ${f(Number(w.sweepWorkerMs))} ms); ${describeLong(await longest(page))}`);
+    }
+    if (problems.length) console.log(`    page problems: ${problems.join('; ')}`);
+    await context.close();
+  }
 
 /** Writes a single-rank trace of about `target` bytes shaped as
  * crates/core/benches/import_trace.rs writes one: per kernel an `aten::mm`

@@ -16,6 +16,7 @@ pub mod scenario_json;
 pub mod share_panel;
 pub mod skip_links;
 pub mod sticky_figures;
+pub mod sweep_view;
 pub mod table_view;
 pub mod tour;
 pub mod widgets;

@@ -128,7 +128,7 @@ fn epoch_ms() -> f64 {
 /// Installs the message handler and the panic reporter, then says "ready".
 pub fn start() {
     let Some(scope) = scope() else { return };
-    let test_hooks = spawn::test_hooks_on();
+    let test_hooks = crate::dom::test_hooks_on();
     std::panic::set_hook(Box::new(|info| {
         post(
             &WorkerReply::Panic {
@@ -167,7 +167,63 @@ fn handle(data: &JsValue, test_hooks: bool) {
             panic!("a test asked the simulation worker to panic")
         }
         WorkerRequest::Panic | WorkerRequest::Init { .. } => {}
+        WorkerRequest::SweepPoint {
+            gen,
+            input,
+            field,
+            value,
+            index,
+        } => sweep_point(gen, input, &field, value, index),
+        WorkerRequest::BusCurve {
+            gen,
+            hardware,
+            collective,
+        } => post(
+            &WorkerReply::BusCurve {
+                gen,
+                collective,
+                points: overlap_core::sweep::bus_curve(&hardware, collective),
+            },
+            &[],
+            &[],
+        ),
     }
+}
+
+thread_local! {
+    /// The sweep this worker serves, by generation: its simulator keeps the
+    /// all-off baseline from point to point.
+    static SWEEP: RefCell<Option<(u64, overlap_core::sweep::Sweep)>> = const { RefCell::new(None) };
+}
+
+/// One point of a sweep, answered with its row (a refusal is a row too).
+fn sweep_point(gen: u64, input: ScenarioInput, field: &str, value: serde_json::Value, index: u32) {
+    use overlap_core::sweep::{Candidate, Row, Sweep};
+    let t0 = now_ms();
+    let row = match overlap_core::sweep::field(field) {
+        Ok(f) => SWEEP.with(|cell| {
+            let mut cell = cell.borrow_mut();
+            if cell
+                .as_ref()
+                .is_none_or(|(g, s)| *g != gen || s.input != input)
+            {
+                *cell = Some((gen, Sweep::new(input, f).single_threaded()));
+            }
+            let (_, sweep) = cell.as_mut().expect("set above");
+            sweep.point(&Candidate::Value(value))
+        }),
+        Err(error) => Row::Refused { value, error },
+    };
+    post(
+        &WorkerReply::SweepPoint {
+            gen,
+            index,
+            row,
+            sim_ms: now_ms() - t0,
+        },
+        &[],
+        &[],
+    );
 }
 
 /// A refusal; with `field`, the scenario field it names, for the page to

@@ -351,7 +351,9 @@ impl Runner {
             | WorkerReply::PartsRan { .. }
             | WorkerReply::ImportProgress { .. }
             | WorkerReply::Imported { .. }
-            | WorkerReply::ImportRefused { .. } => return,
+            | WorkerReply::ImportRefused { .. }
+            | WorkerReply::SweepPoint { .. }
+            | WorkerReply::BusCurve { .. } => return,
         };
         let held = Held {
             reply,
@@ -479,7 +481,7 @@ pub fn install(state: AppState) {
         let input = state.input.get();
         handle.0.get_value().request_soon(input);
     });
-    if spawn::test_hooks_on() {
+    if crate::dom::test_hooks_on() {
         // Test-only: `overlap-lab-test:panic` on the window makes the worker
         // panic, so that a browser test can check how the page reports it.
         let _ = window_event_listener(

@@ -39,15 +39,6 @@ pub fn worker_url() -> Result<String, String> {
         .map_err(|_| format!("no address for {WORKER_SCRIPT} next to {}", module_url()))
 }
 
-/// True when the page asked for the test-only worker messages (the browser
-/// tests set `globalThis.overlapLabTestHooks = true` before the app starts).
-pub fn test_hooks_on() -> bool {
-    js_sys::Reflect::get(&js_sys::global(), &"overlapLabTestHooks".into())
-        .ok()
-        .and_then(|v| v.as_bool())
-        .unwrap_or(false)
-}
-
 /// A running worker; dropping it terminates the worker.
 pub struct WorkerHandle {
     worker: Worker,
@@ -153,7 +144,7 @@ pub fn spawn(
     // Read by `sim-worker.js`: the glue's URL, then the compiled module.
     let init = WorkerRequest::Init {
         glue: module_url(),
-        test_hooks: test_hooks_on(),
+        test_hooks: crate::dom::test_hooks_on(),
     };
     worker
         .post_message(&wire::envelope(&init, &[&wasm_bindgen::module()]))

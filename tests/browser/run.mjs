@@ -405,6 +405,9 @@ registerTimelineTests(test, { assert, canvasDrawn });
 // The link-lane picker of a step without a timeline (issue 14).
 (await import('./page4.mjs')).registerLinkPickerTests(test, { assert });
 
+// Sweeps and bus bandwidth against message size (issue 43).
+(await import('./sweep.mjs')).registerSweepTests(test, { assert, close, CLI, ARTIFACTS });
+
 // ---------------------------------------------------------------- runner
 
 const filter = process.argv[2];

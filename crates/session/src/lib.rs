@@ -9,7 +9,9 @@
 pub mod import;
 pub mod machine;
 pub mod messages;
+pub mod sweep;
 
 pub use import::{ImportAction, ImportEvent, ImportSession};
 pub use machine::{Action, Alert, Event, Session};
 pub use messages::{RunCounts, TraceFile, WorkerReply, WorkerRequest};
+pub use sweep::SweepSession;

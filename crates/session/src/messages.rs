@@ -9,6 +9,8 @@
 
 use overlap_core::trace_import::bars::MeasuredRow;
 use overlap_core::trace_import::Imported;
+use overlap_core::scenario::{CollectiveOp, HardwareInput};
+use overlap_core::sweep::{BusPoint, Row};
 use overlap_core::{Part, PartRan, Report, ScenarioInput};
 use serde::{Deserialize, Serialize};
 
@@ -47,6 +49,22 @@ pub enum WorkerRequest {
     /// Panic on purpose (only with the test hooks on), so that the browser
     /// tests can check how a panic is reported.
     Panic,
+    /// One point of a sweep (`crate::sweep`): `input` with `field` set to
+    /// `value`; answered with `SweepPoint`.
+    SweepPoint {
+        gen: u64,
+        input: ScenarioInput,
+        field: String,
+        value: serde_json::Value,
+        index: u32,
+    },
+    /// The bus-bandwidth curve of one collective over every GPU of
+    /// `hardware`; answered with `BusCurve`.
+    BusCurve {
+        gen: u64,
+        hardware: HardwareInput,
+        collective: CollectiveOp,
+    },
     /// Import the profiler traces the reader opened (`crate::import`): the
     /// page's `File`s follow, one per entry of `files` in the same order,
     /// read by the worker a slice at a time and never sent anywhere.
@@ -149,6 +167,20 @@ pub enum WorkerReply {
     Panic { message: String },
     /// The worker stopped (posted by `www/sim-worker.js`).
     Crashed { message: String },
+    /// A sweep's point: its row (a refused value's too), and the core's
+    /// time for it, ms.
+    SweepPoint {
+        gen: u64,
+        index: u32,
+        row: Row,
+        sim_ms: f64,
+    },
+    /// A collective's bus-bandwidth curve, or why it could not be simulated.
+    BusCurve {
+        gen: u64,
+        collective: CollectiveOp,
+        points: Result<Vec<BusPoint>, String>,
+    },
 }
 
 impl WorkerReply {

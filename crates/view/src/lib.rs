@@ -29,6 +29,7 @@ pub mod measured;
 pub mod memory_advice;
 pub mod morph;
 pub mod palette;
+pub mod plot;
 pub mod prepared;
 pub mod report_csv;
 pub mod scene;

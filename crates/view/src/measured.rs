@@ -7,9 +7,8 @@
 //!
 //! The measured side has a row per GPU stream: compute in the compute
 //! colour, communication in its axis's colour where the trace says the
-//! axis ([`Role::UnknownComm`] where it does not, [`Role::OtherComm`] for
-//! expert and context parallelism), copies and sets muted and half as
-//! tall. The simulated side has each drawn GPU's compute lane and its
+//! axis ([`Role::UnknownComm`] where it does not), copies and sets muted
+//! and half as tall. The simulated side has each drawn GPU's compute lane and its
 //! communication lanes that hold anything, with the exposed part of each
 //! collective hatched.
 //! Bars that fall within half a pixel of the bar drawn before them on
@@ -56,7 +55,8 @@ pub fn bar_role(class: BarClass) -> Role {
         BarClass::Comm(TraceAxis::Tp) => Role::Axis(Axis::Tp),
         BarClass::Comm(TraceAxis::Pp) => Role::Axis(Axis::Pp),
         BarClass::Comm(TraceAxis::Dp) => Role::Axis(Axis::Dp),
-        BarClass::Comm(TraceAxis::Ep | TraceAxis::Cp) => Role::OtherComm,
+        BarClass::Comm(TraceAxis::Ep) => Role::Axis(Axis::Ep),
+        BarClass::Comm(TraceAxis::Cp) => Role::Axis(Axis::Cp),
         BarClass::Comm(TraceAxis::Unknown) => Role::UnknownComm,
     }
 }
@@ -301,7 +301,7 @@ fn ticks(list: &mut DisplayList, span_s: f64, x_of: &dyn Fn(f64) -> f64, right: 
 }
 
 /// What each colour means: a swatch and a word each, wrapped to `right`.
-const LEGEND: [(Option<Role>, &str); 11] = [
+const LEGEND: [(Option<Role>, &str); 12] = [
     (
         Some(Role::Phase(Phase::Forward)),
         "compute (measured), forward",
@@ -311,7 +311,8 @@ const LEGEND: [(Option<Role>, &str); 11] = [
     (Some(Role::Axis(Axis::Tp)), "TP"),
     (Some(Role::Axis(Axis::Pp)), "PP"),
     (Some(Role::Axis(Axis::Dp)), "DP"),
-    (Some(Role::OtherComm), "EP or CP"),
+    (Some(Role::Axis(Axis::Ep)), "EP"),
+    (Some(Role::Axis(Axis::Cp)), "CP"),
     (Some(Role::UnknownComm), "axis unknown"),
     (Some(Role::Muted), "copy or set"),
     // The hatch of an exposed span.

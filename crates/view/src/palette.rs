@@ -46,9 +46,6 @@ pub enum Role {
     OnCompute,
     /// A measured communication kernel whose axis the trace does not say.
     UnknownComm,
-    /// A measured communication kernel of an axis the simulator draws no
-    /// lane for (expert or context parallelism).
-    OtherComm,
 }
 
 /// A theme a link can fix (`theme=light` or `theme=dark`), for the page,
@@ -91,8 +88,8 @@ impl Theme {
 /// The colours of one theme, as CSS colour strings.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Palette {
-    /// By `Axis::index`: TP, PP, DP.
-    pub axis: [&'static str; 3],
+    /// By `Axis::index`: TP, PP, DP, EP, CP.
+    pub axis: [&'static str; Axis::COUNT],
     /// [`Role::Background`].
     pub background: &'static str,
     /// [`Role::Lane`].
@@ -121,13 +118,14 @@ pub struct Palette {
     pub on_compute: &'static str,
     /// [`Role::UnknownComm`].
     pub unknown_comm: &'static str,
-    /// [`Role::OtherComm`].
-    pub other_comm: &'static str,
 }
 
 /// The light theme.
 pub const LIGHT: Palette = Palette {
-    axis: ["#0072B2", "#B35C00", "#007A5A"],
+    // EP: a reddish purple at the others' luminance, its hue 84 degrees
+    // or more from theirs; CP: a violet, 50 degrees or more from every
+    // other axis (the tests below).
+    axis: ["#0072B2", "#B35C00", "#007A5A", "#AA3F9E", "#7456D6"],
     background: "#ffffff",
     lane: "#f3f4f6",
     text: "#1f2328",
@@ -145,12 +143,11 @@ pub const LIGHT: Palette = Palette {
     // step's magenta among them), and Okabe-Ito's yellow darkened: both
     // 3:1 from the lane.
     unknown_comm: "#C0282D",
-    other_comm: "#7A6A00",
 };
 
 /// The dark theme.
 pub const DARK: Palette = Palette {
-    axis: ["#56B4E9", "#E69F00", "#2FBF8F"],
+    axis: ["#56B4E9", "#E69F00", "#2FBF8F", "#F681E1", "#B499FF"],
     background: "#15181d",
     lane: "#1e232a",
     text: "#e6e8eb",
@@ -166,7 +163,6 @@ pub const DARK: Palette = Palette {
     on_compute: "#15181d",
     // The same red lightened, and Okabe-Ito's yellow: 3:1 from the lane.
     unknown_comm: "#FF6B6B",
-    other_comm: "#F0E442",
 };
 
 impl Palette {
@@ -185,7 +181,6 @@ impl Palette {
             Role::OnComm => self.on_comm,
             Role::OnCompute => self.on_compute,
             Role::UnknownComm => self.unknown_comm,
-            Role::OtherComm => self.other_comm,
         }
     }
 
@@ -300,7 +295,7 @@ mod contrast_tests {
         ]
     }
 
-    fn axes(p: &Palette) -> [(&'static str, &'static str); 3] {
+    fn axes(p: &Palette) -> [(&'static str, &'static str); Axis::COUNT] {
         Axis::ALL.map(|a| (a.label(), p.axis[a.index()]))
     }
 
@@ -371,7 +366,7 @@ mod contrast_tests {
         for (theme, p) in THEMES {
             let mut bars = compute(p).to_vec();
             bars.extend(axes(p));
-            bars.extend([("unknown axis", p.unknown_comm), ("EP or CP", p.other_comm)]);
+            bars.push(("unknown axis", p.unknown_comm));
             for (kind, bar) in &bars {
                 let r = ratio(bar, p.lane);
                 assert!(r >= 3.0, "{theme}: {kind} against its lane is {r:.2}:1");
@@ -420,7 +415,6 @@ mod contrast_tests {
         for (theme, p) in THEMES {
             let mut others = compute(p).to_vec();
             others.extend(axes(p));
-            others.push(("EP or CP", p.other_comm));
             for (what, colour) in others {
                 if colour == p.backward {
                     continue;
@@ -435,8 +429,8 @@ mod contrast_tests {
         }
     }
 
-    /// Known gap: in a link lane the axes' bandwidths are stacked, so TP, PP
-    /// and DP touch there. Three colours that all stand 3:1 from the lane
+    /// Known gap: in a link lane the axes' bandwidths are stacked, so TP, PP,
+    /// DP, EP and CP touch there. Colours that all stand 3:1 from the lane
     /// cannot also stand 3:1 from each other (with the lane that is four
     /// levels, a 27:1 range of the 21:1 there is); they differ by their
     /// Okabe-Ito hue instead. Pinned so that a change of the axis colours is
@@ -444,8 +438,8 @@ mod contrast_tests {
     #[test]
     fn stacked_axis_colours_differ_by_hue_not_luminance() {
         for (theme, p, max) in [("light", &LIGHT, 1.15), ("dark", &DARK, 1.05)] {
-            for i in 0..3 {
-                for j in i + 1..3 {
+            for i in 0..Axis::COUNT {
+                for j in i + 1..Axis::COUNT {
                     let r = ratio(p.axis[i], p.axis[j]);
                     assert!(r < max, "{theme}: axes {i} and {j} at {r:.2}:1");
                     let d = (hue_deg(p.axis[i]) - hue_deg(p.axis[j])).abs();

@@ -54,7 +54,8 @@ const LAUNCH_US: i64 = 4;
 /// number them; streams beyond these (kernels of one lane that overlap each
 /// other) are numbered from `EXTRA_STREAM`.
 const COMPUTE_STREAM: u32 = 7;
-const AXIS_STREAM: [u32; 3] = [13, 17, 21];
+// Stream ids are made up, one per axis, apart from compute's 7.
+const AXIS_STREAM: [u32; Axis::COUNT] = [13, 17, 21, 25, 29];
 const EXTRA_STREAM: u32 = 31;
 /// Host process ids are made up; they only have to differ from device ids.
 const HOST_PID_BASE: u32 = 4000;
@@ -369,6 +370,26 @@ fn kernel_name(iv: &Interval, lane: Lane, s: &Scenario) -> String {
             .kernel
             .map_or(String::new(), |k| format!("_{}", k.name_suffix()));
         let signature = "(ncclDevComm*, unsigned long, ncclWork*)";
+        // DeepEP names its kernels by namespace: `internode` where the
+        // all-to-all crosses the network, `intranode` inside one node
+        // (deep_ep/csrc/kernels); NCCL's all-to-all runs its grouped sends
+        // as ncclDevKernel_SendRecv, the default below.
+        let deepep = s
+            .moe()
+            .is_some_and(|m| m.dispatcher == crate::model::scenario::Dispatcher::Deepep);
+        if deepep && matches!(iv.op, OpKind::Dispatch | OpKind::Combine) {
+            let scope = if s.parallel.ep > s.hardware.gpus_per_node {
+                "internode"
+            } else {
+                "intranode"
+            };
+            let function = if iv.op == OpKind::Dispatch {
+                "dispatch"
+            } else {
+                "combine"
+            };
+            return format!("void deep_ep::{scope}::{function}<{half}>(void*, int, int)");
+        }
         return match iv.op {
             OpKind::AllReduce | OpKind::EmbeddingAllReduce => {
                 format!("ncclDevKernel_AllReduce_Sum_{dtype}{kernel}{signature}")
@@ -418,6 +439,8 @@ fn lane_name(lane: Lane) -> &'static str {
         Lane::Comm(Axis::Tp) => "TP NCCL",
         Lane::Comm(Axis::Pp) => "PP NCCL",
         Lane::Comm(Axis::Dp) => "DP NCCL",
+        Lane::Comm(Axis::Ep) => "EP all-to-all",
+        Lane::Comm(Axis::Cp) => "CP NCCL",
     }
 }
 

@@ -33,8 +33,7 @@ pub enum Figure {
     Overlap,
     /// One axis's exposed communication.
     AxisExposed(Axis),
-    /// Exposed communication of an axis the simulator has no lane for
-    /// (its key: "ep", "cp"), or whose axis the trace does not say
+    /// Exposed communication whose axis the trace does not say
     /// ("unknown"): measured only.
     OtherExposed(String),
 }
@@ -114,7 +113,10 @@ pub fn compare(m: &Imported, r: &Report) -> Vec<Compared> {
         ),
     ];
     let none = AxisFigures::default();
-    for axis in Axis::ALL {
+    // The axes the report has (EP with experts, CP with cp > 1) and any
+    // the trace measured.
+    let measured_axis = |axis: Axis| o.axes.get(axis.name()).is_some_and(|a| a.comm_ms > 0.0);
+    for axis in Axis::ALL.into_iter().filter(|&a| r.axes.has(a) || measured_axis(a)) {
         out.push(row(
             Figure::AxisExposed(axis),
             &format!("{} exposed ms", axis.label()),
