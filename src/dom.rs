@@ -57,3 +57,13 @@ pub fn focus_is_in_text_or_button() -> bool {
         _ => active.get_attribute("role").as_deref() == Some("switch"),
     }
 }
+
+/// True when the page asked for its test-only hooks (the browser tests set
+/// `globalThis.overlapLabTestHooks = true` before the app starts): the
+/// worker's test messages and the page's own panic trigger.
+pub fn test_hooks_on() -> bool {
+    js_sys::Reflect::get(&js_sys::global(), &"overlapLabTestHooks".into())
+        .ok()
+        .and_then(|v| v.as_bool())
+        .unwrap_or(false)
+}

@@ -51,7 +51,8 @@ pub fn serve_if_worker() -> bool {
 
 /// Mounts the app on `<body>`.
 pub fn mount() {
-    console_error_panic_hook::set_once();
+    web::panic_notice::install();
+    web::panic_notice::install_test_trigger();
     leptos::mount::mount_to_body(App);
 }
 
@@ -91,8 +92,10 @@ pub fn App() -> impl IntoView {
                 <ui::run_status::SimStatus />
                 <timeline::panel::TimelineCanvas />
                 <ui::playback::Playback />
+                <ui::sweep_view::PlotViews />
                 <ui::share_panel::SharePanel />
                 <ui::figures::AxisFigures />
+                <ui::measured::MeasuredPanel />
                 <ui::memory_bar::MemoryBar />
                 <ui::table_view::TableView />
                 <ui::scenario_json::ScenarioJson />

@@ -125,6 +125,8 @@ pub struct AppState {
     /// Counts the inputs the runner resolved: views that compare resolved
     /// scenarios (the "modified" mark) look again when it moves.
     pub resolve_seq: RwSignal<u64>,
+    /// The sweep or bus-bandwidth picture open beside the timeline (`view=`).
+    pub pane: RwSignal<overlap_view::view_query::Pane>,
 }
 
 /// Why the last run did not show, in the page's alert.
@@ -169,6 +171,7 @@ impl AppState {
             culprits: RwSignal::new(Vec::new()),
             timeline_refused: RwSignal::new(None),
             resolve_seq: RwSignal::new(0),
+            pane: RwSignal::new(overlap_view::view_query::Pane::Timeline),
         }
     }
 

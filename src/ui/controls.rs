@@ -20,8 +20,11 @@ use crate::ui::widgets::{NumberPair, SelectField, Toggle};
 // control, at the end of its section's group (`unplaced`).
 
 /// The overlap group's rows: each axis's switch, then its knobs.
-const OVERLAP_ROWS: [(Axis, &[&str]); 3] = [
-    (Axis::Tp, &["overlap.tp", "overlap.tp_chunks"]),
+const OVERLAP_ROWS: [(Axis, &[&str]); Axis::COUNT] = [
+    (
+        Axis::Tp,
+        &["overlap.tp", "overlap.tp_mode", "overlap.tp_chunks"],
+    ),
     (Axis::Pp, &["overlap.pp"]),
     (
         Axis::Dp,
@@ -31,10 +34,12 @@ const OVERLAP_ROWS: [(Axis, &[&str]); 3] = [
             "overlap.grad_bytes",
             "overlap.param_gather",
             "overlap.grad_sync",
+            "overlap.fp8_all_gather",
         ],
     ),
+    (Axis::Ep, &["overlap.ep"]),
+    (Axis::Cp, &["overlap.cp"]),
 ];
-/// Below the rows of the overlap group.
 /// Below the rows of the overlap group: what overlap costs (interference,
 /// the v1 SM tax) and whether kernels can run side by side at all (hardware
 /// queues).
@@ -65,16 +70,30 @@ const TRANSFORMER: &[&str] = &[
     "workload.global_batch",
     "workload.recompute",
     "workload.sequence_parallel",
+    "workload.head_dim",
+    "workload.moe.experts",
+    "workload.moe.top_k",
+    "workload.moe.expert_ffn_hidden",
+    "workload.moe.shared_experts",
+    "workload.moe.dense_layers",
+    "workload.moe.dispatcher",
+    "workload.moe.max_nodes_per_token",
+    "workload.moe.imbalance",
+    "workload.moe.deepep_sms",
+    "workload.precision",
 ];
 const MATMUL: &[&str] = &["workload.m", "workload.n", "workload.k"];
 const PARALLEL: &[&str] = &[
     "parallel.tp",
     "parallel.pp",
     "parallel.dp",
+    "parallel.cp",
+    "parallel.cp_mode",
     "parallel.schedule",
     "parallel.virtual_stages",
     "parallel.scatter_gather",
     "parallel.dp_sharding",
+    "parallel.ep",
 ];
 
 /// Every placed path.

@@ -345,5 +345,8 @@ pub(crate) fn compact_body(
         <crate::ui::run_status::SimStatus />
         <panel::TimelineCanvas />
         {with_playback.then(|| view! { <playback::Playback /> })}
+        // A link that opens a sweep or the bus plot (`view=sweep`) shows it.
+        {(state.pane.get_untracked() != overlap_view::view_query::Pane::Timeline)
+            .then(|| view! { <crate::ui::sweep_view::PlotViews /> })}
     }
 }

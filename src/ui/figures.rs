@@ -68,6 +68,8 @@ fn title(axis: Axis) -> &'static str {
         Axis::Tp => "TP: tensor parallel",
         Axis::Pp => "PP: pipeline",
         Axis::Dp => "DP: data parallel",
+        Axis::Ep => "EP: expert parallel",
+        Axis::Cp => "CP: context parallel",
     }
 }
 
@@ -219,11 +221,22 @@ pub fn Why() -> impl IntoView {
 /// Per-axis figures with their window charts, and the link figures.
 #[component]
 pub fn AxisFigures() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    // The expert axis only for a model with experts and the context axis
+    // only with cp > 1, as the report has them.
+    let has = move |axis: Axis| {
+        state.resolved.with(|s| {
+            s.as_ref()
+                .map_or(!matches!(axis, Axis::Ep | Axis::Cp), |s| s.has_axis(axis))
+        })
+    };
     view! {
         <section class="axis-figures" aria-labelledby="axes-h">
             <h2 id="axes-h">"Per axis: is there room to hide it?"</h2>
             <div class="axes">
-                {Axis::ALL.map(|axis| view! { <AxisCard axis=axis /> }).collect_view()}
+                {Axis::ALL
+                    .map(|axis| view! { <Show when=move || has(axis)><AxisCard axis=axis /></Show> })
+                    .collect_view()}
             </div>
             <div class="links-figs">
                 {metric::LINKS.map(|m| view! { <Figure metric=m /> }).collect_view()}

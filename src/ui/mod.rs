@@ -1,12 +1,14 @@
 //! Components of the page: the controls (built from the core's field
 //! table), the figures (from its `Metric`), the tour, the compact embedded
 //! page, export and share buttons, playback, the table view, the
-//! scenario's JSON, the skip links and a phone's sticky figure bar.
+//! scenario's JSON, the skip links, a phone's sticky figure bar, and a
+//! measured trace beside the simulated step (`measured`).
 
 pub mod controls;
 pub mod embed;
 pub mod export;
 pub mod figures;
+pub mod measured;
 pub mod memory_bar;
 pub mod playback;
 pub mod run_status;
@@ -14,6 +16,7 @@ pub mod scenario_json;
 pub mod share_panel;
 pub mod skip_links;
 pub mod sticky_figures;
+pub mod sweep_view;
 pub mod table_view;
 pub mod tour;
 pub mod widgets;

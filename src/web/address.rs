@@ -95,6 +95,7 @@ fn current_view(state: AppState, share: Share) -> ViewParams {
         link_gpu: state.link_gpu.get_untracked(),
         shown_gpus: state.shown_gpus.get_untracked(),
         chapter: state.tour_chapter.get_untracked().map(|c| c + 1),
+        pane: state.pane.get_untracked(),
     }
 }
 
@@ -198,6 +199,8 @@ fn apply_query(state: AppState, share: Share, query: &str) -> Mode {
     state.preset_id.set(decoded.preset.to_string());
     state.input.set(decoded.input);
     state.tour_chapter.set(view.chapter.map(|c| c - 1));
+    // A sweep or bus plot needs no timeline: opened at once.
+    state.pane.set(view.pane.clone());
     share.pending_view.set_value(Some(view));
     share.give_back_view.set_value(false);
     share.link_errors.set(errors);
@@ -397,6 +400,7 @@ pub fn install(state: AppState, widget: Option<WidgetHost>) -> Share {
         state.preset_id.track();
         state.link_gpu.track();
         state.shown_gpus.track();
+        state.pane.track();
         state.playhead.track();
         state.tour_chapter.track();
         share.theme.track();

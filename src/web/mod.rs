@@ -4,3 +4,4 @@
 pub mod address;
 pub mod download;
 pub mod host;
+pub mod panic_notice;

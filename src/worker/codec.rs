@@ -16,15 +16,17 @@
 //! time, so that no single task holds the main thread for long.
 
 use overlap_core::timeline::{
-    Algorithm, Direction, GpuLanes, Interval, Kernel, Lane, LinkClass, LinkLane, LinkSample,
+    Algorithm, Axis, Direction, GpuLanes, Interval, Kernel, Lane, LinkClass, LinkLane, LinkSample,
     OpKind, Phase, Protocol,
 };
 use overlap_core::Timeline;
 
 const MAGIC: u32 = 0x4F4C_5442; // "OLTB"
-const VERSION: u32 = 2;
+                                // 4: a lane and a rate per axis, EP and CP included.
+const VERSION: u32 = 4;
 const NO_GPU: u32 = u32::MAX;
-const U32_PER_GPU: usize = 10;
+/// rank, node, stage, dp_rank, tp_rank, represents, and each lane's length.
+const U32_PER_GPU: usize = 6 + Lane::ALL.len();
 const U32_PER_LINK: usize = 4;
 /// id, owner, op, phase, micro_batch, layer, chunk, and one word for
 /// whether it has a window (bit 0) and its NCCL kernel (the bits above:
@@ -34,7 +36,7 @@ pub const U32_PER_INTERVAL: usize = 8;
 /// window start, window end, flops.
 pub const F64_PER_INTERVAL: usize = 10;
 /// t_s and one rate per axis.
-const F64_PER_SAMPLE: usize = 4;
+const F64_PER_SAMPLE: usize = 1 + Axis::COUNT;
 
 /// The timeline as words, ready to become two typed arrays.
 #[derive(Debug, Default, PartialEq)]
@@ -90,11 +92,19 @@ fn op_code(op: OpKind) -> u32 {
         OpKind::AllGather => 17,
         OpKind::Send => 18,
         OpKind::EmbeddingAllReduce => 19,
+        OpKind::Router => 20,
+        OpKind::Experts => 21,
+        OpKind::SharedExperts => 22,
+        OpKind::ExpertsDgrad => 23,
+        OpKind::ExpertsWgrad => 24,
+        OpKind::SharedExpertsBackward => 25,
+        OpKind::Dispatch => 26,
+        OpKind::Combine => 27,
     }
 }
 
 /// Every op kind, indexed by its code.
-const OPS: [OpKind; 20] = [
+const OPS: [OpKind; 28] = [
     OpKind::Qkv,
     OpKind::Attention,
     OpKind::Proj,
@@ -115,6 +125,14 @@ const OPS: [OpKind; 20] = [
     OpKind::AllGather,
     OpKind::Send,
     OpKind::EmbeddingAllReduce,
+    OpKind::Router,
+    OpKind::Experts,
+    OpKind::SharedExperts,
+    OpKind::ExpertsDgrad,
+    OpKind::ExpertsWgrad,
+    OpKind::SharedExpertsBackward,
+    OpKind::Dispatch,
+    OpKind::Combine,
 ];
 
 fn phase_code(p: Phase) -> u32 {
@@ -209,10 +227,8 @@ pub fn encode(t: &Timeline) -> Encoded {
             g.tp_rank,
             g.represents,
             g.compute.len() as u32,
-            g.comm[0].len() as u32,
-            g.comm[1].len() as u32,
-            g.comm[2].len() as u32,
         ]);
+        u.extend(g.comm.iter().map(|lane| lane.len() as u32));
     }
     for l in &t.links {
         u.extend([
@@ -259,7 +275,8 @@ pub fn encode(t: &Timeline) -> Encoded {
     }
     for l in &t.links {
         for s in &l.samples {
-            f.extend([s.t_s, s.gbps[0], s.gbps[1], s.gbps[2]]);
+            f.push(s.t_s);
+            f.extend(s.gbps);
         }
     }
     Encoded { f64s: f, u32s: u }
@@ -277,7 +294,7 @@ enum Cursor {
 pub struct Decoder {
     timeline: Timeline,
     /// Lane lengths per GPU, by `Lane::index`, from the header.
-    lane_lens: Vec<[usize; 4]>,
+    lane_lens: Vec<[usize; Lane::ALL.len()]>,
     sample_lens: Vec<usize>,
     at_f64: usize,
     at_u32: usize,
@@ -318,7 +335,7 @@ impl Decoder {
         let mut lane_lens = Vec::with_capacity(gpus);
         let mut gpu_lanes = Vec::with_capacity(gpus);
         for g in u.chunks_exact(U32_PER_GPU).take(gpus) {
-            let lens = [g[6], g[7], g[8], g[9]].map(|n| n as usize);
+            let lens: [usize; Lane::ALL.len()] = std::array::from_fn(|i| g[6 + i] as usize);
             lane_lens.push(lens);
             gpu_lanes.push(GpuLanes {
                 rank: g[0],
@@ -329,7 +346,7 @@ impl Decoder {
                 represents: g[5],
                 // Each lane takes its room when the decoder reaches it (`step`).
                 compute: Vec::new(),
-                comm: [Vec::new(), Vec::new(), Vec::new()],
+                comm: std::array::from_fn(|_| Vec::new()),
             });
         }
         let mut link_lanes = Vec::with_capacity(links);
@@ -504,7 +521,7 @@ impl Decoder {
                             .chunks_exact(F64_PER_SAMPLE)
                             .map(|s| LinkSample {
                                 t_s: s[0],
-                                gbps: [s[1], s[2], s[3]],
+                                gbps: std::array::from_fn(|a| s[1 + a]),
                             });
                     let room = self.sample_lens[i];
                     let into = &mut self.timeline.links[i].samples;

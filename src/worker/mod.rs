@@ -24,6 +24,11 @@
 //! - `Trace`: `Trace` with the Chrome trace's UTF-8 bytes, exactly what
 //!   `overlap-lab trace` writes; `Kineto`: `Kineto` with the zip of the
 //!   Kineto traces, the files `overlap-lab trace --kineto` writes.
+//! - `Import`: the reader's trace files, read here a slice at a time
+//!   (`trace_reader`), answered with `ImportProgress` replies, then
+//!   `Imported` (the figures, and the bars as two typed arrays) or
+//!   `ImportRefused`; the page starts a worker of its own for each import
+//!   (`importer`).
 //! - `Panic`: panics on purpose, only when the page started the worker
 //!   with its test hooks on, so that the browser tests can check how a
 //!   panic is reported.
@@ -37,11 +42,13 @@ mod decoding;
 pub mod figures_cache;
 pub mod figures_first;
 pub mod helper;
+pub mod importer;
 mod kineto_zip;
 pub mod no_timeline;
 pub mod runner;
 mod show;
 pub mod spawn;
+mod trace_reader;
 pub mod wire;
 
 use std::cell::{Cell, RefCell};
@@ -121,7 +128,7 @@ fn epoch_ms() -> f64 {
 /// Installs the message handler and the panic reporter, then says "ready".
 pub fn start() {
     let Some(scope) = scope() else { return };
-    let test_hooks = spawn::test_hooks_on();
+    let test_hooks = crate::dom::test_hooks_on();
     std::panic::set_hook(Box::new(|info| {
         post(
             &WorkerReply::Panic {
@@ -142,8 +149,8 @@ pub fn start() {
 }
 
 fn handle(data: &JsValue, test_hooks: bool) {
-    let request = match wire::open::<WorkerRequest>(data) {
-        Ok((request, _)) => request,
+    let (request, arrays) = match wire::open::<WorkerRequest>(data) {
+        Ok(opened) => opened,
         Err(e) => {
             // The page and the worker are one module: this is a bug.
             refused(0, e, None);
@@ -155,11 +162,68 @@ fn handle(data: &JsValue, test_hooks: bool) {
         WorkerRequest::Trace { gen, input } => trace(gen, &input),
         WorkerRequest::Kineto { gen, input, folder } => kineto(gen, &input, &folder),
         WorkerRequest::Parts { gen, input, parts } => helper::run_parts(gen, &input, &parts),
+        WorkerRequest::Import { gen, files } => trace_reader::import(gen, &files, &arrays),
         WorkerRequest::Panic if test_hooks => {
             panic!("a test asked the simulation worker to panic")
         }
         WorkerRequest::Panic | WorkerRequest::Init { .. } => {}
+        WorkerRequest::SweepPoint {
+            gen,
+            input,
+            field,
+            value,
+            index,
+        } => sweep_point(gen, input, &field, value, index),
+        WorkerRequest::BusCurve {
+            gen,
+            hardware,
+            collective,
+        } => post(
+            &WorkerReply::BusCurve {
+                gen,
+                collective,
+                points: overlap_core::sweep::bus_curve(&hardware, collective),
+            },
+            &[],
+            &[],
+        ),
     }
+}
+
+thread_local! {
+    /// The sweep this worker serves, by generation: its simulator keeps the
+    /// all-off baseline from point to point.
+    static SWEEP: RefCell<Option<(u64, overlap_core::sweep::Sweep)>> = const { RefCell::new(None) };
+}
+
+/// One point of a sweep, answered with its row (a refusal is a row too).
+fn sweep_point(gen: u64, input: ScenarioInput, field: &str, value: serde_json::Value, index: u32) {
+    use overlap_core::sweep::{Candidate, Row, Sweep};
+    let t0 = now_ms();
+    let row = match overlap_core::sweep::field(field) {
+        Ok(f) => SWEEP.with(|cell| {
+            let mut cell = cell.borrow_mut();
+            if cell
+                .as_ref()
+                .is_none_or(|(g, s)| *g != gen || s.input != input)
+            {
+                *cell = Some((gen, Sweep::new(input, f).single_threaded()));
+            }
+            let (_, sweep) = cell.as_mut().expect("set above");
+            sweep.point(&Candidate::Value(value))
+        }),
+        Err(error) => Row::Refused { value, error },
+    };
+    post(
+        &WorkerReply::SweepPoint {
+            gen,
+            index,
+            row,
+            sim_ms: now_ms() - t0,
+        },
+        &[],
+        &[],
+    );
 }
 
 /// A refusal; with `field`, the scenario field it names, for the page to

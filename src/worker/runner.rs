@@ -356,7 +356,12 @@ impl Runner {
             // Answers to other requests than the runner's.
             WorkerReply::Trace { .. }
             | WorkerReply::Kineto { .. }
-            | WorkerReply::PartsRan { .. } => return,
+            | WorkerReply::PartsRan { .. }
+            | WorkerReply::ImportProgress { .. }
+            | WorkerReply::Imported { .. }
+            | WorkerReply::ImportRefused { .. }
+            | WorkerReply::SweepPoint { .. }
+            | WorkerReply::BusCurve { .. } => return,
         };
         let held = Held {
             reply,
@@ -484,7 +489,7 @@ pub fn install(state: AppState) {
         let input = state.input.get();
         handle.0.get_value().request_soon(input);
     });
-    if spawn::test_hooks_on() {
+    if crate::dom::test_hooks_on() {
         // Test-only: `overlap-lab-test:panic` on the window makes the worker
         // panic, so that a browser test can check how the page reports it.
         let _ = window_event_listener(

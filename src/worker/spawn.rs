@@ -39,15 +39,6 @@ pub fn worker_url() -> Result<String, String> {
         .map_err(|_| format!("no address for {WORKER_SCRIPT} next to {}", module_url()))
 }
 
-/// True when the page asked for the test-only worker messages (the browser
-/// tests set `globalThis.overlapLabTestHooks = true` before the app starts).
-pub fn test_hooks_on() -> bool {
-    js_sys::Reflect::get(&js_sys::global(), &"overlapLabTestHooks".into())
-        .ok()
-        .and_then(|v| v.as_bool())
-        .unwrap_or(false)
-}
-
 /// A running worker; dropping it terminates the worker.
 pub struct WorkerHandle {
     worker: Worker,
@@ -59,6 +50,16 @@ impl WorkerHandle {
     /// Posts a request to the worker.
     pub fn post(&self, request: &WorkerRequest) -> Result<(), JsValue> {
         Poster(self.worker.clone()).post(request)
+    }
+
+    /// Posts a request with `items` after it in the envelope (the
+    /// reader's `File`s for an import: cloned as handles, not read).
+    pub fn post_with(&self, request: &WorkerRequest, items: &js_sys::Array) -> Result<(), JsValue> {
+        let message = wire::envelope(request, &[]);
+        for item in items.iter() {
+            message.push(&item);
+        }
+        self.worker.post_message(&message)
     }
 
     /// Something that posts to this worker, for callbacks.
@@ -143,7 +144,7 @@ pub fn spawn(
     // Read by `sim-worker.js`: the glue's URL, then the compiled module.
     let init = WorkerRequest::Init {
         glue: module_url(),
-        test_hooks: test_hooks_on(),
+        test_hooks: crate::dom::test_hooks_on(),
     };
     worker
         .post_message(&wire::envelope(&init, &[&wasm_bindgen::module()]))

@@ -75,4 +75,28 @@ export function registerLimitTests(test, h) {
     const linkErrors = await page.locator('.link-errors').count();
     assert(linkErrors === 0, `the link's lanes were refused: ${linkErrors ? await page.textContent('.link-errors') : ''}`);
   }, { timeout: 240000 });
+
+  test('limits: a panic in the page itself shows the link to report over what was drawn, never a white page', async ({ page, context, problems }) => {
+    await context.addInitScript(() => { globalThis.overlapLabTestHooks = true; });
+    const base = page.url().split(/[?#]/)[0];
+    const query = '?v=1&preset=contention&tp_chunks=2';
+    await page.goto(base + query);
+    await page.waitForFunction(() => document.body.dataset.ready === '1', null, { timeout: 30000 });
+    await page.evaluate(() => dispatchEvent(new Event('overlap-lab-test:page-panic')));
+    await page.waitForSelector('.page-panic[role="alert"]', { timeout: 10000 });
+    const notice = await page.evaluate(() => {
+      const n = document.querySelector('.page-panic');
+      const r = n.getBoundingClientRect();
+      return { text: n.textContent, href: n.querySelector('a')?.getAttribute('href'), top: r.top, height: r.height,
+        first: document.body.firstElementChild === n };
+    });
+    assert(/internal error/.test(notice.text) && /report this link/.test(notice.text), `the notice: ${notice.text}`);
+    assert(notice.href && notice.href.endsWith(query), `the link to report is not the reader's: ${notice.href}`);
+    assert(notice.first && notice.top === 0 && notice.height > 20, `the notice is not on top: ${JSON.stringify(notice)}`);
+    await page.screenshot({ path: `${ARTIFACTS}/page-panic.png` });
+    // The panic's own console lines are what this test asked for; nothing else may appear.
+    const expected = (p) => /a test asked the page to panic|unreachable|RuntimeError/.test(p);
+    const others = problems.filter((p) => !expected(p));
+    problems.splice(0, problems.length, ...others);
+  });
 }

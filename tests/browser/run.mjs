@@ -380,6 +380,8 @@ registerShareTests(test, {
 registerWidgetTests(test, { assert, close, cliReport, ARTIFACTS, DIST, serverUrl: () => server.url });
 
 (await import('./kineto.mjs')).registerKinetoTests(test, { assert, CLI, TMP });
+
+(await import('./import.mjs')).registerImportTests(test, { assert, CLI, TMP, ARTIFACTS });
 // The simulation worker: large scenarios, failing runs, exports at any size (issues 14 and 8).
 registerPageTests(test, { assert, close, canvasDrawn, matchesCli, ARTIFACTS });
 // CoCoNet's tour chapter: slicing and fusion (issue 16).
@@ -404,6 +406,9 @@ registerTimelineTests(test, { assert, canvasDrawn });
 (await import('./limits.mjs')).registerLimitTests(test, { assert, matchesCli, ARTIFACTS });
 // The link-lane picker of a step without a timeline (issue 14).
 (await import('./page4.mjs')).registerLinkPickerTests(test, { assert });
+
+// Sweeps and bus bandwidth against message size (issue 43).
+(await import('./sweep.mjs')).registerSweepTests(test, { assert, close, CLI, ARTIFACTS });
 
 // ---------------------------------------------------------------- runner
 

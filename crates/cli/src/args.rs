@@ -66,6 +66,16 @@ pub const COMMANDS: &[CommandSpec] = &[
         reads_file: false,
     },
     CommandSpec {
+        name: "sweep",
+        flags: &["--json", "--csv"],
+        valued: &[
+            ("--field", "a field path"),
+            ("--values", "a comma-separated list"),
+            ("--range", "MIN:MAX[:STEP]"),
+        ],
+        reads_file: true,
+    },
+    CommandSpec {
         name: "published",
         flags: &[],
         valued: &[],

@@ -5,8 +5,9 @@
 use std::fmt::Write;
 use std::path::PathBuf;
 
+use overlap_core::trace_import::compare::{compare, Unit};
 use overlap_core::trace_import::{import_paths, AxisFigures, Imported};
-use overlap_core::{Axis, Report};
+use overlap_core::Report;
 use serde::Serialize;
 
 #[derive(Serialize)]
@@ -117,56 +118,19 @@ fn summary(m: &Imported, sim: Option<&Report>) -> String {
 
 /// The measured slowest GPU and the simulated report, side by side.
 fn beside(m: &Imported, r: &Report) -> String {
-    let o = &m.over_ranks;
-    let sim_comm: f64 = Axis::ALL.iter().map(|&a| r.axes.get(a).comm_ms).sum();
-    let sim_exposed: f64 = Axis::ALL.iter().map(|&a| r.axes.get(a).exposed_ms).sum();
-    let sim_hidden = (sim_comm > 0.0).then(|| 1.0 - sim_exposed / sim_comm);
     let mut out = String::from("\n                      measured   simulated\n");
-    let mut row = |label: &str, measured: String, simulated: String| {
-        let _ = writeln!(out, "{label:<20} {measured:>10} {simulated:>11}");
+    let shown = |v: Option<f64>, unit: Unit| match (v, unit) {
+        (None, _) => "-".to_string(),
+        (Some(v), Unit::Ms) => format!("{v:.3}"),
+        (Some(v), Unit::Share) => format!("{:.1}%", v * 100.0),
     };
-    row(
-        "step ms",
-        format!("{:.3}", o.step_ms),
-        format!("{:.3}", r.step_time_ms),
-    );
-    row(
-        "compute ms",
-        format!("{:.3}", o.compute_ms),
-        format!("{:.3}", r.compute_ms),
-    );
-    row(
-        "comm ms",
-        format!("{:.3}", o.comm_ms),
-        format!("{sim_comm:.3}"),
-    );
-    row(
-        "exposed ms",
-        format!("{:.3}", o.exposed_ms),
-        format!("{sim_exposed:.3}"),
-    );
-    row("hidden", percent(o.hidden), percent(sim_hidden));
-    row(
-        "HTA overlap",
-        format!("{:.1}%", o.overlap * 100.0),
-        format!("{:.1}%", r.hta_overlap * 100.0),
-    );
-    let none = AxisFigures::default();
-    for axis in Axis::ALL {
-        let measured = o.axes.get(axis.name()).unwrap_or(&none);
-        let simulated = r.axes.get(axis);
-        row(
-            &format!("{} exposed ms", axis.label()),
-            format!("{:.3}", measured.exposed_ms),
-            format!("{:.3}", simulated.exposed_ms),
-        );
-    }
-    let unknown = o.axes.get("unknown").map_or(0.0, |a| a.exposed_ms);
-    if unknown > 0.0 {
-        row(
-            "unknown-axis exposed",
-            format!("{unknown:.3}"),
-            "-".to_string(),
+    for c in compare(m, r) {
+        let _ = writeln!(
+            out,
+            "{:<20} {:>10} {:>11}",
+            c.label,
+            shown(c.measured, c.unit),
+            shown(c.simulated, c.unit)
         );
     }
     out

@@ -29,6 +29,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 const USAGE: &str = "usage: overlap-lab simulate [--json] FILE | link [--preset ID] FILE | trace [--kineto DIR] FILE | presets | fields | published
   | busbw [--hardware PRESET] [--nodes N] [--collective C] | import [--json] [--scenario FILE] PATH...
+  | sweep FILE --field PATH (--values A,B,... | --range MIN:MAX[:STEP]) [--json|--csv]
   FILE is scenario JSON (interface.md) of at most 1 MiB; - reads standard input; preset:NAME uses a preset;
   -- before FILE lets its name start with -.
   link writes the fields that differ from the closest preset, or from --preset ID.
@@ -37,7 +38,9 @@ const USAGE: &str = "usage: overlap-lab simulate [--json] FILE | link [--preset 
   --scenario FILE also simulates FILE and prints its figures beside them.
   fields lists every scenario field: its link key, type and range, default and label.
   busbw simulates one collective (all_reduce by default) over every GPU of the hardware (dgx-h100, 1 node
-  by default) from 8 B to 4 GiB and prints nccl-tests' time, algbw and busbw with NCCL's algorithm and protocol.";
+  by default) from 8 B to 4 GiB and prints nccl-tests' time, algbw and busbw with NCCL's algorithm and protocol.
+  sweep sets one field (a path `fields` lists) to each value, simulates each scenario and prints one row per
+  value: step, baseline, speedup, compute, exposed per axis, bubble, memory; a refused value is a row with its message.";
 
 fn main() -> ExitCode {
     // Arguments that are not UTF-8 are read in their lossy form, and a FILE
@@ -147,6 +150,7 @@ fn run(raw: &[OsString]) -> Result<String, String> {
             parsed.value("--nodes").unwrap_or("1"),
             parsed.value("--collective").unwrap_or("all_reduce"),
         ),
+        "sweep" => sweep(&parsed, file()),
         "published" => Ok(format!(
             "{}\nOverlap: the interference model against public measurements\n\n{}\nZero-bubble pipelines (throughput relative to 1F1B; memory of the fullest GPU):\n\n{}\nCoCoNet model-parallel inference (preset {}), one move at a time:\n\n{}",
             overlap_core::published::table(),
@@ -282,37 +286,98 @@ fn bus_bandwidth(hardware: &str, nodes: &str, collective: &str) -> Result<String
         "algorithm",
         "protocol"
     );
-    for power in 3..=32 {
-        let bytes = 1u64 << power;
-        let input = json!({
-            "hardware": { "preset": hardware, "nodes": nodes },
-            "workload": { "kind": "collective", "collective": collective, "bytes": bytes },
-        });
-        let input = ScenarioInput::from_json(&input.to_string()).map_err(|_| {
-            clip_echoes(&format!(
-                "--collective {collective:?}: not a collective; valid are all_reduce, all_gather, reduce_scatter, all_to_all"
-            ))
-        })?;
-        let scenario = input.resolve().map_err(|e| e.to_string())?;
-        let sim = simulate_report(&scenario).map_err(|e| e.to_string())?;
-        let c = sim
-            .report
-            .collective
-            .ok_or("a collective scenario reports its bandwidths")?;
+    let op = serde_json::from_value(json!(collective)).map_err(|_| {
+        clip_echoes(&format!(
+            "--collective {collective:?}: not a collective; valid are all_reduce, all_gather, reduce_scatter, all_to_all"
+        ))
+    })?;
+    let hardware = ScenarioInput::from_json(
+        &json!({ "hardware": { "preset": hardware, "nodes": nodes } }).to_string(),
+    )
+    .map_err(|e| e.to_string())?
+    .hardware;
+    for p in overlap_core::sweep::bus_curve(&hardware, op)? {
         out += &format!(
-            "  {bytes:>12} {:>12.2} {:>10.2} {:>10.2} {:>9} {:>8}
+            "  {:>12} {:>12.2} {:>10.2} {:>10.2} {:>9} {:>8}
 ",
-            c.time_us, c.alg_gbps, c.bus_gbps, c.algorithm, c.protocol
+            p.bytes, p.time_us, p.alg_gbps, p.bus_gbps, p.algorithm, p.protocol
         );
     }
     Ok(out)
 }
 
+/// `sweep`: one field set to each value in turn, one row per value
+/// (interface.md); a refused value is a row with its message.
+fn sweep(parsed: &args::Parsed, file: FileArg) -> Result<String, String> {
+    use overlap_core::sweep;
+    let path = parsed
+        .value("--field")
+        .ok_or("sweep needs --field PATH (a scenario field such as overlap.tp_chunks)")?;
+    let field = sweep::field(path)?;
+    let values = match (parsed.value("--values"), parsed.value("--range")) {
+        (Some(list), None) => sweep::values_from_list(field, list)?,
+        (None, Some(range)) => sweep::values_from_range(field, range)?,
+        (Some(_), Some(_)) => return Err("sweep takes --values or --range, not both".into()),
+        (None, None) => {
+            return Err(format!(
+                "sweep needs --values A,B,... or --range MIN:MAX[:STEP] for {}",
+                field.path
+            ))
+        }
+    };
+    if parsed.flag("--json") && parsed.flag("--csv") {
+        return Err("sweep writes --json or --csv, not both".into());
+    }
+    let input = load(file)?;
+    let rows = sweep::Sweep::new(input, field).rows(&values);
+    if parsed.flag("--json") {
+        let table = sweep::Table {
+            field: field.path,
+            rows: &rows,
+        };
+        return Ok(serde_json::to_string_pretty(&table).expect("sweeps serialise") + "\n");
+    }
+    if parsed.flag("--csv") {
+        return Ok(sweep::csv(&rows));
+    }
+    let mut out = format!(
+        "# {}: {}\n# {:>10} {:>10} {:>10} {:>8} {:>10}",
+        field.path, field.label, "value", "step ms", "baseline", "speedup", "compute"
+    );
+    for a in Axis::ALL {
+        out += &format!(" {:>9}", format!("{} exp", a.label()));
+    }
+    out += &format!(" {:>7} {:>9} {:>5}\n", "bubble", "memory GB", "fits");
+    for row in &rows {
+        let value = overlap_core::input::fields::Field::text(row.value());
+        match row {
+            sweep::Row::Point(p) => {
+                out += &format!(
+                    "  {value:>10} {:>10.3} {:>10.3} {:>8.3} {:>10.3}",
+                    p.step_time_ms, p.baseline_ms, p.speedup, p.compute_ms
+                );
+                for a in Axis::ALL {
+                    out += &format!(" {:>9.3}", p.exposed(a));
+                }
+                out += &format!(
+                    " {:>6.1}% {:>9.1} {:>5}\n",
+                    p.bubble_fraction * 100.0,
+                    p.memory_gb_total,
+                    if p.fits { "yes" } else { "no" }
+                );
+            }
+            sweep::Row::Refused { error, .. } => {
+                out += &format!("  {value:>10} refused: {error}\n")
+            }
+        }
+    }
+    Ok(out)
+}
+
 fn unknown_preset(id: &str) -> String {
-    let names: Vec<&str> = presets::PRESETS.iter().map(|p| p.id).collect();
     clip_echoes(&format!(
         "unknown preset {id:?}: valid are {}",
-        names.join(", ")
+        presets::listed_ids()
     ))
 }
 
@@ -368,11 +433,17 @@ fn read_capped(source: impl Read, name: &str) -> Result<String, String> {
 
 fn summary(s: &Scenario, r: &Report) -> String {
     let hw = &s.hardware;
+    // CP appears where the scenario has it, as in the report.
+    let cp = if s.parallel.cp > 1 {
+        format!(" x cp {} ({})", s.parallel.cp, s.parallel.cp_mode.name())
+    } else {
+        String::new()
+    };
     let mut out = format!(
-        "{} x {} GPUs ({}), tp {} x pp {} x dp {}\n\
+        "{} x {} GPUs ({}), tp {}{cp} x pp {} x dp {}\n\
          step time      {:10.3} ms   (all overlap off: {:.3} ms, speedup {:.3}x)\n\
          compute        {:10.3} ms   bubble {:.1}%\n\
-         model TFLOP/s  {:10.1} per GPU (MFU {:.1}%), executed {:.1} per GPU\n\n\
+         model TFLOP/s  {:10.1} per GPU (MFU {:.1}% of the {} peak), executed {:.1} per GPU\n\n\
          axis   comm ms  exposed ms  hidden  window ms  contention ms  under compute ms  under idle ms\n",
         hw.nodes,
         hw.gpus_per_node,
@@ -387,9 +458,11 @@ fn summary(s: &Scenario, r: &Report) -> String {
         r.bubble_fraction * 100.0,
         r.model_tflops_per_gpu,
         r.mfu * 100.0,
+        r.precision.name(),
         r.hardware_tflops_per_gpu,
     );
-    for axis in Axis::ALL {
+    // The expert axis only for a model with experts, as the report has it.
+    for axis in Axis::ALL.into_iter().filter(|&a| s.has_axis(a)) {
         let a = r.axes.get(axis);
         // An axis that moves nothing has no share hidden; the page shows a dash too.
         let hidden = a

@@ -56,7 +56,7 @@ fn trace_refuses_a_step_too_large_for_a_timeline_naming_the_field() {
             "{err}"
         );
         assert!(
-            err.contains("lower workload.global_batch to 3414 to draw it"),
+            err.contains("lower workload.global_batch to 3174 to draw it"),
             "{err}"
         );
         assert!(err.contains("overlap-lab simulate"), "{err}");

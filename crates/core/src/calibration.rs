@@ -84,7 +84,7 @@ fn attention_memory_share() -> f64 {
     let crate::model::scenario::Workload::Transformer(t) = &s.workload else {
         return 0.0;
     };
-    let c = layer_cost(t, s.parallel.tp, &Roofline::of(&s.hardware));
+    let c = layer_cost(t, s.parallel.tp, s.parallel.cp, &Roofline::of(&s.hardware));
     c.attention.memory_s / c.attention.time_s
 }
 

@@ -19,6 +19,7 @@ pub mod parallel;
 pub mod published;
 pub mod sim;
 pub mod steady_state;
+pub mod sweep;
 pub mod workload;
 pub mod zero_bubble;
 

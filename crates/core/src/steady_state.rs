@@ -32,6 +32,7 @@
 //! runs are made after all.
 
 use crate::input::validate;
+use crate::model::axis::Axis;
 use crate::model::scenario::Scenario;
 use crate::output::summary;
 use crate::output::tally::Tally;
@@ -523,7 +524,7 @@ fn marked_steps(run: &RunResult) -> Option<Vec<[f64; 3]>> {
             whole.compute_busy_s,
             [a.compute_busy_s, b.compute_busy_s, c.compute_busy_s],
         ));
-        for axis in 0..3 {
+        for axis in 0..Axis::COUNT {
             sums.push(later(
                 whole.comm_s[axis],
                 [a.comm_s[axis], b.comm_s[axis], c.comm_s[axis]],

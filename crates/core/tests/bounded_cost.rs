@@ -262,3 +262,30 @@ fn issue_45_f1_is_refused_before_anything_is_built() {
     finished_or_refused(json(&F2B.replace("100000000", &batch.to_string())))
         .expect("the suggested batch is accepted and runs");
 }
+
+/// Issue 45's F3: an inference step of 64 pipeline replicas whose sends all
+/// cross one 64x oversubscribed core ran 86.5 s, its events within bounds:
+/// every kernel's memory traffic re-rated every send on the core. The
+/// bound on re-rating work (`Cost::rerate_work`, with what an HBM reaches
+/// through the collectives crossing it) refuses it before it runs, naming
+/// the global batch; the batch it suggests is accepted, within the limit.
+#[test]
+fn issue_45_f3_dense_sharing_is_refused_before_it_runs() {
+    use overlap_core::input::validate::MAX_RERATE_WORK;
+    use overlap_core::workload::cost::budget_within;
+    const F3: &str = r#"{"hardware":{"preset":"dgx-h100","nodes":2048,"gpus_per_node":4,"nic_gbps":25,"oversubscription":64,"network_latency_us":10000,"nvlink_latency_us":10000},"workload":{"mode":"inference","layers":1024,"hidden":1024,"heads":4,"seq":8192,"micro_batch":2,"global_batch":85248,"recompute":"selective"},"parallel":{"tp":1,"pp":128,"dp":64},"overlap":{"tp":false,"bucket_mb":0.1}}"#;
+    let e = json(F3).resolve().unwrap_err();
+    let first = &e.errors[0];
+    assert_eq!(first.field, "workload.global_batch", "{first}");
+    assert!(
+        first.message.contains("re-rating") && first.message.contains("largest valid global_batch"),
+        "{first}"
+    );
+    let batch: u32 = first.message.rsplit(' ').next().unwrap().parse().unwrap();
+    assert!(batch < 85248 && batch > 0, "{batch}");
+    let s = json(&F3.replace("85248", &batch.to_string()))
+        .resolve()
+        .expect("the suggested batch is accepted");
+    let b = budget_within(&s, overlap_core::MAX_TIMELINE_OPS).unwrap();
+    assert!(b.figures.rerate_work <= MAX_RERATE_WORK, "{b:?}");
+}

@@ -45,7 +45,11 @@ fn same_interval(what: &str, step_s: f64, a: &Interval, b: &Interval) {
         && t(transfer(a), transfer(b))
         && t(a.contention_s, b.contention_s)
         && t(a.exposed_s, b.exposed_s)
-        && t(a.exposed_from_s, b.exposed_from_s)
+        // Where the exposure is within rounding of none, where it starts
+        // means nothing: an exposure of 1e-18 s in one engine starts at the
+        // send's start, none in the other at its end (found by the random
+        // test once the fast engine's flow classes became four per pattern).
+        && (t(a.exposed_s.max(b.exposed_s), 0.0) || t(a.exposed_from_s, b.exposed_from_s))
         && a.window.is_some() == b.window.is_some()
         && a.window
             .zip(b.window)
@@ -141,7 +145,8 @@ fn check(what: &str, s: &Scenario, fidelity: Fidelity) {
 }
 
 /// Every schedule, every overlap switch, SP, recomputation, inference,
-/// scatter/gather off, an oversubscribed core, shared hardware queues, an
+/// scatter/gather off, an oversubscribed core, shared hardware queues (with
+/// Megatron's TP overlap among them), an
 /// H100 node (NVLS) and the micro-benchmark.
 fn grid() -> Vec<String> {
     let mut out = Vec::new();
@@ -192,7 +197,14 @@ fn grid() -> Vec<String> {
             })
         })
         .collect();
+    // Megatron's TP overlap, on one queue and two, with and without SP.
+    let megatron: Vec<String> = queued
+        .iter()
+        .filter(|j| j.contains(r#""mode":"train""#))
+        .map(|j| j.replace(r#""tp_chunks":3"#, r#""tp_chunks":3,"tp_mode":"megatron""#))
+        .collect();
     out.extend(queued);
+    out.extend(megatron);
     // NVLS and the protocols of an H100 node, chunked into small AllReduces.
     out.push(
         r#"{"hardware":{"preset":"dgx-h100","nodes":1},"workload":{"kind":"matmul_allreduce","m":8192,"n":4096,"k":1024},
@@ -209,12 +221,67 @@ fn grid() -> Vec<String> {
         "parallel":{"tp":8},"overlap":{"tp":true,"tp_chunks":6}}"#
             .to_string(),
     );
+    // Context parallelism: the ring inside a node and across nodes, the
+    // all-gather form, each overlapped and not, beside TP, PP and DP.
+    for (cp, tp, dp, mode) in [(2, 2, 2, "ring"), (4, 2, 1, "ring"), (4, 2, 1, "allgather")] {
+        for (on, sp) in [(false, false), (true, true)] {
+            out.push(format!(
+                r#"{{"hardware":{{"nodes":4,"gpus_per_node":4,"oversubscription":2}},
+                "workload":{{"layers":4,"hidden":1024,"heads":8,"seq":1024,"global_batch":8,"attention":"flash",
+                  "sequence_parallel":{sp}}},
+                "parallel":{{"tp":{tp},"cp":{cp},"pp":2,"dp":{dp},"cp_mode":"{mode}"}},
+                "overlap":{{"tp":{on},"pp":{on},"dp":{on},"cp":{on},"tp_chunks":2,"bucket_mb":5}}}}"#
+            ));
+        }
+    }
     out
 }
 
 #[test]
 fn fast_engine_equals_plain_on_small_scenarios_reduced_and_full() {
     for json in grid() {
+        let s = scenario(&json);
+        check(&json, &s, Fidelity::Reduced);
+        check(&json, &s, Fidelity::Full);
+    }
+}
+
+/// Mixtures of experts: the all-to-alls across nodes (EP 4 over two nodes
+/// of two) and inside one (EP 2 beside TP 2 with sequence parallelism),
+/// NCCL's and DeepEP's, EP overlap off and on (the merged passes of 1F1B,
+/// interleaved and DualPipeV, and ZB-1p's within-layer overlap).
+fn moe_grid() -> Vec<String> {
+    let mut out = Vec::new();
+    for schedule in ["1f1b", "interleaved", "zb-1p", "dualpipe-v"] {
+        let v = if schedule == "1f1b" || schedule == "zb-1p" {
+            1
+        } else {
+            2
+        };
+        for (dispatcher, ep_on) in [("alltoall", false), ("alltoall", true), ("deepep", true)] {
+            for (hardware, layout) in [
+                (r#""nodes":4,"gpus_per_node":2"#, r#""tp":1,"dp":4,"ep":4"#),
+                (r#""nodes":2,"gpus_per_node":4"#, r#""tp":2,"dp":2,"ep":2"#),
+            ] {
+                out.push(format!(
+                    r#"{{"hardware":{{{hardware},"oversubscription":2}},
+                    "workload":{{"layers":{},"hidden":1024,"heads":8,"seq":512,"global_batch":16,
+                      "sequence_parallel":true,"mlp":"swiglu","ffn_hidden":2048,
+                      "moe":{{"experts":8,"top_k":2,"expert_ffn_hidden":512,"shared_experts":1,
+                        "dense_layers":1,"dispatcher":"{dispatcher}","imbalance":1.25}}}},
+                    "parallel":{{{layout},"pp":2,"schedule":"{schedule}","virtual_stages":{v}}},
+                    "overlap":{{"tp":true,"pp":true,"dp":true,"ep":{ep_on},"bucket_mb":5}}}}"#,
+                    4 * v
+                ));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn fast_engine_equals_plain_on_moe_scenarios_reduced_and_full() {
+    for json in moe_grid() {
         let s = scenario(&json);
         check(&json, &s, Fidelity::Reduced);
         check(&json, &s, Fidelity::Full);
@@ -229,6 +296,7 @@ fn fast_engine_equals_plain_on_medium_presets() {
         "coconet",
         "megatron-1.7b",
         "korthikanti-22b-seqsel",
+        "moe-didactic",
     ] {
         let s = presets::scenario(id).unwrap();
         check(id, &s, Fidelity::Reduced);

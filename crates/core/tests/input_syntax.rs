@@ -88,10 +88,11 @@ fn invisible_and_reordering_characters_in_keys_are_escaped() {
 fn null_is_an_absent_field_and_not_a_section() {
     let default = ScenarioInput::from_json("{}").unwrap().resolve().unwrap();
     for f in FIELDS {
-        let text = match f.path.split_once('.') {
-            Some((section, name)) => format!(r#"{{"{section}":{{"{name}":null}}}}"#),
-            None => format!(r#"{{"{}":null}}"#, f.path),
-        };
+        // The field's path as nested objects (`workload.moe.experts`
+        // inside `workload.moe`), its value null.
+        let parts: Vec<&str> = f.path.split('.').collect();
+        let opening: String = parts.iter().map(|p| format!(r#"{{"{p}":"#)).collect();
+        let text = format!("{opening}null{}", "}".repeat(parts.len()));
         let input = ScenarioInput::from_json(&text).unwrap_or_else(|e| panic!("{text}: {e}"));
         assert_eq!(input, ScenarioInput::default(), "{text}");
         assert_eq!(input.resolve().unwrap(), default, "{text}");

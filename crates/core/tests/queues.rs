@@ -1,132 +1,153 @@
-//! Hardware work queues (model.md 3b): with one queue the kernels of every
-//! stream of a GPU run one after another in launch order, and overlap that
-//! the streams allow does not happen.
+//! Hardware work queues (model.md 3b): each queue starts its kernels in
+//! launch order, a kernel starting only once the one ahead of it has
+//! started, and one that cannot start yet holds everything behind it. From
+//! that one rule and the frameworks' launch order, one queue holds the
+//! forward behind Megatron's parameter gathers (Megatron-LM issue 1468) and
+//! lets Megatron's TP collectives run beside the GEMMs launched after them.
 
-use overlap_core::model::scenario::DpSharding;
+use overlap_core::model::op::{OpKind, Phase};
+use overlap_core::model::scenario::{DpSharding, TpMode};
 use overlap_core::timeline::Interval;
 use overlap_core::{presets, simulate, Axis, Scenario};
 
-/// Megatron-LM issue 1468's shape (published.md 7, the `one-queue` preset):
-/// 8B there (a 6.7B GPT here), TP 1, DP 64 on eight DGX H100, DP overlap on,
-/// gradients all-reduced in buckets.
+/// Megatron-LM issue 1468's shape (published.md 7, the `one-queue` preset)
+/// with gradients all-reduced in buckets: 8B there (a 6.7B GPT here), TP 1,
+/// DP 64 on eight DGX H100, DP overlap on.
 fn issue_1468(max_connections: u32) -> Scenario {
     let mut s = presets::scenario("one-queue").unwrap();
     s.hardware.max_connections = max_connections;
+    s.parallel.dp_sharding = DpSharding::None;
+    s.overlap.param_gather = false;
     s
 }
 
 /// The issue's own flags, `--overlap-grad-reduce --overlap-param-gather`,
 /// which need Megatron-LM's distributed optimizer: the gradients
 /// reduce-scattered under the backward, the updated parameters all-gathered
-/// under the first forward, their gathers issued as the step starts. The
-/// issue saw neither overlap with one queue. Before the gathers took their
-/// place in the queue (`Graph::launch_first`), 44.5% of DP's time hid here
-/// with one queue: every gather ran beside the forward.
+/// under the first forward, their gathers issued as the step starts (the
+/// `one-queue` preset itself). The issue saw neither overlap with one queue.
 fn issue_1468_flags(max_connections: u32) -> Scenario {
-    let mut s = issue_1468(max_connections);
-    s.parallel.dp_sharding = DpSharding::Optimizer;
-    s.overlap.param_gather = true;
+    let mut s = presets::scenario("one-queue").unwrap();
+    s.hardware.max_connections = max_connections;
+    assert!(s.parallel.dp_sharding == DpSharding::Optimizer && s.overlap.param_gather);
     s
 }
 
+/// The issue's own flags. The parameter gathers are launched as the step
+/// starts, ahead of the first forward's kernels, one after another on the
+/// DP stream: with one queue the last of them stands at the head, blocked
+/// until the one before it ends, and the forward waits behind it, so the
+/// gathers hide nothing; with eight they run beside the forward. The
+/// gradient reduce-scatters, each launched ahead of the next backward GEMM,
+/// start first and run beside it with one queue as with eight.
 #[test]
-fn one_queue_hides_next_to_nothing_of_the_dp_reduction_and_eight_hide_most() {
-    for (name, shape) in [
-        ("all-reduce", issue_1468 as fn(u32) -> Scenario),
-        ("reduce-scatter and param gather", issue_1468_flags),
-    ] {
-        let one = simulate(&shape(1)).report;
-        let eight = simulate(&shape(8)).report;
-        let (h1, h8) = (
-            one.axes.get(Axis::Dp).hidden,
-            eight.axes.get(Axis::Dp).hidden,
-        );
-        println!(
-            "issue 1468 shape, {name}: DP comm {:.1} ms; hidden {:.3} with 1 queue (step {:.1} ms), {:.3} with 8 (step {:.1} ms)",
-            eight.axes.get(Axis::Dp).comm_ms,
-            h1,
-            one.step_time_ms,
-            h8,
-            eight.step_time_ms
-        );
-        assert!(h1 < 0.05, "{name}: 1 queue hides {h1}");
-        assert!(h8 > 0.6, "{name}: 8 queues hide {h8}");
-        assert!(one.step_time_ms > eight.step_time_ms);
-    }
-}
-
-/// Intervals a GPU's own queues hold: its compute, and the collectives it launches.
-fn own_kernels(sim: &overlap_core::Simulation, gpu: usize) -> Vec<(&'static str, Interval)> {
-    let lanes = &sim.timeline.gpus[gpu];
-    let mut all: Vec<(&'static str, Interval)> = lanes
-        .compute
+fn one_queue_holds_the_forward_behind_the_parameter_gathers() {
+    let one = simulate(&issue_1468_flags(1)).report;
+    let eight = simulate(&issue_1468_flags(8)).report;
+    let (h1, h8) = (
+        one.axes.get(Axis::Dp).hidden,
+        eight.axes.get(Axis::Dp).hidden,
+    );
+    println!(
+        "issue 1468 flags: DP comm {:.1} ms; hidden {h1:.3} with 1 queue (step {:.1} ms), {h8:.3} with 8 (step {:.1} ms)",
+        eight.axes.get(Axis::Dp).comm_ms,
+        one.step_time_ms,
+        eight.step_time_ms
+    );
+    // Measured 0.622 against 0.940: the gathers held at the head are 46 of
+    // DP's 122 ms (the fp32 reduce-scatters are the rest, and hide).
+    assert!((0.60..0.65).contains(&h1) && h8 > 0.9, "{h1} {h8}");
+    // Measured 366.3 ms against 331.4.
+    assert!(one.step_time_ms > eight.step_time_ms * 1.05);
+    // The forward's first GEMM starts only once the gathers but the last
+    // have ended.
+    let sim = simulate(&issue_1468_flags(1));
+    let lanes = &sim.timeline.gpus[0];
+    let gathers: Vec<&Interval> = lanes.comm[Axis::Dp.index()]
         .iter()
-        .map(|iv| ("compute", iv.clone()))
+        .filter(|iv| iv.op == OpKind::AllGather)
         .collect();
-    for axis in Axis::ALL {
-        for iv in &lanes.comm[axis.index()] {
-            if iv.owner as usize == gpu {
-                all.push((axis.label(), iv.clone()));
-            }
-        }
-    }
-    all.sort_by(|a, b| a.1.start_s.total_cmp(&b.1.start_s));
-    all
+    let first_compute = lanes.compute.first().unwrap().start_s;
+    let second_last_end = gathers[gathers.len() - 2].end_s;
+    assert!(
+        first_compute >= second_last_end - 1e-12,
+        "{first_compute} < {second_last_end}"
+    );
 }
 
+/// Known gap, pinned: with gradients all-reduced in buckets (the `one-queue`
+/// preset), issue 1468 saw no overlap with one queue. In start order each
+/// bucket's reduction, launched ahead of the next backward GEMM, starts
+/// first and runs beside it, and a bucket waits for the one before it only
+/// where the reductions outrun the backward. The fp32 reductions (161 ms)
+/// outrun it at the end of the step with any number of queues, so one
+/// queue hides about as much as eight (0.708 against 0.703, the same
+/// 427.6 ms step; the blocked reductions' idle time is charged a little
+/// differently). What else in the issue's runs held the queue is not
+/// modelled.
 #[test]
-fn with_one_queue_no_two_kernels_of_a_gpu_run_at_once() {
-    // Gathers issued as the step starts (the distributed optimizer's with
-    // param_gather, FSDP's first two) wait for no compute op, yet are
-    // launched by the GPU: they too run alone.
-    let mut cases = vec![issue_1468(1), issue_1468_flags(1)];
-    for id in [
-        "didactic",
-        "contention",
-        "llama3-8b-fsdp",
-        "distributed-optimizer",
-    ] {
-        let mut s = presets::scenario(id).unwrap();
-        s.hardware.max_connections = 1;
-        // Slices gathered on arrival are launched by no compute op of the
-        // receiver: keep them out of this check.
-        s.parallel.scatter_gather = false;
-        cases.push(s);
-    }
-    for s in cases {
-        let sim = simulate(&s);
-        let mut overlapping_with_eight = 0;
-        for gpu in 0..sim.timeline.gpus.len() {
-            let kernels = own_kernels(&sim, gpu);
-            for pair in kernels.windows(2) {
-                let (a, b) = (&pair[0].1, &pair[1].1);
-                assert!(
-                    b.start_s >= a.end_s - 1e-12,
-                    "GPU {gpu}: {} {:?} [{}, {}] overlaps {} {:?} [{}, {}]",
-                    pair[0].0,
-                    a.op,
-                    a.start_s,
-                    a.end_s,
-                    pair[1].0,
-                    b.op,
-                    b.start_s,
-                    b.end_s
-                );
-            }
-        }
-        // The check can fail: with eight queues the same scenario overlaps.
-        let mut free = s.clone();
-        free.hardware.max_connections = 8;
-        let sim8 = simulate(&free);
-        for gpu in 0..sim8.timeline.gpus.len() {
-            let kernels = own_kernels(&sim8, gpu);
-            overlapping_with_eight += kernels
-                .windows(2)
-                .filter(|p| p[1].1.start_s < p[0].1.end_s - 1e-12)
-                .count();
-        }
-        assert!(overlapping_with_eight > 0);
-    }
+fn one_queue_hides_the_bucketed_all_reduce_as_eight_do_a_known_gap() {
+    let one = simulate(&issue_1468(1)).report;
+    let eight = simulate(&issue_1468(8)).report;
+    let (h1, h8) = (
+        one.axes.get(Axis::Dp).hidden,
+        eight.axes.get(Axis::Dp).hidden,
+    );
+    println!("issue 1468 shape, all-reduce: hidden {h1:.3} with 1 queue, {h8:.3} with 8");
+    assert!((0.70..0.72).contains(&h1), "{h1}");
+    assert!((h1 - h8).abs() < 0.01, "{h1} {h8}");
+    assert_eq!(one.step_time_ms, eight.step_time_ms);
+}
+
+/// Megatron's TP overlap with sequence parallelism (`tp_mode: "megatron"`)
+/// on Korthikanti et al.'s 175B, one queue, as Megatron-LM requires: in the
+/// backward the layer input's AllGather is launched ahead of the
+/// input-gradient GEMM and the input gradient's ReduceScatter ahead of the
+/// weight-gradient GEMM; each starts first and runs beside its GEMM. Under
+/// the first version's finish-to-start queues this hid nothing.
+#[test]
+fn megatron_tp_overlap_runs_each_backward_collective_beside_its_gemm_on_one_queue() {
+    let mut s = presets::scenario("korthikanti-175b-seqsel").unwrap();
+    s.hardware.max_connections = 1;
+    s.overlap.tp = true;
+    s.overlap.tp_mode = TpMode::Megatron;
+    let sim = simulate(&s);
+    let tp = sim.report.axes.get(Axis::Tp);
+    println!(
+        "175B seq+sel, Megatron TP overlap, 1 queue: TP comm {:.1} ms, hidden {:.3}",
+        tp.comm_ms, tp.hidden
+    );
+    // Measured 0.443 (0.400 under compute, 0.043 in flight while the
+    // stream waited on something charged before it): the forward's four collectives per layer and the
+    // backward's two mirrored AllGathers still block. As with eight queues:
+    // the launch order lets each collective start first.
+    assert!((0.43..0.46).contains(&tp.hidden), "{}", tp.hidden);
+    let eight = {
+        let mut s = s.clone();
+        s.hardware.max_connections = 8;
+        simulate(&s).report
+    };
+    assert_eq!(eight.axes.get(Axis::Tp).hidden, tp.hidden);
+    // Each backward AllGather and ReduceScatter starts with a GEMM.
+    let lanes = &sim.timeline.gpus[0];
+    let beside = lanes.comm[Axis::Tp.index()]
+        .iter()
+        .filter(|iv| iv.phase == Phase::Backward)
+        .filter(|iv| {
+            lanes
+                .compute
+                .iter()
+                .any(|c| c.start_s == iv.start_s && c.end_s > iv.start_s)
+        })
+        .count();
+    // Two of each per layer and micro-batch: 96 layers over 8 stages, 64
+    // micro-batches.
+    assert_eq!(beside, 4 * 96 / 8 * 64);
+    // Overlap off: the same collectives block, and nothing runs under
+    // compute (4% of TP's time is in flight while the stream's idle time is
+    // charged elsewhere, and is not exposed either).
+    s.overlap.tp = false;
+    assert_eq!(simulate(&s).report.axes.get(Axis::Tp).under_compute_ms, 0.0);
 }
 
 /// A queue one stream has to itself (with three queues, TP's and PP's) adds

@@ -12,7 +12,7 @@
 
 use overlap_core::input::fields::{Field, Kind, FIELDS};
 use overlap_core::presets::{self, PRESETS};
-use overlap_core::{Report, Scenario, ScenarioInput, Simulator};
+use overlap_core::{Axis, Report, Scenario, ScenarioInput, Simulator};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use serde_json::Value;
@@ -64,7 +64,8 @@ fn check(what: &str, r: &Report) {
         r.compute_ms
     );
     let mut exposed_total = 0.0;
-    for (name, a) in [("tp", &r.axes.tp), ("pp", &r.axes.pp), ("dp", &r.axes.dp)] {
+    for axis in Axis::ALL {
+        let (name, a) = (axis.name(), r.axes.get(axis));
         let parts = [a.under_compute_ms, a.exposed_ms, a.under_idle_ms];
         for x in [a.comm_ms, a.window_ms, a.contention_ms]
             .iter()

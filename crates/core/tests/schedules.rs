@@ -600,3 +600,66 @@ fn with_pp_one_every_schedule_gives_one_f_one_b_s_figures() {
         }
     }
 }
+
+/// DeepSeek-V3's Table 2 (published.md section 9) at its PP 16: bubble,
+/// parameters and activations of 1F1B, ZB1P and DualPipe, DualPipe run as
+/// DualPipeV on PP/2 = 8 GPUs (DualPipe README). F&B, a forward and a
+/// backward chunk run together, costs F + B on this simulator's one
+/// compute stream (their all-to-alls hide under each other; their compute
+/// does not), which leaves DualPipe's bubble short of the table's by
+/// (PP/2 - 1) input-gradient chunks: the known gap of section 6, stated
+/// here exactly.
+#[test]
+fn deepseek_v3_table_2_bubbles_parameters_and_activations() {
+    let pp = 16;
+    for t in [TIMES[0], TIMES[2]] {
+        let (f, b, w) = (t.f, t.b + t.w, t.w);
+        let m = 2 * pp;
+        assert_close(
+            bubble(Schedule::OneFOneB, pp, m, 1, t),
+            f64::from(pp - 1) * (f + b),
+            "1F1B",
+        );
+        assert_close(
+            bubble(Schedule::ZeroBubble1p, pp, m, 1, t),
+            f64::from(pp - 1) * (f + b - 2.0 * w),
+            "ZB1P",
+        );
+        let f_and_b = f + b;
+        let table = f64::from(pp / 2 - 1) * (f_and_b + b - 3.0 * w);
+        assert_close(
+            bubble(Schedule::DualPipeV, pp / 2, m, 2, t),
+            table - f64::from(pp / 2 - 1) * t.b,
+            "DualPipe",
+        );
+    }
+    // Parameters: each DualPipeV GPU holds two of the PP chunks, twice what
+    // a 1F1B or ZB1P stage of the same PP holds.
+    let layer_params = |schedule: &str, stages: u32, v: u32| {
+        let s = overlap_core::parse_scenario(&format!(
+            r#"{{"hardware":{{"nodes":4}},"workload":{{"layers":32,"global_batch":64}},
+            "parallel":{{"tp":2,"pp":{stages},"dp":{},"schedule":"{schedule}","virtual_stages":{v}}}}}"#,
+            32 / (2 * stages)
+        ))
+        .unwrap();
+        let overlap_core::scenario::Workload::Transformer(t) = &s.workload else {
+            unreachable!()
+        };
+        let stage = &overlap_core::memory::stage_memory(&s, t)[1];
+        stage.params - stage.embedding_params
+    };
+    let one = layer_params("1f1b", pp, 1);
+    assert_eq!(layer_params("zb-1p", pp, 1), one);
+    assert_eq!(layer_params("dualpipe-v", pp / 2, 2), 2.0 * one);
+    // Activations: PP micro-batches for 1F1B and ZB1P, PP + 1 chunks for
+    // DualPipe (half a GPU's micro-batch each), on the first GPU.
+    let peak = |schedule, stages, v| {
+        peak_in_flight(&stage_program(schedule, 0, stages, 4 * pp, v, true), v)
+    };
+    assert_eq!(peak(Schedule::OneFOneB, pp, 1), f64::from(pp));
+    assert_eq!(peak(Schedule::ZeroBubble1p, pp, 1), f64::from(pp));
+    assert_eq!(
+        peak(Schedule::DualPipeV, pp / 2, 2),
+        f64::from(pp + 1) / 2.0
+    );
+}

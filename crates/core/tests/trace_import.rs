@@ -108,8 +108,35 @@ fn the_round_trip_gives_the_reports_figures() {
             let all = union(compute.iter().chain(&comm).copied());
             let span_us = all.last().unwrap().1 - all.first().unwrap().0;
             assert!((got.step_ms - span_us / 1e3).abs() < 1e-9);
-            // No process group in the export: the axis is unknown, whole.
-            assert_eq!(got.axes.keys().collect::<Vec<_>>(), vec!["unknown"]);
+            // The export writes each collective's process group: every
+            // axis's communication is read back as that axis's (the tied
+            // embedding's all-reduce, which the model runs on the DP lane,
+            // as its own group's: Megatron-LM's embedding group, read as PP).
+            for axis in [Axis::Tp, Axis::Pp, Axis::Dp] {
+                let on_axis = |iv: &&overlap_core::timeline::Interval, lane: usize| {
+                    let embedding = iv.op == overlap_core::timeline::OpKind::EmbeddingAllReduce;
+                    match axis {
+                        Axis::Tp => lane == 0,
+                        Axis::Pp => lane == 1 || embedding,
+                        Axis::Dp => lane == 2 && !embedding,
+                        _ => false,
+                    }
+                };
+                let mine = union(gpu.comm.iter().enumerate().flat_map(|(lane, ivs)| {
+                    ivs.iter()
+                        .filter(move |iv| on_axis(iv, lane))
+                        .map(|iv| exported_us(iv.start_s, iv.end_s))
+                }));
+                let read = got.axes.get(axis.name()).map_or(0.0, |a| a.comm_ms);
+                assert!(
+                    (read - length(&mine) / 1e3).abs() < 1e-9,
+                    "{preset} rank {} {}: {read} vs {}",
+                    gpu.rank,
+                    axis.name(),
+                    length(&mine) / 1e3
+                );
+            }
+            assert!(!got.axes.contains_key("unknown"), "{:?}", got.axes.keys());
             let kernels = gpu.compute.len() + gpu.comm.iter().map(Vec::len).sum::<usize>();
             assert_eq!(got.kernels, kernels);
         }
@@ -435,4 +462,135 @@ mod fuzz {
             check(&gzip(&bytes))?;
         }
     }
+}
+
+#[test]
+fn the_pages_sources_give_the_figures_and_bars_of_the_round_trip() {
+    use overlap_core::trace_import::bars::BarClass;
+    use overlap_core::trace_import::import_sources;
+    let s = presets::scenario("didactic").unwrap();
+    let sim = simulate(&s);
+    let traces = rank_traces(&s, &sim.timeline);
+    // One file gzipped, the others plain, as a page's picker may give them.
+    let sources: Vec<(String, u64, std::io::Cursor<Vec<u8>>)> = traces
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let bytes = if i == 0 {
+                gzip(t.json.as_bytes())
+            } else {
+                t.json.as_bytes().to_vec()
+            };
+            (
+                t.file_name.clone(),
+                bytes.len() as u64,
+                std::io::Cursor::new(bytes),
+            )
+        })
+        .collect();
+    let (figures, measured) = import_sources(sources).unwrap();
+    let (_, by_path) = round_trip("didactic", false);
+    assert_eq!(figures.gpus.len(), by_path.gpus.len());
+    for (a, b) in figures.gpus.iter().zip(&by_path.gpus) {
+        assert_eq!(
+            (a.rank, a.step_ms, a.overlap),
+            (b.rank, b.step_ms, b.overlap)
+        );
+    }
+    let mut gpus: Vec<_> = sim.timeline.gpus.iter().collect();
+    gpus.sort_by_key(|g| g.rank);
+    for (i, gpu) in gpus.iter().enumerate() {
+        let rows: Vec<u32> = (0..measured.rows.len() as u32)
+            .filter(|&r| measured.rows[r as usize].gpu == i as u32)
+            .collect();
+        assert_eq!(
+            measured.rows[rows[0] as usize].rank,
+            Some(u64::from(gpu.rank))
+        );
+        let of = |keep: &dyn Fn(BarClass) -> bool| {
+            measured
+                .bars
+                .iter()
+                .filter(|b| rows.contains(&b.row) && keep(b.class))
+                .count()
+        };
+        // Every kernel of the one step is drawn, compute as compute and
+        // each lane's collectives as its axis's (the export writes their
+        // process groups; the tied embedding's all-reduce is its own
+        // group's, read as PP).
+        assert_eq!(of(&|c| c == BarClass::Compute), gpu.compute.len());
+        let embedding = gpu.comm[2]
+            .iter()
+            .filter(|iv| iv.op == overlap_core::timeline::OpKind::EmbeddingAllReduce)
+            .count();
+        assert_eq!(of(&|c| c == BarClass::Comm(Axis::Tp)), gpu.comm[0].len());
+        assert_eq!(
+            of(&|c| c == BarClass::Comm(Axis::Pp)),
+            gpu.comm[1].len() + embedding
+        );
+        assert_eq!(
+            of(&|c| c == BarClass::Comm(Axis::Dp)),
+            gpu.comm[2].len() - embedding
+        );
+        assert_eq!(of(&|c| c == BarClass::Comm(Axis::Unknown)), 0);
+        // The bars start at the GPU's first kernel and fit in its step.
+        let first = measured
+            .bars
+            .iter()
+            .filter(|b| rows.contains(&b.row))
+            .map(|b| b.start_s)
+            .fold(f64::INFINITY, f64::min);
+        assert_eq!(first, 0.0);
+        let last = measured
+            .bars
+            .iter()
+            .filter(|b| rows.contains(&b.row))
+            .map(|b| b.end_s)
+            .fold(0.0, f64::max);
+        assert!((last * 1e3 - figures.gpus[i].step_ms).abs() < 1e-9);
+    }
+    assert!((measured.span_s * 1e3 - figures.over_ranks.step_ms).abs() < 1e-9);
+}
+
+#[test]
+fn the_pages_sources_are_refused_over_the_size_limit_before_reading() {
+    use overlap_core::trace_import::{import_sources, MAX_TRACE_BYTES};
+    let huge = MAX_TRACE_BYTES * 2;
+    let e = import_sources([("big.json".to_string(), huge, std::io::empty())]).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "big.json is 2 GiB: over the 1 GiB a trace file may hold; profile fewer steps (torch.profiler.schedule with active=1)"
+    );
+    let none: [(String, u64, std::io::Empty); 0] = [];
+    assert_eq!(
+        import_sources(none).unwrap_err().to_string(),
+        "no trace files given"
+    );
+}
+
+#[test]
+fn the_comparison_sums_communication_over_axes_on_both_sides() {
+    use overlap_core::trace_import::compare::{compare, Figure};
+    let (sim, imported) = round_trip("contention", false);
+    let rows = compare(&imported, &sim.report);
+    let get = |f: Figure| rows.iter().find(|c| c.figure == f).unwrap();
+    let o = &imported.over_ranks;
+    let comm: f64 = o.axes.values().map(|a| a.comm_ms).sum();
+    // Two axes in flight at once count twice, as the report counts them:
+    // more than the union the slowest GPU's own figure gives.
+    assert!(comm > o.comm_ms, "{comm} vs {}", o.comm_ms);
+    assert_eq!(get(Figure::Comm).measured, Some(comm));
+    assert_eq!(
+        get(Figure::Hidden).measured,
+        Some(1.0 - o.exposed_ms / comm)
+    );
+    let sim_comm: f64 = overlap_core::Axis::ALL
+        .iter()
+        .map(|&a| sim.report.axes.get(a).comm_ms)
+        .sum();
+    assert_eq!(get(Figure::Comm).simulated, Some(sim_comm));
+    // Step, compute and HTA's overlap: the report's, to the export's µs.
+    assert!((get(Figure::Step).measured.unwrap() - sim.report.step_time_ms).abs() < 1e-3);
+    assert!((get(Figure::Compute).measured.unwrap() - sim.report.compute_ms).abs() < 5e-3);
+    assert!((get(Figure::Overlap).measured.unwrap() - sim.report.hta_overlap).abs() < 5e-3);
 }

@@ -51,18 +51,19 @@ fn presets_hide_no_more_than_their_windows() {
 
 #[test]
 fn windows_are_reported_with_overlap_off() {
-    let mut s = presets::scenario("didactic").unwrap();
-    s.overlap.tp = false;
-    s.overlap.pp = false;
-    s.overlap.dp = false;
-    let r = simulate(&s).report;
-    for axis in Axis::ALL {
-        let a = r.axes.get(axis);
-        assert!(
-            a.window_ms > 0.0,
-            "{} has no window with overlap off: {a:?}",
-            axis.label()
-        );
+    // Every axis each preset has: TP, PP and DP on the didactic preset,
+    // CP as well on the ring preset.
+    for id in ["didactic", "long-context-ring"] {
+        let s = presets::scenario(id).unwrap().all_overlap_off();
+        let r = simulate(&s).report;
+        for axis in Axis::ALL.into_iter().filter(|&a| s.has_axis(a)) {
+            let a = r.axes.get(axis);
+            assert!(
+                a.window_ms > 0.0,
+                "{id}: {} has no window with overlap off: {a:?}",
+                axis.label()
+            );
+        }
     }
 }
 

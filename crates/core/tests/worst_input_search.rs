@@ -5,7 +5,7 @@
 //! refusal suggests is itself accepted. No timed assertion: bounds on
 //! predicted cost. `OVERLAP_SEARCH_CASES=N` runs a larger search.
 
-use overlap_core::input::validate::MAX_PLANNED_EVENTS;
+use overlap_core::input::validate::{MAX_PLANNED_EVENTS, MAX_RERATE_WORK};
 use overlap_core::workload::cost::budget_within;
 use overlap_core::{ScenarioInput, MAX_SIMULATED_OPS, MAX_TIMELINE_OPS};
 
@@ -85,6 +85,7 @@ fn check(input: &ScenarioInput) -> Option<u64> {
             assert!(b.step.ops <= MAX_SIMULATED_OPS, "{b:?}");
             assert!(b.figures.ops <= MAX_TIMELINE_OPS, "{b:?}");
             assert!(b.figures.planned_events <= MAX_PLANNED_EVENTS, "{b:?}");
+            assert!(b.figures.rerate_work <= MAX_RERATE_WORK, "{b:?}");
             Some(b.figures.planned_events)
         }
         Err(e) => {

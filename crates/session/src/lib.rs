@@ -4,9 +4,14 @@
 //! when a run is stopped (`machine`). The app's `src/worker/` is a thin
 //! adapter: it turns timers, worker messages and user actions into
 //! [`machine::Event`]s and performs the [`machine::Action`]s returned.
+//! Opening a measured trace has a machine of its own (`import`).
 
+pub mod import;
 pub mod machine;
 pub mod messages;
+pub mod sweep;
 
+pub use import::{ImportAction, ImportEvent, ImportSession};
 pub use machine::{Action, Alert, Event, Session};
-pub use messages::{RunCounts, WorkerReply, WorkerRequest};
+pub use messages::{RunCounts, TraceFile, WorkerReply, WorkerRequest};
+pub use sweep::SweepSession;

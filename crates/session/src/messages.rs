@@ -7,6 +7,10 @@
 //! transferred rather than copied. No side reads a message by a string key.
 //! Which arrays follow is part of each variant's contract, written on it.
 
+use overlap_core::trace_import::bars::MeasuredRow;
+use overlap_core::trace_import::Imported;
+use overlap_core::scenario::{CollectiveOp, HardwareInput};
+use overlap_core::sweep::{BusPoint, Row};
 use overlap_core::{Part, PartRan, Report, ScenarioInput};
 use serde::{Deserialize, Serialize};
 
@@ -45,6 +49,37 @@ pub enum WorkerRequest {
     /// Panic on purpose (only with the test hooks on), so that the browser
     /// tests can check how a panic is reported.
     Panic,
+    /// One point of a sweep (`crate::sweep`): `input` with `field` set to
+    /// `value`; answered with `SweepPoint`.
+    SweepPoint {
+        gen: u64,
+        input: ScenarioInput,
+        field: String,
+        value: serde_json::Value,
+        index: u32,
+    },
+    /// The bus-bandwidth curve of one collective over every GPU of
+    /// `hardware`; answered with `BusCurve`.
+    BusCurve {
+        gen: u64,
+        hardware: HardwareInput,
+        collective: CollectiveOp,
+    },
+    /// Import the profiler traces the reader opened (`crate::import`): the
+    /// page's `File`s follow, one per entry of `files` in the same order,
+    /// read by the worker a slice at a time and never sent anywhere.
+    /// Answered with `ImportProgress` replies, then `Imported` or
+    /// `ImportRefused`.
+    Import { gen: u64, files: Vec<TraceFile> },
+}
+
+/// A trace file the reader opened: its name and size, as the page sees them.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TraceFile {
+    /// The file's name (no path: the browser gives none).
+    pub name: String,
+    /// Its size, bytes.
+    pub bytes: u64,
 }
 
 /// A message from a worker.
@@ -108,10 +143,44 @@ pub enum WorkerReply {
     /// it could not run them (the simulation worker then runs them itself,
     /// so why does not matter to it).
     PartsRan { gen: u64, ran: Option<Vec<PartRan>> },
+    /// How far an `Import` has read: bytes of the files, over all of them.
+    ImportProgress {
+        gen: u64,
+        read_bytes: u64,
+        total_bytes: u64,
+    },
+    /// An `Import`'s figures and its bars' rows; the bars follow as two
+    /// typed arrays, `Float64Array` (start, end s) then `Uint32Array` (row,
+    /// class code) per bar (`overlap_core::trace_import::bars`).
+    Imported {
+        gen: u64,
+        figures: Imported,
+        rows: Vec<MeasuredRow>,
+        /// The longest GPU's step drawn, seconds.
+        span_s: f64,
+        /// The worker's time for the whole import, ms.
+        import_ms: f64,
+    },
+    /// An `Import` failed: the reader's one line naming the file and the cause.
+    ImportRefused { gen: u64, message: String },
     /// The module panicked: it traps next.
     Panic { message: String },
     /// The worker stopped (posted by `www/sim-worker.js`).
     Crashed { message: String },
+    /// A sweep's point: its row (a refused value's too), and the core's
+    /// time for it, ms.
+    SweepPoint {
+        gen: u64,
+        index: u32,
+        row: Row,
+        sim_ms: f64,
+    },
+    /// A collective's bus-bandwidth curve, or why it could not be simulated.
+    BusCurve {
+        gen: u64,
+        collective: CollectiveOp,
+        points: Result<Vec<BusPoint>, String>,
+    },
 }
 
 impl WorkerReply {

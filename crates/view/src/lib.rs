@@ -11,6 +11,8 @@
 //! - [`shown_gpus`]: which GPUs the lanes are drawn for;
 //!   [`view_query`]: the view keys of share links; [`tip`]: the tooltip's
 //!   text; [`format`]: how numbers are written;
+//! - [`measured`]: an imported profiler trace above the simulated timeline,
+//!   the two sides' figures and where they differ most;
 //! - [`tour`]: the guided tour's chapters as data, their text filled from
 //!   the figures; [`summary`]: the step in one sentence.
 //!
@@ -23,9 +25,11 @@ pub mod format;
 pub mod layout;
 pub mod links;
 pub mod lod;
+pub mod measured;
 pub mod memory_advice;
 pub mod morph;
 pub mod palette;
+pub mod plot;
 pub mod prepared;
 pub mod report_csv;
 pub mod scene;

@@ -5,7 +5,7 @@
 
 use std::ops::Range;
 
-use overlap_core::timeline::Interval;
+use overlap_core::timeline::{Axis, Interval};
 
 /// One thing to paint on a lane.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -45,7 +45,7 @@ pub fn link_columns(
     step_s: f64,
     (left, right): (f64, f64),
     x_of: impl Fn(f64) -> f64,
-    mut emit: impl FnMut(f64, f64, [f64; 3]),
+    mut emit: impl FnMut(f64, f64, [f64; Axis::COUNT]),
 ) {
     if samples.is_empty() {
         return;
@@ -54,9 +54,9 @@ pub fn link_columns(
         .partition_point(|x| x.t_s <= win.0)
         .saturating_sub(1);
     // Pixel, time-weighted bandwidth and weight of the column being averaged.
-    let mut column: Option<(f64, [f64; 3], f64)> = None;
-    let flush = |column: &mut Option<(f64, [f64; 3], f64)>,
-                 emit: &mut dyn FnMut(f64, f64, [f64; 3])| {
+    let mut column: Option<(f64, [f64; Axis::COUNT], f64)> = None;
+    let flush = |column: &mut Option<(f64, [f64; Axis::COUNT], f64)>,
+                 emit: &mut dyn FnMut(f64, f64, [f64; Axis::COUNT])| {
         if let Some((px, g, w)) = column.take() {
             emit(px, 1.0, g.map(|v| v / w));
         }
@@ -291,7 +291,7 @@ mod tests {
     fn link_columns_keep_wide_samples_and_average_narrow_ones() {
         let sample = |t_s: f64, g: f64| LinkSample {
             t_s,
-            gbps: [g, 0.0, 0.0],
+            gbps: [g, 0.0, 0.0, 0.0, 0.0],
         };
         // x = 10 px per second; two wide samples, then four narrow ones in one pixel.
         let wide = [sample(0.0, 4.0), sample(1.0, 2.0), sample(2.0, 0.0)];

@@ -17,7 +17,7 @@ pub const MORPH_MS: f64 = 450.0;
 /// Per GPU and lane (by `Lane::index`), where each current bar comes from in
 /// the previous timeline: (start, end) in seconds, NaN when it has no
 /// counterpart.
-pub type MorphSources = Vec<[Vec<(f64, f64)>; 4]>;
+pub type MorphSources = Vec<[Vec<(f64, f64)>; overlap_core::timeline::Lane::ALL.len()]>;
 
 /// What identifies "the same operation" across two runs: op, phase,
 /// micro-batch, layer, chunk, and which repeat of that combination it is.

@@ -44,6 +44,8 @@ pub enum Role {
     OnComm,
     /// Text on a compute bar.
     OnCompute,
+    /// A measured communication kernel whose axis the trace does not say.
+    UnknownComm,
 }
 
 /// A theme a link can fix (`theme=light` or `theme=dark`), for the page,
@@ -86,8 +88,8 @@ impl Theme {
 /// The colours of one theme, as CSS colour strings.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Palette {
-    /// By `Axis::index`: TP, PP, DP.
-    pub axis: [&'static str; 3],
+    /// By `Axis::index`: TP, PP, DP, EP, CP.
+    pub axis: [&'static str; Axis::COUNT],
     /// [`Role::Background`].
     pub background: &'static str,
     /// [`Role::Lane`].
@@ -114,11 +116,16 @@ pub struct Palette {
     pub on_comm: &'static str,
     /// [`Role::OnCompute`].
     pub on_compute: &'static str,
+    /// [`Role::UnknownComm`].
+    pub unknown_comm: &'static str,
 }
 
 /// The light theme.
 pub const LIGHT: Palette = Palette {
-    axis: ["#0072B2", "#B35C00", "#007A5A"],
+    // EP: a reddish purple at the others' luminance, its hue 84 degrees
+    // or more from theirs; CP: a violet, 50 degrees or more from every
+    // other axis (the tests below).
+    axis: ["#0072B2", "#B35C00", "#007A5A", "#AA3F9E", "#7456D6"],
     background: "#ffffff",
     lane: "#f3f4f6",
     text: "#1f2328",
@@ -132,11 +139,15 @@ pub const LIGHT: Palette = Palette {
     exposed_stripe: "rgba(0,0,0,0.55)",
     on_comm: "#ffffff",
     on_compute: "#ffffff",
+    // A red apart from the axes' and the compute kinds' hues (the optimizer
+    // step's magenta among them), and Okabe-Ito's yellow darkened: both
+    // 3:1 from the lane.
+    unknown_comm: "#C0282D",
 };
 
 /// The dark theme.
 pub const DARK: Palette = Palette {
-    axis: ["#56B4E9", "#E69F00", "#2FBF8F"],
+    axis: ["#56B4E9", "#E69F00", "#2FBF8F", "#F681E1", "#B499FF"],
     background: "#15181d",
     lane: "#1e232a",
     text: "#e6e8eb",
@@ -150,6 +161,8 @@ pub const DARK: Palette = Palette {
     exposed_stripe: "rgba(255,255,255,0.7)",
     on_comm: "#15181d",
     on_compute: "#15181d",
+    // The same red lightened, and Okabe-Ito's yellow: 3:1 from the lane.
+    unknown_comm: "#FF6B6B",
 };
 
 impl Palette {
@@ -167,6 +180,7 @@ impl Palette {
             Role::ExposedStripe => self.exposed_stripe,
             Role::OnComm => self.on_comm,
             Role::OnCompute => self.on_compute,
+            Role::UnknownComm => self.unknown_comm,
         }
     }
 
@@ -281,7 +295,7 @@ mod contrast_tests {
         ]
     }
 
-    fn axes(p: &Palette) -> [(&'static str, &'static str); 3] {
+    fn axes(p: &Palette) -> [(&'static str, &'static str); Axis::COUNT] {
         Axis::ALL.map(|a| (a.label(), p.axis[a.index()]))
     }
 
@@ -352,6 +366,7 @@ mod contrast_tests {
         for (theme, p) in THEMES {
             let mut bars = compute(p).to_vec();
             bars.extend(axes(p));
+            bars.push(("unknown axis", p.unknown_comm));
             for (kind, bar) in &bars {
                 let r = ratio(bar, p.lane);
                 assert!(r >= 3.0, "{theme}: {kind} against its lane is {r:.2}:1");
@@ -392,8 +407,30 @@ mod contrast_tests {
         }
     }
 
-    /// Known gap: in a link lane the axes' bandwidths are stacked, so TP, PP
-    /// and DP touch there. Three colours that all stand 3:1 from the lane
+    /// A measured collective of an unknown axis sits beside compute and
+    /// the axes' collectives in the measured-vs-simulated view: its red is
+    /// 30° or more from every other hue there.
+    #[test]
+    fn the_unknown_axis_differs_by_hue_from_the_axes_and_compute() {
+        for (theme, p) in THEMES {
+            let mut others = compute(p).to_vec();
+            others.extend(axes(p));
+            for (what, colour) in others {
+                if colour == p.backward {
+                    continue;
+                }
+                let d = (hue_deg(p.unknown_comm) - hue_deg(colour)).abs();
+                let d = d.min(360.0 - d);
+                assert!(
+                    d >= 30.0,
+                    "{theme}: unknown axis and {what} are {d:.0}° apart"
+                );
+            }
+        }
+    }
+
+    /// Known gap: in a link lane the axes' bandwidths are stacked, so TP, PP,
+    /// DP, EP and CP touch there. Colours that all stand 3:1 from the lane
     /// cannot also stand 3:1 from each other (with the lane that is four
     /// levels, a 27:1 range of the 21:1 there is); they differ by their
     /// Okabe-Ito hue instead. Pinned so that a change of the axis colours is
@@ -401,8 +438,8 @@ mod contrast_tests {
     #[test]
     fn stacked_axis_colours_differ_by_hue_not_luminance() {
         for (theme, p, max) in [("light", &LIGHT, 1.15), ("dark", &DARK, 1.05)] {
-            for i in 0..3 {
-                for j in i + 1..3 {
+            for i in 0..Axis::COUNT {
+                for j in i + 1..Axis::COUNT {
                     let r = ratio(p.axis[i], p.axis[j]);
                     assert!(r < max, "{theme}: axes {i} and {j} at {r:.2}:1");
                     let d = (hue_deg(p.axis[i]) - hue_deg(p.axis[j])).abs();

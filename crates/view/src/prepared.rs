@@ -14,9 +14,9 @@ pub struct Prepared {
     /// Axes with any communication in this step; only they get lanes.
     pub axes: Vec<Axis>,
     /// Longest bar per GPU, indexed by `Lane::index`.
-    max_dur_s: Vec<[f64; 4]>,
+    max_dur_s: Vec<[f64; 1 + Axis::COUNT]>,
     /// Each lane's summary for the level of detail, per GPU, by `Lane::index`.
-    blocks: Vec<[Vec<Block>; 4]>,
+    blocks: Vec<[Vec<Block>; 1 + Axis::COUNT]>,
     /// Bars in the whole step.
     pub bars: usize,
 }
@@ -91,9 +91,9 @@ impl Prepared {
 /// normally a plain scan.
 pub struct Preparing {
     timeline: Timeline,
-    max_dur_s: Vec<[f64; 4]>,
-    blocks: Vec<[Vec<Block>; 4]>,
-    any: [bool; 3],
+    max_dur_s: Vec<[f64; 1 + Axis::COUNT]>,
+    blocks: Vec<[Vec<Block>; 1 + Axis::COUNT]>,
+    any: [bool; Axis::COUNT],
     /// The GPU, lane (by `Lane::index`) and bar the next slice starts at;
     /// GPUs past the last are the links, one per lane index.
     gpu: usize,
@@ -107,9 +107,9 @@ impl Preparing {
         let gpus = timeline.gpus.len();
         Self {
             timeline,
-            max_dur_s: vec![[0.0; 4]; gpus],
+            max_dur_s: vec![[0.0; 1 + Axis::COUNT]; gpus],
             blocks: (0..gpus).map(|_| Default::default()).collect(),
-            any: [false; 3],
+            any: [false; Axis::COUNT],
             gpu: 0,
             lane: 0,
             at: 0,

@@ -56,6 +56,10 @@ pub fn figures_csv(report: &Report) -> String {
             serde_json::Value::Bool(b) => {
                 let _ = writeln!(out, "{name},{b}");
             }
+            // A name (the precision): plain, it holds no comma or quote.
+            serde_json::Value::String(s) if !s.contains([',', '"']) => {
+                let _ = writeln!(out, "{name},{s}");
+            }
             other => {
                 let text = other.to_string().replace('"', "\"\"");
                 let _ = writeln!(out, "{name},\"{text}\"");
@@ -78,10 +82,13 @@ mod tests {
         let mut lines = csv.lines();
         assert_eq!(lines.next(), Some("name,value"));
         let rows: Vec<(&str, &str)> = lines.map(|l| l.split_once(',').unwrap()).collect();
-        // Every value is a number, but for whether the memory fits.
+        // Every value is a number, but for whether the memory fits and
+        // the precision's name.
         for (k, v) in &rows {
             if *k == "memory_gb.fits" {
                 assert!(*v == "true" || *v == "false", "{k},{v}");
+            } else if *k == "precision" {
+                assert!(*v == "bf16" || *v == "fp8", "{k},{v}");
             } else {
                 assert!(v.parse::<f64>().is_ok(), "{k},{v}");
             }

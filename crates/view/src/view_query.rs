@@ -10,8 +10,32 @@ use crate::shown_gpus::ShownGpus;
 /// View keys the page understands besides the scenario's. Interface: course
 /// material uses them; add keys freely, never rename one.
 pub const VIEW_KEYS: &[&str] = &[
-    "zoom", "playhead", "link_gpu", "gpus", "chapter", "embed", "controls", "theme",
+    "zoom", "playhead", "link_gpu", "gpus", "chapter", "embed", "controls", "theme", "view",
+    "sweep", "values",
 ];
+
+/// The picture the page opens on beside its timeline: a sweep of one field
+/// (`view=sweep&sweep=FIELD[&values=A,B]`) or bus bandwidth against message
+/// size (`view=busbw`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub enum Pane {
+    /// The timeline alone.
+    #[default]
+    Timeline,
+    /// A sweep of `field` over `values` (a comma-separated list as links
+    /// write it), or over the field's slider range without them.
+    Sweep {
+        /// The field's dotted path.
+        field: String,
+        /// The values as the link wrote them.
+        values: Option<String>,
+    },
+    /// Bus bandwidth against message size for the scenario's hardware.
+    BusBandwidth,
+}
+
+/// The field a sweep opens on when the link names none: what CoCoNet tunes.
+pub const DEFAULT_SWEEP_FIELD: &str = "overlap.tp_chunks";
 
 /// Names that stand for several controls: `controls=overlap` is the three
 /// overlap switches.
@@ -45,6 +69,8 @@ pub struct ViewParams {
     pub shown_gpus: ShownGpus,
     /// The guided tour's open chapter, 1-based as in the link.
     pub chapter: Option<usize>,
+    /// The sweep or bus-bandwidth picture, if one is open.
+    pub pane: Pane,
 }
 
 /// How the page was opened: fixed for the life of the page.
@@ -84,8 +110,28 @@ pub fn parse_view(
 ) -> (ViewParams, Mode) {
     let mut view = ViewParams::default();
     let mut mode = Mode::default();
+    let (mut pane, mut field, mut values) = (None::<&str>, None::<String>, None::<String>);
     for (key, raw) in pairs {
         match key.as_str() {
+            "view" => match raw.as_str() {
+                "timeline" | "sweep" | "busbw" => pane = Some(raw),
+                _ => fail(
+                    errors,
+                    "view",
+                    format!("\"{raw}\" is not valid: timeline, sweep or busbw"),
+                ),
+            },
+            "sweep" => match overlap_core::input::fields::find(raw) {
+                Some(f) => field = Some(f.path.to_string()),
+                None => fail(
+                    errors,
+                    "sweep",
+                    format!(
+                        "\"{raw}\" is not a scenario field: valid is a field's path such as {DEFAULT_SWEEP_FIELD}"
+                    ),
+                ),
+            },
+            "values" => values = Some(raw.clone()).filter(|v| !v.trim().is_empty()),
             "zoom" => {
                 let parsed = raw
                     .split_once('-')
@@ -183,6 +229,14 @@ pub fn parse_view(
     if !mode.controls_given {
         mode.controls = DEFAULT_CONTROLS.to_vec();
     }
+    view.pane = match (pane, field) {
+        (Some("busbw"), _) => Pane::BusBandwidth,
+        (Some("timeline"), _) | (None, None) => Pane::Timeline,
+        (_, field) => Pane::Sweep {
+            field: field.unwrap_or_else(|| DEFAULT_SWEEP_FIELD.to_string()),
+            values,
+        },
+    };
     (view, mode)
 }
 
@@ -235,6 +289,17 @@ pub fn view_pairs(view: &ViewParams) -> Vec<(&'static str, String)> {
     }
     if let Some(c) = view.chapter {
         out.push(("chapter", c.to_string()));
+    }
+    match &view.pane {
+        Pane::Timeline => {}
+        Pane::Sweep { field, values } => {
+            out.push(("view", "sweep".to_string()));
+            out.push(("sweep", field.clone()));
+            if let Some(v) = values {
+                out.push(("values", v.clone()));
+            }
+        }
+        Pane::BusBandwidth => out.push(("view", "busbw".to_string())),
     }
     out
 }
@@ -327,6 +392,7 @@ mod tests {
             link_gpu: 3,
             shown_gpus: ShownGpus::Range { first: 8, last: 15 },
             chapter: Some(2),
+            pane: Pane::Timeline,
         };
         let q = join(
             share_link::encode(&presets::default_preset().input(), None),
@@ -471,5 +537,40 @@ mod tests {
                 .1,
             "0.25-0.5"
         );
+    }
+
+    #[test]
+    fn a_sweep_and_the_bus_view_round_trip_through_a_link() {
+        for pane in [
+            Pane::Sweep {
+                field: "overlap.tp_chunks".into(),
+                values: Some("1,2,4,8".into()),
+            },
+            Pane::Sweep {
+                field: "parallel.schedule".into(),
+                values: None,
+            },
+            Pane::BusBandwidth,
+        ] {
+            let view = ViewParams {
+                pane: pane.clone(),
+                ..ViewParams::default()
+            };
+            let q = join(
+                share_link::encode(&presets::default_preset().input(), None),
+                &view_pairs(&view),
+            );
+            let mut errors = Vec::new();
+            let (back, _) = parse_view(&pairs(&q), CHAPTERS, &mut errors);
+            assert!(errors.is_empty(), "{errors:?}");
+            assert_eq!(back.pane, pane, "{q}");
+        }
+        let q = "v=1&view=sweep&sweep=overlap.tp_chunks&values=1,2,4";
+        assert!(q.ends_with("values=1,2,4"));
+        let mut errors = Vec::new();
+        parse_view(&pairs("v=1&view=plot&sweep=nope"), CHAPTERS, &mut errors);
+        assert_eq!(errors.len(), 2);
+        assert!(errors[0].to_string().contains("sweep or busbw"));
+        assert!(errors[1].to_string().contains("overlap.tp_chunks"));
     }
 }

@@ -249,7 +249,7 @@ fn chunking_chapter_makes_the_step_longer() {
 }
 
 #[test]
-fn queue_chapter_hides_next_to_nothing() {
+fn queue_chapter_leaves_over_a_third_exposed() {
     let (c, r) = runs("Overlap switched on");
     // Intro: "on a 6.7B GPT (the issue's model has 8B): 64 H100, data
     // parallel only".
@@ -263,9 +263,23 @@ fn queue_chapter_hides_next_to_nothing() {
     assert_eq!(s.hardware.gpus(), 64);
     assert_eq!(s.hardware_preset.name(), "dgx-h100");
     assert_eq!((s.parallel.tp, s.parallel.pp, s.parallel.dp), (1, 1, 64));
+    // "the distributed optimizer with its gradient reduce-scatters and
+    // parameter gathers overlapped".
+    assert_eq!(
+        s.parallel.dp_sharding,
+        overlap_core::scenario::DpSharding::Optimizer
+    );
+    assert!(s.overlap.dp && s.overlap.param_gather);
     let (b, a) = (&r.before.report, &r.after.report);
-    assert!(b.axes.dp.hidden > 0.5);
-    assert_eq!((c.answer.unwrap())(&r.outcome()), 2, "none of it");
+    assert!(b.axes.dp.hidden > 0.9, "{}", b.axes.dp.hidden);
+    // The gathers (46 of DP's 122 ms) hide no more; the fp32
+    // reduce-scatters still do. Measured 0.622.
+    assert!(
+        (0.55..0.67).contains(&a.axes.dp.hidden),
+        "{}",
+        a.axes.dp.hidden
+    );
+    assert_eq!((c.answer.unwrap())(&r.outcome()), 0, "more than half of it");
     assert!(a.step_time_ms > b.step_time_ms);
 }
 

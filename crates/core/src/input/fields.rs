@@ -16,8 +16,8 @@ use serde_json::Value;
 use crate::input::parse::ScenarioInput;
 use crate::model::hardware::HardwarePreset;
 use crate::model::scenario::{
-    Attention, DpSharding, GradSync, Interference, MatmulAllreduce, Mlp, Mode, Recompute, Scenario,
-    Schedule, Transformer, Workload, WorkloadKind,
+    Attention, CpMode, Dispatcher, DpSharding, GradSync, Interference, MatmulAllreduce, Mlp, Mode,
+    Moe, Precision, Recompute, Scenario, Schedule, TpMode, Transformer, Workload, WorkloadKind,
 };
 use crate::model::scenario::{CollectiveBench, CollectiveOp};
 
@@ -155,9 +155,13 @@ impl FieldValue for Recompute {}
 impl FieldValue for Schedule {}
 impl FieldValue for Interference {}
 impl FieldValue for Mlp {}
+impl FieldValue for TpMode {}
 impl FieldValue for Attention {}
 impl FieldValue for DpSharding {}
 impl FieldValue for GradSync {}
+impl FieldValue for Dispatcher {}
+impl FieldValue for Precision {}
+impl FieldValue for CpMode {}
 impl FieldValue for CollectiveOp {}
 
 fn to_json<T: Serialize>(value: &T) -> Value {
@@ -207,8 +211,49 @@ fn pp_overlap_inert(s: &Scenario) -> Option<String> {
     degree_one("PP", s.parallel.pp, "pipeline send")
 }
 
+/// DP reduces over its replicas and the CP ranks (model.md 4d).
 fn dp_overlap_inert(s: &Scenario) -> Option<String> {
-    degree_one("DP", s.parallel.dp, "gradient reduction")
+    (s.parallel.cp == 1)
+        .then(|| degree_one("DP", s.parallel.dp, "gradient reduction"))
+        .flatten()
+}
+
+fn cp_overlap_inert(s: &Scenario) -> Option<String> {
+    degree_one("CP", s.parallel.cp, "K/V exchange")
+}
+
+/// Why `parallel.cp` changes nothing: only a transformer has a sequence to split.
+fn cp_inert(s: &Scenario) -> Option<String> {
+    transformer(s).is_none().then(|| {
+        "Changes nothing here: only a transformer has a sequence for context parallelism to split."
+            .to_string()
+    })
+}
+
+/// Why `parallel.cp_mode` changes nothing: with CP 1 no K/V moves, ring or gather.
+fn cp_mode_inert(s: &Scenario) -> Option<String> {
+    (s.parallel.cp == 1).then(|| {
+        "Changes nothing here: with CP 1 each GPU holds the whole sequence, so no keys and values move, by ring or by gather."
+            .to_string()
+    })
+}
+
+/// Why `overlap.fp8_all_gather` changes nothing: it is FSDP's parameter
+/// gather in fp8, so it needs FSDP and fp8 linear layers.
+fn fp8_all_gather_inert(s: &Scenario) -> Option<String> {
+    use crate::model::scenario::DpSharding;
+    if s.parallel.dp_sharding != DpSharding::Full {
+        Some("Changes nothing here: only FSDP (dp_sharding \"full\") gathers parameters before each layer.".to_string())
+    } else if s.precision() != Precision::Fp8 {
+        Some(
+            "Changes nothing in bf16: only fp8 linear layers have fp8 weights to gather."
+                .to_string(),
+        )
+    } else if s.parallel.dp_group() == 1 {
+        Some("Changes nothing here: with one DP rank there is nothing to gather.".to_string())
+    } else {
+        None
+    }
 }
 
 /// Why `parallel.scatter_gather` changes nothing: it splits a stage's
@@ -241,6 +286,48 @@ pub(crate) fn schedule_inert(s: &Scenario) -> Option<String> {
 }
 
 /// A field that changes something in every scenario it applies to.
+/// The mixture of experts of a transformer scenario, if it has one.
+fn moe(s: &Scenario) -> Option<&Moe> {
+    transformer(s).and_then(|t| t.moe.as_ref())
+}
+
+/// A field of `workload.moe` as a dense transformer resolves it: the
+/// default it would take (so that the table states one), the model's own
+/// value once it has experts.
+fn moe_field<T>(s: &Scenario, read: fn(&Moe) -> T) -> Option<T> {
+    let t = transformer(s)?;
+    Some(read(
+        t.moe
+            .as_ref()
+            .unwrap_or(&crate::input::validate::default_moe(t)),
+    ))
+}
+
+/// Why a field of `workload.moe` changes nothing: the model is dense.
+fn moe_inert(s: &Scenario) -> Option<String> {
+    transformer(s).filter(|t| t.moe.is_none()).map(|_| {
+        "Changes nothing here: without workload.moe.experts the model is dense.".to_string()
+    })
+}
+
+/// Why a DeepEP knob changes nothing: the model is dense, or NCCL's
+/// all-to-all dispatches.
+fn deepep_inert(s: &Scenario) -> Option<String> {
+    moe_inert(s).or_else(|| {
+        moe(s)
+            .filter(|m| m.dispatcher != Dispatcher::Deepep)
+            .map(|_| {
+                "Changes nothing here: only DeepEP's dispatcher limits nodes and holds its own SMs."
+                    .to_string()
+            })
+    })
+}
+
+/// Why `overlap.ep` changes nothing: no experts, or all of them on each GPU.
+fn ep_overlap_inert(s: &Scenario) -> Option<String> {
+    moe_inert(s).or_else(|| degree_one("EP", s.parallel.ep, "all-to-all"))
+}
+
 fn never_inert(_: &Scenario) -> Option<String> {
     None
 }
@@ -249,7 +336,7 @@ fn never_inert(_: &Scenario) -> Option<String> {
 /// replicas there is no gradient reduction to split (the tied embedding's
 /// all-reduce is one call whatever the size).
 fn bucket_mb_inert(s: &Scenario) -> Option<String> {
-    (s.parallel.dp == 1).then(|| {
+    (s.parallel.dp_group() == 1).then(|| {
         "Changes nothing here: with DP 1 there are no gradients to reduce in buckets.".to_string()
     })
 }
@@ -264,11 +351,33 @@ fn tp_chunks_inert(s: &Scenario) -> Option<String> {
         Some(why)
     } else if !s.overlap.tp {
         Some("Changes nothing while TP overlap is off: each GEMM then runs whole before its collective.".to_string())
-    } else if transformer(s).is_some_and(|t| t.sequence_parallel) {
+    } else if transformer(s).is_some_and(|t| t.sequence_parallel)
+        && s.overlap.tp_mode == TpMode::Async
+    {
         Some(format!(
-            "Changes nothing with sequence parallelism: TP overlap splits each collective into its {tp} ring \
-             steps under the GEMM (Async TP), not into chunks."
+            "Changes nothing with sequence parallelism and Async TP: TP overlap splits each collective into \
+             its {tp} ring steps under the GEMM, not into chunks."
         ))
+    } else if transformer(s).is_some() && s.overlap.tp_mode == TpMode::Megatron {
+        Some("Changes nothing with Megatron's TP overlap: it runs each GEMM whole.".to_string())
+    } else {
+        None
+    }
+}
+
+/// Why `overlap.tp_mode` changes nothing, when it does not: it chooses how
+/// TP overlap runs, so it needs a TP group of a transformer with TP overlap
+/// on (the MatMul + AllReduce micro-benchmark is CoCoNet's chunks).
+fn tp_mode_inert(s: &Scenario) -> Option<String> {
+    if let Some(why) = tp_overlap_inert(s) {
+        Some(why)
+    } else if transformer(s).is_none() {
+        Some(
+            "Changes nothing for the MatMul + AllReduce benchmark: it is CoCoNet's chunked GEMM."
+                .to_string(),
+        )
+    } else if !s.overlap.tp {
+        Some("Changes nothing while TP overlap is off: each collective then runs in the compute stream's order.".to_string())
     } else {
         None
     }
@@ -311,7 +420,7 @@ macro_rules! choices {
 /// resolved`, and where the field can change nothing, `inert`. The path's
 /// tokens write the accessors on `ScenarioInput`.
 macro_rules! fields {
-    ($($first:ident $(. $rest:ident)? => {
+    ($($first:ident $(. $rest:ident)* => {
         key: $key:literal,
         kind: $kind:expr,
         default: $default:ident $(($derived:literal))?,
@@ -323,16 +432,16 @@ macro_rules! fields {
     }),* $(,)?) => {
         /// Every scenario field, in share-link order.
         pub const FIELDS: &[Field] = &[$(Field {
-            path: concat!(stringify!($first) $(, ".", stringify!($rest))?),
+            path: concat!(stringify!($first) $(, ".", stringify!($rest))*),
             key: $key,
             kind: $kind,
             default: DefaultFrom::$default $(($derived))?,
             label: $label,
             unit: $unit,
             slider: $slider,
-            get: |i| i.$first $(.$rest)?.as_ref().map(to_json),
+            get: |i| i.$first $(.$rest)*.as_ref().map(to_json),
             set: |i, v| {
-                i.$first $(.$rest)? = from_json(v)?;
+                i.$first $(.$rest)* = from_json(v)?;
                 Ok(())
             },
             resolved: |s| {
@@ -341,7 +450,7 @@ macro_rules! fields {
             },
             set_number: |i, v| {
                 if let Some(x) = FieldValue::from_number(v) {
-                    i.$first $(.$rest)? = Some(x);
+                    i.$first $(.$rest)* = Some(x);
                 }
             },
             inert: [$($inert as fn(&Scenario) -> Option<String>,)? never_inert][0],
@@ -586,6 +695,18 @@ fields! {
         resolved: |s| Some(s.overlap.tp_chunks),
         inert: tp_chunks_inert,
     },
+    overlap.tp_mode => {
+        key: "tp_mode",
+        kind: Kind::Enum(choices![
+            ("chunked", "Chunked GEMM (CoCoNet)"),
+            ("megatron", "Megatron (collective under the backward GEMM)"),
+            ("async", "Async TP (ring steps on copy engines)"),
+        ]),
+        default: Derived("async with sequence parallelism, else chunked"),
+        label: "TP overlap form", unit: "", slider: NO_SLIDER,
+        resolved: |s| Some(s.overlap.tp_mode),
+        inert: tp_mode_inert,
+    },
     overlap.bucket_mb => {
         key: "bucket_mb", kind: Kind::Real { min: 0.1, max: 100_000.0 }, default: Fixed,
         label: "DP bucket size", unit: "MB", slider: (1.0, 500.0, 1.0),
@@ -675,6 +796,116 @@ fields! {
         ]),
         default: Fixed, label: "FSDP gradient sync", unit: "", slider: NO_SLIDER,
         resolved: |s| Some(s.overlap.grad_sync),
+    },
+    workload.head_dim => {
+        key: "head_dim", kind: Kind::Int { min: 1, max: 4096 }, default: Derived("hidden / heads"),
+        label: "Head width", unit: "", slider: (32.0, 256.0, 8.0),
+        resolved: |s| transformer(s).map(|t| t.head_dim),
+    },
+    workload.moe.experts => {
+        key: "experts", kind: Kind::Int { min: 1, max: 4096 }, default: Absent,
+        label: "Routed experts", unit: "", slider: (2.0, 256.0, 1.0),
+        resolved: |s| moe(s).map(|m| m.experts),
+    },
+    workload.moe.top_k => {
+        key: "top_k", kind: Kind::Int { min: 1, max: 64 }, default: Fixed,
+        label: "Experts per token (top-k)", unit: "", slider: (1.0, 16.0, 1.0),
+        resolved: |s| moe_field(s, |m| m.top_k),
+        inert: moe_inert,
+    },
+    workload.moe.expert_ffn_hidden => {
+        key: "expert_ffn", kind: Kind::Int { min: 1, max: 1 << 20 }, default: Derived("ffn_hidden"),
+        label: "Expert inner width", unit: "", slider: (256.0, 32768.0, 256.0),
+        resolved: |s| moe_field(s, |m| m.expert_ffn_hidden),
+        inert: moe_inert,
+    },
+    workload.moe.shared_experts => {
+        key: "shared_experts", kind: Kind::Int { min: 0, max: 64 }, default: Fixed,
+        label: "Shared experts", unit: "", slider: (0.0, 4.0, 1.0),
+        resolved: |s| moe_field(s, |m| m.shared_experts),
+        inert: moe_inert,
+    },
+    workload.moe.dense_layers => {
+        key: "dense_layers", kind: Kind::Int { min: 0, max: 100_000 }, default: Fixed,
+        label: "Leading dense layers", unit: "", slider: (0.0, 8.0, 1.0),
+        resolved: |s| moe_field(s, |m| m.dense_layers),
+        inert: moe_inert,
+    },
+    workload.moe.dispatcher => {
+        key: "dispatcher",
+        kind: Kind::Enum(choices![
+            ("alltoall", "NCCL all-to-all"),
+            ("deepep", "DeepEP (node-limited)"),
+        ]),
+        default: Fixed, label: "Token dispatcher", unit: "", slider: NO_SLIDER,
+        resolved: |s| moe_field(s, |m| m.dispatcher),
+        inert: moe_inert,
+    },
+    workload.moe.max_nodes_per_token => {
+        key: "max_nodes", kind: Kind::Int { min: 1, max: 4096 }, default: Fixed,
+        label: "Nodes per token (DeepEP)", unit: "", slider: (1.0, 16.0, 1.0),
+        resolved: |s| moe_field(s, |m| m.max_nodes_per_token),
+        inert: deepep_inert,
+    },
+    workload.moe.imbalance => {
+        key: "imbalance", kind: Kind::Real { min: 1.0, max: 64.0 }, default: Fixed,
+        label: "Busiest expert / mean", unit: "×", slider: (1.0, 4.0, 0.05),
+        resolved: |s| moe_field(s, |m| m.imbalance),
+        inert: moe_inert,
+    },
+    workload.moe.deepep_sms => {
+        key: "deepep_sms", kind: Kind::Int { min: 1, max: 1024 }, default: Fixed,
+        label: "SMs for DeepEP", unit: "", slider: (4.0, 64.0, 2.0),
+        resolved: |s| moe_field(s, |m| m.deepep_sms),
+        inert: deepep_inert,
+    },
+    parallel.ep => {
+        key: "ep", kind: Kind::Int { min: 1, max: 65_536 }, default: Fixed,
+        label: "EP", unit: "", slider: (1.0, 64.0, 1.0),
+        resolved: |s| transformer(s).map(|_| s.parallel.ep),
+    },
+    overlap.ep => {
+        key: "ep_overlap", kind: Kind::Bool, default: Fixed,
+        label: "EP overlap", unit: "", slider: NO_SLIDER,
+        resolved: |s| transformer(s).map(|_| s.overlap.ep),
+        inert: ep_overlap_inert,
+    },
+    workload.precision => {
+        key: "precision",
+        kind: Kind::Enum(choices![
+            ("bf16", "bf16"),
+            ("fp8", "FP8 linear layers (tensorwise scaling)"),
+        ]),
+        default: Fixed, label: "Precision", unit: "", slider: NO_SLIDER,
+        resolved: |s| transformer(s).map(|t| t.precision),
+    },
+    parallel.cp => {
+        key: "cp", kind: Kind::Int { min: 1, max: 1024 }, default: Fixed,
+        label: "CP degree", unit: "", slider: (1.0, 32.0, 1.0),
+        resolved: |s| Some(s.parallel.cp),
+        inert: cp_inert,
+    },
+    parallel.cp_mode => {
+        key: "cp_mode",
+        kind: Kind::Enum(choices![
+            ("ring", "Ring attention (K/V blocks pass around)"),
+            ("allgather", "All-gather K/V (Llama 3)"),
+        ]),
+        default: Fixed, label: "CP mode", unit: "", slider: NO_SLIDER,
+        resolved: |s| Some(s.parallel.cp_mode),
+        inert: cp_mode_inert,
+    },
+    overlap.cp => {
+        key: "cp_overlap", kind: Kind::Bool, default: Fixed,
+        label: "CP overlap", unit: "", slider: NO_SLIDER,
+        resolved: |s| Some(s.overlap.cp),
+        inert: cp_overlap_inert,
+    },
+    overlap.fp8_all_gather => {
+        key: "fp8_all_gather", kind: Kind::Bool, default: Fixed,
+        label: "FSDP gathers fp8 weights", unit: "", slider: NO_SLIDER,
+        resolved: |s| Some(s.overlap.fp8_all_gather),
+        inert: fp8_all_gather_inert,
     },
 }
 
@@ -984,6 +1215,11 @@ pub fn complete_input(s: &Scenario) -> ScenarioInput {
             (f.set)(&mut input, Some(&v)).expect("a resolved value has its field's type");
         }
     }
+    // A dense model's `workload.moe` fields state only what they would
+    // default to: written back, they would say nothing.
+    if input.workload.moe.experts.is_none() {
+        input.workload.moe = Default::default();
+    }
     for f in FIELDS
         .iter()
         .filter(|f| matches!(f.default, DefaultFrom::Derived(_)))
@@ -1056,11 +1292,20 @@ mod tests {
     fn no_struct_field_is_missing_from_the_table() {
         // serde names the expected fields of a section when an unknown one is
         // given: every one of them must be a row.
-        for section in ["hardware", "workload", "parallel", "overlap", ""] {
-            let probe = if section.is_empty() {
-                r#"{"zz_unknown": 1}"#.to_string()
-            } else {
-                format!(r#"{{"{section}": {{"zz_unknown": 1}}}}"#)
+        for section in [
+            "hardware",
+            "workload",
+            "parallel",
+            "overlap",
+            "",
+            "workload.moe",
+        ] {
+            let probe = match section.split_once('.') {
+                _ if section.is_empty() => r#"{"zz_unknown": 1}"#.to_string(),
+                Some((outer, inner)) => {
+                    format!(r#"{{"{outer}": {{"{inner}": {{"zz_unknown": 1}}}}}}"#)
+                }
+                None => format!(r#"{{"{section}": {{"zz_unknown": 1}}}}"#),
             };
             let message = serde_json::from_str::<ScenarioInput>(&probe)
                 .unwrap_err()
@@ -1073,6 +1318,11 @@ mod tests {
                 let name = name.trim_matches(|c: char| c == '`' || c.is_whitespace());
                 let name = name.split('`').next().unwrap();
                 if section.is_empty() && FIELDS.iter().any(|f| f.section() == name) {
+                    continue;
+                }
+                // An object of fields inside a section, probed on its own.
+                let prefix = format!("{section}.{name}.");
+                if FIELDS.iter().any(|f| f.path.starts_with(&prefix)) {
                     continue;
                 }
                 let path = if section.is_empty() {
@@ -1241,6 +1491,12 @@ mod tests {
                 GradSync::EveryMicroBatch | GradSync::LastMicroBatch => {}
             }
             assert!(names("overlap.grad_sync").contains(&name(to_json(&g))));
+        }
+        for d in [Dispatcher::Alltoall, Dispatcher::Deepep] {
+            match d {
+                Dispatcher::Alltoall | Dispatcher::Deepep => {}
+            }
+            assert!(names("workload.moe.dispatcher").contains(&name(to_json(&d))));
         }
         // And every choice is a value serde reads.
         for f in FIELDS {

@@ -149,6 +149,56 @@ pub struct WorkloadInput {
     /// when absent, so v1 links keep their figures).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attention: Option<Attention>,
+    /// The linear layers' number format, `"bf16"` or `"fp8"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub precision: Option<Precision>,
+    /// Width of one attention head; hidden / heads when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub head_dim: Option<u32>,
+    /// The mixture of experts: absent (or without `experts`) for a dense model.
+    #[serde(default, skip_serializing_if = "MoeInput::is_empty")]
+    pub moe: MoeInput,
+}
+
+/// The `workload.moe` object: every field optional; `experts` makes the
+/// model a mixture of experts.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MoeInput {
+    /// Routed experts per MoE layer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub experts: Option<u32>,
+    /// Experts per token.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub top_k: Option<u32>,
+    /// Each expert's inner width; `ffn_hidden` when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expert_ffn_hidden: Option<u32>,
+    /// Shared experts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared_experts: Option<u32>,
+    /// Leading dense layers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dense_layers: Option<u32>,
+    /// `"alltoall"` or `"deepep"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dispatcher: Option<Dispatcher>,
+    /// DeepEP: nodes a token may reach.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_nodes_per_token: Option<u32>,
+    /// Busiest expert's tokens over the mean.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub imbalance: Option<f64>,
+    /// SMs DeepEP's kernels hold.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deepep_sms: Option<u32>,
+}
+
+impl MoeInput {
+    /// Whether no field of the object is set.
+    pub fn is_empty(&self) -> bool {
+        *self == Self::default()
+    }
 }
 
 /// The `parallel` section.
@@ -176,6 +226,15 @@ pub struct ParallelInput {
     /// DP sharding.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dp_sharding: Option<DpSharding>,
+    /// Expert-parallel degree.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ep: Option<u32>,
+    /// CP degree.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cp: Option<u32>,
+    /// CP's K/V exchange, `"ring"` or `"allgather"`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cp_mode: Option<CpMode>,
 }
 
 /// The `overlap` section.
@@ -194,6 +253,9 @@ pub struct OverlapInput {
     /// TP chunks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tp_chunks: Option<u32>,
+    /// How TP overlaps: chunked, Megatron's or Async TP.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tp_mode: Option<TpMode>,
     /// DP bucket size, MB.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bucket_mb: Option<f64>,
@@ -212,6 +274,15 @@ pub struct OverlapInput {
     /// FSDP gradient reduce-scatter on every or the last micro-batch.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grad_sync: Option<GradSync>,
+    /// EP all-to-all overlap.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ep: Option<bool>,
+    /// CP overlap.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cp: Option<bool>,
+    /// FSDP gathers fp8 weights.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fp8_all_gather: Option<bool>,
 }
 
 // A section is empty when it equals its default (every field `None`):
@@ -698,12 +769,32 @@ fn refuse_objects_for_values(value: &Value) -> Result<(), ScenarioError> {
             return Err(single_value_expected(key, section));
         }
         for (name, field) in fields {
+            // `workload.moe` is the one object inside a section: its own
+            // fields hold single values.
+            if let (true, Some(inner)) = (is_subsection(key, name), field.as_object()) {
+                for (inner_name, value) in inner {
+                    if value.is_object() || value.is_array() {
+                        return Err(single_value_expected(
+                            &format!("{key}.{name}.{inner_name}"),
+                            value,
+                        ));
+                    }
+                }
+                continue;
+            }
             if field.is_object() || field.is_array() {
                 return Err(single_value_expected(&format!("{key}.{name}"), field));
             }
         }
     }
     Ok(())
+}
+
+/// Whether `section.name` is an object of fields (`workload.moe`): a
+/// field of the table has its path below it.
+fn is_subsection(section: &str, name: &str) -> bool {
+    let prefix = format!("{section}.{name}.");
+    FIELDS.iter().any(|f| f.path.starts_with(&prefix))
 }
 
 fn single_value_expected(field: &str, value: &Value) -> ScenarioError {

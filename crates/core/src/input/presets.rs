@@ -288,16 +288,17 @@ pub const PRESETS: &[Preset] = &[
     // bf16, so the DP reduction moves the fp32 main_grad, 4 bytes.
     Preset {
         id: "one-queue",
-        title: "Overlap on, nothing hidden: one hardware queue",
-        description: "Megatron-LM issue 1468's shape on a 6.7B GPT (the issue's model has 8B): TP 1, DP 64, DP \
-            overlap on, but CUDA_DEVICE_MAX_CONNECTIONS=1. Each gradient bucket's reduction is launched between two \
-            backward GEMMs on the only hardware queue, so the next GEMM waits for it: set \
-            max_connections to 8 and the reduction hides behind the backward.",
+        title: "Overlap on, over a third of it exposed: one hardware queue",
+        description: "Megatron-LM issue 1468's shape on a 6.7B GPT (the issue's model has 8B): TP 1, DP 64, the \
+            distributed optimizer with --overlap-grad-reduce and --overlap-param-gather, but \
+            CUDA_DEVICE_MAX_CONNECTIONS=1. Kernels start in launch order: the parameter gathers, launched as the \
+            step starts, hold the forward behind them, while each gradient reduce-scatter, launched ahead of the \
+            next backward GEMM, runs beside it. Set max_connections to 8 and the gathers hide behind the forward.",
         json: r#"{"hardware":{"preset":"dgx-h100","nodes":8,"max_connections":1},
             "workload":{"layers":32,"hidden":4096,"heads":32,"seq":2048,"vocab":51200,
                         "micro_batch":1,"global_batch":128,"recompute":"none","attention":"flash"},
-            "parallel":{"tp":1,"pp":1,"dp":64},
-            "overlap":{"tp":false,"pp":false,"dp":true,"bucket_mb":40,"grad_bytes":4}}"#,
+            "parallel":{"tp":1,"pp":1,"dp":64,"dp_sharding":"optimizer"},
+            "overlap":{"tp":false,"pp":false,"dp":true,"bucket_mb":40,"param_gather":true,"grad_bytes":4}}"#,
         published: None,
     },
     Preset {
@@ -347,6 +348,64 @@ pub const PRESETS: &[Preset] = &[
             "overlap":{"tp":true,"pp":true,"dp":true,"grad_bytes":4}}"#,
         published: None,
     },
+    // The same run with torchtitan's Float8 training: the linear layers in
+    // fp8 with tensorwise scaling, the output layer left in bf16, and FSDP
+    // gathering the fp8 weights (`enable_fsdp_float8_all_gather`).
+    Preset {
+        id: "llama3-8b-fsdp-fp8",
+        title: "Llama-3-8B on 64 H100 in FP8: FSDP 8 x TP 8",
+        description: "The Llama-3-8B FSDP run with its linear layers in FP8 (torchtitan's Float8), at twice the \
+            bf16 peak. TP's window, its GEMMs, halves while its traffic stays, so more of it is exposed than \
+            in bf16 and the step shrinks less than its compute. FSDP's gathers move fp8 weights.",
+        json: r#"{"hardware":{"preset":"dgx-h100","nodes":8},
+            "workload":{"layers":32,"hidden":4096,"heads":32,"kv_heads":8,"ffn_hidden":14336,"mlp":"swiglu",
+                        "tied_embeddings":false,"seq":8192,"vocab":128256,"attention":"flash",
+                        "micro_batch":1,"global_batch":16,"recompute":"selective","sequence_parallel":true,
+                        "precision":"fp8"},
+            "parallel":{"tp":8,"pp":1,"dp":8,"dp_sharding":"full"},
+            "overlap":{"tp":true,"pp":true,"dp":true,"grad_bytes":4,"fp8_all_gather":true}}"#,
+        published: None,
+    },
+    // Llama 3's long-context stage (Llama 3 paper, arXiv 2407.21783, Table
+    // 4): 405B at 131,072 tokens on 16,384 H100 with TP 8, CP 16, PP 16 and
+    // DP 8, 16M tokens per step (16 sequences per DP group), CP by
+    // all-gathering K/V (section 3.3.2), FSDP sharding gradients and
+    // optimizer states but not weights (the distributed optimizer here),
+    // fp32 gradient reduction, an interleaved schedule (section 3.3.2).
+    // The paper reports 380 TFLOP/s per GPU (38% MFU) for it; it states
+    // neither its virtual stages nor its recomputation: 4 virtual stages,
+    // layers shared as evenly as they go, and no recomputation here.
+    Preset {
+        id: "llama3-405b-128k",
+        title: "Llama 3 405B at 128K tokens on 16,384 H100: TP 8 x CP 16 x PP 16 x DP 8",
+        description: "Llama 3's long-context training: each sequence of 131,072 tokens is split over 16 CP \
+            ranks, which all-gather each layer's keys and values before attention. Only the rank's own \
+            block of attention can run before the gather arrives, so most of CP's traffic is exposed, where \
+            a ring hides its steps under the blocks (the long-context-ring preset).",
+        json: r#"{"hardware":{"preset":"dgx-h100","nodes":2048},
+            "workload":{"layers":126,"hidden":16384,"heads":128,"kv_heads":8,"ffn_hidden":53248,"mlp":"swiglu",
+                        "tied_embeddings":false,"seq":131072,"vocab":128256,"attention":"flash",
+                        "micro_batch":1,"global_batch":128,"recompute":"none","sequence_parallel":true},
+            "parallel":{"tp":8,"cp":16,"pp":16,"dp":8,"cp_mode":"allgather","dp_sharding":"optimizer",
+                        "schedule":"interleaved","virtual_stages":4},
+            "overlap":{"tp":true,"pp":true,"dp":true,"cp":true,"param_gather":true,"grad_bytes":4}}"#,
+        published: None,
+    },
+    Preset {
+        id: "long-context-ring",
+        title: "Ring attention at 64K tokens: CP 8 across two nodes",
+        description: "A Llama-3-8B-shaped model of 4 layers on 16 H100: TP 2 inside each node and each \
+            65,536-token sequence split over 8 CP ranks in a ring. Each attention runs in 8 blocks; while \
+            one block computes, the next block's keys and values arrive from the ring neighbour. Switch \
+            CP overlap off and every step waits for its transfer.",
+        json: r#"{"hardware":{"preset":"dgx-h100","nodes":2},
+            "workload":{"layers":4,"hidden":4096,"heads":32,"kv_heads":8,"ffn_hidden":14336,"mlp":"swiglu",
+                        "tied_embeddings":false,"seq":65536,"vocab":128256,"attention":"flash",
+                        "micro_batch":1,"global_batch":2,"recompute":"none"},
+            "parallel":{"tp":2,"cp":8,"pp":1,"dp":1,"cp_mode":"ring"},
+            "overlap":{"tp":true,"pp":true,"dp":true,"cp":true,"grad_bytes":4}}"#,
+        published: None,
+    },
     Preset {
         id: "distributed-optimizer",
         title: "Distributed optimizer: the parameter all-gather under the forward",
@@ -361,11 +420,95 @@ pub const PRESETS: &[Preset] = &[
             "overlap":{"tp":true,"pp":true,"dp":true,"bucket_mb":100,"param_gather":true,"grad_bytes":4}}"#,
         published: None,
     },
+    // A Mixtral-like model cut to 8 layers, on two nodes: its 16 experts
+    // spread over all 16 GPUs, so that half of each all-to-all crosses
+    // the NIC.
+    Preset {
+        id: "moe-didactic",
+        title: "Mixture of experts on 2 DGX H100: the all-to-all across nodes",
+        description: "16 experts spread over the 16 GPUs of two nodes (EP 16): each MoE layer sends every token \
+            to the GPUs of its two experts and back, half of them across the network. The all-to-alls sit \
+            between the router and the experts and after the experts; switch EP overlap on to merge one \
+            micro-batch's forward with another's backward.",
+        json: r#"{"hardware":{"preset":"dgx-h100","nodes":2},
+            "workload":{"layers":8,"hidden":4096,"heads":32,"kv_heads":8,"ffn_hidden":14336,"mlp":"swiglu",
+                        "tied_embeddings":false,"seq":4096,"vocab":32000,"attention":"flash",
+                        "micro_batch":1,"global_batch":128,"recompute":"none","sequence_parallel":false,
+                        "moe":{"experts":16,"top_k":2,"expert_ffn_hidden":3584}},
+            "parallel":{"tp":1,"pp":1,"dp":16,"ep":16,"dp_sharding":"optimizer"},
+            "overlap":{"tp":false,"pp":true,"dp":true,"ep":false,"grad_bytes":4}}"#,
+        published: None,
+    },
+    // Qwen3-235B-A22B (its Hugging Face config: 94 layers, hidden 4096, 64
+    // heads of 128, 4 KV heads, 128 experts of 1536, top-8, vocabulary
+    // 151936) in the layout of NVIDIA's Megatron-MoE-ModelZoo
+    // (best_practice/Qwen3): 256 H100, TP 2, PP 8, VPP 4, EP 32, DeepEP,
+    // micro-batch 1, global batch 2048, sequence 4096.
+    Preset {
+        id: "qwen3-235b",
+        title: "Qwen3-235B-A22B on 256 H100: TP 2, PP 8 x 4, EP 32",
+        description: "A production mixture of experts in the layout NVIDIA's Megatron MoE model zoo publishes: \
+            128 experts per layer spread over 32 GPUs (4 nodes) with DeepEP, pipelined over 8 stages of 4 \
+            virtual chunks. EP overlap merges each forward with a backward (Megatron's combined 1F1B).",
+        json: r#"{"hardware":{"preset":"dgx-h100","nodes":32},
+            "workload":{"layers":94,"hidden":4096,"heads":64,"kv_heads":4,"head_dim":128,"ffn_hidden":12288,
+                        "mlp":"swiglu","tied_embeddings":false,"seq":4096,"vocab":151936,"attention":"flash",
+                        "micro_batch":1,"global_batch":2048,"recompute":"selective","sequence_parallel":true,
+                        "moe":{"experts":128,"top_k":8,"expert_ffn_hidden":1536,"dispatcher":"deepep"}},
+            "parallel":{"tp":2,"pp":8,"dp":16,"ep":32,"schedule":"interleaved","virtual_stages":4,
+                        "dp_sharding":"optimizer"},
+            "overlap":{"tp":true,"pp":true,"dp":true,"ep":true,"grad_bytes":4}}"#,
+        published: None,
+    },
+    // DeepSeek-V3's shape (arXiv 2412.19437, section 4.2: 61 layers, hidden
+    // 7168, 128 heads of 128, the first 3 layers dense of 18432, then 256
+    // routed experts of 2048 and one shared, top-8, at most 4 nodes per
+    // token; vocabulary 129280) with its multi-head latent attention
+    // approximated by grouped-query attention of 8 KV heads; on H800
+    // (NVLink 200 GB/s and InfiniBand 50 GB/s per GPU and direction, 132
+    // SMs) with its section 3.2 layout at half the scale: PP 16 with
+    // DualPipeV, EP 64, ZeRO-1 over DP, no TP, DeepEP on 20 SMs.
+    Preset {
+        id: "deepseek-v3",
+        title: "DeepSeek-V3-shaped on 1024 H800: DualPipeV, EP 64",
+        description: "DeepSeek's layout: 16 pipeline stages in DualPipeV, 256 experts per layer spread over 64 \
+            GPUs (8 nodes) with node-limited routing, each token crossing InfiniBand to at most 4 nodes. \
+            DeepEP sends a token across the network 3.5 times on average, where NCCL's all-to-all would send \
+            each of its 8 copies, 7 of them to other nodes. DualPipeV runs each forward chunk beside another \
+            micro-batch's backward chunk, so that one's all-to-all hides under the other's compute.",
+        json: r#"{"hardware":{"preset":"dgx-h100","nodes":128,"nvlink_gbps":200,"nic_gbps":50,"sms":132},
+            "workload":{"layers":61,"hidden":7168,"heads":128,"kv_heads":8,"head_dim":128,"ffn_hidden":18432,
+                        "mlp":"swiglu","tied_embeddings":false,"seq":4096,"vocab":129280,"attention":"flash",
+                        "micro_batch":1,"global_batch":2048,"recompute":"none","sequence_parallel":false,
+                        "moe":{"experts":256,"top_k":8,"expert_ffn_hidden":2048,"shared_experts":1,
+                               "dense_layers":3,"dispatcher":"deepep","max_nodes_per_token":4,
+                               "deepep_sms":20}},
+            "parallel":{"tp":1,"pp":16,"dp":64,"ep":64,"schedule":"dualpipe-v","virtual_stages":2,
+                        "dp_sharding":"optimizer"},
+            "overlap":{"tp":false,"pp":true,"dp":true,"ep":true,"grad_bytes":4}}"#,
+        published: None,
+    },
 ];
 
 /// The preset of an id.
 pub fn find(id: &str) -> Option<&'static Preset> {
     PRESETS.iter().find(|p| p.id == id)
+}
+
+/// The preset ids, for a refusal of an unknown one: in list order, as many
+/// as fit a one-line message (240 characters), then how many more.
+pub fn listed_ids() -> String {
+    let mut out = String::new();
+    for (i, p) in PRESETS.iter().enumerate() {
+        if out.len() + p.id.len() > 240 {
+            return format!("{out}, and {} more", PRESETS.len() - i);
+        }
+        if i > 0 {
+            out.push_str(", ");
+        }
+        out.push_str(p.id);
+    }
+    out
 }
 
 /// The preset a page or link without one opens.
@@ -376,10 +519,9 @@ pub fn default_preset() -> &'static Preset {
 /// The preset's scenario, resolved.
 pub fn scenario(id: &str) -> Result<crate::model::scenario::Scenario, ScenarioError> {
     let preset = find(id).ok_or_else(|| {
-        let names: Vec<&str> = PRESETS.iter().map(|p| p.id).collect();
         ScenarioError::single(
             "preset",
-            format!("unknown preset \"{id}\": valid are {}", names.join(", ")),
+            format!("unknown preset \"{id}\": valid are {}", listed_ids()),
         )
     })?;
     preset.input().resolve()

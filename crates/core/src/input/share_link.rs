@@ -28,39 +28,30 @@ pub fn key_for_path(path: &str) -> Option<&'static str> {
     fields::find(path).map(|f| f.key)
 }
 
-/// The field's place in scenario JSON: its section (`None` at the top
-/// level) and its name there.
-fn place(f: &Field) -> (Option<&'static str>, &'static str) {
-    match f.section() {
-        "" => (None, f.name()),
-        section => (Some(section), f.name()),
-    }
-}
-
+/// The field's value in scenario JSON, following its dotted path
+/// (`parallel.tp`, `workload.moe.experts`).
 fn get<'v>(v: &'v Value, f: &Field) -> Option<&'v Value> {
-    match place(f) {
-        (None, name) => v.get(name),
-        (Some(section), name) => v.get(section)?.get(name),
-    }
+    f.path.split('.').try_fold(v, |at, name| at.get(name))
 }
 
+/// Sets (or with `None` removes) the field's value in scenario JSON,
+/// making the objects on its path as needed.
 fn set(v: &mut Value, f: &Field, value: Option<Value>) {
-    let obj = v.as_object_mut().expect("scenario JSON is an object");
-    let (section, name) = place(f);
-    let section = match section {
-        None => obj,
-        Some(section) => obj
-            .entry(section)
+    let (outer, name) = f.path.rsplit_once('.').unwrap_or(("", f.path));
+    let mut obj = v.as_object_mut().expect("scenario JSON is an object");
+    for part in outer.split('.').filter(|p| !p.is_empty()) {
+        obj = obj
+            .entry(part)
             .or_insert_with(|| Value::Object(Map::new()))
             .as_object_mut()
-            .expect("sections are objects"),
-    };
+            .expect("sections are objects");
+    }
     match value {
         Some(x) => {
-            section.insert(name.to_string(), x);
+            obj.insert(name.to_string(), x);
         }
         None => {
-            section.remove(name);
+            obj.remove(name);
         }
     }
 }
@@ -247,11 +238,13 @@ pub fn decode(query: &str, view_keys: &[&str]) -> Decoded {
         match presets::find(name) {
             Some(p) => preset = p,
             None => {
-                let names: Vec<&str> = presets::PRESETS.iter().map(|p| p.id).collect();
                 fail(
                     &mut errors,
                     "preset",
-                    format!("unknown preset {name:?}: valid are {}", names.join(", ")),
+                    format!(
+                        "unknown preset {name:?}: valid are {}",
+                        presets::listed_ids()
+                    ),
                 );
             }
         }

@@ -29,6 +29,24 @@ pub const MAX_TIMELINE_OPS: u64 = 3_500_000;
 /// of one pattern sharing one class, concurrent flows no longer multiply it.
 pub const MAX_PLANNED_EVENTS: u64 = 200_000_000;
 
+/// Link usages the network may visit re-rating flows, over the runs the
+/// figures make, and over the whole step for a timeline
+/// (`workload::cost::Cost::rerate_work`, a bound on the work of
+/// `sim::network`'s progressive filling). Events alone do not bound time
+/// when many flows share one resource: each join or leave re-rates all of
+/// them (issue 45's 86 s inference step: the pipeline sends of 64 replicas
+/// through a 64x oversubscribed core, re-rated by every kernel's memory
+/// traffic). Steps of that shape reach their bound; measured on this
+/// project's 2-core machine at smaller batches, before kernels on one HBM
+/// were re-rated alone (`Network::rerate_one_resource`), at about 6 ns of
+/// CPU per unit, so a step at this limit would take about 12 s; since,
+/// issue 45's F3 at the batch this limit allows (30,976, 2.00 G units)
+/// runs in 1.9 s, about 1 ns per unit. The 1T-parameter step with every overlap on predicts
+/// 761 M for its figures and 1.93 G for its whole step (its flows are
+/// mostly timed alone: it runs in 0.3 s), and GPipe's whole 1T step 1.92 G:
+/// this keeps them inside.
+pub const MAX_RERATE_WORK: u64 = 2_000_000_000;
+
 /// The defaults are the didactic scenario: two DGX A100 nodes, TP 4 x PP 2 x DP 2.
 pub(crate) const DEFAULT_HARDWARE_PRESET: HardwarePreset = HardwarePreset::DgxA100;
 pub(crate) const DEFAULT_NODES: u32 = 2;
@@ -50,6 +68,35 @@ pub(crate) fn default_transformer() -> Transformer {
         mlp: Mlp::Gelu,
         tied_embeddings: true,
         attention: Attention::Materialized,
+        precision: Precision::Bf16,
+        head_dim: 4096 / 32,
+        moe: None,
+    }
+}
+
+/// DeepEP's SMs on H800 (DeepSeek-V3 section 3.2.2: 20 of the 132 SMs
+/// saturate InfiniBand and NVLink together; DeepEP's `Buffer.num_sms`
+/// default is 20 as well).
+pub const DEEPEP_SMS: u32 = 20;
+
+/// DeepSeek-V3's node limit (section 2.1.2: each token is sent to at most
+/// M = 4 nodes).
+pub const MAX_NODES_PER_TOKEN: u32 = 4;
+
+/// A mixture of experts' fields when only `experts` is given: top-2
+/// routing (GShard, Mixtral), each expert as wide as the dense MLP, no
+/// shared experts, no leading dense layers, NCCL's all-to-all, balanced.
+pub(crate) fn default_moe(t: &Transformer) -> Moe {
+    Moe {
+        experts: 8,
+        top_k: 2,
+        expert_ffn_hidden: t.ffn_hidden,
+        shared_experts: 0,
+        dense_layers: 0,
+        dispatcher: Dispatcher::Alltoall,
+        max_nodes_per_token: MAX_NODES_PER_TOKEN,
+        imbalance: 1.0,
+        deepep_sms: DEEPEP_SMS,
     }
 }
 
@@ -62,6 +109,9 @@ pub(crate) fn default_parallel() -> Parallel {
         virtual_stages: 1,
         scatter_gather: true,
         dp_sharding: DpSharding::None,
+        ep: 1,
+        cp: 1,
+        cp_mode: CpMode::Ring,
     }
 }
 
@@ -71,12 +121,16 @@ pub(crate) fn default_overlap() -> Overlap {
         pp: true,
         dp: true,
         tp_chunks: 4,
+        tp_mode: TpMode::Chunked,
         bucket_mb: 25.0,
         grad_bytes: 2,
         pp_chunks: 1,
         fuse: false,
         param_gather: false,
         grad_sync: GradSync::EveryMicroBatch,
+        ep: false,
+        cp: false,
+        fp8_all_gather: false,
     }
 }
 
@@ -167,6 +221,7 @@ pub fn filled(input: &ScenarioInput) -> Scenario {
         sms: h.sms.unwrap_or(base.sms),
         max_connections: h.max_connections.unwrap_or(base.max_connections),
         hbm_gb: h.hbm_gb.unwrap_or(base.hbm_gb),
+        fp8_tflops: base.fp8_tflops,
     };
     let w = &input.workload;
     let workload = match w.kind.unwrap_or(WorkloadKind::Transformer) {
@@ -174,7 +229,7 @@ pub fn filled(input: &ScenarioInput) -> Scenario {
             let d = default_transformer();
             let heads = w.heads.unwrap_or(d.heads);
             let hidden = w.hidden.unwrap_or(d.hidden);
-            Workload::Transformer(Transformer {
+            let mut t = Transformer {
                 mode: w.mode.unwrap_or(d.mode),
                 layers: w.layers.unwrap_or(d.layers),
                 hidden,
@@ -191,7 +246,26 @@ pub fn filled(input: &ScenarioInput) -> Scenario {
                 mlp: w.mlp.unwrap_or(d.mlp),
                 tied_embeddings: w.tied_embeddings.unwrap_or(d.tied_embeddings),
                 attention: w.attention.unwrap_or(d.attention),
-            })
+                precision: w.precision.unwrap_or(d.precision),
+                head_dim: w.head_dim.unwrap_or(hidden / heads.max(1)),
+                moe: None,
+            };
+            t.moe = w.moe.experts.map(|experts| {
+                let m = &w.moe;
+                let d = default_moe(&t);
+                Moe {
+                    experts,
+                    top_k: m.top_k.unwrap_or(d.top_k),
+                    expert_ffn_hidden: m.expert_ffn_hidden.unwrap_or(d.expert_ffn_hidden),
+                    shared_experts: m.shared_experts.unwrap_or(d.shared_experts),
+                    dense_layers: m.dense_layers.unwrap_or(d.dense_layers),
+                    dispatcher: m.dispatcher.unwrap_or(d.dispatcher),
+                    max_nodes_per_token: m.max_nodes_per_token.unwrap_or(d.max_nodes_per_token),
+                    imbalance: m.imbalance.unwrap_or(d.imbalance),
+                    deepep_sms: m.deepep_sms.unwrap_or(d.deepep_sms),
+                }
+            });
+            Workload::Transformer(t)
         }
         WorkloadKind::MatmulAllreduce => Workload::MatmulAllreduce(MatmulAllreduce {
             m: w.m.unwrap_or(DEFAULT_MATMUL.m),
@@ -242,7 +316,16 @@ pub fn filled(input: &ScenarioInput) -> Scenario {
         virtual_stages,
         scatter_gather: p.scatter_gather.unwrap_or(d.scatter_gather),
         dp_sharding: p.dp_sharding.unwrap_or(d.dp_sharding),
+        ep: p.ep.unwrap_or(d.ep),
+        // Context parallelism splits a transformer's sequence; the
+        // micro-benchmarks have none (`fields::cp_inert`).
+        cp: match &workload {
+            Workload::Transformer(_) => p.cp.unwrap_or(d.cp),
+            _ => 1,
+        },
+        cp_mode: p.cp_mode.unwrap_or(d.cp_mode),
     };
+    let sequence_parallel = matches!(&workload, Workload::Transformer(t) if t.sequence_parallel);
     let o = &input.overlap;
     let od = default_overlap();
     let overlap = Overlap {
@@ -250,12 +333,19 @@ pub fn filled(input: &ScenarioInput) -> Scenario {
         pp: o.pp.unwrap_or(od.pp),
         dp: o.dp.unwrap_or(od.dp),
         tp_chunks: o.tp_chunks.unwrap_or(od.tp_chunks),
+        // Absent: the first version's rule, so that old links keep their figures.
+        tp_mode: o
+            .tp_mode
+            .unwrap_or_else(|| TpMode::first_version(sequence_parallel)),
         bucket_mb: o.bucket_mb.unwrap_or(od.bucket_mb),
         grad_bytes: o.grad_bytes.unwrap_or(od.grad_bytes),
         pp_chunks: o.pp_chunks.unwrap_or(od.pp_chunks),
         fuse: o.fuse.unwrap_or(od.fuse),
         param_gather: o.param_gather.unwrap_or(od.param_gather),
         grad_sync: o.grad_sync.unwrap_or(od.grad_sync),
+        ep: o.ep.unwrap_or(od.ep),
+        cp: o.cp.unwrap_or(od.cp),
+        fp8_all_gather: o.fp8_all_gather.unwrap_or(od.fp8_all_gather),
     };
     Scenario {
         hardware_preset: preset,
@@ -326,6 +416,17 @@ pub(crate) fn resolve(input: &ScenarioInput) -> Result<Scenario, ScenarioError> 
         Workload::Transformer(t) => {
             if dims_ok && par_ok {
                 check_transformer(&mut c, t, parallel, overlap);
+                check_experts(&mut c, &scenario, t);
+            }
+            if t.precision == Precision::Fp8 && hardware.fp8_tflops <= 0.0 {
+                c.fail(
+                    "workload.precision",
+                    format!(
+                        "fp8 needs FP8 tensor cores, which the {} preset's GPU does not have (V100 and A100 have none): \
+                         valid here is \"bf16\"; choose \"dgx-h100\" for fp8",
+                        scenario.hardware_preset.name()
+                    ),
+                );
             }
         }
         Workload::MatmulAllreduce(mm) => {
@@ -370,31 +471,43 @@ pub(crate) fn resolve(input: &ScenarioInput) -> Result<Scenario, ScenarioError> 
 
 fn check_layout(c: &mut Checker, hw: &Hardware, p: &Parallel) {
     let gpus = hw.gpus();
-    let product = u64::from(p.tp) * u64::from(p.pp) * u64::from(p.dp);
+    let product = u64::from(p.tp) * u64::from(p.cp) * u64::from(p.pp) * u64::from(p.dp);
     if product != gpus {
         let field = if p.dp == 1 && p.pp > 1 {
             "parallel.pp"
         } else {
             "parallel.dp"
         };
-        let tp_pp = u64::from(p.tp) * u64::from(p.pp);
-        let hint = if gpus.is_multiple_of(tp_pp) {
-            format!(
+        let tp_pp = u64::from(p.tp) * u64::from(p.cp) * u64::from(p.pp);
+        let (names, degrees) = if p.cp > 1 {
+            (
+                "tp x cp x pp x dp",
+                format!("{} x {} x {} x {}", p.tp, p.cp, p.pp, p.dp),
+            )
+        } else {
+            ("tp x pp x dp", format!("{} x {} x {}", p.tp, p.pp, p.dp))
+        };
+        let hint = match (gpus.is_multiple_of(tp_pp), p.cp > 1) {
+            (true, false) => format!(
                 "with tp {} and pp {}, valid dp is {}",
                 p.tp,
                 p.pp,
                 gpus / tp_pp
-            )
-        } else {
-            format!("tp x pp must divide {gpus}")
+            ),
+            (true, true) => format!(
+                "with tp {}, cp {} and pp {}, valid dp is {}",
+                p.tp,
+                p.cp,
+                p.pp,
+                gpus / tp_pp
+            ),
+            (false, false) => format!("tp x pp must divide {gpus}"),
+            (false, true) => format!("tp x cp x pp must divide {gpus}"),
         };
         c.fail(
             field,
             format!(
-                "tp x pp x dp = {} x {} x {} = {product}, but the cluster has {} ({} x {}): {hint}",
-                p.tp,
-                p.pp,
-                p.dp,
+                "{names} = {degrees} = {product}, but the cluster has {} ({} x {}): {hint}",
                 counted(gpus, "GPU"),
                 counted(u64::from(hw.nodes), "node"),
                 hw.gpus_per_node
@@ -416,14 +529,29 @@ fn check_layout(c: &mut Checker, hw: &Hardware, p: &Parallel) {
     }
     // Ranks are laid out TP fastest, then DP, then PP (Megatron's order). Every
     // pipeline stage must see the same links for the symmetric reduction.
-    let stage_gpus = p.tp * p.dp;
+    // CP ranks sit between TP and DP (Megatron's tp-cp-dp-pp order): the CP
+    // group fills part of a node or whole nodes, so that every CP rank sees
+    // the same links.
+    let cp_gpus = p.tp * p.cp;
+    if !cp_gpus.is_multiple_of(hw.gpus_per_node) && !hw.gpus_per_node.is_multiple_of(cp_gpus) {
+        c.fail(
+            "parallel.cp",
+            format!(
+                "tp x cp = {cp_gpus} GPUs per CP group neither fills whole nodes of {} nor divides one, \
+                 so CP ranks would see different links: choose cp so that tp x cp divides or is a multiple of {}",
+                hw.gpus_per_node, hw.gpus_per_node
+            ),
+        );
+        return;
+    }
+    let stage_gpus = p.tp * p.cp * p.dp;
     if !stage_gpus.is_multiple_of(hw.gpus_per_node) && !hw.gpus_per_node.is_multiple_of(stage_gpus)
     {
         c.fail(
             "parallel.dp",
             format!(
-                "tp x dp = {stage_gpus} GPUs per pipeline stage neither fills whole nodes of {} nor divides one, \
-                 so stages would see different links: choose dp so that tp x dp divides or is a multiple of {}",
+                "tp x cp x dp = {stage_gpus} GPUs per pipeline stage neither fills whole nodes of {} nor divides one, \
+                 so stages would see different links: choose dp so that tp x cp x dp divides or is a multiple of {}",
                 hw.gpus_per_node, hw.gpus_per_node
             ),
         );
@@ -493,6 +621,31 @@ fn check_transformer(c: &mut Checker, t: &Transformer, p: &Parallel, o: &Overlap
             ),
         );
     }
+    // Each CP rank holds 2 x cp load-balanced chunks of the sequence
+    // (model.md 4d), and with sequence parallelism splits its share over TP.
+    let chunks = 2 * u64::from(p.cp);
+    if p.cp > 1 && !u64::from(t.seq).is_multiple_of(chunks) {
+        c.fail(
+            "parallel.cp",
+            format!(
+                "cp {} needs the sequence in 2 x cp = {chunks} equal chunks, but seq {} is not divisible by {chunks}: \
+                 valid cp are those with seq divisible by 2 x cp",
+                p.cp, t.seq
+            ),
+        );
+    } else if p.cp > 1
+        && t.sequence_parallel
+        && !(u64::from(t.seq) / u64::from(p.cp)).is_multiple_of(u64::from(p.tp))
+    {
+        c.fail(
+            "workload.sequence_parallel",
+            format!(
+                "each CP rank's {} tokens are not divisible by tp {}: sequence parallelism splits them",
+                t.seq / p.cp,
+                p.tp
+            ),
+        );
+    }
     // Uneven shares are fine (workload::stage_layers); an empty stage is not.
     let stages = p.pp * p.virtual_stages;
     if t.layers < stages {
@@ -550,6 +703,136 @@ fn check_transformer(c: &mut Checker, t: &Transformer, p: &Parallel, o: &Overlap
                 o.tp_chunks,
                 counted(gemm_rows, "row"),
                 gemm_rows.min(64)
+            ),
+        );
+    }
+}
+
+/// Cross-field checks of expert parallelism (model.md section 4c).
+fn check_experts(c: &mut Checker, s: &Scenario, t: &Transformer) {
+    let p = &s.parallel;
+    let Some(m) = &t.moe else {
+        if p.ep > 1 {
+            c.fail(
+                "parallel.ep",
+                format!(
+                    "ep {} without experts: set workload.moe.experts, or valid is 1",
+                    p.ep
+                ),
+            );
+        }
+        return;
+    };
+    let stage_gpus = p.tp * p.dp;
+    if !stage_gpus.is_multiple_of(p.ep) {
+        c.fail(
+            "parallel.ep",
+            format!(
+                "ep {} does not divide tp x dp = {stage_gpus}: experts are spread over ranks of one stage, valid is {}",
+                p.ep,
+                divisors(stage_gpus, 4096)
+            ),
+        );
+    }
+    if !m.experts.is_multiple_of(p.ep) {
+        c.fail(
+            "workload.moe.experts",
+            format!(
+                "{} cannot be spread evenly over ep {}: valid are multiples of {}",
+                counted(u64::from(m.experts), "expert"),
+                p.ep,
+                p.ep
+            ),
+        );
+    }
+    // EP groups are consecutive ranks: they must share one node or fill
+    // whole nodes, so that every rank of a group sees the same links.
+    let gpn = s.hardware.gpus_per_node;
+    if !gpn.is_multiple_of(p.ep) && !p.ep.is_multiple_of(gpn) {
+        c.fail(
+            "parallel.ep",
+            format!(
+                "ep {} neither divides nor fills whole nodes of {gpn} GPUs, so the ranks of a group \
+                 would see different links: valid are divisors or multiples of {gpn}",
+                p.ep
+            ),
+        );
+    }
+    if p.dp_sharding == DpSharding::Full {
+        c.fail(
+            "parallel.dp_sharding",
+            "\"full\" (FSDP) with experts is not modelled: valid are \"none\" or \"optimizer\""
+                .to_string(),
+        );
+    }
+    // The experts' ranks are laid out over a stage's tp x dp and route
+    // each rank's whole sequence; CP's split of the sequence, between TP
+    // and DP in the rank order, is not modelled with them.
+    if p.cp > 1 {
+        c.fail(
+            "parallel.cp",
+            format!(
+                "cp {} with experts is not modelled: valid is 1 for a mixture of experts",
+                p.cp
+            ),
+        );
+    }
+    if m.top_k > m.experts {
+        c.fail(
+            "workload.moe.top_k",
+            format!(
+                "top_k {} is more than the {}: valid is 1 to {}",
+                m.top_k,
+                counted(u64::from(m.experts), "expert"),
+                m.experts
+            ),
+        );
+    }
+    if m.dense_layers >= t.layers {
+        c.fail(
+            "workload.moe.dense_layers",
+            format!(
+                "{} dense layers leave none of the {} for experts: valid is 0 to {}",
+                m.dense_layers,
+                t.layers,
+                t.layers - 1
+            ),
+        );
+    }
+    // Megatron-LM's argument check: MoE with tensor parallelism needs
+    // sequence parallelism (the experts see each TP rank's own tokens).
+    if p.tp > 1 && !t.sequence_parallel {
+        c.fail(
+            "workload.sequence_parallel",
+            format!(
+                "experts with tp {} need sequence parallelism, as Megatron-LM requires: valid is true",
+                p.tp
+            ),
+        );
+    }
+    // DeepEP's kernels hold their SMs while the rest computes: at least as
+    // many must be left to compute as they take.
+    if m.dispatcher == Dispatcher::Deepep && 2 * m.deepep_sms > s.hardware.sms {
+        c.fail(
+            "workload.moe.deepep_sms",
+            format!(
+                "DeepEP's {} SMs leave too few of the GPU's {} for compute: valid is 1 to {}",
+                m.deepep_sms,
+                s.hardware.sms,
+                s.hardware.sms / 2
+            ),
+        );
+    }
+    // Megatron-LM's MoE README: `--overlap-moe-expert-parallel-comm` with
+    // `--delay-wgrad-compute` needs CUDA_DEVICE_MAX_CONNECTIONS above 1.
+    let megatron_overlap = matches!(p.schedule, Schedule::OneFOneB | Schedule::Interleaved);
+    if s.overlap.ep && p.ep > 1 && megatron_overlap && s.hardware.max_connections == 1 {
+        c.fail(
+            "overlap.ep",
+            format!(
+                "Megatron's all-to-all overlap with schedule \"{}\" runs the two micro-batches' streams on \
+                 separate hardware queues: hardware.max_connections 1 serialises them, valid is 2 to 32",
+                p.schedule.name()
             ),
         );
     }
@@ -649,6 +932,15 @@ fn overshoot(s: &Scenario) -> Option<String> {
             millions(MAX_TIMELINE_OPS)
         ));
     }
+    if figures.rerate_work > MAX_RERATE_WORK {
+        return Some(format!(
+            "this step's flows would share its links so densely that re-rating them could visit {} link \
+             usages, more than the limit of {} (many concurrent transfers through one shared link, such \
+             as an oversubscribed core)",
+            millions(figures.rerate_work),
+            millions(MAX_RERATE_WORK)
+        ));
+    }
     (figures.planned_events > MAX_PLANNED_EVENTS).then(|| {
         format!(
             "this step and its baseline could take up to {} engine events, more than the limit of {MAX_PLANNED_EVENTS}",
@@ -662,10 +954,14 @@ fn fits(s: &Scenario) -> bool {
 }
 
 /// Whether the whole step, and its baseline, can be simulated in one run:
-/// within [`MAX_TIMELINE_OPS`] and [`MAX_PLANNED_EVENTS`].
+/// within [`MAX_TIMELINE_OPS`], [`MAX_PLANNED_EVENTS`] and
+/// [`MAX_RERATE_WORK`].
 fn whole_step_fits(s: &Scenario) -> bool {
-    crate::workload::cost::cost_within(s, MAX_TIMELINE_OPS)
-        .is_some_and(|c| c.ops <= MAX_TIMELINE_OPS && c.planned_events <= MAX_PLANNED_EVENTS)
+    crate::workload::cost::cost_within(s, MAX_TIMELINE_OPS).is_some_and(|c| {
+        c.ops <= MAX_TIMELINE_OPS
+            && c.planned_events <= MAX_PLANNED_EVENTS
+            && c.rerate_work <= MAX_RERATE_WORK
+    })
 }
 
 /// The whole step's operations (scenario or baseline, the larger), counted
@@ -691,7 +987,9 @@ pub fn timeline_refusal(s: &Scenario) -> Option<FieldError> {
             millions(MAX_TIMELINE_OPS)
         ),
         Some(_) => format!(
-            "this step's timeline and its baseline could take more engine events than the limit of {MAX_PLANNED_EVENTS}"
+            "this step's timeline and its baseline could take more engine events than the limit of \
+             {MAX_PLANNED_EVENTS}, or more re-rating of flows sharing links than the limit of {}",
+            millions(MAX_RERATE_WORK)
         ),
         None => format!(
             "this step's timeline would hold more operations than the limit of {} for a timeline",

@@ -1,9 +1,9 @@
-//! The names the whole model speaks in: the three parallelism axes and the
+//! The names the whole model speaks in: the parallelism axes and the
 //! lanes of a GPU's timeline.
 
 use serde::Serialize;
 
-/// The three parallelism axes; each has its own communication stream.
+/// The parallelism axes; each has its own communication stream.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Axis {
@@ -13,11 +13,18 @@ pub enum Axis {
     Pp,
     /// Data parallelism: the gradient reduction.
     Dp,
+    /// Expert parallelism: the mixture-of-experts all-to-alls.
+    Ep,
+    /// Context parallelism: the K/V ring or gather of attention (model.md 4d).
+    Cp,
 }
 
 impl Axis {
-    /// The three axes in lane order.
-    pub const ALL: [Axis; 3] = [Axis::Tp, Axis::Pp, Axis::Dp];
+    /// Every axis, in lane order.
+    pub const ALL: [Axis; 5] = [Axis::Tp, Axis::Pp, Axis::Dp, Axis::Ep, Axis::Cp];
+
+    /// How many axes there are: the length of per-axis arrays.
+    pub const COUNT: usize = Self::ALL.len();
 
     /// The axis's position in per-axis arrays.
     pub fn index(self) -> usize {
@@ -30,15 +37,19 @@ impl Axis {
             Axis::Tp => "tp",
             Axis::Pp => "pp",
             Axis::Dp => "dp",
+            Axis::Ep => "ep",
+            Axis::Cp => "cp",
         }
     }
 
-    /// The label readers see: "TP", "PP", "DP".
+    /// The label readers see: "TP", "PP", "DP", "EP", "CP".
     pub fn label(self) -> &'static str {
         match self {
             Axis::Tp => "TP",
             Axis::Pp => "PP",
             Axis::Dp => "DP",
+            Axis::Ep => "EP",
+            Axis::Cp => "CP",
         }
     }
 }
@@ -56,11 +67,13 @@ pub enum Lane {
 
 impl Lane {
     /// Every lane of a GPU, compute first.
-    pub const ALL: [Lane; 4] = [
+    pub const ALL: [Lane; 1 + Axis::COUNT] = [
         Lane::Compute,
         Lane::Comm(Axis::Tp),
         Lane::Comm(Axis::Pp),
         Lane::Comm(Axis::Dp),
+        Lane::Comm(Axis::Ep),
+        Lane::Comm(Axis::Cp),
     ];
 
     /// The row index: 0 for compute, 1 + the axis index for communication.

@@ -53,6 +53,12 @@ impl HardwarePreset {
     pub fn hardware(self) -> Hardware {
         // SMs: 80 on V100, 108 on A100, 132 on H100 SXM (NVIDIA's
         // architecture whitepapers).
+        // FP8 dense peak: H100 SXM 1979 TFLOP/s (NVIDIA H100 datasheet,
+        // without sparsity); V100 and A100 have no FP8 tensor cores (0).
+        let fp8_tflops = match self {
+            Self::Dgx2V100 | Self::DgxA100 => 0.0,
+            Self::DgxH100 => 1979.0,
+        };
         let (gpus_per_node, peak_tflops, hbm_gbps, nvlink_gbps, nic_gbps, sms) = match self {
             Self::Dgx2V100 => (16, 125.0, 900.0, 150.0, 6.25, 80),
             Self::DgxA100 => (8, 312.0, 2039.0, 300.0, 25.0, 108),
@@ -71,6 +77,7 @@ impl HardwarePreset {
             sms,
             max_connections: DEFAULT_MAX_CONNECTIONS,
             hbm_gb: self.hbm_gb(),
+            fp8_tflops,
         }
     }
 }
@@ -108,6 +115,10 @@ pub struct Hardware {
     /// scenario against.
     #[serde(default = "default_hbm_gb")]
     pub hbm_gb: f64,
+    /// Dense FP8 peak per GPU, TFLOP/s, from the preset's datasheet; 0 on
+    /// a GPU without FP8 tensor cores (V100, A100), where fp8 is refused.
+    #[serde(default)]
+    pub fp8_tflops: f64,
 }
 
 /// CUDA's default number of hardware work queues per process.

@@ -79,6 +79,25 @@ pub enum OpKind {
     /// pipeline stage, which hold the two copies of the matrix (input
     /// embedding and output layer), at the end of the step.
     EmbeddingAllReduce,
+    /// An MoE layer's router: LayerNorm, the h x experts GEMM and top-k.
+    Router,
+    /// The routed experts' SwiGLU as grouped GEMMs, with the permutation
+    /// of tokens to and from expert order.
+    Experts,
+    /// The shared experts' SwiGLU, beside the routed ones.
+    SharedExperts,
+    /// Backward of the routed experts: input gradients.
+    ExpertsDgrad,
+    /// Weight gradients of the routed and shared experts (W).
+    ExpertsWgrad,
+    /// Backward of the shared experts and the router: input gradients.
+    SharedExpertsBackward,
+    /// The all-to-all that sends each token to the ranks of its experts
+    /// (forward), or returns the gradients of the combine (backward).
+    Dispatch,
+    /// The all-to-all that returns each expert's output to its token
+    /// (forward), or sends the output gradients to the experts (backward).
+    Combine,
 }
 
 impl OpKind {
@@ -105,6 +124,14 @@ impl OpKind {
             OpKind::AllGather => "AllGather",
             OpKind::Send => "send",
             OpKind::EmbeddingAllReduce => "embedding AllReduce",
+            OpKind::Router => "router",
+            OpKind::Experts => "experts (grouped GEMM)",
+            OpKind::SharedExperts => "shared experts",
+            OpKind::ExpertsDgrad => "experts dgrad",
+            OpKind::ExpertsWgrad => "experts wgrad",
+            OpKind::SharedExpertsBackward => "shared experts + router bwd",
+            OpKind::Dispatch => "dispatch all-to-all",
+            OpKind::Combine => "combine all-to-all",
         }
     }
 
@@ -112,7 +139,10 @@ impl OpKind {
     /// backward nothing downstream waits for, which the zero-bubble
     /// schedules move into the bubble. The other backward ops are B.
     pub fn is_weight_gradient(self) -> bool {
-        matches!(self, OpKind::MlpUpWgrad | OpKind::QkvWgrad)
+        matches!(
+            self,
+            OpKind::MlpUpWgrad | OpKind::QkvWgrad | OpKind::ExpertsWgrad
+        )
     }
 
     /// Whether the op is a transfer rather than compute.
@@ -124,6 +154,8 @@ impl OpKind {
                 | OpKind::AllGather
                 | OpKind::Send
                 | OpKind::EmbeddingAllReduce
+                | OpKind::Dispatch
+                | OpKind::Combine
         )
     }
 }

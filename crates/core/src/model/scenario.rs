@@ -97,6 +97,50 @@ pub enum Attention {
     Flash,
 }
 
+/// The number format of the linear layers' GEMMs (model.md section 4e).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Precision {
+    /// bf16 everywhere, at the GPU's dense bf16 peak.
+    #[default]
+    Bf16,
+    /// The linear layers' GEMMs in FP8 (tensorwise scaling, as torchtitan's
+    /// Float8 training), at the GPU's FP8 peak; attention stays bf16.
+    Fp8,
+}
+
+impl Precision {
+    /// Its name in scenarios and reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Precision::Bf16 => "bf16",
+            Precision::Fp8 => "fp8",
+        }
+    }
+}
+
+/// How context parallelism moves keys and values (model.md section 4d).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CpMode {
+    /// Ring attention (Megatron-LM, torchtitan): cp - 1 steps, each passing
+    /// a K/V block to the next rank while a block's attention computes.
+    Ring,
+    /// Llama 3's: all-gather K/V before attention, reduce-scatter their
+    /// gradients in the backward.
+    Allgather,
+}
+
+impl CpMode {
+    /// Its name in scenarios.
+    pub fn name(self) -> &'static str {
+        match self {
+            CpMode::Ring => "ring",
+            CpMode::Allgather => "allgather",
+        }
+    }
+}
+
 /// Whether compute and communication of a GPU slow each other when they
 /// overlap (model.md section 3).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -148,6 +192,38 @@ pub enum DpSharding {
     Full,
 }
 
+/// How TP overlaps its collectives with the GEMMs beside them
+/// (`overlap.tp_mode`, model.md section 4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TpMode {
+    /// CoCoNet: each row-parallel GEMM in `tp_chunks`, each chunk's
+    /// collective running while the next chunk computes.
+    Chunked,
+    /// Korthikanti et al. as Megatron-LM implements it: GEMMs whole; in the
+    /// backward the layer input's AllGather runs under the input-gradient
+    /// GEMM and the input gradient's ReduceScatter (AllReduce without
+    /// sequence parallelism) under the weight-gradient GEMM, each launched
+    /// ahead of its GEMM.
+    Megatron,
+    /// PyTorch Async TP: with sequence parallelism each AllGather and
+    /// ReduceScatter decomposed into the group's ring steps, copy-engine
+    /// transfers under the GEMM pieces; without it, as `Chunked`.
+    Async,
+}
+
+impl TpMode {
+    /// The first version's rule, the default when a scenario names none:
+    /// Async TP with sequence parallelism, else CoCoNet's chunks.
+    pub fn first_version(sequence_parallel: bool) -> Self {
+        if sequence_parallel {
+            TpMode::Async
+        } else {
+            TpMode::Chunked
+        }
+    }
+}
+
 /// When FSDP reduce-scatters gradients under gradient accumulation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -156,6 +232,50 @@ pub enum GradSync {
     EveryMicroBatch,
     /// Only on the last micro-batch (gradients accumulate unsharded until then).
     LastMicroBatch,
+}
+
+/// How a mixture-of-experts layer moves tokens to its experts and back
+/// (model.md section 4c).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Dispatcher {
+    /// NCCL's all-to-all: every token to each rank holding one of its
+    /// experts, NVLink inside a node and the NIC across nodes.
+    Alltoall,
+    /// DeepEP (DeepSeek-V3 section 3.2.2): each token reaches at most
+    /// `max_nodes_per_token` nodes, crossing InfiniBand once to the
+    /// same-index GPU of each, then NVLink inside it.
+    Deepep,
+}
+
+/// The mixture-of-experts layers of a transformer (model.md section 4c).
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Moe {
+    /// Routed experts per MoE layer.
+    pub experts: u32,
+    /// Experts each token is routed to.
+    pub top_k: u32,
+    /// Each expert's SwiGLU inner width.
+    pub expert_ffn_hidden: u32,
+    /// Shared experts, run on every token beside the routed ones.
+    pub shared_experts: u32,
+    /// The first layers keep a dense MLP.
+    pub dense_layers: u32,
+    /// How tokens reach their experts.
+    pub dispatcher: Dispatcher,
+    /// DeepEP's node-limited routing: nodes each token may reach.
+    pub max_nodes_per_token: u32,
+    /// Tokens of the busiest expert over the mean (1: balanced).
+    pub imbalance: f64,
+    /// SMs DeepEP's kernels hold while they run.
+    pub deepep_sms: u32,
+}
+
+impl Moe {
+    /// Whether layer `layer` (0-based) is an MoE layer.
+    pub fn is_moe_layer(&self, layer: u32) -> bool {
+        layer >= self.dense_layers
+    }
 }
 
 /// A GPT-style transformer (model.md section 4).
@@ -193,6 +313,25 @@ pub struct Transformer {
     pub tied_embeddings: bool,
     /// The attention core's kernels: materialised scores or FlashAttention.
     pub attention: Attention,
+    /// The linear layers' number format.
+    pub precision: Precision,
+    /// Width of one attention head (hidden / heads unless given): Q is
+    /// heads x head_dim wide, K and V kv_heads x head_dim each.
+    pub head_dim: u32,
+    /// The mixture of experts, if the model has one (dense otherwise).
+    pub moe: Option<Moe>,
+}
+
+impl Transformer {
+    /// The attention's width, heads x head_dim (hidden by default).
+    pub fn attention_width(&self) -> u32 {
+        self.heads * self.head_dim
+    }
+
+    /// Whether layer `layer` replaces its MLP by experts.
+    pub fn is_moe_layer(&self, layer: u32) -> bool {
+        self.moe.as_ref().is_some_and(|m| m.is_moe_layer(layer))
+    }
 }
 
 /// The CoCoNet micro-benchmark: one GEMM [m x k] x [k x n], then an AllReduce
@@ -228,7 +367,7 @@ pub enum Workload {
     Collective(CollectiveBench),
 }
 
-/// How the GPUs split the work: tp x pp x dp = GPUs.
+/// How the GPUs split the work: tp x cp x pp x dp = GPUs.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Parallel {
     /// Tensor-parallel degree, inside a node.
@@ -245,6 +384,21 @@ pub struct Parallel {
     pub scatter_gather: bool,
     /// How the DP replicas shard weights, gradients and optimizer states.
     pub dp_sharding: DpSharding,
+    /// Expert-parallel degree: the experts spread over this many ranks of
+    /// each stage's tp x dp (expert tensor parallelism 1).
+    pub ep: u32,
+    /// Context-parallel degree: ranks that split each sequence (1: none).
+    pub cp: u32,
+    /// How the CP ranks exchange keys and values.
+    pub cp_mode: CpMode,
+}
+
+impl Parallel {
+    /// Ranks that reduce each gradient: the DP replicas times the CP ranks,
+    /// which hold the same weights (model.md 4d).
+    pub fn dp_group(&self) -> u32 {
+        self.dp * self.cp
+    }
 }
 
 /// The overlap switches and their knobs (model.md section 5).
@@ -258,6 +412,8 @@ pub struct Overlap {
     pub dp: bool,
     /// Chunks each TP GEMM is split into when TP overlap is on.
     pub tp_chunks: u32,
+    /// How TP overlap runs (chunked, Megatron's, Async TP).
+    pub tp_mode: TpMode,
     /// DP gradient bucket size, MB.
     pub bucket_mb: f64,
     /// Bytes per gradient value in the DP reduction.
@@ -274,6 +430,16 @@ pub struct Overlap {
     pub param_gather: bool,
     /// With FSDP: which micro-batches reduce-scatter their gradients.
     pub grad_sync: GradSync,
+    /// The experts' all-to-alls run under other compute: another
+    /// micro-batch's (1F1B merged forward and backward, DualPipe's chunk
+    /// pairs) or the shared experts' and delayed weight gradients'.
+    pub ep: bool,
+    /// CP's K/V transfers under attention (ring: the next block's under
+    /// this block's; allgather: the next layer's gather under this layer).
+    pub cp: bool,
+    /// With FSDP and fp8: the parameter all-gathers move fp8 weights
+    /// (torchtitan's `enable_fsdp_float8_all_gather`).
+    pub fp8_all_gather: bool,
 }
 
 /// A complete, validated scenario: what the simulator runs.
@@ -327,6 +493,43 @@ impl Scenario {
         s.overlap.pp_chunks = 1;
         s.overlap.fuse = false;
         s.overlap.param_gather = false;
+        s.overlap.ep = false;
+        s.overlap.cp = false;
         s
+    }
+
+    /// The peak MFU is measured against: the FP8 peak when the linear
+    /// layers run in fp8, else the bf16 peak.
+    pub fn mfu_peak_tflops(&self) -> f64 {
+        match &self.workload {
+            Workload::Transformer(t) if t.precision == Precision::Fp8 => self.hardware.fp8_tflops,
+            _ => self.hardware.peak_tflops,
+        }
+    }
+
+    /// The precision of the linear layers (bf16 for the micro-benchmarks).
+    pub fn precision(&self) -> Precision {
+        match &self.workload {
+            Workload::Transformer(t) => t.precision,
+            _ => Precision::Bf16,
+        }
+    }
+
+    /// The mixture of experts, if the workload is a transformer with one.
+    pub fn moe(&self) -> Option<&Moe> {
+        match &self.workload {
+            Workload::Transformer(t) => t.moe.as_ref(),
+            _ => None,
+        }
+    }
+
+    /// Whether the report carries figures of `axis`: the expert axis only
+    /// for a model with experts, the context axis only with cp > 1.
+    pub fn has_axis(&self, axis: crate::model::axis::Axis) -> bool {
+        match axis {
+            crate::model::axis::Axis::Ep => self.moe().is_some(),
+            crate::model::axis::Axis::Cp => self.parallel.cp > 1,
+            _ => true,
+        }
     }
 }

@@ -14,6 +14,10 @@
 //! - the host side: a `cuda_runtime` launch per kernel sharing its
 //!   `args.correlation`, joined by an `ac2g` flow as Kineto draws it, inside
 //!   one `ProfilerStep#1` annotation;
+//! - process groups: each NCCL kernel carries `Process Group Name`,
+//!   `Process Group Description` (Megatron-LM's name for the group) and
+//!   `Process Group Ranks` in its args, as PyTorch's profiler writes them,
+//!   so that a reader can tell the axis of each collective;
 //! - whole microseconds: HTA rounds fractional timestamps inwards (start up,
 //!   end down), which would shorten every kernel; integers pass unchanged.
 //!
@@ -50,7 +54,8 @@ const LAUNCH_US: i64 = 4;
 /// number them; streams beyond these (kernels of one lane that overlap each
 /// other) are numbered from `EXTRA_STREAM`.
 const COMPUTE_STREAM: u32 = 7;
-const AXIS_STREAM: [u32; 3] = [13, 17, 21];
+// Stream ids are made up, one per axis, apart from compute's 7.
+const AXIS_STREAM: [u32; Axis::COUNT] = [13, 17, 21, 25, 29];
 const EXTRA_STREAM: u32 = 31;
 /// Host process ids are made up; they only have to differ from device ids.
 const HOST_PID_BASE: u32 = 4000;
@@ -231,6 +236,65 @@ struct KernelArgs<'a> {
     /// Communication: bytes each rank sends to its ring neighbour.
     #[serde(skip_serializing_if = "Option::is_none")]
     message_bytes: Option<f64>,
+    /// Communication: the process group, as PyTorch's profiler writes it
+    /// on an NCCL kernel (`ProcessGroupNCCL`'s name, the description
+    /// Megatron-LM gives its groups, the global ranks).
+    #[serde(rename = "Process Group Name", skip_serializing_if = "Option::is_none")]
+    pg_name: Option<String>,
+    #[serde(
+        rename = "Process Group Description",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pg_desc: Option<&'static str>,
+    #[serde(
+        rename = "Process Group Ranks",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pg_ranks: Option<String>,
+}
+
+/// The process group of a collective of `rank` on `axis` (or the tied
+/// embedding's all-reduce): Megatron-LM's description of it and its global
+/// ranks, in Megatron's rank order (TP fastest, then DP, then PP). The
+/// embedding's group is the first and last pipeline stage of the rank's
+/// TP and DP position.
+fn process_group(s: &Scenario, rank: u32, iv: &Interval, axis: Axis) -> (&'static str, Vec<u32>) {
+    let (tp, dp, pp) = (
+        s.parallel.tp.max(1),
+        s.parallel.dp.max(1),
+        s.parallel.pp.max(1),
+    );
+    let tp_dp = tp * dp;
+    if iv.op == OpKind::EmbeddingAllReduce {
+        let first = rank % tp_dp;
+        return ("EMBEDDING_GROUP", vec![first, first + (pp - 1) * tp_dp]);
+    }
+    match axis {
+        Axis::Tp => {
+            let base = rank - rank % tp;
+            ("TENSOR_MODEL_PARALLEL_GROUP", (base..base + tp).collect())
+        }
+        Axis::Dp => {
+            let base = rank / tp_dp * tp_dp + rank % tp;
+            (
+                "DATA_PARALLEL_GROUP",
+                (0..dp).map(|i| base + i * tp).collect(),
+            )
+        }
+        Axis::Pp => {
+            let base = rank % tp_dp;
+            (
+                "PIPELINE_MODEL_PARALLEL_GROUP",
+                (0..pp).map(|i| base + i * tp_dp).collect(),
+            )
+        }
+    }
+}
+
+/// Ranks as PyTorch writes them: `[0, 1, 2, 3]`.
+fn ranks_text(ranks: &[u32]) -> String {
+    let listed: Vec<String> = ranks.iter().map(u32::to_string).collect();
+    format!("[{}]", listed.join(", "))
 }
 
 impl<'a> Event<'a> {
@@ -306,6 +370,26 @@ fn kernel_name(iv: &Interval, lane: Lane, s: &Scenario) -> String {
             .kernel
             .map_or(String::new(), |k| format!("_{}", k.name_suffix()));
         let signature = "(ncclDevComm*, unsigned long, ncclWork*)";
+        // DeepEP names its kernels by namespace: `internode` where the
+        // all-to-all crosses the network, `intranode` inside one node
+        // (deep_ep/csrc/kernels); NCCL's all-to-all runs its grouped sends
+        // as ncclDevKernel_SendRecv, the default below.
+        let deepep = s
+            .moe()
+            .is_some_and(|m| m.dispatcher == crate::model::scenario::Dispatcher::Deepep);
+        if deepep && matches!(iv.op, OpKind::Dispatch | OpKind::Combine) {
+            let scope = if s.parallel.ep > s.hardware.gpus_per_node {
+                "internode"
+            } else {
+                "intranode"
+            };
+            let function = if iv.op == OpKind::Dispatch {
+                "dispatch"
+            } else {
+                "combine"
+            };
+            return format!("void deep_ep::{scope}::{function}<{half}>(void*, int, int)");
+        }
         return match iv.op {
             OpKind::AllReduce | OpKind::EmbeddingAllReduce => {
                 format!("ncclDevKernel_AllReduce_Sum_{dtype}{kernel}{signature}")
@@ -355,6 +439,8 @@ fn lane_name(lane: Lane) -> &'static str {
         Lane::Comm(Axis::Tp) => "TP NCCL",
         Lane::Comm(Axis::Pp) => "PP NCCL",
         Lane::Comm(Axis::Dp) => "DP NCCL",
+        Lane::Comm(Axis::Ep) => "EP all-to-all",
+        Lane::Comm(Axis::Cp) => "CP NCCL",
     }
 }
 
@@ -472,6 +558,10 @@ fn rank_json(
         call.args = Some(Args::Launch { correlation });
         events.push(call);
         let iv = k.iv;
+        let group = match k.lane {
+            Lane::Comm(axis) => Some(process_group(s, g.rank, iv, axis)),
+            Lane::Compute => None,
+        };
         let mut kernel = Event::slice(
             "kernel",
             kernel_name(iv, k.lane, s),
@@ -492,6 +582,11 @@ fn rank_json(
             micro_batch: (iv.micro_batch != NONE).then_some(iv.micro_batch),
             chunk: iv.chunk,
             message_bytes: iv.op.is_comm().then_some(iv.bytes),
+            pg_name: group
+                .as_ref()
+                .map(|(desc, ranks)| format!("{}:{}", desc.to_ascii_lowercase(), ranks[0])),
+            pg_desc: group.as_ref().map(|(desc, _)| *desc),
+            pg_ranks: group.as_ref().map(|(_, ranks)| ranks_text(ranks)),
         }));
         events.push(kernel);
         events.push(Event::flow("s", correlation, host, host, launch));

@@ -10,10 +10,12 @@
 //! sends), and 12 for the fp32 master weight, momentum and variance.
 
 use crate::model::scenario::{
-    Attention, DpSharding, GradSync, Mlp, Mode, Recompute, Scenario, Transformer, Workload,
+    Attention, DpSharding, GradSync, Mlp, Mode, Precision, Recompute, Scenario, Transformer,
+    Workload,
 };
 use crate::output::report::MemoryGb;
-use crate::workload::layer_cost::{embedding_params_whole, layer_params};
+use crate::workload::layer_cost::{dense_params_at, embedding_params_whole, layer_params};
+use crate::workload::moe;
 use crate::workload::schedule::{peak_in_flight, stage_program};
 use crate::workload::stage_layers::stage_layers;
 
@@ -69,6 +71,31 @@ pub fn activation_bytes_per_layer(t: &Transformer, tp: u32) -> f64 {
     }
 }
 
+/// [`activation_bytes_per_layer`] for layer `layer`: an MoE layer keeps
+/// its routed activations (`moe::routed_activation_bytes`) instead of the
+/// dense MLP's terms, unless full recomputation keeps only its input.
+pub fn activation_bytes_at(t: &Transformer, tp: u32, layer: u32) -> f64 {
+    let dense = activation_bytes_per_layer(t, tp);
+    match &t.moe {
+        Some(m) if m.is_moe_layer(layer) && t.recompute != Recompute::Full => {
+            let sbh = f64::from(t.seq) * f64::from(t.micro_batch) * f64::from(t.hidden);
+            dense - sbh * mlp_activation_terms(t) / f64::from(tp)
+                + moe::routed_activation_bytes(t, m, tp)
+        }
+        _ => dense,
+    }
+}
+
+/// The MLP's part of [`tp_split_activation_terms`].
+fn mlp_activation_terms(t: &Transformer) -> f64 {
+    let h = f64::from(t.hidden);
+    let f = f64::from(t.ffn_hidden);
+    match t.mlp {
+        Mlp::Gelu => 2.0 * f / h + 2.0 * f / h,
+        Mlp::Swiglu => 4.0 * f / h + 2.0 * f / h,
+    }
+}
+
 /// Korthikanti et al.'s TP-split activation terms, in units of sbh bytes,
 /// for this layer's shape. In the paper (GPT, 24): the queries and keys
 /// (4) and values (2) kept for the attention core, the projection's input
@@ -81,19 +108,21 @@ pub fn tp_split_activation_terms(t: &Transformer) -> f64 {
     let h = f64::from(t.hidden);
     let f = f64::from(t.ffn_hidden);
     let g = f64::from(t.kv_heads) / f64::from(t.heads);
-    let attention = 2.0 + 2.0 * g + 2.0 * g + 2.0;
-    let mlp = match t.mlp {
-        Mlp::Gelu => 2.0 * f / h + 2.0 * f / h,
-        Mlp::Swiglu => 4.0 * f / h + 2.0 * f / h,
-    };
-    attention + mlp
+    let _ = f;
+    // The attention's width (heads x head_dim) over h scales its terms.
+    let w = f64::from(t.attention_width()) / h;
+    let attention = 2.0 * w + 2.0 * g * w + 2.0 * g * w + 2.0 * w;
+    attention + mlp_activation_terms(t)
 }
 
 /// What one pipeline stage's GPU holds, in bytes.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct StageMemory {
-    /// Parameters on the GPU (per TP rank).
+    /// Parameters on the GPU (per TP rank) that DP reduces.
     pub params: f64,
+    /// The routed experts' parameters on the GPU, which the
+    /// expert-data-parallel group (tp x dp / ep) reduces and shards.
+    pub expert_params: f64,
     /// The part of `params` in embedding matrices: the input embedding on
     /// the first virtual stage, the output layer on the last.
     pub embedding_params: f64,
@@ -108,27 +137,50 @@ pub fn stage_memory(s: &Scenario, t: &Transformer) -> Vec<StageMemory> {
     let p = &s.parallel;
     let chunks = p.virtual_stages;
     let virtual_stages = p.pp * chunks;
-    let layer = layer_params(t, p.tp);
     let embedding = embedding_params_whole(t) / f64::from(p.tp);
-    let per_layer = activation_bytes_per_layer(t, p.tp);
+    // A CP rank keeps the activations of its seq / cp tokens, and its
+    // all-to-all buffers hold those tokens only (model.md 4d).
+    let local = Transformer {
+        seq: t.seq / p.cp.max(1),
+        ..t.clone()
+    };
+    let t_local = &local;
     let train = t.mode == Mode::Train;
     // Inference's working set: a layer's whole forward (see below).
     let forward_working_set = (!train).then(|| {
         let forward = Transformer {
             recompute: Recompute::None,
-            ..t.clone()
+            ..t_local.clone()
         };
         activation_bytes_per_layer(&forward, p.tp)
     });
     let m = s.micro_batches();
     (0..p.pp)
         .map(|stage| {
-            let layers: u32 = (0..chunks)
-                .map(|chunk| {
+            let layers: Vec<u32> = (0..chunks)
+                .flat_map(|chunk| {
                     let vs = p.schedule.virtual_stage(stage, chunk, p.pp);
-                    stage_layers(t.layers, virtual_stages, vs).len() as u32
+                    stage_layers(t.layers, virtual_stages, vs)
                 })
-                .sum();
+                .collect();
+            // Every layer's activations (a dense model's as one product, as
+            // they always were counted).
+            let count = layers.len() as f64;
+            let moe_layers: Option<f64> = t.moe.as_ref().map(|_| {
+                layers
+                    .iter()
+                    .map(|&l| activation_bytes_at(t_local, p.tp, l))
+                    .sum()
+            });
+            let one_layer = activation_bytes_per_layer(t_local, p.tp);
+            let expert_params: f64 = match &t.moe {
+                Some(m) => layers
+                    .iter()
+                    .filter(|&&l| m.is_moe_layer(l))
+                    .map(|_| moe::expert_params_per_rank(t, m, p.ep))
+                    .sum(),
+                None => 0.0,
+            };
             // The input embedding on the first virtual stage, the output layer
             // (the tied embedding's copy, or its own matrix) on the last, as
             // the builder counts them.
@@ -141,20 +193,35 @@ pub fn stage_memory(s: &Scenario, t: &Transformer) -> Vec<StageMemory> {
             if separate_output && p.schedule.stage_and_chunk(last, p.pp).0 == stage {
                 embedding_params += embedding;
             }
-            let params = f64::from(layers) * layer + embedding_params;
+            let params = match &t.moe {
+                None => count * layer_params(t, p.tp),
+                Some(_) => layers.iter().map(|&l| dense_params_at(t, p.tp, l)).sum(),
+            } + embedding_params;
+            // The all-to-alls' send and receive buffers.
+            let buffers = match &t.moe {
+                Some(m) if p.ep > 1 => moe::dispatch_buffer_bytes(t_local, m, p.tp),
+                _ => 0.0,
+            };
             // Inference keeps no activations for a backward: one layer's
             // worth of one micro-batch is the working set, every tensor the
             // forward makes (recomputation, which only chooses what a
             // backward finds kept, does not apply).
+            // Merged passes (EP overlap) keep more forwards in flight.
             let (in_flight, activation_bytes) = if train {
                 let program = stage_program(p.schedule, stage, p.pp, m, chunks, true);
+                let program = moe::merged_order(s, stage, program);
                 let in_flight = peak_in_flight(&program, chunks);
-                (in_flight, in_flight * f64::from(layers) * per_layer)
+                let kept = match moe_layers {
+                    None => in_flight * count * one_layer,
+                    Some(all) => in_flight * all,
+                };
+                (in_flight, kept + buffers)
             } else {
-                (1.0, forward_working_set.unwrap_or(per_layer))
+                (1.0, forward_working_set.unwrap_or(one_layer) + buffers)
             };
             StageMemory {
                 params,
+                expert_params,
                 embedding_params,
                 in_flight,
                 activation_bytes,
@@ -172,7 +239,8 @@ pub fn stage_memory(s: &Scenario, t: &Transformer) -> Vec<StageMemory> {
 /// synchronisation (`grad_sync` "last_micro_batch", PyTorch's `no_sync`)
 /// stay unsharded until the last micro-batch.
 pub fn dp_shards(s: &Scenario) -> (f64, f64, f64) {
-    let d = f64::from(s.parallel.dp);
+    // CP ranks hold the same weights and reduce with the replicas (model.md 4d).
+    let d = f64::from(s.parallel.dp_group());
     match s.parallel.dp_sharding {
         DpSharding::None => (1.0, 1.0, 1.0),
         DpSharding::Optimizer => (1.0, 1.0, d),
@@ -197,7 +265,28 @@ pub fn gathered_weight_bytes(s: &Scenario, t: &Transformer, stage: &StageMemory)
     }
     let layers = if s.overlap.dp { 2.0 } else { 1.0 };
     let layer_params = layers * layer_params(t, s.parallel.tp);
-    (layer_params + stage.embedding_params) * WEIGHT_BYTES_PER_PARAM
+    // In fp8 the gathered layers are read by the GEMMs as fp8: gathered so
+    // (`fp8_all_gather`), or cast from the bf16 ones, a copy beside them.
+    let layer_bytes = match (t.precision, s.overlap.fp8_all_gather) {
+        (Precision::Bf16, _) => WEIGHT_BYTES_PER_PARAM,
+        (Precision::Fp8, true) => FP8_WEIGHT_BYTES_PER_PARAM,
+        (Precision::Fp8, false) => WEIGHT_BYTES_PER_PARAM + FP8_WEIGHT_BYTES_PER_PARAM,
+    };
+    layer_params * layer_bytes + stage.embedding_params * WEIGHT_BYTES_PER_PARAM
+}
+
+/// Bytes of an fp8 weight copy per parameter.
+pub const FP8_WEIGHT_BYTES_PER_PARAM: f64 = 1.0;
+
+/// Bytes of the fp8 copies of the layers' weights a GPU keeps besides its
+/// bf16 ones when the linear layers run in fp8 and the weights are not
+/// FSDP's (whose gathered copies `gathered_weight_bytes` counts): one per
+/// layer parameter of the stage, cast once and read by every micro-batch.
+fn fp8_weight_copy_bytes(s: &Scenario, t: &Transformer, stage: &StageMemory) -> f64 {
+    if t.precision != Precision::Fp8 || s.parallel.dp_sharding == DpSharding::Full {
+        return 0.0;
+    }
+    (stage.params - stage.embedding_params + stage.expert_params) * FP8_WEIGHT_BYTES_PER_PARAM
 }
 
 /// The memory report of the fullest GPU.
@@ -208,20 +297,32 @@ pub fn memory_gb(s: &Scenario) -> MemoryGb {
             let train = t.mode == Mode::Train;
             let (weight_shards, grad_shards, optimizer_shards) = dp_shards(s);
             let grad_bytes = f64::from(s.overlap.grad_bytes);
+            // The routed experts' optimizer states shard over the ranks
+            // holding the same experts (the CP ranks hold them too, as in
+            // Megatron's expert-data-parallel group), as the distributed
+            // optimizer shards the rest over DP.
+            let expert_optimizer_shards = match s.parallel.dp_sharding {
+                DpSharding::None => 1.0,
+                _ => f64::from(s.parallel.tp * s.parallel.dp / s.parallel.ep * s.parallel.cp),
+            };
             stage_memory(s, t)
                 .into_iter()
                 .map(|m| {
+                    let e = m.expert_params;
                     let (grads, optimizer) = if train {
                         (
-                            m.params * grad_bytes / grad_shards,
-                            m.params * OPTIMIZER_BYTES_PER_PARAM / optimizer_shards,
+                            m.params * grad_bytes / grad_shards + e * grad_bytes,
+                            m.params * OPTIMIZER_BYTES_PER_PARAM / optimizer_shards
+                                + e * OPTIMIZER_BYTES_PER_PARAM / expert_optimizer_shards,
                         )
                     } else {
                         (0.0, 0.0)
                     };
                     (
                         m.params * WEIGHT_BYTES_PER_PARAM / weight_shards
-                            + gathered_weight_bytes(s, t, &m),
+                            + e * WEIGHT_BYTES_PER_PARAM
+                            + gathered_weight_bytes(s, t, &m)
+                            + fp8_weight_copy_bytes(s, t, &m),
                         grads,
                         optimizer,
                         m.activation_bytes,

@@ -444,12 +444,17 @@ mod tests {
 
     #[test]
     fn every_metric_reads_the_report_field_it_is_named_for() {
-        let scenario = crate::input::presets::scenario("didactic").unwrap();
+        // A model with experts: its report has every axis.
+        let scenario = crate::input::presets::scenario("moe-didactic").unwrap();
         let report = crate::simulate(&scenario).report;
         let json = serde_json::to_value(&report).unwrap();
         let mut fields = Vec::new();
         leaves("", &json, &mut fields);
         for m in Metric::all() {
+            // The didactic preset has no CP: the report leaves its axis out.
+            if matches!(m, Metric::Axis(Axis::Cp, _)) && report.axes.cp.is_none() {
+                continue;
+            }
             if m == Metric::StepTimeS {
                 assert_eq!(m.get(&report), report.step_time_ms / 1e3);
                 continue;

@@ -46,7 +46,25 @@ pub struct Axes {
     pub pp: AxisReport,
     /// Data parallelism.
     pub dp: AxisReport,
+    /// Expert parallelism: present when the scenario has experts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ep: Option<AxisReport>,
+    /// Context parallelism: present when the scenario has it (cp > 1).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cp: Option<AxisReport>,
 }
+
+/// The figures of an axis the scenario does not have: nothing moved, so
+/// nothing exposed (`hidden` 1, as for any axis without communication).
+const ABSENT_AXIS: AxisReport = AxisReport {
+    comm_ms: 0.0,
+    exposed_ms: 0.0,
+    hidden: 1.0,
+    under_compute_ms: 0.0,
+    under_idle_ms: 0.0,
+    window_ms: 0.0,
+    contention_ms: 0.0,
+};
 
 impl Axes {
     /// The figures of one axis.
@@ -55,15 +73,29 @@ impl Axes {
             crate::model::axis::Axis::Tp => &self.tp,
             crate::model::axis::Axis::Pp => &self.pp,
             crate::model::axis::Axis::Dp => &self.dp,
+            crate::model::axis::Axis::Ep => self.ep.as_ref().unwrap_or(&ABSENT_AXIS),
+            crate::model::axis::Axis::Cp => self.cp.as_ref().unwrap_or(&ABSENT_AXIS),
         }
     }
 
-    /// The figures of one axis, to fill in.
+    /// Whether the report carries figures of `axis` (EP only with experts,
+    /// CP only with cp > 1, as `Scenario::has_axis` decides).
+    pub fn has(&self, axis: crate::model::axis::Axis) -> bool {
+        match axis {
+            crate::model::axis::Axis::Ep => self.ep.is_some(),
+            crate::model::axis::Axis::Cp => self.cp.is_some(),
+            _ => true,
+        }
+    }
+
+    /// The figures of one axis, to fill in (an absent axis is added).
     pub fn get_mut(&mut self, axis: crate::model::axis::Axis) -> &mut AxisReport {
         match axis {
             crate::model::axis::Axis::Tp => &mut self.tp,
             crate::model::axis::Axis::Pp => &mut self.pp,
             crate::model::axis::Axis::Dp => &mut self.dp,
+            crate::model::axis::Axis::Ep => self.ep.get_or_insert_with(AxisReport::default),
+            crate::model::axis::Axis::Cp => self.cp.get_or_insert_with(AxisReport::default),
         }
     }
 }
@@ -142,8 +174,12 @@ pub struct Report {
     pub compute_ms: f64,
     /// Model FLOPs (recomputation not counted) per second per GPU, TFLOP/s.
     pub model_tflops_per_gpu: f64,
-    /// Model FLOPs utilisation against the datasheet peak, 0..1.
+    /// Model FLOPs utilisation against the datasheet peak of `precision`, 0..1.
     pub mfu: f64,
+    /// The linear layers' number format, whose peak `mfu` is measured
+    /// against: `"bf16"` (the dense bf16 peak) or `"fp8"` (the FP8 peak).
+    #[serde(default)]
+    pub precision: crate::model::scenario::Precision,
     /// Fraction of the step the pipeline's compute streams stand idle, 0..1.
     pub bubble_fraction: f64,
     /// Communication per axis: traffic, exposure, window, contention.

@@ -2,6 +2,7 @@
 //! the page and the trace) and the report (model.md section 6), the latter
 //! by way of a [`Tally`] of the run's additive sums (`tally.rs`).
 
+use crate::model::axis::Axis;
 use std::ops::Range;
 
 use crate::model::link::LinkClass;
@@ -78,11 +79,11 @@ pub(crate) fn timeline(g: &Graph, run: &mut RunResult, reduced: bool) -> Timelin
                 .iter()
                 .map(|&t| interval(t, (0.0, 0.0), false))
                 .collect(),
-            comm: [Vec::new(), Vec::new(), Vec::new()],
+            comm: std::array::from_fn(|_| Vec::new()),
         })
         .collect();
     // Exact room for each communication lane: no copying while filling.
-    let mut lane_len = vec![[0usize; 3]; gpus.len()];
+    let mut lane_len = vec![[0usize; Axis::COUNT]; gpus.len()];
     for (id, t) in g.tasks.iter().enumerate() {
         if t.axis != COMPUTE {
             for &m in g.members_of(id as u32) {
@@ -323,13 +324,16 @@ pub(crate) fn gpu_sums(g: &Graph, run: &RunResult, with_hta: bool, share: Range<
     };
     // Per GPU and axis: when its collectives were in flight, and when they
     // might legally have run (model.md 5).
-    let mut inflight: Vec<[Vec<(f64, f64)>; 3]> = vec![Default::default(); gpus];
+    let mut inflight: Vec<[Vec<(f64, f64)>; Axis::COUNT]> = vec![Default::default(); gpus];
     // Kept in two lists, each nearly sorted as the tasks come (unions sort
     // their spans, and two interleaved orders would cost a full sort).
-    let mut legal: Vec<[Vec<(f64, f64)>; 3]> = vec![Default::default(); gpus];
-    let mut scheduled_legal: Vec<[Vec<(f64, f64)>; 3]> = vec![Default::default(); gpus];
-    let mut contention_s = vec![[0.0f64; 3]; gpus];
-    let mut period_contention_s = [vec![[0.0f64; 3]; gpus], vec![[0.0f64; 3]; gpus]];
+    let mut legal: Vec<[Vec<(f64, f64)>; Axis::COUNT]> = vec![Default::default(); gpus];
+    let mut scheduled_legal: Vec<[Vec<(f64, f64)>; Axis::COUNT]> = vec![Default::default(); gpus];
+    let mut contention_s = vec![[0.0f64; Axis::COUNT]; gpus];
+    let mut period_contention_s = [
+        vec![[0.0f64; Axis::COUNT]; gpus],
+        vec![[0.0f64; Axis::COUNT]; gpus],
+    ];
     let alone_bps = alone_rates_bps(g);
     for (id, t) in g.tasks.iter().enumerate() {
         if t.axis == COMPUTE {
@@ -383,8 +387,8 @@ pub(crate) fn gpu_sums(g: &Graph, run: &RunResult, with_hta: bool, share: Range<
         let inflight = inflight.map(hta::union);
         let legal = legal.map(hta::union);
         let scheduled = scheduled.map(hta::union);
-        let legal: [Vec<(f64, f64)>; 3] =
-            [0, 1, 2].map(|a| hta::union(legal[a].iter().chain(&scheduled[a]).copied()));
+        let legal: [Vec<(f64, f64)>; Axis::COUNT] =
+            std::array::from_fn(|a| hta::union(legal[a].iter().chain(&scheduled[a]).copied()));
         let hta_comm = with_hta.then(|| hta::union(inflight.iter().flatten().copied()));
         let (hta_comm_s, hta_overlapped_s) = match &hta_comm {
             Some(comm) => (hta::length(comm), hta::intersection_length(comm, &busy)),
@@ -392,11 +396,11 @@ pub(crate) fn gpu_sums(g: &Graph, run: &RunResult, with_hta: bool, share: Range<
         };
         // The three parts of each axis's communication, and its window,
         // within `from..to`, given the exposed time charged there.
-        let parts = |from: f64, to: f64, exposed_s: [f64; 3]| {
-            let mut under_compute_s = [0.0; 3];
-            let mut under_idle_s = [0.0; 3];
-            let mut window_s = [0.0; 3];
-            for a in 0..3 {
+        let parts = |from: f64, to: f64, exposed_s: [f64; Axis::COUNT]| {
+            let mut under_compute_s = [0.0; Axis::COUNT];
+            let mut under_idle_s = [0.0; Axis::COUNT];
+            let mut window_s = [0.0; Axis::COUNT];
+            for a in 0..Axis::COUNT {
                 let comm = hta::clip(&inflight[a], from, to);
                 under_compute_s[a] = hta::intersection_length(&comm, &busy);
                 under_idle_s[a] = hta::length(&comm) - under_compute_s[a] - exposed_s[a];
@@ -434,7 +438,8 @@ pub(crate) fn gpu_sums(g: &Graph, run: &RunResult, with_hta: bool, share: Range<
                 }
                 None => (0.0, 0.0),
             };
-            let minus = |e: [f64; 3], s: [f64; 3]| [0, 1, 2].map(|a| e[a] - s[a]);
+            let minus =
+                |e: [f64; Axis::COUNT], s: [f64; Axis::COUNT]| std::array::from_fn(|a| e[a] - s[a]);
             let exposed_s = minus(end.exposed_s, start.exposed_s);
             let (under_compute_s, under_idle_s, window_s) = parts(from, to, exposed_s);
             period.push(GpuTally {

@@ -26,24 +26,24 @@ pub(crate) struct GpuTally {
     /// Time its compute stream ran.
     pub compute_busy_s: f64,
     /// Time each axis had a collective in flight on it.
-    pub comm_s: [f64; 3],
+    pub comm_s: [f64; Axis::COUNT],
     /// Time its compute stream stood idle charged to each axis.
-    pub exposed_s: [f64; 3],
+    pub exposed_s: [f64; Axis::COUNT],
     /// Time its compute stream stood idle charged to the bubble, the end
     /// of the step after its last task included: with the compute and the
     /// exposed time, the step.
     pub bubble_s: f64,
     /// Per axis: time a collective was in flight while the stream computed.
-    pub under_compute_s: [f64; 3],
+    pub under_compute_s: [f64; Axis::COUNT],
     /// Per axis: time a collective was in flight while the stream stood
     /// idle charged to something else (with `under_compute_s` and
     /// `exposed_s`, `comm_s`).
-    pub under_idle_s: [f64; 3],
+    pub under_idle_s: [f64; Axis::COUNT],
     /// Each axis's window (model.md 5): the compute that ran while one of
     /// its collectives might legally run.
-    pub window_s: [f64; 3],
+    pub window_s: [f64; Axis::COUNT],
     /// How much longer each axis's collectives took than alone.
-    pub contention_s: [f64; 3],
+    pub contention_s: [f64; Axis::COUNT],
     /// HTA's communication union (zero when HTA is not tallied).
     pub hta_comm_s: f64,
     /// The part of it that compute kernels overlap.
@@ -61,17 +61,17 @@ pub struct GpuStep {
     /// Time its compute stream ran.
     pub compute_s: f64,
     /// Idle time charged to each axis (tp, pp, dp).
-    pub exposed_s: [f64; 3],
+    pub exposed_s: [f64; Axis::COUNT],
     /// Idle time charged to the bubble, until the step's end.
     pub bubble_s: f64,
     /// Time each axis had a collective in flight on it.
-    pub comm_s: [f64; 3],
+    pub comm_s: [f64; Axis::COUNT],
     /// Of `comm_s`, while the stream computed.
-    pub under_compute_s: [f64; 3],
+    pub under_compute_s: [f64; Axis::COUNT],
     /// Of `comm_s`, while the stream stood idle charged elsewhere.
-    pub under_idle_s: [f64; 3],
+    pub under_idle_s: [f64; Axis::COUNT],
     /// Each axis's window.
-    pub window_s: [f64; 3],
+    pub window_s: [f64; Axis::COUNT],
 }
 
 impl From<&GpuTally> for GpuStep {
@@ -160,7 +160,7 @@ impl Tally {
         let mut v = values.iter().copied();
         let mut next = || v.next().expect("one value per sum");
         let step_s = next();
-        let three = |next: &mut dyn FnMut() -> f64| [next(), next(), next()];
+        let per_axis = |next: &mut dyn FnMut() -> f64| std::array::from_fn(|_| next());
         let gpus = self
             .gpus
             .iter()
@@ -173,12 +173,12 @@ impl Tally {
                     end_s,
                     compute_busy_s,
                     bubble_s,
-                    comm_s: three(&mut next),
-                    exposed_s: three(&mut next),
-                    under_compute_s: three(&mut next),
-                    under_idle_s: three(&mut next),
-                    window_s: three(&mut next),
-                    contention_s: three(&mut next),
+                    comm_s: per_axis(&mut next),
+                    exposed_s: per_axis(&mut next),
+                    under_compute_s: per_axis(&mut next),
+                    under_idle_s: per_axis(&mut next),
+                    window_s: per_axis(&mut next),
+                    contention_s: per_axis(&mut next),
                     hta_comm_s: next(),
                     hta_overlapped_s: next(),
                 }
@@ -301,7 +301,7 @@ impl Tally {
             compute_ms: stats.compute_busy_s * 1e3,
             ..Report::default()
         };
-        for axis in Axis::ALL {
+        for axis in Axis::ALL.into_iter().filter(|&a| s.has_axis(a)) {
             let a = axis.index();
             let comm = stats.comm_s[a];
             let exposed = stats.exposed_s[a];
@@ -350,7 +350,8 @@ impl Tally {
         };
         r.model_tflops_per_gpu = per(self.model_flops);
         r.hardware_tflops_per_gpu = per(self.executed_flops);
-        r.mfu = r.model_tflops_per_gpu / s.hardware.peak_tflops;
+        r.precision = s.precision();
+        r.mfu = r.model_tflops_per_gpu / s.mfu_peak_tflops();
         // Charged instant by instant, once (model.md 5): not a remainder.
         r.bubble_fraction = if step > 0.0 {
             stats.bubble_s / step

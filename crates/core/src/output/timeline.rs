@@ -72,7 +72,7 @@ pub struct GpuLanes {
     /// The compute stream's intervals, in time order.
     pub compute: Vec<Interval>,
     /// Communication lanes, indexed by `Axis::index`.
-    pub comm: [Vec<Interval>; 3],
+    pub comm: [Vec<Interval>; Axis::COUNT],
 }
 
 /// A link resource of one simulated GPU (or the shared network core).

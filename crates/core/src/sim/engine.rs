@@ -17,6 +17,7 @@
 //! it, the GPU's only one, is planned past its end as the op starts
 //! (`Engine::begin_compute_phase`).
 
+use crate::model::axis::Axis;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -90,9 +91,9 @@ impl Event {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct GpuStats {
     /// Time each axis had a collective in flight on this GPU.
-    pub comm_s: [f64; 3],
+    pub comm_s: [f64; Axis::COUNT],
     /// Time the compute stream stood idle waiting on each axis.
-    pub exposed_s: [f64; 3],
+    pub exposed_s: [f64; Axis::COUNT],
     /// Time the compute stream stood idle waiting on another GPU's work
     /// (until `end_s`): with `exposed_s` and `compute_busy_s`, all of it.
     pub bubble_s: f64,
@@ -170,9 +171,9 @@ struct GpuState {
     sms: SmUse,
     /// Speed at which the running op's compute-bound part progresses.
     speed: f64,
-    inflight_count: [u32; 3],
-    inflight_total: [f64; 3],
-    inflight_last: [f64; 3],
+    inflight_count: [u32; Axis::COUNT],
+    inflight_total: [f64; Axis::COUNT],
+    inflight_last: [f64; Axis::COUNT],
     /// The GPU's one collective in flight, when it is timed alone: it and
     /// the end its event is at (`Engine::begin_compute_phase`).
     sole_alone: Option<(TaskId, f64)>,
@@ -190,8 +191,8 @@ struct GpuState {
 
 impl GpuState {
     /// Per axis, the time a collective of this GPU was in flight until `now`.
-    fn inflight_at(&self, now: f64) -> [f64; 3] {
-        [0, 1, 2].map(|axis| {
+    fn inflight_at(&self, now: f64) -> [f64; Axis::COUNT] {
+        std::array::from_fn(|axis| {
             let open = if self.inflight_count[axis] > 0 {
                 now - self.inflight_last[axis]
             } else {
@@ -345,9 +346,9 @@ fn run_from_seq<'g>(
                 comm_active: 0,
                 sms: SmUse::default(),
                 speed: 1.0,
-                inflight_count: [0; 3],
-                inflight_total: [0.0; 3],
-                inflight_last: [0.0; 3],
+                inflight_count: [0; Axis::COUNT],
+                inflight_total: [0.0; Axis::COUNT],
+                inflight_last: [0.0; Axis::COUNT],
                 sole_alone: None,
                 planned_past_alone: NOT_PLANNED,
                 run_head: NO_RUN,
@@ -362,10 +363,13 @@ fn run_from_seq<'g>(
         next_mark: g.period_marks.first().copied().unwrap_or(TaskId::MAX),
         quiet_speed: sharing.compute_speed(0, &SmUse::default()),
     };
-    for t in 0..n as TaskId {
-        if e.st[t as usize].pending == 0 {
-            e.start(t);
-        }
+    // Collected first: a task started here may start the kernels queued
+    // behind it (`start`), which must not start a second time.
+    let ready: Vec<TaskId> = (0..n as TaskId)
+        .filter(|&t| e.st[t as usize].pending == 0)
+        .collect();
+    for t in ready {
+        e.start(t);
     }
     while let Some(Reverse(ev)) = e.heap.pop() {
         let entity = ev.entity() as usize;
@@ -510,6 +514,18 @@ impl<N: BandwidthModel> Engine<'_, N> {
     }
 
     fn start(&mut self, t: TaskId) {
+        self.begin(t);
+        // The kernels queued behind it may start now (`queues`).
+        for &s in self.g.start_successors(t) {
+            self.st[s as usize].pending -= 1;
+            if self.st[s as usize].pending == 0 {
+                self.start(s);
+            }
+        }
+    }
+
+    /// Task `t` starts now.
+    fn begin(&mut self, t: TaskId) {
         let now = self.now;
         self.res.start_s[t as usize] = now;
         let g = self.g;

@@ -12,7 +12,12 @@
 //! slices). At each instant of the idle period, of those that were the
 //! GPU's own and in flight, the one whose transfer ends last takes the
 //! instant, for its axis: the stream could not have gone on before it
-//! ended. An instant none of them was in flight for is bubble: the stream
+//! ended. An op (or a collective) that only queues behind a collective on
+//! a shared hardware queue (`workload::queues`) waits for its start, not its
+//! end: that collective held nothing once started and is not charged, but
+//! what held its start back (the collectives it needed, or the ones it
+//! queued behind in turn) is followed as above.
+//! An instant none of them was in flight for is bubble: the stream
 //! waited on another GPU's work (its compute, or a link the GPU takes no
 //! part in, as the sending stage's ReduceScatter at a sliced boundary). So
 //! compute + exposed + bubble is the GPU's step exactly, and a GPU's exposed
@@ -26,6 +31,7 @@
 //! that GPU that waits on it, directly or up a chain. The report's windows
 //! (model.md 5) end there.
 
+use crate::model::axis::Axis;
 use std::ops::Range;
 
 use crate::sim::engine::{GpuStats, RunResult};
@@ -107,7 +113,7 @@ impl Charges for Charged<'_> {
 /// One GPU's idle time as charged: per axis, and the bubble.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub(crate) struct Idle {
-    pub exposed_s: [f64; 3],
+    pub exposed_s: [f64; Axis::COUNT],
     pub bubble_s: f64,
 }
 
@@ -126,10 +132,15 @@ struct InFlight {
 #[derive(Default)]
 pub(crate) struct Exposure {
     /// Per task, the walk (an idle period, or a GPU's needs) that last
-    /// visited it (0: none).
+    /// visited it as a result waited on (0: none).
     seen: Vec<u32>,
+    /// Per task, the idle period's walk that last visited it as a
+    /// queue-mate waited on only for its start (0: none).
+    seen_queued: Vec<u32>,
     walk: u32,
-    stack: Vec<TaskId>,
+    /// Tasks to visit, each with whether its result was waited on (not
+    /// only its start).
+    stack: Vec<(TaskId, bool)>,
     /// The current idle period's candidates, in the order they take time.
     inflight: Vec<InFlight>,
     /// The parts of the current idle period already taken, sorted, disjoint.
@@ -142,48 +153,50 @@ impl Exposure {
     pub fn new(tasks: usize) -> Self {
         Self {
             seen: vec![0; tasks],
+            seen_queued: vec![0; tasks],
             ..Self::default()
         }
     }
 
     /// The stream of `gpu` stood idle from `from` to `now` waiting on the
-    /// collectives `direct` (and whatever else it waited on: the bubble);
-    /// `times` gives a finished task's start and end. Every instant of
-    /// `from..now` is charged once (see the module's doc).
+    /// collectives `direct` (and whatever else it waited on: the bubble),
+    /// and queued behind the collectives `behind` (it could start once they
+    /// had started); `times` gives a finished task's start and end. Every
+    /// instant of `from..now` is charged once (see the module's doc).
     #[allow(clippy::too_many_arguments)]
     pub fn charge(
         &mut self,
         g: &Graph,
         times: impl Fn(TaskId) -> (f64, f64),
         direct: &[TaskId],
+        behind: &[TaskId],
         gpu: u32,
         from: f64,
         now: f64,
         res: &mut impl Charges,
     ) {
         self.walk += 1;
-        let walk = self.walk;
         self.inflight.clear();
         self.stack.clear();
-        for &t in direct {
-            if self.seen[t as usize] != walk {
-                self.seen[t as usize] = walk;
-                self.stack.push(t);
-            }
-        }
-        while let Some(on) = self.stack.pop() {
+        self.visit_all(direct, true);
+        self.visit_all(behind, false);
+        while let Some((on, needed)) = self.stack.pop() {
             let (start, end) = times(on);
             // A chain's earlier links ended before this one started: once a
             // link ended before the idle period, so did everything upstream.
-            if end <= from {
+            // A queue-mate waited on only for its start held nothing once
+            // started (and may still run, its end unknown to the plain
+            // reference): only what held its start back is followed.
+            if (if needed { end } else { start }) <= from {
                 continue;
             }
-            for &up in g.comm_predecessors(on) {
-                if self.seen[up as usize] != walk {
-                    self.seen[up as usize] = walk;
-                    self.stack.push(up);
-                }
+            let (data, queued) = (g.comm_data_predecessors(on), g.comm_queue_predecessors(on));
+            self.visit_all(data, true);
+            self.visit_all(queued, false);
+            if !needed {
+                continue;
             }
+            debug_assert!(!end.is_nan(), "a collective waited on has ended");
             let (lo, hi) = (start.max(from), end.min(now));
             // Upstream links of other GPUs are followed, not charged.
             let own = g.members_of(on).iter().position(|&m| m == gpu);
@@ -261,6 +274,22 @@ impl Exposure {
         }
     }
 
+    /// Visits `tasks` in the current walk, as results waited on (`needed`)
+    /// or as queue-mates waited on for their start, unless visited so.
+    fn visit_all(&mut self, tasks: &[TaskId], needed: bool) {
+        let seen = if needed {
+            &mut self.seen
+        } else {
+            &mut self.seen_queued
+        };
+        for &t in tasks {
+            if seen[t as usize] != self.walk {
+                seen[t as usize] = self.walk;
+                self.stack.push((t, needed));
+            }
+        }
+    }
+
     /// When `gpu` first needs each of its collectives' results: walking its
     /// compute stream in order, each op needs the collectives it waits on
     /// and their chains, from the end of the op before it (the step's
@@ -273,25 +302,16 @@ impl Exposure {
         res: &mut impl Charges,
     ) {
         self.walk += 1;
-        let walk = self.walk;
         let mut ready_s = 0.0;
         for &t in &g.compute_order[gpu as usize] {
-            for &c in g.collectives_waited_on(t) {
-                if self.seen[c as usize] != walk {
-                    self.seen[c as usize] = walk;
-                    self.stack.push(c);
-                }
-            }
-            while let Some(c) = self.stack.pop() {
+            // Results it needs, not queue-mates it starts behind: a window
+            // runs to the first need of the data (model.md section 5).
+            self.visit_all(g.collectives_needed_by(t), true);
+            while let Some((c, _)) = self.stack.pop() {
                 if let Some(i) = g.members_of(c).iter().position(|&m| m == gpu) {
                     res.needed(g.tasks[c as usize].members_start as usize + i, ready_s);
                 }
-                for &up in g.comm_predecessors(c) {
-                    if self.seen[up as usize] != walk {
-                        self.seen[up as usize] = walk;
-                        self.stack.push(up);
-                    }
-                }
+                self.visit_all(g.comm_data_predecessors(c), true);
             }
             ready_s = times(t).1;
         }
@@ -321,7 +341,7 @@ impl Exposure {
         for (gpu, direct) in waiting.iter().enumerate() {
             let (from, to) = (last_compute_end[gpu], res.gpus[gpu].end_s);
             if to > from {
-                self.charge(g, &times, direct, gpu as u32, from, to, res);
+                self.charge(g, &times, direct, &[], gpu as u32, from, to, res);
             }
         }
     }
@@ -407,8 +427,10 @@ impl Uncharged {
                     out.at_marks.push(out.idle[local]);
                 }
                 if now > idle_since {
-                    let direct = g.collectives_waited_on(t);
-                    exposure.charge(g, times, direct, gpu as u32, idle_since, now, &mut out);
+                    let (direct, behind) =
+                        (g.collectives_needed_by(t), g.collectives_queued_before(t));
+                    let gpu = gpu as u32;
+                    exposure.charge(g, times, direct, behind, gpu, idle_since, now, &mut out);
                 }
                 idle_since = res.end_s[t as usize];
             }
@@ -537,9 +559,11 @@ mod tests {
             assert_eq!(bits(&whole.needed_s), bits(&parts.needed_s));
             let exposed = |r: &crate::sim::engine::RunResult| {
                 let idle = |s: &crate::sim::engine::GpuStats| {
-                    [s.exposed_s[0], s.exposed_s[1], s.exposed_s[2], s.bubble_s]
+                    let mut v = s.exposed_s.to_vec();
+                    v.push(s.bubble_s);
+                    v
                 };
-                let mut all: Vec<[f64; 4]> = r.gpus.iter().map(idle).collect();
+                let mut all: Vec<Vec<f64>> = r.gpus.iter().map(idle).collect();
                 for mark in &r.marks {
                     all.extend(mark.gpus.iter().map(idle));
                 }

@@ -4,6 +4,7 @@
 //! the page draws. The baseline run records nothing, and the model then
 //! skips computing per-link rates.
 
+use crate::model::axis::Axis;
 use serde::Serialize;
 
 use crate::sim::network::ResourceId;
@@ -14,7 +15,7 @@ pub struct LinkSample {
     /// When the sample starts, seconds from the step's start.
     pub t_s: f64,
     /// Bandwidth per axis (TP, PP, DP), GB/s.
-    pub gbps: [f64; 3],
+    pub gbps: [f64; Axis::COUNT],
 }
 
 /// Busy and shared time of one resource, and optionally its bandwidth samples.
@@ -29,7 +30,7 @@ pub struct ResourceLog {
     /// Bandwidth samples, when recorded.
     pub samples: Vec<LinkSample>,
     last_t: f64,
-    last_gbps: [f64; 3],
+    last_gbps: [f64; Axis::COUNT],
     /// When the last sample starts: a change at that same instant replaces
     /// it, and knowing so here spares reading the sample itself (a cache
     /// miss per rate change on a large step).
@@ -46,7 +47,7 @@ pub(crate) trait LinkObserver {
         true
     }
     /// From `now` on, `resource` carries `gbps` per axis.
-    fn rates(&mut self, now: f64, resource: ResourceId, gbps: [f64; 3]);
+    fn rates(&mut self, now: f64, resource: ResourceId, gbps: [f64; Axis::COUNT]);
 }
 
 /// Per resource, its log; bandwidth samples only when asked for.
@@ -100,7 +101,7 @@ impl LinkObserver for LinkLog {
         (resource as usize) < self.logs.len()
     }
 
-    fn rates(&mut self, now: f64, resource: ResourceId, gbps: [f64; 3]) {
+    fn rates(&mut self, now: f64, resource: ResourceId, gbps: [f64; Axis::COUNT]) {
         let Some(log) = self.logs.get_mut(resource as usize) else {
             return;
         };

@@ -7,3 +7,5 @@ pub(crate) mod exposure;
 pub mod link_log;
 pub mod network;
 pub(crate) mod plain;
+#[cfg(test)]
+mod queue_order;

@@ -18,6 +18,7 @@
 //! queued on one NIC therefore cost a heap operation each, not a re-rating
 //! of all the others.
 
+use crate::model::axis::Axis;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -26,7 +27,7 @@ pub use crate::sim::link_log::{LinkSample, ResourceLog};
 
 pub use crate::workload::graph::{alone_rate, ResourceId, Usage};
 
-/// Index of a flow class: `pattern * 3 + axis`.
+/// Index of a flow class: `pattern * Axis::COUNT + axis`.
 pub(crate) type ClassId = u32;
 
 /// The flows of one pattern and axis: one rate, one processor-sharing queue.
@@ -136,7 +137,7 @@ impl Network {
     /// Registers a usage pattern; flows refer to it by index.
     pub fn add_pattern(&mut self, usage: Vec<Usage>) -> u32 {
         self.patterns.push(usage);
-        for _ in 0..3 {
+        for _ in 0..Axis::COUNT {
             self.classes.push(FlowClass::default());
             self.class_mark.push(0);
             self.frozen.push(false);
@@ -144,17 +145,17 @@ impl Network {
         (self.patterns.len() - 1) as u32
     }
 
-    /// Number of classes (three per pattern, one per axis).
+    /// Number of classes (one per axis of each pattern).
     pub fn class_count(&self) -> usize {
         self.classes.len()
     }
 
     pub fn class_of(pattern: u32, axis: u8) -> ClassId {
-        pattern * 3 + u32::from(axis)
+        pattern * Axis::COUNT as u32 + u32::from(axis)
     }
 
     fn pattern_of(class: ClassId) -> usize {
-        (class / 3) as usize
+        (class / Axis::COUNT as u32) as usize
     }
 
     /// When the class's next flow finishes and which task it is, if any flow
@@ -215,6 +216,9 @@ impl Network {
             self.touch_pattern(pattern as usize);
             return &self.changed;
         }
+        if self.rerate_one_resource(now, pattern as usize, None) {
+            return &self.changed;
+        }
         self.recompute(now, class)
     }
 
@@ -224,6 +228,9 @@ impl Network {
         let pattern = Self::pattern_of(class);
         let c = &mut self.classes[class as usize];
         c.advance(now);
+        // Its rate before it leaves: the level of its resource if it crosses
+        // only one (see `rerate_one_resource`).
+        let level_before = c.rate;
         c.count -= 1;
         if c.count == 0 {
             c.rate = 0.0;
@@ -242,7 +249,68 @@ impl Network {
                 return &self.changed;
             }
         }
+        if self.rerate_one_resource(now, pattern, Some(level_before)) {
+            return &self.changed;
+        }
         self.recompute(now, class)
+    }
+
+    /// Re-rates a change of flows on a pattern that crosses one resource
+    /// alone (a kernel's memory traffic on its GPU's HBM) without
+    /// re-rating the component, when the change cannot move any class that
+    /// also crosses other resources; returns false, having changed nothing,
+    /// when it could. Exact, not an approximation: in progressive filling a
+    /// class crossing other resources keeps its rate if it freezes, at its
+    /// own bottleneck, no later than this resource saturates. So when the
+    /// classes crossing only this resource, sharing what the others leave
+    /// of it, get a level at or above every other class's rate, the others
+    /// stay as they are and only the level moves. On a flow leaving,
+    /// `level_before` is the resource's level before (the leaving class's
+    /// rate): a class at that level may have been held by this resource, and
+    /// could rise, so then the whole component is re-rated. Without this,
+    /// every kernel of issue 45's 86 s inference step re-rated every
+    /// pipeline send sharing its oversubscribed core.
+    fn rerate_one_resource(&mut self, now: f64, pattern: usize, level_before: Option<f64>) -> bool {
+        let [only] = self.patterns[pattern][..] else {
+            return false;
+        };
+        let r = only.resource as usize;
+        let (mut others_bps, mut own_weight) = (0.0, 0.0);
+        let mut others_top = 0.0f64;
+        for &k in &self.users[r] {
+            let kp = Self::pattern_of(k);
+            let c = &self.classes[k as usize];
+            let n = f64::from(c.count);
+            let w = self.weight_on(kp, only.resource);
+            if self.patterns[kp].len() == 1 {
+                own_weight += w * n;
+            } else {
+                others_bps += w * n * c.rate;
+                others_top = others_top.max(c.rate);
+            }
+        }
+        if let Some(before) = level_before {
+            if others_top >= before {
+                return false;
+            }
+        }
+        self.changed.clear();
+        if own_weight > 0.0 {
+            let level = (self.capacity_bps[r] - others_bps) / own_weight;
+            // NaN (no capacity left to share) falls back too.
+            if level.is_nan() || level < others_top {
+                return false;
+            }
+            for i in 0..self.users[r].len() {
+                let k = self.users[r][i];
+                if self.patterns[Self::pattern_of(k)].len() == 1 {
+                    self.set_rate(now, k, level);
+                }
+            }
+        }
+        self.changed.sort_unstable();
+        self.touch_pattern(pattern);
+        true
     }
 
     fn set_rate(&mut self, now: f64, class: ClassId, rate: f64) {
@@ -453,7 +521,7 @@ impl Network {
         // All starts before any end: a pattern may list a link twice.
         for u in usage {
             if obs.watches(u.resource) {
-                let mut gbps = [0.0f64; 3];
+                let mut gbps = [0.0f64; Axis::COUNT];
                 let w = self.weight_on(pattern as usize, u.resource);
                 gbps[axis as usize] += flow_gbps(rate, w, 1);
                 obs.rates(from, u.resource, gbps);
@@ -461,7 +529,7 @@ impl Network {
         }
         for u in usage {
             if obs.watches(u.resource) {
-                obs.rates(to, u.resource, [0.0; 3]);
+                obs.rates(to, u.resource, [0.0; Axis::COUNT]);
             }
         }
     }
@@ -482,11 +550,11 @@ impl Network {
             if !obs.watches(r) {
                 continue;
             }
-            let mut gbps = [0.0f64; 3];
+            let mut gbps = [0.0f64; Axis::COUNT];
             for &k in &self.users[r as usize] {
                 let w = self.weight_on(Self::pattern_of(k), r);
                 let c = &self.classes[k as usize];
-                gbps[(k % 3) as usize] += flow_gbps(c.rate, w, c.count);
+                gbps[(k % Axis::COUNT as u32) as usize] += flow_gbps(c.rate, w, c.count);
             }
             obs.rates(now, r, gbps);
         }

@@ -34,6 +34,7 @@
 //!   spreads further moves classes whose rate the HBM's own classes free or
 //!   take, which `bounded_cost` checks over random scenarios.)
 
+use crate::model::axis::Axis;
 use crate::model::fidelity::Fidelity;
 use crate::model::scenario::{Scenario, Workload};
 use crate::workload::graph::{Graph, COMPUTE};
@@ -394,7 +395,7 @@ pub(crate) fn graph_cost(g: &Graph, sharing: &Sharing) -> Cost {
                 c.planned_events += 1;
                 c.peak_flows += 1;
                 c.planned_events += 2 * (1 + components.hbm_classes[task.gpu as usize]);
-                c.rerate_work += 2 * components.hbm_work[task.gpu as usize];
+                c.rerate_work += 2 * components.hbm_reach_work[task.gpu as usize];
             }
             continue;
         }
@@ -427,8 +428,13 @@ struct Components {
     /// Per root resource, the link usages of the classes on its component:
     /// what one re-rating there visits at most.
     work: Vec<u64>,
-    /// Per GPU, the usages of the classes that cross its HBM.
-    hbm_work: Vec<u64>,
+    /// Per GPU, what re-rating its HBM visits at most: the usages of the
+    /// classes that cross it and of every class on the link components
+    /// those reach (a memory-bound kernel joining or leaving the HBM re-rates
+    /// the collectives crossing it, and with them everything on their links:
+    /// issue 45's 86 s inference step, whose every kernel re-rated all the
+    /// pipeline sends sharing an oversubscribed core).
+    hbm_reach_work: Vec<u64>,
 }
 
 impl Components {
@@ -462,7 +468,7 @@ impl Components {
             .map(|p| p.first().map_or(0, |u| find(&mut parent, u.resource)))
             .collect();
         // Distinct (pattern, axis) pairs that the step's transfers use.
-        let mut used = vec![[false; 3]; g.patterns.len()];
+        let mut used = vec![[false; Axis::COUNT]; g.patterns.len()];
         for t in &g.tasks {
             if t.axis != COMPUTE && t.work > 0.0 {
                 used[t.pattern as usize][t.axis as usize] = true;
@@ -472,6 +478,8 @@ impl Components {
         let mut hbm_classes = vec![0u64; g.gpus.len()];
         let mut work = vec![0u64; resources.max(1)];
         let mut hbm_work = vec![0u64; g.gpus.len()];
+        // Per GPU, the link components of the classes crossing its HBM.
+        let mut hbm_roots: Vec<Vec<u32>> = vec![Vec::new(); g.gpus.len()];
         for (p, axes) in used.iter().enumerate() {
             let n = axes.iter().filter(|u| **u).count() as u64;
             let usages = n * setup.patterns[p].len() as u64;
@@ -481,15 +489,27 @@ impl Components {
                 if let Some(gpu) = (u.resource as usize).checked_sub(setup.links) {
                     hbm_classes[gpu] += n;
                     hbm_work[gpu] += usages;
+                    if n > 0 {
+                        hbm_roots[gpu].push(pattern_root[p]);
+                    }
                 }
             }
         }
+        let hbm_reach_work = hbm_roots
+            .into_iter()
+            .zip(&hbm_work)
+            .map(|(mut roots, own)| {
+                roots.sort_unstable();
+                roots.dedup();
+                own + roots.iter().map(|&r| work[r as usize]).sum::<u64>()
+            })
+            .collect();
         Self {
             pattern_root,
             classes,
             hbm_classes,
             work,
-            hbm_work,
+            hbm_reach_work,
         }
     }
 

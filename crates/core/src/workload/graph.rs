@@ -30,8 +30,9 @@ pub fn alone_rate(usage: &[Usage], capacity_bps: impl Fn(ResourceId) -> f64) -> 
 
 pub(crate) type TaskId = u32;
 
-/// Axis index of a compute task (communication tasks use `Axis::index`).
-pub(crate) const COMPUTE: u8 = 3;
+/// Axis index of a compute task (communication tasks use `Axis::index`):
+/// the first index past the axes.
+pub(crate) const COMPUTE: u8 = crate::model::axis::Axis::COUNT as u8;
 
 /// What the engine reads for every event: kept small (32 bytes, two to a
 /// cache line) so that a task's hot fields share a cache line. Everything
@@ -54,6 +55,23 @@ pub(crate) struct Task {
     pub members_start: u32,
     pub members_len: u16,
     pub axis: u8,
+    /// Communication: what moves its bytes (read at every start and end,
+    /// without touching `TaskMeta`).
+    pub runs_on: RunsOn,
+}
+
+/// What moves a collective's bytes, as far as the GPU's SMs are concerned.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum RunsOn {
+    /// An NCCL kernel (collective or point-to-point) on its call's
+    /// channels, one SM each (`Graph::channels`).
+    Sms,
+    /// Copy engines (DMA), which take no SM: PyTorch's SymmetricMemory
+    /// Async TP steps ("[Distributed w/ TorchTitan] Introducing Async
+    /// Tensor Parallelism in PyTorch", PyTorch dev-discuss, 2024: the
+    /// decomposed steps are copy-engine transfers, so they do not contend
+    /// with the GEMM for SMs).
+    CopyEngine,
 }
 
 // Two tasks to a cache line.
@@ -156,12 +174,19 @@ pub(crate) struct Graph {
     pub members: Vec<u32>,
     /// (from, to): `to` waits for `from`. Emptied by `finish`.
     edges: Vec<(TaskId, TaskId)>,
+    /// (from, to): `to` may start once `from` has started (a hardware
+    /// queue's order, `queues`). Emptied by `finish`.
+    start_edges: Vec<(TaskId, TaskId)>,
     /// Edges between collectives that exposure does not follow
     /// (`dep_unchained`), sorted by `finish`. Emptied by `finish`.
     unchained: Vec<(TaskId, TaskId)>,
     /// Successors of task i: `succ[succ_start[i]..succ_start[i + 1]]` (built by `finish`).
     succ_start: Vec<u32>,
     succ: Vec<TaskId>,
+    /// Tasks that wait for task i to start:
+    /// `start_succ[start_succ_start[i]..start_succ_start[i + 1]]` (built by `finish`).
+    start_succ_start: Vec<u32>,
+    start_succ: Vec<TaskId>,
     /// Collectives each collective waits for: `comm_pred[comm_pred_start[i]..comm_pred_start[i + 1]]`
     /// (built by `finish`; exposure follows chains of them).
     comm_pred_start: Vec<u32>,
@@ -170,6 +195,12 @@ pub(crate) struct Graph {
     /// (built by `finish`; exposure charges idle time to them).
     waited_start: Vec<u32>,
     waited: Vec<TaskId>,
+    /// Where each task's entries of `comm_pred` and `waited` that wait for a
+    /// result (an end) stop: they come first, before those that only wait
+    /// for a queue-mate to start, which are not data a task needs (windows)
+    /// and hold it only until they start (exposure).
+    comm_pred_data_end: Vec<u32>,
+    waited_data_end: Vec<u32>,
     /// Dependencies of each task (built by `finish`).
     pub initial_pending: Vec<u32>,
     pub gpus: Vec<GpuInfo>,
@@ -220,13 +251,18 @@ impl Default for Graph {
             windows: Vec::new(),
             members: Vec::new(),
             edges: Vec::new(),
+            start_edges: Vec::new(),
             unchained: Vec::new(),
             succ_start: Vec::new(),
             succ: Vec::new(),
+            start_succ_start: Vec::new(),
+            start_succ: Vec::new(),
             comm_pred_start: Vec::new(),
             comm_pred: Vec::new(),
             waited_start: Vec::new(),
             waited: Vec::new(),
+            comm_pred_data_end: Vec::new(),
+            waited_data_end: Vec::new(),
             initial_pending: Vec::new(),
             gpus: Vec::new(),
             compute_order: Vec::new(),
@@ -373,6 +409,11 @@ impl Graph {
         self.launched_first.push(task);
     }
 
+    /// What the next compute op of `gpu` will wait for, so far.
+    pub fn blockers_of(&self, gpu: u32) -> &[TaskId] {
+        &self.pending_blockers[gpu as usize]
+    }
+
     /// The next compute op of `gpu` will wait for `task`.
     pub fn block_compute_on(&mut self, gpu: u32, task: TaskId) {
         self.pending_blockers[gpu as usize].push(task);
@@ -403,6 +444,7 @@ impl Graph {
             members_start: 0,
             members_len: 0,
             axis: COMPUTE,
+            runs_on: RunsOn::Sms,
         });
         self.windows.push(NO_WINDOW);
         self.channels.push(0);
@@ -460,12 +502,19 @@ impl Graph {
             members_start: start,
             members_len: members.len() as u16,
             axis,
+            runs_on: RunsOn::Sms,
         });
         self.windows.push(NO_WINDOW);
         if self.with_meta {
             self.meta.push(TaskMeta::new(meta, 0.0));
         }
         id
+    }
+
+    /// Collective `task` moves its bytes on copy engines: it takes no SM.
+    pub fn on_copy_engines(&mut self, task: TaskId) {
+        debug_assert!(self.tasks[task as usize].axis != COMPUTE);
+        self.tasks[task as usize].runs_on = RunsOn::CopyEngine;
     }
 
     /// Seconds of compute task `task` (at full HBM bandwidth) that are
@@ -485,23 +534,17 @@ impl Graph {
             &std::mem::take(&mut self.launched_first),
             self.max_connections,
         );
-        self.edges.extend(queued);
+        self.start_edges.extend(queued);
         let n = self.tasks.len();
-        let mut start = vec![0u32; n + 1];
         let mut pending = vec![0u32; n];
-        for &(from, to) in &self.edges {
-            start[from as usize + 1] += 1;
-            pending[to as usize] += 1;
-        }
-        for i in 0..n {
-            start[i + 1] += start[i];
-        }
-        let mut fill = start.clone();
-        let mut succ = vec![0; self.edges.len()];
-        for &(from, to) in &self.edges {
-            succ[fill[from as usize] as usize] = to;
-            fill[from as usize] += 1;
-        }
+        let (start, succ) = successor_lists(n, &self.edges, &mut pending);
+        // A queue per stream (the default) adds no start edges: no offsets
+        // are kept then (on the 1T step they would be 12 MB of zeros).
+        let (start_start, start_succ) = if self.start_edges.is_empty() {
+            (Vec::new(), Vec::new())
+        } else {
+            successor_lists(n, &self.start_edges, &mut pending)
+        };
         self.unchained.sort_unstable();
         let unchained = std::mem::take(&mut self.unchained);
         let is_comm = |t: TaskId| self.tasks[t as usize].axis != COMPUTE;
@@ -513,13 +556,17 @@ impl Graph {
             Wait,
             Neither,
         }
+        // A task that waits for a collective to start (queue order) waits,
+        // through it, on what holds that collective back: exposure follows
+        // it as it follows a wait for its end.
         let follows = |from: TaskId, to: TaskId| match (is_comm(from), is_comm(to)) {
             (true, true) if unchained.binary_search(&(from, to)).is_err() => Follows::Chain,
             (true, false) => Follows::Wait,
             _ => Follows::Neither,
         };
+        let all_edges = || self.edges.iter().chain(&self.start_edges);
         let (mut pred_start, mut waited_start) = (vec![0u32; n + 1], vec![0u32; n + 1]);
-        for &(from, to) in &self.edges {
+        for &(from, to) in all_edges() {
             match follows(from, to) {
                 Follows::Chain => pred_start[to as usize + 1] += 1,
                 Follows::Wait => waited_start[to as usize + 1] += 1,
@@ -533,7 +580,13 @@ impl Graph {
         let (mut pred_fill, mut waited_fill) = (pred_start.clone(), waited_start.clone());
         let mut pred = vec![0; pred_start[n] as usize];
         let mut waited = vec![0; waited_start[n] as usize];
-        for &(from, to) in &self.edges {
+        // Ends first, then starts: each task's list holds its data
+        // dependencies ahead of its queue-order ones.
+        let mut data_end = (Vec::new(), Vec::new());
+        for (i, &(from, to)) in all_edges().enumerate() {
+            if i == self.edges.len() {
+                data_end = (pred_fill.clone(), waited_fill.clone());
+            }
             let (list, fill) = match follows(from, to) {
                 Follows::Chain => (&mut pred, &mut pred_fill),
                 Follows::Wait => (&mut waited, &mut waited_fill),
@@ -542,14 +595,21 @@ impl Graph {
             list[fill[to as usize] as usize] = from;
             fill[to as usize] += 1;
         }
+        if self.start_edges.is_empty() {
+            data_end = (pred_fill, waited_fill);
+        }
+        (self.comm_pred_data_end, self.waited_data_end) = data_end;
         self.comm_pred_start = pred_start;
         self.comm_pred = pred;
         self.waited_start = waited_start;
         self.waited = waited;
-        // Freed, not kept: it would sit idle through the run, at its peak.
+        // Freed, not kept: they would sit idle through the run, at its peak.
         self.edges = Vec::new();
+        self.start_edges = Vec::new();
         self.succ_start = start;
         self.succ = succ;
+        self.start_succ_start = start_start;
+        self.start_succ = start_succ;
         self.initial_pending = pending;
     }
 
@@ -559,10 +619,14 @@ impl Graph {
     pub fn release_dependencies(&mut self) {
         self.succ = Vec::new();
         self.succ_start = Vec::new();
+        self.start_succ = Vec::new();
+        self.start_succ_start = Vec::new();
         self.comm_pred = Vec::new();
         self.comm_pred_start = Vec::new();
         self.waited = Vec::new();
         self.waited_start = Vec::new();
+        self.comm_pred_data_end = Vec::new();
+        self.waited_data_end = Vec::new();
         self.initial_pending = Vec::new();
         self.pattern_ids = Default::default();
     }
@@ -594,6 +658,17 @@ impl Graph {
         &self.succ[self.succ_start[i] as usize..self.succ_start[i + 1] as usize]
     }
 
+    /// The tasks that wait for `task` to start (the next kernels of its
+    /// hardware queue, `queues`).
+    pub fn start_successors(&self, task: TaskId) -> &[TaskId] {
+        // None kept without start edges (`finish`).
+        if self.start_succ.is_empty() {
+            return &[];
+        }
+        let i = task as usize;
+        &self.start_succ[self.start_succ_start[i] as usize..self.start_succ_start[i + 1] as usize]
+    }
+
     /// Bytes per second per member a collective of `pattern` gets alone on its links.
     pub fn alone_rate_bps(&self, pattern: u32) -> f64 {
         alone_rate(&self.patterns[pattern as usize], |r| {
@@ -601,16 +676,32 @@ impl Graph {
         })
     }
 
-    /// The collectives collective `task` waits for.
-    pub fn comm_predecessors(&self, task: TaskId) -> &[TaskId] {
+    /// The collectives whose results collective `task` needs: its
+    /// predecessors less those it only queues behind (their start).
+    pub fn comm_data_predecessors(&self, task: TaskId) -> &[TaskId] {
         let i = task as usize;
-        &self.comm_pred[self.comm_pred_start[i] as usize..self.comm_pred_start[i + 1] as usize]
+        &self.comm_pred[self.comm_pred_start[i] as usize..self.comm_pred_data_end[i] as usize]
     }
 
-    /// The collectives compute op `task` waits for.
-    pub fn collectives_waited_on(&self, task: TaskId) -> &[TaskId] {
+    /// The collectives collective `task` only queues behind: it may start
+    /// once they have started (`queues`).
+    pub fn comm_queue_predecessors(&self, task: TaskId) -> &[TaskId] {
         let i = task as usize;
-        &self.waited[self.waited_start[i] as usize..self.waited_start[i + 1] as usize]
+        &self.comm_pred[self.comm_pred_data_end[i] as usize..self.comm_pred_start[i + 1] as usize]
+    }
+
+    /// The collectives whose results compute op `task` needs: those it
+    /// waits on less those it only queues behind (their start).
+    pub fn collectives_needed_by(&self, task: TaskId) -> &[TaskId] {
+        let i = task as usize;
+        &self.waited[self.waited_start[i] as usize..self.waited_data_end[i] as usize]
+    }
+
+    /// The collectives compute op `task` only queues behind: it may start
+    /// once they have started (`queues`).
+    pub fn collectives_queued_before(&self, task: TaskId) -> &[TaskId] {
+        let i = task as usize;
+        &self.waited[self.waited_data_end[i] as usize..self.waited_start[i + 1] as usize]
     }
 
     pub fn members_of(&self, task: TaskId) -> &[u32] {
@@ -618,6 +709,30 @@ impl Graph {
         &self.members
             [t.members_start as usize..(t.members_start as usize + usize::from(t.members_len))]
     }
+}
+
+/// Successor lists of `edges` over `n` tasks as one flat array and its
+/// offsets; each edge's target counts one more dependency in `pending`.
+fn successor_lists(
+    n: usize,
+    edges: &[(TaskId, TaskId)],
+    pending: &mut [u32],
+) -> (Vec<u32>, Vec<TaskId>) {
+    let mut start = vec![0u32; n + 1];
+    for &(from, to) in edges {
+        start[from as usize + 1] += 1;
+        pending[to as usize] += 1;
+    }
+    for i in 0..n {
+        start[i + 1] += start[i];
+    }
+    let mut fill = start.clone();
+    let mut succ = vec![0; edges.len()];
+    for &(from, to) in edges {
+        succ[fill[from as usize] as usize] = to;
+        fill[from as usize] += 1;
+    }
+    (start, succ)
 }
 
 #[cfg(test)]

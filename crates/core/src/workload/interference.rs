@@ -3,7 +3,8 @@
 //!
 //! - **SMs.** A collective runs one thread block per NCCL channel, as many
 //!   as its call's channel count (`collective_cost`: fewer for small
-//!   messages, two for a send). While it is in flight, the compute-bound part of a
+//!   messages, two for a send; none for a copy-engine transfer, `RunsOn`).
+//!   While it is in flight, the compute-bound part of a
 //!   kernel runs on the SMs left. One communication stream per axis: calls
 //!   of one axis queued at the same moment share that stream's blocks, so an
 //!   axis holds the channels of its widest active call, and the axes add up.
@@ -23,9 +24,10 @@
 //! The v1 field `sm_tax` keeps its meaning: a fixed compute slowdown while
 //! any collective of the GPU runs, and no HBM sharing.
 
+use crate::model::axis::Axis;
 use crate::model::scenario::{Interference, Scenario};
 use crate::workload::graph::Usage;
-use crate::workload::graph::{Graph, TaskId, COMPUTE};
+use crate::workload::graph::{Graph, RunsOn, TaskId, COMPUTE};
 
 /// How compute and communication of one GPU slow each other in a run.
 #[derive(Clone, Debug, PartialEq)]
@@ -103,16 +105,16 @@ pub(crate) const CHANNEL_SLOTS: usize = 64;
 /// flight hold each channel count.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct SmUse {
-    active: [[u32; CHANNEL_SLOTS]; 3],
+    active: [[u32; CHANNEL_SLOTS]; Axis::COUNT],
     /// Per axis, the widest channel count in flight (0: none).
-    widest: [u8; 3],
+    widest: [u8; Axis::COUNT],
 }
 
 impl Default for SmUse {
     fn default() -> Self {
         Self {
-            active: [[0; CHANNEL_SLOTS]; 3],
-            widest: [0; 3],
+            active: [[0; CHANNEL_SLOTS]; Axis::COUNT],
+            widest: [0; Axis::COUNT],
         }
     }
 }
@@ -217,9 +219,13 @@ impl NetworkSetup {
         }
     }
 
-    /// The channels (SMs) collective task `t` holds: its call's.
+    /// The channels (SMs) collective task `t` holds: its call's, or none
+    /// for a copy-engine transfer.
     pub fn channels(&self, g: &Graph, t: TaskId) -> u8 {
-        g.channels[t as usize]
+        match g.tasks[t as usize].runs_on {
+            RunsOn::Sms => g.channels[t as usize],
+            RunsOn::CopyEngine => 0,
+        }
     }
 
     /// The pattern of a memory-bound kernel phase on `gpu`.

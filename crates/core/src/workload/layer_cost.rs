@@ -8,7 +8,7 @@
 //! LayerNorms and dropouts run on the full [b, s, h] activation on every TP
 //! rank; with it, on 1/t of it.
 
-use crate::model::scenario::{Attention, Mlp, Recompute, Transformer};
+use crate::model::scenario::{Attention, Mlp, Precision, Recompute, Transformer};
 use crate::workload::efficiency::{kernel_time_s, matmul_efficiency};
 
 /// One op: seconds at full speed on an idle GPU, and its FLOPs. An op may
@@ -56,18 +56,39 @@ impl OpCost {
 pub(crate) struct Roofline {
     pub peak_tflops: f64,
     pub hbm_gbps: f64,
+    /// The peak the linear layers' GEMMs run at: the FP8 peak in fp8,
+    /// else `peak_tflops` (model.md 4e).
+    pub linear_peak_tflops: f64,
+    /// Bytes of a linear GEMM's input values: 1 in fp8, 2 in bf16.
+    pub linear_input_bytes: f64,
 }
 
 impl Roofline {
+    /// The roofline of `hw` in bf16.
     pub fn of(hw: &crate::model::hardware::Hardware) -> Self {
+        Self::with_precision(hw, Precision::Bf16)
+    }
+
+    /// The roofline of `hw` with the linear layers in `precision`.
+    pub fn with_precision(hw: &crate::model::hardware::Hardware, precision: Precision) -> Self {
+        let (linear_peak_tflops, linear_input_bytes) = match precision {
+            Precision::Bf16 => (hw.peak_tflops, 2.0),
+            Precision::Fp8 => (hw.fp8_tflops, 1.0),
+        };
         Self {
             peak_tflops: hw.peak_tflops,
             hbm_gbps: hw.hbm_gbps,
+            linear_peak_tflops,
+            linear_input_bytes,
         }
     }
 
     pub fn kernel(&self, flops: f64, bytes: f64) -> OpCost {
-        let time_s = kernel_time_s(flops, bytes, self.peak_tflops, self.hbm_gbps);
+        self.kernel_at(self.peak_tflops, flops, bytes)
+    }
+
+    fn kernel_at(&self, peak_tflops: f64, flops: f64, bytes: f64) -> OpCost {
+        let time_s = kernel_time_s(flops, bytes, peak_tflops, self.hbm_gbps);
         let memory_s = bytes / (self.hbm_gbps * 1e9);
         OpCost {
             time_s,
@@ -89,13 +110,39 @@ impl Roofline {
         self.kernel(0.0, bytes)
     }
 
-    /// A GEMM [rows x inner] x [inner x cols] at 2 bytes per value.
+    /// A linear layer's GEMM [rows x inner] x [inner x cols]: in bf16 at 2
+    /// bytes per value; in fp8 its inputs at 1 byte and its bf16 output at
+    /// 2, at the FP8 peak (torch._scaled_mm, as torchtitan's Float8Linear).
     pub fn gemm(&self, rows: f64, inner: f64, cols: f64) -> OpCost {
+        let flops = 2.0 * rows * inner * cols;
+        let bytes = self.linear_input_bytes * (rows * inner + inner * cols) + 2.0 * rows * cols;
+        self.kernel_at(self.linear_peak_tflops, flops, bytes)
+    }
+
+    /// A GEMM that stays in bf16 whatever the precision (the output layer,
+    /// which torchtitan's Float8 conversion leaves out).
+    pub fn gemm_bf16(&self, rows: f64, inner: f64, cols: f64) -> OpCost {
         let flops = 2.0 * rows * inner * cols;
         let bytes = 2.0 * (rows * inner + inner * cols + rows * cols);
         self.kernel(flops, bytes)
     }
+
+    /// Whether the linear layers run in fp8.
+    pub fn fp8(&self) -> bool {
+        self.linear_input_bytes < 2.0
+    }
 }
+
+/// HBM bytes per value of casting a bf16 tensor to fp8 with tensorwise
+/// dynamic scaling (torchao's Float8Linear, which torchtitan uses): one
+/// pass reads it for its absolute maximum (2 bytes), a second reads it
+/// again and writes the scaled fp8 value (2 + 1), as unfused kernels.
+pub(crate) const FP8_CAST_BYTES_PER_VALUE: f64 = 5.0;
+
+/// HBM bytes per value of an fp8 tensor's transposed copy (read 1, write
+/// 1): torch._scaled_mm takes its second operand column-major, so the
+/// backward's GEMMs need the input and the weight transposed.
+pub(crate) const FP8_TRANSPOSE_BYTES_PER_VALUE: f64 = 2.0;
 
 /// A row-parallel GEMM that may be split into chunks along its rows; its
 /// output is what the TP collective reduces.
@@ -164,15 +211,45 @@ pub(crate) struct LayerCost {
     pub logits: OpCost,
     pub logits_backward: OpCost,
     /// Bytes of the [b, s, h] activation at 2 bytes per value: what the TP
-    /// collectives and pipeline sends move.
+    /// collectives and pipeline sends move (s: the CP rank's share).
     pub activation_bytes: f64,
+    /// With context parallelism: the attention core's forward on one K/V
+    /// block (the rank's queries against seq / cp keys); `attention` is
+    /// cp of them.
+    pub attention_block: OpCost,
+    /// The attention core's backward on one K/V block (with its selective
+    /// recomputation): `attention_core_backward` is cp of them.
+    pub attention_backward_block: OpCost,
+    /// Bytes of one CP rank's keys and values on a TP rank (b x seq/cp x
+    /// 2 kv_heads x head_dim / t at 2 bytes): what a ring step passes.
+    pub kv_block_bytes: f64,
     /// The bias-dropout-add after each row-parallel GEMM's reduction, inside
     /// `mlp_up`, `mlp_up_pre`, `qkv` and `qkv_pre`: what fusion moves into
     /// the collective (`fusion`).
     pub bias_dropout_add: OpCost,
 }
 
-pub(crate) fn layer_cost(t: &Transformer, tp: u32, r: &Roofline) -> LayerCost {
+/// `op` run `n` times back to back, as one op.
+pub(crate) fn times(op: OpCost, n: u32) -> OpCost {
+    let n = f64::from(n);
+    OpCost {
+        time_s: op.time_s * n,
+        flops: op.flops * n,
+        memory_s: op.memory_s * n,
+    }
+}
+
+/// The layer on one TP rank of one CP rank: every linear op on the rank's
+/// seq / cp tokens, its attention on cp blocks of seq / cp keys each (2 x
+/// cp load-balanced chunks give every rank the same share of the causal
+/// mask, model.md 4d).
+pub(crate) fn layer_cost(t: &Transformer, tp: u32, cp: u32, r: &Roofline) -> LayerCost {
+    let local = Transformer {
+        seq: t.seq / cp.max(1),
+        ..t.clone()
+    };
+    let t = &local;
+    let blocks = cp.max(1);
     let (b, s, h) = (
         f64::from(t.micro_batch),
         f64::from(t.seq),
@@ -185,25 +262,38 @@ pub(crate) fn layer_cost(t: &Transformer, tp: u32, r: &Roofline) -> LayerCost {
     let e_rep = if t.sequence_parallel { e / tp_f } else { e };
     // Attention scores on this rank: b x heads/t x s x s.
     let scores = b * f64::from(t.heads) / tp_f * s * s;
-    let head_dim = h / f64::from(t.heads);
+    let head_dim = f64::from(t.head_dim);
+    // The attention's width (heads x head_dim; h unless head_dim is given)
+    // and its activation values: Q, the context and the projection's input.
+    let width = f64::from(t.attention_width());
+    let e_attn = tokens * width;
     let heads_rank = f64::from(t.heads) / tp_f;
     let shape = LayerShape::of(t);
     let ffn = f64::from(t.ffn_hidden);
 
     // Batched attention GEMMs: b x heads/t GEMMs of [s x d] x [d x s] and [s x s] x [s x d].
     let per_head = 2.0 * s * s * head_dim;
-    let score_gemm = r.batched(b * heads_rank, per_head, 2.0 * (2.0 * e / tp_f + scores));
-    let context_gemm = r.batched(b * heads_rank, per_head, 2.0 * (scores + 2.0 * e / tp_f));
+    let score_gemm = r.batched(
+        b * heads_rank,
+        per_head,
+        2.0 * (2.0 * e_attn / tp_f + scores),
+    );
+    let context_gemm = r.batched(
+        b * heads_rank,
+        per_head,
+        2.0 * (scores + 2.0 * e_attn / tp_f),
+    );
     // Fused scale-mask-softmax reads and writes the scores; dropout reads
     // them, writes them and a 1-byte mask.
     let softmax = r.memory(4.0 * scores);
     let dropout = r.memory(5.0 * scores);
     let flash = (t.attention == Attention::Flash)
         .then(|| FlashAttention::of(t, tp).cost(r, b * heads_rank, per_head));
-    let attention_core = match flash {
+    let attention_block = match flash {
         Some(f) => f.forward,
         None => score_gemm.add(softmax).add(dropout).add(context_gemm),
     };
+    let attention_core = times(attention_block, blocks);
 
     let layernorm = r.memory(4.0 * e_rep);
     let layernorm_bwd = r.memory(6.0 * e_rep);
@@ -222,11 +312,14 @@ pub(crate) fn layer_cost(t: &Transformer, tp: u32, r: &Roofline) -> LayerCost {
         Mlp::Gelu => (2.0 * inner, 3.0 * inner),
         Mlp::Swiglu => (3.0 * inner, 5.0 * inner),
     };
-    let gelu = r.memory(2.0 * act_values);
-    let gelu_bwd = r.memory(2.0 * act_bwd_values);
+    // In fp8 the casts of each linear layer's operands ride with the
+    // activation's kernels, once per layer in forward and in backward.
+    let (quant, quant_bwd) = fp8_cast_bytes(t, tp, r, tokens);
+    let gelu = r.memory(2.0 * act_values + quant);
+    let gelu_bwd = r.memory(2.0 * act_bwd_values + quant_bwd);
     let proj = SplitGemm {
         rows: tokens,
-        inner: h / tp_f,
+        inner: width / tp_f,
         cols: h,
     };
     let mlp_down = SplitGemm {
@@ -239,7 +332,7 @@ pub(crate) fn layer_cost(t: &Transformer, tp: u32, r: &Roofline) -> LayerCost {
 
     // Backward: input gradient and weight gradient, each as costly as the
     // forward GEMM; FlashAttention's backward recomputes the scores inside.
-    let attention_core_bwd = match flash {
+    let attention_core_bwd_block = match flash {
         Some(f) => f.backward,
         None => OpCost {
             time_s: 2.0 * (score_gemm.time_s + context_gemm.time_s)
@@ -251,6 +344,7 @@ pub(crate) fn layer_cost(t: &Transformer, tp: u32, r: &Roofline) -> LayerCost {
                 + r.memory(6.0 * scores).memory_s,
         },
     };
+    let attention_core_bwd = times(attention_core_bwd_block, blocks);
     let mut attention_backward = layernorm_bwd
         .add(bias_dropout_add_bwd)
         .add(proj_full)
@@ -258,15 +352,18 @@ pub(crate) fn layer_cost(t: &Transformer, tp: u32, r: &Roofline) -> LayerCost {
         .add(attention_core_bwd);
     // FlashAttention's backward recomputes the scores (one of its five
     // GEMMs): executed, not model, FLOPs.
-    let mut attention_recompute_flops = flash.map_or(0.0, |f| f.recomputed_flops);
+    let mut attention_recompute_flops =
+        f64::from(blocks) * flash.map_or(0.0, |f| f.recomputed_flops);
     let mut attention_core_backward = attention_core_bwd;
+    let mut attention_backward_block = attention_core_bwd_block;
     if t.recompute == Recompute::Selective {
         attention_backward = attention_backward.add(attention_core);
         attention_core_backward = attention_core_backward.add(attention_core);
+        attention_backward_block = attention_backward_block.add(attention_block);
         attention_recompute_flops += attention_core.flops;
     }
 
-    let logits_gemm = r.gemm(tokens, h, v / tp_f);
+    let logits_gemm = r.gemm_bf16(tokens, h, v / tp_f);
     // Cross-entropy reads and writes the logits a few times (softmax, loss, gradient).
     let cross_entropy = r.memory(8.0 * tokens * v / tp_f);
     let pre_gemm = bias_dropout_add.add(layernorm);
@@ -309,7 +406,39 @@ pub(crate) fn layer_cost(t: &Transformer, tp: u32, r: &Roofline) -> LayerCost {
             .add(r.memory(4.0 * tokens * v / tp_f)),
         activation_bytes: 2.0 * e,
         bias_dropout_add,
+        attention_block,
+        attention_backward_block,
+        kv_block_bytes: 2.0 * tokens * 2.0 * f64::from(t.kv_heads) * head_dim / tp_f,
     }
+}
+
+/// HBM bytes of the fp8 casts of one layer on a TP rank, (forward,
+/// backward), for `tokens` rows; none in bf16. Each linear GEMM (QKV, the
+/// attention projection, the MLP's up and down) casts its input and its
+/// weight in forward; in backward its output gradient, and transposed fp8
+/// copies of the output gradient, the input and the weight for the two
+/// gradient GEMMs (torchao's Float8Linear, tensorwise scaling).
+fn fp8_cast_bytes(t: &Transformer, tp: u32, r: &Roofline, tokens: f64) -> (f64, f64) {
+    if !r.fp8() {
+        return (0.0, 0.0);
+    }
+    let (h, ffn, tp) = (f64::from(t.hidden), f64::from(t.ffn_hidden), f64::from(tp));
+    let shape = LayerShape::of(t);
+    // (input columns, output columns) of each linear GEMM on the rank.
+    let linears = [
+        (h, shape.qkv_cols / tp),
+        (h / tp, h),
+        (h, shape.up_cols / tp),
+        (ffn / tp, h),
+    ];
+    let (mut forward, mut backward) = (0.0, 0.0);
+    for (inner, cols) in linears {
+        let (input, weight, grad) = (tokens * inner, inner * cols, tokens * cols);
+        forward += FP8_CAST_BYTES_PER_VALUE * (input + weight);
+        backward += FP8_CAST_BYTES_PER_VALUE * grad
+            + FP8_TRANSPOSE_BYTES_PER_VALUE * (grad + input + weight);
+    }
+    (forward, backward)
 }
 
 /// FlashAttention-2's block of query rows (the outer loop of its forward)
@@ -359,15 +488,11 @@ pub(crate) struct FlashCost {
 
 impl FlashAttention {
     pub fn of(t: &Transformer, tp: u32) -> Self {
-        let (b, s, h) = (
-            f64::from(t.micro_batch),
-            f64::from(t.seq),
-            f64::from(t.hidden),
-        );
+        let (b, s) = (f64::from(t.micro_batch), f64::from(t.seq));
         let tp = f64::from(tp);
-        let head_dim = h / f64::from(t.heads);
+        let head_dim = f64::from(t.head_dim);
         FlashAttention {
-            query_values: b * s * h / tp,
+            query_values: b * s * f64::from(t.attention_width()) / tp,
             key_value_values: b * s * 2.0 * f64::from(t.kv_heads) * head_dim / tp,
             rows: b * f64::from(t.heads) / tp * s,
             blocks: (s / FLASH_BLOCK_ROWS).ceil(),
@@ -405,8 +530,9 @@ impl FlashAttention {
 /// before the TP split.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct LayerShape {
-    /// Output columns of the fused QKV projection: h for the queries and
-    /// kv_heads x head_dim each for keys and values (3h without GQA).
+    /// Output columns of the fused QKV projection: heads x head_dim (h by
+    /// default) for the queries and kv_heads x head_dim each for keys and
+    /// values (3h without GQA).
     pub qkv_cols: f64,
     /// Output columns of the MLP's first GEMM: ffn_hidden, or twice that
     /// for SwiGLU's fused gate and up projections.
@@ -415,11 +541,10 @@ pub(crate) struct LayerShape {
 
 impl LayerShape {
     pub fn of(t: &Transformer) -> Self {
-        let h = f64::from(t.hidden);
-        let kv_width = f64::from(t.kv_heads) * h / f64::from(t.heads);
+        let kv_width = f64::from(t.kv_heads) * f64::from(t.head_dim);
         let ffn = f64::from(t.ffn_hidden);
         LayerShape {
-            qkv_cols: h + 2.0 * kv_width,
+            qkv_cols: f64::from(t.attention_width()) + 2.0 * kv_width,
             up_cols: match t.mlp {
                 Mlp::Gelu => ffn,
                 Mlp::Swiglu => 2.0 * ffn,
@@ -438,7 +563,8 @@ pub fn layer_params_whole(t: &Transformer) -> f64 {
     let h = f64::from(t.hidden);
     let ffn = f64::from(t.ffn_hidden);
     let shape = LayerShape::of(t);
-    let weights = h * shape.qkv_cols + h * h + h * shape.up_cols + ffn * h;
+    let width = f64::from(t.attention_width());
+    let weights = h * shape.qkv_cols + width * h + h * shape.up_cols + ffn * h;
     let rest = match t.mlp {
         Mlp::Gelu => shape.qkv_cols + h + ffn + h + 4.0 * h,
         Mlp::Swiglu => 2.0 * h,
@@ -452,6 +578,40 @@ pub(crate) fn layer_params(t: &Transformer, tp: u32) -> f64 {
     layer_params_whole(t) / f64::from(tp)
 }
 
+/// Parameters of the dense MLP of a layer, whole: its weights and, for
+/// GELU, its two biases.
+fn mlp_params_whole(t: &Transformer) -> f64 {
+    let h = f64::from(t.hidden);
+    let ffn = f64::from(t.ffn_hidden);
+    let biases = match t.mlp {
+        Mlp::Gelu => ffn + h,
+        Mlp::Swiglu => 0.0,
+    };
+    h * LayerShape::of(t).up_cols + ffn * h + biases
+}
+
+/// Parameters of layer `layer` that data parallelism reduces, whole: the
+/// whole layer when dense; an MoE layer's attention, norms, router and
+/// shared experts (its routed experts reduce over the expert-data-parallel
+/// group instead, `moe::expert_params_per_rank`).
+pub fn dense_params_whole_at(t: &Transformer, layer: u32) -> f64 {
+    match &t.moe {
+        Some(m) if m.is_moe_layer(layer) => {
+            layer_params_whole(t) - mlp_params_whole(t)
+                + crate::workload::moe::moe_dense_params_whole(t, m)
+        }
+        _ => layer_params_whole(t),
+    }
+}
+
+/// [`dense_params_whole_at`] on one TP rank.
+pub(crate) fn dense_params_at(t: &Transformer, tp: u32, layer: u32) -> f64 {
+    match &t.moe {
+        Some(m) if m.is_moe_layer(layer) => dense_params_whole_at(t, layer) / f64::from(tp),
+        _ => layer_params(t, tp),
+    }
+}
+
 /// Parameters of the embedding matrix (and of the output layer, its tied
 /// copy or its own matrix), whole.
 pub fn embedding_params_whole(t: &Transformer) -> f64 {
@@ -462,10 +622,100 @@ pub fn embedding_params_whole(t: &Transformer) -> f64 {
 /// embedding and, untied, the output layer (final norm left out).
 pub fn model_params(t: &Transformer) -> f64 {
     let output = if t.tied_embeddings { 0.0 } else { 1.0 };
-    f64::from(t.layers) * layer_params_whole(t) + (1.0 + output) * embedding_params_whole(t)
+    let embeddings = (1.0 + output) * embedding_params_whole(t);
+    match &t.moe {
+        None => f64::from(t.layers) * layer_params_whole(t) + embeddings,
+        Some(m) => {
+            let routed = crate::workload::moe::routed_params_whole(t, m);
+            (0..t.layers)
+                .map(|l| dense_params_whole_at(t, l) + if m.is_moe_layer(l) { routed } else { 0.0 })
+                .sum::<f64>()
+                + embeddings
+        }
+    }
+}
+
+/// The parameters one token's forward uses: [`model_params`] with each MoE
+/// layer's routed experts counted k times over instead of all of them
+/// (the active parameters).
+pub fn active_params(t: &Transformer) -> f64 {
+    match &t.moe {
+        None => model_params(t),
+        Some(m) => {
+            let moe_layers = f64::from(t.layers - m.dense_layers.min(t.layers));
+            let routed = crate::workload::moe::routed_params_whole(t, m);
+            let active = f64::from(m.top_k) * routed / f64::from(m.experts);
+            model_params(t) - moe_layers * (routed - active)
+        }
+    }
 }
 
 /// Bytes the optimizer step moves per parameter: mixed-precision Adam reads
 /// and writes the fp32 master weight and both moments (24 bytes), reads the
 /// gradient and writes the fp16 weight (4 bytes).
 pub(crate) const OPTIMIZER_BYTES_PER_PARAM: f64 = 28.0;
+
+#[cfg(test)]
+mod fp8_tests {
+    use super::*;
+    use crate::model::hardware::HardwarePreset;
+
+    fn rooflines() -> (Roofline, Roofline) {
+        let hw = HardwarePreset::DgxH100.hardware();
+        (
+            Roofline::with_precision(&hw, Precision::Bf16),
+            Roofline::with_precision(&hw, Precision::Fp8),
+        )
+    }
+
+    #[test]
+    fn an_fp8_gemm_that_is_compute_bound_takes_half_the_bf16_time() {
+        let (bf16, fp8) = rooflines();
+        // Llama-3-8B's MLP up projection on 8192 tokens: compute-bound in both.
+        let (a, b) = (
+            bf16.gemm(8192.0, 4096.0, 28672.0),
+            fp8.gemm(8192.0, 4096.0, 28672.0),
+        );
+        assert_eq!((a.memory_s, b.memory_s), (0.0, 0.0));
+        assert_eq!(a.flops, b.flops);
+        // H100: 989 bf16 and 1979 fp8 dense TFLOP/s, the same efficiency.
+        assert!(
+            (b.time_s / a.time_s - 989.0 / 1979.0).abs() < 1e-12,
+            "{a:?} {b:?}"
+        );
+    }
+
+    #[test]
+    fn a_memory_bound_kernel_takes_the_same_time_in_fp8() {
+        let (bf16, fp8) = rooflines();
+        let bytes = 64.0 * 1024.0 * 1024.0;
+        assert_eq!(bf16.memory(bytes), fp8.memory(bytes));
+        assert!(bf16.memory(bytes).memory_s > 0.0);
+        // Attention's batched GEMMs stay bf16.
+        assert_eq!(
+            bf16.batched(32.0, 2.0 * 8192.0 * 8192.0 * 128.0, bytes),
+            fp8.batched(32.0, 2.0 * 8192.0 * 8192.0 * 128.0, bytes)
+        );
+    }
+
+    #[test]
+    fn fp8_adds_the_casts_to_the_layer_and_halves_its_linear_gemms() {
+        let s = crate::input::presets::scenario("llama3-8b-fsdp").unwrap();
+        let crate::model::scenario::Workload::Transformer(t) = &s.workload else {
+            unreachable!()
+        };
+        let (bf16, fp8) = rooflines();
+        let (a, b) = (layer_cost(t, 8, 1, &bf16), layer_cost(t, 8, 1, &fp8));
+        // The casts ride with the MLP's activation kernels, memory-bound.
+        let (forward, backward) = fp8_cast_bytes(t, 8, &fp8, 8192.0);
+        let hbm = 3350e9;
+        assert!((b.mlp_up_post.time_s - a.mlp_up_post.time_s - forward / hbm).abs() < 1e-12);
+        assert!(
+            (b.mlp_up_dgrad_pre.time_s - a.mlp_up_dgrad_pre.time_s - backward / hbm).abs() < 1e-12
+        );
+        assert!(forward > 0.0 && backward > forward);
+        // Attention's core is bf16 in both; the output layer too.
+        assert_eq!(a.attention, b.attention);
+        assert_eq!(a.logits, b.logits);
+    }
+}

@@ -12,12 +12,14 @@ pub(crate) mod graph;
 pub mod interference;
 pub mod layer_cost;
 mod matmul_allreduce;
+pub mod moe;
 mod pp_boundary;
 pub(crate) mod queues;
 pub(crate) mod recycle;
 pub mod schedule;
 mod sharding;
 pub mod stage_layers;
+mod tp_form;
 mod transformer;
 
 use crate::model::fidelity::Fidelity;
@@ -87,12 +89,17 @@ pub fn estimated_ops(s: &Scenario) -> u64 {
     cost::run_cost(s).ops
 }
 
-/// Where GPUs sit: TP fastest, then DP, then PP (Megatron's rank order).
+/// Where GPUs sit: TP fastest, then CP, then DP, then PP (Megatron's rank
+/// order, tp-cp-dp-pp). The CP ranks of a group run the same program on
+/// their share of each sequence (2 x cp load-balanced chunks, so causal
+/// attention costs each the same): one stands for all, always, its ring
+/// neighbours' links mapped onto its own (model.md section 7).
 #[derive(Clone, Debug)]
 pub(crate) struct Layout {
     pub tp: u32,
     pub pp: u32,
     pub dp: u32,
+    pub cp: u32,
     pub gpus_per_node: u32,
     pub fidelity: Fidelity,
 }
@@ -103,13 +110,25 @@ impl Layout {
             tp: s.parallel.tp,
             pp: s.parallel.pp,
             dp: s.parallel.dp,
+            cp: s.parallel.cp,
             gpus_per_node: s.hardware.gpus_per_node,
             fidelity,
         }
     }
 
+    /// The rank of TP rank `tp` of replica `dp` in `stage`, at CP rank 0.
     pub fn rank(&self, stage: u32, dp: u32, tp: u32) -> u32 {
-        tp + self.tp * (dp + self.dp * stage)
+        tp + self.tp * self.cp * (dp + self.dp * stage)
+    }
+
+    /// Ranks that reduce each gradient: DP replicas times CP ranks.
+    pub fn dp_group(&self) -> u32 {
+        self.dp * self.cp
+    }
+
+    /// Whether a CP group spans nodes: its ring then crosses the NICs.
+    pub fn cp_across_nodes(&self) -> bool {
+        self.tp * self.cp > self.gpus_per_node
     }
 
     pub fn node(&self, rank: u32) -> u32 {
@@ -131,19 +150,21 @@ impl Layout {
         }
     }
 
-    /// Real GPUs each simulated GPU stands for.
+    /// Real GPUs each simulated GPU stands for (its CP ranks always).
     pub fn represents(&self) -> u32 {
         match self.fidelity {
-            Fidelity::Reduced => self.tp * self.dp,
-            Fidelity::Full => 1,
+            Fidelity::Reduced => self.tp * self.dp * self.cp,
+            Fidelity::Full => self.cp,
         }
     }
 
-    /// Members of a DP group per node (k) and nodes it spans (N).
+    /// Members of a DP group (DP x CP ranks, model.md 4d) per node (k) and
+    /// nodes it spans (N).
     pub fn dp_spread(&self) -> (u32, u32) {
         let stride = self.tp;
-        let per_node = (self.gpus_per_node / stride).clamp(1, self.dp);
-        (per_node, self.dp / per_node)
+        let group = self.dp_group();
+        let per_node = (self.gpus_per_node / stride).clamp(1, group);
+        (per_node, group / per_node)
     }
 
     pub fn stages_share_node(&self, a: u32, b: u32) -> bool {
@@ -336,27 +357,105 @@ impl Cluster {
         kind: Collective,
         size_bytes: f64,
     ) -> Placed {
-        let (k, _) = self.layout.dp_spread();
-        let n = self.layout.dp;
+        let spread = self.layout.dp_spread();
+        self.spread_collective(g, members, kind, self.layout.dp_group(), spread, size_bytes)
+    }
+
+    /// NCCL's call of `kind` over `ranks` ranks spread `(k, nodes)`, laid
+    /// out for each of `members` ([`Cluster::spread_placed`]).
+    fn spread_collective(
+        &self,
+        g: &mut Graph,
+        members: &[u32],
+        kind: Collective,
+        ranks: u32,
+        (k, nodes): (u32, u32),
+        size_bytes: f64,
+    ) -> Placed {
         let call = self.call(CallShape {
             kind,
-            ranks: n,
+            ranks,
             per_node: k,
             size_bytes,
         });
-        self.dp_placed(g, members, call)
+        self.spread_placed(g, members, call, (k, nodes))
     }
 
     /// NCCL's call for a one-collective workload over every DP rank.
     pub fn bench_call(&self, op: CollectiveOp, size_bytes: f64) -> CollectiveCall {
         let (k, _) = self.layout.dp_spread();
-        collective_cost::bench_call(&self.fabric, op, self.layout.dp, k, size_bytes)
+        collective_cost::bench_call(&self.fabric, op, self.layout.dp_group(), k, size_bytes)
     }
 
     /// `call` laid out across `members` as [`Cluster::dp_collective`] lays
     /// a DP collective out.
     pub fn dp_placed(&self, g: &mut Graph, members: &[u32], call: CollectiveCall) -> Placed {
-        let (k, nodes) = self.layout.dp_spread();
+        self.spread_placed(g, members, call, self.layout.dp_spread())
+    }
+
+    /// Members of a CP group per node (k) and nodes it spans (N): CP ranks
+    /// sit next to the TP ranks, inside a node where tp x cp fits one.
+    fn cp_spread(&self) -> (u32, u32) {
+        let l = &self.layout;
+        let per_node = (l.gpus_per_node / l.tp).clamp(1, l.cp);
+        (per_node, l.cp / per_node)
+    }
+
+    /// A collective of `ranks` GPUs, `per_node` in each node (the expert
+    /// gradients' reduction over the expert-data-parallel group), laid out
+    /// as a DP collective is, one ring per rail.
+    pub fn group_collective(
+        &self,
+        g: &mut Graph,
+        members: &[u32],
+        kind: Collective,
+        size_bytes: f64,
+        (ranks, per_node): (u32, u32),
+    ) -> Placed {
+        let spread = (per_node, ranks / per_node);
+        self.spread_collective(g, members, kind, ranks, spread, size_bytes)
+    }
+
+    /// A collective of the CP group of each of `members` (Llama 3's K/V
+    /// all-gather, the reduce-scatter of their gradients), each rank
+    /// holding `size_bytes`, laid out as a DP collective is.
+    pub fn cp_collective(
+        &self,
+        g: &mut Graph,
+        members: &[u32],
+        kind: Collective,
+        size_bytes: f64,
+    ) -> Placed {
+        let spread = self.cp_spread();
+        self.spread_collective(g, members, kind, self.layout.cp, spread, size_bytes)
+    }
+
+    /// One step of ring attention for each of `members`: it sends a K/V
+    /// block to its ring neighbour and receives one from the other. Every
+    /// rank does the same, so a member's own out and in links stand for
+    /// the pair (model.md 7): NVLink when the CP group fits a node; across
+    /// nodes the step moves in lock step at the pace of its NIC edges.
+    /// Returns the pattern and the latency of a step.
+    pub fn cp_ring_step(&self, g: &mut Graph, members: &[u32]) -> (u32, f64) {
+        if !self.layout.cp_across_nodes() {
+            return (self.nvlink_ring(g, members), self.nvlink_latency_s);
+        }
+        let usage = members
+            .iter()
+            .flat_map(|&m| self.send_usage(m, m, false).0)
+            .collect();
+        (g.add_pattern(merge(usage)), self.network_latency_s)
+    }
+
+    /// `call` laid out across `members`, `k` of its ranks in each of
+    /// `nodes` nodes (see [`Cluster::dp_collective`]).
+    fn spread_placed(
+        &self,
+        g: &mut Graph,
+        members: &[u32],
+        call: CollectiveCall,
+        (k, nodes): (u32, u32),
+    ) -> Placed {
         if nodes <= 1 {
             return Placed {
                 pattern: self.nvlink_ring(g, members),
@@ -367,10 +466,8 @@ impl Cluster {
             };
         }
         let mut usage = Vec::new();
-        let core_weight = match self.layout.fidelity {
-            Fidelity::Reduced => f64::from(self.layout.represents()),
-            Fidelity::Full => 1.0,
-        };
+        // Every GPU a simulated one stands for crosses the core.
+        let core_weight = f64::from(self.layout.represents());
         for &m in members {
             if k > 1 {
                 let w = f64::from(k - 1);
@@ -471,10 +568,7 @@ impl Cluster {
             },
         ];
         if let Some(core) = self.core {
-            let w = match self.layout.fidelity {
-                Fidelity::Reduced => f64::from(self.layout.represents()),
-                Fidelity::Full => 1.0,
-            };
+            let w = f64::from(self.layout.represents());
             usage.push(Usage {
                 resource: core,
                 weight: w,
@@ -485,6 +579,92 @@ impl Cluster {
 
     pub fn nvlink_latency_s(&self) -> f64 {
         self.nvlink_latency_s
+    }
+
+    pub fn network_latency_s(&self) -> f64 {
+        self.network_latency_s
+    }
+
+    /// The links fabric NCCL's cost model sees.
+    pub fn fabric(&self) -> &Fabric {
+        &self.fabric
+    }
+
+    /// The simulated GPUs an EP all-to-all of GPU (`stage`, `replica`,
+    /// `tp_rank`) sends to over one link class (`across`: the NIC), for
+    /// `Fidelity::Full`; empty in the reduced simulation, whose mirrors'
+    /// links are the representative's own. The EP group is `ep`
+    /// consecutive ranks of the stage (TP fastest, then DP; expert tensor
+    /// parallelism 1). `same_index`: across nodes, only the GPU of the
+    /// same index in its node (DeepEP).
+    pub fn ep_peers(
+        &self,
+        (stage, replica, tp_rank): (u32, u32, u32),
+        ep: u32,
+        across: bool,
+        same_index: bool,
+    ) -> Vec<u32> {
+        let l = &self.layout;
+        if l.fidelity == Fidelity::Reduced {
+            return Vec::new();
+        }
+        let local = tp_rank + l.tp * replica;
+        let start = local - local % ep;
+        let node_of = |local: u32| l.node(l.rank(stage, local / l.tp, local % l.tp));
+        let gpn = l.gpus_per_node;
+        (start..start + ep)
+            .filter(|&j| j != local)
+            .filter(|&j| (node_of(j) != node_of(local)) == across)
+            .filter(|&j| !(across && same_index) || (j % gpn == local % gpn))
+            .map(|j| self.gpu(stage, j / l.tp, j % l.tp))
+            .collect()
+    }
+
+    /// The link usage pattern of one rank's share of an EP all-to-all on
+    /// one link class: its own out-link carries a transfer to each of
+    /// `pairs` peers, and each peer's in-link one (per (source,
+    /// destination) pair). `peers` are those peers' simulated GPUs
+    /// (`ep_peers`); with none (the reduced simulation) the mirrors' in-links
+    /// are the representative's own, which then carries all `pairs`.
+    pub fn ep_pattern(
+        &self,
+        g: &mut Graph,
+        gpu: u32,
+        pairs: u32,
+        peers: &[u32],
+        across: bool,
+    ) -> u32 {
+        let (out, into) = if across {
+            (NIC_OUT, NIC_IN)
+        } else {
+            (NVL_OUT, NVL_IN)
+        };
+        let weight = f64::from(pairs);
+        let mut usage = vec![Usage {
+            resource: Self::res(gpu, out),
+            weight,
+        }];
+        if peers.is_empty() {
+            usage.push(Usage {
+                resource: Self::res(gpu, into),
+                weight,
+            });
+        }
+        usage.extend(peers.iter().map(|&p| Usage {
+            resource: Self::res(p, into),
+            weight: 1.0,
+        }));
+        if let (true, Some(core)) = (across, self.core) {
+            let represents = match self.layout.fidelity {
+                Fidelity::Reduced => f64::from(self.layout.represents()),
+                Fidelity::Full => 1.0,
+            };
+            usage.push(Usage {
+                resource: core,
+                weight: weight * represents,
+            });
+        }
+        g.add_pattern(merge(usage))
     }
 }
 

@@ -2,10 +2,10 @@
 //! `max_connections` queues (`CUDA_DEVICE_MAX_CONNECTIONS`); CUDA maps
 //! streams onto them round-robin in the order the streams were created, and
 //! a queue hands its kernels to the GPU in launch order. When two streams
-//! share a queue, a kernel of one waits behind the kernel launched before it
-//! on the other: with one queue (Megatron's setting) a GEMM launched after a
-//! gradient reduction cannot run until the reduction is done, and overlap
-//! that the streams allow never happens.
+//! share a queue, a kernel of one cannot start before the kernel launched
+//! ahead of it on the other has started: with one queue (Megatron's setting)
+//! a collective launched ahead of a GEMM starts first and runs beside it,
+//! while one that cannot start yet (waiting on its stream) holds the GEMM.
 //!
 //! Streams of every GPU, in creation order: compute, then one communication
 //! stream per axis (TP, PP, DP). With 4 queues or more each has its own; with
@@ -24,11 +24,31 @@
 //! send) it is launched by the sender and takes no place in that GPU's
 //! queues.
 //!
-//! A shared queue becomes dependencies: each kernel waits for the one
-//! launched before it in its queue to finish. Kernels that share a queue
-//! therefore never run at the same time (a conservative reading: a GEMM's
-//! later waves hold the queue as long as it runs). The fast engine and the
-//! plain reference run the same graph, so both model the same queues.
+//! A shared queue becomes start-order dependencies: each kernel may start
+//! only once the kernel launched before it in its queue has started (not
+//! finished), and a kernel that cannot start yet (its stream still busy, or
+//! an event it waits for not yet recorded) holds everything behind it. The
+//! finish-to-start order within a stream stays the graph's own (compute ops
+//! in stream order, a communication stream's collectives one after another).
+//! Sources: CUDA C++ Programming Guide, "CUDA Environment Variables"
+//! (`CUDA_DEVICE_MAX_CONNECTIONS`: the number of hardware work queues, 8 by
+//! default, 1 to 32) and the Hyper-Q notes of the Kepler GK110 whitepaper
+//! (one queue: a kernel waiting on its stream blocks the kernels of other
+//! streams behind it, "false dependencies"); Megatron-LM
+//! `core/tensor_parallel/layers.py`, whose backward launches the AllGather
+//! of the layer input ahead of the input-gradient GEMM and the input
+//! gradient's ReduceScatter (AllReduce without sequence parallelism) ahead
+//! of the weight-gradient GEMM and relies on `CUDA_DEVICE_MAX_CONNECTIONS=1`
+//! so that each collective is scheduled first and runs beside its GEMM;
+//! Megatron-LM issue 1468, where with one queue the distributed optimizer's
+//! parameter gathers did not overlap: launched as the step starts, one
+//! after another on one stream, the last stands blocked at the head until
+//! the one before it ends, and the forward waits behind it. (The issue saw
+//! its gradient reductions serialised too; in start order a reduction
+//! launched ahead of the next backward GEMM runs beside it, unless the one
+//! before it on its stream still runs: `tests/queues.rs` pins that gap.)
+//! The fast engine and the plain reference run the same graph, so both
+//! model the same queues.
 
 use crate::workload::graph::{Task, TaskId, COMPUTE};
 
@@ -49,8 +69,9 @@ pub(crate) fn queue_of_stream(stream: u32, max_connections: u32) -> u32 {
     stream % max_connections.max(1)
 }
 
-/// Dependencies (from, to) that the shared queues add: `to` waits for
-/// `from` to finish. None when every stream has a queue of its own.
+/// Start-order dependencies (from, to) that the shared queues add: `to`
+/// may start once `from` has started. None when every stream has a queue
+/// of its own.
 pub(crate) fn queue_edges(
     tasks: &[Task],
     members: &[u32],
@@ -122,9 +143,8 @@ pub(crate) fn queue_edges(
         }
     }
     // A queue that one stream has to itself orders nothing the stream does
-    // not (as with a queue per stream, where no edges are added): an edge
-    // there would only chain one collective to the previous one of its axis,
-    // which it does not wait for.
+    // not (as with a queue per stream, where no edges are added): a stream
+    // starts its kernels in its own order already.
     let shared: [bool; STREAMS as usize] = std::array::from_fn(|q| {
         (0..STREAMS)
             .filter(|&s| queue_of_stream(s, max_connections) as usize == q)

@@ -31,7 +31,7 @@ use std::collections::HashMap;
 use super::Cluster;
 use crate::model::axis::Axis;
 use crate::model::op::{OpKind, Phase};
-use crate::model::scenario::{DpSharding, GradSync, Scenario, Transformer};
+use crate::model::scenario::{DpSharding, GradSync, Precision, Scenario, Transformer};
 use crate::workload::collective::Collective;
 use crate::workload::graph::{Graph, Meta, TaskId};
 use crate::workload::layer_cost::{embedding_params_whole, layer_params};
@@ -42,6 +42,11 @@ const DP: u8 = Axis::Dp as u8;
 
 /// Bytes of a half-precision parameter, the width the all-gathers move.
 pub(crate) const PARAM_GATHER_BYTES: f64 = 2.0;
+
+/// Bytes of an fp8 parameter, the width of FSDP's gathers with torchtitan's
+/// `enable_fsdp_float8_all_gather` (the layers' linear weights cast to
+/// fp8 before the gather; the embeddings stay bf16).
+const FP8_GATHER_BYTES: f64 = 1.0;
 
 /// Which of a group's sharded collectives: FSDP's layer gather, its layer
 /// reduce-scatter, or the distributed optimizer's parameter bucket gather.
@@ -84,6 +89,9 @@ pub(crate) struct Sharding {
     embedding_params: f64,
     grad_bytes: f64,
     bucket_bytes: f64,
+    /// Bytes per parameter FSDP's layer gathers move: 1 with fp8 weights
+    /// gathered (`overlap.fp8_all_gather`), else 2.
+    layer_gather_bytes: f64,
     /// Collectives by (stage, TP rank, family, index), shared by the replicas.
     tasks: HashMap<(u32, u32, Family, u32), TaskId>,
     /// Reduce-scatters of each (stage, TP rank), which the optimizer awaits.
@@ -123,6 +131,11 @@ impl Sharding {
             embedding_params: embedding_params_whole(t) / f64::from(tp),
             grad_bytes: f64::from(s.overlap.grad_bytes),
             bucket_bytes: s.overlap.bucket_mb * 1e6,
+            layer_gather_bytes: if t.precision == Precision::Fp8 && s.overlap.fp8_all_gather {
+                FP8_GATHER_BYTES
+            } else {
+                PARAM_GATHER_BYTES
+            },
             tasks: HashMap::new(),
             reduce_scatters: HashMap::new(),
             stage: 0,
@@ -307,7 +320,7 @@ impl Sharding {
     /// FSDP gather number `j` of the stage.
     fn layer_gather(&mut self, g: &mut Graph, cluster: &Cluster, k: u32, j: usize) -> TaskId {
         let need = self.needs[j];
-        let mut bytes = self.layer_params * PARAM_GATHER_BYTES;
+        let mut bytes = self.layer_params * self.layer_gather_bytes;
         // The root unit (embeddings) comes with the stage's first gather.
         if j == 0 {
             bytes += self.root_params() * PARAM_GATHER_BYTES;

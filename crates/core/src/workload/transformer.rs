@@ -6,16 +6,18 @@
 use super::embedding_sync;
 use super::fusion::FusedLayers;
 use super::layer_cost::{
-    embedding_params_whole, layer_cost, layer_params, LayerCost, OpCost, Roofline, SplitGemm,
-    OPTIMIZER_BYTES_PER_PARAM,
+    dense_params_at, embedding_params_whole, layer_cost, times, LayerCost, OpCost,
+    Roofline, SplitGemm, OPTIMIZER_BYTES_PER_PARAM,
 };
+use super::moe::expert_params_per_rank;
 use super::sharding::Sharding;
 use super::stage_layers::stage_layers;
+use super::tp_form::TpForm;
 use super::Cluster;
 use crate::model::axis::Axis;
 use crate::model::fidelity::Fidelity;
 use crate::model::op::{OpKind, Phase};
-use crate::model::scenario::{Mode, Recompute, Scenario, Transformer};
+use crate::model::scenario::{CpMode, Mode, Recompute, Scenario, Transformer};
 use crate::workload::collective::Collective;
 use crate::workload::collective_cost::CollectiveCall;
 use crate::workload::graph::{Graph, Meta, TaskId};
@@ -25,6 +27,10 @@ use crate::workload::schedule::{period_marks, stage_program, Pass, Step};
 const TP: u8 = Axis::Tp as u8;
 const PP: u8 = Axis::Pp as u8;
 const DP: u8 = Axis::Dp as u8;
+const EP: u8 = Axis::Ep as u8;
+const CP: u8 = Axis::Cp as u8;
+
+mod moe_layer;
 
 /// Latency of a chunk's collective after the first: the chunks of one GEMM
 /// flow through one pipelined ring (CoCoNet fuses them into one kernel), so a
@@ -48,6 +54,11 @@ struct GpuBuckets {
     pending_bytes: f64,
     buckets: Vec<Bucket>,
     params: f64,
+    /// The routed experts' gradients, reduced over the expert-data-parallel
+    /// group (tp * dp / ep ranks) rather than over DP.
+    expert_pending_bytes: f64,
+    expert_buckets: Vec<Bucket>,
+    expert_params: f64,
 }
 
 struct Builder<'a> {
@@ -61,6 +72,9 @@ struct Builder<'a> {
     /// GEMM chunks when TP overlap is on.
     chunks: u32,
     tp_on: bool,
+    /// Sequence-parallel TP collectives decomposed into copy-engine ring
+    /// steps (Async TP, `tp_form`).
+    decomposed: bool,
     micro_batches: u32,
     virtual_stages: u32,
     /// The micro-batches whose gradients reaching the first stage mark the
@@ -75,6 +89,10 @@ struct Builder<'a> {
     tp_pattern: u32,
     /// The group's TP collectives run in order on one stream (one NCCL communicator).
     last_tp_collective: Option<TaskId>,
+    /// The group's CP ring step: its link pattern and latency.
+    cp_step: (u32, f64),
+    /// The group's CP transfers run in order on one stream.
+    last_cp_collective: Option<TaskId>,
     /// Sends whose window (the sender's next step) is still open.
     open_windows: Vec<(TaskId, u32)>,
     /// Pieces of each sliced forward boundary (`pp_boundary`), if sliced.
@@ -86,15 +104,24 @@ struct Builder<'a> {
     fused: FusedLayers,
     /// Collectives of a sharded DP (distributed optimizer, FSDP).
     sharding: Sharding,
+    /// One MoE layer's costs on a rank, for a model with experts.
+    moe_cost: Option<crate::workload::moe::MoeCost>,
+    /// One all-to-all's traffic from a rank, when the EP group spans ranks.
+    ep_traffic: Option<crate::workload::moe::AllToAllTraffic>,
+    /// The all-to-alls the pass being built launched and still awaits.
+    ep_stream: moe_layer::EpStream,
+    /// The (stage, replica) whose group is being built.
+    group_at: (u32, u32),
 }
 
 /// Builds the step into `g`, an empty graph (see `workload::build_capped`).
 pub(crate) fn build(mut g: Graph, s: &Scenario, t: &Transformer, fidelity: Fidelity) -> Graph {
     let cluster = Cluster::new(&mut g, s, fidelity);
-    let roof = Roofline::of(&s.hardware);
+    let roof = Roofline::with_precision(&s.hardware, t.precision);
     let tp = s.parallel.tp;
-    let cost = layer_cost(t, tp, &roof);
-    let tp_on = s.overlap.tp && tp > 1;
+    let cost = layer_cost(t, tp, s.parallel.cp, &roof);
+    let form = TpForm::of(s, t);
+    let tp_on = form.on;
     let virtual_stages = s.parallel.virtual_stages;
     let gpus = g.gpus.len();
     let mut b = Builder {
@@ -105,8 +132,9 @@ pub(crate) fn build(mut g: Graph, s: &Scenario, t: &Transformer, fidelity: Fidel
         cost,
         roof,
         tp,
-        chunks: if tp_on { s.overlap.tp_chunks } else { 1 },
+        chunks: form.chunks,
         tp_on,
+        decomposed: form.decomposed,
         micro_batches: s.micro_batches(),
         virtual_stages,
         period_marks: period_marks(s),
@@ -116,6 +144,8 @@ pub(crate) fn build(mut g: Graph, s: &Scenario, t: &Transformer, fidelity: Fidel
         members: Vec::new(),
         tp_pattern: 0,
         last_tp_collective: None,
+        cp_step: (0, 0.0),
+        last_cp_collective: None,
         open_windows: Vec::new(),
         sliced: pp_boundary::sliced_pieces(s, t),
         boundary_layer: None,
@@ -124,6 +154,17 @@ pub(crate) fn build(mut g: Graph, s: &Scenario, t: &Transformer, fidelity: Fidel
             ..FusedLayers::default()
         },
         sharding: Sharding::new(s, t),
+        moe_cost: t.moe.as_ref().map(|m| {
+            crate::workload::moe::moe_cost(t, m, tp, s.parallel.ep, &Roofline::of(&s.hardware))
+        }),
+        ep_traffic: t.moe.as_ref().filter(|_| s.parallel.ep > 1).map(|m| {
+            let ep = s.parallel.ep;
+            let place = crate::workload::moe::EpPlacement::of(ep, s.hardware.gpus_per_node);
+            let tokens = crate::workload::moe::tokens_per_rank(t, tp);
+            crate::workload::moe::all_to_all_traffic(t, m, ep, place, tokens)
+        }),
+        ep_stream: Default::default(),
+        group_at: (0, 0),
     };
     b.create_sends();
     let layout = b.cluster.layout.clone();
@@ -267,8 +308,12 @@ impl Builder<'_> {
             .collect();
         let members = self.members.clone();
         self.tp_pattern = self.cluster.nvlink_ring(&mut self.g, &members);
+        if self.s.parallel.cp > 1 {
+            self.cp_step = self.cluster.cp_ring_step(&mut self.g, &members);
+        }
         self.open_windows.clear();
         self.last_tp_collective = None;
+        self.last_cp_collective = None;
         let train = self.t.mode == Mode::Train;
         let schedule = self.s.parallel.schedule;
         let last_vs = self.virtual_stages_total() - 1;
@@ -286,14 +331,34 @@ impl Builder<'_> {
             self.virtual_stages,
             train,
         );
-        for step in program {
+        let program = crate::workload::moe::merged_order(self.s, stage, program);
+        self.group_at = (stage, replica);
+        let mut i = 0;
+        while i < program.len() {
             if self.g.over_cap() {
                 break;
             }
+            let step = program[i];
             // One unit's FLOPs: those of the marked period's micro-batch,
             // neither the step's first nor its last.
-            let unit = self.period_marks.is_some_and(|k| step.micro_batch == k[1]);
-            let before: Vec<(f64, f64)> = if unit {
+            let unit = |step: &Step| self.period_marks.is_some_and(|k| step.micro_batch == k[1]);
+            if let Some(&next) = program.get(i + 1).filter(|next| self.merges(&step, next)) {
+                let units = [unit(&step), unit(&next)];
+                let added = self.merged(replica, stage, step, next);
+                for (pass, per_member) in added.iter().enumerate() {
+                    for (&m, &(model, executed)) in members.iter().zip(per_member) {
+                        if units[pass] {
+                            let total = &mut self.g.unit_flops[m as usize];
+                            total.0 += model;
+                            total.1 += executed;
+                        }
+                    }
+                }
+                self.close_windows();
+                i += 2;
+                continue;
+            }
+            let before: Vec<(f64, f64)> = if unit(&step) {
                 members.iter().map(|&m| self.g.flops[m as usize]).collect()
             } else {
                 Vec::new()
@@ -305,18 +370,27 @@ impl Builder<'_> {
                 added.1 += now.1 - executed;
             }
             self.close_windows();
+            i += 1;
         }
         self.sharding.end_stage(&mut self.g, &members);
         // Parameters this GPU holds: its layers, the input embedding on the
         // first virtual stage and the output layer on the last.
         let vocab_params = self.embedding_params();
-        let layers: u32 = (0..self.virtual_stages)
-            .map(|chunk| {
-                self.layers_of(schedule.virtual_stage(stage, chunk, l.pp))
-                    .len() as u32
-            })
+        let layers: Vec<u32> = (0..self.virtual_stages)
+            .flat_map(|chunk| self.layers_of(schedule.virtual_stage(stage, chunk, l.pp)))
+            .collect();
+        let mut params: f64 = layers
+            .iter()
+            .map(|&layer| dense_params_at(self.t, self.tp, layer))
             .sum();
-        let mut params = f64::from(layers) * layer_params(self.t, self.tp);
+        let expert_params: f64 = match &self.t.moe {
+            Some(m) => layers
+                .iter()
+                .filter(|&&layer| m.is_moe_layer(layer))
+                .map(|_| expert_params_per_rank(self.t, m, self.s.parallel.ep))
+                .sum(),
+            None => 0.0,
+        };
         let last_vs = self.virtual_stages_total() - 1;
         if schedule.stage_and_chunk(0, l.pp).0 == stage {
             params += vocab_params;
@@ -326,7 +400,9 @@ impl Builder<'_> {
         }
         for &m in &members {
             self.buckets[m as usize].params = params;
+            self.buckets[m as usize].expert_params = expert_params;
             self.flush_bucket(m);
+            self.flush_expert_bucket(m);
         }
     }
 
@@ -338,7 +414,6 @@ impl Builder<'_> {
             .virtual_stage(stage, step.chunk, self.cluster.layout.pp);
         let last_vs = self.virtual_stages_total() - 1;
         let mb = step.micro_batch;
-        let final_mb = mb + 1 == self.micro_batches;
         let layers = self.layers_of(vs);
         self.fused.first = layers.start;
         self.fused.last = layers.end - 1;
@@ -354,52 +429,25 @@ impl Builder<'_> {
                         return;
                     }
                     self.before_layer(layer, Phase::Forward);
-                    self.layer_forward(layer, mb, Phase::Forward);
+                    self.forward_layer(layer, mb, Phase::Forward);
                 }
-                if vs == last_vs {
-                    let meta = Meta::new(OpKind::Logits, Phase::Forward).mb(mb);
-                    self.compute_all(self.cost.logits, meta);
-                }
-                if vs < last_vs {
-                    self.send(replica, vs, mb, Pass::Forward);
-                }
+                self.forward_tail(replica, vs, last_vs, mb);
             }
             Pass::Backward | Pass::InputGrad => {
                 let whole = step.pass == Pass::Backward;
-                if vs < last_vs {
-                    self.receive(replica, vs + 1, mb, Pass::Backward, Phase::Backward);
-                    self.mark_period(replica, vs, mb);
-                } else {
-                    let meta = Meta::new(OpKind::LogitsBackward, Phase::Backward).mb(mb);
-                    self.compute_all(self.cost.logits_backward, meta);
-                    // The output layer's gradient is final here, unless it is
-                    // the input embedding itself (tied, one virtual stage),
-                    // whose gradient is final only after the whole backward.
-                    if final_mb && self.separate_output_layer() {
-                        self.grads_final(self.embedding_params());
-                    }
-                }
+                self.backward_head(replica, vs, last_vs, mb);
                 for layer in layers.rev() {
                     if self.g.over_cap() {
                         return;
                     }
                     self.before_layer(layer, Phase::Backward);
                     if self.t.recompute == Recompute::Full {
-                        self.layer_forward(layer, mb, Phase::Recompute);
+                        self.forward_layer(layer, mb, Phase::Recompute);
+                        self.ep_wait();
                     }
-                    if !whole {
-                        self.layer_input_grad(layer, mb);
-                        continue;
-                    }
-                    self.layer_backward(layer, mb);
-                    self.layer_grads_done(layer, mb);
+                    self.backward_layer(layer, mb, whole);
                 }
-                if whole && vs == 0 && final_mb {
-                    self.grads_final(self.embedding_params());
-                }
-                if vs > 0 {
-                    self.send(replica, vs, mb, Pass::Backward);
-                }
+                self.backward_tail(replica, vs, mb, whole);
             }
             Pass::WeightGrad | Pass::HeldWeightGrads => {
                 // Layer by layer, each over every micro-batch of the step.
@@ -419,6 +467,37 @@ impl Builder<'_> {
                     self.grads_final(self.embedding_params());
                 }
             }
+        }
+    }
+
+    /// Before a backward's first layer: the gradient received from the
+    /// next virtual stage, or on the last the logits' backward.
+    fn backward_head(&mut self, replica: u32, vs: u32, last_vs: u32, mb: u32) {
+        let final_mb = mb + 1 == self.micro_batches;
+        if vs < last_vs {
+            self.receive(replica, vs + 1, mb, Pass::Backward, Phase::Backward);
+            self.mark_period(replica, vs, mb);
+        } else {
+            let meta = Meta::new(OpKind::LogitsBackward, Phase::Backward).mb(mb);
+            self.compute_all(self.cost.logits_backward, meta);
+            // The output layer's gradient is final here, unless it is
+            // the input embedding itself (tied, one virtual stage),
+            // whose gradient is final only after the whole backward.
+            if final_mb && self.separate_output_layer() {
+                self.grads_final(self.embedding_params());
+            }
+        }
+    }
+
+    /// After a backward's last layer: the input embedding's gradient on the
+    /// first virtual stage, else the send of the input gradient.
+    fn backward_tail(&mut self, replica: u32, vs: u32, mb: u32, whole: bool) {
+        self.ep_wait();
+        if whole && vs == 0 && mb + 1 == self.micro_batches {
+            self.grads_final(self.embedding_params());
+        }
+        if vs > 0 {
+            self.send(replica, vs, mb, Pass::Backward);
         }
     }
 
@@ -450,7 +529,11 @@ impl Builder<'_> {
                 .after_layer_grads(&mut self.g, &self.cluster, &members, layer, mb);
             self.members = members;
         } else if mb + 1 == self.micro_batches {
-            self.grads_final(layer_params(self.t, self.tp));
+            self.grads_final(dense_params_at(self.t, self.tp, layer));
+            if let Some(m) = self.t.moe.as_ref().filter(|m| m.is_moe_layer(layer)) {
+                let experts = expert_params_per_rank(self.t, m, self.s.parallel.ep);
+                self.expert_grads_final(experts);
+            }
         }
     }
 
@@ -529,7 +612,7 @@ impl Builder<'_> {
         let meta = Meta::new(OpKind::Qkv, phase).mb(mb).layer(layer);
         let sp = self.t.sequence_parallel && self.tp > 1;
         let (fused, bda) = (self.fused, self.cost.bias_dropout_add);
-        if sp && self.tp_on {
+        if self.decomposed {
             let pre = fused.opening(self.cost.qkv_pre, bda, OpKind::Qkv, layer);
             let gemm = self.cost.qkv_gemm;
             self.gathered_column_parallel(pre, gemm, meta);
@@ -540,10 +623,14 @@ impl Builder<'_> {
             let qkv = fused.opening(self.cost.qkv, bda, OpKind::Qkv, layer);
             self.compute_all(qkv, meta);
         }
-        self.compute_all(self.cost.attention, meta.op(OpKind::Attention));
+        self.attention_forward(meta.op(OpKind::Attention));
         self.row_parallel(self.cost.proj, meta.op(OpKind::Proj));
+        // An MoE layer's experts replace the MLP (`moe_layer`).
+        if self.t.is_moe_layer(layer) {
+            return;
+        }
         let up = meta.op(OpKind::MlpUp);
-        if sp && self.tp_on {
+        if self.decomposed {
             let pre = fused.opening(self.cost.mlp_up_pre, bda, OpKind::MlpUp, layer);
             let gemm = self.cost.mlp_up_gemm;
             self.gathered_column_parallel(pre, gemm, up);
@@ -571,7 +658,9 @@ impl Builder<'_> {
     /// neighbour, point to point.
     fn ring_step(&mut self, meta: Meta) -> TaskId {
         let size = self.cost.activation_bytes / f64::from(self.tp);
-        self.tp_collective(Collective::SendRecv, size, meta)
+        let id = self.tp_collective(Collective::SendRecv, size, meta);
+        self.g.on_copy_engines(id);
+        id
     }
 
     /// A decomposed AllGather feeding a GEMM: after `pre` (the kernels that
@@ -643,16 +732,19 @@ impl Builder<'_> {
     /// GEMM beside it (Async TP / userbuffers, forward and backward alike).
     fn layer_backward_decomposed(&mut self, meta: Meta) {
         // MLP: the output gradient is gathered under the down projection's
-        // input gradient; its weight gradient then runs on the whole.
-        let down = self.cost.mlp_down;
-        self.output_grad_gathered(down, meta);
-        self.compute_all(down.chunk(&self.roof, 1), meta);
-        self.decomposed_column_backward(
-            self.cost.mlp_up_dgrad_pre,
-            self.cost.mlp_up_gemm,
-            meta.op(OpKind::MlpUpDgrad),
-            meta.op(OpKind::MlpUpWgrad),
-        );
+        // input gradient; its weight gradient then runs on the whole. (An
+        // MoE layer's experts have run their backward already.)
+        if !self.t.is_moe_layer(meta.layer) {
+            let down = self.cost.mlp_down;
+            self.output_grad_gathered(down, meta);
+            self.compute_all(down.chunk(&self.roof, 1), meta);
+            self.decomposed_column_backward(
+                self.cost.mlp_up_dgrad_pre,
+                self.cost.mlp_up_gemm,
+                meta.op(OpKind::MlpUpDgrad),
+                meta.op(OpKind::MlpUpWgrad),
+            );
+        }
         // Attention: likewise for the projection, then the core's backward.
         let attention = meta.op(OpKind::AttentionBackward);
         let proj = self.cost.proj;
@@ -678,7 +770,7 @@ impl Builder<'_> {
             self.compute_all(gemm.chunk(&self.roof, 1), meta);
             return;
         }
-        if self.t.sequence_parallel && self.tp_on {
+        if self.decomposed {
             if let Some(id) = self.decomposed_scatter(gemm, meta) {
                 self.block_all(id);
             }
@@ -740,21 +832,24 @@ impl Builder<'_> {
             .mb(mb)
             .layer(layer);
         let sp = self.t.sequence_parallel && self.tp > 1;
-        if sp && self.tp_on {
+        if self.decomposed {
             self.layer_backward_decomposed(meta);
             return;
         }
-        if sp {
-            // Mirror of the forward ReduceScatter after the MLP.
-            self.tp_blocking(Collective::AllGather, meta.op(OpKind::AllGather));
+        // An MoE layer's experts have run their backward already.
+        if !self.t.is_moe_layer(layer) {
+            if sp {
+                // Mirror of the forward ReduceScatter after the MLP.
+                self.tp_blocking(Collective::AllGather, meta.op(OpKind::AllGather));
+            }
+            self.compute_all(self.cost.mlp_down_backward, meta);
+            self.column_parallel_backward(
+                self.cost.mlp_up_dgrad,
+                self.cost.mlp_up_wgrad,
+                meta.op(OpKind::MlpUpDgrad),
+                meta.op(OpKind::MlpUpWgrad),
+            );
         }
-        self.compute_all(self.cost.mlp_down_backward, meta);
-        self.column_parallel_backward(
-            self.cost.mlp_up_dgrad,
-            self.cost.mlp_up_wgrad,
-            meta.op(OpKind::MlpUpDgrad),
-            meta.op(OpKind::MlpUpWgrad),
-        );
         if sp {
             self.tp_blocking(Collective::AllGather, meta.op(OpKind::AllGather));
         }
@@ -779,16 +874,19 @@ impl Builder<'_> {
             .mb(mb)
             .layer(layer);
         let sp = self.t.sequence_parallel && self.tp > 1;
-        if sp && self.tp_on {
+        if self.decomposed {
             self.layer_input_grad_decomposed(meta);
             return;
         }
-        if sp {
-            self.tp_blocking(Collective::AllGather, meta.op(OpKind::AllGather));
+        // An MoE layer's experts have run their B already.
+        if !self.t.is_moe_layer(layer) {
+            if sp {
+                self.tp_blocking(Collective::AllGather, meta.op(OpKind::AllGather));
+            }
+            let down_wgrad = self.cost.mlp_down.chunk(&self.roof, 1);
+            self.compute_all(self.cost.mlp_down_backward.without(down_wgrad), meta);
+            self.input_grad_reduced(self.cost.mlp_up_dgrad, meta.op(OpKind::MlpUpDgrad));
         }
-        let down_wgrad = self.cost.mlp_down.chunk(&self.roof, 1);
-        self.compute_all(self.cost.mlp_down_backward.without(down_wgrad), meta);
-        self.input_grad_reduced(self.cost.mlp_up_dgrad, meta.op(OpKind::MlpUpDgrad));
         if sp {
             self.tp_blocking(Collective::AllGather, meta.op(OpKind::AllGather));
         }
@@ -825,15 +923,19 @@ impl Builder<'_> {
             .mb(mb)
             .layer(layer);
         let sp = self.t.sequence_parallel && self.tp > 1;
-        if sp && self.tp_on {
+        if self.decomposed {
             self.layer_weight_grad_decomposed(meta);
             return;
         }
-        if sp {
-            self.tp_blocking(Collective::AllGather, meta.op(OpKind::AllGather));
+        if self.t.is_moe_layer(layer) {
+            self.experts_weight_grad(meta);
+        } else {
+            if sp {
+                self.tp_blocking(Collective::AllGather, meta.op(OpKind::AllGather));
+            }
+            let down_wgrad = self.cost.mlp_down.chunk(&self.roof, 1);
+            self.compute_all(down_wgrad.add(self.cost.mlp_up_wgrad), meta);
         }
-        let down_wgrad = self.cost.mlp_down.chunk(&self.roof, 1);
-        self.compute_all(down_wgrad.add(self.cost.mlp_up_wgrad), meta);
         if sp {
             self.tp_blocking(Collective::AllGather, meta.op(OpKind::AllGather));
         }
@@ -852,13 +954,15 @@ impl Builder<'_> {
     /// own pieces. The layer input that W needs is not gathered here: W
     /// gathers it again (`layer_weight_grad_decomposed`).
     fn layer_input_grad_decomposed(&mut self, meta: Meta) {
-        let down = self.cost.mlp_down;
-        self.output_grad_gathered(down, meta);
-        self.input_grad_scattered(
-            self.cost.mlp_up_dgrad_pre,
-            self.cost.mlp_up_gemm,
-            meta.op(OpKind::MlpUpDgrad),
-        );
+        if !self.t.is_moe_layer(meta.layer) {
+            let down = self.cost.mlp_down;
+            self.output_grad_gathered(down, meta);
+            self.input_grad_scattered(
+                self.cost.mlp_up_dgrad_pre,
+                self.cost.mlp_up_gemm,
+                meta.op(OpKind::MlpUpDgrad),
+            );
+        }
         let attention = meta.op(OpKind::AttentionBackward);
         let proj = self.cost.proj;
         self.output_grad_gathered(proj, attention);
@@ -870,11 +974,152 @@ impl Builder<'_> {
         );
     }
 
+    /// The attention core's forward, with context parallelism's exchange
+    /// of keys and values (model.md 4d).
+    fn attention_forward(&mut self, meta: Meta) {
+        if self.s.parallel.cp == 1 {
+            self.compute_all(self.cost.attention, meta);
+            return;
+        }
+        let (block, kv) = (self.cost.attention_block, self.cost.kv_block_bytes);
+        match self.s.parallel.cp_mode {
+            CpMode::Ring => self.ring_attention(block, kv, meta),
+            CpMode::Allgather => self.gathered_attention(block, kv, meta),
+        }
+    }
+
+    /// A CP transfer of the group, after each member's latest op and the
+    /// group's previous CP transfer (one stream).
+    fn cp_comm(&mut self, bytes: f64, meta: Meta) -> TaskId {
+        let members = std::mem::take(&mut self.members);
+        let (pattern, latency) = self.cp_step;
+        let id = self.g.comm(&members, CP, pattern, bytes, latency, meta);
+        self.cp_after_compute(&members, id);
+        self.members = members;
+        id
+    }
+
+    /// `id` waits for each member's latest compute op and the group's
+    /// previous CP transfer.
+    fn cp_after_compute(&mut self, members: &[u32], id: TaskId) {
+        for &m in members {
+            if let Some(last) = self.g.last_compute(m) {
+                self.g.dep(last, id);
+            }
+        }
+        if let Some(previous) = self.last_cp_collective.replace(id) {
+            self.g.dep(previous, id);
+        }
+    }
+
+    /// Ring attention over cp K/V blocks (Megatron-LM's and torchtitan's):
+    /// the local block first, then cp - 1 steps, each bringing the next
+    /// block from the ring neighbour while passing one on. With CP overlap,
+    /// step i + 1's transfer runs under block i's attention: it leaves as
+    /// soon as step i has arrived and block i - 1 no longer reads its
+    /// buffer (double buffering). Without it, each step runs after the
+    /// block before it and the block after waits for it. `bytes`: what one
+    /// step moves per rank.
+    fn ring_attention(&mut self, block: OpCost, bytes: f64, meta: Meta) {
+        let cp = self.s.parallel.cp;
+        let send = meta.op(OpKind::Send);
+        let mut arrived: Option<TaskId> = None;
+        for i in 0..cp {
+            if self.s.overlap.cp {
+                let incoming = arrived;
+                if i + 1 < cp {
+                    let id = self.cp_comm(bytes, send.chunk(i + 1));
+                    // Its window: the block computing while it moves.
+                    self.window_next(id);
+                    arrived = Some(id);
+                }
+                if let Some(id) = incoming {
+                    self.block_all(id);
+                }
+            } else if i > 0 {
+                let id = self.cp_comm(bytes, send.chunk(i));
+                // The window it would have if overlapped: the block before.
+                if let Some(last) = self.g.next_compute_index(self.members[0]).checked_sub(1) {
+                    self.g.set_window(id, last, last);
+                }
+                self.block_all(id);
+            }
+            self.compute_all(block, meta.chunk(i));
+        }
+    }
+
+    /// All-gather attention (Llama 3): the K/V of every CP rank gathered,
+    /// then the rank's queries against them. Without CP overlap attention
+    /// waits for the whole gather. With it, the gather runs under the
+    /// local block (the rank's own keys, the diagonal of the causal mask)
+    /// and the other blocks wait for it. `kv`: one rank's K/V bytes.
+    fn gathered_attention(&mut self, block: OpCost, kv: f64, meta: Meta) {
+        let cp = self.s.parallel.cp;
+        let gather = self.cp_collective(Collective::AllGather, kv, meta.op(OpKind::AllGather));
+        if self.s.overlap.cp {
+            self.window_next(gather);
+            self.compute_all(block, meta.chunk(0));
+            self.block_all(gather);
+            self.compute_all(times(block, cp - 1), meta.chunk(1));
+        } else {
+            self.window_next(gather);
+            self.block_all(gather);
+            self.compute_all(times(block, cp), meta);
+        }
+    }
+
+    /// A collective of the group's CP ranks of `kind` over cp x `bytes`
+    /// (each rank's share), after each member's latest op.
+    fn cp_collective(&mut self, kind: Collective, bytes: f64, meta: Meta) -> TaskId {
+        let members = std::mem::take(&mut self.members);
+        let size = bytes * f64::from(self.s.parallel.cp);
+        let placed = self
+            .cluster
+            .cp_collective(&mut self.g, &members, kind, size);
+        let id = self.g.placed_comm(&members, CP, placed, meta);
+        self.cp_after_compute(&members, id);
+        self.members = members;
+        id
+    }
+
+    /// The attention core's backward with context parallelism: the rest
+    /// of the op (`rest`: the projection's GEMMs and the kernels before
+    /// them), then cp blocks. Ring: the backward passes K/V and their
+    /// gradients, twice a forward step's bytes. Allgather: the gradients of
+    /// the gathered K/V are reduce-scattered back, and QKV's backward waits.
+    fn cp_attention_backward(&mut self, rest: OpCost, meta: Meta) {
+        if rest.time_s > 0.0 {
+            self.compute_all(rest, meta);
+        }
+        let (block, kv) = (self.cost.attention_backward_block, self.cost.kv_block_bytes);
+        match self.s.parallel.cp_mode {
+            CpMode::Ring => self.ring_attention(block, 2.0 * kv, meta),
+            CpMode::Allgather => {
+                self.compute_all(times(block, self.s.parallel.cp), meta);
+                let kind = Collective::ReduceScatter;
+                let id = self.cp_collective(kind, kv, meta.op(OpKind::ReduceScatter));
+                self.window_next(id);
+                self.block_all(id);
+            }
+        }
+    }
+
     /// The attention core's backward (with `cost`, what else runs in the
     /// same op). Its recomputed forward counts as recomputation, whichever
     /// backward form runs it.
     fn attention_backward(&mut self, cost: OpCost, meta: Meta) {
-        self.compute_all(cost, meta);
+        if self.s.parallel.cp > 1 {
+            let rest = cost.without(self.cost.attention_core_backward);
+            // What is left of the core's own op is rounding.
+            let rest = if rest.time_s > 1e-9 * cost.time_s {
+                rest
+            } else {
+                OpCost::default()
+            };
+            self.cp_attention_backward(rest, meta);
+        } else {
+            self.compute_all(cost, meta);
+        }
         for i in 0..self.members.len() {
             let m = self.members[i];
             self.g
@@ -916,9 +1161,13 @@ impl Builder<'_> {
     /// that activation memory.
     fn layer_weight_grad_decomposed(&mut self, meta: Meta) {
         let qkv = meta.op(OpKind::QkvWgrad);
-        self.compute_all(self.cost.mlp_down.chunk(&self.roof, 1), meta);
-        let up = self.cost.mlp_up_gemm.weight_grad_chunk(&self.roof, self.tp);
-        self.decomposed_gather(OpCost::default(), up, meta);
+        if self.t.is_moe_layer(meta.layer) {
+            self.experts_weight_grad(meta);
+        } else {
+            self.compute_all(self.cost.mlp_down.chunk(&self.roof, 1), meta);
+            let up = self.cost.mlp_up_gemm.weight_grad_chunk(&self.roof, self.tp);
+            self.decomposed_gather(OpCost::default(), up, meta);
+        }
         self.compute_all(self.cost.proj.chunk(&self.roof, 1), qkv);
         let qkv_piece = self.cost.qkv_gemm.weight_grad_chunk(&self.roof, self.tp);
         self.decomposed_gather(OpCost::default(), qkv_piece, qkv);
@@ -1027,6 +1276,9 @@ impl Builder<'_> {
                         .last_compute(m)
                         .expect("a step computes before it sends");
                     self.g.dep(last, id);
+                    // The experts' output, when the last layer's combine is
+                    // still in flight.
+                    self.ep_feed(id);
                 }
                 if !self.s.overlap.pp {
                     self.g.block_compute_on(m, id);
@@ -1037,6 +1289,7 @@ impl Builder<'_> {
                 }
             }
         }
+        self.ep_fed();
     }
 
     /// Sends per boundary crossing in direction `pass`: the sliced
@@ -1076,32 +1329,63 @@ impl Builder<'_> {
 
     /// Gradients of `params` (per rank) are final: fill the DP bucket.
     fn grads_final(&mut self, params: f64) {
+        self.fill_buckets(params, false);
+    }
+
+    /// Routed experts' gradients of `params` (per rank) are final: fill
+    /// the expert bucket.
+    fn expert_grads_final(&mut self, params: f64) {
+        self.fill_buckets(params, true);
+    }
+
+    /// Adds gradients of `params` per rank to each member's pending DP or
+    /// expert bucket, flushing a bucket once it holds `bucket_mb`.
+    fn fill_buckets(&mut self, params: f64, experts: bool) {
         let bytes = params * f64::from(self.s.overlap.grad_bytes);
         for i in 0..self.members.len() {
             let m = self.members[i];
             let b = &mut self.buckets[m as usize];
-            b.pending_bytes += bytes;
-            if b.pending_bytes >= self.bucket_bytes {
-                self.flush_bucket(m);
+            let pending = if experts {
+                &mut b.expert_pending_bytes
+            } else {
+                &mut b.pending_bytes
+            };
+            *pending += bytes;
+            if *pending >= self.bucket_bytes {
+                if experts {
+                    self.flush_expert_bucket(m);
+                } else {
+                    self.flush_bucket(m);
+                }
             }
+        }
+    }
+
+    fn flush_expert_bucket(&mut self, gpu: u32) {
+        let bytes = std::mem::take(&mut self.buckets[gpu as usize].expert_pending_bytes);
+        if let Some(bucket) = self.bucket_ready(gpu, bytes) {
+            self.buckets[gpu as usize].expert_buckets.push(bucket);
         }
     }
 
     fn flush_bucket(&mut self, gpu: u32) {
         let bytes = std::mem::take(&mut self.buckets[gpu as usize].pending_bytes);
-        if bytes <= 0.0 {
-            return;
+        if let Some(bucket) = self.bucket_ready(gpu, bytes) {
+            self.buckets[gpu as usize].buckets.push(bucket);
         }
-        let ready = self
-            .g
-            .last_compute(gpu)
-            .expect("gradients come from compute");
-        let window_from = self.g.next_compute_index(gpu);
-        self.buckets[gpu as usize].buckets.push(Bucket {
+    }
+
+    /// A bucket of `bytes` of gradients that the GPU's latest compute op
+    /// finished, if it holds any.
+    fn bucket_ready(&self, gpu: u32, bytes: f64) -> Option<Bucket> {
+        (bytes > 0.0).then(|| Bucket {
             bytes,
-            ready,
-            window_from,
-        });
+            ready: self
+                .g
+                .last_compute(gpu)
+                .expect("gradients come from compute"),
+            window_from: self.g.next_compute_index(gpu),
+        })
     }
 
     /// Each bucket is reduced across the DP replicas on the DP stream, in
@@ -1117,6 +1401,7 @@ impl Builder<'_> {
         // optimizer awaits, kept until the all-reduce exists.
         let mut deferred: Vec<(u32, u32, Vec<TaskId>)> = Vec::new();
         for stage in 0..l.pp {
+            let expert_reductions = self.expert_reductions(stage);
             for k in 0..l.tp_ranks() {
                 let members: Vec<u32> = (0..l.replicas())
                     .map(|r| self.cluster.gpu(stage, r, k))
@@ -1125,7 +1410,7 @@ impl Builder<'_> {
                 let last_bwd = self.g.compute_order[owner as usize].len() as u32 - 1;
                 let mut previous: Option<TaskId> = None;
                 let mut reductions = Vec::new();
-                if l.dp > 1 {
+                if l.dp_group() > 1 {
                     let count = self.buckets[owner as usize].buckets.len();
                     let (kind, op) = self.sharding.bucket_collective();
                     for i in 0..count {
@@ -1160,6 +1445,7 @@ impl Builder<'_> {
                 let reduced: Vec<TaskId> = reductions
                     .iter()
                     .chain(self.sharding.reduce_scatters(stage, k))
+                    .chain(&expert_reductions)
                     .copied()
                     .collect();
                 if sync.is_some_and(|(first, last)| stage == first || stage == last) {
@@ -1192,6 +1478,85 @@ impl Builder<'_> {
         }
     }
 
+    /// The expert-data-parallel ranks of one CP rank: the ranks holding
+    /// the same experts among its stage's tp * dp, tp * dp / ep.
+    fn expert_data_parallel(&self) -> u32 {
+        self.s.parallel.tp * self.s.parallel.dp / self.s.parallel.ep
+    }
+
+    /// The ranks that reduce each expert gradient: the expert-data-parallel
+    /// ranks of every CP rank, which hold the same experts (as Megatron's
+    /// expert-data-parallel group spans the CP ranks).
+    fn expert_reduction_ranks(&self) -> u32 {
+        self.expert_data_parallel() * self.s.parallel.cp
+    }
+
+    /// The routed experts' gradient buckets of `stage`, each reduced over
+    /// the expert-data-parallel group: the ranks of the stage holding the
+    /// same experts, every ep-th (model.md section 4c). In order on the DP
+    /// stream, launched as the dense buckets are.
+    fn expert_reductions(&mut self, stage: u32) -> Vec<TaskId> {
+        let l = self.cluster.layout.clone();
+        let edp = self.expert_data_parallel();
+        let ep = self.s.parallel.ep;
+        if self.t.moe.is_none() || self.expert_reduction_ranks() <= 1 {
+            return Vec::new();
+        }
+        let groups: Vec<Vec<u32>> = match l.fidelity {
+            Fidelity::Reduced => vec![vec![self.cluster.gpu(stage, 0, 0)]],
+            Fidelity::Full => (0..ep)
+                .map(|first| {
+                    (0..edp)
+                        .map(|i| {
+                            let local = first + i * ep;
+                            self.cluster.gpu(stage, local / l.tp, local % l.tp)
+                        })
+                        .collect()
+                })
+                .collect(),
+        };
+        // Every ep-th rank: gpus_per_node / ep of them share a node.
+        let ranks = self.expert_reduction_ranks();
+        let per_node = (l.gpus_per_node / ep).clamp(1, ranks);
+        let (kind, op) = self.sharding.bucket_collective();
+        let mut out = Vec::new();
+        for members in groups {
+            let owner = members[0];
+            let last_bwd = self.g.compute_order[owner as usize].len() as u32 - 1;
+            let mut previous: Option<TaskId> = None;
+            for i in 0..self.buckets[owner as usize].expert_buckets.len() {
+                let bucket = &self.buckets[owner as usize].expert_buckets[i];
+                let (size, from) = (bucket.bytes, bucket.window_from);
+                let c = self.cluster.group_collective(
+                    &mut self.g,
+                    &members,
+                    kind,
+                    size,
+                    (ranks, per_node),
+                );
+                let meta = Meta::new(op, Phase::Step).chunk(i as u32);
+                let id = self.g.placed_comm(&members, DP, c, meta);
+                for &m in &members {
+                    let dep = if self.s.overlap.dp {
+                        self.buckets[m as usize].expert_buckets[i].ready
+                    } else {
+                        self.g.last_compute(m).expect("a training step computes")
+                    };
+                    self.g.dep(dep, id);
+                }
+                if let Some(p) = previous {
+                    self.g.dep(p, id);
+                }
+                if i == 0 && from <= last_bwd {
+                    self.g.set_window(id, from, last_bwd);
+                }
+                previous = Some(id);
+                out.push(id);
+            }
+        }
+        out
+    }
+
     /// The optimizer step of each replica's GPU of TP rank `k` of `stage`,
     /// after every collective in `reduced` that its own GPU takes part in.
     fn optimizer_steps(&mut self, stage: u32, k: u32, reduced: &[TaskId]) {
@@ -1203,8 +1568,12 @@ impl Builder<'_> {
                     self.g.block_compute_on(m, id);
                 }
             }
-            // A sharded optimizer updates its replica's share only.
-            let params = self.buckets[m as usize].params / self.sharding.optimizer_shards(l.dp);
+            // A sharded optimizer updates its replica's share only (of the
+            // routed experts, its share of the expert-data-parallel group).
+            let b = &self.buckets[m as usize];
+            let expert_shards = self.sharding.optimizer_shards(self.expert_reduction_ranks());
+            let params = b.params / self.sharding.optimizer_shards(l.dp_group())
+                + b.expert_params / expert_shards;
             let cost = self.roof.kernel(0.0, params * OPTIMIZER_BYTES_PER_PARAM);
             self.g.compute(
                 m,

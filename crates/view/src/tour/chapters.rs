@@ -191,12 +191,12 @@ pub const CHAPTERS: &[Chapter] = &[
         focus: Focus::OneLayer,
     },
     Chapter {
-        title: "Overlap switched on, yet nothing hides",
+        title: "Overlap switched on, yet over a third of it stays exposed",
         preset: "one-queue",
         setup: |i| i.hardware.max_connections = Some(8),
         intro: "Megatron-LM issue 1468's shape on a 6.7B GPT (the issue's model has 8B): 64 H100, data \
-                parallel only, DP overlap on. With 8 hardware queues the gradient reduction runs beside the \
-                backward GEMMs: {before:axes.dp.hidden} of it hides.",
+                parallel only, the distributed optimizer with its gradient reduce-scatters and parameter \
+                gathers overlapped. With 8 hardware queues {before:axes.dp.hidden} of DP's communication hides.",
         question: "Set CUDA_DEVICE_MAX_CONNECTIONS to 1, as Megatron-LM asks for with TP overlap. How much of \
                    DP's communication still hides?",
         choices: HIDDEN_CHOICES,
@@ -206,9 +206,12 @@ pub const CHAPTERS: &[Chapter] = &[
             axis("DP hidden", Dp, AxisFigure::Hidden),
             axis("DP exposed", Dp, AxisFigure::Exposed),
         ],
-        explain: "With one hardware queue, the kernels of every stream run in the order they were launched: a \
-                  reduction launched between two backward GEMMs makes the next GEMM wait for it. The switch \
-                  still says overlap is on; the queue decides whether anything runs side by side.",
+        explain: "With one hardware queue, kernels start in the order they were launched, and one that cannot \
+                  start yet holds everything behind it. The parameter gathers are launched as the step starts, \
+                  one after another on the DP stream: the last waits for the one before it to end, and the \
+                  forward waits behind it. Each gradient reduce-scatter is launched ahead of the next backward \
+                  GEMM, starts first and still runs beside it. The switch says overlap is on; the queue decides \
+                  what runs side by side.",
         controls: &["hardware.max_connections", "overlap.dp"],
         answer: Some(|o| share_gone_choice(o.after.axes.dp.hidden)),
         verdict: "{axes.dp.hidden} of DP's {axes.dp.comm_ms} hides, against {before:axes.dp.hidden} with 8 \

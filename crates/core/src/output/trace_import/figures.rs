@@ -29,14 +29,14 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::classify::{axis_of_group, classify, Axis, Class, Op};
 use super::read::{FileTrace, Kernel};
 use crate::output::hta::{clip, intersection_length, length, overlap_ratio, union};
 
 /// One axis's communication on one GPU, ms per step.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct AxisFigures {
     /// Time its kernels were in flight.
     pub comm_ms: f64,
@@ -51,7 +51,7 @@ pub struct AxisFigures {
 }
 
 /// One measured GPU's figures; times are ms per step.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct GpuFigures {
     /// The file it comes from.
     pub file: String,
@@ -155,7 +155,7 @@ pub fn exposed_by_axis(
 }
 
 /// The axis and the kind's name of a communication kernel.
-fn comm_identity(k: &Kernel, class: Class, file: &FileTrace) -> Option<(Axis, String)> {
+pub(crate) fn comm_identity(k: &Kernel, class: Class, file: &FileTrace) -> Option<(Axis, String)> {
     let Class::Comm { family, op, axis } = class else {
         return None;
     };
@@ -178,23 +178,26 @@ fn comm_identity(k: &Kernel, class: Class, file: &FileTrace) -> Option<(Axis, St
     Some((axis, format!("{} {}", family.label(), op.label())))
 }
 
+/// The class of each of the file's kernel names, by [`Kernel::name`].
+pub(crate) fn classes_of(file: &FileTrace) -> Vec<Class> {
+    let mut cats = vec![None; file.names.len()];
+    for k in &file.kernels {
+        cats[k.name as usize].get_or_insert(k.cat);
+    }
+    // A name seen under two categories is classified by its first;
+    // Kineto gives each name one.
+    file.names
+        .iter()
+        .zip(cats)
+        .map(|(n, c)| classify(c.unwrap_or(super::classify::GpuCat::Kernel), n))
+        .collect()
+}
+
 /// Every GPU of one file, in device order; `hta_steps` when the import
 /// holds two or more distinct profiler steps (HTA's overlap then keeps the
 /// kernels launched before the last).
 pub fn gpus_of(file: &FileTrace, hta_steps: bool) -> Vec<GpuFigures> {
-    let classes: Vec<Class> = {
-        let mut cats = vec![None; file.names.len()];
-        for k in &file.kernels {
-            cats[k.name as usize].get_or_insert(k.cat);
-        }
-        // A name seen under two categories is classified by its first;
-        // Kineto gives each name one.
-        file.names
-            .iter()
-            .zip(cats)
-            .map(|(n, c)| classify(c.unwrap_or(super::classify::GpuCat::Kernel), n))
-            .collect()
-    };
+    let classes = classes_of(file);
     let mut devices: Vec<i64> = file.kernels.iter().map(|k| k.device).collect();
     devices.sort_unstable();
     devices.dedup();
@@ -239,15 +242,10 @@ fn hta_overlap(
     overlap_ratio(&union(comm), &union(compute))
 }
 
-fn gpu_figures(
-    file: &FileTrace,
-    device: i64,
-    kernels: &[&Kernel],
-    classes: &[Class],
-    hta_steps: bool,
-) -> GpuFigures {
-    let class = |k: &Kernel| classes[k.name as usize];
-    // The window: kernels launched inside the marked steps, else all.
+/// A GPU's step window: the profiler steps it spans and its first start
+/// and last end, µs, over the kernels launched inside the marked steps,
+/// else over all of them.
+pub(crate) fn window_of(file: &FileTrace, kernels: &[&Kernel]) -> (u32, f64, f64) {
     let marked: Vec<&&Kernel> = kernels.iter().filter(|k| k.in_step).collect();
     let (steps, span_of): (u32, Vec<&&Kernel>) = if file.steps > 0 && !marked.is_empty() {
         (file.steps, marked)
@@ -262,6 +260,18 @@ fn gpu_figures(
         .iter()
         .map(|k| k.end_us)
         .fold(f64::NEG_INFINITY, f64::max);
+    (steps, from, to)
+}
+
+fn gpu_figures(
+    file: &FileTrace,
+    device: i64,
+    kernels: &[&Kernel],
+    classes: &[Class],
+    hta_steps: bool,
+) -> GpuFigures {
+    let class = |k: &Kernel| classes[k.name as usize];
+    let (steps, from, to) = window_of(file, kernels);
     let per_step_ms = |us: f64| us / 1e3 / f64::from(steps);
 
     let all = |keep: &dyn Fn(Class) -> bool| {
@@ -352,7 +362,7 @@ fn hidden(exposed: f64, comm: f64) -> Option<f64> {
 /// The figures over ranks: times of the slowest GPU (the longest step), as
 /// the simulated report states times on its slowest GPU, and HTA's overlap
 /// averaged over the GPUs, as the report's `hta_overlap` is.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct OverRanks {
     /// GPUs read.
     pub gpus: usize,

@@ -13,7 +13,9 @@
 //! [`MAX_TRACE_BYTES`] of JSON (after gzip), an import at most
 //! [`MAX_KERNELS`] GPU events and [`MAX_FILES`] files.
 
+pub mod bars;
 pub mod classify;
+pub mod compare;
 pub mod figures;
 pub mod read;
 pub mod split;
@@ -21,8 +23,9 @@ pub mod split;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
+pub use bars::{bars_of, Measured};
 pub use figures::{AxisFigures, GpuFigures, OverRanks};
 pub use read::{read_trace, FileTrace, Kernel};
 
@@ -67,7 +70,7 @@ impl fmt::Display for ImportError {
 impl std::error::Error for ImportError {}
 
 /// An imported job: its GPUs' figures, in rank order, and over ranks.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Imported {
     /// Files read, in the order their GPUs are listed.
     pub files: Vec<String>,
@@ -79,12 +82,17 @@ pub struct Imported {
     pub over_ranks: OverRanks,
 }
 
-/// The figures of traces already read (one per rank), in rank order.
-pub fn figures_of(files: &[FileTrace]) -> Imported {
-    let mut order: Vec<&FileTrace> = files.iter().collect();
+/// Files in the order their GPUs are listed: by rank, then name.
+pub(crate) fn sort_by_rank(order: &mut [&FileTrace]) {
     order.sort_by(|a, b| {
         (a.rank.unwrap_or(u64::MAX), &a.source).cmp(&(b.rank.unwrap_or(u64::MAX), &b.source))
     });
+}
+
+/// The figures of traces already read (one per rank), in rank order.
+pub fn figures_of(files: &[FileTrace]) -> Imported {
+    let mut order: Vec<&FileTrace> = files.iter().collect();
+    sort_by_rank(&mut order);
     // HTA reads the steps of all ranks into one table of names.
     let mut steps: Vec<u64> = files
         .iter()
@@ -163,13 +171,7 @@ pub fn import_paths(paths: &[PathBuf]) -> Result<Imported, ImportError> {
                 "{shown} is not a regular file: give trace files (.json, .json.gz) or a folder of them"
             )));
         }
-        if meta.len() > MAX_TRACE_BYTES {
-            return Err(ImportError::new(format!(
-                "{shown} is {}: over the {} a trace file may hold; profile fewer steps (torch.profiler.schedule with active=1)",
-                read::bytes(meta.len()),
-                read::bytes(MAX_TRACE_BYTES)
-            )));
-        }
+        check_size(&shown, meta.len())?;
         let opened = std::fs::File::open(f)
             .map_err(|e| ImportError::new(format!("cannot read {shown}: {e}")))?;
         let t = read::read_trace_with(opened, &shown, MAX_TRACE_BYTES, MAX_KERNELS - kernels)?;
@@ -180,4 +182,41 @@ pub fn import_paths(paths: &[PathBuf]) -> Result<Imported, ImportError> {
         return Err(ImportError::new("no trace files given".to_string()));
     }
     Ok(figures_of(&traces))
+}
+
+/// Refuses a file of `len` bytes over [`MAX_TRACE_BYTES`], before reading it.
+pub fn check_size(shown: &str, len: u64) -> Result<(), ImportError> {
+    if len > MAX_TRACE_BYTES {
+        return Err(ImportError::new(format!(
+            "{shown} is {}: over the {} a trace file may hold; profile fewer steps (torch.profiler.schedule with active=1)",
+            read::bytes(len),
+            read::bytes(MAX_TRACE_BYTES)
+        )));
+    }
+    Ok(())
+}
+
+/// Reads traces given as named byte sources of known length (the page's
+/// files), within the same limits as [`import_paths`]: their figures and
+/// their bars.
+pub fn import_sources<R: std::io::Read>(
+    sources: impl IntoIterator<Item = (String, u64, R)>,
+) -> Result<(Imported, Measured), ImportError> {
+    let mut traces = Vec::new();
+    let mut kernels = 0;
+    for (shown, len, source) in sources {
+        if traces.len() >= MAX_FILES {
+            return Err(ImportError::new(format!(
+                "more than {MAX_FILES} trace files given: over the import limit; import fewer ranks"
+            )));
+        }
+        check_size(&shown, len)?;
+        let t = read::read_trace_with(source, &shown, MAX_TRACE_BYTES, MAX_KERNELS - kernels)?;
+        kernels += t.kernels.len();
+        traces.push(t);
+    }
+    if traces.is_empty() {
+        return Err(ImportError::new("no trace files given".to_string()));
+    }
+    Ok((figures_of(&traces), bars_of(&traces)))
 }

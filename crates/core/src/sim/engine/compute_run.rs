@@ -70,13 +70,18 @@ impl<N: BandwidthModel> Engine<'_, N> {
 
     /// The op that starts the instant `t` ends and because of it alone: the
     /// only successor of `t`, a compute op of the same GPU waiting on
-    /// nothing else.
+    /// nothing else, and with no kernel queued behind it waiting for its
+    /// start (`queues`), which a run would not start.
     fn run_successor(&self, t: TaskId, gpu: u32) -> Option<TaskId> {
         let &[next] = self.g.successors(t) else {
             return None;
         };
         let st = &self.st[next as usize];
-        (st.compute && st.pending == 1 && self.g.tasks[next as usize].gpu == gpu).then_some(next)
+        (st.compute
+            && st.pending == 1
+            && self.g.tasks[next as usize].gpu == gpu
+            && self.g.start_successors(next).is_empty())
+        .then_some(next)
     }
 
     /// Compute op `t` starts now on `gpu`, which has no collective in flight

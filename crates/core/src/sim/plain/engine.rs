@@ -11,6 +11,7 @@
 //! Events are ordered by time, then by a sequence number, so equal inputs
 //! give identical timelines bit for bit.
 
+use crate::model::axis::Axis;
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
@@ -61,9 +62,9 @@ struct GpuState {
     /// Speed at which the running op's compute-bound part progresses.
     speed: f64,
     idle_since: f64,
-    inflight_count: [u32; 3],
-    inflight_total: [f64; 3],
-    inflight_last: [f64; 3],
+    inflight_count: [u32; Axis::COUNT],
+    inflight_total: [f64; Axis::COUNT],
+    inflight_last: [f64; Axis::COUNT],
 }
 
 impl GpuState {
@@ -104,10 +105,11 @@ struct Engine<'g> {
     st: Vec<TaskState>,
     /// Reused buffer for the flows whose rates a network change touched.
     changed: Vec<TaskId>,
-    /// Per compute task, the head of its list of finished collectives it
-    /// depends on (`NO_WAIT` when none): nodes are (next, collective).
+    /// Per compute task, the head of its list of collectives it waited on
+    /// (`NO_WAIT` when none): nodes are (next, collective, whether it waited
+    /// for the collective's end, rather than only its start in a queue).
     wait_head: Vec<u32>,
-    wait_nodes: Vec<(u32, TaskId)>,
+    wait_nodes: Vec<(u32, TaskId, bool)>,
     /// Charges idle time to the collectives waited on.
     exposure: Exposure,
     res: RunResult,
@@ -170,9 +172,9 @@ pub(crate) fn run<'g>(g: &'g Graph, record_links: bool, sharing: &'g Sharing) ->
                 sms: SmUse::default(),
                 speed: 1.0,
                 idle_since: 0.0,
-                inflight_count: [0; 3],
-                inflight_total: [0.0; 3],
-                inflight_last: [0.0; 3],
+                inflight_count: [0; Axis::COUNT],
+                inflight_total: [0.0; Axis::COUNT],
+                inflight_last: [0.0; Axis::COUNT],
             })
             .collect(),
         net,
@@ -181,10 +183,13 @@ pub(crate) fn run<'g>(g: &'g Graph, record_links: bool, sharing: &'g Sharing) ->
         seq: 0,
         now: 0.0,
     };
-    for t in 0..n as TaskId {
-        if e.st[t as usize].pending == 0 {
-            e.start(t);
-        }
+    // Collected first: a task started here may start the kernels queued
+    // behind it (`start`), which must not start a second time.
+    let ready: Vec<TaskId> = (0..n as TaskId)
+        .filter(|&t| e.st[t as usize].pending == 0)
+        .collect();
+    for t in ready {
+        e.start(t);
     }
     while let Some(ev) = e.heap.pop() {
         if ev.version != e.st[ev.task as usize].version {
@@ -211,7 +216,7 @@ pub(crate) fn run<'g>(g: &'g Graph, record_links: bool, sharing: &'g Sharing) ->
     }
     e.links.finish(step);
     for (i, st) in e.gpu.iter().enumerate() {
-        for a in 0..3 {
+        for a in 0..Axis::COUNT {
             e.res.gpus[i].comm_s[a] = st.inflight_at(a, step);
         }
     }
@@ -239,6 +244,24 @@ impl Engine<'_> {
     }
 
     fn start(&mut self, t: TaskId) {
+        self.begin(t);
+        // The kernels queued behind it may start now (`queues`); compute
+        // among them waited on it, as on a collective it needs done.
+        let g = self.g;
+        let comm = g.tasks[t as usize].axis != COMPUTE;
+        for &s in g.start_successors(t) {
+            if comm && g.tasks[s as usize].axis == COMPUTE {
+                self.waited_on(s, t, false);
+            }
+            self.st[s as usize].pending -= 1;
+            if self.st[s as usize].pending == 0 {
+                self.start(s);
+            }
+        }
+    }
+
+    /// Task `t` starts now.
+    fn begin(&mut self, t: TaskId) {
         let now = self.now;
         self.res.start_s[t as usize] = now;
         let g = self.g;
@@ -287,16 +310,33 @@ impl Engine<'_> {
     /// each instant of the idle time is charged to one collective it waited
     /// on or up their chains, or to the bubble (`exposure`).
     fn attribute_idle(&mut self, t: TaskId, gpu: u32, from: f64) {
-        let mut direct = Vec::new();
+        let (mut direct, mut behind) = (Vec::new(), Vec::new());
         let mut node = self.wait_head[t as usize];
         while node != NO_WAIT {
-            let (next, on) = self.wait_nodes[node as usize];
+            let (next, on, ended) = self.wait_nodes[node as usize];
             node = next;
-            direct.push(on);
+            if ended { &mut direct } else { &mut behind }.push(on);
         }
         let (times, mut charged) = Charged::of_run(&mut self.res);
-        self.exposure
-            .charge(self.g, times, &direct, gpu, from, self.now, &mut charged);
+        let now = self.now;
+        (self.exposure).charge(
+            self.g,
+            times,
+            &direct,
+            &behind,
+            gpu,
+            from,
+            now,
+            &mut charged,
+        );
+    }
+
+    /// Compute op `t` waited on collective `on`: for its end (`ended`), or
+    /// only for its start, queued behind it.
+    fn waited_on(&mut self, t: TaskId, on: TaskId, ended: bool) {
+        self.wait_nodes
+            .push((self.wait_head[t as usize], on, ended));
+        self.wait_head[t as usize] = (self.wait_nodes.len() - 1) as u32;
     }
 
     /// The GPU's collectives changed: if the speed of its running op's
@@ -486,8 +526,7 @@ impl Engine<'_> {
             for &s in successors {
                 let st = &g.tasks[s as usize];
                 if st.axis == COMPUTE {
-                    self.wait_nodes.push((self.wait_head[s as usize], t));
-                    self.wait_head[s as usize] = (self.wait_nodes.len() - 1) as u32;
+                    self.waited_on(s, t, true);
                 }
             }
         }

@@ -7,6 +7,7 @@
 //! max-min fairness (progressive filling). Flows elsewhere keep their rates:
 //! their allocation cannot change, and skipping them keeps an event cheap.
 
+use crate::model::axis::Axis;
 use crate::sim::link_log::LinkObserver;
 use crate::sim::network::{alone_rate, ResourceId, Usage};
 
@@ -216,7 +217,7 @@ impl Network {
             if !obs.watches(r) {
                 continue;
             }
-            let mut gbps = [0.0f64; 3];
+            let mut gbps = [0.0f64; Axis::COUNT];
             for &f in &self.users[r as usize] {
                 let w = self.patterns[self.flow_pattern[f as usize] as usize]
                     .iter()

@@ -1,0 +1,369 @@
+//! A mixture-of-experts layer on one rank (model.md section 4c): what its
+//! router, routed experts and shared experts cost, how many parameters
+//! each rank holds, and the all-to-all traffic between the ranks of its
+//! expert-parallel group, per (source, destination) pair, for NCCL's
+//! all-to-all and for DeepEP.
+//!
+//! Tokens: with expert tensor parallelism 1 each rank routes the tokens it
+//! holds, b*s/t with sequence parallelism (which Megatron-LM requires for
+//! experts with TP, `validate::check_experts`). Balanced routing sends
+//! each rank's T*k token copies evenly over the ep ranks, so each rank also
+//! receives T*k copies; `imbalance` (busiest over mean) stretches the
+//! grouped GEMMs, whose pace the busiest expert sets, and not the FLOPs the
+//! model counts.
+
+use crate::model::scenario::{Dispatcher, Mode, Moe, Scenario, Schedule, Transformer, Workload};
+use crate::workload::layer_cost::{OpCost, Roofline};
+use crate::workload::schedule::{Pass, Step};
+
+/// Bytes per value of the tokens the all-to-alls move (bf16; DeepSeek-V3
+/// dispatches in FP8, a precision this model does not run).
+const TOKEN_BYTES: f64 = 2.0;
+
+/// What one MoE layer costs on one rank for one micro-batch.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct MoeCost {
+    /// LayerNorm, the router GEMM (tokens x h x experts) and its top-k softmax.
+    pub router: OpCost,
+    /// The routed experts: permutation, grouped gate/up GEMM, SwiGLU,
+    /// grouped down GEMM, unpermutation.
+    pub experts: OpCost,
+    /// The shared experts' SwiGLU on the rank's tokens (zero without any).
+    pub shared: OpCost,
+    /// The routed experts' input gradients (and the activation's backward).
+    pub experts_dgrad: OpCost,
+    /// The routed experts' weight gradients.
+    pub experts_wgrad: OpCost,
+    /// The shared experts' input gradients and the router's backward.
+    pub shared_dgrad: OpCost,
+    /// The shared experts' weight gradients.
+    pub shared_wgrad: OpCost,
+}
+
+/// One all-to-all's traffic from one rank, per link class: how many peers
+/// it sends to over that class and the bytes of each (source,
+/// destination) pair. A rank receives as much from as many peers (the
+/// routing is symmetric in expectation).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AllToAllTraffic {
+    /// Peers reached over NVLink.
+    pub nvlink_peers: u32,
+    /// Bytes to each NVLink peer.
+    pub nvlink_pair_bytes: f64,
+    /// Peers reached over the NIC.
+    pub nic_peers: u32,
+    /// Bytes to each NIC peer.
+    pub nic_pair_bytes: f64,
+}
+
+impl AllToAllTraffic {
+    /// Bytes one rank sends over its NIC in one all-to-all.
+    pub fn nic_bytes(&self) -> f64 {
+        f64::from(self.nic_peers) * self.nic_pair_bytes
+    }
+
+    /// Bytes one rank sends over NVLink in one all-to-all.
+    pub fn nvlink_bytes(&self) -> f64 {
+        f64::from(self.nvlink_peers) * self.nvlink_pair_bytes
+    }
+}
+
+/// Where the ranks of an expert-parallel group sit: `per_node` of them in
+/// each of `nodes` nodes (EP groups are consecutive ranks of a stage, so
+/// they fill whole nodes or share one, `validate::check_experts`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct EpPlacement {
+    /// Ranks of the group in one node.
+    pub per_node: u32,
+    /// Nodes the group spans.
+    pub nodes: u32,
+}
+
+impl EpPlacement {
+    /// The group of `ep` consecutive ranks on nodes of `gpus_per_node`.
+    pub fn of(ep: u32, gpus_per_node: u32) -> Self {
+        let per_node = ep.min(gpus_per_node).max(1);
+        Self {
+            per_node,
+            nodes: ep.div_ceil(per_node),
+        }
+    }
+}
+
+/// Tokens each rank routes per micro-batch: b*s, over t with sequence
+/// parallelism.
+pub(crate) fn tokens_per_rank(t: &Transformer, tp: u32) -> f64 {
+    let tokens = f64::from(t.micro_batch) * f64::from(t.seq);
+    if t.sequence_parallel {
+        tokens / f64::from(tp)
+    } else {
+        tokens
+    }
+}
+
+/// Expected distinct members among `slots` draws from `n` equally likely
+/// ones: n (1 - (1 - 1/n)^slots).
+fn distinct(n: f64, slots: f64) -> f64 {
+    if n <= 1.0 {
+        return 1.0;
+    }
+    n * (1.0 - (1.0 - 1.0 / n).powf(slots))
+}
+
+/// Nodes one token reaches, in expectation: its k experts drawn evenly
+/// from the group's nodes, at most `max_nodes_per_token` of them under
+/// DeepEP's node-limited routing.
+pub fn nodes_per_token(m: &Moe, place: EpPlacement) -> f64 {
+    let reached = distinct(f64::from(place.nodes), f64::from(m.top_k));
+    match m.dispatcher {
+        Dispatcher::Deepep => reached.min(f64::from(m.max_nodes_per_token)),
+        Dispatcher::Alltoall => reached,
+    }
+}
+
+/// The traffic of one all-to-all (dispatch or combine, forward or
+/// backward: all four move the same bytes) from one rank of `tokens`.
+///
+/// NCCL's all-to-all sends each of the rank's token copies (k per token)
+/// to the rank of its expert: b*s*h*2 bytes times k, split evenly over the
+/// ep ranks, the rank's own share staying local.
+///
+/// DeepEP (DeepSeek-V3 section 3.2.2): a token crosses InfiniBand once to
+/// the same-index GPU of each remote node it reaches, then NVLink to the
+/// GPUs of that node holding its experts, each GPU once. Each rank so
+/// talks over its NIC to the same-index GPU of every other node of the
+/// group, and over NVLink to the other GPUs of its node.
+pub fn all_to_all_traffic(
+    t: &Transformer,
+    m: &Moe,
+    ep: u32,
+    place: EpPlacement,
+    tokens: f64,
+) -> AllToAllTraffic {
+    let h = f64::from(t.hidden);
+    let token_bytes = h * TOKEN_BYTES;
+    let k = f64::from(m.top_k);
+    let (local, nodes) = (f64::from(place.per_node), f64::from(place.nodes));
+    match m.dispatcher {
+        Dispatcher::Alltoall => {
+            let pair = tokens * k * token_bytes / f64::from(ep);
+            AllToAllTraffic {
+                nvlink_peers: place.per_node - 1,
+                nvlink_pair_bytes: pair,
+                nic_peers: ep - place.per_node,
+                nic_pair_bytes: pair,
+            }
+        }
+        Dispatcher::Deepep => {
+            let reached = nodes_per_token(m, place);
+            // Of the nodes a token reaches, its own is one in `nodes`.
+            let remote = reached * (nodes - 1.0) / nodes;
+            // Inside each node reached, its k / reached experts fall on this
+            // many distinct GPUs, one of which receives it (over the NIC, or
+            // its own GPU): the others by NVLink.
+            let gpus = distinct(local, k / reached);
+            let nvlink_bytes = tokens * reached * gpus * (local - 1.0) / local * token_bytes;
+            AllToAllTraffic {
+                nvlink_peers: place.per_node - 1,
+                nvlink_pair_bytes: if local > 1.0 {
+                    nvlink_bytes / (local - 1.0)
+                } else {
+                    0.0
+                },
+                nic_peers: place.nodes - 1,
+                nic_pair_bytes: if nodes > 1.0 {
+                    tokens * remote * token_bytes / (nodes - 1.0)
+                } else {
+                    0.0
+                },
+            }
+        }
+    }
+}
+
+/// A SwiGLU of inner width `ffn` on `tokens` tokens as `groups` grouped
+/// GEMMs (one per expert, each on tokens / groups): gate and up fused,
+/// the gated product, down. FLOPs 6 x tokens x h x ffn.
+fn swiglu(r: &Roofline, groups: f64, tokens: f64, h: f64, ffn: f64) -> (OpCost, OpCost, OpCost) {
+    let each = tokens / groups;
+    let up_weights = groups * h * 2.0 * ffn;
+    let up = r.batched(
+        groups,
+        2.0 * each * h * 2.0 * ffn,
+        2.0 * (tokens * h + up_weights + tokens * 2.0 * ffn),
+    );
+    let act = r.kernel(0.0, 2.0 * 3.0 * tokens * ffn);
+    let down = r.batched(
+        groups,
+        2.0 * each * ffn * h,
+        2.0 * (tokens * ffn + groups * ffn * h + tokens * h),
+    );
+    (up, act, down)
+}
+
+/// The costs of one MoE layer on one rank (see the module's note).
+pub(crate) fn moe_cost(t: &Transformer, m: &Moe, tp: u32, ep: u32, r: &Roofline) -> MoeCost {
+    let h = f64::from(t.hidden);
+    let tokens = tokens_per_rank(t, tp);
+    let experts = f64::from(m.experts);
+    let local_experts = experts / f64::from(ep);
+    let ffn = f64::from(m.expert_ffn_hidden);
+    // Token copies this rank's experts receive: balanced, then the busiest.
+    let routed = tokens * f64::from(m.top_k);
+    let paced = routed * m.imbalance;
+    let layernorm = r.kernel(0.0, 4.0 * tokens * h);
+    let router_gemm = r.gemm(tokens, h, experts);
+    // Softmax and top-k read and write the scores in fp32.
+    let top_k = r.kernel(0.0, 8.0 * tokens * experts);
+    let router = layernorm.add(router_gemm).add(top_k);
+    // Permutation to expert order and back: a read and a write of every copy.
+    let permute = r.kernel(0.0, 2.0 * 2.0 * paced * h);
+    let (up, act, down) = swiglu(r, local_experts, paced, h, ffn);
+    let flops = |c: OpCost, balanced: f64| OpCost {
+        flops: balanced,
+        ..c
+    };
+    let balanced_flops = 6.0 * routed * h * ffn;
+    let experts_fwd = flops(
+        permute.add(up).add(act).add(down).add(permute),
+        balanced_flops,
+    );
+    let act_bwd = r.kernel(0.0, 2.0 * 5.0 * paced * ffn);
+    let experts_dgrad = flops(
+        permute.add(down).add(act_bwd).add(up).add(permute),
+        balanced_flops,
+    );
+    let experts_wgrad = flops(up.add(down), balanced_flops);
+    let shared_ffn = f64::from(m.shared_experts) * ffn;
+    let (shared, shared_dgrad, shared_wgrad) = if m.shared_experts == 0 {
+        (OpCost::default(), OpCost::default(), OpCost::default())
+    } else {
+        let (up, act, down) = swiglu(r, 1.0, tokens, h, shared_ffn);
+        let act_bwd = r.kernel(0.0, 2.0 * 5.0 * tokens * shared_ffn);
+        (
+            up.add(act).add(down),
+            down.add(act_bwd).add(up),
+            up.add(down),
+        )
+    };
+    // The router's backward: its GEMM's input and weight gradients.
+    let router_bwd = router_gemm.add(router_gemm).add(top_k);
+    MoeCost {
+        router,
+        experts: experts_fwd,
+        shared,
+        experts_dgrad,
+        experts_wgrad,
+        shared_dgrad: shared_dgrad.add(router_bwd),
+        shared_wgrad,
+    }
+}
+
+/// Parameters of one MoE layer's routed experts on one rank: experts / ep
+/// SwiGLUs of 3 x h x expert_ffn_hidden each (expert tensor parallelism 1).
+pub fn expert_params_per_rank(t: &Transformer, m: &Moe, ep: u32) -> f64 {
+    f64::from(m.experts) / f64::from(ep) * expert_params(t, m)
+}
+
+/// Parameters of one routed expert.
+fn expert_params(t: &Transformer, m: &Moe) -> f64 {
+    3.0 * f64::from(t.hidden) * f64::from(m.expert_ffn_hidden)
+}
+
+/// Parameters of one MoE layer outside its routed experts, whole: the
+/// router (h x experts) and the shared experts' SwiGLUs, which TP splits
+/// like the dense MLP they replace.
+pub fn moe_dense_params_whole(t: &Transformer, m: &Moe) -> f64 {
+    f64::from(t.hidden) * f64::from(m.experts) + f64::from(m.shared_experts) * expert_params(t, m)
+}
+
+/// Parameters of an MoE layer's routed experts, whole.
+pub fn routed_params_whole(t: &Transformer, m: &Moe) -> f64 {
+    f64::from(m.experts) * expert_params(t, m)
+}
+
+/// Parameters one token's forward uses in an MoE layer's experts: its k
+/// routed experts and the shared ones (the active parameters).
+pub fn active_expert_params(t: &Transformer, m: &Moe) -> f64 {
+    f64::from(m.top_k + m.shared_experts) * expert_params(t, m)
+}
+
+/// Whether the builder merges a forward with the backward after it
+/// (`transformer::moe_layer`): EP overlap on a training step whose experts
+/// span ranks, with 1F1B, interleaved 1F1B or DualPipeV, and neither
+/// CoCoNet's fused collectives nor its sliced boundary, whose bookkeeping
+/// follows one pass at a time.
+pub fn merges_passes(s: &Scenario) -> bool {
+    let Workload::Transformer(t) = &s.workload else {
+        return false;
+    };
+    s.overlap.ep
+        && t.moe.is_some()
+        && s.parallel.ep > 1
+        && t.mode == Mode::Train
+        && !(s.overlap.fuse && s.parallel.tp > 1)
+        && crate::workload::pp_boundary::sliced_pieces(s, t).is_none()
+        && matches!(
+            s.parallel.schedule,
+            Schedule::OneFOneB | Schedule::Interleaved | Schedule::DualPipeV
+        )
+}
+
+/// The program of stage `stage` in the order its merged passes need. A
+/// forward's output leaves only when its merged pass ends, so each stage
+/// of 1F1B runs p - stage forwards more before its first backward, two per
+/// stage below it instead of one: stage s then merges the forward of
+/// micro-batch n + 2(p - 1 - s) + 1 with the backward of n, and neither
+/// waits on the other across stages in the steady state. On the last stage
+/// that is the forward of n + 1 with the backward of n, the pairing of
+/// Megatron-LM's combined 1F1B. The interleaved schedule moves each
+/// backward one forward later, which its chunks already stagger.
+/// DualPipeV's program pairs them already. Unchanged unless passes merge.
+pub fn merged_order(s: &Scenario, stage: u32, program: Vec<Step>) -> Vec<Step> {
+    let extra = match s.parallel.schedule {
+        Schedule::OneFOneB => s.parallel.pp - stage,
+        Schedule::Interleaved => 1,
+        _ => 0,
+    };
+    if extra == 0 || !merges_passes(s) {
+        return program;
+    }
+    let mut out = Vec::with_capacity(program.len());
+    // Backwards held back, each with the forward count that releases it.
+    let mut delayed = std::collections::VecDeque::new();
+    let mut forwards = 0;
+    for step in program {
+        if step.pass == Pass::Forward {
+            out.push(step);
+            forwards += 1;
+            while delayed.front().is_some_and(|&(_, at)| at <= forwards) {
+                out.extend(delayed.pop_front().map(|(b, _)| b));
+            }
+        } else {
+            delayed.push_back((step, forwards + extra));
+        }
+    }
+    out.extend(delayed.into_iter().map(|(b, _)| b));
+    out
+}
+
+/// Bytes one MoE layer keeps for its backward per micro-batch on one rank,
+/// beyond what its attention keeps: the dispatched token copies and the
+/// experts' outputs before the combine (h each), the gate and up outputs
+/// (2 f) and their product (f) of each routed copy, at 2 bytes per value;
+/// the shared experts' likewise on every token. Full recomputation keeps
+/// only the layer's input (`memory::activation_bytes_per_layer`).
+pub fn routed_activation_bytes(t: &Transformer, m: &Moe, tp: u32) -> f64 {
+    let h = f64::from(t.hidden);
+    let f = f64::from(m.expert_ffn_hidden);
+    let tokens = tokens_per_rank(t, tp);
+    let copies = tokens * f64::from(m.top_k);
+    2.0 * (copies * (2.0 * h + 3.0 * f) + tokens * 3.0 * f * f64::from(m.shared_experts))
+}
+
+/// Bytes of the all-to-all buffers one rank holds: the dispatch's send and
+/// receive buffers of a micro-batch's token copies (the combine reuses
+/// them).
+pub fn dispatch_buffer_bytes(t: &Transformer, m: &Moe, tp: u32) -> f64 {
+    2.0 * tokens_per_rank(t, tp) * f64::from(m.top_k) * f64::from(t.hidden) * TOKEN_BYTES
+}

@@ -1,0 +1,401 @@
+//! The layers of a step cut at their expert all-to-alls (model.md section
+//! 4c): a dense layer is one segment; an MoE layer's forward is two (the
+//! attention and the router, which launches the dispatch; the experts,
+//! which launch the combine) and its backward three (the shared experts'
+//! backward, which launches the combine's mirror; the experts' input
+//! gradients, which launch the dispatch's mirror; the attention's
+//! backward). Each segment first waits for the all-to-all its own pass
+//! launched last (`EpStream`).
+//!
+//! With `overlap.ep` on, what needs no all-to-all runs under it: the shared
+//! experts under the dispatch (and their weight gradients under the
+//! combine's mirror), the experts' weight gradients under the dispatch's
+//! mirror, delayed as Megatron-LM's `--delay-wgrad-compute` delays them. In
+//! 1F1B and interleaved schedules a forward and the backward after it are
+//! then built as one merged pass (Megatron-LM's 1F1B all-to-all overlap,
+//! `--overlap-moe-expert-parallel-comm`), and in DualPipeV each forward and
+//! backward chunk pair (DeepSeek's `_forward_backward_chunk`): their
+//! segments alternate, so that each one's all-to-all runs under the other's
+//! compute. Off, each all-to-all blocks the compute stream where it is
+//! launched.
+
+use super::{Builder, EP};
+use crate::model::op::{OpKind, Phase};
+use crate::model::scenario::Dispatcher;
+use crate::workload::graph::{CallUse, Meta, TaskId};
+use crate::workload::layer_cost::OpCost;
+use crate::workload::schedule::{Pass, Step};
+use crate::workload::{collective_cost, interference::CHANNEL_SLOTS};
+
+/// The all-to-alls a pass launched and has not waited for yet, with the
+/// owner's compute index at launch (where their window starts).
+#[derive(Clone, Debug, Default)]
+pub(super) struct EpStream {
+    pending: Vec<(TaskId, u32)>,
+}
+
+impl Builder<'_> {
+    /// Segments of layer `layer`'s forward.
+    fn forward_segments(&self, layer: u32) -> u32 {
+        if self.t.is_moe_layer(layer) {
+            2
+        } else {
+            1
+        }
+    }
+
+    /// Segments of layer `layer`'s backward (whole or B).
+    fn backward_segments(&self, layer: u32) -> u32 {
+        if self.t.is_moe_layer(layer) {
+            3
+        } else {
+            1
+        }
+    }
+
+    /// A layer's whole forward, segment after segment.
+    pub(super) fn forward_layer(&mut self, layer: u32, mb: u32, phase: Phase) {
+        for seg in 0..self.forward_segments(layer) {
+            self.forward_segment(layer, mb, phase, seg);
+        }
+    }
+
+    /// A layer's whole backward (`whole`) or its B, segment after segment,
+    /// with its gradients' hand-off.
+    pub(super) fn backward_layer(&mut self, layer: u32, mb: u32, whole: bool) {
+        for seg in 0..self.backward_segments(layer) {
+            self.backward_segment(layer, mb, whole, seg);
+        }
+    }
+
+    fn forward_segment(&mut self, layer: u32, mb: u32, phase: Phase, seg: u32) {
+        self.ep_wait();
+        let dense = !self.t.is_moe_layer(layer);
+        let meta = Meta::new(OpKind::Router, phase).mb(mb).layer(layer);
+        match seg {
+            0 => {
+                self.layer_forward(layer, mb, phase);
+                if dense {
+                    return;
+                }
+                let cost = self.moe_cost();
+                self.compute_all(cost.router, meta);
+                self.ep_launch(meta.op(OpKind::Dispatch));
+                self.beside(cost.shared, meta.op(OpKind::SharedExperts));
+            }
+            _ => {
+                let cost = self.moe_cost();
+                self.compute_all(cost.experts, meta.op(OpKind::Experts));
+                self.ep_launch(meta.op(OpKind::Combine));
+            }
+        }
+    }
+
+    fn backward_segment(&mut self, layer: u32, mb: u32, whole: bool, seg: u32) {
+        self.ep_wait();
+        let moe = self.t.is_moe_layer(layer);
+        let meta = Meta::new(OpKind::SharedExpertsBackward, Phase::Backward)
+            .mb(mb)
+            .layer(layer);
+        match (moe, seg) {
+            (true, 0) => {
+                let cost = self.moe_cost();
+                if cost.shared_dgrad != OpCost::default() {
+                    self.compute_all(cost.shared_dgrad, meta);
+                }
+                self.ep_launch(meta.op(OpKind::Combine));
+                if whole {
+                    self.beside(cost.shared_wgrad, meta.op(OpKind::ExpertsWgrad));
+                }
+            }
+            (true, 1) => {
+                let cost = self.moe_cost();
+                self.compute_all(cost.experts_dgrad, meta.op(OpKind::ExpertsDgrad));
+                self.ep_launch(meta.op(OpKind::Dispatch));
+                if whole {
+                    self.beside(cost.experts_wgrad, meta.op(OpKind::ExpertsWgrad));
+                }
+            }
+            _ if whole => {
+                self.layer_backward(layer, mb);
+                self.layer_grads_done(layer, mb);
+            }
+            _ => self.layer_input_grad(layer, mb),
+        }
+    }
+
+    /// An MoE layer's W: the routed and shared experts' weight gradients.
+    pub(super) fn experts_weight_grad(&mut self, meta: Meta) {
+        let cost = self.moe_cost();
+        self.compute_all(
+            cost.experts_wgrad.add(cost.shared_wgrad),
+            meta.op(OpKind::ExpertsWgrad),
+        );
+    }
+
+    fn moe_cost(&self) -> crate::workload::moe::MoeCost {
+        self.moe_cost.expect("an MoE layer has its costs")
+    }
+
+    /// Compute that needs none of the all-to-alls in flight: with EP
+    /// overlap it runs under them; without, after them.
+    fn beside(&mut self, cost: OpCost, meta: Meta) {
+        if cost == OpCost::default() {
+            return;
+        }
+        if !self.s.overlap.ep {
+            self.ep_wait();
+        }
+        self.compute_all(cost, meta);
+    }
+
+    /// The next compute op of the pass waits for the all-to-alls it launched.
+    pub(super) fn ep_wait(&mut self) {
+        let pending = std::mem::take(&mut self.ep_stream.pending);
+        if pending.is_empty() {
+            return;
+        }
+        for (id, from) in pending {
+            self.close_ep_window(id, from);
+            self.block_all(id);
+        }
+    }
+
+    /// The pass's pending all-to-alls are waited for by `task` (a pipeline
+    /// send of their output), not by the compute stream.
+    pub(super) fn ep_feed(&mut self, task: TaskId) {
+        for &(id, _) in &self.ep_stream.pending {
+            self.g.dep(id, task);
+        }
+    }
+
+    /// Forgets the pending all-to-alls once a send carries them.
+    pub(super) fn ep_fed(&mut self) {
+        for (id, from) in std::mem::take(&mut self.ep_stream.pending) {
+            self.close_ep_window(id, from);
+        }
+    }
+
+    /// An all-to-all's window: its GPU's compute from its launch (compute
+    /// index `from`) until the op that needs it.
+    fn close_ep_window(&mut self, id: TaskId, from: u32) {
+        let gpu = self.g.tasks[id as usize].gpu;
+        let next = self.g.next_compute_index(gpu);
+        if next > from {
+            self.g.set_window(id, from, next - 1);
+        }
+    }
+
+    /// Each member's share of an all-to-all of the EP group, after its
+    /// latest compute op (and whatever that stream's next op awaits): one
+    /// task per link class it crosses, each a transfer per (source,
+    /// destination) pair. Blocking without EP overlap.
+    fn ep_launch(&mut self, meta: Meta) {
+        let Some(traffic) = self.ep_traffic else {
+            return;
+        };
+        let m = self.t.moe.as_ref().expect("an MoE layer");
+        let ep = self.s.parallel.ep;
+        let place = crate::workload::moe::EpPlacement::of(ep, self.s.hardware.gpus_per_node);
+        let deepep = m.dispatcher == Dispatcher::Deepep;
+        // NCCL's all-to-all: its call's channels (grouped sends, `all_to_all`);
+        // DeepEP: the SMs it is given.
+        let nccl = collective_cost::all_to_all(
+            self.cluster.fabric(),
+            ep,
+            place.per_node,
+            traffic.nic_bytes() + traffic.nvlink_bytes(),
+        );
+        let channels = if deepep {
+            m.deepep_sms.min(CHANNEL_SLOTS as u32 - 1)
+        } else {
+            nccl.channels
+        } as u8;
+        let call = CallUse {
+            channels,
+            hbm_per_link_byte: collective_cost::HBM_BYTES_PER_LINK_BYTE_COPY,
+        };
+        let meta = Meta {
+            call: Some(call),
+            kernel: (!deepep).then(|| nccl.kernel()),
+            ..meta
+        };
+        let (stage, replica) = self.group_at;
+        let parts = [
+            (false, traffic.nvlink_peers, traffic.nvlink_pair_bytes),
+            (true, traffic.nic_peers, traffic.nic_pair_bytes),
+        ];
+        for k in 0..self.members.len() {
+            let gpu = self.members[k];
+            for (across, pairs, bytes) in parts {
+                if pairs == 0 || bytes <= 0.0 {
+                    continue;
+                }
+                let tp_rank = self.g.gpus[gpu as usize].tp_rank;
+                let peers =
+                    self.cluster
+                        .ep_peers((stage, replica, tp_rank), ep, across, deepep && across);
+                let pattern = self
+                    .cluster
+                    .ep_pattern(&mut self.g, gpu, pairs, &peers, across);
+                let latency = if across {
+                    self.cluster.network_latency_s()
+                } else {
+                    self.cluster.nvlink_latency_s()
+                };
+                let id = self.g.comm(&[gpu], EP, pattern, bytes, latency, meta);
+                if let Some(last) = self.g.last_compute(gpu) {
+                    self.g.dep(last, id);
+                }
+                let waiting: Vec<TaskId> = self.g.blockers_of(gpu).to_vec();
+                for b in waiting {
+                    self.g.dep(b, id);
+                }
+                if self.s.overlap.ep {
+                    let launched_at = self.g.next_compute_index(gpu);
+                    self.ep_stream.pending.push((id, launched_at));
+                } else {
+                    self.g.block_compute_on(gpu, id);
+                }
+            }
+        }
+    }
+
+    /// Whether a forward step and the backward after it are built as one
+    /// merged pass (see the module's note).
+    pub(super) fn merges(&self, first: &Step, second: &Step) -> bool {
+        crate::workload::moe::merges_passes(self.s)
+            && first.pass == Pass::Forward
+            && matches!(second.pass, Pass::Backward | Pass::InputGrad)
+            && (first.micro_batch, first.chunk) != (second.micro_batch, second.chunk)
+    }
+
+    /// A forward step and a backward step as one merged pass: their
+    /// segments alternate, each pass waiting only for its own all-to-alls.
+    /// Returns the FLOPs (model, executed) each added on each member, for
+    /// the steady state's unit.
+    pub(super) fn merged(
+        &mut self,
+        replica: u32,
+        stage: u32,
+        f: Step,
+        b: Step,
+    ) -> [Vec<(f64, f64)>; 2] {
+        let pp = self.cluster.layout.pp;
+        let schedule = self.s.parallel.schedule;
+        let last_vs = self.virtual_stages_total() - 1;
+        let (vs_f, vs_b) = (
+            schedule.virtual_stage(stage, f.chunk, pp),
+            schedule.virtual_stage(stage, b.chunk, pp),
+        );
+        let whole = b.pass == Pass::Backward;
+        let forward: Vec<(u32, u32)> = self
+            .layers_of(vs_f)
+            .flat_map(|l| (0..self.forward_segments(l)).map(move |s| (l, s)))
+            .collect();
+        let backward: Vec<(u32, u32)> = self
+            .layers_of(vs_b)
+            .rev()
+            .flat_map(|l| (0..self.backward_segments(l)).map(move |s| (l, s)))
+            .collect();
+        let mut streams = [EpStream::default(), EpStream::default()];
+        let mut added: [Vec<(f64, f64)>; 2] = [
+            vec![(0.0, 0.0); self.members.len()],
+            vec![(0.0, 0.0); self.members.len()],
+        ];
+        let rounds = forward.len().max(backward.len());
+        for i in 0..=rounds {
+            for pass in 0..2 {
+                if self.g.over_cap() {
+                    return added;
+                }
+                std::mem::swap(&mut self.ep_stream, &mut streams[pass]);
+                let before: Vec<(f64, f64)> = self
+                    .members
+                    .iter()
+                    .map(|&m| self.g.flops[m as usize])
+                    .collect();
+                if pass == 0 {
+                    self.merged_forward(replica, vs_f, last_vs, f.micro_batch, &forward, i);
+                } else {
+                    let segs = &backward;
+                    self.merged_backward(replica, vs_b, last_vs, b.micro_batch, whole, segs, i);
+                }
+                for (k, (model, executed)) in before.into_iter().enumerate() {
+                    let now = self.g.flops[self.members[k] as usize];
+                    added[pass][k].0 += now.0 - model;
+                    added[pass][k].1 += now.1 - executed;
+                }
+                std::mem::swap(&mut self.ep_stream, &mut streams[pass]);
+            }
+        }
+        added
+    }
+
+    /// Round `i` of the merged pass's forward: its receive before the first
+    /// segment, segment `i`, and its logits and send after the last.
+    fn merged_forward(
+        &mut self,
+        replica: u32,
+        vs: u32,
+        last_vs: u32,
+        mb: u32,
+        segs: &[(u32, u32)],
+        i: usize,
+    ) {
+        if i == 0 && vs > 0 {
+            self.receive(replica, vs - 1, mb, Pass::Forward, Phase::Forward);
+        }
+        if let Some(&(layer, seg)) = segs.get(i) {
+            if seg == 0 {
+                self.before_layer(layer, Phase::Forward);
+            }
+            self.forward_segment(layer, mb, Phase::Forward, seg);
+        }
+        if i + 1 == segs.len() {
+            self.forward_tail(replica, vs, last_vs, mb);
+        }
+    }
+
+    /// After a forward's last layer: the logits on the last virtual stage,
+    /// else the send of its output (which waits for the last combine).
+    pub(super) fn forward_tail(&mut self, replica: u32, vs: u32, last_vs: u32, mb: u32) {
+        if vs == last_vs {
+            self.ep_wait();
+            let meta = Meta::new(OpKind::Logits, Phase::Forward).mb(mb);
+            self.compute_all(self.cost.logits, meta);
+        } else {
+            self.send(replica, vs, mb, Pass::Forward);
+        }
+    }
+
+    /// Round `i` of the merged pass's backward, as [`Self::merged_forward`].
+    #[allow(clippy::too_many_arguments)]
+    fn merged_backward(
+        &mut self,
+        replica: u32,
+        vs: u32,
+        last_vs: u32,
+        mb: u32,
+        whole: bool,
+        segs: &[(u32, u32)],
+        i: usize,
+    ) {
+        if i == 0 {
+            self.backward_head(replica, vs, last_vs, mb);
+        }
+        if let Some(&(layer, seg)) = segs.get(i) {
+            if seg == 0 {
+                self.before_layer(layer, Phase::Backward);
+                if self.t.recompute == crate::model::scenario::Recompute::Full {
+                    self.forward_layer(layer, mb, Phase::Recompute);
+                    self.ep_wait();
+                }
+            }
+            self.backward_segment(layer, mb, whole, seg);
+        }
+        if i + 1 == segs.len() {
+            self.backward_tail(replica, vs, mb, whole);
+        }
+    }
+}

@@ -1,0 +1,444 @@
+//! "Measured vs simulated": an imported profiler trace
+//! (`overlap_core::trace_import`) drawn above the current scenario's
+//! timeline on one time axis, as a [`DisplayList`] in [`Role`]s like the
+//! simulated timeline's, so that the canvas and the SVG writer paint it;
+//! the two sides' figures as rows; and one sentence that says where they
+//! differ most.
+//!
+//! The measured side has a row per GPU stream: compute in the compute
+//! colour, communication in its axis's colour where the trace says the
+//! axis ([`Role::UnknownComm`] where it does not), copies and sets muted
+//! and half as tall. The simulated side has each drawn GPU's compute lane and its
+//! communication lanes that hold anything, with the exposed part of each
+//! collective hatched.
+//! Bars that fall within half a pixel of the bar drawn before them on
+//! their row are merged into it, so a row holds about one rectangle per
+//! pixel however many kernels it has.
+
+use overlap_core::timeline::{Axis, Interval, Phase, Timeline};
+use overlap_core::trace_import::bars::{BarClass, Measured, MeasuredRow};
+use overlap_core::trace_import::classify::Axis as TraceAxis;
+use overlap_core::trace_import::compare::{compare, Compared, Figure, Unit};
+use overlap_core::trace_import::Imported;
+use overlap_core::Report;
+
+use crate::display_list::{text_width_px, Align, DisplayList, Rect, Shape};
+use crate::format;
+use crate::palette::Role;
+
+/// The gutter left of the rows, for their labels, px.
+pub const LEFT_PX: f64 = 150.0;
+/// Space right of the rows, px.
+const RIGHT_PX: f64 = 12.0;
+/// The time axis strip, px.
+const AXIS_PX: f64 = 22.0;
+/// A heading above each side, px.
+const HEADING_PX: f64 = 22.0;
+/// A row, px, and the gap below it.
+const ROW_PX: f64 = 14.0;
+const ROW_GAP_PX: f64 = 3.0;
+/// Measured rows drawn at most (the figures cover every GPU): more would
+/// be a wall of streams taller than a screen.
+pub const MAX_MEASURED_ROWS: usize = 32;
+/// Simulated GPUs drawn at most, for the same reason.
+pub const MAX_SIMULATED_GPUS: usize = 4;
+/// A simulated collective wider than this gets its exposed part hatched, px.
+const HATCH_MIN_PX: f64 = 3.0;
+/// Space kept free between two tick labels, px.
+const TICK_GAP_PX: f64 = 10.0;
+
+/// The colour of a measured bar.
+pub fn bar_role(class: BarClass) -> Role {
+    match class {
+        BarClass::Compute => Role::Phase(Phase::Forward),
+        BarClass::Memcpy | BarClass::Memset => Role::Muted,
+        BarClass::Comm(TraceAxis::Tp) => Role::Axis(Axis::Tp),
+        BarClass::Comm(TraceAxis::Pp) => Role::Axis(Axis::Pp),
+        BarClass::Comm(TraceAxis::Dp) => Role::Axis(Axis::Dp),
+        BarClass::Comm(TraceAxis::Ep) => Role::Axis(Axis::Ep),
+        BarClass::Comm(TraceAxis::Cp) => Role::Axis(Axis::Cp),
+        BarClass::Comm(TraceAxis::Unknown) => Role::UnknownComm,
+    }
+}
+
+/// Where a bar of `role` sits in its row: (offset from the row's top, height).
+/// Copies and sets are muted and half as tall, so that they read apart from
+/// compute, whose grey is near theirs, without colour.
+fn bar_span(role: Role) -> (f64, f64) {
+    if role == Role::Muted {
+        (ROW_PX / 2.0, ROW_PX / 2.0)
+    } else {
+        (0.0, ROW_PX)
+    }
+}
+
+/// A measured row's label: "rank 3 GPU 0 · s7".
+pub fn row_label(row: &MeasuredRow) -> String {
+    match row.rank {
+        Some(r) => format!("rank {r} GPU {} · s{}", row.device, row.stream),
+        None => format!("GPU {} · s{}", row.device, row.stream),
+    }
+}
+
+/// Adds bars to one row, merging those within half a pixel of the one
+/// before; true when some were merged.
+fn row_bars(
+    list: &mut DisplayList,
+    y: f64,
+    x_of: &dyn Fn(f64) -> f64,
+    bars: impl Iterator<Item = (f64, f64, Role)>,
+) -> bool {
+    let mut merged = false;
+    let mut cur: Option<(f64, f64, Role)> = None;
+    let flush = |list: &mut DisplayList, c: (f64, f64, Role)| {
+        let (top, h) = bar_span(c.2);
+        list.rect(c.2, c.0, y + top, (c.1 - c.0).max(1.0), h);
+    };
+    for (a, b, role) in bars {
+        let (x0, x1) = (x_of(a), x_of(b));
+        match cur {
+            Some((c0, c1, r)) if r == role && x0 <= c1 + 0.5 => cur = Some((c0, c1.max(x1), r)),
+            // Inside the pixels already painted (a rectangle is at least a
+            // pixel wide): the bar before stands for it.
+            Some((c0, c1, _)) if x1 <= c1.max(c0 + 1.0) => {
+                merged = true;
+            }
+            _ => {
+                if let Some(c) = cur {
+                    flush(list, c);
+                }
+                cur = Some((x0, x1, role));
+            }
+        }
+    }
+    if let Some(c) = cur {
+        flush(list, c);
+    }
+    merged
+}
+
+/// The rows of the simulated side: (GPU, lane index 0 for compute or 1 +
+/// the axis's index) for the first [`MAX_SIMULATED_GPUS`] GPUs, their
+/// empty communication lanes left out.
+fn simulated_rows(t: &Timeline) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    for (g, gpu) in t.gpus.iter().enumerate().take(MAX_SIMULATED_GPUS) {
+        out.push((g, 0));
+        for axis in Axis::ALL {
+            if !gpu.comm[axis.index()].is_empty() {
+                out.push((g, 1 + axis.index()));
+            }
+        }
+    }
+    out
+}
+
+/// The simulated side's caption and timeline.
+pub struct Simulated<'a> {
+    /// What it is ("Simulated: 1F1B, TP 2, DP 4").
+    pub caption: String,
+    /// Its timeline.
+    pub timeline: &'a Timeline,
+}
+
+/// The picture, `width` px wide: the time axis over the longer of the
+/// measured step and the simulated one, the measured rows under their
+/// heading, then the simulated rows under theirs, then a legend.
+pub fn draw(
+    measured: &Measured,
+    figures: &Imported,
+    sim: Option<&Simulated>,
+    width: f64,
+) -> DisplayList {
+    let right = (width - RIGHT_PX).max(LEFT_PX + 40.0);
+    let span_s = sim
+        .map_or(0.0, |s| s.timeline.step_time_s)
+        .max(measured.span_s)
+        .max(1e-9);
+    let x_of = |t: f64| LEFT_PX + t / span_s * (right - LEFT_PX);
+    let m_rows = measured.rows.len().min(MAX_MEASURED_ROWS);
+    let s_rows = sim.map_or(Vec::new(), |s| simulated_rows(s.timeline));
+    let row_h = ROW_PX + ROW_GAP_PX;
+    let m_top = AXIS_PX + HEADING_PX;
+    let s_heading = m_top + m_rows as f64 * row_h + 4.0;
+    let s_top = s_heading + HEADING_PX;
+    let bottom = if sim.is_some() {
+        s_top + s_rows.len() as f64 * row_h
+    } else {
+        s_heading
+    };
+    let height = bottom + 6.0 + legend_layout(right).1 as f64 * LEGEND_LINE_PX;
+    let mut list = DisplayList::new(right + RIGHT_PX, height);
+    list.rect(Role::Background, 0.0, 0.0, list.width, list.height);
+    ticks(&mut list, span_s, &x_of, right, bottom);
+
+    // The measured side.
+    let gpus = figures.gpus.len();
+    let hidden_rows = measured.rows.len() - m_rows;
+    let mut heading = format!(
+        "Measured: {} GPU{} from {} file{}, first profiled step",
+        gpus,
+        if gpus == 1 { "" } else { "s" },
+        figures.files.len(),
+        if figures.files.len() == 1 { "" } else { "s" },
+    );
+    if hidden_rows > 0 {
+        heading += &format!(" ({hidden_rows} more streams not drawn; the figures count them)");
+    }
+    list.text(
+        Role::Text,
+        4.0,
+        AXIS_PX + HEADING_PX / 2.0,
+        Align::Start,
+        heading,
+    );
+    let mut first = 0;
+    for (r, row) in measured.rows.iter().enumerate().take(m_rows) {
+        let y = m_top + r as f64 * row_h;
+        list.rect(Role::Lane, LEFT_PX, y, right - LEFT_PX, ROW_PX);
+        label(&mut list, y, row_label(row));
+        // Bars are sorted by row: this row's are the next run.
+        let end = first + measured.bars[first..].partition_point(|b| b.row as usize == r);
+        let bars = measured.bars[first..end]
+            .iter()
+            .map(|b| (b.start_s, b.end_s, bar_role(b.class)));
+        list.merged |= row_bars(&mut list, y, &x_of, bars);
+        first = end;
+    }
+
+    // The simulated side.
+    if let Some(s) = sim {
+        list.text(
+            Role::Text,
+            4.0,
+            s_heading + HEADING_PX / 2.0,
+            Align::Start,
+            s.caption.clone(),
+        );
+        for (i, &(g, lane)) in s_rows.iter().enumerate() {
+            let y = s_top + i as f64 * row_h;
+            let gpu = &s.timeline.gpus[g];
+            list.rect(Role::Lane, LEFT_PX, y, right - LEFT_PX, ROW_PX);
+            let (bars, name): (&[Interval], &str) = if lane == 0 {
+                (&gpu.compute, "compute")
+            } else {
+                (&gpu.comm[lane - 1], Axis::ALL[lane - 1].label())
+            };
+            label(&mut list, y, format!("GPU {} {name}", gpu.rank));
+            let axis = (lane > 0).then(|| Axis::ALL[lane - 1]);
+            let role = |iv: &Interval| match axis {
+                Some(a) => Role::Axis(a),
+                None => Role::Phase(iv.phase),
+            };
+            list.merged |= row_bars(
+                &mut list,
+                y,
+                &x_of,
+                bars.iter().map(|iv| (iv.start_s, iv.end_s, role(iv))),
+            );
+            if axis.is_some() {
+                for iv in bars.iter().filter(|iv| iv.exposed_s > 0.0) {
+                    let (x0, x1) = (x_of(iv.exposed_from_s), x_of(iv.end_s));
+                    if x1 - x0 >= HATCH_MIN_PX {
+                        list.shapes.push(Shape::Hatch {
+                            rect: Rect {
+                                x: x0,
+                                y,
+                                w: x1 - x0,
+                                h: ROW_PX,
+                            },
+                        });
+                    }
+                }
+            }
+        }
+    }
+    legend(&mut list, bottom + 6.0, right);
+    list
+}
+
+fn label(list: &mut DisplayList, y: f64, text: String) {
+    list.shapes.push(Shape::Text {
+        x: LEFT_PX - 6.0,
+        y: y + ROW_PX / 2.0,
+        text: text.into(),
+        fill: Role::Muted,
+        align: Align::End,
+        clip: Some(Rect {
+            x: 0.0,
+            y,
+            w: LEFT_PX - 4.0,
+            h: ROW_PX,
+        }),
+    });
+}
+
+/// Tick marks and labels along the top, grid lines down to `bottom`.
+fn ticks(list: &mut DisplayList, span_s: f64, x_of: &dyn Fn(f64) -> f64, right: f64, bottom: f64) {
+    let step = format::nice_step(span_s, ((right - LEFT_PX) / 90.0).max(2.0));
+    let mut free_from = f64::NEG_INFINITY;
+    let mut k = 0u32;
+    loop {
+        let t = f64::from(k) * step;
+        if t > span_s * (1.0 + 1e-9) || k > 200 {
+            break;
+        }
+        let x = x_of(t).round() + 0.5;
+        list.rect(Role::Grid, x, AXIS_PX - 4.0, 1.0, bottom - AXIS_PX + 4.0);
+        let text = format::tick(t, step);
+        let w = text_width_px(&text);
+        let (align, x0) = if x + w / 2.0 > right {
+            (Align::End, x - w)
+        } else {
+            (Align::Middle, x - w / 2.0)
+        };
+        if x0 >= free_from {
+            free_from = x0 + w + TICK_GAP_PX;
+            list.text(Role::Muted, x, AXIS_PX / 2.0 - 1.0, align, text);
+        }
+        k += 1;
+    }
+}
+
+/// What each colour means: a swatch and a word each, wrapped to `right`.
+const LEGEND: [(Option<Role>, &str); 12] = [
+    (
+        Some(Role::Phase(Phase::Forward)),
+        "compute (measured), forward",
+    ),
+    (Some(Role::Phase(Phase::Backward)), "backward"),
+    (Some(Role::Phase(Phase::Step)), "optimizer step"),
+    (Some(Role::Axis(Axis::Tp)), "TP"),
+    (Some(Role::Axis(Axis::Pp)), "PP"),
+    (Some(Role::Axis(Axis::Dp)), "DP"),
+    (Some(Role::Axis(Axis::Ep)), "EP"),
+    (Some(Role::Axis(Axis::Cp)), "CP"),
+    (Some(Role::UnknownComm), "axis unknown"),
+    (Some(Role::Muted), "copy or set"),
+    // The hatch of an exposed span.
+    (None, "exposed (simulated)"),
+    (Some(Role::Lane), "idle"),
+];
+/// A legend line, px.
+const LEGEND_LINE_PX: f64 = 18.0;
+
+/// Where each legend entry goes: (x, line) per entry, and the lines used.
+fn legend_layout(right: f64) -> (Vec<(f64, usize)>, usize) {
+    let mut x = LEFT_PX;
+    let mut line = 0;
+    let mut out = Vec::with_capacity(LEGEND.len());
+    for (_, text) in LEGEND {
+        let w = 12.0 + 4.0 + text_width_px(text) + 14.0;
+        if x + w > right + RIGHT_PX && x > LEFT_PX {
+            line += 1;
+            x = LEFT_PX;
+        }
+        out.push((x, line));
+        x += w;
+    }
+    (out, line + 1)
+}
+
+fn legend(list: &mut DisplayList, top: f64, right: f64) {
+    let (places, _) = legend_layout(right);
+    for ((role, text), (x, line)) in LEGEND.into_iter().zip(places) {
+        let y = top + 8.0 + line as f64 * LEGEND_LINE_PX;
+        let swatch = Rect {
+            x,
+            y: y - 5.0,
+            w: 12.0,
+            h: 10.0,
+        };
+        match role {
+            Some(role) => {
+                let (top, h) = bar_span(role);
+                let scale = swatch.h / ROW_PX;
+                list.rect(role, swatch.x, swatch.y + top * scale, swatch.w, h * scale);
+            }
+            None => list.shapes.push(Shape::Hatch { rect: swatch }),
+        }
+        if role == Some(Role::Lane) {
+            list.shapes.push(Shape::Outline {
+                rect: swatch,
+                stroke: Role::Grid,
+                width: 1.0,
+            });
+        }
+        list.text(Role::Text, x + 16.0, y, Align::Start, text);
+    }
+}
+
+/// The two sides' figures, as the page lists them: (label, measured,
+/// simulated), each written with its unit; "–" where a side has none.
+pub fn rows(m: &Imported, r: &Report) -> Vec<(String, String, String)> {
+    let shown = |v: Option<f64>, unit: Unit| match (v, unit) {
+        (None, _) => "–".to_string(),
+        (Some(v), Unit::Ms) => format::ms(v),
+        (Some(v), Unit::Share) => format::pct(v),
+    };
+    compare(m, r)
+        .into_iter()
+        .map(|c| {
+            let label = c.label.trim_end_matches(" ms").to_string();
+            (label, shown(c.measured, c.unit), shown(c.simulated, c.unit))
+        })
+        .collect()
+}
+
+/// What a row is called in the sentence.
+fn called(c: &Compared) -> String {
+    match &c.figure {
+        Figure::Compute => "compute".to_string(),
+        Figure::Exposed => "exposed communication".to_string(),
+        Figure::AxisExposed(a) => format!("{} exposed", a.label()),
+        _ => c.label.clone(),
+    }
+}
+
+/// Where the two differ most, in one sentence: of the parts of the step
+/// (compute and each axis's exposed communication; exposed communication
+/// as a whole when the trace leaves some of it on an axis the simulator
+/// has not), the one with the largest gap, and the two steps beside it.
+pub fn sentence(m: &Imported, r: &Report) -> String {
+    let all = compare(m, r);
+    let by_axis = !all
+        .iter()
+        .any(|c| matches!(c.figure, Figure::OtherExposed(_)));
+    let step = all.iter().find(|c| c.figure == Figure::Step);
+    let parts = all.iter().filter(|c| match c.figure {
+        Figure::Compute => true,
+        Figure::Exposed => !by_axis,
+        Figure::AxisExposed(_) => by_axis,
+        _ => false,
+    });
+    let gap = |c: &&Compared| (c.measured.unwrap_or(0.0) - c.simulated.unwrap_or(0.0)).abs();
+    let steps = step.map_or(String::new(), |s| {
+        format!(
+            " (step: measured {}, simulated {})",
+            format::ms(s.measured.unwrap_or(0.0)),
+            format::ms(s.simulated.unwrap_or(0.0))
+        )
+    });
+    // The first of equal gaps: compute, then the axes in lane order.
+    let Some(most) = parts.fold(None::<&Compared>, |best, c| match best {
+        Some(b) if gap(&b) >= gap(&c) => Some(b),
+        _ => Some(c),
+    }) else {
+        return String::new();
+    };
+    // A gap under 1% of the simulated step is within the export's rounding
+    // and the profiler's own overhead: the two agree.
+    let tolerance = 0.01 * r.step_time_ms;
+    if gap(&most) <= tolerance {
+        return format!(
+            "Measured and simulated agree within {} on compute and on exposed communication{steps}.",
+            format::ms(tolerance)
+        );
+    }
+    let what = called(most);
+    format!(
+        "They differ most in {what}: measured {what} {}, simulated {}{steps}.",
+        format::ms(most.measured.unwrap_or(0.0)),
+        format::ms(most.simulated.unwrap_or(0.0))
+    )
+}

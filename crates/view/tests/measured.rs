@@ -1,0 +1,326 @@
+//! The "measured vs simulated" view: an imported trace above the simulated
+//! timeline on one time axis, the rows of figures, and the sentence that
+//! says where the two differ most.
+
+use overlap_core::kineto::rank_traces;
+use overlap_core::timeline::Axis;
+use overlap_core::trace_import::bars::{Bar, BarClass, Measured, MeasuredRow};
+use overlap_core::trace_import::classify::Axis as TraceAxis;
+use overlap_core::trace_import::{import_sources, AxisFigures, Imported};
+use overlap_core::{presets, simulate, Report, Simulation};
+use overlap_view::display_list::Shape;
+use overlap_view::measured::{draw, rows, sentence, Simulated, LEFT_PX, MAX_MEASURED_ROWS};
+use overlap_view::palette::{Role, LIGHT};
+use overlap_view::svg;
+
+/// A preset simulated, exported as Kineto traces and imported again.
+fn round_trip(preset: &str) -> (Simulation, Imported, Measured) {
+    let s = presets::scenario(preset).unwrap();
+    let sim = simulate(&s);
+    let sources: Vec<_> = rank_traces(&s, &sim.timeline)
+        .into_iter()
+        .map(|t| {
+            let bytes = t.json.into_bytes();
+            (t.file_name, bytes.len() as u64, std::io::Cursor::new(bytes))
+        })
+        .collect();
+    let (figures, measured) = import_sources(sources).unwrap();
+    (sim, figures, measured)
+}
+
+fn exposed(ms: f64) -> AxisFigures {
+    AxisFigures {
+        comm_ms: ms * 2.0,
+        exposed_ms: ms,
+        ..AxisFigures::default()
+    }
+}
+
+/// The measured figures made to state axes: the report's, with `dp`'s
+/// exposed time set.
+fn with_axes(m: &Imported, r: &Report, dp_ms: f64) -> Imported {
+    let mut m = m.clone();
+    m.over_ranks.axes.clear();
+    for a in Axis::ALL {
+        let ms = if a == Axis::Dp {
+            dp_ms
+        } else {
+            r.axes.get(a).exposed_ms
+        };
+        m.over_ranks.axes.insert(a.name().to_string(), exposed(ms));
+    }
+    m.over_ranks.compute_ms = r.compute_ms;
+    m.over_ranks.step_ms = r.step_time_ms;
+    m
+}
+
+#[test]
+fn the_sentence_names_the_part_that_differs_most() {
+    let (sim, m, _) = round_trip("didactic");
+    let r = &sim.report;
+    let sim_dp = r.axes.get(Axis::Dp).exposed_ms;
+    let m2 = with_axes(&m, r, sim_dp + 19.0);
+    let text = sentence(&m2, r);
+    let want = format!(
+        "They differ most in DP exposed: measured DP exposed {}, simulated {} (step: measured {}, simulated {}).",
+        overlap_view::format::ms(sim_dp + 19.0),
+        overlap_view::format::ms(sim_dp),
+        overlap_view::format::ms(r.step_time_ms),
+        overlap_view::format::ms(r.step_time_ms),
+    );
+    assert_eq!(text, want);
+    // Compute off by more than DP: compute is named.
+    let mut m3 = m2.clone();
+    m3.over_ranks.compute_ms = r.compute_ms + 25.0;
+    assert!(sentence(&m3, r).starts_with("They differ most in compute: measured compute "));
+    // Equal to the report: they agree.
+    let same = with_axes(&m, r, sim_dp);
+    assert!(
+        sentence(&same, r).starts_with("Measured and simulated agree within "),
+        "{}",
+        sentence(&same, r)
+    );
+}
+
+#[test]
+fn a_trace_without_axes_is_compared_on_exposed_communication_as_a_whole() {
+    // A trace that states no process group: every collective is of an
+    // unknown axis, so the axes cannot be told apart.
+    let (sim, mut m, _) = round_trip("didactic");
+    let r = &sim.report;
+    let whole = AxisFigures {
+        comm_ms: m.over_ranks.comm_ms,
+        exposed_ms: m.over_ranks.exposed_ms,
+        ..AxisFigures::default()
+    };
+    m.over_ranks.axes = [("unknown".to_string(), whole)].into_iter().collect();
+    let mut m2 = m.clone();
+    m2.over_ranks.compute_ms = r.compute_ms;
+    m2.over_ranks.exposed_ms += 40.0;
+    let text = sentence(&m2, r);
+    assert!(
+        text.starts_with(
+            "They differ most in exposed communication: measured exposed communication "
+        ),
+        "{text}"
+    );
+    let listed = rows(&m, r);
+    let labels: Vec<&str> = listed.iter().map(|r| r.0.as_str()).collect();
+    assert_eq!(
+        labels,
+        vec![
+            "step",
+            "compute",
+            "comm",
+            "exposed",
+            "hidden",
+            "HTA overlap",
+            "TP exposed",
+            "PP exposed",
+            "DP exposed",
+            "unknown exposed"
+        ]
+    );
+    // The unknown axis has no simulated counterpart.
+    assert_eq!(listed.last().unwrap().2, "–");
+}
+
+fn rects(
+    list: &overlap_view::display_list::DisplayList,
+) -> Vec<(overlap_view::display_list::Rect, Role)> {
+    list.shapes
+        .iter()
+        .filter_map(|s| match s {
+            Shape::Rect { rect, fill } => Some((*rect, *fill)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn measured_above_simulated_on_one_time_axis() {
+    let (sim, m, measured) = round_trip("didactic");
+    let caption = "Simulated: didactic".to_string();
+    let side = Simulated {
+        caption: caption.clone(),
+        timeline: &sim.timeline,
+    };
+    let list = draw(&measured, &m, Some(&side), 1000.0);
+    let texts: Vec<&str> = list
+        .shapes
+        .iter()
+        .filter_map(|s| match s {
+            Shape::Text { text, .. } => Some(text.as_ref()),
+            _ => None,
+        })
+        .collect();
+    let at = |t: &str| {
+        texts
+            .iter()
+            .position(|x| x.starts_with(t))
+            .unwrap_or_else(|| panic!("no {t}: {texts:?}"))
+    };
+    // The measured heading and rows come first, the simulated after.
+    assert!(at("Measured: ") < at(&caption));
+    assert!(at("rank 0 GPU ") < at(&caption));
+    assert!(at(&caption) < at("GPU 0 compute"));
+    assert!(texts.contains(&"axis unknown"));
+    let heading_y = |t: &str| {
+        list.shapes
+            .iter()
+            .find_map(|s| match s {
+                Shape::Text { text, y, .. } if text.starts_with(t) => Some(*y),
+                _ => None,
+            })
+            .unwrap()
+    };
+
+    // The export states each collective's process group: measured and
+    // simulated collectives alike in their axis's colour, none unknown;
+    // the simulated ones with their exposed part hatched.
+    let all = rects(&list);
+    let above = |y: f64| y < heading_y(&caption);
+    for axis in [Axis::Tp, Axis::Dp] {
+        assert!(
+            all.iter()
+                .any(|(r, role)| *role == Role::Axis(axis) && above(r.y)),
+            "{axis:?}"
+        );
+        assert!(
+            all.iter()
+                .any(|(r, role)| *role == Role::Axis(axis) && !above(r.y)),
+            "{axis:?}"
+        );
+    }
+    // (The legend's swatch is 10 px tall; bars are a row's 14.)
+    assert!(!all
+        .iter()
+        .any(|(r, role)| *role == Role::UnknownComm && r.h == 14.0));
+    assert!(list.shapes.iter().any(|s| matches!(s, Shape::Hatch { .. })));
+    // One time axis: the measured step and the simulated one are the same
+    // length (the export's whole µs apart), so the last bars of both end at
+    // the same x.
+    let split = heading_y(&caption);
+    let bar_end = |above: bool| {
+        all.iter()
+            .filter(|(r, role)| {
+                r.x >= LEFT_PX
+                    && (r.y < split) == above
+                    && r.y > heading_y("Measured: ")
+                    && !matches!(role, Role::Lane | Role::Grid | Role::Background)
+                    && r.h == 14.0
+            })
+            .map(|(r, _)| r.right())
+            .fold(0.0, f64::max)
+    };
+    let (measured_end, simulated_end) = (bar_end(true), bar_end(false));
+    assert!(
+        (measured_end - simulated_end).abs() < 1.0,
+        "{measured_end} vs {simulated_end}"
+    );
+    // Every colour is the palette's: the SVG writes it.
+    let text = svg::write(&list, &LIGHT, "measured vs simulated");
+    assert!(text.contains(LIGHT.axis[Axis::Dp.index()]));
+}
+
+#[test]
+fn a_row_of_a_million_kernels_draws_about_a_rectangle_per_pixel() {
+    let n = 1_000_000;
+    let bars: Vec<Bar> = (0..n)
+        .map(|i| Bar {
+            row: 0,
+            start_s: f64::from(i) * 1e-6,
+            end_s: f64::from(i) * 1e-6 + 4e-7,
+            // Compute and communication interleaved: nothing merges by colour.
+            class: if i % 2 == 0 {
+                BarClass::Compute
+            } else {
+                BarClass::Comm(TraceAxis::Tp)
+            },
+        })
+        .collect();
+    let measured = Measured {
+        rows: vec![MeasuredRow {
+            gpu: 0,
+            rank: Some(0),
+            device: 0,
+            stream: 7,
+        }],
+        bars,
+        span_s: 1.0,
+    };
+    let (_, m, _) = round_trip("didactic");
+    let list = draw(&measured, &m, None, 1000.0);
+    let bars = rects(&list)
+        .into_iter()
+        .filter(|(_, r)| matches!(r, Role::Axis(Axis::Tp) | Role::Phase(_)))
+        .count();
+    assert!(list.merged);
+    // One rectangle per pixel of the 838 px row (1000 px less the gutter
+    // and the right margin), give or take the row's ends, and the legend's
+    // four swatches of these colours (compute, backward, step, TP).
+    assert!((838..=846).contains(&bars), "{bars}");
+}
+
+#[test]
+fn rows_beyond_the_limit_are_counted_in_the_heading() {
+    let (_, m, _) = round_trip("didactic");
+    let rows: Vec<MeasuredRow> = (0..MAX_MEASURED_ROWS as i64 + 5)
+        .map(|s| MeasuredRow {
+            gpu: 0,
+            rank: None,
+            device: 0,
+            stream: s,
+        })
+        .collect();
+    let measured = Measured {
+        rows,
+        bars: vec![],
+        span_s: 0.01,
+    };
+    let list = draw(&measured, &m, None, 800.0);
+    assert!(list.shapes.iter().any(|s| matches!(s,
+        Shape::Text { text, .. } if text.ends_with("(5 more streams not drawn; the figures count them)"))));
+    // Rows are 14 px tall (the legend's swatch for idle is 10).
+    let lanes = rects(&list)
+        .iter()
+        .filter(|(rect, r)| *r == Role::Lane && rect.h == 14.0)
+        .count();
+    assert_eq!(lanes, MAX_MEASURED_ROWS);
+}
+
+#[test]
+fn copies_and_sets_are_half_bars_apart_from_compute() {
+    let (_, m, _) = round_trip("didactic");
+    let bar = |start_s: f64, class| Bar {
+        row: 0,
+        start_s,
+        end_s: start_s + 0.1,
+        class,
+    };
+    let measured = Measured {
+        rows: vec![MeasuredRow {
+            gpu: 0,
+            rank: None,
+            device: 0,
+            stream: 7,
+        }],
+        bars: vec![bar(0.0, BarClass::Compute), bar(0.5, BarClass::Memcpy)],
+        span_s: 1.0,
+    };
+    let list = draw(&measured, &m, None, 800.0);
+    let bars: Vec<_> = rects(&list)
+        .into_iter()
+        .filter(|(r, role)| {
+            r.x >= LEFT_PX && r.w > 50.0 && matches!(role, Role::Muted | Role::Phase(_))
+        })
+        .collect();
+    assert_eq!(bars.len(), 2, "{bars:?}");
+    assert_eq!(
+        (bars[0].1, bars[0].0.h),
+        (Role::Phase(overlap_core::timeline::Phase::Forward), 14.0)
+    );
+    assert_eq!((bars[1].1, bars[1].0.h), (Role::Muted, 7.0));
+    // On the row's lower half.
+    assert_eq!(bars[1].0.y, bars[0].0.y + 7.0);
+}

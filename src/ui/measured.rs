@@ -1,0 +1,228 @@
+//! "Measured vs simulated": open a PyTorch profiler trace by the file
+//! picker or by dropping it on the section; it is read in a worker on this
+//! machine and never uploaded (`worker::importer`). Once read, the trace
+//! is drawn above the current scenario's timeline on one time axis (the
+//! display list of `overlap_view::measured`, painted by the timeline's
+//! canvas backend), with the two sides' figures in two columns and one
+//! sentence saying where they differ most.
+
+use leptos::html;
+use leptos::prelude::*;
+use overlap_view::measured::{self, Simulated};
+use overlap_view::slide;
+use wasm_bindgen::JsCast;
+
+use crate::state::AppState;
+use crate::timeline::{canvas, theme};
+use crate::worker::importer::{ImportView, Importer};
+
+/// The caption of the simulated side: the scenario's preset, as a slide names it.
+fn caption(state: AppState) -> String {
+    state.resolved.with_untracked(|scenario| {
+        let title = scenario
+            .as_ref()
+            .and_then(|s| slide::drawn_preset(s, &state.preset_id.get_untracked()))
+            .map_or("custom scenario".to_string(), |(title, modified)| {
+                if modified {
+                    format!("{title} (modified)")
+                } else {
+                    title.to_string()
+                }
+            });
+        format!("Simulated: {title}, one step")
+    })
+}
+
+/// Paints the measured trace above the simulated timeline on `el`.
+fn paint(el: &web_sys::HtmlCanvasElement, state: AppState, view: ImportView) {
+    let Some(run) = view.run.get_value() else {
+        return;
+    };
+    let width = el
+        .parent_element()
+        .map_or(800.0, |p| f64::from(p.client_width()))
+        .max(320.0);
+    let scene = state.scene();
+    let s = scene.borrow();
+    let caption = caption(state);
+    let sim = s.current.as_ref().map(|p| Simulated {
+        caption,
+        timeline: &p.timeline,
+    });
+    let list = measured::draw(&run.measured, &run.figures, sim.as_ref(), width);
+    drop(s);
+    let dpr = crate::dom::window().map_or(1.0, |w| w.device_pixel_ratio());
+    el.set_width((list.width * dpr).ceil() as u32);
+    el.set_height((list.height * dpr).ceil() as u32);
+    let style = web_sys::HtmlElement::style(el);
+    let _ = style.set_property("width", &format!("{}px", list.width));
+    let _ = style.set_property("height", &format!("{}px", list.height));
+    let Some(ctx) = el
+        .get_context("2d")
+        .ok()
+        .flatten()
+        .and_then(|c| c.dyn_into::<web_sys::CanvasRenderingContext2d>().ok())
+    else {
+        return;
+    };
+    let _ = ctx.set_transform(dpr, 0.0, 0.0, dpr, 0.0, 0.0);
+    canvas::paint(&ctx, &list.shapes, theme::for_element(el));
+    let _ = el.set_attribute("data-rects", &list.shapes.len().to_string());
+}
+
+/// The section: the picker, the drop zone, the progress bar, the alert,
+/// and once a trace is read, the sentence, the picture and the figures.
+#[component]
+pub fn MeasuredPanel() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let importer = Importer::new();
+    let view = importer.view();
+    let importer = StoredValue::new_local(importer);
+    let canvas_ref = NodeRef::<html::Canvas>::new();
+    let dragging = RwSignal::new(false);
+
+    Effect::new(move |_| {
+        view.shown.track();
+        // A new simulated run redraws the lower half.
+        state.timeline_seq.track();
+        if let Some(el) = canvas_ref.get() {
+            paint(&el, state, view);
+        }
+    });
+
+    // The picture is as wide as the section: drawn again when the window
+    // changes width.
+    let resized = window_event_listener(leptos::ev::resize, move |_| {
+        if let Some(el) = canvas_ref.get_untracked() {
+            paint(&el, state, view);
+        }
+    });
+    on_cleanup(move || resized.remove());
+
+    let on_pick = {
+        move |ev: leptos::ev::Event| {
+            let Some(input) = ev
+                .target()
+                .and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok())
+            else {
+                return;
+            };
+            if let Some(list) = input.files() {
+                importer.with_value(|i| i.open(&list));
+            }
+            // The same file picked again is a new import.
+            input.set_value("");
+        }
+    };
+    let on_drop = {
+        move |ev: leptos::ev::DragEvent| {
+            ev.prevent_default();
+            dragging.set(false);
+            if let Some(list) = ev.data_transfer().and_then(|d| d.files()) {
+                importer.with_value(|i| i.open(&list));
+            }
+        }
+    };
+    let on_close = move |_| importer.with_value(Importer::close);
+    let has_run = move || {
+        view.shown.track();
+        view.run.with_value(Option::is_some)
+    };
+    let figures = move || {
+        view.shown.track();
+        let run = view.run.get_value()?;
+        let report = state.report.get()?;
+        Some((
+            measured::sentence(&run.figures, &report),
+            measured::rows(&run.figures, &report),
+        ))
+    };
+
+    view! {
+        <section
+            class="measured"
+            class:dragging=move || dragging.get()
+            aria-labelledby="measured-heading"
+            // For the browser tests: the reader's figure, bit for bit.
+            data-measured-step-ms=move || {
+                view.shown.track();
+                view.run.with_value(|r| {
+                    r.as_ref()
+                        .map(|r| overlap_view::format::raw(r.figures.over_ranks.step_ms))
+                })
+            }
+            on:dragover=move |ev: leptos::ev::DragEvent| {
+                ev.prevent_default();
+                dragging.set(true);
+            }
+            on:dragleave=move |_| dragging.set(false)
+            on:drop=on_drop
+        >
+            <h2 id="measured-heading">"Measured vs simulated"</h2>
+            <p class="measured-intro">
+                "Open a PyTorch profiler trace (" <code>".json"</code> " or " <code>".json.gz"</code>
+                ", one file per rank, several at once) or drop it here. It is read on this machine and never uploaded."
+            </p>
+            <p class="measured-actions">
+                <label class="button-like">
+                    "Open trace…"
+                    <input
+                        type="file"
+                        class="trace-file"
+                        accept=".json,.gz,application/json,application/gzip"
+                        multiple
+                        on:change=on_pick
+                    />
+                </label>
+                <Show when=has_run>
+                    <button type="button" class="measured-close" on:click=on_close>"Close trace"</button>
+                </Show>
+            </p>
+            {move || view.progress.get().map(|(fraction, label)| view! {
+                <div class="import-progress" role="status">
+                    <progress max="1" value=fraction.to_string()></progress>
+                    <span>{label}</span>
+                </div>
+            })}
+            {move || view.alert.get().map(|text| view! {
+                <div class="run-alert import-alert" role="alert"><p>{text}</p></div>
+            })}
+            <Show when=has_run>
+                {move || figures().map(|(sentence, _)| view! {
+                    <p class="measured-sentence">{sentence}</p>
+                })}
+                <p class="measured-note">{move || {
+                    view.shown.track();
+                    view.run.with_value(|run| run.as_ref().map(|run| {
+                        let kernels: usize = run.figures.gpus.iter().map(|g| g.kernels).sum();
+                        format!(
+                            "{} GPU events from {} read in {} in this page's worker.",
+                            overlap_view::format::count(kernels),
+                            run.figures.files.join(", "),
+                            overlap_view::format::ms(run.import_ms),
+                        )
+                    }))
+                }}</p>
+                <div class="measured-picture">
+                    <canvas node_ref=canvas_ref class="measured-canvas" role="img"
+                        aria-label="The measured trace above the simulated step, on one time axis"></canvas>
+                </div>
+                {move || figures().map(|(_, rows)| view! {
+                    <table class="measured-figures">
+                        <thead><tr><th scope="col">"per step"</th><th scope="col">"measured"</th><th scope="col">"simulated"</th></tr></thead>
+                        <tbody>
+                            {rows.into_iter().map(|(label, m, s)| view! {
+                                <tr><th scope="row">{label}</th><td>{m}</td><td>{s}</td></tr>
+                            }).collect_view()}
+                        </tbody>
+                    </table>
+                    <p class="measured-note">
+                        "Times are per step, of the slowest GPU on each side. A trace cannot tell waiting on a "
+                        "collective from waiting on another GPU: measured exposed time includes what the simulator "
+                        "counts as pipeline bubble, and is charged to the collective in flight that ends last."
+                    </p>
+                })}
+            </Show>
+        </section>
+    }
+}

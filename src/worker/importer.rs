@@ -1,0 +1,267 @@
+//! The page's side of opening a measured trace: an adapter over
+//! `overlap_session::import::ImportSession`. Files the reader picks or
+//! drops become `ImportEvent::Open`; each import runs in a worker of its
+//! own (the same module as the simulation worker), which reads the files
+//! where they are on the reader's machine; nothing is uploaded. The
+//! actions the session returns are performed here: start or terminate the
+//! worker, post the files, arm the budget, move the progress bar, show the
+//! result or the alert.
+//!
+//! `data-import` on the body says where the newest import is, for the
+//! browser tests: `reading`, `shown`, `refused`.
+
+use std::cell::RefCell;
+use std::rc::{Rc, Weak};
+
+use gloo_timers::callback::Timeout;
+use leptos::prelude::*;
+use overlap_core::trace_import::bars::Measured;
+use overlap_core::trace_import::Imported;
+use overlap_session::import::{ImportAction, ImportEvent, ImportSession};
+use overlap_session::{TraceFile, WorkerReply};
+use wasm_bindgen::JsCast;
+
+use super::spawn::{self, WorkerHandle};
+use crate::dom;
+
+/// An imported job, ready to draw beside the scenario.
+pub struct MeasuredRun {
+    /// The reader's figures.
+    pub figures: Imported,
+    /// Its bars.
+    pub measured: Measured,
+    /// The worker's time for the import, ms.
+    pub import_ms: f64,
+}
+
+/// What the page shows of imports.
+#[derive(Clone, Copy)]
+pub struct ImportView {
+    /// The progress bar: (fraction, label) while an import reads.
+    pub progress: RwSignal<Option<(f64, String)>>,
+    /// Why the last import did not show.
+    pub alert: RwSignal<Option<String>>,
+    /// Bumped when a new import is shown (read `run` then).
+    pub shown: RwSignal<u64>,
+    /// The import shown, if any.
+    pub run: StoredValue<Option<Rc<MeasuredRun>>, LocalStorage>,
+}
+
+impl ImportView {
+    fn new() -> Self {
+        Self {
+            progress: RwSignal::new(None),
+            alert: RwSignal::new(None),
+            shown: RwSignal::new(0),
+            run: StoredValue::new_local(None),
+        }
+    }
+}
+
+/// The page's imports; clone freely.
+#[derive(Clone)]
+pub struct Importer {
+    inner: Rc<Inner>,
+}
+
+struct Inner {
+    me: Weak<Inner>,
+    session: RefCell<ImportSession>,
+    host: RefCell<Host>,
+    view: ImportView,
+}
+
+#[derive(Default)]
+struct Host {
+    worker: Option<WorkerHandle>,
+    budget: Option<Timeout>,
+    /// The newest import's `File`s, posted once its worker is ready.
+    files: Option<js_sys::Array>,
+}
+
+impl Importer {
+    /// A new importer with its view's signals.
+    pub fn new() -> Self {
+        let inner = Rc::new_cyclic(|me| Inner {
+            me: me.clone(),
+            session: RefCell::new(ImportSession::default()),
+            host: RefCell::new(Host::default()),
+            view: ImportView::new(),
+        });
+        Self { inner }
+    }
+
+    /// What the page shows.
+    pub fn view(&self) -> ImportView {
+        self.inner.view
+    }
+
+    /// The reader opened these files (a picker's or a drop's `FileList`).
+    pub fn open(&self, list: &web_sys::FileList) {
+        let files = js_sys::Array::new();
+        let mut described = Vec::new();
+        for i in 0..list.length() {
+            if let Some(f) = list.item(i) {
+                described.push(TraceFile {
+                    name: f.name(),
+                    bytes: f.size() as u64,
+                });
+                files.push(&f);
+            }
+        }
+        self.inner.host.borrow_mut().files = Some(files);
+        self.inner.view.alert.set(None);
+        self.inner.feed(ImportEvent::Open(described), None);
+    }
+
+    /// Closes the measured trace (and stops an import under way).
+    pub fn close(&self) {
+        self.inner.feed(ImportEvent::Cancel, None);
+        self.inner.view.run.set_value(None);
+        self.inner.view.alert.set(None);
+        self.inner.view.shown.update(|n| *n += 1);
+        dom::set_body_data("import", "");
+    }
+}
+
+impl Inner {
+    fn feed(&self, event: ImportEvent, reply: Option<(&WorkerReply, &js_sys::Array)>) {
+        let actions = self.session.borrow_mut().handle(event);
+        for a in actions {
+            self.perform(a, reply);
+        }
+    }
+
+    fn perform(&self, action: ImportAction, reply: Option<(&WorkerReply, &js_sys::Array)>) {
+        match action {
+            ImportAction::Spawn => self.spawn_worker(),
+            ImportAction::Terminate => {
+                self.host.borrow_mut().worker = None;
+            }
+            ImportAction::Post(request) => {
+                let files = self.host.borrow_mut().files.take();
+                let posted = {
+                    let host = self.host.borrow();
+                    match (host.worker.as_ref(), files) {
+                        (Some(w), Some(files)) => w.post_with(&request, &files).is_ok(),
+                        _ => false,
+                    }
+                };
+                if posted {
+                    dom::set_body_data("import", "reading");
+                } else {
+                    self.feed(ImportEvent::PostFailed, None);
+                }
+            }
+            ImportAction::ArmBudget { gen, ms } => {
+                let me = self.me.clone();
+                let timer = Timeout::new(ms, move || {
+                    if let Some(me) = me.upgrade() {
+                        me.feed(ImportEvent::BudgetSpent(gen), None);
+                    }
+                });
+                self.host.borrow_mut().budget = Some(timer);
+            }
+            ImportAction::CancelBudget => {
+                self.host.borrow_mut().budget = None;
+            }
+            ImportAction::Progress { fraction, label } => {
+                self.view.progress.set(Some((fraction, label)));
+            }
+            ImportAction::DoneProgress => self.view.progress.set(None),
+            ImportAction::Show { .. } => self.show(reply),
+            ImportAction::Alert(text) => {
+                dom::set_body_data("import", "refused");
+                self.view.alert.set(Some(text));
+            }
+        }
+    }
+
+    fn show(&self, reply: Option<(&WorkerReply, &js_sys::Array)>) {
+        let Some((
+            WorkerReply::Imported {
+                figures,
+                rows,
+                span_s,
+                import_ms,
+                ..
+            },
+            arrays,
+        )) = reply
+        else {
+            return;
+        };
+        let f64s = arrays
+            .get(0)
+            .dyn_into::<js_sys::Float64Array>()
+            .map(|a| a.to_vec());
+        let u32s = arrays
+            .get(1)
+            .dyn_into::<js_sys::Uint32Array>()
+            .map(|a| a.to_vec());
+        let measured = match (f64s, u32s) {
+            (Ok(f), Ok(u)) => Measured::from_arrays(rows.clone(), *span_s, &f, &u),
+            _ => Err("the import worker sent no bars".to_string()),
+        };
+        match measured {
+            Ok(measured) => {
+                self.view.run.set_value(Some(Rc::new(MeasuredRun {
+                    figures: figures.clone(),
+                    measured,
+                    import_ms: *import_ms,
+                })));
+                self.view.shown.update(|n| *n += 1);
+                dom::set_body_data("import", "shown");
+                dom::set_body_data("import-ms", &format!("{import_ms}"));
+            }
+            Err(why) => {
+                dom::set_body_data("import", "refused");
+                self.view
+                    .alert
+                    .set(Some(format!("The trace could not be shown: {why}.")));
+            }
+        }
+    }
+
+    fn spawn_worker(&self) {
+        let on_message = {
+            let me = self.me.clone();
+            move |reply: WorkerReply, arrays: js_sys::Array| {
+                let Some(me) = me.upgrade() else { return };
+                let event = match &reply {
+                    WorkerReply::Ready => ImportEvent::Ready,
+                    WorkerReply::ImportProgress {
+                        gen,
+                        read_bytes,
+                        total_bytes,
+                    } => ImportEvent::Progress {
+                        gen: *gen,
+                        read_bytes: *read_bytes,
+                        total_bytes: *total_bytes,
+                    },
+                    WorkerReply::Imported { gen, .. } => ImportEvent::Imported { gen: *gen },
+                    WorkerReply::ImportRefused { gen, message } => ImportEvent::Refused {
+                        gen: *gen,
+                        message: message.clone(),
+                    },
+                    WorkerReply::Panic { message } => ImportEvent::Panicked(message.clone()),
+                    WorkerReply::Crashed { message } => ImportEvent::Crashed(message.clone()),
+                    _ => return,
+                };
+                me.feed(event, Some((&reply, &arrays)));
+            }
+        };
+        let on_error = {
+            let me = self.me.clone();
+            move |text: String| {
+                if let Some(me) = me.upgrade() {
+                    me.feed(ImportEvent::Crashed(text), None);
+                }
+            }
+        };
+        match spawn::spawn(on_message, on_error) {
+            Ok(handle) => self.host.borrow_mut().worker = Some(handle),
+            Err(e) => self.feed(ImportEvent::SpawnFailed(e), None),
+        }
+    }
+}
