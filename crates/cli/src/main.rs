@@ -344,7 +344,16 @@ fn sweep(parsed: &args::Parsed, file: FileArg) -> Result<String, String> {
         "# {}: {}\n# {:>10} {:>10} {:>10} {:>8} {:>10}",
         field.path, field.label, "value", "step ms", "baseline", "speedup", "compute"
     );
-    for a in Axis::ALL {
+    // The axes some value has (EP with experts, CP with cp > 1).
+    let axes: Vec<Axis> = Axis::ALL
+        .into_iter()
+        .filter(|a| {
+            rows.iter()
+                .filter_map(sweep::Row::point)
+                .any(|p| p.exposed_ms.contains_key(a.name()))
+        })
+        .collect();
+    for a in &axes {
         out += &format!(" {:>9}", format!("{} exp", a.label()));
     }
     out += &format!(" {:>7} {:>9} {:>5}\n", "bubble", "memory GB", "fits");
@@ -356,7 +365,7 @@ fn sweep(parsed: &args::Parsed, file: FileArg) -> Result<String, String> {
                     "  {value:>10} {:>10.3} {:>10.3} {:>8.3} {:>10.3}",
                     p.step_time_ms, p.baseline_ms, p.speedup, p.compute_ms
                 );
-                for a in Axis::ALL {
+                for &a in &axes {
                     out += &format!(" {:>9.3}", p.exposed(a));
                 }
                 out += &format!(

@@ -58,9 +58,11 @@ impl Point {
             baseline_ms: r.baseline_ms,
             speedup: r.speedup,
             compute_ms: r.compute_ms,
+            // The axes the report has: EP with experts, CP with cp > 1.
             exposed_ms: Axis::ALL
-                .iter()
-                .map(|&a| (a.name().to_string(), r.axes.get(a).exposed_ms))
+                .into_iter()
+                .filter(|&a| r.axes.has(a))
+                .map(|a| (a.name().to_string(), r.axes.get(a).exposed_ms))
                 .collect(),
             bubble_fraction: r.bubble_fraction,
             memory_gb_total: r.memory_gb.total,

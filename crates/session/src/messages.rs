@@ -7,10 +7,10 @@
 //! transferred rather than copied. No side reads a message by a string key.
 //! Which arrays follow is part of each variant's contract, written on it.
 
-use overlap_core::trace_import::bars::MeasuredRow;
-use overlap_core::trace_import::Imported;
 use overlap_core::scenario::{CollectiveOp, HardwareInput};
 use overlap_core::sweep::{BusPoint, Row};
+use overlap_core::trace_import::bars::MeasuredRow;
+use overlap_core::trace_import::Imported;
 use overlap_core::{Part, PartRan, Report, ScenarioInput};
 use serde::{Deserialize, Serialize};
 

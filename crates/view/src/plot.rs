@@ -129,7 +129,10 @@ pub fn stack(p: &Point) -> Vec<Part> {
         ms: p.compute_ms,
         label: "compute",
     }];
-    for a in Axis::ALL {
+    for a in Axis::ALL
+        .into_iter()
+        .filter(|a| p.exposed_ms.contains_key(a.name()))
+    {
         parts.push(Part {
             role: Role::Axis(a),
             ms: p.exposed(a),
@@ -137,6 +140,8 @@ pub fn stack(p: &Point) -> Vec<Part> {
                 Axis::Tp => "TP exposed",
                 Axis::Pp => "PP exposed",
                 Axis::Dp => "DP exposed",
+                Axis::Ep => "EP exposed",
+                Axis::Cp => "CP exposed",
             },
         });
     }
@@ -374,7 +379,14 @@ pub fn sweep_plot(
 ) -> Plot {
     let (mut list, mut legend) = blank(width, height);
     let (x0, x1) = (legend.left, legend.right);
-    let sample = Point::of(Value::Null, &overlap_core::Report::default());
+    // The legend names every axis some value has (EP, CP only where the
+    // scenario has them).
+    let mut sample = Point::of(Value::Null, &overlap_core::Report::default());
+    for p in rows.iter().filter_map(Row::point) {
+        for axis in p.exposed_ms.keys() {
+            sample.exposed_ms.entry(axis.clone()).or_insert(0.0);
+        }
+    }
     for part in stack(&sample) {
         legend.item(&mut list, part.role, Swatch::Fill, part.label);
     }

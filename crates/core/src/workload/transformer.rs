@@ -6,8 +6,8 @@
 use super::embedding_sync;
 use super::fusion::FusedLayers;
 use super::layer_cost::{
-    dense_params_at, embedding_params_whole, layer_cost, times, LayerCost, OpCost,
-    Roofline, SplitGemm, OPTIMIZER_BYTES_PER_PARAM,
+    dense_params_at, embedding_params_whole, layer_cost, times, LayerCost, OpCost, Roofline,
+    SplitGemm, OPTIMIZER_BYTES_PER_PARAM,
 };
 use super::moe::expert_params_per_rank;
 use super::sharding::Sharding;
@@ -1571,7 +1571,9 @@ impl Builder<'_> {
             // A sharded optimizer updates its replica's share only (of the
             // routed experts, its share of the expert-data-parallel group).
             let b = &self.buckets[m as usize];
-            let expert_shards = self.sharding.optimizer_shards(self.expert_reduction_ranks());
+            let expert_shards = self
+                .sharding
+                .optimizer_shards(self.expert_reduction_ranks());
             let params = b.params / self.sharding.optimizer_shards(l.dp_group())
                 + b.expert_params / expert_shards;
             let cost = self.roof.kernel(0.0, params * OPTIMIZER_BYTES_PER_PARAM);

@@ -116,7 +116,10 @@ pub fn compare(m: &Imported, r: &Report) -> Vec<Compared> {
     // The axes the report has (EP with experts, CP with cp > 1) and any
     // the trace measured.
     let measured_axis = |axis: Axis| o.axes.get(axis.name()).is_some_and(|a| a.comm_ms > 0.0);
-    for axis in Axis::ALL.into_iter().filter(|&a| r.axes.has(a) || measured_axis(a)) {
+    for axis in Axis::ALL
+        .into_iter()
+        .filter(|&a| r.axes.has(a) || measured_axis(a))
+    {
         out.push(row(
             Figure::AxisExposed(axis),
             &format!("{} exposed ms", axis.label()),
