@@ -98,16 +98,23 @@ fn words(part: Part, delta_ms: f64, before: &Report, after: &Report) -> String {
         }
         Part::Exposed(axis) => {
             let (b, a) = (before.axes.get(axis), after.axes.get(axis));
+            // Time it no longer spends under compute, ms.
+            let lost_ms = b.under_compute_ms - a.under_compute_ms;
             let serialised = delta_ms > 0.0
                 && a.window_ms > 0.5 * b.window_ms
-                && a.under_compute_ms < 0.5 * b.under_compute_ms
+                && lost_ms >= 0.5 * delta_ms
                 && (a.comm_ms - b.comm_ms).abs() < delta_ms;
             let shared = a.contention_ms - b.contention_ms;
             if serialised {
-                // The room to hide it is still there, yet it no longer runs
-                // under compute: it waits in line with compute.
+                // The room to hide it is still there, yet it runs less (or
+                // no longer) under compute: it waits in line with compute.
+                let how = if a.under_compute_ms <= 0.05 * b.under_compute_ms {
+                    "it no longer runs under compute".to_string()
+                } else {
+                    format!("{} less of it runs under compute", format::ms(lost_ms))
+                };
                 format!(
-                    "{} exposed {} (it no longer runs under compute, though its window is {})",
+                    "{} exposed {} ({how}, though its window is {})",
                     axis.label(),
                     signed(delta_ms),
                     format::ms(a.window_ms)
