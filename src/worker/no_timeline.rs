@@ -62,7 +62,7 @@ mod tests {
             "{text}"
         );
         assert!(
-            text.contains("lower Global batch (workload.global_batch) to 3414 to draw it"),
+            text.contains("lower Global batch (workload.global_batch) to 3174 to draw it"),
             "{text}"
         );
         assert!(text.contains("overlap-lab simulate"), "{text}");

@@ -30,7 +30,7 @@ export function registerLimitTests(test, h) {
     const text = outcome.statement ?? '';
     assert(/timeline would hold 62\.9 M operations/.test(text), `the statement does not say how large: ${text}`);
     assert(/limit of 3\.5 M/.test(text), `the statement does not give the limit: ${text}`);
-    assert(text.includes('lower Global batch (workload.global_batch) to 3414 to draw it'),
+    assert(text.includes('lower Global batch (workload.global_batch) to 3174 to draw it'),
       `the statement does not name the control and value: ${text}`);
     assert(outcome.simulating === '0', 'still marked as simulating');
     // What the user asked for stays.
@@ -45,7 +45,7 @@ export function registerLimitTests(test, h) {
     for (const name of ['Download trace (JSON)', 'Download traces for HTA (zip)', 'Download SVG']) {
       await page.getByRole('button', { name }).click();
       const why = await page.locator('.trace-problem').textContent();
-      assert(/needs this step's timeline/.test(why) && why.includes('Global batch (workload.global_batch) to 3414'),
+      assert(/needs this step's timeline/.test(why) && why.includes('Global batch (workload.global_batch) to 3174'),
         `${name}: ${why}`);
     }
     assert(await page.evaluate(() => document.body.dataset.timelineRefused) === '1');
