@@ -4,8 +4,11 @@
 //! placeholder must fill, the answer must be a choice, and each claim the
 //! text makes in words is asserted here on those figures.
 
-use overlap_core::timeline::{Axis, Phase};
-use overlap_core::{simulate, Report, ScenarioInput, Simulation};
+use std::collections::{BTreeMap, BTreeSet};
+
+use overlap_core::scenario::{CpMode, DpSharding, Precision, Schedule, TpMode, Workload};
+use overlap_core::timeline::{Axis, Interval, OpKind, Phase, NONE};
+use overlap_core::{simulate, Report, Scenario, ScenarioInput, Simulation};
 use overlap_view::tour::{template, Chapter, Focus, Outcome, CHAPTERS};
 
 fn run(input: &ScenarioInput) -> Simulation {
@@ -60,6 +63,14 @@ fn every_chapter_fills_its_text_and_answers_with_a_choice() {
         for (what, text) in [("explain", c.explain), ("verdict", c.verdict)] {
             let errors = template::check(text, o.after, Some(o.before));
             assert!(errors.is_empty(), "{}: {what} {errors:?}", c.title);
+        }
+        // The controls it outlines are the page's fields.
+        for path in c.controls {
+            assert!(
+                overlap_core::input::fields::find(path).is_some(),
+                "{}: no field {path}",
+                c.title
+            );
         }
         let answer = (c.answer.expect("every chapter gives a verdict"))(&o);
         assert!(answer < c.choices.len(), "{}", c.title);
@@ -335,4 +346,499 @@ fn every_chapter_zooms_into_its_step() {
         };
         assert!(t1 - t0 < most * step, "{}: {t0}..{t1} of {step}", c.title);
     }
+}
+
+/// How long two intervals run at the same time, seconds.
+fn together_s(a: &Interval, b: &Interval) -> f64 {
+    (a.end_s.min(b.end_s) - a.start_s.max(b.start_s)).max(0.0)
+}
+
+/// The chapter's scenario before its change, resolved.
+fn scenario_before(c: &Chapter) -> Scenario {
+    c.before_input()
+        .expect("the chapter's preset exists")
+        .resolve()
+        .expect("it resolves")
+}
+
+#[test]
+fn expert_chapter_hides_the_all_to_all_under_the_other_micro_batch() {
+    let (c, r) = runs("Experts");
+    // Intro: "two DGX H100 nodes: 16 experts per layer, one on each GPU
+    // (EP 16), and each token goes to the GPUs of its 2 experts".
+    let s = scenario_before(c);
+    let Workload::Transformer(t) = &s.workload else {
+        panic!("a transformer");
+    };
+    let moe = t.moe.as_ref().expect("experts");
+    assert_eq!(s.hardware_preset.name(), "dgx-h100");
+    assert_eq!((s.hardware.nodes, s.hardware.gpus()), (2, 16));
+    assert_eq!((moe.experts, moe.top_k, s.parallel.ep), (16, 2, 16));
+    assert!((0..t.layers).all(|l| t.is_moe_layer(l)), "a dense layer");
+    assert!(!s.overlap.ep && s.parallel.schedule == Schedule::OneFOneB);
+    // "Each GPU runs 8 micro-batches a step."
+    let micro_batches: BTreeSet<u32> = r.before.timeline.gpus[0]
+        .compute
+        .iter()
+        .map(|i| i.micro_batch)
+        .filter(|&m| m != NONE)
+        .collect();
+    assert_eq!(micro_batches.len(), 8);
+    let last_mb = *micro_batches.last().unwrap();
+    // "With EP overlap off all of the all-to-alls stalls compute, and their
+    // window is" nothing: the experts follow the dispatch, and the compute
+    // after a combine waits for it.
+    let (b, a) = (&r.before.report, &r.after.report);
+    assert!(all_exposed(b, Axis::Ep));
+    assert_eq!(b.axes.get(Axis::Ep).window_ms, 0.0);
+    for g in &r.before.timeline.gpus {
+        for op in &g.comm[Axis::Ep.index()] {
+            let next = g
+                .compute
+                .iter()
+                .filter(|x| x.start_s >= op.end_s - 1e-12)
+                .min_by(|x, y| x.start_s.total_cmp(&y.start_s))
+                .expect("compute after each all-to-all");
+            if op.phase == Phase::Forward && op.op == OpKind::Dispatch {
+                assert_eq!(
+                    (next.op, next.layer, next.micro_batch),
+                    (OpKind::Experts, op.layer, op.micro_batch)
+                );
+            }
+            if op.phase == Phase::Forward && op.op == OpKind::Combine {
+                assert_eq!(next.micro_batch, op.micro_batch);
+                assert!(
+                    next.layer == op.layer + 1 || next.op == OpKind::Logits,
+                    "{:?} of layer {} after layer {}'s combine",
+                    next.op,
+                    next.layer,
+                    op.layer
+                );
+            }
+        }
+    }
+    // Answer: more than half of the wait is gone.
+    assert_eq!((c.answer.unwrap())(&r.outcome()), 0);
+    let (before_ep, after_ep) = (b.axes.get(Axis::Ep), a.axes.get(Axis::Ep));
+    assert!(before_ep.under_compute_ms == 0.0 && after_ep.under_compute_ms > 0.0);
+    // Explain: "the all-to-alls find compute to run beside, and more of it is
+    // the other micro-batch's than their own: a forward's all-to-all runs
+    // under the previous micro-batch's backward, a backward's under the next
+    // one's forward. Of its own micro-batch's compute only the experts'
+    // weight gradients run beside one, the backward's dispatch". An
+    // all-to-all shows as one interval per link class it crosses (NVLink,
+    // the network); what runs beside any of them is counted once.
+    let (mut own_s, mut other_s) = (0.0, 0.0);
+    for g in &r.after.timeline.gpus {
+        let ep = &g.comm[Axis::Ep.index()];
+        for x in &g.compute {
+            let mut spans: Vec<(f64, f64)> = ep
+                .iter()
+                .filter(|op| together_s(op, x) > 0.0)
+                .map(|op| (op.start_s.max(x.start_s), op.end_s.min(x.end_s)))
+                .collect();
+            spans.sort_by(|p, q| p.0.total_cmp(&q.0));
+            let mut beside_s = 0.0;
+            let mut reached_s = f64::NEG_INFINITY;
+            for (from, to) in spans {
+                beside_s += (to - from.max(reached_s)).max(0.0);
+                reached_s = reached_s.max(to);
+            }
+            for op in ep.iter().filter(|op| together_s(op, x) > 0.0) {
+                // "Inside one micro-batch the forward's all-to-alls have no
+                // window at all".
+                if x.micro_batch == op.micro_batch {
+                    assert_eq!(
+                        (x.op, op.op, op.phase),
+                        (OpKind::ExpertsWgrad, OpKind::Dispatch, Phase::Backward),
+                        "own compute beside an all-to-all"
+                    );
+                } else if op.phase == Phase::Forward {
+                    assert_eq!(
+                        (x.phase, Some(x.micro_batch)),
+                        (Phase::Backward, op.micro_batch.checked_sub(1))
+                    );
+                } else {
+                    assert_eq!(
+                        (x.phase, x.micro_batch),
+                        (Phase::Forward, op.micro_batch + 1)
+                    );
+                }
+            }
+            if beside_s > 0.0 {
+                if ep
+                    .iter()
+                    .any(|op| together_s(op, x) > 0.0 && op.micro_batch == x.micro_batch)
+                {
+                    own_s += beside_s;
+                } else {
+                    other_s += beside_s;
+                }
+            }
+        }
+    }
+    assert!(
+        own_s > 0.0 && other_s > own_s,
+        "own {own_s} s, other {other_s} s"
+    );
+    // "EP's window grows from … to …".
+    assert!(after_ep.window_ms > before_ep.window_ms);
+    // "the first micro-batch's forward and the last one's backward have no
+    // partner": beside their all-to-alls runs nothing of another
+    // micro-batch, and some of them stall compute.
+    let unpaired = |op: &Interval| {
+        (op.phase == Phase::Forward && op.micro_batch == 0)
+            || (op.phase == Phase::Backward && op.micro_batch == last_mb)
+    };
+    let mut unpaired_exposed_s = 0.0;
+    for g in &r.after.timeline.gpus {
+        for op in g.comm[Axis::Ep.index()].iter().filter(|op| unpaired(op)) {
+            unpaired_exposed_s += op.exposed_s;
+            assert!(g
+                .compute
+                .iter()
+                .all(|x| together_s(op, x) == 0.0 || x.micro_batch == op.micro_batch));
+        }
+    }
+    assert!(unpaired_exposed_s > 0.0);
+    // "inside the merged passes a forward's all-to-all sometimes leaves
+    // together with a backward's, with nothing left to compute beside the
+    // two, which share the links".
+    let together = r.after.timeline.gpus.iter().any(|g| {
+        let ep = &g.comm[Axis::Ep.index()];
+        ep.iter()
+            .filter(|op| !unpaired(op) && op.exposed_s > 0.0)
+            .any(|op| {
+                ep.iter()
+                    .any(|other| other.phase != op.phase && together_s(op, other) > 0.0)
+            })
+    });
+    assert!(
+        together,
+        "no forward and backward all-to-all stall together"
+    );
+    // "and the forward, less than half as long as the backward, runs out
+    // first, leaving its last combine and the backward's last ones alone":
+    // with the unpaired passes and the pairs above, all that stays exposed.
+    for g in &r.after.timeline.gpus {
+        let pass_s = |phase: Phase, mb: u32| -> f64 {
+            g.compute
+                .iter()
+                .filter(|x| x.phase == phase && x.micro_batch == mb)
+                .map(|x| x.end_s - x.start_s)
+                .sum()
+        };
+        let forward_end_s = |mb: u32| {
+            g.compute
+                .iter()
+                .filter(|x| x.phase == Phase::Forward && x.micro_batch == mb)
+                .map(|x| x.end_s)
+                .fold(f64::NEG_INFINITY, f64::max)
+        };
+        for &mb in &micro_batches {
+            let (forward_s, backward_s) = (pass_s(Phase::Forward, mb), pass_s(Phase::Backward, mb));
+            assert!(
+                forward_s < 0.5 * backward_s,
+                "micro-batch {mb}: forward {forward_s} s, backward {backward_s} s"
+            );
+        }
+        let ep = &g.comm[Axis::Ep.index()];
+        let mut alone = [0, 0];
+        for op in ep.iter().filter(|op| op.exposed_s > 0.0 && !unpaired(op)) {
+            let paired = ep
+                .iter()
+                .any(|other| other.phase != op.phase && together_s(op, other) > 0.0);
+            if paired {
+                continue;
+            }
+            if op.phase == Phase::Forward {
+                assert_eq!((op.op, op.layer), (OpKind::Combine, t.layers - 1));
+                alone[0] += 1;
+            } else {
+                assert!(
+                    op.start_s >= forward_end_s(op.micro_batch + 1),
+                    "{:?} of micro-batch {} layer {} stalls beside its forward",
+                    op.op,
+                    op.micro_batch,
+                    op.layer
+                );
+                alone[1] += 1;
+            }
+        }
+        assert!(alone[0] > 0 && alone[1] > 0, "{alone:?}");
+    }
+    assert!(after_ep.exposed_ms > 0.0);
+    assert!(after_ep.contention_ms > before_ep.contention_ms);
+    // The zoom shows an all-to-all of a merged pass.
+    let (t0, t1) = c.focus.span_s(&r.after.timeline).expect("a region");
+    let shown = r.after.timeline.gpus.iter().any(|g| {
+        g.comm[Axis::Ep.index()]
+            .iter()
+            .any(|op| !unpaired(op) && op.start_s >= t0 && op.end_s <= t1)
+    });
+    assert!(shown, "{t0}..{t1}");
+}
+
+#[test]
+fn cp_chapter_hides_the_ring_and_waits_for_the_gathers_gradients() {
+    let (c, r) = runs("Context parallelism");
+    // Intro: "A 65,536-token sequence split over 8 CP ranks on two DGX
+    // H100 nodes, with TP 2 inside each."
+    let s = scenario_before(c);
+    let Workload::Transformer(t) = &s.workload else {
+        panic!("a transformer");
+    };
+    assert_eq!(t.seq, 65_536);
+    assert_eq!(s.hardware_preset.name(), "dgx-h100");
+    assert_eq!((s.parallel.cp, s.parallel.tp, s.hardware.nodes), (8, 2, 2));
+    // The CP group spans both nodes: tp x cp is every GPU.
+    assert_eq!(u64::from(s.parallel.tp * s.parallel.cp), s.hardware.gpus());
+    assert_eq!(s.parallel.cp_mode, CpMode::Ring);
+    assert!(s.overlap.cp);
+    // "while one block computes, the next block's keys and values arrive
+    // from the ring neighbour: 7 steps per attention, forward and
+    // backward", and none of it is exposed.
+    let (b, a) = (&r.before.report, &r.after.report);
+    let (ring, gather) = (b.axes.get(Axis::Cp), a.axes.get(Axis::Cp));
+    assert!(ring.comm_ms > 0.0 && ring.exposed_ms == 0.0, "{ring:?}");
+    let mut attentions = 0;
+    for g in &r.before.timeline.gpus {
+        // "each layer's attention in 8 blocks".
+        let mut blocks: BTreeMap<(u32, u32), u32> = BTreeMap::new();
+        for x in g.compute.iter().filter(|x| x.op == OpKind::Attention) {
+            *blocks.entry((x.micro_batch, x.layer)).or_default() += 1;
+        }
+        assert!(!blocks.is_empty() && blocks.values().all(|&n| n == s.parallel.cp));
+        // Keyed by (backward, micro-batch, layer).
+        let mut steps: BTreeMap<(bool, u32, u32), u32> = BTreeMap::new();
+        for op in &g.comm[Axis::Cp.index()] {
+            assert_eq!(op.op, OpKind::Send);
+            *steps
+                .entry((op.phase == Phase::Backward, op.micro_batch, op.layer))
+                .or_default() += 1;
+            let beside: Vec<&Interval> = g
+                .compute
+                .iter()
+                .filter(|x| together_s(op, x) > 0.0)
+                .collect();
+            assert!(!beside.is_empty());
+            for x in beside {
+                let attention = [OpKind::Attention, OpKind::AttentionBackward];
+                assert!(attention.contains(&x.op), "{:?}", x.op);
+                assert_eq!((x.micro_batch, x.layer), (op.micro_batch, op.layer));
+            }
+        }
+        assert!(steps.keys().any(|k| !k.0) && steps.keys().any(|k| k.0));
+        assert!(steps.values().all(|&n| n == s.parallel.cp - 1), "{steps:?}");
+        attentions += steps.keys().filter(|k| !k.0).count();
+    }
+    assert_eq!(s.parallel.cp - 1, 7);
+    // Answer: the exposed time grows.
+    assert_eq!((c.answer.unwrap())(&r.outcome()), 1);
+    // Explain: "One collective replaces the 7 steps" (one gather per
+    // attention, one reduce-scatter per attention backward: below), "and its
+    // traffic takes … where the ring's took …" (less).
+    assert!(gather.comm_ms < ring.comm_ms, "{gather:?} vs {ring:?}");
+    // "only the rank's own block … can run before the gather arrives; the
+    // other 7 blocks wait for it. In the forward that block outlasts the
+    // gather here, so the gather hides."
+    let (mut gathers, mut scatters) = (0, 0);
+    for g in &r.after.timeline.gpus {
+        for op in &g.comm[Axis::Cp.index()] {
+            let beside: Vec<&Interval> = g
+                .compute
+                .iter()
+                .filter(|x| together_s(op, x) > 0.0)
+                .collect();
+            match op.op {
+                OpKind::AllGather => {
+                    gathers += 1;
+                    assert_eq!(op.phase, Phase::Forward);
+                    assert_eq!(op.exposed_s, 0.0);
+                    let own = g
+                        .compute
+                        .iter()
+                        .find(|x| {
+                            x.op == OpKind::Attention
+                                && x.chunk == 0
+                                && (x.micro_batch, x.layer) == (op.micro_batch, op.layer)
+                        })
+                        .expect("the rank's own block");
+                    assert!(own.start_s <= op.start_s + 1e-12 && own.end_s >= op.end_s);
+                    assert_eq!(beside.len(), 1, "only the own block beside the gather");
+                    let rest = g
+                        .compute
+                        .iter()
+                        .find(|x| {
+                            x.op == OpKind::Attention
+                                && x.chunk == 1
+                                && (x.micro_batch, x.layer) == (op.micro_batch, op.layer)
+                        })
+                        .expect("the other blocks");
+                    assert!(rest.start_s >= op.end_s - 1e-12);
+                    // The other blocks are 7 of the own block's work.
+                    assert!(own.flops > 0.0 && close(rest.flops, 7.0 * own.flops, 1e-9));
+                }
+                // "the gradients of the gathered keys and values are
+                // reduce-scattered after all 8 blocks, and QKV's backward
+                // waits for them with nothing beside."
+                OpKind::ReduceScatter => {
+                    scatters += 1;
+                    assert_eq!(op.phase, Phase::Backward);
+                    assert!(beside.is_empty());
+                    assert!(close(op.exposed_s, op.end_s - op.start_s, 1e-6));
+                    let before = g
+                        .compute
+                        .iter()
+                        .filter(|x| x.end_s <= op.start_s + 1e-12)
+                        .max_by(|x, y| x.end_s.total_cmp(&y.end_s))
+                        .expect("compute before");
+                    let after = g
+                        .compute
+                        .iter()
+                        .filter(|x| x.start_s >= op.end_s - 1e-12)
+                        .min_by(|x, y| x.start_s.total_cmp(&y.start_s))
+                        .expect("compute after");
+                    assert_eq!(
+                        (before.op, before.layer),
+                        (OpKind::AttentionBackward, op.layer)
+                    );
+                    assert_eq!((after.op, after.layer), (OpKind::QkvDgrad, op.layer));
+                }
+                other => panic!("{other:?} on CP's lane"),
+            }
+        }
+    }
+    assert_eq!((gathers, scatters), (attentions, attentions));
+    // "So … of CP's time is exposed, … hides, and the step is … longer than
+    // with the ring".
+    assert!(gather.exposed_ms > 0.0 && gather.hidden < 1.0);
+    assert!(a.step_time_ms > b.step_time_ms);
+    // The zoom shows a reduce-scatter the compute waits for; before, a ring
+    // step under its block.
+    let shows = |sim: &Simulation, kind: OpKind| {
+        let (t0, t1) = c.focus.span_s(&sim.timeline).expect("a region");
+        sim.timeline.gpus.iter().any(|g| {
+            g.comm[Axis::Cp.index()]
+                .iter()
+                .any(|op| op.op == kind && op.start_s >= t0 && op.end_s <= t1)
+        })
+    };
+    assert!(shows(&r.after, OpKind::ReduceScatter));
+    assert!(shows(&r.before, OpKind::Send));
+}
+
+/// Busy time of the first GPU's compute ops that `keep` keeps, seconds.
+fn busy_s(sim: &Simulation, keep: impl Fn(&Interval) -> bool) -> f64 {
+    sim.timeline.gpus[0]
+        .compute
+        .iter()
+        .filter(|x| keep(x))
+        .map(|x| x.end_s - x.start_s)
+        .sum()
+}
+
+#[test]
+fn fp8_chapter_halves_the_window_and_keeps_the_traffic() {
+    let (c, r) = runs("FP8");
+    // Intro: "Llama-3-8B on 64 H100 in bf16: FSDP across the 8 nodes, TP 8
+    // inside each with sequence parallelism, … (PyTorch's Async TP)."
+    let s = scenario_before(c);
+    let Workload::Transformer(t) = &s.workload else {
+        panic!("a transformer");
+    };
+    let params_b = overlap_core::workload::layer_cost::model_params(t) / 1e9;
+    assert!((7.95..8.1).contains(&params_b), "{params_b}B");
+    assert_eq!(t.precision, Precision::Bf16);
+    assert_eq!(s.hardware_preset.name(), "dgx-h100");
+    assert_eq!((s.hardware.gpus(), s.hardware.nodes), (64, 8));
+    assert_eq!(s.parallel.dp_sharding, DpSharding::Full);
+    assert_eq!((s.parallel.tp, s.parallel.dp), (8, 8));
+    assert_eq!(s.parallel.tp, s.hardware.gpus_per_node);
+    assert!(t.sequence_parallel && s.overlap.tp && s.overlap.tp_mode == TpMode::Async);
+    // "Those GEMMs are TP's window": what runs in it is the linear layers'
+    // GEMM pieces, never the attention core (forward, or the backward's,
+    // whose op also carries the projection's input-gradient pieces).
+    let g = &r.before.timeline.gpus[0];
+    for op in &g.comm[Axis::Tp.index()] {
+        let Some((w0, w1)) = op.window else { continue };
+        for x in g
+            .compute
+            .iter()
+            .filter(|x| x.end_s.min(w1) - x.start_s.max(w0) > 1e-12)
+        {
+            let core_flops = g
+                .compute
+                .iter()
+                .filter(|a| a.op == OpKind::Attention && a.layer == x.layer)
+                .map(|a| a.flops)
+                .fold(0.0, f64::max);
+            assert!(x.flops > 0.0 && x.op != OpKind::Attention, "{:?}", x.op);
+            assert!(x.op != OpKind::AttentionBackward || x.flops < core_flops);
+        }
+    }
+    // Question: "at twice the bf16 peak".
+    let after = c.after_input().unwrap().resolve().unwrap();
+    let peaks = after.hardware.fp8_tflops / after.hardware.peak_tflops;
+    assert!((peaks - 2.0).abs() < 0.01, "{peaks}");
+    let (b, a) = (&r.before.report, &r.after.report);
+    assert!(b.axes.tp.hidden > 0.0);
+    // Answer: TP's exposed time grows.
+    assert_eq!((c.answer.unwrap())(&r.outcome()), 1);
+    // Explain: "Each GEMM takes about half the time, and so does TP's
+    // window". The GEMM-only ops: the projection, the MLP's down GEMM, QKV's
+    // input and weight gradients, the MLP's up weight gradient.
+    let gemms = [
+        OpKind::Proj,
+        OpKind::MlpDown,
+        OpKind::QkvDgrad,
+        OpKind::QkvWgrad,
+        OpKind::MlpUpWgrad,
+    ];
+    for kind in gemms {
+        let ratio = busy_s(&r.after, |x| x.op == kind) / busy_s(&r.before, |x| x.op == kind);
+        assert!((0.45..0.55).contains(&ratio), "{kind:?} x{ratio:.3}");
+    }
+    let window = a.axes.tp.window_ms / b.axes.tp.window_ms;
+    assert!((0.45..0.55).contains(&window), "TP window x{window:.3}");
+    // "TP's traffic stays …, as the activations it moves are still bf16".
+    assert!(close(a.axes.tp.comm_ms, b.axes.tp.comm_ms, 1e-9));
+    let tp_bytes = |sim: &Simulation| -> f64 {
+        sim.timeline.gpus[0].comm[Axis::Tp.index()]
+            .iter()
+            .map(|i| i.bytes)
+            .sum()
+    };
+    assert!(tp_bytes(&r.before) > 0.0 && tp_bytes(&r.after) == tp_bytes(&r.before));
+    // "TP's exposed time goes from … to …" (up), and "FSDP's gathers and
+    // reduce-scatters lose window the same way".
+    assert!(a.axes.tp.exposed_ms > b.axes.tp.exposed_ms);
+    assert!(a.axes.dp.window_ms < b.axes.dp.window_ms);
+    assert!(a.axes.dp.exposed_ms > b.axes.dp.exposed_ms);
+    // "Compute is … shorter, far from half of …: attention runs in bf16 as
+    // long as before, and casting to fp8 adds memory-bound kernels of its
+    // own. The step is only … shorter."
+    let saved_ms = b.compute_ms - a.compute_ms;
+    assert!(
+        saved_ms > 0.0 && saved_ms < 0.25 * b.compute_ms,
+        "{saved_ms}"
+    );
+    let attention = |x: &Interval| x.op == OpKind::Attention;
+    assert!(close(
+        busy_s(&r.after, attention),
+        busy_s(&r.before, attention),
+        1e-9
+    ));
+    assert!(busy_s(&r.before, attention) > 0.0);
+    let memory_bound = |x: &Interval| x.flops == 0.0;
+    let (mem_before_s, mem_after_s) = (
+        busy_s(&r.before, memory_bound),
+        busy_s(&r.after, memory_bound),
+    );
+    assert!(
+        mem_after_s > mem_before_s,
+        "{mem_before_s} s -> {mem_after_s} s"
+    );
+    let step_saved_ms = b.step_time_ms - a.step_time_ms;
+    assert!(step_saved_ms > 0.0 && step_saved_ms < saved_ms);
 }

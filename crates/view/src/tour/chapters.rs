@@ -4,8 +4,8 @@
 //! ten fields only ends with `..Chapter::BASE`.
 
 use overlap_core::output::metric::{AxisFigure, Metric};
-use overlap_core::scenario::Schedule;
-use overlap_core::Axis::{self, Dp, Pp, Tp};
+use overlap_core::scenario::{CpMode, Precision, Schedule};
+use overlap_core::Axis::{self, Cp, Dp, Ep, Pp, Tp};
 use overlap_core::ScenarioInput;
 
 use super::{change_choice, share_gone_choice, Chapter, Focus, Outcome, Watch};
@@ -339,5 +339,109 @@ pub const CHAPTERS: &[Chapter] = &[
         verdict: "The DP window goes from {before:axes.dp.window_ms} to {axes.dp.window_ms}, while the bubble \
                   falls from {before:bubble_fraction} to {bubble_fraction}.",
         focus: Focus::LastBackward,
+    },
+    Chapter {
+        title: "Experts: the all-to-all's window is another micro-batch",
+        preset: "moe-didactic",
+        setup: |_| {},
+        intro: "A mixture of experts on two DGX H100 nodes: 16 experts per layer, one on each GPU (EP 16), \
+                and each token goes to the GPUs of its 2 experts and back, a dispatch all-to-all before the \
+                experts and a combine after them. Each GPU runs 8 micro-batches a step. With EP overlap off \
+                all {before:axes.ep.comm_ms} of the all-to-alls stalls compute, and their window is \
+                {before:axes.ep.window_ms}: the experts need the tokens the dispatch brings, and the next layer \
+                needs what the combine brings back.",
+        question: "Switch EP overlap on: each micro-batch's forward then runs merged with the previous one's \
+                   backward, their pieces alternating (Megatron-LM's combined 1F1B). What happens to EP's \
+                   exposed time?",
+        choices: EXPOSED_CHOICES,
+        action: |i| i.overlap.ep = Some(true),
+        watch: &[
+            STEP,
+            axis("EP exposed", Ep, AxisFigure::Exposed),
+            axis("EP window", Ep, AxisFigure::Window),
+            axis("EP contention", Ep, AxisFigure::Contention),
+        ],
+        explain: "With the passes merged the all-to-alls find compute to run beside, and more of it is the other \
+                  micro-batch's than their own: a forward's all-to-all runs under the previous micro-batch's \
+                  backward, a backward's under the next one's forward. Of its own micro-batch's compute only the \
+                  experts' weight gradients run beside one, the backward's dispatch, as they need nothing it \
+                  brings. EP's window grows from {before:axes.ep.window_ms} to {axes.ep.window_ms}. \
+                  {axes.ep.exposed_ms} stays exposed. The first micro-batch's forward and the last one's backward \
+                  have no partner. Inside the merged passes a forward's all-to-all sometimes leaves together with \
+                  a backward's, with nothing left to compute beside the two, which share the links (EP \
+                  contention {before:axes.ep.contention_ms} before, {axes.ep.contention_ms} after); and the \
+                  forward, less than half as long as the backward, runs out first, leaving its last combine and \
+                  the backward's last ones alone. Inside one micro-batch the forward's all-to-alls have no window \
+                  at all: DualPipe and Megatron-LM's combined 1F1B exist to give them another micro-batch's \
+                  compute.",
+        controls: &["overlap.ep"],
+        answer: Some(|o| share_gone_choice(exposed_gone(o, Ep))),
+        verdict: "{axes.ep.exposed_ms} of EP's {axes.ep.comm_ms} stays exposed, down from \
+                  {before:axes.ep.exposed_ms}: {gone:axes.ep.exposed_ms} of the wait is gone.",
+        focus: Focus::Wait(Ep),
+    },
+    Chapter {
+        title: "Context parallelism: a ring step under each block, or one gather",
+        preset: "long-context-ring",
+        setup: |_| {},
+        intro: "A 65,536-token sequence split over 8 CP ranks on two DGX H100 nodes, with TP 2 inside each. \
+                Ring attention computes each layer's attention in 8 blocks, and while one block computes, the \
+                next block's keys and values arrive from the ring neighbour: 7 steps per attention, forward and \
+                backward. {before:axes.cp.exposed_ms} of CP's {before:axes.cp.comm_ms} is exposed.",
+        question: "Switch to Llama 3's form: all-gather every rank's keys and values before attention, CP overlap \
+                   still on. What happens to CP's exposed time?",
+        choices: CHANGE_CHOICES,
+        action: |i| i.parallel.cp_mode = Some(CpMode::Allgather),
+        watch: &[
+            STEP,
+            axis("CP exposed", Cp, AxisFigure::Exposed),
+            axis("CP comm", Cp, AxisFigure::Comm),
+            axis("CP hidden", Cp, AxisFigure::Hidden),
+        ],
+        explain: "One collective replaces the 7 steps, and its traffic takes {axes.cp.comm_ms} where the ring's \
+                  took {before:axes.cp.comm_ms}. But only the rank's own block, the diagonal of the causal mask, \
+                  can run before the gather arrives; the other 7 blocks wait for it. In the forward that block \
+                  outlasts the gather here, so the gather hides. The backward has no such block: the gradients of the \
+                  gathered keys and values are reduce-scattered after all 8 blocks, and QKV's backward waits for \
+                  them with nothing beside. So {axes.cp.exposed_ms} of CP's time is exposed, {axes.cp.hidden} \
+                  hides, and the step is {diff:step_time_ms} longer than with the ring, which has a block to \
+                  hide each step under, forward and backward.",
+        controls: &["parallel.cp_mode", "overlap.cp"],
+        answer: Some(|o| change_choice(o.before.axes.get(Cp).exposed_ms, o.after.axes.get(Cp).exposed_ms, 0.02)),
+        verdict: "CP's exposed time goes from {before:axes.cp.exposed_ms} to {axes.cp.exposed_ms}, although its \
+                  traffic takes {axes.cp.comm_ms} instead of {before:axes.cp.comm_ms}.",
+        focus: Focus::Wait(Cp),
+    },
+    Chapter {
+        title: "FP8 halves the GEMMs, not the communication",
+        preset: "llama3-8b-fsdp",
+        setup: |_| {},
+        intro: "Llama-3-8B on 64 H100 in bf16: FSDP across the 8 nodes, TP 8 inside each with sequence \
+                parallelism, and its gathers and reduce-scatters cut into ring steps under the pieces of the \
+                GEMMs (PyTorch's Async TP). Those GEMMs are TP's window, {before:axes.tp.window_ms}, and \
+                {before:axes.tp.hidden} of TP's {before:axes.tp.comm_ms} hides under them.",
+        question: "Run the linear layers in FP8 (torchtitan's Float8), at twice the bf16 peak. What happens to \
+                   TP's exposed time?",
+        choices: CHANGE_CHOICES,
+        action: |i| i.workload.precision = Some(Precision::Fp8),
+        watch: &[
+            STEP,
+            ("compute busy", Metric::Compute),
+            axis("TP window", Tp, AxisFigure::Window),
+            axis("TP exposed", Tp, AxisFigure::Exposed),
+        ],
+        explain: "Each GEMM takes about half the time, and so does TP's window: {axes.tp.window_ms}. TP's traffic \
+                  stays {axes.tp.comm_ms}, as the activations it moves are still bf16, so what no longer fits \
+                  under a GEMM waits: TP's exposed time goes from {before:axes.tp.exposed_ms} to \
+                  {axes.tp.exposed_ms}. FSDP's gathers and reduce-scatters lose window the same way (DP exposed \
+                  {before:axes.dp.exposed_ms} before, {axes.dp.exposed_ms} after). Compute is {diff:compute_ms} \
+                  shorter, far from half of {before:compute_ms}: attention runs in bf16 as long as before, and \
+                  casting to fp8 adds memory-bound kernels of its own. The step is only {diff:step_time_ms} \
+                  shorter.",
+        controls: &["workload.precision"],
+        answer: Some(|o| change_choice(o.before.axes.tp.exposed_ms, o.after.axes.tp.exposed_ms, 0.02)),
+        verdict: "TP's exposed time goes from {before:axes.tp.exposed_ms} to {axes.tp.exposed_ms} of the same \
+                  {axes.tp.comm_ms}; compute is {diff:compute_ms} shorter, the step {diff:step_time_ms}.",
+        focus: Focus::OneLayer,
     },
 ];

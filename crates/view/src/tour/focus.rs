@@ -22,10 +22,25 @@ pub enum Focus {
     /// its first send, the send, and the receiver's first layer after it,
     /// where a blocking send and a sliced boundary show.
     FirstSend,
+    /// One collective of the axis on the GPU that finishes last, with the
+    /// compute just before, beside and after it: the one that stalls compute
+    /// longest; among equals, or when none stalls, the one nearest the
+    /// step's middle (away from the warm-up and the drain). Where an axis
+    /// whose collectives are short next to the step waits, or hides.
+    Wait(Axis),
 }
 
 /// Room left on each side of a region, as a share of its length.
 const MARGIN: f64 = 0.04;
+
+/// How much of the step around a [`Focus::Wait`] collective is shown, on
+/// each side, in lengths of the collective: enough for the compute before
+/// and after it, short enough that a sub-millisecond collective is wide.
+const WAIT_CONTEXT: f64 = 3.0;
+
+/// Stalls within this share of the longest count as equal for
+/// [`Focus::Wait`]: the same collective repeats in every layer.
+const WAIT_TIE: f64 = 0.01;
 
 impl Focus {
     /// Whether the page should bring the link lanes into view.
@@ -70,6 +85,18 @@ impl Focus {
                 let ops: Vec<&Interval> = g.compute.iter().chain(tp.iter()).filter(same).collect();
                 let start = ops.iter().map(|i| i.start_s).fold(f64::INFINITY, f64::min);
                 (start, lane_end(ops.into_iter()))
+            }
+            Focus::Wait(axis) => {
+                let ops = &g.comm[axis.index()];
+                let longest_s = ops.iter().map(|i| i.exposed_s).fold(0.0, f64::max);
+                let middle_s = timeline.step_time_s / 2.0;
+                let from_middle = |i: &Interval| (i.start_s - middle_s).abs();
+                let op = ops
+                    .iter()
+                    .filter(|i| i.exposed_s >= longest_s * (1.0 - WAIT_TIE))
+                    .min_by(|a, b| from_middle(a).total_cmp(&from_middle(b)))?;
+                let context_s = WAIT_CONTEXT * (op.end_s - op.start_s);
+                (op.start_s - context_s, op.end_s + context_s)
             }
             Focus::NetworkLinks => {
                 // From the first reduction to the step's end, where what the
