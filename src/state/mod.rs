@@ -139,6 +139,17 @@ pub struct RunAlert {
 }
 
 impl AppState {
+    /// Whether the figures and the legend show `axis`: as the report has it
+    /// (EP with experts, CP with cp > 1); TP, PP and DP before any scenario.
+    pub fn shows_axis(&self, axis: overlap_core::Axis) -> bool {
+        self.resolved.with(|s| {
+            s.as_ref().map_or(
+                !matches!(axis, overlap_core::Axis::Ep | overlap_core::Axis::Cp),
+                |s| s.has_axis(axis),
+            )
+        })
+    }
+
     pub fn new() -> Self {
         let preset = presets::default_preset();
         let input = preset.input();

@@ -254,13 +254,20 @@ pub const NO_TIMELINE_CONTROLS: &str =
 const NO_LINK_LANES: &str =
     "This step has no timeline (see the note in its place), so there are no link lanes to pick a GPU for.";
 
-/// What the colours and marks mean; the same axis colours as the figures.
+/// What the colours and marks mean; the same axis colours as the figures,
+/// for the axes the scenario has (EP with experts, CP with cp > 1).
 #[component]
 fn Legend() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let has = move |axis: Axis| state.shows_axis(axis);
     view! {
         <ul class="legend" aria-label="Legend">
             {Axis::ALL
-                .map(|axis| view! { <li><span class=format!("sw {}", axis.name())></span>{axis.label()}</li> })
+                .map(|axis| view! {
+                    <Show when=move || has(axis)>
+                        <li><span class=format!("sw {}", axis.name())></span>{axis.label()}</li>
+                    </Show>
+                })
                 .collect_view()}
             <li><span class="sw fwd"></span>"forward"</li>
             <li><span class="sw bwd"></span>"backward"</li>

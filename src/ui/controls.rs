@@ -96,6 +96,11 @@ const PARALLEL: &[&str] = &[
     "parallel.ep",
 ];
 
+/// The field of an axis's overlap switch: its row's first.
+pub(crate) fn overlap_switch(axis: Axis) -> &'static str {
+    OVERLAP_ROWS[axis.index()].1[0]
+}
+
 /// Every placed path.
 fn placed() -> impl Iterator<Item = &'static str> {
     OVERLAP_ROWS
@@ -191,8 +196,9 @@ fn choose(state: AppState, f: &'static Field, value: Value) {
     });
 }
 
-/// The control of one field, by its kind: a number pair, a select or a switch.
-fn control(path: &'static str) -> AnyView {
+/// The control of one field, by its kind: a number pair, a select or a
+/// switch (the embedded page's overlap switches are these too).
+pub(crate) fn control(path: &'static str) -> AnyView {
     let state = expect_context::<AppState>();
     let Some(f) = table::find(path) else {
         return ().into_any();

@@ -18,17 +18,18 @@ use std::cell::Cell;
 use gloo_timers::callback::Timeout;
 use leptos::html;
 use leptos::prelude::*;
-use overlap_core::FieldError;
+use overlap_core::{Axis, FieldError};
 use wasm_bindgen::prelude::*;
 
 use crate::dom;
 use crate::state::fields;
 use crate::state::AppState;
 use crate::timeline::panel;
+use crate::ui::controls;
 use crate::ui::figures;
 use crate::ui::playback;
 use crate::ui::share_panel;
-use crate::ui::widgets::{NumberPair, SelectField, Toggle};
+use crate::ui::widgets::{NumberPair, SelectField};
 use crate::web::address::{self as share, Share};
 
 /// Longest query a set-scenario message may carry.
@@ -231,41 +232,16 @@ fn on_message(
     }
 }
 
-/// One overlap switch, as in the full page (same accessible name).
-fn overlap_switch(state: AppState, axis: usize) -> impl IntoView {
-    let names = ["TP overlap", "PP overlap", "DP overlap"];
-    let fields = ["overlap.tp", "overlap.pp", "overlap.dp"];
-    let classes = ["tp", "pp", "dp"];
-    let checked = Signal::derive(move || {
-        state
-            .input
-            .with(|i| [i.overlap.tp, i.overlap.pp, i.overlap.dp][axis])
-            .or_else(|| {
-                state.resolved.with(|r| {
-                    r.as_ref()
-                        .map(|s| [s.overlap.tp, s.overlap.pp, s.overlap.dp][axis])
-                })
-            })
-            .unwrap_or(false)
-    });
-    let on_change = Callback::new(move |v: bool| {
-        state.edit(|i| match axis {
-            0 => i.overlap.tp = Some(v),
-            1 => i.overlap.pp = Some(v),
-            _ => i.overlap.dp = Some(v),
-        })
-    });
-    view! {
-        <Toggle label=names[axis] field=fields[axis] switch=true axis=classes[axis] checked on_change />
-    }
-}
-
 /// One control of the compact layout, by its `controls=` name (also the widget's).
 pub(crate) fn control(state: AppState, name: &'static str) -> AnyView {
     match name {
-        "tp" => overlap_switch(state, 0).into_any(),
-        "pp" => overlap_switch(state, 1).into_any(),
-        "dp" => overlap_switch(state, 2).into_any(),
+        // An axis's overlap switch, the full page's own control.
+        "tp" | "pp" | "dp" | "ep" | "cp" => {
+            match Axis::ALL.into_iter().find(|a| a.name() == name) {
+                Some(axis) => controls::control(controls::overlap_switch(axis)),
+                None => ().into_any(),
+            }
+        }
         "tp_chunks" => view! { <NumberPair field=&fields::TP_CHUNKS /> }.into_any(),
         "bucket_mb" => view! { <NumberPair field=&fields::BUCKET_MB /> }.into_any(),
         "sm_tax" => view! { <NumberPair field=&fields::SM_TAX /> }.into_any(),

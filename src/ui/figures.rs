@@ -222,14 +222,7 @@ pub fn Why() -> impl IntoView {
 #[component]
 pub fn AxisFigures() -> impl IntoView {
     let state = expect_context::<AppState>();
-    // The expert axis only for a model with experts and the context axis
-    // only with cp > 1, as the report has them.
-    let has = move |axis: Axis| {
-        state.resolved.with(|s| {
-            s.as_ref()
-                .map_or(!matches!(axis, Axis::Ep | Axis::Cp), |s| s.has_axis(axis))
-        })
-    };
+    let has = move |axis: Axis| state.shows_axis(axis);
     view! {
         <section class="axis-figures" aria-labelledby="axes-h">
             <h2 id="axes-h">"Per axis: is there room to hide it?"</h2>

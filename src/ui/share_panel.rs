@@ -195,6 +195,8 @@ fn control_label(name: &str) -> &'static str {
         "tp" => "TP overlap",
         "pp" => "PP overlap",
         "dp" => "DP overlap",
+        "ep" => "EP overlap",
+        "cp" => "CP overlap",
         "tp_chunks" => "TP chunks",
         "bucket_mb" => "Bucket size",
         "sm_tax" => "SM tax",

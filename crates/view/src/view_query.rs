@@ -46,6 +46,8 @@ pub const CONTROL_NAMES: &[&str] = &[
     "tp",
     "pp",
     "dp",
+    "ep",
+    "cp",
     "tp_chunks",
     "bucket_mb",
     "sm_tax",
