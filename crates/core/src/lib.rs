@@ -45,6 +45,7 @@ pub use input::validate::{
     counted, timeline_refusal, MAX_GPUS, MAX_SIMULATED_OPS, MAX_TIMELINE_OPS,
 };
 pub use model::fidelity::Fidelity;
+#[cfg(feature = "reference")]
 #[doc(hidden)]
 pub use output::tally::GpuStep;
 pub use report::Report;
@@ -110,7 +111,10 @@ pub fn simulate_with(scenario: &Scenario, fidelity: Fidelity) -> Simulation {
 
 /// The same simulation by the plain engine, flow by flow and event by event:
 /// the reference the fast engine is tested against. Its cost grows with the
-/// square of concurrent flows; not for large scenarios.
+/// square of concurrent flows; not for large scenarios. Behind the
+/// `reference` feature, which only the crate's tests turn on: the CLI and
+/// the app never run it.
+#[cfg(feature = "reference")]
 #[doc(hidden)]
 pub fn simulate_plain(scenario: &Scenario, fidelity: Fidelity) -> Simulation {
     let mut sim = Simulator::new(fidelity);
@@ -121,7 +125,9 @@ pub fn simulate_plain(scenario: &Scenario, fidelity: Fidelity) -> Simulation {
 /// Where each simulated GPU's whole step went (model.md 5), by the fast
 /// engine or the plain reference: the step's length and, per GPU, its
 /// compute, exposed time, bubble and the parts of its communication. For
-/// tests of the single charge on every GPU, not only the reported one.
+/// tests of the single charge on every GPU, not only the reported one
+/// (hence behind the `reference` feature).
+#[cfg(feature = "reference")]
 #[doc(hidden)]
 pub fn gpu_steps(scenario: &Scenario, plain: bool) -> (f64, Vec<GpuStep>) {
     let mut sim = Simulator::new(Fidelity::Reduced);
@@ -139,12 +145,17 @@ pub struct Simulator {
     fidelity: Fidelity,
     /// The all-off scenario last simulated and its step time, ms.
     baseline: Option<(Scenario, f64)>,
-    /// Run the plain reference engine instead of the fast one.
+    /// Run the plain reference engine instead of the fast one. This and
+    /// the two faults below exist for tests only (the `reference` feature):
+    /// without them a release build holds no branch the product never takes.
+    #[cfg(feature = "reference")]
     plain: bool,
     /// Treat every steady state as failed (tests of the refusal that follows).
+    #[cfg(feature = "reference")]
     steady_fails: bool,
     /// Treat every run's marked periods as not repeating (tests of the
     /// three short runs that follow).
+    #[cfg(feature = "reference")]
     marks_fail: bool,
     /// Threads the independent runs of a step are spread over (`parallel`).
     threads: usize,
@@ -156,8 +167,11 @@ impl Simulator {
         Self {
             fidelity,
             baseline: None,
+            #[cfg(feature = "reference")]
             plain: false,
+            #[cfg(feature = "reference")]
             steady_fails: false,
+            #[cfg(feature = "reference")]
             marks_fail: false,
             threads: parallel::available_threads(),
         }
@@ -176,6 +190,7 @@ impl Simulator {
 
     /// A simulator whose steady states all fail to extrapolate, as a step
     /// whose three short runs disagree would: for tests of what follows.
+    #[cfg(feature = "reference")]
     #[doc(hidden)]
     pub fn with_failing_steady_state(fidelity: Fidelity) -> Self {
         Self {
@@ -187,6 +202,7 @@ impl Simulator {
     /// A simulator for which no run's marked periods repeat, as on a step
     /// still settling there: its figures come from three short runs where
     /// one would do. For tests of that way round.
+    #[cfg(feature = "reference")]
     #[doc(hidden)]
     pub fn with_failing_marks(fidelity: Fidelity) -> Self {
         Self {
@@ -383,6 +399,7 @@ impl Simulator {
         samples: bool,
         sharing: &Sharing,
     ) -> sim::engine::RunResult {
+        #[cfg(feature = "reference")]
         if self.plain {
             return sim::plain::run(graph, record, sharing);
         }
@@ -398,6 +415,36 @@ impl Simulator {
             run.charge_share(graph, gpus.clone())
         });
         run.settle(graph, charged)
+    }
+}
+
+// The faults tests inject, as steady_state.rs asks about them: the fields
+// with the `reference` feature, and constant false without it, where the
+// checks fold away and the product's figures are the same either way.
+#[cfg(feature = "reference")]
+impl Simulator {
+    /// Whether every steady state is to be treated as failed
+    /// (`with_failing_steady_state`).
+    pub(crate) fn steady_fails(&self) -> bool {
+        self.steady_fails
+    }
+
+    /// Whether no run's marked periods are to repeat (`with_failing_marks`).
+    pub(crate) fn marks_fail(&self) -> bool {
+        self.marks_fail
+    }
+}
+
+#[cfg(not(feature = "reference"))]
+impl Simulator {
+    /// No fault injected: a product build never fails a steady state on purpose.
+    pub(crate) fn steady_fails(&self) -> bool {
+        false
+    }
+
+    /// No fault injected: a product build's marked periods are as they ran.
+    pub(crate) fn marks_fail(&self) -> bool {
+        false
     }
 }
 

@@ -331,7 +331,7 @@ fn tally_from(
         .try_into()
         .unwrap_or_else(|_| unreachable!("as listed: three short runs"));
     let extrapolated = extrapolate_tally(&runs, counts, s.micro_batches());
-    if let Some(tally) = extrapolated.filter(|_| !sim.steady_fails) {
+    if let Some(tally) = extrapolated.filter(|_| !sim.steady_fails()) {
         return Ok(Tallied {
             tally,
             later: None,
@@ -364,7 +364,7 @@ fn marked_tally(sim: &Simulator, s: &Scenario, counts: [u32; 3], one: &Tallied) 
     let [next, last] = one.later.as_deref()?.clone();
     let marked = [one.tally.clone(), next, last];
     extrapolate_tally(&marked, marked_from(counts), s.micro_batches())
-        .filter(|_| !sim.steady_fails && !sim.marks_fail)
+        .filter(|_| !sim.steady_fails() && !sim.marks_fail())
 }
 
 /// One run's sums.
@@ -505,7 +505,7 @@ fn marked_step(sim: &Simulator, s: &Scenario, counts: [u32; 3], one: &Stepped) -
         .iter()
         .map(|v| extrapolate([0, 1, 2].map(|k| (v[k], scale[k])), units));
     let step = values.next()??;
-    (values.all(|v| v.is_some()) && !sim.steady_fails && !sim.marks_fail).then_some(step)
+    (values.all(|v| v.is_some()) && !sim.steady_fails() && !sim.marks_fail()).then_some(step)
 }
 
 /// The sums a baseline run keeps (the step, then per GPU its compute busy
@@ -567,7 +567,7 @@ fn step_time_from(
     let planned = runs.iter().map(|r| r.planned_events).sum();
     let steps = [0, 1, 2].map(|i| (runs[i].step_s, runs[i].step_s.abs()));
     let extrapolated = extrapolate(steps, units_beyond(counts, s.micro_batches()));
-    if let Some(step) = extrapolated.filter(|_| !sim.steady_fails) {
+    if let Some(step) = extrapolated.filter(|_| !sim.steady_fails()) {
         return Ok((step, events, planned, Some(counts)));
     }
     if bounded {

@@ -53,7 +53,9 @@ pub(crate) struct GpuTally {
 /// Where one simulated GPU's step went, seconds (model.md 5): its compute,
 /// its idle time charged to each axis and to the bubble, and each axis's
 /// communication in its three parts with its window. For tests that read
-/// every GPU, not only the reported one ([`crate::gpu_steps`]).
+/// every GPU, not only the reported one ([`crate::gpu_steps`]), hence
+/// behind the `reference` feature with it.
+#[cfg(feature = "reference")]
 #[derive(Clone, Debug, PartialEq)]
 pub struct GpuStep {
     /// The GPU's rank.
@@ -74,6 +76,7 @@ pub struct GpuStep {
     pub window_s: [f64; Axis::COUNT],
 }
 
+#[cfg(feature = "reference")]
 impl From<&GpuTally> for GpuStep {
     fn from(g: &GpuTally) -> Self {
         GpuStep {
