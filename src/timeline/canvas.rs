@@ -386,6 +386,29 @@ pub fn draw(
     Ok(Drawn { merged, done: true })
 }
 
+/// Sizes `el` to `list` at its CSS size, `scale` device pixels to a CSS
+/// pixel (sharp on high-density screens), and paints it; false when the
+/// canvas gives no 2D context.
+pub fn paint_sized(el: &HtmlCanvasElement, list: &DisplayList, scale: f64, pal: &Palette) -> bool {
+    el.set_width((list.width * scale).ceil() as u32);
+    el.set_height((list.height * scale).ceil() as u32);
+    let _ = el.set_attribute(
+        "style",
+        &format!("width:{}px;height:{}px", list.width, list.height),
+    );
+    let Some(ctx) = el
+        .get_context("2d")
+        .ok()
+        .flatten()
+        .and_then(|c| c.dyn_into::<CanvasRenderingContext2d>().ok())
+    else {
+        return false;
+    };
+    let _ = ctx.set_transform(scale, 0.0, 0.0, scale, 0.0, 0.0);
+    paint(&ctx, &list.shapes, pal);
+    true
+}
+
 /// Paints shapes in order.
 pub fn paint(ctx: &CanvasRenderingContext2d, shapes: &[Shape], pal: &Palette) {
     let mut pen = Pen {

@@ -52,21 +52,9 @@ fn paint(el: &web_sys::HtmlCanvasElement, state: AppState, view: ImportView) {
     let list = measured::draw(&run.measured, &run.figures, sim.as_ref(), width);
     drop(s);
     let dpr = crate::dom::window().map_or(1.0, |w| w.device_pixel_ratio());
-    el.set_width((list.width * dpr).ceil() as u32);
-    el.set_height((list.height * dpr).ceil() as u32);
-    let style = web_sys::HtmlElement::style(el);
-    let _ = style.set_property("width", &format!("{}px", list.width));
-    let _ = style.set_property("height", &format!("{}px", list.height));
-    let Some(ctx) = el
-        .get_context("2d")
-        .ok()
-        .flatten()
-        .and_then(|c| c.dyn_into::<web_sys::CanvasRenderingContext2d>().ok())
-    else {
+    if !canvas::paint_sized(el, &list, dpr, theme::for_element(el)) {
         return;
-    };
-    let _ = ctx.set_transform(dpr, 0.0, 0.0, dpr, 0.0, 0.0);
-    canvas::paint(&ctx, &list.shapes, theme::for_element(el));
+    }
     let _ = el.set_attribute("data-rects", &list.shapes.len().to_string());
 }
 

@@ -199,20 +199,7 @@ fn paint(
     scale: f64,
     pal: &overlap_view::palette::Palette,
 ) {
-    let (w, h) = (plot.list.width, plot.list.height);
-    canvas.set_width((w * scale).ceil() as u32);
-    canvas.set_height((h * scale).ceil() as u32);
-    let _ = canvas.set_attribute("style", &format!("width:{w}px;height:{h}px"));
-    let Some(ctx) = canvas
-        .get_context("2d")
-        .ok()
-        .flatten()
-        .and_then(|c| c.dyn_into::<web_sys::CanvasRenderingContext2d>().ok())
-    else {
-        return;
-    };
-    let _ = ctx.set_transform(scale, 0.0, 0.0, scale, 0.0, 0.0);
-    crate::timeline::canvas::paint(&ctx, &plot.list.shapes, pal);
+    crate::timeline::canvas::paint_sized(canvas, &plot.list, scale, pal);
 }
 
 /// The plot's width: the canvas's container, at least 320 px.
