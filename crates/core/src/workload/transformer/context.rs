@@ -1,0 +1,169 @@
+//! The attention core, and with context parallelism its exchange of keys
+//! and values between the CP ranks (model.md section 4d): ring attention,
+//! each step's transfer under the block before it with CP overlap, or
+//! Llama 3's all-gather of K/V, under the local block; in the backward
+//! the ring passes K/V and their gradients, the all-gather form
+//! reduce-scatters the gradients. The group's CP transfers run in order
+//! on one stream.
+
+use super::{Builder, CP};
+use crate::model::op::OpKind;
+use crate::model::scenario::CpMode;
+use crate::workload::collective::Collective;
+use crate::workload::graph::{Meta, TaskId};
+use crate::workload::layer_cost::{times, OpCost};
+
+impl Builder<'_> {
+    /// The attention core's forward, with context parallelism's exchange
+    /// of keys and values (model.md 4d).
+    pub(super) fn attention_forward(&mut self, meta: Meta) {
+        if self.s.parallel.cp == 1 {
+            self.compute_all(self.cost.attention, meta);
+            return;
+        }
+        let (block, kv) = (self.cost.attention_block, self.cost.kv_block_bytes);
+        match self.s.parallel.cp_mode {
+            CpMode::Ring => self.ring_attention(block, kv, meta),
+            CpMode::Allgather => self.gathered_attention(block, kv, meta),
+        }
+    }
+
+    /// The attention core's backward (with `cost`, what else runs in the
+    /// same op). Its recomputed forward counts as recomputation, whichever
+    /// backward form runs it.
+    pub(super) fn attention_backward(&mut self, cost: OpCost, meta: Meta) {
+        if self.s.parallel.cp > 1 {
+            let rest = cost.without(self.cost.attention_core_backward);
+            // What is left of the core's own op is rounding.
+            let rest = if rest.time_s > 1e-9 * cost.time_s {
+                rest
+            } else {
+                OpCost::default()
+            };
+            self.cp_attention_backward(rest, meta);
+        } else {
+            self.compute_all(cost, meta);
+        }
+        for i in 0..self.members.len() {
+            let m = self.members[i];
+            self.g
+                .count_as_recompute(m, self.cost.attention_recompute_flops);
+        }
+    }
+
+    /// A CP transfer of the group, after each member's latest op and the
+    /// group's previous CP transfer (one stream).
+    fn cp_comm(&mut self, bytes: f64, meta: Meta) -> TaskId {
+        let members = std::mem::take(&mut self.members);
+        let (pattern, latency) = self.cp_step;
+        let id = self.g.comm(&members, CP, pattern, bytes, latency, meta);
+        self.cp_after_compute(&members, id);
+        self.members = members;
+        id
+    }
+
+    /// `id` waits for each member's latest compute op and the group's
+    /// previous CP transfer.
+    fn cp_after_compute(&mut self, members: &[u32], id: TaskId) {
+        for &m in members {
+            if let Some(last) = self.g.last_compute(m) {
+                self.g.dep(last, id);
+            }
+        }
+        if let Some(previous) = self.last_cp_collective.replace(id) {
+            self.g.dep(previous, id);
+        }
+    }
+
+    /// Ring attention over cp K/V blocks (Megatron-LM's and torchtitan's):
+    /// the local block first, then cp - 1 steps, each bringing the next
+    /// block from the ring neighbour while passing one on. With CP overlap,
+    /// step i + 1's transfer runs under block i's attention: it leaves as
+    /// soon as step i has arrived and block i - 1 no longer reads its
+    /// buffer (double buffering). Without it, each step runs after the
+    /// block before it and the block after waits for it. `bytes`: what one
+    /// step moves per rank.
+    fn ring_attention(&mut self, block: OpCost, bytes: f64, meta: Meta) {
+        let cp = self.s.parallel.cp;
+        let send = meta.op(OpKind::Send);
+        let mut arrived: Option<TaskId> = None;
+        for i in 0..cp {
+            if self.s.overlap.cp {
+                let incoming = arrived;
+                if i + 1 < cp {
+                    let id = self.cp_comm(bytes, send.chunk(i + 1));
+                    // Its window: the block computing while it moves.
+                    self.window_next(id);
+                    arrived = Some(id);
+                }
+                if let Some(id) = incoming {
+                    self.block_all(id);
+                }
+            } else if i > 0 {
+                let id = self.cp_comm(bytes, send.chunk(i));
+                // The window it would have if overlapped: the block before.
+                if let Some(last) = self.g.next_compute_index(self.members[0]).checked_sub(1) {
+                    self.g.set_window(id, last, last);
+                }
+                self.block_all(id);
+            }
+            self.compute_all(block, meta.chunk(i));
+        }
+    }
+
+    /// All-gather attention (Llama 3): the K/V of every CP rank gathered,
+    /// then the rank's queries against them. Without CP overlap attention
+    /// waits for the whole gather. With it, the gather runs under the
+    /// local block (the rank's own keys, the diagonal of the causal mask)
+    /// and the other blocks wait for it. `kv`: one rank's K/V bytes.
+    fn gathered_attention(&mut self, block: OpCost, kv: f64, meta: Meta) {
+        let cp = self.s.parallel.cp;
+        let gather = self.cp_collective(Collective::AllGather, kv, meta.op(OpKind::AllGather));
+        if self.s.overlap.cp {
+            self.window_next(gather);
+            self.compute_all(block, meta.chunk(0));
+            self.block_all(gather);
+            self.compute_all(times(block, cp - 1), meta.chunk(1));
+        } else {
+            self.window_next(gather);
+            self.block_all(gather);
+            self.compute_all(times(block, cp), meta);
+        }
+    }
+
+    /// A collective of the group's CP ranks of `kind` over cp x `bytes`
+    /// (each rank's share), after each member's latest op.
+    fn cp_collective(&mut self, kind: Collective, bytes: f64, meta: Meta) -> TaskId {
+        let members = std::mem::take(&mut self.members);
+        let size = bytes * f64::from(self.s.parallel.cp);
+        let placed = self
+            .cluster
+            .cp_collective(&mut self.g, &members, kind, size);
+        let id = self.g.placed_comm(&members, CP, placed, meta);
+        self.cp_after_compute(&members, id);
+        self.members = members;
+        id
+    }
+
+    /// The attention core's backward with context parallelism: the rest
+    /// of the op (`rest`: the projection's GEMMs and the kernels before
+    /// them), then cp blocks. Ring: the backward passes K/V and their
+    /// gradients, twice a forward step's bytes. Allgather: the gradients of
+    /// the gathered K/V are reduce-scattered back, and QKV's backward waits.
+    fn cp_attention_backward(&mut self, rest: OpCost, meta: Meta) {
+        if rest.time_s > 0.0 {
+            self.compute_all(rest, meta);
+        }
+        let (block, kv) = (self.cost.attention_backward_block, self.cost.kv_block_bytes);
+        match self.s.parallel.cp_mode {
+            CpMode::Ring => self.ring_attention(block, 2.0 * kv, meta),
+            CpMode::Allgather => {
+                self.compute_all(times(block, self.s.parallel.cp), meta);
+                let kind = Collective::ReduceScatter;
+                let id = self.cp_collective(kind, kv, meta.op(OpKind::ReduceScatter));
+                self.window_next(id);
+                self.block_all(id);
+            }
+        }
+    }
+}
