@@ -842,3 +842,257 @@ fn fp8_chapter_halves_the_window_and_keeps_the_traffic() {
     let step_saved_ms = b.step_time_ms - a.step_time_ms;
     assert!(step_saved_ms > 0.0 && step_saved_ms < saved_ms);
 }
+
+/// A compute lane's busy time, seconds.
+fn compute_busy_s(g: &overlap_core::timeline::GpuLanes) -> f64 {
+    g.compute.iter().map(|x| x.end_s - x.start_s).sum()
+}
+
+/// The GPU whose busy compute is the report's `compute_ms`.
+fn reported_gpu(sim: &Simulation) -> usize {
+    let want_s = sim.report.compute_ms / 1e3;
+    let found: Vec<usize> = (0..sim.timeline.gpus.len())
+        .filter(|&g| close(compute_busy_s(&sim.timeline.gpus[g]), want_s, 1e-6))
+        .collect();
+    assert_eq!(found.len(), 1, "{found:?}");
+    found[0]
+}
+
+/// The micro-batches each of whose passes stage `stage` runs merged with
+/// another (the builder's rule: a forward followed by a backward of another
+/// micro-batch or chunk runs as one merged pass).
+fn merged_micro_batches(s: &Scenario, stage: u32, micro_batches: u32) -> BTreeSet<u32> {
+    use overlap_core::schedule::{stage_program, Pass};
+    let p = &s.parallel;
+    let program = stage_program(
+        p.schedule,
+        stage,
+        p.pp,
+        micro_batches,
+        p.virtual_stages,
+        true,
+    );
+    let program = overlap_core::workload::moe::merged_order(s, stage, program);
+    let mut alone = BTreeSet::new();
+    let mut i = 0;
+    while i < program.len() {
+        let (step, next) = (program[i], program.get(i + 1));
+        let merges = next.is_some_and(|n| {
+            step.pass == Pass::Forward
+                && matches!(n.pass, Pass::Backward | Pass::InputGrad)
+                && (step.micro_batch, step.chunk) != (n.micro_batch, n.chunk)
+        });
+        if merges {
+            i += 2;
+            continue;
+        }
+        if matches!(step.pass, Pass::Forward | Pass::Backward | Pass::InputGrad) {
+            alone.insert(step.micro_batch);
+        }
+        i += 1;
+    }
+    (0..micro_batches).filter(|m| !alone.contains(m)).collect()
+}
+
+#[test]
+fn dualpipe_chapter_fills_the_bubble_not_the_all_to_all() {
+    use overlap_core::schedule::{peak_in_flight, stage_program};
+    let (c, r) = runs("DualPipe exists");
+    let (sb, sa) = (
+        scenario_before(c),
+        c.after_input().unwrap().resolve().unwrap(),
+    );
+    // Intro: "Chapter 10's mixture of experts, two of its stages in a
+    // pipeline: four DGX H100 nodes, two pipeline stages of two nodes each,
+    // EP 16 inside each stage, 8 micro-batches a step."
+    let ch10 = scenario_before(
+        CHAPTERS
+            .iter()
+            .find(|c| c.title.starts_with("Experts"))
+            .unwrap(),
+    );
+    let Workload::Transformer(t) = &sb.workload else {
+        panic!("a transformer");
+    };
+    let Workload::Transformer(t10) = &ch10.workload else {
+        panic!("a transformer");
+    };
+    assert_eq!(t, t10, "chapter 10's model");
+    assert_eq!(ch10.parallel.pp, 1);
+    assert_eq!(sb.hardware_preset.name(), "dgx-h100");
+    assert_eq!(
+        (sb.hardware.nodes, sb.parallel.pp, sb.parallel.ep),
+        (4, 2, 16)
+    );
+    let per_stage = sb.hardware.gpus() / u64::from(sb.parallel.pp);
+    assert_eq!(per_stage, 2 * u64::from(sb.hardware.gpus_per_node));
+    assert_eq!(u64::from(sb.parallel.ep), ch10.hardware.gpus());
+    assert!(u64::from(sb.parallel.ep) <= per_stage);
+    let micro_batches: BTreeSet<u32> = r.before.timeline.gpus[0]
+        .compute
+        .iter()
+        .map(|i| i.micro_batch)
+        .filter(|&m| m != NONE)
+        .collect();
+    assert_eq!(micro_batches.len(), 8);
+    let m = micro_batches.len() as u32;
+    // "EP overlap is on, so 1F1B runs as Megatron-LM's combined 1F1B".
+    assert_eq!(sb.parallel.schedule, Schedule::OneFOneB);
+    assert!(sb.overlap.ep && overlap_core::workload::moe::merges_passes(&sb));
+    // "a forward merged with another micro-batch's backward, each one's
+    // all-to-alls under the other's compute".
+    for phase in [Phase::Forward, Phase::Backward] {
+        let under_other = r.before.timeline.gpus.iter().any(|g| {
+            g.comm[Axis::Ep.index()]
+                .iter()
+                .filter(|op| op.phase == phase)
+                .any(|op| {
+                    g.compute.iter().any(|x| {
+                        x.phase != phase
+                            && x.micro_batch != op.micro_batch
+                            && together_s(op, x) > 0.0
+                    })
+                })
+        });
+        assert!(
+            under_other,
+            "no {phase:?} all-to-all under another's compute"
+        );
+    }
+    // "the GPU that finishes last idles … in the pipeline bubble": the
+    // report's GPU is the first stage, and it ends last.
+    let (gb, ga) = (reported_gpu(&r.before), reported_gpu(&r.after));
+    let lane_end = |sim: &Simulation, g: usize| {
+        let lanes = &sim.timeline.gpus[g];
+        lanes
+            .compute
+            .iter()
+            .chain(lanes.comm.iter().flatten())
+            .map(|x| x.end_s)
+            .fold(f64::NEG_INFINITY, f64::max)
+    };
+    for (sim, g) in [(&r.before, gb), (&r.after, ga)] {
+        assert_eq!(g, 0, "the first stage's GPU is the report's");
+        for other in 0..sim.timeline.gpus.len() {
+            assert!(lane_end(sim, g) >= lane_end(sim, other) - 1e-9);
+        }
+    }
+    // Question: "each GPU holds two chunks of the layers in a V, the first
+    // GPU the first layers and the last".
+    assert_eq!(
+        (sa.parallel.schedule, sa.parallel.virtual_stages),
+        (Schedule::DualPipeV, 2)
+    );
+    let pp = sa.parallel.pp;
+    assert_eq!(sa.parallel.schedule.virtual_stage(0, 0, pp), 0);
+    assert_eq!(sa.parallel.schedule.virtual_stage(0, 1, pp), 2 * pp - 1);
+    // "… and runs a forward chunk merged with a backward chunk".
+    assert!(overlap_core::workload::moe::merges_passes(&sa));
+    let (b, a) = (&r.before.report, &r.after.report);
+    let (ep_b, ep_a) = (b.axes.get(Axis::Ep), a.axes.get(Axis::Ep));
+    // Answer: EP's exposed time grows.
+    assert_eq!((c.answer.unwrap())(&r.outcome()), 1);
+    assert!(ep_a.exposed_ms > ep_b.exposed_ms);
+    // Explain: "the bubble falls …, and PP's exposed time".
+    assert!(a.bubble_fraction < 0.5 * b.bubble_fraction);
+    assert!(a.axes.pp.exposed_ms < b.axes.pp.exposed_ms);
+    // "EP's traffic takes about as long".
+    assert!(close(ep_a.comm_ms, ep_b.comm_ms, 0.01), "{ep_b:?} {ep_a:?}");
+    // "DualPipeV merges chunks of half a stage's layers".
+    use overlap_core::workload::stage_layers::stage_layers;
+    let stage = stage_layers(t.layers, pp, 0).len();
+    for vs in 0..2 * pp {
+        assert_eq!(2 * stage_layers(t.layers, 2 * pp, vs).len(), stage, "{vs}");
+    }
+    // "and in the middle of the step, where both schedules merge every
+    // pass, each micro-batch leaves more of its all-to-alls exposed on the
+    // first GPU than 1F1B did."
+    let both: BTreeSet<u32> = merged_micro_batches(&sb, 0, m)
+        .intersection(&merged_micro_batches(&sa, 0, m))
+        .copied()
+        .collect();
+    assert!(!both.is_empty());
+    assert!(both.iter().all(|&k| k > 0 && k + 1 < m), "{both:?}");
+    let ep_exposed_s = |sim: &Simulation, mb: u32| -> f64 {
+        sim.timeline.gpus[0].comm[Axis::Ep.index()]
+            .iter()
+            .filter(|op| op.micro_batch == mb)
+            .map(|op| op.exposed_s)
+            .sum()
+    };
+    for &k in &both {
+        let (x, y) = (ep_exposed_s(&r.before, k), ep_exposed_s(&r.after, k));
+        assert!(y > x, "micro-batch {k}: {x} s -> {y} s");
+    }
+    // "The step is only … shorter": by less than the idle time the bubble
+    // lost.
+    let idle_gone_ms = b.bubble_fraction * b.step_time_ms - a.bubble_fraction * a.step_time_ms;
+    let step_gone_ms = b.step_time_ms - a.step_time_ms;
+    assert!(step_gone_ms > 0.0 && step_gone_ms < 0.5 * idle_gone_ms);
+    // "the first GPU … now computes the output layer and the loss besides
+    // the embedding, and is busy … longer than 1F1B's first stage": the
+    // difference is the output layer's forward and backward.
+    let logits = |x: &Interval| matches!(x.op, OpKind::Logits | OpKind::LogitsBackward);
+    let logits_s = |sim: &Simulation| -> f64 {
+        sim.timeline.gpus[0]
+            .compute
+            .iter()
+            .filter(|x| logits(x))
+            .map(|x| x.end_s - x.start_s)
+            .sum()
+    };
+    assert_eq!(logits_s(&r.before), 0.0);
+    assert!(logits_s(&r.after) > 0.0);
+    let busy_more_ms = a.compute_ms - b.compute_ms;
+    assert!(
+        close(busy_more_ms, logits_s(&r.after) * 1e3, 0.05),
+        "{busy_more_ms} ms, logits {} ms",
+        logits_s(&r.after) * 1e3
+    );
+    let (mb_, ma) = (
+        overlap_core::memory::stage_memory(&sb, t),
+        overlap_core::memory::stage_memory(&sa, t),
+    );
+    let embedding = mb_[0].embedding_params;
+    assert!(embedding > 0.0 && ma[0].embedding_params == 2.0 * embedding);
+    // "the output layer adds to its weights (…), but its two chunks hold one
+    // stage's layers between them, no second copy of the model": the report's
+    // memory is the first GPU's (its activations below).
+    assert!(a.memory_gb.weights > b.memory_gb.weights);
+    assert_eq!(
+        ma[0].params - ma[0].embedding_params,
+        mb_[0].params - embedding
+    );
+    assert_eq!(ma[0].expert_params, mb_[0].expert_params);
+    // "and its activations fall".
+    assert!(a.memory_gb.activations < b.memory_gb.activations);
+    assert!(close(
+        a.memory_gb.activations / b.memory_gb.activations,
+        ma[0].activation_bytes / mb_[0].activation_bytes,
+        1e-9
+    ));
+    // "Memory falls … on the first GPU. … DualPipeV has twice as many
+    // stages as GPUs" (above: each of them half a 1F1B stage's layers).
+    assert!(a.memory_gb.total < b.memory_gb.total);
+    assert_eq!(
+        sa.parallel.pp * sa.parallel.virtual_stages,
+        2 * sb.parallel.pp
+    );
+    // "To merge, the combined 1F1B keeps twice as many forwards alive on the
+    // first stage as plain 1F1B; DualPipeV keeps more than plain 1F1B, fewer
+    // than that."
+    let plain = peak_in_flight(
+        &stage_program(Schedule::OneFOneB, 0, sb.parallel.pp, m, 1, true),
+        1,
+    );
+    assert_eq!(mb_[0].in_flight, 2.0 * plain);
+    assert!(plain < ma[0].in_flight && ma[0].in_flight < mb_[0].in_flight);
+    // The zoom shows an all-to-all the compute waits for.
+    let (t0, t1) = c.focus.span_s(&r.after.timeline).expect("a region");
+    let shown = r.after.timeline.gpus.iter().any(|g| {
+        g.comm[Axis::Ep.index()]
+            .iter()
+            .any(|op| op.exposed_s > 0.0 && op.start_s >= t0 && op.end_s <= t1)
+    });
+    assert!(shown, "{t0}..{t1}");
+}

@@ -3,7 +3,7 @@
 //! scenario by `tests/tour_chapters.rs`. A chapter written with the first
 //! ten fields only ends with `..Chapter::BASE`.
 
-use overlap_core::output::metric::{AxisFigure, Metric};
+use overlap_core::output::metric::{AxisFigure, MemoryFigure, Metric};
 use overlap_core::scenario::{CpMode, Precision, Schedule};
 use overlap_core::Axis::{self, Cp, Dp, Ep, Pp, Tp};
 use overlap_core::ScenarioInput;
@@ -443,5 +443,58 @@ pub const CHAPTERS: &[Chapter] = &[
         verdict: "TP's exposed time goes from {before:axes.tp.exposed_ms} to {axes.tp.exposed_ms} of the same \
                   {axes.tp.comm_ms}; compute is {diff:compute_ms} shorter, the step {diff:step_time_ms}.",
         focus: Focus::OneLayer,
+    },
+    Chapter {
+        title: "DualPipe exists to hide the all-to-all",
+        preset: "moe-didactic",
+        setup: |i| {
+            i.hardware.nodes = Some(4);
+            i.parallel.pp = Some(2);
+            i.parallel.dp = Some(16);
+            i.overlap.ep = Some(true);
+        },
+        intro: "Chapter 10's mixture of experts, two of its stages in a pipeline: four DGX H100 nodes, two \
+                pipeline stages of two nodes each, EP 16 inside each stage, 8 micro-batches a step. EP overlap \
+                is on, so 1F1B runs as Megatron-LM's combined 1F1B: a forward merged with another micro-batch's \
+                backward, each one's all-to-alls under the other's compute. {before:axes.ep.exposed_ms} of \
+                EP's {before:axes.ep.comm_ms} stays exposed, and the GPU that finishes last idles \
+                {before:bubble_fraction} of the step in the pipeline bubble.",
+        question: "Switch the schedule to DualPipeV, DeepSeek-V3's: each GPU holds two chunks of the layers in a \
+                   V, the first GPU the first layers and the last, and runs a forward chunk merged with a \
+                   backward chunk, which is how DualPipe hides its all-to-alls. What happens to EP's exposed time?",
+        choices: CHANGE_CHOICES,
+        action: |i| {
+            i.parallel.schedule = Some(Schedule::DualPipeV);
+            i.parallel.virtual_stages = Some(2);
+        },
+        watch: &[
+            STEP,
+            ("bubble", Metric::Bubble),
+            axis("EP exposed", Ep, AxisFigure::Exposed),
+            ("compute busy", Metric::Compute),
+            ("memory, fullest GPU", Metric::Memory(MemoryFigure::Total)),
+        ],
+        explain: "DualPipeV fills the pipeline: the bubble falls from {before:bubble_fraction} to \
+                  {bubble_fraction} of the step, and PP's exposed time from {before:axes.pp.exposed_ms} to \
+                  {axes.pp.exposed_ms}. The all-to-alls gain nothing: the combined 1F1B already merged a \
+                  forward with a backward on the same compute stream, and EP's traffic takes about as long \
+                  ({before:axes.ep.comm_ms} before, {axes.ep.comm_ms} after). DualPipeV merges chunks of half a stage's layers, and in the middle of the \
+                  step, where both schedules merge every pass, each micro-batch leaves more of its all-to-alls \
+                  exposed on the first GPU than 1F1B did. The step is only {diff:step_time_ms} shorter: the first \
+                  GPU, which finishes last, now computes the output layer and the loss besides the embedding, \
+                  and is busy {diff:compute_ms} longer than 1F1B's first stage. Memory falls, from {before:memory_gb.total} to {memory_gb.total} \
+                  on the first GPU. DeepSeek-V3 gives DualPipe twice 1F1B's parameters per GPU, but that counts \
+                  per stage of its pipeline, and DualPipeV has twice as many stages as GPUs: here each GPU's two \
+                  chunks hold one 1F1B stage's layers between them. Only the output layer adds to the first \
+                  GPU's weights ({before:memory_gb.weights} before, {memory_gb.weights} after), and its \
+                  activations fall from {before:memory_gb.activations} to {memory_gb.activations}: to merge, the \
+                  combined 1F1B keeps twice as many forwards alive on the first stage as plain 1F1B, and \
+                  DualPipeV keeps more than plain 1F1B, fewer than that.",
+        controls: &["parallel.schedule", "parallel.virtual_stages", "overlap.ep"],
+        answer: Some(|o| change_choice(o.before.axes.get(Ep).exposed_ms, o.after.axes.get(Ep).exposed_ms, 0.05)),
+        verdict: "EP's exposed time goes from {before:axes.ep.exposed_ms} to {axes.ep.exposed_ms} of about the same \
+                  traffic, while the bubble falls from {before:bubble_fraction} to {bubble_fraction} \
+                  and the step from {before:step_time_ms} to {step_time_ms}.",
+        focus: Focus::Wait(Ep),
     },
 ];
