@@ -1096,3 +1096,98 @@ fn dualpipe_chapter_fills_the_bubble_not_the_all_to_all() {
     });
     assert!(shown, "{t0}..{t1}");
 }
+
+/// The bus bandwidth NCCL reaches for an AllReduce of `bytes` over one TP
+/// group of the scenario (its GPUs inside one node), with the protocol it
+/// runs: `bus_curve` on that group alone, at `bytes` (a power of two).
+fn tp_bus_point(s: &ScenarioInput, tp: u32, bytes: f64) -> overlap_core::sweep::BusPoint {
+    let mut hw = s.hardware.clone();
+    hw.nodes = Some(1);
+    hw.gpus_per_node = Some(tp);
+    let curve =
+        overlap_core::sweep::bus_curve(&hw, overlap_core::scenario::CollectiveOp::AllReduce)
+            .expect("the TP group's bus curve");
+    curve
+        .iter()
+        .find(|p| p.bytes == bytes)
+        .unwrap_or_else(|| panic!("no point at {bytes} B"))
+        .clone()
+}
+
+#[test]
+fn small_message_chapter_loses_bus_bandwidth_on_the_same_bytes() {
+    let (c, r) = runs("Small messages");
+    let (b, a) = (&r.before.report, &r.after.report);
+    let (sb, sa) = (
+        scenario_before(c),
+        c.after_input().unwrap().resolve().unwrap(),
+    );
+    // Intro: chapter 5's scenario, TP 4 inside a node, every overlap on,
+    // TP overlap in CoCoNet's chunked form with 4 chunks; 32 after.
+    assert!(CHAPTERS[4].title.starts_with("Where overlap"));
+    assert_eq!(c.preset, CHAPTERS[4].preset);
+    assert!(sb.overlap.tp && sb.overlap.pp && sb.overlap.dp);
+    assert_eq!(sb.overlap.tp_mode, TpMode::Chunked);
+    assert_eq!((sb.overlap.tp_chunks, sa.overlap.tp_chunks), (4, 32));
+    assert_eq!(sb.parallel.tp, 4);
+    assert!(sb.hardware.gpus_per_node % sb.parallel.tp == 0);
+    assert!(b.axes.tp.comm_ms > 0.0 && b.axes.tp.hidden > 0.0);
+    // Question: each call is smaller and the same bytes move in all.
+    let (small, large) = (
+        overlap_core::sweep::tp_call_bytes(&sa).unwrap(),
+        overlap_core::sweep::tp_call_bytes(&sb).unwrap(),
+    );
+    assert!(small < large);
+    assert!(close(small * 32.0, large * 4.0, 1e-12));
+    // Explain: at the smaller size NCCL reaches far less bus bandwidth
+    // than at the larger, far below its peak, on the low-latency protocol.
+    let input = c.before_input().unwrap();
+    let at_small = tp_bus_point(&input, sb.parallel.tp, small);
+    let at_large = tp_bus_point(&input, sb.parallel.tp, large);
+    let mut hw = input.hardware.clone();
+    hw.nodes = Some(1);
+    hw.gpus_per_node = Some(sb.parallel.tp);
+    let peak = overlap_core::sweep::bus_curve(&hw, overlap_core::scenario::CollectiveOp::AllReduce)
+        .unwrap()
+        .iter()
+        .map(|p| p.bus_gbps)
+        .fold(0.0, f64::max);
+    eprintln!(
+        "chunk {small} B: {:.1} GB/s {}/{}; {large} B: {:.1} GB/s {}/{}; peak {peak:.1}",
+        at_small.bus_gbps,
+        at_small.algorithm,
+        at_small.protocol,
+        at_large.bus_gbps,
+        at_large.algorithm,
+        at_large.protocol
+    );
+    assert!(at_small.bus_gbps < 0.5 * at_large.bus_gbps);
+    assert!(at_small.bus_gbps < 0.5 * peak);
+    assert_eq!(
+        (at_small.algorithm.as_str(), at_small.protocol.as_str()),
+        ("Ring", "LL")
+    );
+    assert_ne!(at_large.protocol, "LL");
+    // Explain and answer: the same bytes take longer.
+    assert_eq!((c.answer.unwrap())(&r.outcome()), 1, "TP's comm grows");
+    assert!(a.axes.tp.comm_ms > 1.02 * b.axes.tp.comm_ms);
+    // ... and not through sharing links: neither run loses time to contention.
+    assert_eq!(
+        (b.axes.tp.contention_ms, a.axes.tp.contention_ms),
+        (0.0, 0.0)
+    );
+    // The growth is what the bus curve predicts: per byte, a small call
+    // takes longer than a large one by about the ratio of their times.
+    let per_byte = |p: &overlap_core::sweep::BusPoint| p.time_us / p.bytes;
+    let predicted = per_byte(&at_small) / per_byte(&at_large);
+    let simulated = a.axes.tp.comm_ms / b.axes.tp.comm_ms;
+    eprintln!("predicted {predicted:.3}, simulated {simulated:.3}");
+    assert!(
+        simulated > 1.0 + 0.5 * (predicted - 1.0) && simulated < predicted,
+        "predicted {predicted}, simulated {simulated}"
+    );
+    // Explain: the hidden share does not rise, exposed time and the step grow.
+    assert!(a.axes.tp.hidden <= b.axes.tp.hidden, "{:?}", a.axes.tp);
+    assert!(a.axes.tp.exposed_ms > b.axes.tp.exposed_ms);
+    assert!(a.step_time_ms > b.step_time_ms);
+}
