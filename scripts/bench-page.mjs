@@ -443,6 +443,7 @@ if (wanted('sweep')) {
     if (problems.length) console.log(`    page problems: ${problems.join('; ')}`);
     await context.close();
   }
+}
 
 /** Writes a single-rank trace of about `target` bytes shaped as
  * crates/core/benches/import_trace.rs writes one: per kernel an `aten::mm`
