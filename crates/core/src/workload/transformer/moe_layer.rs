@@ -227,6 +227,10 @@ impl Builder<'_> {
         ];
         for k in 0..self.members.len() {
             let gpu = self.members[k];
+            // What the all-to-all waits for, taken before its own parts
+            // block the GPU: its NVLink and network parts are one NCCL
+            // call's grouped sends, which run side by side, not in turn.
+            let waiting: Vec<TaskId> = self.g.blockers_of(gpu).to_vec();
             for (across, pairs, bytes) in parts {
                 if pairs == 0 || bytes <= 0.0 {
                     continue;
@@ -247,8 +251,7 @@ impl Builder<'_> {
                 if let Some(last) = self.g.last_compute(gpu) {
                     self.g.dep(last, id);
                 }
-                let waiting: Vec<TaskId> = self.g.blockers_of(gpu).to_vec();
-                for b in waiting {
+                for &b in &waiting {
                     self.g.dep(b, id);
                 }
                 if self.s.overlap.ep {
