@@ -166,6 +166,14 @@ impl DisplayList {
         }
     }
 
+    /// The texts drawn, first to last.
+    pub fn texts(&self) -> impl Iterator<Item = &str> {
+        self.shapes.iter().filter_map(|s| match s {
+            Shape::Text { text, .. } => Some(text.as_ref()),
+            _ => None,
+        })
+    }
+
     /// Adds a filled rectangle.
     pub fn rect(&mut self, fill: Role, x: f64, y: f64, w: f64, h: f64) {
         self.shapes.push(Shape::Rect {

@@ -1040,15 +1040,7 @@ mod tests {
             720.0,
             400.0,
         );
-        let texts: Vec<&str> = plot
-            .list
-            .shapes
-            .iter()
-            .filter_map(|s| match s {
-                Shape::Text { text, .. } => Some(text.as_ref()),
-                _ => None,
-            })
-            .collect();
+        let texts: Vec<&str> = plot.list.texts().collect();
         // nccl-tests issue 309's switch on one H100 node, both named.
         assert!(
             texts.contains(&"all_reduce (Ring/LL at 8 B)") && texts.contains(&"NVLS/Simple"),

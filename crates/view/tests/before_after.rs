@@ -28,12 +28,8 @@ fn layout(scene: &mut Scene) {
 
 fn texts(scene: &Scene) -> Vec<String> {
     draw::timeline(scene, scene.window(1.0), 1.0)
-        .shapes
-        .iter()
-        .filter_map(|s| match s {
-            Shape::Text { text, .. } => Some(text.to_string()),
-            _ => None,
-        })
+        .texts()
+        .map(str::to_string)
         .collect()
 }
 

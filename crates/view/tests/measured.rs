@@ -146,14 +146,7 @@ fn measured_above_simulated_on_one_time_axis() {
         timeline: &sim.timeline,
     };
     let list = draw(&measured, &m, Some(&side), 1000.0);
-    let texts: Vec<&str> = list
-        .shapes
-        .iter()
-        .filter_map(|s| match s {
-            Shape::Text { text, .. } => Some(text.as_ref()),
-            _ => None,
-        })
-        .collect();
+    let texts: Vec<&str> = list.texts().collect();
     let at = |t: &str| {
         texts
             .iter()

@@ -7,7 +7,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use overlap_core::scenario::{CpMode, DpSharding, Precision, Schedule, TpMode, Workload};
-use overlap_core::timeline::{Axis, Interval, OpKind, Phase, NONE};
+use overlap_core::timeline::{Axis, GpuLanes, Interval, OpKind, Phase, NONE};
 use overlap_core::{simulate, Report, Scenario, ScenarioInput, Simulation};
 use overlap_view::tour::{template, Chapter, Focus, Outcome, CHAPTERS};
 
@@ -579,6 +579,14 @@ fn expert_chapter_hides_the_all_to_all_under_the_other_micro_batch() {
     assert!(shown, "{t0}..{t1}");
 }
 
+/// The attention block `chunk` of `op`'s micro-batch and layer on `g`.
+fn attention_block<'a>(g: &'a GpuLanes, op: &Interval, chunk: u32) -> Option<&'a Interval> {
+    g.compute.iter().find(|x| {
+        x.op == OpKind::Attention
+            && x.chunk == chunk
+            && (x.micro_batch, x.layer) == (op.micro_batch, op.layer)
+    })
+}
 #[test]
 fn cp_chapter_hides_the_ring_and_waits_for_the_gathers_gradients() {
     let (c, r) = runs("Context parallelism");
@@ -655,26 +663,10 @@ fn cp_chapter_hides_the_ring_and_waits_for_the_gathers_gradients() {
                     gathers += 1;
                     assert_eq!(op.phase, Phase::Forward);
                     assert_eq!(op.exposed_s, 0.0);
-                    let own = g
-                        .compute
-                        .iter()
-                        .find(|x| {
-                            x.op == OpKind::Attention
-                                && x.chunk == 0
-                                && (x.micro_batch, x.layer) == (op.micro_batch, op.layer)
-                        })
-                        .expect("the rank's own block");
+                    let own = attention_block(g, op, 0).expect("the rank's own block");
                     assert!(own.start_s <= op.start_s + 1e-12 && own.end_s >= op.end_s);
                     assert_eq!(beside.len(), 1, "only the own block beside the gather");
-                    let rest = g
-                        .compute
-                        .iter()
-                        .find(|x| {
-                            x.op == OpKind::Attention
-                                && x.chunk == 1
-                                && (x.micro_batch, x.layer) == (op.micro_batch, op.layer)
-                        })
-                        .expect("the other blocks");
+                    let rest = attention_block(g, op, 1).expect("the other blocks");
                     assert!(rest.start_s >= op.end_s - 1e-12);
                     // The other blocks are 7 of the own block's work.
                     assert!(own.flops > 0.0 && close(rest.flops, 7.0 * own.flops, 1e-9));

@@ -298,12 +298,11 @@ pub fn memory_gb(s: &Scenario) -> MemoryGb {
             let (weight_shards, grad_shards, optimizer_shards) = dp_shards(s);
             let grad_bytes = f64::from(s.overlap.grad_bytes);
             // The routed experts' optimizer states shard over the ranks
-            // holding the same experts (the CP ranks hold them too, as in
-            // Megatron's expert-data-parallel group), as the distributed
-            // optimizer shards the rest over DP.
+            // holding the same experts, as the distributed optimizer shards
+            // the rest over DP (CP with experts is refused).
             let expert_optimizer_shards = match s.parallel.dp_sharding {
                 DpSharding::None => 1.0,
-                _ => f64::from(s.parallel.tp * s.parallel.dp / s.parallel.ep * s.parallel.cp),
+                _ => f64::from(s.parallel.tp * s.parallel.dp / s.parallel.ep),
             };
             stage_memory(s, t)
                 .into_iter()

@@ -233,17 +233,11 @@ impl Builder<'_> {
         }
     }
 
-    /// The expert-data-parallel ranks of one CP rank: the ranks holding
-    /// the same experts among its stage's tp * dp, tp * dp / ep.
+    /// The expert-data-parallel degree: the ranks of a stage holding the
+    /// same experts, tp * dp / ep (CP with experts is refused, so no CP
+    /// ranks join them).
     fn expert_data_parallel(&self) -> u32 {
         self.s.parallel.tp * self.s.parallel.dp / self.s.parallel.ep
-    }
-
-    /// The ranks that reduce each expert gradient: the expert-data-parallel
-    /// ranks of every CP rank, which hold the same experts (as Megatron's
-    /// expert-data-parallel group spans the CP ranks).
-    fn expert_reduction_ranks(&self) -> u32 {
-        self.expert_data_parallel() * self.s.parallel.cp
     }
 
     /// The routed experts' gradient buckets of `stage`, each reduced over
@@ -254,7 +248,7 @@ impl Builder<'_> {
         let l = self.cluster.layout.clone();
         let edp = self.expert_data_parallel();
         let ep = self.s.parallel.ep;
-        if self.t.moe.is_none() || self.expert_reduction_ranks() <= 1 {
+        if self.t.moe.is_none() || edp <= 1 {
             return Vec::new();
         }
         let groups: Vec<Vec<u32>> = match l.fidelity {
@@ -271,13 +265,12 @@ impl Builder<'_> {
                 .collect(),
         };
         // Every ep-th rank: gpus_per_node / ep of them share a node.
-        let ranks = self.expert_reduction_ranks();
-        let per_node = (l.gpus_per_node / ep).clamp(1, ranks);
+        let per_node = (l.gpus_per_node / ep).clamp(1, edp);
         let (kind, _) = self.sharding.bucket_collective();
         let mut out = Vec::new();
         for members in groups {
             out.extend(self.reduce_buckets(&members, true, |cluster, g, size| {
-                cluster.group_collective(g, &members, kind, size, (ranks, per_node))
+                cluster.group_collective(g, &members, kind, size, (edp, per_node))
             }));
         }
         out
@@ -339,9 +332,7 @@ impl Builder<'_> {
             // A sharded optimizer updates its replica's share only (of the
             // routed experts, its share of the expert-data-parallel group).
             let b = &self.buckets[m as usize];
-            let expert_shards = self
-                .sharding
-                .optimizer_shards(self.expert_reduction_ranks());
+            let expert_shards = self.sharding.optimizer_shards(self.expert_data_parallel());
             let params = b.params / self.sharding.optimizer_shards(l.dp_group())
                 + b.expert_params / expert_shards;
             let cost = self.roof.kernel(0.0, params * OPTIMIZER_BYTES_PER_PARAM);

@@ -84,15 +84,7 @@ impl Builder<'_> {
                                     // A sliced boundary's sends, one per piece, in a row.
                                     let pieces = self.pieces(pass);
                                     let piece_bytes = bytes / f64::from(pieces);
-                                    let first = self.g.comm(
-                                        &[from, to],
-                                        PP,
-                                        pattern,
-                                        piece_bytes,
-                                        latency,
-                                        meta,
-                                    );
-                                    for _ in 1..pieces {
+                                    let mut send = || {
                                         self.g.comm(
                                             &[from, to],
                                             PP,
@@ -100,7 +92,11 @@ impl Builder<'_> {
                                             piece_bytes,
                                             latency,
                                             meta,
-                                        );
+                                        )
+                                    };
+                                    let first = send();
+                                    for _ in 1..pieces {
+                                        send();
                                     }
                                     first
                                 }
