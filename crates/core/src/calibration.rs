@@ -26,17 +26,54 @@ pub struct Calibration {
     pub published: f64,
     /// The model's figure.
     pub simulated: f64,
-    /// The range the test accepts for the simulated figure, with its reason
-    /// in `note`.
-    pub band: (f64, f64),
-    /// How the figure is read, and any known gap.
+    /// How the figure is read.
     pub note: &'static str,
+    /// Where the model is known to miss the figure, and why.
+    pub gap: Option<KnownGap>,
 }
 
+/// A figure the model does not reach honestly (published.md: such a case
+/// stays visible, marked as expected to fail, with its reason): the
+/// simulated figure is pinned in a narrow band, so that any change of the
+/// model that moves it is seen, towards the published figure or away.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KnownGap {
+    /// The simulated figure's pinned range.
+    pub pinned: (f64, f64),
+    /// What the model lacks that the measurement has.
+    pub reason: &'static str,
+}
+
+/// Relative tolerance of every case: published.md's rule ("within 10% of
+/// the published figure unless a row says otherwise"). None of the sources
+/// states a spread of its own for these figures.
+pub const TOLERANCE: f64 = 0.10;
+
 impl Calibration {
-    /// Whether the simulated figure lies in its band.
-    pub fn within_band(&self) -> bool {
-        (self.band.0..=self.band.1).contains(&self.simulated)
+    /// The range the source's tolerance accepts for the simulated figure.
+    pub fn tolerance(&self) -> (f64, f64) {
+        (
+            self.published * (1.0 - TOLERANCE),
+            self.published * (1.0 + TOLERANCE),
+        )
+    }
+
+    /// Whether the simulated figure lies within the source's tolerance.
+    pub fn within_tolerance(&self) -> bool {
+        let (lo, hi) = self.tolerance();
+        (lo..=hi).contains(&self.simulated)
+    }
+
+    /// Whether the case holds: within tolerance, or a known gap still at
+    /// its pinned figure and still outside the tolerance (a gap that
+    /// closes is promoted, not left pinned).
+    pub fn holds(&self) -> bool {
+        match &self.gap {
+            None => self.within_tolerance(),
+            Some(g) => {
+                (g.pinned.0..=g.pinned.1).contains(&self.simulated) && !self.within_tolerance()
+            }
+        }
     }
 }
 
@@ -147,71 +184,113 @@ fn coconet_issue_6_ratio() -> f64 {
     overlapped / sequential
 }
 
-/// Every calibration figure of the interference model.
+/// A known gap pinned at the figure the model gave when the gap was
+/// recorded, 2% either side: narrow enough that any change of the mechanism
+/// behind it shows.
+fn pinned(recorded: f64, reason: &'static str) -> Option<KnownGap> {
+    Some(KnownGap {
+        pinned: (recorded * 0.98, recorded * 1.02),
+        reason,
+    })
+}
+
+/// Every calibration figure of the interference model, each with the
+/// figure the model reaches today pinned where it misses (`KnownGap`).
 pub fn interference_cases() -> Vec<Calibration> {
     const ISSUE_1428: &str = "NVIDIA/nccl issue 1428 (A100-SXM4-80GB, beside an AllGather)";
+    // The measured slowdowns of issue 1428 are larger than SM and HBM
+    // sharing alone gives: the GEMM keeps 92 of 108 SMs (16 channels), and
+    // the model gives a compute-bound kernel no HBM or L2 contention.
+    const SMS_ONLY: &str =
+        "the model slows a compute-bound kernel only by the SMs the AllGather's \
+        16 channels hold (16 of 108); the rest of the measured slowdown (L2 and HBM traffic of the \
+        GEMM beside the copy) is not modelled";
     let mut out = Vec::new();
     let (alone, beside) = kernel_beside_allgather(1.18e-3, 0.0);
+    let gemm = 1.18 * beside / alone;
     out.push(Calibration {
         case: "GEMM beside an AllGather, ms",
         source: ISSUE_1428,
         published: 2.08,
-        simulated: 1.18 * beside / alone,
-        band: (1.18 * 1.1, 2.08),
-        note: "SMs only: 16 of 108 SMs taken; the measured rest (HBM and L2 traffic of a GEMM) is not modelled",
+        simulated: gemm,
+        note: "1.18 ms alone",
+        gap: pinned(1.385, SMS_ONLY),
     });
     let share = attention_memory_share();
     let (alone, beside) = kernel_beside_allgather(0.18e-3, 0.18e-3 * share);
+    let attention = 0.18 * beside / alone;
     out.push(Calibration {
         case: "attention beside an AllGather, ms",
         source: ISSUE_1428,
         published: 0.33,
-        simulated: 0.18 * beside / alone,
-        band: (0.18 * 1.1, 0.33),
-        note: "memory-bound share of the attention core as the model splits it",
+        simulated: attention,
+        note: "0.18 ms alone; memory-bound share of the attention core as the model splits it",
+        gap: pinned(0.225, SMS_ONLY),
     });
     let (alone, beside) = kernel_beside_allgather(0.02e-3, 0.02e-3);
+    let elementwise = 0.02 * beside / alone;
     out.push(Calibration {
         case: "elementwise beside an AllGather, ms",
         source: ISSUE_1428,
         published: 0.05,
-        simulated: 0.02 * beside / alone,
-        band: (0.02 * 1.2, 0.05),
-        note: "HBM shared max-min: 2 HBM bytes per link byte for an AllGather (copying), 3 when reducing",
+        simulated: elementwise,
+        note: "0.02 ms alone; HBM shared max-min: 2 HBM bytes per link byte for an AllGather (copying)",
+        gap: pinned(
+            0.0265,
+            "the measured 2.5x slowdown of a 20 us kernel is more than sharing HBM max-min with the \
+             AllGather's 2 bytes per link byte gives; the copy's L2 pressure is not modelled"),
     });
     let (mean, largest, gain) = overlapped_compute_slowdown();
     const ARXIV: &str = "arXiv 2507.03114 (A100, H100, MI250, MI210)";
+    // The paper measures GPT and LLaMA training on four GPUs; the model's
+    // figures come from its own didactic and contention presets, with the
+    // same gap for compute-bound kernels as issue 1428's GEMM.
     out.push(Calibration {
         case: "overlapped compute slowdown, mean %",
         source: ARXIV,
         published: 18.9,
         simulated: mean * 100.0,
-        band: (5.0, 40.0),
         note: "slowed compute ops of the didactic and contention presets",
+        gap: pinned(
+            7.867,
+            "most slowed time is GEMMs, which the model slows only by the channels' SMs (see issue 1428's GEMM)",
+        ),
     });
     out.push(Calibration {
         case: "overlapped compute slowdown, largest %",
         source: ARXIV,
         published: 40.0,
         simulated: largest * 100.0,
-        band: (10.0, 150.0),
         note: "the most slowed op: a short memory-bound kernel under an NVLink collective",
+        gap: pinned(
+            35.0,
+            "the most slowed op shares HBM max-min with one NVLink collective; the paper's largest case is another workload",
+        ),
     });
     out.push(Calibration {
         case: "sequential slower than overlapped, mean %",
         source: ARXIV,
         published: 10.2,
         simulated: gain * 100.0,
-        band: (1.0, 40.0),
         note: "baseline / step - 1 of the same presets: overlap still pays",
+        gap: pinned(
+            17.35,
+            "compute slowed less than measured (the rows above) leaves overlap worth more; the paper's maximum is 26.6%",
+        ),
     });
+    let ratio = coconet_issue_6_ratio();
     out.push(Calibration {
         case: "overlapped / sequential, 8 V100, 24 channels",
         source: "coconet issue 6 (157 -> 207 ms)",
         published: 207.0 / 157.0,
-        simulated: coconet_issue_6_ratio(),
-        band: (0.5, 1.0),
-        note: "known gap: the model never makes overlap slower than sequence here, since a GEMM takes no HBM from the AllReduce",
+        simulated: ratio,
+        note: "best chunk count; the issue's overlapped run uses CoCoNet's CUTLASS GEMM, its sequential one cuBLAS",
+        gap: pinned(
+            0.646,
+            "the issue's own breakdown: beside each other the GEMM took 109.8 ms (cuBLAS alone 49.0) and the \
+             AllReduce 206.4 ms (alone 106.6), so each ran at half speed; the model slows the GEMM by the 24 of \
+             80 SMs the channels hold, and a GEMM takes no HBM from the AllReduce, so overlap still wins",
+        ),
     });
     out
 }
@@ -219,12 +298,22 @@ pub fn interference_cases() -> Vec<Calibration> {
 /// The calibration figures as a Markdown table.
 pub fn table() -> String {
     let mut out = String::from(
-        "| case | source | published | simulated | accepted | note |\n|---|---|---|---|---|---|\n",
+        "| case | source | published | simulated | within 10% | known gap: pinned at | note |\n|---|---|---|---|---|---|---|\n",
     );
     for c in interference_cases() {
+        let gap = match &c.gap {
+            Some(g) => format!("{:.3} to {:.3}: {}", g.pinned.0, g.pinned.1, g.reason),
+            None => "-".to_string(),
+        };
         out += &format!(
-            "| {} | {} | {:.2} | {:.2} | {:.2} to {:.2} | {} |\n",
-            c.case, c.source, c.published, c.simulated, c.band.0, c.band.1, c.note
+            "| {} | {} | {:.3} | {:.3} | {} | {} | {} |\n",
+            c.case,
+            c.source,
+            c.published,
+            c.simulated,
+            if c.within_tolerance() { "yes" } else { "no" },
+            gap,
+            c.note
         );
     }
     out

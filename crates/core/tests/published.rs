@@ -118,23 +118,38 @@ fn presets_use_the_modelled_interference() {
 
 /// One test per calibration figure of published.md section 4 would repeat
 /// the same loop: each figure prints next to its public counterpart and
-/// must lie in its band (the band and its reason are in `calibration.rs`).
+/// lies within published.md's 10%, or is a known gap still pinned where the
+/// model leaves it (its reason in `calibration.rs`), and still outside the
+/// tolerance: a gap that closes must be promoted to a checked figure.
 #[test]
-fn interference_calibration_figures_lie_in_their_bands() {
+fn interference_calibration_figures_hold() {
     let cases = overlap_core::calibration::interference_cases();
     for c in &cases {
         println!(
-            "{}: published {:.3}, simulated {:.3}, accepted {:.3} to {:.3} ({}; {})",
-            c.case, c.published, c.simulated, c.band.0, c.band.1, c.source, c.note
+            "{}: published {:.3}, simulated {:.3} ({}; {}){}",
+            c.case,
+            c.published,
+            c.simulated,
+            c.source,
+            c.note,
+            c.gap
+                .as_ref()
+                .map(|g| format!(
+                    "; known gap pinned at {:.3} to {:.3}: {}",
+                    g.pinned.0, g.pinned.1, g.reason
+                ))
+                .unwrap_or_default()
         );
     }
     for c in &cases {
         assert!(
-            c.within_band(),
-            "{}: {} outside {:?}",
+            c.holds(),
+            "{}: simulated {} (published {}, tolerance {:?}, gap {:?})",
             c.case,
             c.simulated,
-            c.band
+            c.published,
+            c.tolerance(),
+            c.gap
         );
     }
 }
