@@ -146,7 +146,8 @@ fn run(raw: &[OsString]) -> Result<String, String> {
             .collect()),
         "fields" => Ok(overlap_core::input::fields::table()),
         "busbw" => bus_bandwidth(
-            parsed.value("--hardware").unwrap_or("dgx-h100"),
+            parsed.value("--hardware")
+                .unwrap_or(overlap_core::HardwarePreset::DgxH100.name()),
             parsed.value("--nodes").unwrap_or("1"),
             parsed.value("--collective").unwrap_or("all_reduce"),
         ),

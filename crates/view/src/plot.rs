@@ -635,8 +635,9 @@ const MIB: f64 = 1024.0 * 1024.0;
 /// the size its source names, or at 4 GiB (nccl-tests' `-e 4G`) where the
 /// source says "large sizes".
 pub fn published_all_reduce(preset: &str, nodes: u32, nic_gbps: f64) -> Vec<Published> {
-    match (preset, nodes) {
-        ("dgx-h100", 1) => vec![
+    use overlap_core::HardwarePreset::{DgxA100, DgxH100};
+    match (overlap_core::HardwarePreset::from_name(preset), nodes) {
+        (Some(DgxH100), 1) => vec![
             Published {
                 bytes: 4096.0 * MIB,
                 bus_gbps: 368.8,
@@ -648,7 +649,7 @@ pub fn published_all_reduce(preset: &str, nodes: u32, nic_gbps: f64) -> Vec<Publ
                 source: "NVLS past 256 MB: about 480 (nccl-tests issue 212)",
             },
         ],
-        ("dgx-a100", 1) => vec![
+        (Some(DgxA100), 1) => vec![
             Published {
                 bytes: 4096.0 * MIB,
                 bus_gbps: 200.0,
@@ -661,7 +662,7 @@ pub fn published_all_reduce(preset: &str, nodes: u32, nic_gbps: f64) -> Vec<Publ
             },
         ],
         // Four HDR NICs for eight GPUs: 12.5 GB/s per GPU.
-        ("dgx-a100", 3) if (nic_gbps - 12.5).abs() < 1e-9 => vec![Published {
+        (Some(DgxA100), 3) if (nic_gbps - 12.5).abs() < 1e-9 => vec![Published {
             bytes: 4096.0 * MIB,
             bus_gbps: 96.0,
             source: "3 DGX A100, 4 HDR NICs each: 96 at best (nccl-tests issue 119)",

@@ -2,6 +2,22 @@
 //! completed from presets and defaults, and validated (the operation budget
 //! comes from the workload builder's own count). Above `model` and
 //! `workload`; nothing below imports it.
+//!
+//! Inside, each module imports only from those listed before it: refusals
+//! (`error`); what a row says of values (`kind`); the declaration macro
+//! (`declare`); how rows read the model (`reads`); the table of fields,
+//! which declares the input structs (`table`); a row's messages (`field`);
+//! input to model and back (`fill`); the checks (`validate`); the parser
+//! (`parse`); presets, share links, and the table as users read it
+//! (`fields`).
+
+mod declare;
+mod error;
+mod field;
+mod fill;
+mod kind;
+mod reads;
+mod table;
 
 pub mod fields;
 pub mod parse;

@@ -9,11 +9,11 @@
 
 use serde_json::{Map, Value};
 
-use crate::input::fields::{self, Field, FIELDS};
-use crate::input::parse::{
-    FieldError, ScenarioError, ScenarioInput, MAX_INPUT_BYTES, MAX_INPUT_MIB,
-};
+use crate::input::error::{FieldError, ScenarioError};
+use crate::input::fill;
+use crate::input::parse::{MAX_INPUT_BYTES, MAX_INPUT_MIB};
 use crate::input::presets;
+use crate::input::table::{self, Field, ScenarioInput, FIELDS};
 use crate::model::scenario::Scenario;
 
 /// The format this code writes. Readers accept every version up to it.
@@ -25,7 +25,7 @@ pub const MAX_LINK_ERRORS: usize = 20;
 
 /// The link key of a scenario field path such as "parallel.tp".
 pub fn key_for_path(path: &str) -> Option<&'static str> {
-    fields::find(path).map(|f| f.key)
+    table::find(path).map(|f| f.key)
 }
 
 /// The field's value in scenario JSON, following its dotted path
@@ -58,7 +58,7 @@ fn set(v: &mut Value, f: &Field, value: Option<Value>) {
 
 /// A resolved scenario written back as complete input: every field set.
 pub fn complete_input(s: &Scenario) -> ScenarioInput {
-    fields::complete_input(s)
+    fill::complete_input(s)
 }
 
 /// Resolves an input: [`ScenarioInput::resolve`], or a caller's remembered
@@ -271,7 +271,7 @@ pub fn decode(query: &str, view_keys: &[&str]) -> Decoded {
         if key == "v" || key == "preset" {
             continue;
         }
-        if let Some(p) = fields::by_key(key) {
+        if let Some(p) = table::by_key(key) {
             if !version_ok {
                 continue;
             }

@@ -3,33 +3,48 @@
 
 use serde::{Deserialize, Serialize};
 
-/// A named datasheet configuration. Every field stays editable afterwards.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub enum HardwarePreset {
-    #[serde(rename = "dgx2-v100")]
+/// Declares the presets with each one's name (in scenarios, share links
+/// and serde) and label (the page's select) spelled once: the enum, its
+/// serde names, `ALL`, `name` and `label` all come from this list.
+macro_rules! hardware_presets {
+    ($($(#[doc = $doc:literal])* $variant:ident = $name:literal, $label:literal;)*) => {
+        /// A named datasheet configuration. Every field stays editable afterwards.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+        pub enum HardwarePreset {
+            $($(#[doc = $doc])* #[serde(rename = $name)] $variant,)*
+        }
+
+        impl HardwarePreset {
+            /// Every preset, in the order the page lists them.
+            pub const ALL: [HardwarePreset; [$($name),*].len()] = [$(Self::$variant),*];
+
+            /// The preset's key in scenarios and share links.
+            pub const fn name(self) -> &'static str {
+                match self {
+                    $(Self::$variant => $name,)*
+                }
+            }
+
+            /// What the page's preset select shows for it.
+            pub const fn label(self) -> &'static str {
+                match self {
+                    $(Self::$variant => $label,)*
+                }
+            }
+        }
+    };
+}
+
+hardware_presets! {
     /// DGX-2: 16 V100 per node on NVSwitch, 8 EDR NICs.
-    Dgx2V100,
-    #[serde(rename = "dgx-a100")]
+    Dgx2V100 = "dgx2-v100", "DGX-2 (16 × V100)";
     /// DGX A100: 8 A100 per node on NVSwitch, 8 HDR NICs.
-    DgxA100,
-    #[serde(rename = "dgx-h100")]
+    DgxA100 = "dgx-a100", "DGX A100 (8 × A100)";
     /// DGX H100: 8 H100 per node on NVSwitch 3, 8 NDR NICs.
-    DgxH100,
+    DgxH100 = "dgx-h100", "DGX H100 (8 × H100)";
 }
 
 impl HardwarePreset {
-    /// Every preset, in the order the page lists them.
-    pub const ALL: [HardwarePreset; 3] = [Self::Dgx2V100, Self::DgxA100, Self::DgxH100];
-
-    /// The preset's key in scenarios and share links.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Dgx2V100 => "dgx2-v100",
-            Self::DgxA100 => "dgx-a100",
-            Self::DgxH100 => "dgx-h100",
-        }
-    }
-
     /// The preset with this key, if any.
     pub fn from_name(name: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|p| p.name() == name)
