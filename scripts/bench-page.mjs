@@ -21,7 +21,10 @@
 //     for TP overlap and DP overlap, with where the time went (waiting for
 //     the worker, figures, core in the worker, decoding in slices, apply,
 //     paint), or why the run did not show (the core's refusal beside the
-//     control, or the page's run alert);
+//     control, or the page's run alert); then, per switch, where its
+//     timeline's time went after its figures (data-timeline-path): the
+//     core in the worker, encoding into the typed arrays, the transfer,
+//     decoding and measuring in slices, and showing to painted;
 //   - control change to painted timeline on the default scenario, p50/p95;
 //   - on 1T, each export button: the longest main-thread task from the click
 //     to the file saved (or the page's plain refusal shown);
@@ -174,7 +177,8 @@ async function untilFigures(page, action, arg) {
         }
         if (figures !== null && canvas.dataset.paintedSeq === b.runSeq) {
           ob.disconnect();
-          res({ ...figures, paintedMs: performance.now() - t0, refused: false });
+          const paintedMs = performance.now() - t0;
+          res({ ...figures, paintedMs, timeline: timelinePath(figures.ms, paintedMs, performance.timeOrigin + performance.now()), refused: false });
         } else if (b.errors === '1' || b.runAlert === '1') {
           ob.disconnect(); res({ ms: performance.now() - t0, refused: true, why: whyNot() });
         }
@@ -207,6 +211,16 @@ function installAct() {
       toPage: p.received_at - p.posted_at,
       apply: shownAt - p.received_at,
     };
+  };
+  // Where the timeline's time went after its figures were shown, from
+  // data-timeline-path (the worker's and the decoder's times) and the
+  // epoch time the timeline was painted.
+  window.timelinePath = (figuresMs, paintedMs, paintedAt) => {
+    let p;
+    try { p = JSON.parse(document.body.dataset.timelinePath ?? ''); } catch { return null; }
+    const paint = paintedAt - p.shown_at;
+    const known = p.core_ms + p.encode_ms + p.to_page_ms + p.wall_ms + paint;
+    return { ...p, paint, other: paintedMs - figuresMs - known };
   };
   window.act = (kind, arg) => {
     if (kind === 'select-preset') {
@@ -330,6 +344,7 @@ if (wanted('switch')) {
     let ahead = 0;
     let refused = null;
     const paths = [];
+    const timelines = [];
     for (let i = 0; i < 4; i++) {
       await page.waitForTimeout(300);
       const r = await untilFigures(page, CLICK, sel);
@@ -342,6 +357,7 @@ if (wanted('switch')) {
       times.push(r.ms);
       paintedTimes.push(r.paintedMs);
       if (r.path) paths.push(r.path);
+      timelines.push(r.timeline ?? null);
       if (r.ahead) ahead += 1;
       await painted(page);
     }
@@ -355,6 +371,13 @@ if (wanted('switch')) {
       // The two figures issue 46 names, on one line each switch.
       console.log(`1T ${name}: toggle-to-figures p50 ${f(pct(times, 50))} ms, toggle-to-timeline p50 ${f(pct(paintedTimes, 50))} ms ` +
         `(the timeline ${f(pct(paintedTimes, 50) - pct(times, 50))} ms after its figures; each switch: ${paintedTimes.map(f).join(', ')} ms)`);
+    }
+    for (const [k, t] of timelines.entries()) {
+      if (t === null) continue;
+      console.log(`  switch ${k + 1} timeline after its figures: core ${f(t.core_ms)} ms in the worker, encode ${f(t.encode_ms)} ms, ` +
+        `to the page ${f(t.to_page_ms)} ms, first slice after ${f(t.wait_ms)} ms, decode ${f(t.decode_ms)} ms + prepare ${f(t.prepare_ms)} ms ` +
+        `in ${t.slices} slices (${f(t.wall_ms)} ms from receipt), shown to painted ${f(t.paint)} ms, ` +
+        `the rest (waiting for the worker's task, apply) ${f(t.other)} ms`);
     }
     for (const [k, p] of paths.entries()) {
       console.log(`  switch ${k + 1} (${k % 2 === 0 ? 'on' : 'off'}): click to request ${f(p.toRequest)} ms, to the worker ${f(p.toWorker)} ms, ` +

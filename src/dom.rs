@@ -19,6 +19,15 @@ pub fn now_ms() -> f64 {
         .unwrap_or(0.0)
 }
 
+/// Wall-clock time, ms since the epoch (`timeOrigin + now`): comparable
+/// with a worker's.
+pub fn epoch_ms() -> f64 {
+    window()
+        .and_then(|w| w.performance())
+        .map(|p| p.time_origin() + p.now())
+        .unwrap_or(0.0)
+}
+
 /// Whether a media query matches (colour scheme, reduced motion).
 pub fn prefers(query: &str) -> bool {
     window()

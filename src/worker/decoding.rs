@@ -5,8 +5,8 @@
 use overlap_view::prepared::{Prepared, Preparing};
 
 use crate::dom;
-use crate::worker::codec::{Decoder, Words};
 use crate::worker::show::Shown;
+use overlap_session::codec::{Decoder, Words};
 
 /// The decoder aims at slices of about this long on the main thread (half
 /// a 60 Hz frame: a slice and the frame's own work fit in one).
@@ -96,6 +96,15 @@ impl Decoding {
             None => return Ok(false),
         };
         let took = dom::now_ms() - t0;
+        let path = &mut self.run.path;
+        if path.slices == 0 {
+            path.wait_ms = t0 - self.run.received_ms;
+        }
+        path.slices += 1;
+        match self.stage {
+            Some(Stage::Decode(_)) => path.decode_ms += took,
+            _ => path.prepare_ms += took,
+        }
         // Aim the next slice at SLICE_TARGET_MS from this one's rate,
         // growing at most twofold: one slice that ran quickly never
         // licenses one many times longer.
@@ -110,7 +119,10 @@ impl Decoding {
                     self.records_per_slice = FIRST_SLICE_RECORDS;
                     Some(Stage::Prepare(Preparing::new(decoder.finish())))
                 }
-                Some(Stage::Prepare(preparing)) => Some(Stage::Ready(Box::new(preparing.finish()))),
+                Some(Stage::Prepare(preparing)) => {
+                    self.run.path.wall_ms = dom::now_ms() - self.run.received_ms;
+                    Some(Stage::Ready(Box::new(preparing.finish())))
+                }
                 other => other,
             };
         }

@@ -37,7 +37,6 @@
 //! posts `Crashed`. The page treats a worker that panicked or crashed as
 //! gone and starts a new one.
 
-pub mod codec;
 mod decoding;
 pub mod figures_cache;
 pub mod figures_first;
@@ -55,7 +54,7 @@ use std::cell::{Cell, RefCell};
 
 use gloo_timers::callback::Timeout;
 use overlap_core::{FieldError, Report, Scenario, ScenarioInput, Simulator};
-use overlap_session::{RunCounts, WorkerReply, WorkerRequest};
+use overlap_session::{codec, RunCounts, WorkerReply, WorkerRequest};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 use web_sys::DedicatedWorkerGlobalScope;
@@ -405,12 +404,20 @@ fn timeline(gen: u64, scenario: &Scenario, figures_ms: f64, taken_up: f64) {
     let t0 = now_ms();
     let mut sim = SIMULATOR.with(|s| s.borrow_mut().simulate(scenario));
     let sim_ms = now_ms() - t0;
+    let t1 = now_ms();
     codec::sort_lanes(&mut sim.timeline);
-    let encoded = codec::encode(&sim.timeline);
+    // Written straight into the arrays that travel, a chunk at a time: an
+    // encoded copy in the module's memory first would grow it by the whole
+    // timeline's words (hundreds of MB on 1T) and then be copied out again.
+    let (f64s, u32s) = codec::encoded_len(&sim.timeline);
+    let mut arrays = TypedArrays {
+        f64s: js_sys::Float64Array::new_with_length(f64s as u32),
+        u32s: js_sys::Uint32Array::new_with_length(u32s as u32),
+    };
+    codec::encode_into(&sim.timeline, &mut arrays);
     drop(sim.timeline);
-    let f64s = js_sys::Float64Array::from(&encoded.f64s[..]);
-    let u32s = js_sys::Uint32Array::from(&encoded.u32s[..]);
-    drop(encoded);
+    let TypedArrays { f64s, u32s } = arrays;
+    let encode_ms = now_ms() - t1;
     bump(|c| c.timelines += 1);
     let memory_bytes = wasm_bindgen::memory()
         .dyn_into::<js_sys::WebAssembly::Memory>()
@@ -423,11 +430,32 @@ fn timeline(gen: u64, scenario: &Scenario, figures_ms: f64, taken_up: f64) {
         report: sim.report,
         sim_ms: figures_ms + sim_ms,
         timeline_ms: sim_ms,
+        encode_ms,
         taken_up_at: taken_up,
+        posted_at: epoch_ms(),
         memory_bytes: f64::from(memory_bytes),
         runs: runs(),
     };
     post(&reply, &[&f64s, &u32s], &[f64s.buffer(), u32s.buffer()]);
+}
+
+/// The two typed arrays a timeline is encoded into, in the worker.
+struct TypedArrays {
+    f64s: js_sys::Float64Array,
+    u32s: js_sys::Uint32Array,
+}
+
+impl codec::WordSink for TypedArrays {
+    fn put_f64(&mut self, at: usize, words: &[f64]) {
+        self.f64s
+            .subarray(at as u32, (at + words.len()) as u32)
+            .copy_from(words);
+    }
+    fn put_u32(&mut self, at: usize, words: &[u32]) {
+        self.u32s
+            .subarray(at as u32, (at + words.len()) as u32)
+            .copy_from(words);
+    }
 }
 
 /// Posts bytes of an export as `reply`'s array, transferred.

@@ -24,6 +24,7 @@ use overlap_session::machine::{Action, Event};
 use overlap_session::{Session, WorkerReply, WorkerRequest};
 
 use crate::dom;
+use crate::dom::epoch_ms;
 use crate::state::AppState;
 use crate::web::address::{self as share, Share};
 use crate::worker::decoding::{Decoding, JsWords};
@@ -381,7 +382,15 @@ impl Runner {
         scenario: overlap_core::Scenario,
         figures: Option<overlap_session::machine::FiguresShown>,
     ) {
-        let WorkerReply::Result { report, sim_ms, .. } = &held.reply else {
+        let WorkerReply::Result {
+            report,
+            sim_ms,
+            timeline_ms,
+            encode_ms,
+            posted_at,
+            ..
+        } = &held.reply
+        else {
             return;
         };
         let run = Shown {
@@ -390,6 +399,12 @@ impl Runner {
             sim_ms: *sim_ms,
             received_ms: held.received_ms,
             figures,
+            path: show::TimelinePath {
+                core_ms: *timeline_ms,
+                encode_ms: *encode_ms,
+                to_page_ms: held.received_at - posted_at,
+                ..Default::default()
+            },
         };
         let started = JsWords::from_arrays(&held.arrays)
             .ok_or_else(|| "The simulation worker sent no timeline.".to_string())
@@ -432,15 +447,6 @@ impl Runner {
             }
         }));
     }
-}
-
-/// Wall-clock time, ms since the epoch (`timeOrigin + now`): comparable
-/// with the worker's.
-fn epoch_ms() -> f64 {
-    dom::window()
-        .and_then(|w| w.performance())
-        .map(|p| p.time_origin() + p.now())
-        .unwrap_or(0.0)
 }
 
 /// Dotted names of the scenario fields that differ between two inputs

@@ -20,6 +20,30 @@ pub struct Shown {
     /// Whether its figures came first, and then whether the timeline keeps
     /// the one before it for comparison.
     pub figures: Option<overlap_session::machine::FiguresShown>,
+    /// Where its timeline's time went, for the page benchmark.
+    pub path: TimelinePath,
+}
+
+/// Where a run's timeline spent its time between the core and the screen
+/// (ms), written as `data-timeline-path` for the page benchmark.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TimelinePath {
+    /// The core, simulating the step with its timeline, in the worker.
+    pub core_ms: f64,
+    /// The worker sorting, encoding and copying it into typed arrays.
+    pub encode_ms: f64,
+    /// From the worker's post to the page's receipt.
+    pub to_page_ms: f64,
+    /// On the page: from receipt to the first slice.
+    pub wait_ms: f64,
+    /// The decoder's slices, their own time summed.
+    pub decode_ms: f64,
+    /// Measuring for drawing (`Preparing`), its slices' time summed.
+    pub prepare_ms: f64,
+    /// Slices taken, both stages.
+    pub slices: u32,
+    /// From receipt to ready to show, slices and the gaps between them.
+    pub wall_ms: f64,
 }
 
 /// Busy while anything is requested, running or being decoded; `ahead`
@@ -112,8 +136,26 @@ pub fn run(state: AppState, run: Shown, timeline: Prepared) {
         sim_ms,
         received_ms,
         figures: ahead,
+        path,
     } = run;
     let t0 = dom::now_ms();
+    let TimelinePath {
+        core_ms,
+        encode_ms,
+        to_page_ms,
+        wait_ms,
+        decode_ms,
+        prepare_ms,
+        slices,
+        wall_ms,
+    } = path;
+    dom::set_body_data(
+        "timeline-path",
+        &format!(
+            r#"{{"core_ms":{core_ms:.1},"encode_ms":{encode_ms:.1},"to_page_ms":{to_page_ms:.1},"wait_ms":{wait_ms:.1},"decode_ms":{decode_ms:.1},"prepare_ms":{prepare_ms:.1},"slices":{slices},"wall_ms":{wall_ms:.1},"shown_at":{:.1}}}"#,
+            dom::epoch_ms()
+        ),
+    );
     // For the page benchmark: how much of a change is the core's, and how
     // long the page spent decoding.
     dom::set_body_data("sim-ms", &format!("{sim_ms:.1}"));

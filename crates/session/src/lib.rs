@@ -4,8 +4,12 @@
 //! when a run is stopped (`machine`). The app's `src/worker/` is a thin
 //! adapter: it turns timers, worker messages and user actions into
 //! [`machine::Event`]s and performs the [`machine::Action`]s returned.
-//! Opening a measured trace has a machine of its own (`import`).
+//! Opening a measured trace has a machine of its own (`import`). The
+//! timeline crosses the boundary as two word arrays (`codec`): here rather
+//! than in the app so that it is compiled for speed (the app crate is
+//! optimised for size) and tested natively.
 
+pub mod codec;
 pub mod import;
 pub mod machine;
 pub mod messages;

@@ -114,7 +114,13 @@ pub enum WorkerReply {
         sim_ms: f64,
         /// The core's time for the timeline alone, ms.
         timeline_ms: f64,
+        /// The worker's time after the core: the timeline sorted, encoded
+        /// and copied into its typed arrays, ms (for the page benchmark).
+        encode_ms: f64,
         taken_up_at: f64,
+        /// When the worker posted it, ms since the epoch: with the page's
+        /// time of receipt, how long it took to arrive.
+        posted_at: f64,
         /// The worker's WebAssembly memory, bytes.
         memory_bytes: f64,
         runs: RunCounts,

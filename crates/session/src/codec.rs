@@ -4,16 +4,28 @@
 //! page draws the same numbers the core computed.
 //!
 //! Layout. The `u32` words start with a header: `MAGIC`, `VERSION`, the GPU
-//! count, `reduced`, the link count; then per GPU its rank, node, stage,
-//! dp_rank, tp_rank, represents and the lengths of its four lanes (compute,
-//! TP, PP, DP); then per link its GPU (`NO_GPU` for the network core), class,
-//! direction and sample count. The `f64` words start with the step time and
-//! each link's capacity. Then, lane after lane in that order, each interval
-//! takes `U32_PER_INTERVAL` and `F64_PER_INTERVAL` words; then each link's
-//! samples take `F64_PER_SAMPLE` words each.
+//! count, `reduced`, the link count and the mask of axes any link sample
+//! carries (bit `Axis::index`); then per GPU its rank, node, stage,
+//! dp_rank, tp_rank, represents and the lengths of its lanes (compute, then
+//! one per axis); then per link its GPU (`NO_GPU` for the network core),
+//! class, direction and sample count. The `f64` words start with the step
+//! time and each link's capacity. Then, lane after lane in that order, each
+//! interval takes `U32_PER_INTERVAL` words and either `F64_PER_SHORT` (a
+//! bar with no traffic: a compute op, [`is_short`]) or `F64_PER_INTERVAL`
+//! words, as its flag word says; then each link's samples take one word for
+//! their time and one per axis in the mask.
 //!
-//! The decoder is resumable: the page decodes a large timeline a slice at a
-//! time, so that no single task holds the main thread for long.
+//! Version 5 takes about half of version 4's words on 1T (a compute bar,
+//! two in three of its bars, carried seven `f64`s that are always zero or
+//! its end; a sample, five rates of which two are ever non-zero there):
+//! every word is written by the worker, copied to the page and read by the
+//! decoder, so the timeline reaches the screen in about half the time.
+//!
+//! The encoder writes into any [`WordSink`] a bounded chunk at a time, so
+//! that the worker fills the transferable typed arrays directly rather than
+//! first growing its memory by the whole encoded timeline. The decoder is
+//! resumable: the page decodes a large timeline a slice at a time, so that
+//! no single task holds the main thread for long.
 
 use overlap_core::timeline::{
     Algorithm, Axis, Direction, GpuLanes, Interval, Kernel, Lane, LinkClass, LinkLane, LinkSample,
@@ -22,21 +34,34 @@ use overlap_core::timeline::{
 use overlap_core::Timeline;
 
 const MAGIC: u32 = 0x4F4C_5442; // "OLTB"
-                                // 4: a lane and a rate per axis, EP and CP included.
-const VERSION: u32 = 4;
+/// 5: short records for bars without traffic, samples of the axes with any.
+const VERSION: u32 = 5;
 const NO_GPU: u32 = u32::MAX;
+/// MAGIC, VERSION, GPUs, reduced, links, axis mask.
+const HEADER_U32: usize = 6;
 /// rank, node, stage, dp_rank, tp_rank, represents, and each lane's length.
 const U32_PER_GPU: usize = 6 + Lane::ALL.len();
 const U32_PER_LINK: usize = 4;
-/// id, owner, op, phase, micro_batch, layer, chunk, and one word for
-/// whether it has a window (bit 0) and its NCCL kernel (the bits above:
-/// [`kernel_code`]).
-pub const U32_PER_INTERVAL: usize = 8;
+/// id, owner, micro_batch, layer, chunk, and one flag word: the op, phase,
+/// whether it has a window, whether its record is short and its NCCL
+/// kernel ([`flags`]).
+pub const U32_PER_INTERVAL: usize = 6;
 /// start, end, bytes, achieved_gbps, contention, exposed, exposed_from,
 /// window start, window end, flops.
 pub const F64_PER_INTERVAL: usize = 10;
-/// t_s and one rate per axis.
-const F64_PER_SAMPLE: usize = 1 + Axis::COUNT;
+/// A short record: start, end, flops.
+pub const F64_PER_SHORT: usize = 3;
+/// Words the encoder buffers before handing them to its sink.
+const CHUNK_WORDS: usize = 1 << 16;
+
+/// Bits of the flag word: the op's code in the lowest, then its phase's,
+/// the window and short bits, and the kernel's code above them.
+const OP_BITS: u32 = 5;
+const PHASE_SHIFT: u32 = OP_BITS;
+const WINDOW_BIT: u32 = 1 << (PHASE_SHIFT + 2);
+const SHORT_BIT: u32 = WINDOW_BIT << 1;
+const KERNEL_SHIFT: u32 = PHASE_SHIFT + 4;
+const _: () = assert!(OPS.len() <= 1 << OP_BITS && PHASES.len() <= 4);
 
 /// The timeline as words, ready to become two typed arrays.
 #[derive(Debug, Default, PartialEq)]
@@ -67,6 +92,23 @@ impl Words for Encoded {
     }
     fn read_u32(&self, at: usize, out: &mut [u32]) {
         out.copy_from_slice(&self.u32s[at..at + out.len()]);
+    }
+}
+
+/// Takes encoded words at given offsets: a vector in tests, the typed
+/// arrays a worker posts.
+pub trait WordSink {
+    /// Writes `words` from `at` on.
+    fn put_f64(&mut self, at: usize, words: &[f64]);
+    fn put_u32(&mut self, at: usize, words: &[u32]);
+}
+
+impl WordSink for Encoded {
+    fn put_f64(&mut self, at: usize, words: &[f64]) {
+        self.f64s[at..at + words.len()].copy_from_slice(words);
+    }
+    fn put_u32(&mut self, at: usize, words: &[u32]) {
+        self.u32s[at..at + words.len()].copy_from_slice(words);
     }
 }
 
@@ -199,27 +241,121 @@ pub fn sort_lanes(t: &mut Timeline) {
     }
 }
 
-/// Encodes a whole timeline.
-pub fn encode(t: &Timeline) -> Encoded {
+/// Whether a bar's record can be short: it moved no bytes and has no
+/// window, kernel or exposed time, its exposure running from its end (a
+/// compute op). Compared bit for bit, so that decoding gives back exactly
+/// these words.
+fn is_short(iv: &Interval) -> bool {
+    let zero = |x: f64| x.to_bits() == 0;
+    zero(iv.bytes)
+        && zero(iv.achieved_gbps)
+        && zero(iv.contention_s)
+        && zero(iv.exposed_s)
+        && iv.exposed_from_s.to_bits() == iv.end_s.to_bits()
+        && iv.window.is_none()
+        && iv.kernel.is_none()
+}
+
+/// The axes any link sample carries a rate for (bit `Axis::index`): a rate
+/// of another axis is zero in every sample and is not sent.
+fn sample_axes(t: &Timeline) -> u32 {
+    let mut mask = 0;
+    for s in t.links.iter().flat_map(|l| &l.samples) {
+        for (a, g) in s.gbps.iter().enumerate() {
+            if g.to_bits() != 0 {
+                mask |= 1 << a;
+            }
+        }
+    }
+    mask
+}
+
+fn axes_in(mask: u32) -> impl Iterator<Item = usize> {
+    (0..Axis::COUNT).filter(move |a| mask & (1 << a) != 0)
+}
+
+/// How many words an encoded timeline takes: (`f64`s, `u32`s).
+pub fn encoded_len(t: &Timeline) -> (usize, usize) {
     let intervals = t.interval_count();
+    let short = lanes(t).flatten().filter(|iv| is_short(iv)).count();
     let samples: usize = t.links.iter().map(|l| l.samples.len()).sum();
-    let mut u = Vec::with_capacity(
-        5 + t.gpus.len() * U32_PER_GPU
-            + t.links.len() * U32_PER_LINK
-            + intervals * U32_PER_INTERVAL,
-    );
-    let mut f = Vec::with_capacity(
-        1 + t.links.len() + intervals * F64_PER_INTERVAL + samples * F64_PER_SAMPLE,
-    );
-    u.extend([
+    let per_sample = 1 + sample_axes(t).count_ones() as usize;
+    let f64s = 1
+        + t.links.len()
+        + short * F64_PER_SHORT
+        + (intervals - short) * F64_PER_INTERVAL
+        + samples * per_sample;
+    let u32s = HEADER_U32
+        + t.gpus.len() * U32_PER_GPU
+        + t.links.len() * U32_PER_LINK
+        + intervals * U32_PER_INTERVAL;
+    (f64s, u32s)
+}
+
+/// Every lane in the encoded order: per GPU, compute then each axis.
+fn lanes(t: &Timeline) -> impl Iterator<Item = &[Interval]> {
+    t.gpus
+        .iter()
+        .flat_map(|g| std::iter::once(g.compute.as_slice()).chain(g.comm.iter().map(Vec::as_slice)))
+}
+
+/// Words on their way to a sink, handed over a chunk at a time.
+struct Chunked<'a> {
+    sink: &'a mut dyn WordSink,
+    f: Vec<f64>,
+    u: Vec<u32>,
+    at_f: usize,
+    at_u: usize,
+}
+
+impl Chunked<'_> {
+    fn flush(&mut self) {
+        self.sink.put_f64(self.at_f, &self.f);
+        self.sink.put_u32(self.at_u, &self.u);
+        self.at_f += self.f.len();
+        self.at_u += self.u.len();
+        self.f.clear();
+        self.u.clear();
+    }
+
+    fn maybe_flush(&mut self) {
+        if self.f.len() >= CHUNK_WORDS || self.u.len() >= CHUNK_WORDS {
+            self.flush();
+        }
+    }
+}
+
+/// Encodes a whole timeline into vectors.
+pub fn encode(t: &Timeline) -> Encoded {
+    let (f64s, u32s) = encoded_len(t);
+    let mut e = Encoded {
+        f64s: vec![0.0; f64s],
+        u32s: vec![0; u32s],
+    };
+    encode_into(t, &mut e);
+    e
+}
+
+/// Encodes a whole timeline into `sink`, which holds [`encoded_len`]'s words.
+pub fn encode_into(t: &Timeline, sink: &mut dyn WordSink) {
+    let mask = sample_axes(t);
+    let mut c = Chunked {
+        sink,
+        f: Vec::with_capacity(CHUNK_WORDS + F64_PER_INTERVAL.max(1 + Axis::COUNT)),
+        u: Vec::with_capacity(CHUNK_WORDS + U32_PER_GPU.max(U32_PER_INTERVAL)),
+        at_f: 0,
+        at_u: 0,
+    };
+    c.u.extend([
         MAGIC,
         VERSION,
         t.gpus.len() as u32,
         u32::from(t.reduced),
         t.links.len() as u32,
+        mask,
     ]);
     for g in &t.gpus {
-        u.extend([
+        c.u.extend([
             g.rank,
             g.node,
             g.stage,
@@ -228,10 +364,11 @@ pub fn encode(t: &Timeline) -> Encoded {
             g.represents,
             g.compute.len() as u32,
         ]);
-        u.extend(g.comm.iter().map(|lane| lane.len() as u32));
+        c.u.extend(g.comm.iter().map(|lane| lane.len() as u32));
+        c.maybe_flush();
     }
     for l in &t.links {
-        u.extend([
+        c.u.extend([
             l.gpu.map(|g| g as u32).unwrap_or(NO_GPU),
             match l.class {
                 LinkClass::Nvlink => 0,
@@ -243,23 +380,28 @@ pub fn encode(t: &Timeline) -> Encoded {
             },
             l.samples.len() as u32,
         ]);
+        c.maybe_flush();
     }
-    f.push(t.step_time_s);
-    f.extend(t.links.iter().map(|l| l.capacity_gbps));
-    for g in &t.gpus {
-        for iv in g.compute.iter().chain(g.comm.iter().flatten()) {
+    c.f.push(t.step_time_s);
+    for l in &t.links {
+        c.f.push(l.capacity_gbps);
+        c.maybe_flush();
+    }
+    for iv in lanes(t).flatten() {
+        let short = is_short(iv);
+        c.u.extend([
+            iv.id,
+            iv.owner,
+            iv.micro_batch,
+            iv.layer,
+            iv.chunk,
+            flags(iv, short),
+        ]);
+        if short {
+            c.f.extend([iv.start_s, iv.end_s, iv.flops]);
+        } else {
             let (w0, w1) = iv.window.unwrap_or((0.0, 0.0));
-            u.extend([
-                iv.id,
-                iv.owner,
-                op_code(iv.op),
-                phase_code(iv.phase),
-                iv.micro_batch,
-                iv.layer,
-                iv.chunk,
-                u32::from(iv.window.is_some()) | kernel_code(iv.kernel) << 1,
-            ]);
-            f.extend([
+            c.f.extend([
                 iv.start_s,
                 iv.end_s,
                 iv.bytes,
@@ -272,14 +414,35 @@ pub fn encode(t: &Timeline) -> Encoded {
                 iv.flops,
             ]);
         }
+        c.maybe_flush();
     }
-    for l in &t.links {
-        for s in &l.samples {
-            f.push(s.t_s);
-            f.extend(s.gbps);
-        }
+    for s in t.links.iter().flat_map(|l| &l.samples) {
+        c.f.push(s.t_s);
+        c.f.extend(axes_in(mask).map(|a| s.gbps[a]));
+        c.maybe_flush();
     }
-    Encoded { f64s: f, u32s: u }
+    c.flush();
+}
+
+/// The f64 words of the record whose flag word is `w`.
+fn record_f64s(w: u32) -> usize {
+    if w & SHORT_BIT != 0 {
+        F64_PER_SHORT
+    } else {
+        F64_PER_INTERVAL
+    }
+}
+
+/// An interval's flag word (see [`OP_BITS`] and the bits after it).
+fn flags(iv: &Interval, short: bool) -> u32 {
+    let mut w = op_code(iv.op) | phase_code(iv.phase) << PHASE_SHIFT;
+    if iv.window.is_some() {
+        w |= WINDOW_BIT;
+    }
+    if short {
+        w |= SHORT_BIT;
+    }
+    w | kernel_code(iv.kernel) << KERNEL_SHIFT
 }
 
 /// Where the decoder is: which lane of which GPU, or which link, it fills next.
@@ -301,6 +464,8 @@ pub struct Decoder {
     cursor: Cursor,
     scratch_f64: Vec<f64>,
     scratch_u32: Vec<u32>,
+    /// The axes the samples carry, from the header.
+    sample_axes: u32,
 }
 
 /// Why a buffer could not be decoded (a worker of another build, or a cut buffer).
@@ -317,19 +482,23 @@ fn check(cond: bool, what: &str) -> Result<(), DecodeError> {
 
 impl Decoder {
     /// Reads the header; the intervals follow through [`Decoder::step`].
-    pub fn new(words: &impl Words) -> Result<Self, DecodeError> {
-        check(words.len_u32() >= 5 && words.len_f64() >= 1, "too short")?;
-        let mut head = [0u32; 5];
+    pub fn new(words: &dyn Words) -> Result<Self, DecodeError> {
+        check(
+            words.len_u32() >= HEADER_U32 && words.len_f64() >= 1,
+            "too short",
+        )?;
+        let mut head = [0u32; HEADER_U32];
         words.read_u32(0, &mut head);
         check(head[0] == MAGIC && head[1] == VERSION, "unknown format")?;
-        let (gpus, links) = (head[2] as usize, head[4] as usize);
-        let header_u32 = 5 + gpus * U32_PER_GPU + links * U32_PER_LINK;
+        let (gpus, links, mask) = (head[2] as usize, head[4] as usize, head[5]);
+        check(mask < 1 << Axis::COUNT, "unknown axes")?;
+        let header_u32 = HEADER_U32 + gpus * U32_PER_GPU + links * U32_PER_LINK;
         check(
             words.len_u32() >= header_u32 && words.len_f64() > links,
             "header cut short",
         )?;
-        let mut u = vec![0u32; header_u32 - 5];
-        words.read_u32(5, &mut u);
+        let mut u = vec![0u32; header_u32 - HEADER_U32];
+        words.read_u32(HEADER_U32, &mut u);
         let mut f = vec![0f64; 1 + links];
         words.read_f64(0, &mut f);
         let mut lane_lens = Vec::with_capacity(gpus);
@@ -374,10 +543,14 @@ impl Decoder {
         }
         let intervals: usize = lane_lens.iter().flatten().sum();
         let samples: usize = sample_lens.iter().sum();
+        // Each interval's f64 words depend on its record; their sum is
+        // checked as the decoder reaches them, and at the end.
+        let per_sample = 1 + mask.count_ones() as usize;
+        let f64_base = 1 + links + samples * per_sample;
         check(
             words.len_u32() == header_u32 + intervals * U32_PER_INTERVAL
-                && words.len_f64()
-                    == 1 + links + intervals * F64_PER_INTERVAL + samples * F64_PER_SAMPLE,
+                && words.len_f64() >= f64_base + intervals * F64_PER_SHORT
+                && words.len_f64() <= f64_base + intervals * F64_PER_INTERVAL,
             "length does not match its header",
         )?;
         let mut d = Self {
@@ -397,6 +570,7 @@ impl Decoder {
             },
             scratch_f64: Vec::new(),
             scratch_u32: Vec::new(),
+            sample_axes: mask,
         };
         d.skip_empty();
         Ok(d)
@@ -444,85 +618,108 @@ impl Decoder {
         }
     }
 
-    fn lane_mut(&mut self, gpu: usize, lane: Lane) -> &mut Vec<Interval> {
-        let g = &mut self.timeline.gpus[gpu];
-        match lane {
-            Lane::Compute => &mut g.compute,
-            Lane::Comm(axis) => &mut g.comm[axis.index()],
-        }
-    }
-
     /// Decodes up to `max_records` intervals or samples; true when the
     /// whole timeline is decoded.
-    pub fn step(&mut self, words: &impl Words, max_records: usize) -> Result<bool, DecodeError> {
+    pub fn step(&mut self, words: &dyn Words, max_records: usize) -> Result<bool, DecodeError> {
         let mut budget = max_records.max(1);
         while budget > 0 {
             match self.cursor {
-                Cursor::Done => return Ok(true),
+                Cursor::Done => break,
                 Cursor::Lane { gpu, lane } => {
                     let left = self.lane_lens[gpu][lane.index()] - self.lane(gpu, lane).len();
                     let n = left.min(budget);
                     self.scratch_u32.resize(n * U32_PER_INTERVAL, 0);
-                    self.scratch_f64.resize(n * F64_PER_INTERVAL, 0.0);
                     words.read_u32(self.at_u32, &mut self.scratch_u32);
-                    words.read_f64(self.at_f64, &mut self.scratch_f64);
                     self.at_u32 += n * U32_PER_INTERVAL;
-                    self.at_f64 += n * F64_PER_INTERVAL;
-                    let mut decoded = Vec::with_capacity(n);
-                    for (u, f) in self
+                    let f64s: usize = self
                         .scratch_u32
                         .chunks_exact(U32_PER_INTERVAL)
-                        .zip(self.scratch_f64.chunks_exact(F64_PER_INTERVAL))
-                    {
-                        let op = *OPS
-                            .get(u[2] as usize)
-                            .ok_or_else(|| DecodeError(format!("unknown op code {}", u[2])))?;
-                        let phase = *PHASES
-                            .get(u[3] as usize)
-                            .ok_or_else(|| DecodeError(format!("unknown phase code {}", u[3])))?;
-                        decoded.push(Interval {
-                            id: u[0],
-                            owner: u[1],
-                            start_s: f[0],
-                            end_s: f[1],
-                            op,
-                            phase,
-                            micro_batch: u[4],
-                            layer: u[5],
-                            chunk: u[6],
-                            bytes: f[2],
-                            kernel: kernel_of(u[7] >> 1)?,
-                            achieved_gbps: f[3],
-                            contention_s: f[4],
-                            exposed_s: f[5],
-                            exposed_from_s: f[6],
-                            window: (u[7] & 1 != 0).then_some((f[7], f[8])),
-                            flops: f[9],
-                        });
-                    }
+                        .map(|u| record_f64s(u[5]))
+                        .sum();
+                    self.read_f64(words, f64s)?;
                     // The lane's room, taken when its turn comes: taken for
                     // every lane at once, the whole timeline's (about 180 MB
                     // on 1T) grew the module's memory in the task that
-                    // received it, 35 to 60 ms.
+                    // received it, 35 to 60 ms. Bars go straight into it.
                     let room = self.lane_lens[gpu][lane.index()];
-                    let into = self.lane_mut(gpu, lane);
-                    into.reserve_exact(room - into.len());
-                    into.extend(decoded);
+                    let g = &mut self.timeline.gpus[gpu];
+                    let decoded = match lane {
+                        Lane::Compute => &mut g.compute,
+                        Lane::Comm(axis) => &mut g.comm[axis.index()],
+                    };
+                    decoded.reserve_exact(room - decoded.len());
+                    let mut f = &self.scratch_f64[..];
+                    for u in self.scratch_u32.chunks_exact(U32_PER_INTERVAL) {
+                        let w = u[5];
+                        let op_code = w & ((1 << OP_BITS) - 1);
+                        let op = *OPS
+                            .get(op_code as usize)
+                            .ok_or_else(|| DecodeError(format!("unknown op code {op_code}")))?;
+                        let phase = PHASES[(w >> PHASE_SHIFT & 3) as usize];
+                        let kernel = kernel_of(w >> KERNEL_SHIFT)?;
+                        let (rec, rest) = f.split_at(record_f64s(w));
+                        f = rest;
+                        decoded.push(if w & SHORT_BIT != 0 {
+                            check(
+                                w & WINDOW_BIT == 0 && kernel.is_none(),
+                                "a short record with traffic",
+                            )?;
+                            Interval {
+                                id: u[0],
+                                owner: u[1],
+                                start_s: rec[0],
+                                end_s: rec[1],
+                                op,
+                                phase,
+                                micro_batch: u[2],
+                                layer: u[3],
+                                chunk: u[4],
+                                bytes: 0.0,
+                                kernel: None,
+                                achieved_gbps: 0.0,
+                                contention_s: 0.0,
+                                exposed_s: 0.0,
+                                exposed_from_s: rec[1],
+                                window: None,
+                                flops: rec[2],
+                            }
+                        } else {
+                            Interval {
+                                id: u[0],
+                                owner: u[1],
+                                start_s: rec[0],
+                                end_s: rec[1],
+                                op,
+                                phase,
+                                micro_batch: u[2],
+                                layer: u[3],
+                                chunk: u[4],
+                                bytes: rec[2],
+                                kernel,
+                                achieved_gbps: rec[3],
+                                contention_s: rec[4],
+                                exposed_s: rec[5],
+                                exposed_from_s: rec[6],
+                                window: (w & WINDOW_BIT != 0).then_some((rec[7], rec[8])),
+                                flops: rec[9],
+                            }
+                        });
+                    }
                     budget -= n;
                 }
                 Cursor::Link(i) => {
                     let left = self.sample_lens[i] - self.timeline.links[i].samples.len();
                     let n = left.min(budget);
-                    self.scratch_f64.resize(n * F64_PER_SAMPLE, 0.0);
-                    words.read_f64(self.at_f64, &mut self.scratch_f64);
-                    self.at_f64 += n * F64_PER_SAMPLE;
-                    let samples =
-                        self.scratch_f64
-                            .chunks_exact(F64_PER_SAMPLE)
-                            .map(|s| LinkSample {
-                                t_s: s[0],
-                                gbps: std::array::from_fn(|a| s[1 + a]),
-                            });
+                    let mask = self.sample_axes;
+                    let per_sample = 1 + mask.count_ones() as usize;
+                    self.read_f64(words, n * per_sample)?;
+                    let samples = self.scratch_f64.chunks_exact(per_sample).map(|s| {
+                        let mut gbps = [0.0; Axis::COUNT];
+                        for (slot, a) in axes_in(mask).enumerate() {
+                            gbps[a] = s[1 + slot];
+                        }
+                        LinkSample { t_s: s[0], gbps }
+                    });
                     let room = self.sample_lens[i];
                     let into = &mut self.timeline.links[i].samples;
                     into.reserve_exact(room - into.len());
@@ -532,7 +729,27 @@ impl Decoder {
             }
             self.skip_empty();
         }
-        Ok(self.cursor == Cursor::Done)
+        if self.cursor == Cursor::Done {
+            check(
+                self.at_f64 == words.len_f64(),
+                "length does not match its records",
+            )?;
+            return Ok(true);
+        }
+        Ok(false)
+    }
+
+    /// Reads the next `n` f64 words into the scratch buffer, refusing to
+    /// read past the end.
+    fn read_f64(&mut self, words: &dyn Words, n: usize) -> Result<(), DecodeError> {
+        check(
+            self.at_f64 + n <= words.len_f64(),
+            "records run past its end",
+        )?;
+        self.scratch_f64.resize(n, 0.0);
+        words.read_f64(self.at_f64, &mut self.scratch_f64);
+        self.at_f64 += n;
+        Ok(())
     }
 
     /// The decoded timeline, once [`Decoder::step`] has returned true.
@@ -562,12 +779,63 @@ mod tests {
         t
     }
 
+    /// Bit for bit: JSON writes every f64 exactly, -0.0 as such.
+    fn same_bits(a: &Timeline, b: &Timeline) -> bool {
+        serde_json::to_string(a).unwrap() == serde_json::to_string(b).unwrap()
+    }
+
     #[test]
     fn a_simulated_timeline_survives_encoding_bit_for_bit() {
         let t = sample_timeline();
         assert!(t.interval_count() > 100 && !t.links.is_empty());
         let e = encode(&t);
-        assert_eq!(decode_in_slices(&e, usize::MAX), t);
+        assert_eq!(e.f64s.len(), encoded_len(&t).0);
+        assert_eq!(e.u32s.len(), encoded_len(&t).1);
+        assert!(same_bits(&decode_in_slices(&e, usize::MAX), &t));
+    }
+
+    #[test]
+    fn every_axis_and_kernel_of_the_presets_survives_encoding() {
+        // EP and CP lanes, queues, DualPipeV, inference: what each preset
+        // puts in its bars and samples.
+        for id in [
+            "didactic",
+            "coconet",
+            "moe-didactic",
+            "long-context-ring",
+            "distributed-optimizer",
+            "coconet-inference",
+        ] {
+            let scenario = overlap_core::presets::scenario(id).expect("preset");
+            let mut t = overlap_core::simulate(&scenario).timeline;
+            sort_lanes(&mut t);
+            let e = encode(&t);
+            assert!(same_bits(&decode_in_slices(&e, 1000), &t), "{id}");
+        }
+    }
+
+    #[test]
+    fn a_bar_unlike_a_compute_op_keeps_its_whole_record() {
+        let mut t = sample_timeline();
+        let short = |t: &Timeline| lanes(t).flatten().filter(|iv| is_short(iv)).count();
+        let before = short(&t);
+        assert!(before > 0);
+        // Each of these breaks exactly one condition of a short record.
+        let bars = &mut t.gpus[0].compute;
+        bars[0].bytes = -0.0;
+        bars[1].exposed_from_s = bars[1].start_s;
+        bars[2].window = Some((0.0, 0.0));
+        bars[3].contention_s = f64::MIN_POSITIVE;
+        bars[4].kernel = Some(Kernel {
+            algorithm: Algorithm::ALL[0],
+            protocol: Protocol::ALL[0],
+        });
+        assert_eq!(short(&t), before - 5);
+        // A rate of an axis no other sample has is sent too.
+        let link = t.links.iter_mut().find(|l| !l.samples.is_empty()).unwrap();
+        link.samples[0].gbps[Axis::COUNT - 1] = -0.0;
+        let e = encode(&t);
+        assert!(same_bits(&decode_in_slices(&e, 3), &t));
     }
 
     #[test]
@@ -605,8 +873,21 @@ mod tests {
     #[test]
     fn a_cut_or_foreign_buffer_is_refused_not_misread() {
         let t = sample_timeline();
+        // A word short or over: refused by the header or once the records
+        // are read, never misread.
+        let decodes = |e: &Encoded| -> Result<Timeline, DecodeError> {
+            let mut d = Decoder::new(e)?;
+            while !d.step(e, 1000)? {}
+            Ok(d.finish())
+        };
         let mut e = encode(&t);
         e.f64s.pop();
+        assert!(decodes(&e).is_err());
+        let mut e = encode(&t);
+        e.f64s.push(0.0);
+        assert!(decodes(&e).is_err());
+        let mut e = encode(&t);
+        e.u32s.pop();
         assert!(Decoder::new(&e).is_err());
         let mut e = encode(&t);
         e.u32s[0] = 7;
