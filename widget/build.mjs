@@ -32,15 +32,11 @@ const appWasm = found('wasm', /data-overlap-lab-wasm="([^"]+)"/, /href="([^"]+_b
 const appCss = found('stylesheet', /rel="stylesheet" href="([^"]+\.css)"/, /href="([^"]+\.css)"/);
 
 // The page's styles speak of :root and body; inside a shadow root the host
-// element takes both roles. The dark palette applies when the user prefers
-// it and the host says no theme="light", or always with theme="dark".
+// element takes both roles. Each colour is light-dark(light, dark), so the
+// host's color-scheme picks the palette: the user's preference, or
+// theme="light" / theme="dark" (below).
 let css = readFileSync(join(DIST, appCss), 'utf8');
-const dark = /@media\s*\(prefers-color-scheme:\s*dark\)\s*\{\s*:root\s*\{([^{}]*)\}\s*\}/;
-const darkVars = css.match(dark)?.[1];
-if (!darkVars) fail(`${appCss} has no "@media (prefers-color-scheme: dark) { :root { ... } }" block to scope`);
-css = css.replace(dark, () =>
-  `@media (prefers-color-scheme: dark) {\n  :host(:not([theme="light"])) {${darkVars}}\n}\n` +
-  `:host([theme="dark"]) {${darkVars}}`);
+if (!/--tp:\s*light-dark\(/.test(css)) fail(`${appCss} gives --tp no light-dark() pair: the widget's theme would not follow`);
 css = css.replace(/:root\b/g, ':host').replace(/\bhtml,\s*body\s*\{/g, ':host {');
 css += `
 /* The widget: a block that takes its content's height; theme="light" or

@@ -242,6 +242,20 @@ fn with_others<T>(
     }
 }
 
+/// The run `one` at the last of `counts`, whose marked periods did not
+/// repeat (they are dropped), with the other two short runs made here, in
+/// the order of their counts.
+fn all_three<T>(
+    one: T,
+    counts: [u32; 3],
+    without_periods: impl Fn(T) -> T,
+    run_at: impl Fn(u32) -> T,
+) -> Vec<T> {
+    let mut runs = with_others(one, Some(counts), |_, _| false, without_periods, run_at);
+    in_count_order(&mut runs);
+    runs
+}
+
 /// Sums at the scenario's count from its parts' runs (see [`parts`]):
 /// extrapolated when its steady state allows (see the module's doc), else
 /// from one full run. A step whose three runs disagree is simulated in full
@@ -312,15 +326,12 @@ fn tally_from(
         }
         // The marked periods did not repeat: the other two short runs
         // are made, as a part makes them.
-        let one = runs.remove(0);
-        runs = with_others(
-            one,
-            Some(counts),
-            |_, _| false,
+        runs = all_three(
+            runs.remove(0),
+            counts,
             |one| Tallied { later: None, ..one },
             |m| run_tally(sim, &with_micro_batches(s, m)),
         );
-        in_count_order(&mut runs);
     }
     let events = runs.iter().map(|t| t.events).sum();
     let planned_events = runs.iter().map(|t| t.planned_events).sum();
@@ -553,15 +564,12 @@ fn step_time_from(
             let from = Some(marked_from(counts));
             return Ok((step, one.events, one.planned_events, from));
         }
-        let one = runs.remove(0);
-        runs = with_others(
-            one,
-            Some(counts),
-            |_, _| false,
+        runs = all_three(
+            runs.remove(0),
+            counts,
             |one| Stepped { later: None, ..one },
             |m| run_step(sim, &with_micro_batches(s, m)),
         );
-        in_count_order(&mut runs);
     }
     let events = runs.iter().map(|r| r.events).sum();
     let planned = runs.iter().map(|r| r.planned_events).sum();

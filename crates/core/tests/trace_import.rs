@@ -16,9 +16,16 @@ use overlap_core::trace_import::{import_paths, Imported, MAX_KERNELS};
 use overlap_core::{presets, simulate};
 
 /// A fresh directory under the system temp directory.
+/// A new folder for one test's traces. Tests run side by side, and several
+/// write the same preset's traces: each call gets its own folder, or one
+/// test would empty the folder another is reading.
 fn fresh_dir(name: &str) -> PathBuf {
-    let dir =
-        std::env::temp_dir().join(format!("overlap-lab-import-{}-{name}", std::process::id()));
+    static CALLS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!(
+        "overlap-lab-import-{}-{call}-{name}",
+        std::process::id()
+    ));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir

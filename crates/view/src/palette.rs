@@ -221,56 +221,30 @@ mod tests {
     use super::*;
 
     /// The legend and the figures colour the axes with the style sheet's
-    /// `--tp`, `--pp`, `--dp`: they must be the canvas's colours.
+    /// `--tp`, `--pp`, ... : each `light-dark(light, dark)` pair must be the
+    /// canvas's two colours.
     #[test]
     fn the_style_sheet_axis_colours_are_the_palettes() {
         let css = include_str!("../../../www/style.css");
-        let (light, dark) = css
-            .split_once("prefers-color-scheme: dark")
-            .expect("the style sheet has a dark theme");
         for axis in Axis::ALL {
-            let var = format!("--{}: {};", axis.name(), LIGHT.axis[axis.index()]);
-            assert!(light.contains(&var), "light theme lacks {var}");
-            if DARK.axis[axis.index()] != LIGHT.axis[axis.index()] {
-                let var = format!("--{}: {};", axis.name(), DARK.axis[axis.index()]);
-                assert!(dark.contains(&var), "dark theme lacks {var}");
-            }
+            let (light, dark) = (LIGHT.axis[axis.index()], DARK.axis[axis.index()]);
+            let var = format!("--{}: light-dark({light}, {dark});", axis.name());
+            assert!(css.contains(&var), "the style sheet lacks {var}");
         }
     }
-}
 
-#[cfg(test)]
-mod css_tests {
-    /// `--name: value;` pairs of the first block after `selector`.
-    fn vars_after(css: &str, selector: &str) -> Vec<(String, String)> {
-        let at = css
-            .find(selector)
-            .unwrap_or_else(|| panic!("no {selector}"));
-        let open = at + css[at..].find('{').unwrap();
-        let close = open + css[open..].find('}').unwrap();
-        css[open + 1..close]
-            .split(';')
-            .filter_map(|d| d.trim().split_once(':'))
-            .filter(|(k, _)| k.trim().starts_with("--"))
-            .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
-            .collect()
-    }
-
-    /// A link's `theme=` sets `data-theme` on the page: its blocks must carry
-    /// the same colours as the system-chosen ones.
+    /// The palette is written once: every colour of `:root` is a
+    /// light-dark() pair or one value for both, and nothing else redefines
+    /// it (a link's theme only fixes `color-scheme`).
     #[test]
-    fn forced_themes_repeat_the_style_sheets_colours() {
+    fn the_style_sheet_writes_its_palette_once() {
         let css = include_str!("../../../www/style.css");
-        let light = vars_after(css, ":root {");
-        let dark_media = &css[css.find("prefers-color-scheme: dark").unwrap()..];
-        let mut dark = light.clone();
-        for (k, v) in vars_after(dark_media, ":root {") {
-            if let Some(e) = dark.iter_mut().find(|(name, _)| *name == k) {
-                e.1 = v;
-            }
+        assert!(!css.contains("prefers-color-scheme"), "a second palette");
+        for theme in ["light", "dark"] {
+            let rule = format!(r#":root[data-theme="{theme}"] {{ color-scheme: {theme}; }}"#);
+            assert!(css.contains(&rule), "lacks {rule}");
         }
-        assert_eq!(vars_after(css, r#":root[data-theme="light"]"#), light);
-        assert_eq!(vars_after(css, r#":root[data-theme="dark"]"#), dark);
+        assert_eq!(css.matches("--tp:").count(), 1);
     }
 }
 

@@ -491,6 +491,36 @@ impl<'de> Visitor<'de> for LooseId {
     drain_compound!();
 }
 
+/// A visitor whose value is an `Option`, reading any JSON scalar (string,
+/// number, boolean, null) as `None`: a field of the wrong shape is passed
+/// over, as a trace from another tool may carry one, never refused.
+/// `but_strings` leaves strings to the visitor's own `visit_str`.
+macro_rules! scalars_read_as_none {
+    () => {
+        fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        scalars_read_as_none!(but_strings);
+    };
+    (but_strings) => {
+        fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+    };
+}
+
 /// Ranks as a string (`"[0, 1]"`) or an array; at most [`MAX_GROUP_RANKS`].
 struct LooseRanks;
 /// More ranks than any job has; a longer list is not read.
@@ -521,21 +551,7 @@ impl<'de> Visitor<'de> for LooseRanks {
         while m.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
         Ok(None)
     }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-        Ok(None)
-    }
+    scalars_read_as_none!(but_strings);
 }
 
 /// Any visitor above as a seed that reads whatever value comes.
@@ -545,32 +561,6 @@ impl<'de, V: Visitor<'de>> DeserializeSeed<'de> for Loose<V> {
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<V::Value, D::Error> {
         d.deserialize_any(self.0)
     }
-}
-
-/// A visitor whose value is an `Option`, reading any JSON scalar (string,
-/// number, boolean, null) as `None`: a field of the wrong shape is passed
-/// over, as a trace from another tool may carry one, never refused.
-macro_rules! scalars_read_as_none {
-    () => {
-        fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
-            Ok(None)
-        }
-        fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-            Ok(None)
-        }
-        fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-            Ok(None)
-        }
-        fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-            Ok(None)
-        }
-        fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-            Ok(None)
-        }
-        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-            Ok(None)
-        }
-    };
 }
 
 /// A map key among those the import reads, without allocating it.
@@ -670,14 +660,22 @@ impl<'de> Visitor<'de> for EventSeed {
     scalars_read_as_none!();
 }
 
+/// A seed that hands the sink what it reads, itself its own visitor, read
+/// with `deserialize_$how`.
+macro_rules! sink_seed {
+    ($name:ident, $how:ident) => {
+        impl<'de> DeserializeSeed<'de> for $name<'_> {
+            type Value = ();
+            fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+                d.$how(self)
+            }
+        }
+    };
+}
+
 /// The `traceEvents` array, each event handed to the sink as it is read.
 struct EventsSeed<'s>(&'s mut Sink);
-impl<'de> DeserializeSeed<'de> for EventsSeed<'_> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_seq(self)
-    }
-}
+sink_seed!(EventsSeed, deserialize_seq);
 impl<'de> Visitor<'de> for EventsSeed<'_> {
     type Value = ();
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
@@ -696,12 +694,7 @@ impl<'de> Visitor<'de> for EventsSeed<'_> {
 
 /// `distributedInfo`: the rank and world size.
 struct DistSeed<'s>(&'s mut Sink);
-impl<'de> DeserializeSeed<'de> for DistSeed<'_> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_any(self)
-    }
-}
+sink_seed!(DistSeed, deserialize_any);
 impl<'de> Visitor<'de> for DistSeed<'_> {
     type Value = ();
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
@@ -771,12 +764,7 @@ impl<'de> Visitor<'de> for CountSeed {
 /// The whole document: an object with `traceEvents` (Kineto, Chrome's
 /// object format) or a bare array of events (Chrome's array format).
 struct RootSeed<'s>(&'s mut Sink);
-impl<'de> DeserializeSeed<'de> for RootSeed<'_> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_any(self)
-    }
-}
+sink_seed!(RootSeed, deserialize_any);
 impl<'de> Visitor<'de> for RootSeed<'_> {
     type Value = ();
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {

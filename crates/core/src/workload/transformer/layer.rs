@@ -59,9 +59,7 @@ impl Builder<'_> {
     /// and its reduction across the TP group, beside that GEMM's weight
     /// gradient (`column_parallel_backward`).
     pub(super) fn layer_backward(&mut self, layer: u32, mb: u32) {
-        let meta = Meta::new(OpKind::MlpDownBackward, Phase::Backward)
-            .mb(mb)
-            .layer(layer);
+        let meta = backward_meta(layer, mb);
         if self.decomposed {
             self.layer_backward_decomposed(meta);
             return;
@@ -97,9 +95,7 @@ impl Builder<'_> {
     /// the reduction of each column-parallel GEMM's input gradient, which the
     /// next B op consumes. The weight-gradient GEMMs wait for W.
     pub(super) fn layer_input_grad(&mut self, layer: u32, mb: u32) {
-        let meta = Meta::new(OpKind::MlpDownBackward, Phase::Backward)
-            .mb(mb)
-            .layer(layer);
+        let meta = backward_meta(layer, mb);
         if self.decomposed {
             self.layer_input_grad_decomposed(meta);
             return;
@@ -263,4 +259,12 @@ impl Builder<'_> {
         let qkv_piece = self.cost.qkv_gemm.weight_grad_chunk(&self.roof, self.tp);
         self.decomposed_gather(OpCost::default(), qkv_piece, qkv);
     }
+}
+
+/// Where a layer's backward starts: the MLP's down projection, of `layer`
+/// and micro-batch `mb`.
+fn backward_meta(layer: u32, mb: u32) -> Meta {
+    Meta::new(OpKind::MlpDownBackward, Phase::Backward)
+        .mb(mb)
+        .layer(layer)
 }
