@@ -44,17 +44,14 @@ pub struct KnownGap {
     pub reason: &'static str,
 }
 
-/// Relative tolerance of every case: published.md's rule ("within 10% of
-/// the published figure unless a row says otherwise"). None of the sources
-/// states a spread of its own for these figures.
-pub const TOLERANCE: f64 = 0.10;
-
 impl Calibration {
-    /// The range the source's tolerance accepts for the simulated figure.
+    /// The range published.md's rule ("within 10% of the published figure
+    /// unless a row says otherwise") accepts for the simulated figure: none
+    /// of these sources states a spread of its own.
     pub fn tolerance(&self) -> (f64, f64) {
         (
-            self.published * (1.0 - TOLERANCE),
-            self.published * (1.0 + TOLERANCE),
+            self.published * (1.0 - crate::published::TOLERANCE),
+            self.published * (1.0 + crate::published::TOLERANCE),
         )
     }
 

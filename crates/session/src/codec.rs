@@ -659,51 +659,43 @@ impl Decoder {
                         let kernel = kernel_of(w >> KERNEL_SHIFT)?;
                         let (rec, rest) = f.split_at(record_f64s(w));
                         f = rest;
-                        decoded.push(if w & SHORT_BIT != 0 {
-                            check(
-                                w & WINDOW_BIT == 0 && kernel.is_none(),
-                                "a short record with traffic",
-                            )?;
-                            Interval {
-                                id: u[0],
-                                owner: u[1],
-                                start_s: rec[0],
-                                end_s: rec[1],
-                                op,
-                                phase,
-                                micro_batch: u[2],
-                                layer: u[3],
-                                chunk: u[4],
-                                bytes: 0.0,
-                                kernel: None,
-                                achieved_gbps: 0.0,
-                                contention_s: 0.0,
-                                exposed_s: 0.0,
-                                exposed_from_s: rec[1],
-                                window: None,
-                                flops: rec[2],
-                            }
-                        } else {
-                            Interval {
-                                id: u[0],
-                                owner: u[1],
-                                start_s: rec[0],
-                                end_s: rec[1],
-                                op,
-                                phase,
-                                micro_batch: u[2],
-                                layer: u[3],
-                                chunk: u[4],
-                                bytes: rec[2],
-                                kernel,
-                                achieved_gbps: rec[3],
-                                contention_s: rec[4],
-                                exposed_s: rec[5],
-                                exposed_from_s: rec[6],
-                                window: (w & WINDOW_BIT != 0).then_some((rec[7], rec[8])),
-                                flops: rec[9],
-                            }
-                        });
+                        // A short record is a compute bar: no traffic, its
+                        // exposure ending where it ends, its FLOPs third.
+                        let short = w & SHORT_BIT != 0;
+                        check(
+                            !short || (w & WINDOW_BIT == 0 && kernel.is_none()),
+                            "a short record with traffic",
+                        )?;
+                        let mut bar = Interval {
+                            id: u[0],
+                            owner: u[1],
+                            start_s: rec[0],
+                            end_s: rec[1],
+                            op,
+                            phase,
+                            micro_batch: u[2],
+                            layer: u[3],
+                            chunk: u[4],
+                            bytes: 0.0,
+                            kernel: None,
+                            achieved_gbps: 0.0,
+                            contention_s: 0.0,
+                            exposed_s: 0.0,
+                            exposed_from_s: rec[1],
+                            window: None,
+                            flops: rec[2],
+                        };
+                        if !short {
+                            bar.bytes = rec[2];
+                            bar.kernel = kernel;
+                            bar.achieved_gbps = rec[3];
+                            bar.contention_s = rec[4];
+                            bar.exposed_s = rec[5];
+                            bar.exposed_from_s = rec[6];
+                            bar.window = (w & WINDOW_BIT != 0).then_some((rec[7], rec[8]));
+                            bar.flops = rec[9];
+                        }
+                        decoded.push(bar);
                     }
                     budget -= n;
                 }

@@ -361,15 +361,21 @@ fn scenario_before(c: &Chapter) -> Scenario {
         .expect("it resolves")
 }
 
+/// The scenario's transformer (every chapter past the first runs one).
+fn transformer(s: &Scenario) -> &overlap_core::scenario::Transformer {
+    let Workload::Transformer(t) = &s.workload else {
+        panic!("a transformer");
+    };
+    t
+}
+
 #[test]
 fn expert_chapter_hides_the_all_to_all_under_the_other_micro_batch() {
     let (c, r) = runs("Experts");
     // Intro: "two DGX H100 nodes: 16 experts per layer, one on each GPU
     // (EP 16), and each token goes to the GPUs of its 2 experts".
     let s = scenario_before(c);
-    let Workload::Transformer(t) = &s.workload else {
-        panic!("a transformer");
-    };
+    let t = transformer(&s);
     let moe = t.moe.as_ref().expect("experts");
     assert_eq!(s.hardware_preset.name(), "dgx-h100");
     assert_eq!((s.hardware.nodes, s.hardware.gpus()), (2, 16));
@@ -593,9 +599,7 @@ fn cp_chapter_hides_the_ring_and_waits_for_the_gathers_gradients() {
     // Intro: "A 65,536-token sequence split over 8 CP ranks on two DGX
     // H100 nodes, with TP 2 inside each."
     let s = scenario_before(c);
-    let Workload::Transformer(t) = &s.workload else {
-        panic!("a transformer");
-    };
+    let t = transformer(&s);
     assert_eq!(t.seq, 65_536);
     assert_eq!(s.hardware_preset.name(), "dgx-h100");
     assert_eq!((s.parallel.cp, s.parallel.tp, s.hardware.nodes), (8, 2, 2));
@@ -736,9 +740,7 @@ fn fp8_chapter_halves_the_window_and_keeps_the_traffic() {
     // Intro: "Llama-3-8B on 64 H100 in bf16: FSDP across the 8 nodes, TP 8
     // inside each with sequence parallelism, … (PyTorch's Async TP)."
     let s = scenario_before(c);
-    let Workload::Transformer(t) = &s.workload else {
-        panic!("a transformer");
-    };
+    let t = transformer(&s);
     let params_b = overlap_core::workload::layer_cost::model_params(t) / 1e9;
     assert!((7.95..8.1).contains(&params_b), "{params_b}B");
     assert_eq!(t.precision, Precision::Bf16);
