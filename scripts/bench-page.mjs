@@ -375,7 +375,7 @@ if (wanted('switch')) {
     for (const [k, t] of timelines.entries()) {
       if (t === null) continue;
       console.log(`  switch ${k + 1} timeline after its figures: core ${f(t.core_ms)} ms in the worker, encode ${f(t.encode_ms)} ms, ` +
-        `to the page ${f(t.to_page_ms)} ms, first slice after ${f(t.wait_ms)} ms, decode ${f(t.decode_ms)} ms + prepare ${f(t.prepare_ms)} ms ` +
+        `to the page ${f(t.to_page_ms)} ms, first slice after ${f(t.wait_ms)} ms, decode (a short run drawn whole included) ${f(t.decode_ms)} ms + prepare ${f(t.prepare_ms)} ms ` +
         `in ${t.slices} slices (${f(t.wall_ms)} ms from receipt), shown to painted ${f(t.paint)} ms, ` +
         `the rest (waiting for the worker's task, apply) ${f(t.other)} ms`);
     }

@@ -395,14 +395,17 @@ impl Figured {
     }
 }
 
-/// Simulates the scenario with its timeline and posts the `Result`. The
-/// same simulator answered its figures, if they went first, so its
-/// baseline is reused rather than simulated again; `figures_ms` is the time
-/// those figures took, added to the core time the page is told;
+/// Simulates the scenario with its timeline and posts the `Result`: where
+/// the step allows, one short run's timeline and how its steady period
+/// repeats (`Simulator::simulate_repeating`: 1T's 512 micro-batches from a
+/// run of 68), which the page draws whole as it decodes; else the whole
+/// step's. The same simulator answered its figures, if they went first, so
+/// its baseline is reused rather than simulated again; `figures_ms` is the
+/// time those figures took, added to the core time the page is told;
 /// `taken_up` when the worker began on the request (`epoch_ms`).
 fn timeline(gen: u64, scenario: &Scenario, figures_ms: f64, taken_up: f64) {
     let t0 = now_ms();
-    let mut sim = SIMULATOR.with(|s| s.borrow_mut().simulate(scenario));
+    let mut sim = SIMULATOR.with(|s| s.borrow_mut().simulate_repeating(scenario));
     let sim_ms = now_ms() - t0;
     let t1 = now_ms();
     codec::sort_lanes(&mut sim.timeline);
@@ -414,7 +417,7 @@ fn timeline(gen: u64, scenario: &Scenario, figures_ms: f64, taken_up: f64) {
         f64s: js_sys::Float64Array::new_with_length(f64s as u32),
         u32s: js_sys::Uint32Array::new_with_length(u32s as u32),
     };
-    codec::encode_into(&sim.timeline, &mut arrays);
+    codec::encode_into(&sim.timeline, sim.repeat, &mut arrays);
     drop(sim.timeline);
     let TypedArrays { f64s, u32s } = arrays;
     let encode_ms = now_ms() - t1;

@@ -81,8 +81,13 @@ const REPORT_RUNS: u32 = 15;
 /// How a step is simulated: report-only on so many threads, or with its timeline.
 #[derive(Clone, Copy)]
 enum Path {
-    Report { threads: usize },
+    Report {
+        threads: usize,
+    },
     Timeline,
+    /// The timeline the page draws: one short run's period repeated
+    /// where the step allows (`Simulator::simulate_periodic`).
+    Periodic,
 }
 
 fn report(name: &str, scenario: &Scenario, runs: u32) {
@@ -96,6 +101,7 @@ fn report(name: &str, scenario: &Scenario, runs: u32) {
         paths.push(Path::Report { threads });
     }
     paths.push(Path::Timeline);
+    paths.push(Path::Periodic);
     for path in paths {
         reset_peak_memory();
         let base = peak_memory_mb();
@@ -110,13 +116,19 @@ fn report(name: &str, scenario: &Scenario, runs: u32) {
         // a third from one minute to the next).
         let runs = match path {
             Path::Report { .. } => runs.max(REPORT_RUNS),
-            Path::Timeline => runs,
+            Path::Timeline | Path::Periodic => runs,
         };
         for run in 0..runs {
             let started = Instant::now();
             let (e, p) = match path {
                 Path::Timeline => {
                     let sim = simulate(scenario);
+                    (sim.events, sim.planned_events)
+                }
+                Path::Periodic => {
+                    let sim = Simulator::default()
+                        .with_threads(1)
+                        .simulate_periodic(scenario);
                     (sim.events, sim.planned_events)
                 }
                 Path::Report { threads } => {
@@ -144,6 +156,7 @@ fn report(name: &str, scenario: &Scenario, runs: u32) {
             "{name}{}: {:.3} ms per simulate (scenario + baseline){}, {} ops, {} events ({} planned, bound {}), peak memory {}",
             match path {
                 Path::Timeline => String::new(),
+                Path::Periodic => " [timeline from a short run where periodic, 1 thread]".to_string(),
                 Path::Report { threads: 1 } => " [report only, 1 thread]".to_string(),
                 Path::Report { threads } => format!(" [report only, {threads} threads]"),
             },

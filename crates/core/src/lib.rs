@@ -27,7 +27,7 @@ pub mod zero_bubble;
 // material that import them.
 pub use input::{presets, share_link};
 pub use model::hardware;
-pub use output::{hta, kineto, memory, report, timeline, trace};
+pub use output::{hta, kineto, memory, periods, report, timeline, trace};
 // Reading real profiler traces, beside the export that writes them.
 pub use output::trace_import;
 pub use sim::network;
@@ -65,6 +65,27 @@ pub struct Simulation {
     pub events: u64,
     /// Events the engine planned, superseded ones included (its work), both
     /// runs counted: never above `workload::cost::cost(scenario).planned_events`.
+    pub planned_events: u64,
+    /// The micro-batch count of the short run whose steady period the
+    /// timeline repeats ([`Simulator::simulate_periodic`]); `None` when the
+    /// step was simulated in full.
+    pub periods_from: Option<u32>,
+}
+
+/// A simulated step whose timeline may be a short run's that stands for
+/// the whole step's (see [`Simulator::simulate_repeating`]).
+#[derive(Clone, Debug)]
+pub struct RepeatingSimulation {
+    /// The whole step's lanes, or (with `repeat`) a short run's.
+    pub timeline: Timeline,
+    /// How the short run's lanes draw the whole step's; `None`: they are
+    /// the whole step's.
+    pub repeat: Option<periods::Repeat>,
+    /// The whole step's figures, the baseline folded in.
+    pub report: Report,
+    /// Events the engine processed, the runs made counted.
+    pub events: u64,
+    /// Events the engine planned, superseded ones included.
     pub planned_events: u64,
 }
 
@@ -211,14 +232,14 @@ impl Simulator {
         }
     }
 
-    /// As [`Simulator::simulate`], or the refusal of [`timeline_refusal`]
+    /// As [`Simulator::simulate_periodic`], or the refusal of [`timeline_refusal`]
     /// (naming the control and the value that would draw it) when the
     /// whole step is over [`MAX_TIMELINE_OPS`]: what the page and
     /// `overlap-lab trace` call.
     pub fn try_simulate(&mut self, scenario: &Scenario) -> Result<Simulation, FieldError> {
         match timeline_refusal(scenario) {
             Some(e) => Err(e),
-            None => Ok(self.simulate(scenario)),
+            None => Ok(self.simulate_periodic(scenario)),
         }
     }
 
@@ -233,6 +254,62 @@ impl Simulator {
             report: figures.report,
             events: figures.events,
             planned_events: figures.planned_events,
+            periods_from: None,
+        }
+    }
+
+    /// The step with its timeline as [`Simulator::simulate`] gives it, but
+    /// made of one short run where the step's steady state allows
+    /// ([`Simulator::simulate_repeating`], its period drawn as many more
+    /// times as the scenario has units of micro-batches beyond the run).
+    /// Its bars equal the whole run's to the steady state's tolerance
+    /// (`tests/periodic_timeline.rs`).
+    pub fn simulate_periodic(&mut self, scenario: &Scenario) -> Simulation {
+        let run = self.simulate_repeating(scenario);
+        let periods_from = run
+            .repeat
+            .map(|r| scenario.micro_batches() - r.periods * r.unit);
+        let timeline = match run.repeat {
+            None => run.timeline,
+            Some(repeat) => {
+                periods::whole(run.timeline, repeat).expect("checked when the run was made")
+            }
+        };
+        Simulation {
+            timeline,
+            report: run.report,
+            events: run.events,
+            planned_events: run.planned_events,
+            periods_from,
+        }
+    }
+
+    /// The step's figures and a timeline that stands for its own: where the
+    /// steady state allows, one short run's, whose second marked period
+    /// `repeat` says how to draw again up to the scenario's micro-batches
+    /// (`output::periods`), the figures extrapolated from the same run (the
+    /// same as [`Simulator::simulate_report`]'s); else the whole step's, as
+    /// [`Simulator::simulate`] gives it. What the page's worker sends: a
+    /// seventh of the bars on 1T, drawn whole on the page.
+    pub fn simulate_repeating(&mut self, scenario: &Scenario) -> RepeatingSimulation {
+        if let Some((timeline, part, repeat)) = steady_state::timeline(self, scenario) {
+            if let Ok(figures) = self.report_from_parts(scenario, vec![part]) {
+                return RepeatingSimulation {
+                    timeline,
+                    repeat: Some(repeat),
+                    report: figures.report,
+                    events: figures.events,
+                    planned_events: figures.planned_events,
+                };
+            }
+        }
+        let whole = self.simulate(scenario);
+        RepeatingSimulation {
+            timeline: whole.timeline,
+            repeat: None,
+            report: whole.report,
+            events: whole.events,
+            planned_events: whole.planned_events,
         }
     }
 

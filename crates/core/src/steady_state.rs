@@ -34,31 +34,20 @@
 use crate::input::validate;
 use crate::model::axis::Axis;
 use crate::model::scenario::Scenario;
+use crate::output::periods::Repeat;
 use crate::output::summary;
 use crate::output::tally::Tally;
+use crate::output::timeline::Timeline;
 use crate::sim::engine::RunResult;
 use crate::workload;
 use crate::workload::cost::with_micro_batches;
 use crate::workload::interference::Sharing;
 use crate::{FieldError, Simulator};
 
-/// How far the differences may disagree, relative to the extrapolated sum:
-/// the disagreement times the units extrapolated must stay under this part
-/// of the sum. A sum far below its scale (the step, for seconds) is held to
-/// [`FLOOR`] of the scale instead, so that rounding of a near-zero sum does
-/// not refuse a step. Both well below the 1e-9 to which the figures must
-/// equal the full simulation's (`tests/steady_state.rs`).
-pub const TOLERANCE: f64 = 1e-10;
+pub use crate::output::periods::{ROUNDING_ULPS, TOLERANCE};
 
 /// The smallest part of its scale a sum is measured against (see [`TOLERANCE`]).
 pub const FLOOR: f64 = 1e-3;
-
-/// How many units in the last place of its scale a sum's differences may
-/// show while the sum stays the same at every count: its terms are
-/// differences of event times of the scale's size, each rounded, so a
-/// constant sum can differ between runs by a few such units (2e-14 s on the
-/// 1T step's 27 s runs, about six).
-pub const ROUNDING_ULPS: f64 = 64.0;
 
 /// A run's sums and what obtaining them cost.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -96,6 +85,36 @@ pub fn marked_counts(s: &Scenario) -> Option<[u32; 3]> {
     steady_counts(s)
         .filter(|_| marks_periods(s))
         .map(marked_from)
+}
+
+/// The step's timeline as one short run draws it: the run at the count
+/// whose two marked periods stand for the next two counts
+/// ([`marked_counts`]), with how its second period repeats up to the
+/// scenario's count (`output::periods`), and the run as the scenario's
+/// part of its figures (the same run [`parts`] lists: the two are made
+/// once). `None` where the step has no such run, or where its two periods
+/// do not repeat bar for bar.
+pub(crate) fn timeline(sim: &Simulator, s: &Scenario) -> Option<(Timeline, PartRan, Repeat)> {
+    let [m, next, _] = marked_counts(s)?;
+    let unit = next - m;
+    let short = with_micro_batches(s, m);
+    let mut graph = workload::build(&short, sim.fidelity, sim.reserve(&short));
+    let mut run = sim.run(&graph, true, true, &Sharing::of(&short));
+    graph.release_dependencies();
+    let repeat = Repeat {
+        marks_s: run
+            .marks
+            .iter()
+            .map(|mark| mark.time_s)
+            .collect::<Vec<_>>()
+            .try_into()
+            .ok()?,
+        periods: (s.micro_batches() - m) / unit,
+        unit,
+    };
+    let part = PartRan(Ran::Tally(vec![tally_of(sim, &graph, &run)]));
+    let drawn = summary::timeline(&graph, &mut run, sim.fidelity == crate::Fidelity::Reduced);
+    repeat.holds_for(&drawn).then_some((drawn, part, repeat))
 }
 
 /// The counts the run at the last of `counts` and its two marked periods
@@ -383,28 +402,33 @@ fn run_tally(sim: &Simulator, s: &Scenario) -> Tallied {
     let mut graph = workload::build_for_figures(s, sim.fidelity, sim.reserve(s));
     let run = sim.run(&graph, true, false, &Sharing::of(s));
     graph.release_dependencies();
+    let tallied = tally_of(sim, &graph, &run);
+    graph.recycle();
+    run.recycle();
+    tallied
+}
+
+/// The sums of a recorded run, and its marked periods' when it marked them.
+fn tally_of(sim: &Simulator, graph: &workload::graph::Graph, run: &RunResult) -> Tallied {
     // The GPUs' sums in shares, over the threads the other runs may have
     // left idle: on 1T this run is the last to finish.
-    let shares = summary::gpu_shares(&graph, sim.threads);
+    let shares = summary::gpu_shares(graph, sim.threads);
     let sums = crate::parallel::map(&shares, shares.len(), |share| {
-        summary::gpu_sums(&graph, &run, true, share.clone())
+        summary::gpu_sums(graph, run, true, share.clone())
     });
-    let (tally, periods) = summary::tally_with_periods(&graph, &run, true, sums);
+    let (tally, periods) = summary::tally_with_periods(graph, run, true, sums);
     let later = periods.map(|[first, second]| {
         let next = tally.plus(&first);
         let last = next.plus(&second);
         Box::new([next, last])
     });
-    let tallied = Tallied {
+    Tallied {
         tally,
         later,
         events: run.events,
         planned_events: run.planned_events,
         extrapolated_from: None,
-    };
-    graph.recycle();
-    run.recycle();
-    tallied
+    }
 }
 
 /// The sums of three runs at `counts` carried to `micro_batches`, or `None`

@@ -4,18 +4,25 @@
 //! page draws the same numbers the core computed.
 //!
 //! Layout. The `u32` words start with a header: `MAGIC`, `VERSION`, the GPU
-//! count, `reduced`, the link count and the mask of axes any link sample
-//! carries (bit `Axis::index`); then per GPU its rank, node, stage,
-//! dp_rank, tp_rank, represents and the lengths of its lanes (compute, then
-//! one per axis); then per link its GPU (`NO_GPU` for the network core),
-//! class, direction and sample count. The `f64` words start with the step
-//! time and each link's capacity. Then, lane after lane in that order, each
+//! count, `reduced`, the link count, the mask of axes any link sample
+//! carries (bit `Axis::index`), and the periods and unit of its
+//! [`Repeat`] (0 and 0 for a whole step's timeline); then per GPU its rank,
+//! node, stage, dp_rank, tp_rank, represents and the lengths of its lanes
+//! (compute, then one per axis); then per link its GPU (`NO_GPU` for the
+//! network core), class, direction and sample count. The `f64` words start
+//! with the step time, the [`Repeat`]'s three marks (zeros without one)
+//! and each link's capacity. Then, lane after lane in that order, each
 //! interval takes `U32_PER_INTERVAL` words and either `F64_PER_SHORT` (a
 //! bar with no traffic: a compute op, [`is_short`]) or `F64_PER_INTERVAL`
 //! words, as its flag word says; then each link's samples take one word for
 //! their time and one per axis in the mask.
 //!
-//! Version 5 takes about half of version 4's words on 1T (a compute bar,
+//! Version 6 carries a short run's timeline and the [`Repeat`] that draws
+//! the whole step from it (`overlap_core::periods`): on 1T a seventh of the
+//! bars cross from the worker, and the decoder draws the rest, a GPU at a
+//! time, as the last of its slices.
+//!
+//! Version 5 took about half of version 4's words on 1T (a compute bar,
 //! two in three of its bars, carried seven `f64`s that are always zero or
 //! its end; a sample, five rates of which two are ever non-zero there):
 //! every word is written by the worker, copied to the page and read by the
@@ -27,6 +34,7 @@
 //! resumable: the page decodes a large timeline a slice at a time, so that
 //! no single task holds the main thread for long.
 
+use overlap_core::periods::{Expansion, Repeat};
 use overlap_core::timeline::{
     Algorithm, Axis, Direction, GpuLanes, Interval, Kernel, Lane, LinkClass, LinkLane, LinkSample,
     OpKind, Phase, Protocol,
@@ -34,11 +42,14 @@ use overlap_core::timeline::{
 use overlap_core::Timeline;
 
 const MAGIC: u32 = 0x4F4C_5442; // "OLTB"
-/// 5: short records for bars without traffic, samples of the axes with any.
-const VERSION: u32 = 5;
+/// 5: short records for bars without traffic, samples of the axes with any;
+/// 6: a short run's timeline and how it repeats.
+const VERSION: u32 = 6;
 const NO_GPU: u32 = u32::MAX;
-/// MAGIC, VERSION, GPUs, reduced, links, axis mask.
-const HEADER_U32: usize = 6;
+/// MAGIC, VERSION, GPUs, reduced, links, axis mask, periods, unit.
+const HEADER_U32: usize = 8;
+/// The step time and the three marks.
+const HEADER_F64: usize = 4;
 /// rank, node, stage, dp_rank, tp_rank, represents, and each lane's length.
 const U32_PER_GPU: usize = 6 + Lane::ALL.len();
 const U32_PER_LINK: usize = 4;
@@ -280,7 +291,7 @@ pub fn encoded_len(t: &Timeline) -> (usize, usize) {
     let short = lanes(t).flatten().filter(|iv| is_short(iv)).count();
     let samples: usize = t.links.iter().map(|l| l.samples.len()).sum();
     let per_sample = 1 + sample_axes(t).count_ones() as usize;
-    let f64s = 1
+    let f64s = HEADER_F64
         + t.links.len()
         + short * F64_PER_SHORT
         + (intervals - short) * F64_PER_INTERVAL
@@ -325,19 +336,21 @@ impl Chunked<'_> {
     }
 }
 
-/// Encodes a whole timeline into vectors.
-pub fn encode(t: &Timeline) -> Encoded {
+/// Encodes a timeline, and how it repeats when it is a short run's, into vectors.
+pub fn encode(t: &Timeline, repeat: Option<Repeat>) -> Encoded {
     let (f64s, u32s) = encoded_len(t);
     let mut e = Encoded {
         f64s: vec![0.0; f64s],
         u32s: vec![0; u32s],
     };
-    encode_into(t, &mut e);
+    encode_into(t, repeat, &mut e);
     e
 }
 
-/// Encodes a whole timeline into `sink`, which holds [`encoded_len`]'s words.
-pub fn encode_into(t: &Timeline, sink: &mut dyn WordSink) {
+/// Encodes a timeline, and how it repeats when it is a short run's
+/// (`overlap_core::Simulator::simulate_repeating`), into `sink`, which
+/// holds [`encoded_len`]'s words.
+pub fn encode_into(t: &Timeline, repeat: Option<Repeat>, sink: &mut dyn WordSink) {
     let mask = sample_axes(t);
     let mut c = Chunked {
         sink,
@@ -353,6 +366,8 @@ pub fn encode_into(t: &Timeline, sink: &mut dyn WordSink) {
         u32::from(t.reduced),
         t.links.len() as u32,
         mask,
+        repeat.map_or(0, |r| r.periods),
+        repeat.map_or(0, |r| r.unit),
     ]);
     for g in &t.gpus {
         c.u.extend([
@@ -383,6 +398,7 @@ pub fn encode_into(t: &Timeline, sink: &mut dyn WordSink) {
         c.maybe_flush();
     }
     c.f.push(t.step_time_s);
+    c.f.extend(repeat.map_or([0.0; 3], |r| r.marks_s));
     for l in &t.links {
         c.f.push(l.capacity_gbps);
         c.maybe_flush();
@@ -466,6 +482,10 @@ pub struct Decoder {
     scratch_u32: Vec<u32>,
     /// The axes the samples carry, from the header.
     sample_axes: u32,
+    /// How the decoded short run draws the whole step, from the header.
+    repeat: Option<Repeat>,
+    /// The whole step being drawn, once the short run is decoded.
+    expansion: Option<Box<Expansion>>,
 }
 
 /// Why a buffer could not be decoded (a worker of another build, or a cut buffer).
@@ -494,13 +514,20 @@ impl Decoder {
         check(mask < 1 << Axis::COUNT, "unknown axes")?;
         let header_u32 = HEADER_U32 + gpus * U32_PER_GPU + links * U32_PER_LINK;
         check(
-            words.len_u32() >= header_u32 && words.len_f64() > links,
+            words.len_u32() >= header_u32 && words.len_f64() >= HEADER_F64 + links,
             "header cut short",
         )?;
         let mut u = vec![0u32; header_u32 - HEADER_U32];
         words.read_u32(HEADER_U32, &mut u);
-        let mut f = vec![0f64; 1 + links];
+        let mut f = vec![0f64; HEADER_F64 + links];
         words.read_f64(0, &mut f);
+        let (periods, unit) = (head[6], head[7]);
+        check((periods == 0) == (unit == 0), "a repeat without its unit")?;
+        let repeat = (periods > 0).then_some(Repeat {
+            marks_s: [f[1], f[2], f[3]],
+            periods,
+            unit,
+        });
         let mut lane_lens = Vec::with_capacity(gpus);
         let mut gpu_lanes = Vec::with_capacity(gpus);
         for g in u.chunks_exact(U32_PER_GPU).take(gpus) {
@@ -537,7 +564,7 @@ impl Decoder {
                 } else {
                     Direction::In
                 },
-                capacity_gbps: f[1 + i],
+                capacity_gbps: f[HEADER_F64 + i],
                 samples: Vec::new(),
             });
         }
@@ -546,7 +573,7 @@ impl Decoder {
         // Each interval's f64 words depend on its record; their sum is
         // checked as the decoder reaches them, and at the end.
         let per_sample = 1 + mask.count_ones() as usize;
-        let f64_base = 1 + links + samples * per_sample;
+        let f64_base = HEADER_F64 + links + samples * per_sample;
         check(
             words.len_u32() == header_u32 + intervals * U32_PER_INTERVAL
                 && words.len_f64() >= f64_base + intervals * F64_PER_SHORT
@@ -562,7 +589,7 @@ impl Decoder {
             },
             lane_lens,
             sample_lens,
-            at_f64: 1 + links,
+            at_f64: HEADER_F64 + links,
             at_u32: header_u32,
             cursor: Cursor::Lane {
                 gpu: 0,
@@ -571,6 +598,8 @@ impl Decoder {
             scratch_f64: Vec::new(),
             scratch_u32: Vec::new(),
             sample_axes: mask,
+            repeat,
+            expansion: None,
         };
         d.skip_empty();
         Ok(d)
@@ -618,9 +647,13 @@ impl Decoder {
         }
     }
 
-    /// Decodes up to `max_records` intervals or samples; true when the
-    /// whole timeline is decoded.
+    /// Decodes up to `max_records` intervals or samples, or, once a short
+    /// run's timeline is decoded, draws about as many bars of the whole
+    /// step from it; true when the whole timeline is there.
     pub fn step(&mut self, words: &dyn Words, max_records: usize) -> Result<bool, DecodeError> {
+        if let Some(expansion) = self.expansion.as_mut() {
+            return Ok(expansion.step(max_records));
+        }
         let mut budget = max_records.max(1);
         while budget > 0 {
             match self.cursor {
@@ -726,7 +759,15 @@ impl Decoder {
                 self.at_f64 == words.len_f64(),
                 "length does not match its records",
             )?;
-            return Ok(true);
+            let Some(repeat) = self.repeat else {
+                return Ok(true);
+            };
+            // The whole step is drawn in the slices that follow.
+            let short = std::mem::replace(&mut self.timeline, empty_timeline());
+            self.expansion = Some(Box::new(
+                Expansion::new(short, repeat)
+                    .ok_or_else(|| DecodeError("timeline buffer: too many periods".into()))?,
+            ));
         }
         Ok(false)
     }
@@ -746,7 +787,19 @@ impl Decoder {
 
     /// The decoded timeline, once [`Decoder::step`] has returned true.
     pub fn finish(self) -> Timeline {
-        self.timeline
+        match self.expansion {
+            Some(expansion) => (*expansion).finish(),
+            None => self.timeline,
+        }
+    }
+}
+
+fn empty_timeline() -> Timeline {
+    Timeline {
+        step_time_s: 0.0,
+        reduced: false,
+        gpus: Vec::new(),
+        links: Vec::new(),
     }
 }
 
@@ -780,7 +833,7 @@ mod tests {
     fn a_simulated_timeline_survives_encoding_bit_for_bit() {
         let t = sample_timeline();
         assert!(t.interval_count() > 100 && !t.links.is_empty());
-        let e = encode(&t);
+        let e = encode(&t, None);
         assert_eq!(e.f64s.len(), encoded_len(&t).0);
         assert_eq!(e.u32s.len(), encoded_len(&t).1);
         assert!(same_bits(&decode_in_slices(&e, usize::MAX), &t));
@@ -801,7 +854,7 @@ mod tests {
             let scenario = overlap_core::presets::scenario(id).expect("preset");
             let mut t = overlap_core::simulate(&scenario).timeline;
             sort_lanes(&mut t);
-            let e = encode(&t);
+            let e = encode(&t, None);
             assert!(same_bits(&decode_in_slices(&e, 1000), &t), "{id}");
         }
     }
@@ -826,14 +879,42 @@ mod tests {
         // A rate of an axis no other sample has is sent too.
         let link = t.links.iter_mut().find(|l| !l.samples.is_empty()).unwrap();
         link.samples[0].gbps[Axis::COUNT - 1] = -0.0;
-        let e = encode(&t);
+        let e = encode(&t, None);
         assert!(same_bits(&decode_in_slices(&e, 3), &t));
+    }
+
+    /// A short run's timeline and its repeat, decoded in slices, draw the
+    /// whole step the core draws from them (1T's shape: 145.6B, whose
+    /// timeline is made of one short run).
+    #[test]
+    fn a_repeating_timeline_decodes_to_the_whole_step() {
+        let mut s = overlap_core::presets::scenario("megatron-145.6b").expect("preset");
+        s.overlap.tp = true;
+        s.overlap.pp = true;
+        let mut run = overlap_core::Simulator::default().simulate_repeating(&s);
+        let repeat = run.repeat.expect("145.6B repeats its steady period");
+        sort_lanes(&mut run.timeline);
+        let whole = overlap_core::periods::whole(run.timeline.clone(), repeat).unwrap();
+        assert!(whole.interval_count() > 3 * run.timeline.interval_count());
+        let e = encode(&run.timeline, Some(repeat));
+        assert_eq!(
+            (e.f64s.len(), e.u32s.len()),
+            encoded_len(&run.timeline),
+            "the short run's words alone"
+        );
+        assert!(same_bits(&decode_in_slices(&e, 5000), &whole));
+        let expected_ms = run.report.step_time_ms;
+        assert!((whole.step_time_s * 1e3 - expected_ms).abs() < 1e-9 * expected_ms);
+        // A repeat with no unit is a foreign buffer.
+        let mut e = e;
+        e.u32s[7] = 0;
+        assert!(Decoder::new(&e).is_err());
     }
 
     #[test]
     fn decoding_in_small_slices_gives_the_same_timeline() {
         let t = sample_timeline();
-        let e = encode(&t);
+        let e = encode(&t, None);
         assert_eq!(decode_in_slices(&e, 7), t);
         assert_eq!(decode_in_slices(&e, 1), t);
     }
@@ -872,16 +953,16 @@ mod tests {
             while !d.step(e, 1000)? {}
             Ok(d.finish())
         };
-        let mut e = encode(&t);
+        let mut e = encode(&t, None);
         e.f64s.pop();
         assert!(decodes(&e).is_err());
-        let mut e = encode(&t);
+        let mut e = encode(&t, None);
         e.f64s.push(0.0);
         assert!(decodes(&e).is_err());
-        let mut e = encode(&t);
+        let mut e = encode(&t, None);
         e.u32s.pop();
         assert!(Decoder::new(&e).is_err());
-        let mut e = encode(&t);
+        let mut e = encode(&t, None);
         e.u32s[0] = 7;
         assert!(Decoder::new(&e).is_err());
         assert!(Decoder::new(&Encoded::default()).is_err());

@@ -5,6 +5,8 @@ pub mod hta;
 pub mod kineto;
 pub mod memory;
 pub mod metric;
+/// A step's timeline from a shorter run: its steady period repeated.
+pub mod periods;
 pub mod report;
 pub(crate) mod summary;
 pub(crate) mod tally;

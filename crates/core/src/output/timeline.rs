@@ -75,6 +75,22 @@ pub struct GpuLanes {
     pub comm: [Vec<Interval>; Axis::COUNT],
 }
 
+impl GpuLanes {
+    /// Its lanes: compute, then each axis's.
+    pub fn lanes(&self) -> impl Iterator<Item = &[Interval]> + Clone {
+        std::iter::once(self.compute.as_slice()).chain(self.comm.iter().map(Vec::as_slice))
+    }
+
+    /// The GPU with no bars.
+    pub fn clone_without_lanes(&self) -> Self {
+        Self {
+            compute: Vec::new(),
+            comm: Default::default(),
+            ..*self
+        }
+    }
+}
+
 /// A link resource of one simulated GPU (or the shared network core).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct LinkLane {
@@ -88,6 +104,16 @@ pub struct LinkLane {
     pub capacity_gbps: f64,
     /// The link's bandwidth per axis over time, from the step's start.
     pub samples: Vec<LinkSample>,
+}
+
+impl LinkLane {
+    /// The link with no samples.
+    pub fn clone_without_samples(&self) -> Self {
+        Self {
+            samples: Vec::new(),
+            ..*self
+        }
+    }
 }
 
 /// The whole step.
