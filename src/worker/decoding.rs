@@ -88,22 +88,33 @@ impl Decoding {
     pub fn slice(&mut self) -> Result<bool, String> {
         let t0 = dom::now_ms();
         let done = match self.stage.as_mut() {
-            Some(Stage::Decode(decoder)) => decoder
-                .step(&self.words, self.records_per_slice)
-                .map_err(|e| format!("The simulation's timeline could not be read: {}.", e.0))?,
+            Some(Stage::Decode(decoder)) => {
+                let drawing = decoder.drawing();
+                let done = decoder
+                    .step(&self.words, self.records_per_slice)
+                    .map_err(|e| {
+                        format!("The simulation's timeline could not be read: {}.", e.0)
+                    })?;
+                if decoder.drawing() != drawing {
+                    // The short run is decoded: drawing the whole step from
+                    // it is sized afresh, as measuring is below.
+                    self.path_decode(dom::now_ms() - t0);
+                    self.records_per_slice = FIRST_SLICE_RECORDS;
+                    return Ok(false);
+                }
+                done
+            }
             Some(Stage::Prepare(preparing)) => preparing.step(self.records_per_slice),
             Some(Stage::Ready(_)) => return Ok(true),
             None => return Ok(false),
         };
         let took = dom::now_ms() - t0;
-        let path = &mut self.run.path;
-        if path.slices == 0 {
-            path.wait_ms = t0 - self.run.received_ms;
-        }
-        path.slices += 1;
         match self.stage {
-            Some(Stage::Decode(_)) => path.decode_ms += took,
-            _ => path.prepare_ms += took,
+            Some(Stage::Decode(_)) => self.path_decode(took),
+            _ => {
+                self.count_slice(t0);
+                self.run.path.prepare_ms += took;
+            }
         }
         // Aim the next slice at SLICE_TARGET_MS from this one's rate,
         // growing at most twofold: one slice that ran quickly never
@@ -127,6 +138,21 @@ impl Decoding {
             };
         }
         Ok(false)
+    }
+
+    /// Counts a slice that began at `t0` in the timeline's path.
+    fn count_slice(&mut self, t0: f64) {
+        let path = &mut self.run.path;
+        if path.slices == 0 {
+            path.wait_ms = t0 - self.run.received_ms;
+        }
+        path.slices += 1;
+    }
+
+    /// Counts a slice of decoding (or drawing the whole step) that took `took_ms`.
+    fn path_decode(&mut self, took_ms: f64) {
+        self.count_slice(dom::now_ms() - took_ms);
+        self.run.path.decode_ms += took_ms;
     }
 
     /// The timeline, measured for drawing, once `slice` said it is ready.

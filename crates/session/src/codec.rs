@@ -785,6 +785,13 @@ impl Decoder {
         Ok(())
     }
 
+    /// Whether the short run is decoded and the whole step is being drawn
+    /// from it: a slice of drawing costs another time per bar than one of
+    /// decoding.
+    pub fn drawing(&self) -> bool {
+        self.expansion.is_some()
+    }
+
     /// The decoded timeline, once [`Decoder::step`] has returned true.
     pub fn finish(self) -> Timeline {
         match self.expansion {

@@ -178,7 +178,8 @@ pub fn whole(short: Timeline, repeat: Repeat) -> Option<Timeline> {
     Some(expansion.finish())
 }
 
-/// The whole step's timeline drawn from a short one, a GPU at a time.
+/// The whole step's timeline drawn from a short one, a GPU at a time,
+/// then a link at a time.
 pub struct Expansion {
     short: Timeline,
     repeat: Repeat,
@@ -186,6 +187,8 @@ pub struct Expansion {
     id_stride: u32,
     /// The whole step's GPUs so far.
     gpus: Vec<GpuLanes>,
+    /// The whole step's links so far, once every GPU is drawn.
+    links: Vec<LinkLane>,
 }
 
 impl Expansion {
@@ -196,51 +199,52 @@ impl Expansion {
         Some(Self {
             parts: repeat.op_parts(&short),
             gpus: Vec::with_capacity(short.gpus.len()),
+            links: Vec::with_capacity(short.links.len()),
             short,
             repeat,
             id_stride,
         })
     }
 
-    /// Bars the whole step will have.
-    pub fn bars(&self) -> usize {
-        let seconds = |g: &GpuLanes| {
-            g.lanes()
-                .flatten()
-                .filter(|b| self.parts[b.id as usize] == Part::Second)
-                .count()
-        };
-        self.short.interval_count()
-            + self.repeat.periods as usize * self.short.gpus.iter().map(seconds).sum::<usize>()
-    }
-
-    /// Draws whole GPUs until about `max_bars` bars are drawn (one GPU at
-    /// least), then the links; true when the step is drawn.
-    pub fn step(&mut self, max_bars: usize) -> bool {
+    /// Draws whole GPUs, then whole links, until about `max_records` bars
+    /// and samples are drawn (one GPU or link at least); true when the
+    /// step is drawn.
+    pub fn step(&mut self, max_records: usize) -> bool {
         let mut drawn = 0;
-        while self.gpus.len() < self.short.gpus.len() && drawn < max_bars.max(1) {
-            let short = &mut self.short.gpus[self.gpus.len()];
-            let compute = std::mem::take(&mut short.compute);
-            let comm = std::mem::take(&mut short.comm);
-            let gpu = GpuLanes {
-                compute: self.lane(&compute),
-                comm: std::array::from_fn(|axis| self.lane(&comm[axis])),
-                ..self.short.gpus[self.gpus.len()].clone_without_lanes()
-            };
-            drawn += gpu.lanes().map(<[Interval]>::len).sum::<usize>();
-            self.gpus.push(gpu);
+        while drawn < max_records.max(1) {
+            if self.gpus.len() < self.short.gpus.len() {
+                let short = &mut self.short.gpus[self.gpus.len()];
+                let compute = std::mem::take(&mut short.compute);
+                let comm = std::mem::take(&mut short.comm);
+                let gpu = GpuLanes {
+                    compute: self.lane(&compute),
+                    comm: std::array::from_fn(|axis| self.lane(&comm[axis])),
+                    ..self.short.gpus[self.gpus.len()].clone_without_lanes()
+                };
+                drawn += gpu.lanes().map(<[Interval]>::len).sum::<usize>();
+                self.gpus.push(gpu);
+            } else if self.links.len() < self.short.links.len() {
+                let samples = std::mem::take(&mut self.short.links[self.links.len()].samples);
+                let link = LinkLane {
+                    samples: self.samples(&samples),
+                    ..self.short.links[self.links.len()].clone_without_samples()
+                };
+                drawn += link.samples.len();
+                self.links.push(link);
+            } else {
+                return true;
+            }
         }
-        self.gpus.len() == self.short.gpus.len()
+        self.gpus.len() == self.short.gpus.len() && self.links.len() == self.short.links.len()
     }
 
     /// The whole step's timeline, once [`Expansion::step`] returned true.
     pub fn finish(self) -> Timeline {
-        let links = self.short.links.iter().map(|l| self.link(l)).collect();
         Timeline {
             step_time_s: self.repeat.step_time_s(self.short.step_time_s),
             reduced: self.short.reduced,
             gpus: self.gpus,
-            links,
+            links: self.links,
         }
     }
 
@@ -266,28 +270,26 @@ impl Expansion {
         out
     }
 
-    fn link(&self, link: &LinkLane) -> LinkLane {
+    fn samples(&self, samples: &[LinkSample]) -> Vec<LinkSample> {
         let of = |p: Part| {
-            link.samples
+            samples
                 .iter()
                 .filter(move |s| self.repeat.part_of(s.t_s) == p)
         };
         let periods = self.repeat.periods;
         let second: Vec<&LinkSample> = of(Part::Second).collect();
-        let mut samples: Vec<LinkSample> = link
-            .samples
-            .iter()
-            .filter(|s| self.repeat.part_of(s.t_s) != Part::After)
-            .cloned()
-            .collect();
+        let mut out = Vec::with_capacity(samples.len() + periods as usize * second.len());
+        out.extend(
+            samples
+                .iter()
+                .filter(|s| self.repeat.part_of(s.t_s) != Part::After)
+                .cloned(),
+        );
         for j in 1..=periods {
-            samples.extend(second.iter().map(|s| self.sample(s, j)));
+            out.extend(second.iter().map(|s| self.sample(s, j)));
         }
-        samples.extend(of(Part::After).map(|s| self.sample(s, periods)));
-        LinkLane {
-            samples,
-            ..link.clone_without_samples()
-        }
+        out.extend(of(Part::After).map(|s| self.sample(s, periods)));
+        out
     }
 
     /// A bar `j` periods later.
