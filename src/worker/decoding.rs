@@ -98,7 +98,7 @@ impl Decoding {
                 if decoder.drawing() != drawing {
                     // The short run is decoded: drawing the whole step from
                     // it is sized afresh, as measuring is below.
-                    self.path_decode(dom::now_ms() - t0);
+                    self.count_slice(t0, dom::now_ms() - t0);
                     self.records_per_slice = FIRST_SLICE_RECORDS;
                     return Ok(false);
                 }
@@ -109,13 +109,7 @@ impl Decoding {
             None => return Ok(false),
         };
         let took = dom::now_ms() - t0;
-        match self.stage {
-            Some(Stage::Decode(_)) => self.path_decode(took),
-            _ => {
-                self.count_slice(t0);
-                self.run.path.prepare_ms += took;
-            }
-        }
+        self.count_slice(t0, took);
         // Aim the next slice at SLICE_TARGET_MS from this one's rate,
         // growing at most twofold: one slice that ran quickly never
         // licenses one many times longer.
@@ -140,19 +134,19 @@ impl Decoding {
         Ok(false)
     }
 
-    /// Counts a slice that began at `t0` in the timeline's path.
-    fn count_slice(&mut self, t0: f64) {
+    /// Counts a slice that began at `t0` and took `took_ms` in the
+    /// timeline's path, under its stage (decoding includes drawing the
+    /// whole step from a short run).
+    fn count_slice(&mut self, t0: f64, took_ms: f64) {
         let path = &mut self.run.path;
         if path.slices == 0 {
             path.wait_ms = t0 - self.run.received_ms;
         }
         path.slices += 1;
-    }
-
-    /// Counts a slice of decoding (or drawing the whole step) that took `took_ms`.
-    fn path_decode(&mut self, took_ms: f64) {
-        self.count_slice(dom::now_ms() - took_ms);
-        self.run.path.decode_ms += took_ms;
+        match self.stage {
+            Some(Stage::Decode(_)) => path.decode_ms += took_ms,
+            _ => path.prepare_ms += took_ms,
+        }
     }
 
     /// The timeline, measured for drawing, once `slice` said it is ready.

@@ -305,9 +305,7 @@ pub fn encoded_len(t: &Timeline) -> (usize, usize) {
 
 /// Every lane in the encoded order: per GPU, compute then each axis.
 fn lanes(t: &Timeline) -> impl Iterator<Item = &[Interval]> {
-    t.gpus
-        .iter()
-        .flat_map(|g| std::iter::once(g.compute.as_slice()).chain(g.comm.iter().map(Vec::as_slice)))
+    t.gpus.iter().flat_map(GpuLanes::lanes)
 }
 
 /// Words on their way to a sink, handed over a chunk at a time.
@@ -763,7 +761,7 @@ impl Decoder {
                 return Ok(true);
             };
             // The whole step is drawn in the slices that follow.
-            let short = std::mem::replace(&mut self.timeline, empty_timeline());
+            let short = std::mem::take(&mut self.timeline);
             self.expansion = Some(Box::new(
                 Expansion::new(short, repeat)
                     .ok_or_else(|| DecodeError("timeline buffer: too many periods".into()))?,
@@ -798,15 +796,6 @@ impl Decoder {
             Some(expansion) => (*expansion).finish(),
             None => self.timeline,
         }
-    }
-}
-
-fn empty_timeline() -> Timeline {
-    Timeline {
-        step_time_s: 0.0,
-        reduced: false,
-        gpus: Vec::new(),
-        links: Vec::new(),
     }
 }
 

@@ -105,8 +105,11 @@ impl Repeat {
             + ROUNDING_ULPS * f64::EPSILON * short.step_time_s;
         if period_s.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater)
             || (self.marks_s[1] - self.marks_s[0] - period_s).abs() > tolerance_s
-            || id_stride(short, self.periods).is_none()
         {
+            return false;
+        }
+        let parts = self.op_parts(short);
+        if id_stride(parts.len(), self.periods).is_none() {
             return false;
         }
         let same = Same {
@@ -114,7 +117,6 @@ impl Repeat {
             unit: self.unit,
             tolerance_s,
         };
-        let parts = self.op_parts(short);
         let part = |bar: &Interval| parts[bar.id as usize];
         let bars = short.gpus.iter().flat_map(GpuLanes::lanes).all(|lane| {
             let first = lane.iter().filter(|b| part(b) == Part::First);
@@ -155,17 +157,11 @@ impl Repeat {
     }
 }
 
-/// Ids of the copy `j` are `j` times this above the short run's: one more
-/// than its largest. `None` when the last copy's would not fit in 32 bits.
-fn id_stride(short: &Timeline, periods: u32) -> Option<u32> {
-    let ops = short
-        .gpus
-        .iter()
-        .flat_map(GpuLanes::lanes)
-        .flatten()
-        .map(|b| u64::from(b.id) + 1)
-        .max()
-        .unwrap_or(0);
+/// Ids of the copy `j` are `j` times this above the short run's: its `ops`
+/// ids (one more than its largest, [`Repeat::op_parts`]'s length). `None`
+/// when the last copy's would not fit in 32 bits.
+fn id_stride(ops: usize, periods: u32) -> Option<u32> {
+    let ops = u64::try_from(ops).ok()?;
     ((u64::from(periods) + 1) * ops <= u64::from(u32::MAX)).then_some(ops as u32)
 }
 
@@ -195,9 +191,10 @@ impl Expansion {
     /// Begins drawing the step `short` and `repeat` stand for; `None` when
     /// the copies' ids would not fit in 32 bits.
     pub fn new(short: Timeline, repeat: Repeat) -> Option<Self> {
-        let id_stride = id_stride(&short, repeat.periods)?;
+        let parts = repeat.op_parts(&short);
+        let id_stride = id_stride(parts.len(), repeat.periods)?;
         Some(Self {
-            parts: repeat.op_parts(&short),
+            parts,
             gpus: Vec::with_capacity(short.gpus.len()),
             links: Vec::with_capacity(short.links.len()),
             short,

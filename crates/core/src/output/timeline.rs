@@ -117,7 +117,7 @@ impl LinkLane {
 }
 
 /// The whole step.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Timeline {
     /// The step's simulated time, seconds.
     pub step_time_s: f64,
@@ -134,7 +134,8 @@ impl Timeline {
     pub fn interval_count(&self) -> usize {
         self.gpus
             .iter()
-            .map(|g| g.compute.len() + g.comm.iter().map(Vec::len).sum::<usize>())
+            .flat_map(GpuLanes::lanes)
+            .map(<[Interval]>::len)
             .sum()
     }
 }
