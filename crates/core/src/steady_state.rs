@@ -28,8 +28,12 @@
 //! marks each sum grows by what one more unit adds to it: the run's sums,
 //! plus one period, plus the next, are its sums at the next two counts. The
 //! two periods are held to the check the three runs' differences are held
-//! to; where they disagree (a step still settling there), the other two
-//! runs are made after all.
+//! to. Past the fill a stage's period settles geometrically, not at once,
+//! so where they disagree (a step still settling there) the run is made
+//! again further past the fill (`schedule::MARGIN_UNITS`); where none
+//! repeats, the last is joined by the two runs one and two units shorter.
+//! Three runs that disagree are likewise made again further on before the
+//! step is simulated whole.
 
 use crate::input::validate;
 use crate::model::axis::Axis;
@@ -63,28 +67,40 @@ pub(crate) struct Tallied {
     pub planned_events: u64,
     /// The three micro-batch counts extrapolated from, if they were.
     pub extrapolated_from: Option<[u32; 3]>,
+    /// The micro-batch count of the run the sums are of (the last one made,
+    /// when more were).
+    pub micro_batches: u32,
 }
 
-pub use crate::workload::schedule::{period_marks, steady_counts};
+pub use crate::workload::schedule::{
+    later_steady_counts, marked_run_counts, period_marks, steady_counts,
+};
 
 /// Whether the last short run of `s` marks two periods of its steady
 /// state, and so may stand for all three. The last: the first periods of
 /// the first stage's steady phase may not have settled yet (on 1T the
 /// first run's first period is 2.6% longer than the next, and the
 /// baseline's second run's first 1e-6 s longer); two units more of
-/// steady phase give them time.
+/// steady phase give them time, and where they do not, the run is made
+/// again further past the fill ([`marked_run_counts`]).
 fn marks_periods(s: &Scenario) -> bool {
-    steady_counts(s).is_some_and(|[_, _, m]| period_marks(&with_micro_batches(s, m)).is_some())
+    !marked_run_counts(s).is_empty()
 }
 
-/// The counts a step's figures are extrapolated from when its last short
-/// run marks two periods that repeat: that run's, and the two its periods
+/// The counts a step's figures are extrapolated from when its first marked
+/// short run's two periods repeat: that run's, and the two its periods
 /// stand for. `None` when the step has no such run ([`steady_counts`] then
-/// says which three runs it has, if any).
+/// says which three runs it has, if any). A run made later, when these
+/// periods do not repeat, stands for its own counts
+/// ([`marked_run_counts`]).
 pub fn marked_counts(s: &Scenario) -> Option<[u32; 3]> {
-    steady_counts(s)
-        .filter(|_| marks_periods(s))
-        .map(marked_from)
+    let unit = unit_of(s)?;
+    marked_run_counts(s).first().map(|&m| marked_at(m, unit))
+}
+
+/// Micro-batches one period of the steady state adds, where it applies.
+fn unit_of(s: &Scenario) -> Option<u32> {
+    steady_counts(s).map(|[a, b, _]| b - a)
 }
 
 /// The step's timeline as one short run draws it: the run at the count
@@ -95,8 +111,20 @@ pub fn marked_counts(s: &Scenario) -> Option<[u32; 3]> {
 /// once). `None` where the step has no such run, or where its two periods
 /// do not repeat bar for bar.
 pub(crate) fn timeline(sim: &Simulator, s: &Scenario) -> Option<(Timeline, PartRan, Repeat)> {
-    let [m, next, _] = marked_counts(s)?;
-    let unit = next - m;
+    let unit = unit_of(s)?;
+    marked_run_counts(s)
+        .into_iter()
+        .find_map(|m| timeline_at(sim, s, m, unit))
+}
+
+/// The step's timeline from one marked short run at `m` micro-batches, if
+/// its two periods repeat bar for bar.
+fn timeline_at(
+    sim: &Simulator,
+    s: &Scenario,
+    m: u32,
+    unit: u32,
+) -> Option<(Timeline, PartRan, Repeat)> {
     let short = with_micro_batches(s, m);
     let mut graph = workload::build(&short, sim.fidelity, sim.reserve(&short));
     let mut run = sim.run(&graph, true, true, &Sharing::of(&short));
@@ -112,16 +140,18 @@ pub(crate) fn timeline(sim: &Simulator, s: &Scenario) -> Option<(Timeline, PartR
         periods: (s.micro_batches() - m) / unit,
         unit,
     };
-    let part = PartRan(Ran::Tally(vec![tally_of(sim, &graph, &run)]));
+    let tallied = tally_of(sim, &graph, &run, m);
+    // Its marked periods must repeat, as the figures' run's must.
+    marked_tally(sim, s, unit, &tallied)?;
+    let part = PartRan(Ran::Tally(vec![tallied]));
     let drawn = summary::timeline(&graph, &mut run, sim.fidelity == crate::Fidelity::Reduced);
     repeat.holds_for(&drawn).then_some((drawn, part, repeat))
 }
 
-/// The counts the run at the last of `counts` and its two marked periods
-/// stand for.
-fn marked_from(counts: [u32; 3]) -> [u32; 3] {
-    let unit = counts[2] - counts[1];
-    [counts[2], counts[2] + unit, counts[2] + 2 * unit]
+/// The counts a marked run at `m` micro-batches and its two periods stand
+/// for.
+fn marked_at(m: u32, unit: u32) -> [u32; 3] {
+    [m, m + unit, m + 2 * unit]
 }
 
 /// One of the independent runs a step's figures are made of: of the
@@ -174,6 +204,7 @@ struct Stepped {
     events: u64,
     planned_events: u64,
     later: Option<Vec<[f64; 3]>>,
+    micro_batches: u32,
 }
 
 /// The runs the figures of `s` need, the scenario's first (the longest),
@@ -221,56 +252,123 @@ pub(crate) fn run_part(sim: &Simulator, s: &Scenario, off: &Scenario, part: Part
         Some(m) => with_micro_batches(of, m),
         None => of.clone(),
     };
-    let marked = steady_counts(of).filter(|_| marks_periods(of) && part.micro_batches.is_some());
+    let marked = match (steady_counts(of), unit_of(of)) {
+        (Some(counts), Some(unit)) if part.micro_batches.is_some() && marks_periods(of) => {
+            Some((counts, unit))
+        }
+        _ => None,
+    };
+    let later: Vec<u32> = marked_run_counts(of).into_iter().skip(1).collect();
     let run_at = |m: u32| with_micro_batches(of, m);
     PartRan(if part.baseline {
-        Ran::Step(with_others(
+        Ran::Step(settled_or_three(
             run_step(sim, &scenario),
-            marked,
-            |one, counts| marked_step(sim, of, counts, one).is_some(),
-            |one| Stepped { later: None, ..one },
+            marked.map(|(_, unit)| (unit, later.as_slice())),
+            |one| marked.is_some_and(|(_, unit)| marked_step(sim, of, unit, one).is_some()),
             |m| run_step(sim, &run_at(m)),
         ))
     } else {
-        Ran::Tally(with_others(
+        Ran::Tally(settled_or_three(
             run_tally(sim, &scenario),
-            marked,
-            |one, counts| marked_tally(sim, of, counts, one).is_some(),
-            |one| Tallied { later: None, ..one },
+            marked.map(|(_, unit)| (unit, later.as_slice())),
+            |one| marked.is_some_and(|(_, unit)| marked_tally(sim, of, unit, one).is_some()),
             |m| run_tally(sim, &run_at(m)),
         ))
     })
 }
 
-/// The run `one` of a part; or, when it stands for the three short runs
-/// at `counts` but its marked periods do not repeat, it (its periods
-/// dropped) and the other two, made here: on the thread, or the page's
-/// worker, that has the part. Largest first, as `parts_of` lists runs.
-fn with_others<T>(
-    one: T,
-    counts: Option<[u32; 3]>,
-    repeats: impl Fn(&T, [u32; 3]) -> bool,
-    without_periods: impl Fn(T) -> T,
+/// A short run's results, as a part gives them back.
+trait ShortRun {
+    /// Events processed and planned.
+    fn events(&mut self) -> (&mut u64, &mut u64);
+    /// The run without its marked periods' sums (they did not repeat).
+    fn without_periods(self) -> Self;
+    /// The micro-batch count run.
+    fn micro_batches(&self) -> u32;
+}
+
+impl ShortRun for Tallied {
+    fn events(&mut self) -> (&mut u64, &mut u64) {
+        (&mut self.events, &mut self.planned_events)
+    }
+    fn without_periods(self) -> Self {
+        Tallied {
+            later: None,
+            ..self
+        }
+    }
+    fn micro_batches(&self) -> u32 {
+        self.micro_batches
+    }
+}
+
+impl ShortRun for Stepped {
+    fn events(&mut self) -> (&mut u64, &mut u64) {
+        (&mut self.events, &mut self.planned_events)
+    }
+    fn without_periods(self) -> Self {
+        Stepped {
+            later: None,
+            ..self
+        }
+    }
+    fn micro_batches(&self) -> u32 {
+        self.micro_batches
+    }
+}
+
+/// Adds the events of `spent` (runs made and set aside) to `run`'s.
+fn charge<T: ShortRun>(run: &mut T, spent: &mut [T]) {
+    let (mut events, mut planned) = (0, 0);
+    for other in spent {
+        let (e, p) = other.events();
+        events += *e;
+        planned += *p;
+    }
+    let (e, p) = run.events();
+    *e += events;
+    *p += planned;
+}
+
+/// The run `first` of a part; or, when it marks periods of `unit`
+/// micro-batches that do not repeat, the first of the same run made
+/// further past the fill (at `later` counts) whose periods do; or else the
+/// last of those runs (its periods dropped) and the two short runs one and
+/// two units shorter, made here: on the thread, or the page's worker, that
+/// has the part. Largest first, as `parts_of` lists runs. The runs set
+/// aside count in the events.
+fn settled_or_three<T: ShortRun>(
+    first: T,
+    marked: Option<(u32, &[u32])>,
+    repeats: impl Fn(&T) -> bool,
     run_at: impl Fn(u32) -> T,
 ) -> Vec<T> {
-    match counts {
-        Some(counts) if !repeats(&one, counts) => {
-            vec![without_periods(one), run_at(counts[1]), run_at(counts[0])]
+    let Some((unit, later)) = marked.filter(|_| !repeats(&first)) else {
+        return vec![first];
+    };
+    let mut spent = vec![first];
+    for &m in later {
+        let mut run = run_at(m);
+        if repeats(&run) {
+            charge(&mut run, &mut spent);
+            return vec![run];
         }
-        _ => vec![one],
+        spent.push(run);
     }
+    let mut last = spent
+        .pop()
+        .unwrap_or_else(|| unreachable!("the first run is among them"))
+        .without_periods();
+    charge(&mut last, &mut spent);
+    let m = last.micro_batches();
+    vec![last, run_at(m - unit), run_at(m - 2 * unit)]
 }
 
 /// The run `one` at the last of `counts`, whose marked periods did not
 /// repeat (they are dropped), with the other two short runs made here, in
 /// the order of their counts.
-fn all_three<T>(
-    one: T,
-    counts: [u32; 3],
-    without_periods: impl Fn(T) -> T,
-    run_at: impl Fn(u32) -> T,
-) -> Vec<T> {
-    let mut runs = with_others(one, Some(counts), |_, _| false, without_periods, run_at);
+fn all_three<T: ShortRun>(one: T, unit: u32, run_at: impl Fn(u32) -> T) -> Vec<T> {
+    let mut runs = settled_or_three(one, Some((unit, &[])), |_| false, run_at);
     in_count_order(&mut runs);
     runs
 }
@@ -334,24 +432,22 @@ fn tally_from(
     };
     let mut runs = runs;
     if let [one] = runs.as_slice() {
-        if let Some(tally) = marked_tally(sim, s, counts, one) {
+        let unit = counts[1] - counts[0];
+        if let Some(tally) = marked_tally(sim, s, unit, one) {
             return Ok(Tallied {
                 tally,
                 later: None,
-                events: one.events,
-                planned_events: one.planned_events,
-                extrapolated_from: Some(marked_from(counts)),
+                extrapolated_from: Some(marked_at(one.micro_batches, unit)),
+                ..*one
             });
         }
         // The marked periods did not repeat: the other two short runs
         // are made, as a part makes them.
-        runs = all_three(
-            runs.remove(0),
-            counts,
-            |one| Tallied { later: None, ..one },
-            |m| run_tally(sim, &with_micro_batches(s, m)),
-        );
+        runs = all_three(runs.remove(0), unit, |m| {
+            run_tally(sim, &with_micro_batches(s, m))
+        });
     }
+    let counts = counts_of(&runs).unwrap_or(counts);
     let events = runs.iter().map(|t| t.events).sum();
     let planned_events = runs.iter().map(|t| t.planned_events).sum();
     let runs: [Tally; 3] = runs
@@ -360,15 +456,34 @@ fn tally_from(
         .collect::<Vec<_>>()
         .try_into()
         .unwrap_or_else(|_| unreachable!("as listed: three short runs"));
-    let extrapolated = extrapolate_tally(&runs, counts, s.micro_batches());
-    if let Some(tally) = extrapolated.filter(|_| !sim.steady_fails()) {
-        return Ok(Tallied {
-            tally,
-            later: None,
-            events,
-            planned_events,
-            extrapolated_from: Some(counts),
-        });
+    let (mut counts, mut runs) = (counts, runs);
+    let (mut events, mut planned_events): (u64, u64) = (events, planned_events);
+    let first = counts[0];
+    let mut later = later_steady_counts(s)
+        .into_iter()
+        .filter(move |c| c[0] > first && !sim.steady_fails());
+    loop {
+        let extrapolated = extrapolate_tally(&runs, counts, s.micro_batches());
+        if let Some(tally) = extrapolated.filter(|_| !sim.steady_fails()) {
+            return Ok(Tallied {
+                tally,
+                later: None,
+                events,
+                planned_events,
+                extrapolated_from: Some(counts),
+                micro_batches: s.micro_batches(),
+            });
+        }
+        // A step still settling at these counts: three runs further past
+        // its fill, before the whole step.
+        let Some(next) = later.next() else {
+            break;
+        };
+        let made = next.map(|m| run_tally(sim, &with_micro_batches(s, m)));
+        events += made.iter().map(|r| r.events).sum::<u64>();
+        planned_events += made.iter().map(|r| r.planned_events).sum::<u64>();
+        runs = made.map(|r| r.tally);
+        counts = next;
     }
     check_whole_step(s)?;
     let mut full = run_tally(sim, s);
@@ -387,14 +502,31 @@ fn check_whole_step(s: &Scenario) -> Result<(), FieldError> {
     }
 }
 
-/// The sums at the scenario's count from the run at the last of `counts` and its
-/// two marked periods, or `None` when it marked none, they did not repeat,
-/// or the slowest GPU is not clear.
-fn marked_tally(sim: &Simulator, s: &Scenario, counts: [u32; 3], one: &Tallied) -> Option<Tally> {
+/// The sums at the scenario's count from a short run and its two marked
+/// periods (`unit` micro-batches each), or `None` when it marked none,
+/// they did not repeat, or the slowest GPU is not clear.
+fn marked_tally(sim: &Simulator, s: &Scenario, unit: u32, one: &Tallied) -> Option<Tally> {
     let [next, last] = one.later.as_deref()?.clone();
     let marked = [one.tally.clone(), next, last];
-    extrapolate_tally(&marked, marked_from(counts), s.micro_batches())
-        .filter(|_| !sim.steady_fails() && !sim.marks_fail())
+    extrapolate_tally(
+        &marked,
+        marked_at(one.micro_batches, unit),
+        s.micro_batches(),
+    )
+    .filter(|_| !sim.steady_fails() && !sim.marks_fail())
+}
+
+/// The counts three short runs in count order were made at: those of
+/// [`steady_counts`], or, where a marked run was made further past the
+/// fill, the later ones ([`settled_or_three`]).
+fn counts_of<T: ShortRun>(runs: &[T]) -> Option<[u32; 3]> {
+    let counts: [u32; 3] = runs
+        .iter()
+        .map(ShortRun::micro_batches)
+        .collect::<Vec<_>>()
+        .try_into()
+        .ok()?;
+    (counts[0] < counts[1] && counts[1] - counts[0] == counts[2] - counts[1]).then_some(counts)
 }
 
 /// One run's sums.
@@ -402,14 +534,19 @@ fn run_tally(sim: &Simulator, s: &Scenario) -> Tallied {
     let mut graph = workload::build_for_figures(s, sim.fidelity, sim.reserve(s));
     let run = sim.run(&graph, true, false, &Sharing::of(s));
     graph.release_dependencies();
-    let tallied = tally_of(sim, &graph, &run);
+    let tallied = tally_of(sim, &graph, &run, s.micro_batches());
     graph.recycle();
     run.recycle();
     tallied
 }
 
 /// The sums of a recorded run, and its marked periods' when it marked them.
-fn tally_of(sim: &Simulator, graph: &workload::graph::Graph, run: &RunResult) -> Tallied {
+fn tally_of(
+    sim: &Simulator,
+    graph: &workload::graph::Graph,
+    run: &RunResult,
+    micro_batches: u32,
+) -> Tallied {
     // The GPUs' sums in shares, over the threads the other runs may have
     // left idle: on 1T this run is the last to finish.
     let shares = summary::gpu_shares(graph, sim.threads);
@@ -428,6 +565,7 @@ fn tally_of(sim: &Simulator, graph: &workload::graph::Graph, run: &RunResult) ->
         events: run.events,
         planned_events: run.planned_events,
         extrapolated_from: None,
+        micro_batches,
     }
 }
 
@@ -523,18 +661,19 @@ fn run_step(sim: &Simulator, s: &Scenario) -> Stepped {
         events: run.events,
         planned_events: run.planned_events,
         later: marked_steps(&run),
+        micro_batches: s.micro_batches(),
     };
     graph.recycle();
     run.recycle();
     step
 }
 
-/// The step time at the scenario's count from the run at the last of `counts` and
-/// its two marked periods, or `None` when it marked none or any sum it
-/// keeps did not repeat.
-fn marked_step(sim: &Simulator, s: &Scenario, counts: [u32; 3], one: &Stepped) -> Option<f64> {
+/// The step time at the scenario's count from a short run and its two
+/// marked periods (`unit` micro-batches each), or `None` when it marked
+/// none or any sum it keeps did not repeat.
+fn marked_step(sim: &Simulator, s: &Scenario, unit: u32, one: &Stepped) -> Option<f64> {
     let sums = one.later.as_ref()?;
-    let units = units_beyond(marked_from(counts), s.micro_batches());
+    let units = units_beyond(marked_at(one.micro_batches, unit), s.micro_batches());
     let scale = sums[0].map(f64::abs);
     let mut values = sums
         .iter()
@@ -584,23 +723,39 @@ fn step_time_from(
         return Ok((run.step_s, run.events, run.planned_events, None));
     };
     if let [one] = runs.as_slice() {
-        if let Some(step) = marked_step(sim, s, counts, one) {
-            let from = Some(marked_from(counts));
+        let unit = counts[1] - counts[0];
+        if let Some(step) = marked_step(sim, s, unit, one) {
+            let from = Some(marked_at(one.micro_batches, unit));
             return Ok((step, one.events, one.planned_events, from));
         }
-        runs = all_three(
-            runs.remove(0),
-            counts,
-            |one| Stepped { later: None, ..one },
-            |m| run_step(sim, &with_micro_batches(s, m)),
-        );
+        runs = all_three(runs.remove(0), unit, |m| {
+            run_step(sim, &with_micro_batches(s, m))
+        });
     }
-    let events = runs.iter().map(|r| r.events).sum();
-    let planned = runs.iter().map(|r| r.planned_events).sum();
-    let steps = [0, 1, 2].map(|i| (runs[i].step_s, runs[i].step_s.abs()));
-    let extrapolated = extrapolate(steps, units_beyond(counts, s.micro_batches()));
-    if let Some(step) = extrapolated.filter(|_| !sim.steady_fails()) {
-        return Ok((step, events, planned, Some(counts)));
+    let counts = counts_of(&runs).unwrap_or(counts);
+    let mut events: u64 = runs.iter().map(|r| r.events).sum();
+    let mut planned: u64 = runs.iter().map(|r| r.planned_events).sum();
+    let mut steps = [0, 1, 2].map(|i| runs[i].step_s);
+    let mut counts = counts;
+    let first = counts[0];
+    let mut later = later_steady_counts(s)
+        .into_iter()
+        .filter(move |c| c[0] > first && !sim.steady_fails());
+    loop {
+        let at = steps.map(|step| (step, step.abs()));
+        let extrapolated = extrapolate(at, units_beyond(counts, s.micro_batches()));
+        if let Some(step) = extrapolated.filter(|_| !sim.steady_fails()) {
+            return Ok((step, events, planned, Some(counts)));
+        }
+        // Still settling: three runs further past the fill (see `tally_from`).
+        let Some(next) = later.next() else {
+            break;
+        };
+        let made = next.map(|m| run_step(sim, &with_micro_batches(s, m)));
+        events += made.iter().map(|r| r.events).sum::<u64>();
+        planned += made.iter().map(|r| r.planned_events).sum::<u64>();
+        steps = made.map(|r| r.step_s);
+        counts = next;
     }
     if bounded {
         check_whole_step(s)?;

@@ -378,6 +378,28 @@ fn fill_micro_batches(schedule: Schedule, pp: u32) -> Option<u32> {
 /// than the full one (counted in micro-batches). `crate::steady_state`
 /// runs them; `cost::cost` counts them.
 pub fn steady_counts(s: &Scenario) -> Option<[u32; 3]> {
+    let (m0, unit) = first_steady_count(s, MARGIN_UNITS[0])?;
+    let m = s.micro_batches();
+    let counts = [m0, m0 + unit, m0 + 2 * unit];
+    let cheaper = u64::from(m0) * 3 + 3 * u64::from(unit) < u64::from(m);
+    (cheaper && (m - m0).is_multiple_of(unit)).then_some(counts)
+}
+
+/// Units of micro-batches past the fill the steady state's first short run
+/// starts at, then each later try of its one marked run. Past the fill a
+/// stage's period settles geometrically, not at once: on 145.6B's shape
+/// (TP 8 x PP 8, 1F1B) the first stage's period is 271 us off the steady
+/// one at its first steady micro-batch and about ten times closer at each
+/// next, so two units leave it 1e-5 of a period off, over what
+/// `steady_state` may extrapolate; six more leave it below 1e-11. A step
+/// whose marked periods do not repeat at one margin is run again at the
+/// next (`steady_state::marked_run_counts`).
+pub const MARGIN_UNITS: [u32; 3] = [2, 8, 16];
+
+/// The first count of the steady state's short runs `margin` units past
+/// the fill, with the unit; `None` where the schedule has no steady state
+/// a few micro-batches past its fill (see [`steady_counts`]).
+fn first_steady_count(s: &Scenario, margin: u32) -> Option<(u32, u32)> {
     use crate::model::scenario::{Mode, Workload};
     let train = matches!(&s.workload, Workload::Transformer(t) if t.mode == Mode::Train);
     if !train || s.overlap.param_gather {
@@ -385,12 +407,63 @@ pub fn steady_counts(s: &Scenario) -> Option<[u32; 3]> {
     }
     let (schedule, pp) = (s.parallel.schedule, s.parallel.pp);
     let (_, unit) = affine_micro_batches(schedule, pp);
-    // Two units of margin past the fill.
-    let m0 = fill_micro_batches(schedule, pp)?.div_ceil(unit) * unit + 2 * unit;
+    let m0 = fill_micro_batches(schedule, pp)?.div_ceil(unit) * unit + margin * unit;
+    Some((m0, unit))
+}
+
+/// The three short runs' counts at each later margin of `MARGIN_UNITS`
+/// where they still cost less than the full run: where the runs at
+/// [`steady_counts`] disagree, a step still settling there, the figures
+/// try these before the full simulation.
+pub fn later_steady_counts(s: &Scenario) -> Vec<[u32; 3]> {
     let m = s.micro_batches();
-    let counts = [m0, m0 + unit, m0 + 2 * unit];
-    let cheaper = u64::from(m0) * 3 + 3 * u64::from(unit) < u64::from(m);
-    (cheaper && (m - m0).is_multiple_of(unit)).then_some(counts)
+    if steady_counts(s).is_none() {
+        return Vec::new();
+    }
+    MARGIN_UNITS[1..]
+        .iter()
+        .map_while(|&margin| {
+            let (m0, unit) = first_steady_count(s, margin)?;
+            let cheaper = u64::from(m0) * 3 + 3 * u64::from(unit) < u64::from(m);
+            (cheaper && (m - m0).is_multiple_of(unit)).then_some([m0, m0 + unit, m0 + 2 * unit])
+        })
+        .collect()
+}
+
+/// The counts a marked short run of `s` is made at, in order: the last of
+/// [`steady_counts`], then the same run `MARGIN_UNITS` later where it is
+/// still shorter than the step. Empty where the steady state does not
+/// apply or its runs mark no periods ([`period_marks`]).
+pub fn marked_run_counts(s: &Scenario) -> Vec<u32> {
+    let Some([_, _, first]) = steady_counts(s) else {
+        return Vec::new();
+    };
+    let m = s.micro_batches();
+    let mut counts = vec![first];
+    for margin in &MARGIN_UNITS[1..] {
+        let Some((m0, unit)) = first_steady_count(s, *margin) else {
+            break;
+        };
+        let last = m0 + 2 * unit;
+        if last >= m || !(m - last).is_multiple_of(unit) {
+            break;
+        }
+        counts.push(last);
+    }
+    if !marks_periods_at(s, first) {
+        return Vec::new();
+    }
+    counts.retain(|&c| marks_periods_at(s, c));
+    counts
+}
+
+/// Whether a run of `s` at `m` micro-batches marks two periods
+/// ([`period_marks`]).
+fn marks_periods_at(s: &Scenario, m: u32) -> bool {
+    use crate::model::scenario::{Mode, Workload};
+    let train = matches!(&s.workload, Workload::Transformer(t) if t.mode == Mode::Train);
+    let (schedule, pp) = (s.parallel.schedule, s.parallel.pp);
+    train && schedule == Schedule::OneFOneB && pp > 1 && m >= pp + 2
 }
 
 /// The micro-batches whose gradients reaching the first stage mark off two
@@ -401,10 +474,8 @@ pub fn steady_counts(s: &Scenario) -> Option<[u32; 3]> {
 /// leave). 1F1B over two or more stages in training only; `None` otherwise,
 /// and the three short runs are made.
 pub fn period_marks(s: &Scenario) -> Option<[u32; 3]> {
-    use crate::model::scenario::{Mode, Workload};
-    let train = matches!(&s.workload, Workload::Transformer(t) if t.mode == Mode::Train);
-    let (schedule, pp, m) = (s.parallel.schedule, s.parallel.pp, s.micro_batches());
-    (train && schedule == Schedule::OneFOneB && pp > 1 && m >= pp + 2).then(|| {
+    let (pp, m) = (s.parallel.pp, s.micro_batches());
+    marks_periods_at(s, m).then(|| {
         let k = m - pp - 2;
         [k, k + 1, k + 2]
     })
