@@ -180,7 +180,7 @@ fn fusion_moves_the_fused_kernels_bytes_from_compute_into_the_collective() {
         assert_eq!(a.fused_bytes, 0.0);
         assert!(close(b.fused_bytes, moved), "{} vs {moved}", b.fused_bytes);
         assert!(close(a.kernel_bytes - b.kernel_bytes, moved));
-        let hbm_bps = plain.hardware.hbm_gbps * 1e9;
+        let hbm_bps = plain.hardware.hbm_achievable_bps();
         assert!(close(a.compute_s - b.compute_s, moved / hbm_bps));
         // Each fused reduction's chunks all carry their share.
         let chunks = if plain.overlap.tp {
@@ -199,7 +199,7 @@ fn with_free_overlap_fusion_removes_exactly_the_kernels_time_from_compute() {
     let mut fused = plain.clone();
     fused.overlap.fuse = true;
     let (a, b) = (simulate(&plain).report, simulate(&fused).report);
-    let kernel_s = 7.0 * 8.0 * 1024.0 * 3072.0 / (plain.hardware.hbm_gbps * 1e9);
+    let kernel_s = 7.0 * 8.0 * 1024.0 * 3072.0 / plain.hardware.hbm_achievable_bps();
     let kernels = f64::from(2 * 36 - 1) * f64::from(plain.micro_batches());
     let removed_ms = a.compute_ms - b.compute_ms;
     println!("compute {:.3} -> {:.3} ms", a.compute_ms, b.compute_ms);
@@ -226,14 +226,14 @@ fn the_breakdown_steps_down_and_reads_the_preset() {
     assert!(close(report.step_time_ms, rows[3].step_time_ms));
     assert!(close(report.baseline_ms, rows[0].step_time_ms));
     // The gains are pinned in a band around today's figures (overlap
-    // 0.99x, slicing ~1.000x, fusion 1.24x). Chunks are separate NCCL calls
+    // 0.975x, slicing ~1.001x, fusion 1.276x). Chunks are separate NCCL calls
     // unless fused (model.md 2b): each of the 4 chunks' AllReduces pays the
     // 16-rank ring's latency and a smaller call's protocol, which costs
     // about what the overlap hides; fusion makes them one kernel, which
     // pays it once, and gains that back with the pointwise work.
-    assert!((0.98..1.0).contains(&rows[1].gain), "{}", rows[1].gain);
+    assert!((0.97..0.98).contains(&rows[1].gain), "{}", rows[1].gain);
     assert!((1.0..1.01).contains(&rows[2].gain), "{}", rows[2].gain);
-    assert!((1.2..1.3).contains(&rows[3].gain), "{}", rows[3].gain);
+    assert!((1.25..1.3).contains(&rows[3].gain), "{}", rows[3].gain);
     // Short of the paper's 1.48x: see docs/validation.md.
     assert!(
         (1.15..1.30).contains(&rows[3].speedup),
@@ -258,16 +258,13 @@ fn docs_carry_the_current_breakdown() {
 
 #[test]
 fn matmul_allreduce_stays_within_published_md_section_1() {
-    // Known gap (published.md section 1: [1.25, 1.45]): CoCoNet's overlap
-    // is one fused AllReduce kernel, which NCCL's model (2.21.5) runs with
-    // Simple at the whole output's size, each chunk adding one ring step:
-    // 1.50 at 32 chunks. As separate NCCL calls, each paying the 16-rank
-    // ring's latency and choosing LL128 at its own size, the best is 1.23
-    // (4 chunks). The published 1.36 lies between; the fused kernel's
-    // per-chunk synchronisation with the GEMM is not modelled. Pinned
-    // narrowly at the fused figure.
+    // published.md section 1: [1.25, 1.45]. CoCoNet's overlap is one fused
+    // AllReduce kernel, which NCCL's model (2.21.5) runs with Simple at the
+    // whole output's size, each chunk adding one ring step; each GEMM chunk
+    // pays its kernel's fixed cost and, at 32 chunks, the waves of a
+    // smaller GEMM. The best is 1.42 at 32 chunks.
     let c = overlap_core::published::compare(presets::find("coconet").unwrap()).unwrap();
-    assert!((1.49..=1.52).contains(&c.simulated), "{}", c.simulated);
+    assert!((1.25..=1.45).contains(&c.simulated), "{}", c.simulated);
 }
 
 fn refused(json: &str) -> String {

@@ -32,15 +32,12 @@ fn check(id: &str) -> Comparison {
 #[test]
 fn coconet_matmul_allreduce_speedup_at_the_best_chunking() {
     let c = compare(presets::find("coconet").unwrap()).unwrap();
-    // Known gap (published.md section 1: [1.25, 1.45]): CoCoNet's overlap
-    // is one fused AllReduce kernel, which NCCL's model (2.21.5) runs with
-    // Simple at the whole output's size, each chunk adding one ring step:
-    // 1.50 at 32 chunks. As separate NCCL calls, each paying the 16-rank
-    // ring's latency and choosing LL128 at its own size, the best is 1.23
-    // (4 chunks). The published 1.36 lies between; the fused kernel's
-    // per-chunk synchronisation with the GEMM is not modelled. Pinned
-    // narrowly at the fused figure.
-    assert!((1.49..=1.52).contains(&c.simulated), "{}", c.simulated);
+    // published.md section 1: [1.25, 1.45]. CoCoNet's overlap is one fused
+    // AllReduce kernel, which NCCL's model (2.21.5) runs with Simple at the
+    // whole output's size, each chunk adding one ring step; each GEMM chunk
+    // pays its kernel's fixed cost and, at 32 chunks, the waves of a
+    // smaller GEMM. The best is 1.42 at 32 chunks.
+    assert!((1.25..=1.45).contains(&c.simulated), "{}", c.simulated);
 }
 
 #[test]

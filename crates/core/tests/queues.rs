@@ -81,8 +81,8 @@ fn one_queue_holds_the_forward_behind_the_parameter_gathers() {
 /// first and runs beside it, and a bucket waits for the one before it only
 /// where the reductions outrun the backward. The fp32 reductions (161 ms)
 /// outrun it at the end of the step with any number of queues, so one
-/// queue hides about as much as eight (0.708 against 0.703, the same
-/// 427.6 ms step; the blocked reductions' idle time is charged a little
+/// queue hides about as much as eight (0.755 against 0.752, the same
+/// 414.6 ms step; the blocked reductions' idle time is charged a little
 /// differently). What else in the issue's runs held the queue is not
 /// modelled.
 #[test]
@@ -93,8 +93,13 @@ fn one_queue_hides_the_bucketed_all_reduce_as_eight_do_a_known_gap() {
         one.axes.get(Axis::Dp).hidden,
         eight.axes.get(Axis::Dp).hidden,
     );
-    println!("issue 1468 shape, all-reduce: hidden {h1:.3} with 1 queue, {h8:.3} with 8");
-    assert!((0.70..0.72).contains(&h1), "{h1}");
+    println!(
+        "issue 1468 shape, all-reduce: hidden {h1:.3} with 1 queue, {h8:.3} with 8; \
+         step {:.1} ms, DP comm {:.1} ms",
+        one.step_time_ms,
+        one.axes.get(Axis::Dp).comm_ms
+    );
+    assert!((0.74..0.77).contains(&h1), "{h1}");
     assert!((h1 - h8).abs() < 0.01, "{h1} {h8}");
     assert_eq!(one.step_time_ms, eight.step_time_ms);
 }

@@ -202,8 +202,16 @@ fn fsdp_prefetch_is_exactly_one_layer_ahead() {
         let (previous_layer, (gather, layer)) = (&w[0].1, (&w[1].0, &w[1].1));
         let previous_start = previous_layer[0].start_s;
         let previous_end = previous_layer.last().unwrap().end_s;
-        // Issued when the previous layer starts, not before: one layer ahead.
-        assert!(gather.start_s >= previous_start - 1e-12, "{gather:?}");
+        // Issued as the previous layer is reached on the compute stream (the
+        // last compute before it has ended; a TP collective may still stand
+        // between the two), not before: one layer ahead.
+        let issued_s = sim.timeline.gpus[0]
+            .compute
+            .iter()
+            .map(|c| c.end_s)
+            .filter(|&end| end <= previous_start + 1e-12)
+            .fold(0.0, f64::max);
+        assert!(gather.start_s >= issued_s - 1e-12, "{gather:?}");
         // And it moves while that layer computes.
         if gather.start_s < previous_end {
             under_previous += 1;

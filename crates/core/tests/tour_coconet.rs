@@ -116,11 +116,11 @@ fn explain_71_kernels_per_micro_batch_about_56_ms_their_bytes_on_the_allreduces(
     let chunks = s1.overlap.tp_chunks;
     // "71 bias-dropout-add kernels per micro-batch leave each stage's compute stream"
     assert_eq!(l1.fused_collectives, 71 * chunks * s1.micro_batches());
-    // "about 56 ms of the step"
+    // "compute is busy {diff:compute_ms} less": about 63 ms of the step
     let (b, a) = (simulate(&s0).report, simulate(&s1).report);
     let removed = b.compute_ms - a.compute_ms;
     println!("compute {:.2} -> {:.2} ms", b.compute_ms, a.compute_ms);
-    assert!((53.0..59.0).contains(&removed), "{removed}");
+    assert!((60.0..66.0).contains(&removed), "{removed}");
     // "their bytes ride on the AllReduces' HBM traffic"
     assert!(
         l1.fused_bytes > 0.0 && (l1.fused_bytes - (l0.kernel_bytes - l1.kernel_bytes)).abs() < 1.0

@@ -598,6 +598,20 @@ fn the_comparison_sums_communication_over_axes_on_both_sides() {
     assert_eq!(get(Figure::Comm).simulated, Some(sim_comm));
     // Step, compute and HTA's overlap: the report's, to the export's µs.
     assert!((get(Figure::Step).measured.unwrap() - sim.report.step_time_ms).abs() < 1e-3);
-    assert!((get(Figure::Compute).measured.unwrap() - sim.report.compute_ms).abs() < 5e-3);
+    // The export rounds each kernel's start and end to the µs: busy time
+    // may move by up to a µs per kernel of the busiest GPU.
+    let kernels = sim
+        .timeline
+        .gpus
+        .iter()
+        .map(|g| g.compute.len())
+        .max()
+        .unwrap_or(0);
+    let compute = get(Figure::Compute).measured.unwrap();
+    assert!(
+        (compute - sim.report.compute_ms).abs() <= kernels as f64 * 1e-3,
+        "{compute} vs {}",
+        sim.report.compute_ms
+    );
     assert!((get(Figure::Overlap).measured.unwrap() - sim.report.hta_overlap).abs() < 5e-3);
 }

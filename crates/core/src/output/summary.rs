@@ -525,8 +525,8 @@ mod tests {
         let (mut g, links) = Graph::with_test_links(2, &[(0, LinkClass::Network)]);
         let link = links[0];
         let meta = Meta::new(OpKind::Gemm, Phase::Backward);
-        let a = g.compute(0, 1e-3, 0.0, 0.0, meta);
-        let x = g.compute(1, 3e-3, 0.0, 0.0, meta);
+        let a = g.compute(0, 1e-3, 0.0, 0.0, 0.0, meta);
+        let x = g.compute(1, 3e-3, 0.0, 0.0, 0.0, meta);
         let reduce = g.comm(
             &[0],
             Axis::Dp as u8,
@@ -536,7 +536,7 @@ mod tests {
             meta.op(OpKind::AllReduce),
         );
         g.dep(a, reduce);
-        let b = g.compute(0, 1e-3, 0.0, 0.0, meta);
+        let b = g.compute(0, 1e-3, 0.0, 0.0, 0.0, meta);
         g.dep(x, b);
         // The schedule: B is the compute that can hide it.
         g.set_window(reduce, 1, 1);

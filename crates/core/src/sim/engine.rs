@@ -361,7 +361,7 @@ fn run_from_seq<'g>(
         seq: first_seq,
         now: 0.0,
         next_mark: g.period_marks.first().copied().unwrap_or(TaskId::MAX),
-        quiet_speed: sharing.compute_speed(0, &SmUse::default()),
+        quiet_speed: sharing.compute_speed(0, &SmUse::default(), 0),
     };
     // Collected first: a task started here may start the kernels queued
     // behind it (`start`), which must not start a second time.
@@ -508,9 +508,11 @@ impl<N: BandwidthModel> Engine<'_, N> {
         }
     }
 
-    fn speed(&self, gpu: u32) -> f64 {
+    /// Speed of compute task `t`'s compute-bound part on `gpu` now.
+    fn speed(&self, gpu: u32, t: TaskId) -> f64 {
         let st = &self.gpu[gpu as usize];
-        self.sharing.compute_speed(st.comm_active, &st.sms)
+        self.sharing
+            .compute_speed(st.comm_active, &st.sms, self.g.tiles[t as usize])
     }
 
     fn start(&mut self, t: TaskId) {
@@ -671,7 +673,7 @@ impl<N: BandwidthModel> Engine<'_, N> {
         let Some(t) = self.gpu[gpu as usize].running else {
             return;
         };
-        let speed = self.speed(gpu);
+        let speed = self.speed(gpu, t);
         let old_speed = self.gpu[gpu as usize].speed;
         if speed == old_speed || self.st[t as usize].in_memory_phase {
             return;
@@ -702,7 +704,7 @@ impl<N: BandwidthModel> Engine<'_, N> {
     fn begin_compute_phase(&mut self, t: TaskId, work_s: f64) {
         let now = self.now;
         let gpu = self.g.tasks[t as usize].gpu;
-        let speed = self.speed(gpu);
+        let speed = self.speed(gpu, t);
         let quiet = self.quiet_speed;
         let st = &mut self.gpu[gpu as usize];
         st.speed = speed;
@@ -938,7 +940,7 @@ mod tests {
         }]);
         let meta = Meta::new(OpKind::Gemm, Phase::Forward);
         g.comm(&[0], Axis::Pp as u8, link, 3e6, 1e-3, meta.op(OpKind::Send));
-        let op = g.compute(0, compute_s, 0.0, 0.0, meta);
+        let op = g.compute(0, compute_s, 0.0, 0.0, 0.0, meta);
         let reduce = g.comm(
             &[0],
             Axis::Dp as u8,
@@ -990,19 +992,19 @@ mod tests {
                 }])
             });
             let meta = Meta::new(OpKind::Gemm, Phase::Forward);
-            let first = g.compute(0, 1e-3, 0.0, 0.0, meta);
+            let first = g.compute(0, 1e-3, 0.0, 0.0, 0.0, meta);
             // 0.5 ms of latency, then 0.5 MB at 1 GB/s: alone, it ends at 2 ms.
             let all_reduce = meta.op(OpKind::AllReduce);
             let reduce = g.comm(&[0], Axis::Tp as u8, link, 0.5e6, 0.5e-3, all_reduce);
             g.dep(first, reduce);
             // 2 ms of work: 0.5 ms of it done by 2 ms, at half speed.
-            let second = g.compute(0, 2e-3, 0.0, 0.0, meta);
+            let second = g.compute(0, 2e-3, 0.0, 0.0, 0.0, meta);
             if beside == Beside::SendsOnItsLink {
                 // GPUs 1 to 4 each send 10 MB on the link from 1.2 ms,
                 // while the all-reduce still pays its latency: from 1.5 ms
                 // it gets a fifth of the link, and ends at 4 ms.
                 for gpu in 1..5 {
-                    let before = g.compute(gpu, 1.2e-3, 0.0, 0.0, meta);
+                    let before = g.compute(gpu, 1.2e-3, 0.0, 0.0, 0.0, meta);
                     let send = meta.op(OpKind::Send);
                     let send = g.comm(&[gpu], Axis::Pp as u8, link, 1e7, 0.0, send);
                     g.dep(before, send);
@@ -1010,7 +1012,7 @@ mod tests {
             }
             if beside == Beside::ASecondCollective {
                 // From 1.2 ms to 4.2 ms, GPU 0 a member, on GPU 1's link.
-                let before = g.compute(1, 1.2e-3, 0.0, 0.0, meta);
+                let before = g.compute(1, 1.2e-3, 0.0, 0.0, 0.0, meta);
                 let gather = meta.op(OpKind::AllGather);
                 let gather = g.comm(&[1, 0], Axis::Dp as u8, other_link, 3e6, 0.0, gather);
                 g.dep(before, gather);

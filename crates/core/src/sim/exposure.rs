@@ -499,7 +499,7 @@ mod tests {
             Graph::with_test_links(2, &[(0, LinkClass::Network), (1, LinkClass::Nvlink)]);
         let (network, nvlink) = (links[0], links[1]);
         let meta = Meta::new(OpKind::Gemm, Phase::Forward);
-        let a = g.compute(0, 1e-3, 0.0, 0.0, meta);
+        let a = g.compute(0, 1e-3, 0.0, 0.0, 0.0, meta);
         let send = g.comm(
             &[0, 1],
             Axis::Pp as u8,
@@ -519,7 +519,7 @@ mod tests {
         );
         g.dep(send, gather);
         g.block_compute_on(1, gather);
-        g.compute(1, 1e-3, 0.0, 0.0, meta);
+        g.compute(1, 1e-3, 0.0, 0.0, 0.0, meta);
         g.finish();
         g
     }
@@ -621,7 +621,7 @@ mod tests {
             Graph::with_test_links(1, &[(0, LinkClass::Network), (0, LinkClass::Nvlink)]);
         let (network, nvlink) = (links[0], links[1]);
         let meta = Meta::new(OpKind::Gemm, Phase::Forward);
-        let a = g.compute(0, 1e-3, 0.0, 0.0, meta);
+        let a = g.compute(0, 1e-3, 0.0, 0.0, 0.0, meta);
         let dp = g.comm(
             &[0],
             Axis::Dp as u8,
@@ -642,7 +642,7 @@ mod tests {
             g.dep(a, c);
             g.block_compute_on(0, c);
         }
-        g.compute(0, 1e-3, 0.0, 0.0, meta);
+        g.compute(0, 1e-3, 0.0, 0.0, 0.0, meta);
         g.finish();
         let sharing = crate::workload::interference::Sharing::Tax(0.0);
         for run in [

@@ -53,7 +53,7 @@ fn a_collective_launched_ahead_of_a_gemm_runs_beside_it_on_one_queue() {
     for queues in [1, 8] {
         let (mut g, link) = one_gpu(queues);
         let meta = Meta::new(OpKind::Gemm, Phase::Backward);
-        let a = g.compute(0, MS, 0.0, 0.0, meta);
+        let a = g.compute(0, MS, 0.0, 0.0, 0.0, meta);
         let c = g.comm(
             &[0],
             Axis::Tp as u8,
@@ -63,7 +63,7 @@ fn a_collective_launched_ahead_of_a_gemm_runs_beside_it_on_one_queue() {
             meta.op(OpKind::ReduceScatter),
         );
         g.dep(a, c);
-        let b = g.compute(0, MS, 0.0, 0.0, meta);
+        let b = g.compute(0, MS, 0.0, 0.0, 0.0, meta);
         g.finish();
         for r in both(&g) {
             assert_eq!(r.start_s[b as usize], MS, "{queues} queues");
@@ -84,11 +84,11 @@ fn a_blocked_collective_at_the_head_of_the_queue_holds_the_gemm_behind_it() {
         let reduce = meta.op(OpKind::AllReduce);
         let first = g.comm(&[0], Axis::Dp as u8, link, 2e6, 0.0, reduce);
         g.launch_first(first);
-        let a = g.compute(0, MS, 0.0, 0.0, meta);
+        let a = g.compute(0, MS, 0.0, 0.0, 0.0, meta);
         let c = g.comm(&[0], Axis::Dp as u8, link, 1e6, 0.0, reduce);
         g.dep(a, c);
         g.dep(first, c);
-        let b: TaskId = g.compute(0, MS, 0.0, 0.0, meta);
+        let b: TaskId = g.compute(0, MS, 0.0, 0.0, 0.0, meta);
         g.finish();
         let [fast, _] = both(&g);
         (fast.start_s[a as usize], fast.start_s[b as usize])

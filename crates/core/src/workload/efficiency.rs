@@ -1,37 +1,33 @@
-//! The global efficiencies of model.md section 1: matmul by size, and the
+//! The global efficiencies of model.md section 1: GEMMs by GPU generation,
+//! FlashAttention by size, and the
 //! links' share a NCCL ring moves (the collectives' own cost by message size
 //! is `collective_cost`). One set for every scenario; no per-case constant.
 
 use crate::model::hardware::HardwarePreset;
 
-/// Fraction of the datasheet peak that the largest GEMMs sustain in training.
-/// cuBLAS reaches 75-85% of the dense peak on large fp16/bf16 GEMMs in
-/// isolation (NVIDIA's "Matrix Multiplication Background" guide); inside a
-/// training run, power capping lowers the clock below the boost clock the
-/// datasheet peak assumes, and transformer GEMMs land at 60-70% (Narayanan et
-/// al. 2021 and Korthikanti et al. 2022 measure layers at roughly two thirds
-/// of peak before communication).
-pub const MATMUL_PEAK_EFFICIENCY: f64 = 0.66;
+/// Fraction of the datasheet peak FlashAttention's kernels reach on their
+/// largest problems. FlashAttention-2 (Dao 2023, arXiv 2307.08691) measures
+/// its forward and backward at 50-73% of A100's peak, rising with sequence
+/// length and head dimension; this lies in that range. Not measured per
+/// generation: on H100, FlashAttention-3 (arXiv 2407.08608) reaches about
+/// 75% and reports FlashAttention-2 at about 35%, and which kernel a
+/// published H100 run used is rarely stated, so A100's range stands in.
+pub const FLASH_PEAK_EFFICIENCY: f64 = 0.66;
 
-/// Work at which a GEMM reaches half of `MATMUL_PEAK_EFFICIENCY`. Small GEMMs
-/// cannot fill 108 SMs with tiles (wave quantisation) and pay a fixed launch
-/// and tail cost of a few microseconds: a 1 GFLOP GEMM runs at roughly two
-/// thirds of a large one's rate on A100.
-pub const MATMUL_HALF_EFFICIENCY_FLOPS: f64 = 0.5e9;
+/// Work per head at which a FlashAttention kernel reaches half of
+/// `FLASH_PEAK_EFFICIENCY`: short sequences leave its tiles' fixed work
+/// (loading Q, the softmax rescaling) uncovered. An estimate, from the
+/// same paper's curves falling at sequence 512 and below.
+pub const FLASH_HALF_EFFICIENCY_FLOPS: f64 = 0.5e9;
 
 /// How one GPU generation runs a GEMM (model.md section 4, "GEMM time by
 /// generation"): cuBLAS tiles the output in `tile_rows` x `tile_cols`
 /// blocks, one thread block per tile and one tile per SM at a time, each SM
 /// computing at `sustained_fraction` of its share of the datasheet peak;
 /// the kernel costs `fixed_us` more (launch and tail). None of these comes
-/// from a figure docs/validation.md checks.
-///
-/// Not yet what `layer_cost::Roofline` times GEMMs with: wired in (sustained
-/// fraction in place of `MATMUL_PEAK_EFFICIENCY` and its size curve), it ran
-/// every A100 row 8-16% faster than before and megatron-1.7b out of its
-/// tolerance (151 TFLOPS against 137; Korthikanti 22B 7.9-9.2% short).
-/// `gemm_compute_s` takes the SMs available, so the engine's SM sharing can
-/// use it for the tiles' waves beside a collective.
+/// from a figure docs/validation.md checks. `layer_cost::Roofline` times
+/// every cuBLAS GEMM with it: the linear layers, the output layer, the
+/// materialised attention's batched GEMMs and the experts' grouped GEMMs.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct GemmGeneration {
     /// Fraction of the dense peak the best-shaped large GEMM sustains.
@@ -42,17 +38,22 @@ pub struct GemmGeneration {
     pub tile_rows: f64,
     /// Columns of that tile.
     pub tile_cols: f64,
+    /// Depth of the inner dimension one step of the tile's main loop
+    /// consumes: split-K never leaves a split less than this.
+    pub tile_depth: f64,
 }
 
 /// Volta (V100). Sustained fraction: no MAMF measurement of V100 is at
 /// hand, so Ampere's measured fraction stands in (an assumption, not a
 /// measurement). Tile: cuBLAS's `volta_fp16_s884gemm_fp16_128x128` kernels,
-/// the names Volta profiles show for large fp16 GEMMs.
+/// the names Volta profiles show for large fp16 GEMMs (`..._128x128_ldg8_
+/// f2f_nn`, a 32-deep main loop).
 pub const VOLTA_GEMM: GemmGeneration = GemmGeneration {
     sustained_fraction: AMPERE_GEMM.sustained_fraction,
     fixed_us: GEMM_FIXED_US,
     tile_rows: 128.0,
     tile_cols: 128.0,
+    tile_depth: 32.0,
 };
 
 /// Ampere (A100 SXM). Sustained fraction: Stas Bekman's Maximum Achievable
@@ -61,12 +62,14 @@ pub const VOLTA_GEMM: GemmGeneration = GemmGeneration {
 /// benchmark at the boost clock; times the clock an A100 sustains at its
 /// power limit under dense GEMM work, 1305 of its 1410 MHz boost (the
 /// clock NVIDIA states its A100 HPL Rpeak at). Tile: cuBLAS's
-/// `ampere_bf16_s16816gemm_bf16_256x128` kernels.
+/// `ampere_bf16_s16816gemm_bf16_256x128_ldg8_f2f_stages_32x3` kernels
+/// (a 32-deep main loop in three stages).
 pub const AMPERE_GEMM: GemmGeneration = GemmGeneration {
     sustained_fraction: 267.9 / 312.0 * 1305.0 / 1410.0,
     fixed_us: GEMM_FIXED_US,
     tile_rows: 256.0,
     tile_cols: 128.0,
+    tile_depth: 32.0,
 };
 
 /// Hopper (H100 SXM). Sustained fraction: the same MAMF table, 792.1 of 989
@@ -77,7 +80,13 @@ pub const HOPPER_GEMM: GemmGeneration = GemmGeneration {
     fixed_us: GEMM_FIXED_US,
     tile_rows: 128.0,
     tile_cols: 256.0,
+    tile_depth: 64.0,
 };
+
+/// The smallest side of an output tile cuBLAS runs bf16 GEMMs with on
+/// these generations: CUTLASS's Ampere and Hopper tile configurations go
+/// down to 64 x 64 (its `cutlass_library` generator's tile list).
+pub const SMALLEST_TILE_SIDE: f64 = 64.0;
 
 /// Fixed cost of one kernel on the GPU, microseconds: the gap between two
 /// kernels launched back to back in one stream. NVIDIA's "Getting Started
@@ -87,31 +96,131 @@ pub const HOPPER_GEMM: GemmGeneration = GemmGeneration {
 pub const GEMM_FIXED_US: f64 = 0.9;
 
 impl GemmGeneration {
+    /// The output tile cuBLAS runs `shape` with: the generation's large
+    /// tile, each side halved while the matrix is no more than half of it,
+    /// down to `SMALLEST_TILE_SIDE` (a 64-row GEMM, a chunk of a chunked TP
+    /// GEMM, runs 64-row tiles, not a quarter-filled 256-row one). At the
+    /// large tile's per-SM rate: an assumption, and an upper bound, since a
+    /// smaller tile reuses each operand it loads less.
+    pub fn tile_for(&self, shape: GemmShape) -> (f64, f64) {
+        let fit = |side: f64, dim: f64| {
+            let mut side = side;
+            while side > SMALLEST_TILE_SIDE && dim <= side / 2.0 {
+                side /= 2.0;
+            }
+            side
+        };
+        (
+            fit(self.tile_rows, shape.rows),
+            fit(self.tile_cols, shape.cols),
+        )
+    }
+
+    /// Output tiles of `shape`: one thread block each.
+    pub fn tiles(&self, shape: GemmShape) -> f64 {
+        let (rows, cols) = self.tile_for(shape);
+        shape.count * (shape.rows / rows).ceil() * (shape.cols / cols).ceil()
+    }
+
+    /// How `shape` runs on a GPU of `sms` SMs at `peak_tflops`, with
+    /// `hbm_bps` of HBM: in how many parts its inner dimension is split
+    /// (split-K). Where the output has too few tiles to fill one wave,
+    /// cuBLAS and CUTLASS split the sum over the inner dimension so that
+    /// more blocks share the SMs, each part writing its fp32 partial output
+    /// to a workspace that a reduction reads back (CUTLASS's "Efficient
+    /// GEMM" guide, "Parallelized Reductions: Split K"). Each part is at
+    /// least one step of the main loop deep. The split chosen is the one
+    /// that finishes first, waves and reduction together (the smallest on
+    /// a tie). A GEMM of a wave or more keeps its last wave's idle SMs:
+    /// wave quantisation, as NVIDIA's "Matrix Multiplication Background"
+    /// guide measures it on A100.
+    pub fn plan(&self, shape: GemmShape, peak_tflops: f64, hbm_bps: f64, sms: u32) -> GemmPlan {
+        let tiles = self.tiles(shape);
+        let sm_count = f64::from(sms.max(1));
+        let sm_flops = peak_tflops * 1e12 * self.sustained_fraction / sm_count;
+        let (tile_rows, tile_cols) = self.tile_for(shape);
+        let tile_s = 2.0 * tile_rows * tile_cols * shape.inner / sm_flops;
+        let of = |split: f64| GemmPlan {
+            blocks: tiles * split,
+            block_s: tile_s / split,
+            reduce_s: if split > 1.0 {
+                // Each part writes its partial output in fp32; the
+                // reduction reads them all and writes the bf16 result.
+                let partial_bytes = 4.0 * tile_rows * tile_cols * tiles;
+                2.0 * split * partial_bytes / hbm_bps
+            } else {
+                0.0
+            },
+        };
+        let mut best = of(1.0);
+        if tiles <= 0.0 || tiles >= sm_count || hbm_bps <= 0.0 {
+            return best;
+        }
+        let deepest = (shape.inner / self.tile_depth).floor().min(sm_count);
+        let mut split = 2.0;
+        while split <= deepest {
+            let plan = of(split);
+            if plan.time_s(sms) < best.time_s(sms) * (1.0 - 1e-12) {
+                best = plan;
+            }
+            split += 1.0;
+        }
+        best
+    }
+
+    /// How much longer a GEMM of `tiles` runs on `sms_available` of `sms`
+    /// SMs than on all of them: its waves, whole ones, since the last
+    /// wave's idle SMs wait for it (1 for no tiles: nothing to stretch).
+    pub fn wave_stretch(tiles: f64, sms: u32, sms_available: u32) -> f64 {
+        if tiles <= 0.0 {
+            return 1.0;
+        }
+        let all = f64::from(sms.max(1));
+        let left = f64::from(sms_available.clamp(1, sms.max(1)));
+        (tiles / left).ceil() / (tiles / all).ceil()
+    }
+
     /// Seconds of the compute-bound part of a GEMM whose output is `rows` x
     /// `cols`, summed over `inner`, with `count` such GEMMs in one batched
-    /// kernel, on `sms_available` of the GPU's `sms` SMs at `peak_tflops`.
-    /// The tiles run in waves of `sms_available`: the last wave's idle SMs
-    /// (and the partly filled tiles at the edges) are what quantisation
-    /// costs. `sms_available` is what the collectives running beside the
-    /// kernel leave it (`interference`); all of them when it runs alone.
+    /// kernel, on `sms_available` of the GPU's `sms` SMs at `peak_tflops`
+    /// with `hbm_bps` of HBM. Its blocks (`plan`) run in waves of
+    /// `sms_available`: the last wave's idle SMs (and the partly filled
+    /// tiles at the edges) are what quantisation costs. `sms_available` is
+    /// what the collectives running beside the kernel leave it
+    /// (`interference`); all of them when it runs alone. The split is
+    /// chosen at launch for the whole GPU.
     pub fn gemm_compute_s(
         &self,
         shape: GemmShape,
         peak_tflops: f64,
+        hbm_bps: f64,
         sms: u32,
         sms_available: u32,
     ) -> f64 {
         if shape.rows <= 0.0 || shape.cols <= 0.0 || shape.inner <= 0.0 || shape.count <= 0.0 {
             return 0.0;
         }
-        let tiles = shape.count
-            * (shape.rows / self.tile_rows).ceil()
-            * (shape.cols / self.tile_cols).ceil();
-        let available = f64::from(sms_available.clamp(1, sms.max(1)));
-        let waves = (tiles / available).ceil();
-        let sm_flops = peak_tflops * 1e12 * self.sustained_fraction / f64::from(sms.max(1));
-        let tile_s = 2.0 * self.tile_rows * self.tile_cols * shape.inner / sm_flops;
-        self.fixed_us * 1e-6 + waves * tile_s
+        let plan = self.plan(shape, peak_tflops, hbm_bps, sms);
+        self.fixed_us * 1e-6 + plan.time_s(sms_available)
+    }
+}
+
+/// How a GEMM kernel runs: `blocks` thread blocks of `block_s` each, one
+/// per SM at a time, and `reduce_s` of split-K reduction after them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GemmPlan {
+    /// Thread blocks: output tiles times split-K parts. What runs in waves.
+    pub blocks: f64,
+    /// Seconds of one block on one SM.
+    pub block_s: f64,
+    /// Seconds of the split-K reduction (0 unsplit).
+    pub reduce_s: f64,
+}
+
+impl GemmPlan {
+    /// Seconds of the blocks' waves over `sms` SMs and the reduction.
+    pub fn time_s(&self, sms: u32) -> f64 {
+        (self.blocks / f64::from(sms.max(1))).ceil() * self.block_s + self.reduce_s
     }
 }
 
@@ -129,6 +238,16 @@ pub struct GemmShape {
 }
 
 impl GemmShape {
+    /// One GEMM of [rows x inner] x [inner x cols].
+    pub fn single(rows: f64, inner: f64, cols: f64) -> Self {
+        Self {
+            rows,
+            inner,
+            cols,
+            count: 1.0,
+        }
+    }
+
     /// FLOPs of the GEMMs.
     pub fn flops(&self) -> f64 {
         2.0 * self.count * self.rows * self.inner * self.cols
@@ -139,13 +258,13 @@ impl GemmShape {
 /// 400 Gb/s (50 GB/s) InfiniBand port in nccl-tests across nodes (model.md 2b).
 pub const NIC_EFFICIENCY: f64 = 0.94;
 
-/// Fraction of peak a GEMM of `flops` reaches. Monotone increasing in `flops`,
-/// so splitting a GEMM into chunks (TP overlap) always costs something.
-pub fn matmul_efficiency(flops: f64) -> f64 {
-    if flops <= 0.0 {
-        return MATMUL_PEAK_EFFICIENCY;
+/// Fraction of peak a FlashAttention kernel of `flops_each` per head
+/// reaches. Monotone increasing in `flops_each`.
+pub fn flash_efficiency(flops_each: f64) -> f64 {
+    if flops_each <= 0.0 {
+        return FLASH_PEAK_EFFICIENCY;
     }
-    MATMUL_PEAK_EFFICIENCY * flops / (flops + MATMUL_HALF_EFFICIENCY_FLOPS)
+    FLASH_PEAK_EFFICIENCY * flops_each / (flops_each + FLASH_HALF_EFFICIENCY_FLOPS)
 }
 
 /// The GEMM model of a hardware preset's GPU generation.
@@ -157,31 +276,23 @@ pub fn gemm_generation(preset: HardwarePreset) -> GemmGeneration {
     }
 }
 
-/// Roofline time of one kernel: compute-bound or memory-bound, whichever is slower.
-pub fn kernel_time_s(flops: f64, bytes: f64, peak_tflops: f64, hbm_gbps: f64) -> f64 {
-    let compute_s = if flops > 0.0 {
-        flops / (peak_tflops * 1e12 * matmul_efficiency(flops))
-    } else {
-        0.0
-    };
-    let memory_s = bytes / (hbm_gbps * 1e9);
-    compute_s.max(memory_s)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn matmul_efficiency_is_monotone_and_bounded() {
+    fn flash_efficiency_is_monotone_and_bounded() {
         let mut last = 0.0;
         for e in 0..60 {
             let flops = 10f64.powf(f64::from(e) / 4.0);
-            let eff = matmul_efficiency(flops);
-            assert!(eff >= last && eff <= MATMUL_PEAK_EFFICIENCY);
+            let eff = flash_efficiency(flops);
+            assert!(eff >= last && eff <= FLASH_PEAK_EFFICIENCY);
             last = eff;
         }
     }
+
+    /// A100 80GB's achievable HBM bandwidth, bytes per second.
+    const A100_HBM: f64 = 2039e9 * 0.88;
 
     fn shape(rows: f64, inner: f64, cols: f64) -> GemmShape {
         GemmShape {
@@ -198,7 +309,7 @@ mod tests {
         let g = AMPERE_GEMM;
         let s = shape(6912.0, 2048.0, 16384.0);
         let want = g.fixed_us * 1e-6 + s.flops() / (312e12 * g.sustained_fraction);
-        let got = g.gemm_compute_s(s, 312.0, 108, 108);
+        let got = g.gemm_compute_s(s, 312.0, A100_HBM, 108, 108);
         assert!((got - want).abs() < 1e-12 * want, "{got} vs {want}");
     }
 
@@ -207,8 +318,20 @@ mod tests {
         // 109 tiles on 108 SMs take two waves; 108 take one.
         let g = AMPERE_GEMM;
         let tile = 2.0 * 256.0 * 128.0 * 1024.0 / (312e12 * g.sustained_fraction / 108.0);
-        let one = g.gemm_compute_s(shape(256.0 * 108.0, 1024.0, 128.0), 312.0, 108, 108);
-        let two = g.gemm_compute_s(shape(256.0 * 109.0, 1024.0, 128.0), 312.0, 108, 108);
+        let one = g.gemm_compute_s(
+            shape(256.0 * 108.0, 1024.0, 128.0),
+            312.0,
+            A100_HBM,
+            108,
+            108,
+        );
+        let two = g.gemm_compute_s(
+            shape(256.0 * 109.0, 1024.0, 128.0),
+            312.0,
+            A100_HBM,
+            108,
+            108,
+        );
         assert!((one - g.fixed_us * 1e-6 - tile).abs() < 1e-15);
         assert!((two - g.fixed_us * 1e-6 - 2.0 * tile).abs() < 1e-15);
     }
@@ -218,19 +341,44 @@ mod tests {
         // 1152 tiles: 11 waves on 108 SMs, 13 on the 92 that 16 channels leave.
         let g = AMPERE_GEMM;
         let s = shape(8192.0, 6144.0, 4608.0);
-        let all = g.gemm_compute_s(s, 312.0, 108, 108) - g.fixed_us * 1e-6;
-        let fewer = g.gemm_compute_s(s, 312.0, 108, 92) - g.fixed_us * 1e-6;
+        let all = g.gemm_compute_s(s, 312.0, A100_HBM, 108, 108) - g.fixed_us * 1e-6;
+        let fewer = g.gemm_compute_s(s, 312.0, A100_HBM, 108, 92) - g.fixed_us * 1e-6;
         assert!((fewer / all - 13.0 / 11.0).abs() < 1e-12, "{}", fewer / all);
+    }
+
+    #[test]
+    fn a_gemm_of_few_tiles_splits_its_inner_dimension_one_of_many_does_not() {
+        // Async TP's piece of Llama-3-8B's QKV on H100: 512 x 768 out of
+        // 4096, 12 tiles of 128 x 256 on 132 SMs. Unsplit, one wave of a
+        // whole tile's 4096-deep sum; split, more blocks of a shorter one,
+        // plus the partials' round trip through HBM.
+        let g = HOPPER_GEMM;
+        let hbm = 3350e9 * 0.88;
+        let piece = shape(512.0, 4096.0, 768.0);
+        let plan = g.plan(piece, 989.0, hbm, 132);
+        let unsplit = 2.0 * 128.0 * 256.0 * 4096.0 / (989e12 * g.sustained_fraction / 132.0);
+        assert!(plan.blocks > 12.0 && plan.reduce_s > 0.0, "{plan:?}");
+        assert!(plan.time_s(132) < 0.5 * unsplit, "{plan:?} vs {unsplit}");
+        // The whole GEMM, 96 tiles: a second wave of blocks and the
+        // partials would cost more than the idle SMs of its one wave.
+        let whole = g.plan(shape(4096.0, 4096.0, 768.0), 989.0, hbm, 132);
+        assert_eq!((whole.blocks, whole.reduce_s), (96.0, 0.0));
     }
 
     #[test]
     fn chunking_a_gemm_never_makes_it_faster() {
         for gen in [VOLTA_GEMM, AMPERE_GEMM, HOPPER_GEMM] {
             for rows in [768.0, 2048.0, 8192.0, 24576.0] {
-                let whole = gen.gemm_compute_s(shape(rows, 3072.0, 3072.0), 312.0, 108, 108);
+                let whole =
+                    gen.gemm_compute_s(shape(rows, 3072.0, 3072.0), 312.0, A100_HBM, 108, 108);
                 for chunks in [2.0, 4.0, 8.0, 32.0] {
-                    let piece =
-                        gen.gemm_compute_s(shape(rows / chunks, 3072.0, 3072.0), 312.0, 108, 108);
+                    let piece = gen.gemm_compute_s(
+                        shape(rows / chunks, 3072.0, 3072.0),
+                        312.0,
+                        A100_HBM,
+                        108,
+                        108,
+                    );
                     assert!(chunks * piece > whole, "{rows} in {chunks}");
                 }
             }

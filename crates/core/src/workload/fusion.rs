@@ -93,7 +93,7 @@ pub struct HbmLedger {
 /// (the first TP rank of the first stage).
 pub fn hbm_ledger(s: &Scenario) -> HbmLedger {
     let g = crate::workload::build(s, Fidelity::Reduced, 0);
-    let hbm_bps = s.hardware.hbm_gbps * 1e9;
+    let hbm_bps = s.hardware.hbm_achievable_bps();
     let mut ledger = HbmLedger::default();
     for (i, t) in g.tasks.iter().enumerate() {
         if t.axis == COMPUTE {

@@ -216,6 +216,9 @@ pub(crate) struct Graph {
     pub call_hbm_per_link_byte: Vec<f64>,
     /// Per task: the NCCL channels (SMs) a collective's call holds; 0 for compute.
     pub channels: Vec<u8>,
+    /// Per task: output tiles of a compute op's longest compute-bound GEMM
+    /// (`OpCost::tiles`); 0 for an op without one and for communication.
+    pub tiles: Vec<u32>,
     /// Each distinct pattern once: equal patterns share an id, so that their
     /// flows share one class in the engine (max-min gives them one rate).
     pattern_ids: std::collections::HashMap<Vec<(u32, u64)>, u32>,
@@ -271,6 +274,7 @@ impl Default for Graph {
             fused_hbm_per_link_byte: Vec::new(),
             call_hbm_per_link_byte: Vec::new(),
             channels: Vec::new(),
+            tiles: Vec::new(),
             pattern_ids: Default::default(),
             pending_blockers: Vec::new(),
             peak_tflops: 0.0,
@@ -421,12 +425,13 @@ impl Graph {
 
     /// Appends a compute op to `gpu`'s stream: it follows the previous op and
     /// anything that blocks the stream. `memory_s` of its `time_s` is
-    /// memory-bound.
+    /// memory-bound; `tiles` are its longest GEMM's output tiles.
     pub fn compute(
         &mut self,
         gpu: u32,
         time_s: f64,
         memory_s: f64,
+        tiles: f64,
         flops: f64,
         meta: Meta,
     ) -> TaskId {
@@ -448,6 +453,8 @@ impl Graph {
         });
         self.windows.push(NO_WINDOW);
         self.channels.push(0);
+        // Whole tiles: the count is a product of ceilings, far below u32's range.
+        self.tiles.push(tiles as u32);
         if self.with_meta {
             self.meta.push(TaskMeta::new(meta, flops));
         }
@@ -494,6 +501,7 @@ impl Graph {
         let call = meta.call.unwrap_or_else(|| CallUse::of_op(meta.op));
         let pattern = self.with_call_hbm(pattern, call.hbm_per_link_byte);
         self.channels.push(call.channels);
+        self.tiles.push(0);
         self.tasks.push(Task {
             work: bytes,
             lead_s: latency_s,

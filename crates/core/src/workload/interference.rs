@@ -26,6 +26,7 @@
 
 use crate::model::axis::Axis;
 use crate::model::scenario::{Interference, Scenario};
+use crate::workload::efficiency::GemmGeneration;
 use crate::workload::graph::Usage;
 use crate::workload::graph::{Graph, RunsOn, TaskId, COMPUTE};
 
@@ -61,7 +62,7 @@ impl Sharing {
             (Interference::Modelled, Some(tax)) => Self::Tax(tax),
             (Interference::Modelled, None) => Self::Modelled(Modelled {
                 sms: s.hardware.sms,
-                hbm_bps: s.hardware.hbm_gbps * 1e9,
+                hbm_bps: s.hardware.hbm_achievable_bps(),
                 channels_override: None,
             }),
         }
@@ -76,8 +77,9 @@ impl Sharing {
     }
 
     /// Speed of a kernel's compute-bound part (1 = alone on the GPU), given
-    /// the GPU's collectives in flight and the SMs they hold.
-    pub fn compute_speed(&self, comm_active: u32, sms: &SmUse) -> f64 {
+    /// the GPU's collectives in flight, the SMs they hold, and the output
+    /// tiles of the kernel's GEMM (0: not a tiled GEMM).
+    pub fn compute_speed(&self, comm_active: u32, sms: &SmUse, tiles: u32) -> f64 {
         match self {
             Self::Free => 1.0,
             Self::Tax(tax) => {
@@ -91,7 +93,16 @@ impl Sharing {
                 let taken = sms.taken(m.channels_override);
                 // A kernel always gets at least one SM: blocks of both are
                 // scheduled as SMs free up.
-                f64::from(m.sms.saturating_sub(taken).max(1)) / f64::from(m.sms)
+                let left = m.sms.saturating_sub(taken).max(1);
+                if tiles == 0 {
+                    // Not tiled in waves (FlashAttention, or a kernel given
+                    // by time): it runs on the SMs left as a fluid.
+                    f64::from(left) / f64::from(m.sms)
+                } else {
+                    // A GEMM's tiles run in waves of the SMs left: a wave
+                    // more whenever the tiles no longer fit (model.md 3).
+                    1.0 / GemmGeneration::wave_stretch(f64::from(tiles), m.sms, left)
+                }
             }
         }
     }
@@ -279,7 +290,7 @@ mod tests {
         let members: Vec<u32> = (0..8).map(|k| cluster.gpu(0, 0, k)).collect();
         let pattern = cluster.nvlink_ring(&mut g, &members);
         let meta = Meta::new(OpKind::Gemm, Phase::Forward);
-        g.compute(members[0], time_s, memory_s, 0.0, meta);
+        g.compute(members[0], time_s, memory_s, 0.0, 0.0, meta);
         for &axis in axes {
             g.comm(
                 &members,
@@ -321,10 +332,11 @@ mod tests {
 
     #[test]
     fn a_memory_bound_kernel_and_a_collective_share_hbm_both_ways() {
-        // HBM tight enough that the collective needs most of it: 600 GB/s,
-        // while the ring alone moves 234 GB/s over NVLink, 585 through HBM.
+        // HBM tight enough that the collective needs most of it: 600 GB/s
+        // on the datasheet, 528 achievable, while the ring alone moves 234
+        // GB/s over NVLink, 468 through HBM.
         let s = node(600.0);
-        let hbm = 600e9;
+        let hbm = s.hardware.hbm_achievable_bps();
         let link = s.hardware.nvlink_gbps
             * 1e9
             * crate::workload::collective_cost::Generation::Ampere.nvlink_efficiency();
@@ -359,7 +371,7 @@ mod tests {
         let members: Vec<u32> = (0..8).map(|k| cluster.gpu(0, 0, k)).collect();
         let pattern = cluster.nvlink_ring(&mut g, &members);
         let meta = Meta::new(OpKind::Gemm, Phase::Forward);
-        g.compute(members[0], memory_s, memory_s, 0.0, meta);
+        g.compute(members[0], memory_s, memory_s, 0.0, 0.0, meta);
         g.comm(
             &members,
             Axis::Tp as u8,

@@ -8,8 +8,9 @@
 //! LayerNorms and dropouts run on the full [b, s, h] activation on every TP
 //! rank; with it, on 1/t of it.
 
+use crate::model::hardware::{Hardware, HardwarePreset};
 use crate::model::scenario::{Attention, Mlp, Precision, Recompute, Transformer};
-use crate::workload::efficiency::{kernel_time_s, matmul_efficiency};
+use crate::workload::efficiency::{flash_efficiency, gemm_generation, GemmGeneration, GemmShape};
 
 /// One op: seconds at full speed on an idle GPU, and its FLOPs. An op may
 /// fuse several kernels; `memory_s` is the part of `time_s` spent in its
@@ -20,15 +21,29 @@ pub(crate) struct OpCost {
     pub time_s: f64,
     pub flops: f64,
     pub memory_s: f64,
+    /// Thread blocks (output tiles times split-K parts) of the op's longest
+    /// compute-bound GEMM kernel (0: none): how its waves stretch when
+    /// collectives take SMs (`interference`).
+    pub tiles: f64,
 }
 
 impl OpCost {
+    /// Seconds of the compute-bound kernels.
+    fn compute_s(&self) -> f64 {
+        self.time_s - self.memory_s
+    }
+
     /// Two kernels run back to back, as one op.
     pub(crate) fn add(self, other: OpCost) -> OpCost {
         OpCost {
             time_s: self.time_s + other.time_s,
             flops: self.flops + other.flops,
             memory_s: self.memory_s + other.memory_s,
+            tiles: if other.compute_s() > self.compute_s() {
+                other.tiles
+            } else {
+                self.tiles
+            },
         }
     }
 
@@ -39,92 +54,118 @@ impl OpCost {
             time_s: self.time_s - part.time_s,
             flops: self.flops - part.flops,
             memory_s: (self.memory_s - part.memory_s).max(0.0),
+            tiles: self.tiles,
         }
     }
 
     /// A kernel of `compute_s` on SMs and `memory_s` through HBM: the
     /// roofline's slower side decides its time and which resource it needs.
-    fn roofline(compute_s: f64, memory_s: f64, flops: f64) -> OpCost {
+    fn roofline(compute_s: f64, memory_s: f64, flops: f64, tiles: f64) -> OpCost {
+        let memory_bound = memory_s > compute_s;
         OpCost {
             time_s: compute_s.max(memory_s),
             flops,
-            memory_s: if memory_s > compute_s { memory_s } else { 0.0 },
+            memory_s: if memory_bound { memory_s } else { 0.0 },
+            tiles: if memory_bound { 0.0 } else { tiles },
         }
     }
 }
 
 pub(crate) struct Roofline {
     pub peak_tflops: f64,
-    pub hbm_gbps: f64,
+    /// HBM bandwidth a streaming kernel reaches, bytes per second.
+    pub hbm_bps: f64,
     /// The peak the linear layers' GEMMs run at: the FP8 peak in fp8,
     /// else `peak_tflops` (model.md 4e).
     pub linear_peak_tflops: f64,
     /// Bytes of a linear GEMM's input values: 1 in fp8, 2 in bf16.
     pub linear_input_bytes: f64,
+    /// How the GPU's generation runs a GEMM: tiles, waves, fixed cost.
+    pub gemm: GemmGeneration,
+    /// SMs per GPU: how many tiles one wave runs.
+    pub sms: u32,
 }
 
 impl Roofline {
-    /// The roofline of `hw` in bf16.
-    pub fn of(hw: &crate::model::hardware::Hardware) -> Self {
-        Self::with_precision(hw, Precision::Bf16)
+    /// The roofline of `hw`, a GPU of `generation`'s preset, in bf16.
+    pub fn of(hw: &Hardware, generation: HardwarePreset) -> Self {
+        Self::with_precision(hw, generation, Precision::Bf16)
     }
 
     /// The roofline of `hw` with the linear layers in `precision`.
-    pub fn with_precision(hw: &crate::model::hardware::Hardware, precision: Precision) -> Self {
+    pub fn with_precision(hw: &Hardware, generation: HardwarePreset, precision: Precision) -> Self {
         let (linear_peak_tflops, linear_input_bytes) = match precision {
             Precision::Bf16 => (hw.peak_tflops, 2.0),
             Precision::Fp8 => (hw.fp8_tflops, 1.0),
         };
         Self {
             peak_tflops: hw.peak_tflops,
-            hbm_gbps: hw.hbm_gbps,
+            hbm_bps: hw.hbm_achievable_bps(),
             linear_peak_tflops,
             linear_input_bytes,
+            gemm: gemm_generation(generation),
+            sms: hw.sms,
         }
     }
 
-    pub fn kernel(&self, flops: f64, bytes: f64) -> OpCost {
-        self.kernel_at(self.peak_tflops, flops, bytes)
-    }
-
-    fn kernel_at(&self, peak_tflops: f64, flops: f64, bytes: f64) -> OpCost {
-        let time_s = kernel_time_s(flops, bytes, peak_tflops, self.hbm_gbps);
-        let memory_s = bytes / (self.hbm_gbps * 1e9);
+    /// A kernel that only streams `bytes` through HBM.
+    pub fn memory(&self, bytes: f64) -> OpCost {
+        let memory_s = bytes / self.hbm_bps;
         OpCost {
-            time_s,
-            flops,
-            memory_s: if memory_s >= time_s { time_s } else { 0.0 },
+            time_s: memory_s,
+            flops: 0.0,
+            memory_s,
+            tiles: 0.0,
         }
     }
 
-    /// `count` independent GEMMs of `flops_each` in one batched kernel: each
-    /// is as efficient as a GEMM of its own size, since every head's GEMM is
-    /// tiled on its own.
-    pub fn batched(&self, count: f64, flops_each: f64, bytes: f64) -> OpCost {
-        let flops = count * flops_each;
-        let compute_s = flops / (self.peak_tflops * 1e12 * matmul_efficiency(flops_each));
-        OpCost::roofline(compute_s, bytes / (self.hbm_gbps * 1e9), flops)
+    /// A cuBLAS GEMM kernel of `shape` at `peak_tflops`, moving `bytes`
+    /// through HBM: its tiles' waves over every SM, or its bytes, whichever
+    /// is slower.
+    fn tiled(&self, peak_tflops: f64, shape: GemmShape, bytes: f64) -> OpCost {
+        let compute_s =
+            self.gemm
+                .gemm_compute_s(shape, peak_tflops, self.hbm_bps, self.sms, self.sms);
+        let plan = self.gemm.plan(shape, peak_tflops, self.hbm_bps, self.sms);
+        OpCost::roofline(compute_s, bytes / self.hbm_bps, shape.flops(), plan.blocks)
     }
 
-    fn memory(&self, bytes: f64) -> OpCost {
-        self.kernel(0.0, bytes)
+    /// `shape.count` GEMMs in one batched cuBLAS kernel (heads x sequences
+    /// of the attention scores, or one per expert of a grouped GEMM), in
+    /// bf16.
+    pub fn batched(&self, shape: GemmShape, bytes: f64) -> OpCost {
+        self.tiled(self.peak_tflops, shape, bytes)
+    }
+
+    /// `count` GEMMs of `flops_each` inside a FlashAttention kernel: not
+    /// cuBLAS tiles, so at FlashAttention's own efficiency.
+    pub fn flash(&self, count: f64, flops_each: f64, bytes: f64) -> OpCost {
+        let flops = count * flops_each;
+        let compute_s = flops / (self.peak_tflops * 1e12 * flash_efficiency(flops_each));
+        OpCost::roofline(compute_s, bytes / self.hbm_bps, flops, 0.0)
     }
 
     /// A linear layer's GEMM [rows x inner] x [inner x cols]: in bf16 at 2
     /// bytes per value; in fp8 its inputs at 1 byte and its bf16 output at
     /// 2, at the FP8 peak (torch._scaled_mm, as torchtitan's Float8Linear).
     pub fn gemm(&self, rows: f64, inner: f64, cols: f64) -> OpCost {
-        let flops = 2.0 * rows * inner * cols;
         let bytes = self.linear_input_bytes * (rows * inner + inner * cols) + 2.0 * rows * cols;
-        self.kernel_at(self.linear_peak_tflops, flops, bytes)
+        self.tiled(
+            self.linear_peak_tflops,
+            GemmShape::single(rows, inner, cols),
+            bytes,
+        )
     }
 
     /// A GEMM that stays in bf16 whatever the precision (the output layer,
     /// which torchtitan's Float8 conversion leaves out).
     pub fn gemm_bf16(&self, rows: f64, inner: f64, cols: f64) -> OpCost {
-        let flops = 2.0 * rows * inner * cols;
         let bytes = 2.0 * (rows * inner + inner * cols + rows * cols);
-        self.kernel(flops, bytes)
+        self.tiled(
+            self.peak_tflops,
+            GemmShape::single(rows, inner, cols),
+            bytes,
+        )
     }
 
     /// Whether the linear layers run in fp8.
@@ -236,6 +277,7 @@ pub(crate) fn times(op: OpCost, n: u32) -> OpCost {
         time_s: op.time_s * n,
         flops: op.flops * n,
         memory_s: op.memory_s * n,
+        tiles: op.tiles,
     }
 }
 
@@ -274,13 +316,21 @@ pub(crate) fn layer_cost(t: &Transformer, tp: u32, cp: u32, r: &Roofline) -> Lay
     // Batched attention GEMMs: b x heads/t GEMMs of [s x d] x [d x s] and [s x s] x [s x d].
     let per_head = 2.0 * s * s * head_dim;
     let score_gemm = r.batched(
-        b * heads_rank,
-        per_head,
+        GemmShape {
+            rows: s,
+            inner: head_dim,
+            cols: s,
+            count: b * heads_rank,
+        },
         2.0 * (2.0 * e_attn / tp_f + scores),
     );
     let context_gemm = r.batched(
-        b * heads_rank,
-        per_head,
+        GemmShape {
+            rows: s,
+            inner: s,
+            cols: head_dim,
+            count: b * heads_rank,
+        },
         2.0 * (scores + 2.0 * e_attn / tp_f),
     );
     // Fused scale-mask-softmax reads and writes the scores; dropout reads
@@ -342,6 +392,7 @@ pub(crate) fn layer_cost(t: &Transformer, tp: u32, cp: u32, r: &Roofline) -> Lay
             memory_s: 2.0 * (score_gemm.memory_s + context_gemm.memory_s)
                 + r.memory(5.0 * scores).memory_s
                 + r.memory(6.0 * scores).memory_s,
+            tiles: score_gemm.add(context_gemm).tiles,
         },
     };
     let attention_core_bwd = times(attention_core_bwd_block, blocks);
@@ -519,8 +570,8 @@ impl FlashAttention {
     /// five the backward.
     pub fn cost(&self, r: &Roofline, heads: f64, per_head: f64) -> FlashCost {
         FlashCost {
-            forward: r.batched(2.0 * heads, per_head, self.forward_bytes()),
-            backward: r.batched(5.0 * heads, per_head, self.backward_bytes()),
+            forward: r.flash(2.0 * heads, per_head, self.forward_bytes()),
+            backward: r.flash(5.0 * heads, per_head, self.backward_bytes()),
             recomputed_flops: heads * per_head,
         }
     }
@@ -663,8 +714,8 @@ mod fp8_tests {
     fn rooflines() -> (Roofline, Roofline) {
         let hw = HardwarePreset::DgxH100.hardware();
         (
-            Roofline::with_precision(&hw, Precision::Bf16),
-            Roofline::with_precision(&hw, Precision::Fp8),
+            Roofline::with_precision(&hw, HardwarePreset::DgxH100, Precision::Bf16),
+            Roofline::with_precision(&hw, HardwarePreset::DgxH100, Precision::Fp8),
         )
     }
 
@@ -678,9 +729,11 @@ mod fp8_tests {
         );
         assert_eq!((a.memory_s, b.memory_s), (0.0, 0.0));
         assert_eq!(a.flops, b.flops);
-        // H100: 989 bf16 and 1979 fp8 dense TFLOP/s, the same efficiency.
+        // H100: 989 bf16 and 1979 fp8 dense TFLOP/s, the same tiles and
+        // sustained fraction; the kernel's fixed cost does not halve.
+        let fixed_s = bf16.gemm.fixed_us * 1e-6;
         assert!(
-            (b.time_s / a.time_s - 989.0 / 1979.0).abs() < 1e-12,
+            ((b.time_s - fixed_s) / (a.time_s - fixed_s) - 989.0 / 1979.0).abs() < 1e-12,
             "{a:?} {b:?}"
         );
     }
@@ -692,10 +745,13 @@ mod fp8_tests {
         assert_eq!(bf16.memory(bytes), fp8.memory(bytes));
         assert!(bf16.memory(bytes).memory_s > 0.0);
         // Attention's batched GEMMs stay bf16.
-        assert_eq!(
-            bf16.batched(32.0, 2.0 * 8192.0 * 8192.0 * 128.0, bytes),
-            fp8.batched(32.0, 2.0 * 8192.0 * 8192.0 * 128.0, bytes)
-        );
+        let scores = GemmShape {
+            rows: 8192.0,
+            inner: 128.0,
+            cols: 8192.0,
+            count: 32.0,
+        };
+        assert_eq!(bf16.batched(scores, bytes), fp8.batched(scores, bytes));
     }
 
     #[test]
@@ -708,7 +764,7 @@ mod fp8_tests {
         let (a, b) = (layer_cost(t, 8, 1, &bf16), layer_cost(t, 8, 1, &fp8));
         // The casts ride with the MLP's activation kernels, memory-bound.
         let (forward, backward) = fp8_cast_bytes(t, 8, &fp8, 8192.0);
-        let hbm = 3350e9;
+        let hbm = fp8.hbm_bps;
         assert!((b.mlp_up_post.time_s - a.mlp_up_post.time_s - forward / hbm).abs() < 1e-12);
         assert!(
             (b.mlp_up_dgrad_pre.time_s - a.mlp_up_dgrad_pre.time_s - backward / hbm).abs() < 1e-12

@@ -14,7 +14,7 @@ use crate::workload::graph::{Graph, Meta};
 /// Builds the step into `g`, an empty graph (see `workload::build_capped`).
 pub(crate) fn build(mut g: Graph, s: &Scenario, mm: &MatmulAllreduce, fidelity: Fidelity) -> Graph {
     let cluster = Cluster::new(&mut g, s, fidelity);
-    let roof = Roofline::of(&s.hardware);
+    let roof = Roofline::of(&s.hardware, s.hardware_preset);
     let tp = s.parallel.tp;
     let chunks = if s.overlap.tp { s.overlap.tp_chunks } else { 1 };
     let gemm = SplitGemm {
@@ -45,7 +45,7 @@ pub(crate) fn build(mut g: Graph, s: &Scenario, mm: &MatmulAllreduce, fidelity: 
             let meta = Meta::new(OpKind::Gemm, Phase::Forward).chunk(i);
             let computed: Vec<u32> = members
                 .iter()
-                .map(|&m| g.compute(m, cost.time_s, cost.memory_s, cost.flops, meta))
+                .map(|&m| g.compute(m, cost.time_s, cost.memory_s, cost.tiles, cost.flops, meta))
                 .collect();
             let id = g.comm(
                 &members,

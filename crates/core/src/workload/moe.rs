@@ -13,6 +13,7 @@
 //! model counts.
 
 use crate::model::scenario::{Dispatcher, Mode, Moe, Scenario, Schedule, Transformer, Workload};
+use crate::workload::efficiency::GemmShape;
 use crate::workload::layer_cost::{OpCost, Roofline};
 use crate::workload::schedule::{Pass, Step};
 
@@ -188,14 +189,22 @@ fn swiglu(r: &Roofline, groups: f64, tokens: f64, h: f64, ffn: f64) -> (OpCost, 
     let each = tokens / groups;
     let up_weights = groups * h * 2.0 * ffn;
     let up = r.batched(
-        groups,
-        2.0 * each * h * 2.0 * ffn,
+        GemmShape {
+            rows: each,
+            inner: h,
+            cols: 2.0 * ffn,
+            count: groups,
+        },
         2.0 * (tokens * h + up_weights + tokens * 2.0 * ffn),
     );
-    let act = r.kernel(0.0, 2.0 * 3.0 * tokens * ffn);
+    let act = r.memory(2.0 * 3.0 * tokens * ffn);
     let down = r.batched(
-        groups,
-        2.0 * each * ffn * h,
+        GemmShape {
+            rows: each,
+            inner: ffn,
+            cols: h,
+            count: groups,
+        },
         2.0 * (tokens * ffn + groups * ffn * h + tokens * h),
     );
     (up, act, down)
@@ -211,13 +220,13 @@ pub(crate) fn moe_cost(t: &Transformer, m: &Moe, tp: u32, ep: u32, r: &Roofline)
     // Token copies this rank's experts receive: balanced, then the busiest.
     let routed = tokens * f64::from(m.top_k);
     let paced = routed * m.imbalance;
-    let layernorm = r.kernel(0.0, 4.0 * tokens * h);
+    let layernorm = r.memory(4.0 * tokens * h);
     let router_gemm = r.gemm(tokens, h, experts);
     // Softmax and top-k read and write the scores in fp32.
-    let top_k = r.kernel(0.0, 8.0 * tokens * experts);
+    let top_k = r.memory(8.0 * tokens * experts);
     let router = layernorm.add(router_gemm).add(top_k);
     // Permutation to expert order and back: a read and a write of every copy.
-    let permute = r.kernel(0.0, 2.0 * 2.0 * paced * h);
+    let permute = r.memory(2.0 * 2.0 * paced * h);
     let (up, act, down) = swiglu(r, local_experts, paced, h, ffn);
     let flops = |c: OpCost, balanced: f64| OpCost {
         flops: balanced,
@@ -228,7 +237,7 @@ pub(crate) fn moe_cost(t: &Transformer, m: &Moe, tp: u32, ep: u32, r: &Roofline)
         permute.add(up).add(act).add(down).add(permute),
         balanced_flops,
     );
-    let act_bwd = r.kernel(0.0, 2.0 * 5.0 * paced * ffn);
+    let act_bwd = r.memory(2.0 * 5.0 * paced * ffn);
     let experts_dgrad = flops(
         permute.add(down).add(act_bwd).add(up).add(permute),
         balanced_flops,
@@ -239,7 +248,7 @@ pub(crate) fn moe_cost(t: &Transformer, m: &Moe, tp: u32, ep: u32, r: &Roofline)
         (OpCost::default(), OpCost::default(), OpCost::default())
     } else {
         let (up, act, down) = swiglu(r, 1.0, tokens, h, shared_ffn);
-        let act_bwd = r.kernel(0.0, 2.0 * 5.0 * tokens * shared_ffn);
+        let act_bwd = r.memory(2.0 * 5.0 * tokens * shared_ffn);
         (
             up.add(act).add(down),
             down.add(act_bwd).add(up),

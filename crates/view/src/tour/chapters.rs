@@ -430,7 +430,8 @@ pub const CHAPTERS: &[Chapter] = &[
             axis("TP window", Tp, AxisFigure::Window),
             axis("TP exposed", Tp, AxisFigure::Exposed),
         ],
-        explain: "Each GEMM takes about half the time, and so does TP's window: {axes.tp.window_ms}. TP's traffic \
+        explain: "Each GEMM alone takes about half the time, and TP's window shrinks from {before:axes.tp.window_ms} \
+                  to {axes.tp.window_ms}. TP's traffic \
                   stays {axes.tp.comm_ms}, as the activations it moves are still bf16, so what no longer fits \
                   under a GEMM waits: TP's exposed time goes from {before:axes.tp.exposed_ms} to \
                   {axes.tp.exposed_ms}. FSDP's gathers and reduce-scatters lose window the same way (DP exposed \
@@ -523,8 +524,8 @@ pub const CHAPTERS: &[Chapter] = &[
                   bandwidth to cut that latency. A chunk of the finer cut is small enough that NCCL reaches far \
                   less bus bandwidth on it than on a chunk of the coarser cut, far below its peak. So the same \
                   bytes take {axes.tp.comm_ms} where they took {before:axes.tp.comm_ms}. Finer chunks were meant \
-                  to hide more, but the share that hides goes from {before:axes.tp.hidden} to {axes.tp.hidden}, \
-                  and TP's exposed time grows from {before:axes.tp.exposed_ms} to {axes.tp.exposed_ms}: the \
+                  to hide more; the share that hides goes from {before:axes.tp.hidden} to {axes.tp.hidden}, yet \
+                  TP's exposed time grows from {before:axes.tp.exposed_ms} to {axes.tp.exposed_ms}: the \
                   longer traffic eats the gain from the finer overlap, and the step is {diff:step_time_ms} longer.",
         controls: &["overlap.tp_chunks", "overlap.tp_mode"],
         answer: Some(|o| change_choice(o.before.axes.tp.comm_ms, o.after.axes.tp.comm_ms, 0.02)),

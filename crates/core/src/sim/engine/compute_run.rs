@@ -94,7 +94,9 @@ impl<N: BandwidthModel> Engine<'_, N> {
         let Some(mut next) = self.run_successor(t, gpu) else {
             return false;
         };
-        let speed = self.speed(gpu);
+        // No collective of the GPU is in flight: every op of the run runs
+        // at the quiet speed, whatever its tiles.
+        let speed = self.speed(gpu, t);
         let mut ops = std::mem::take(&mut self.gpu[gpu as usize].run);
         ops.clear();
         let mut times = self.quiet_times(t, self.now, speed);
@@ -143,7 +145,8 @@ impl<N: BandwidthModel> Engine<'_, N> {
         st.run_head = NO_RUN;
         let ops = std::mem::take(&mut st.run);
         self.cancel(head);
-        let speed = self.speed(gpu);
+        // The collective does not count yet: the quiet speed, as the run's.
+        let speed = self.speed(gpu, head);
         let mut i = 0;
         while i + 1 < ops.len() && ops[i].times.end_s <= now {
             self.complete_in_run(ops[i].task, gpu, ops[i].times.end_s, ops[i + 1].task);

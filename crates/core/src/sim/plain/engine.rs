@@ -238,9 +238,11 @@ impl Engine<'_> {
         });
     }
 
-    fn speed(&self, gpu: u32) -> f64 {
+    /// Speed of compute task `t`'s compute-bound part on `gpu` now.
+    fn speed(&self, gpu: u32, t: TaskId) -> f64 {
         let st = &self.gpu[gpu as usize];
-        self.sharing.compute_speed(st.comm_active, &st.sms)
+        self.sharing
+            .compute_speed(st.comm_active, &st.sms, self.g.tiles[t as usize])
     }
 
     fn start(&mut self, t: TaskId) {
@@ -345,7 +347,7 @@ impl Engine<'_> {
         let Some(t) = self.gpu[gpu as usize].running else {
             return;
         };
-        let speed = self.speed(gpu);
+        let speed = self.speed(gpu, t);
         let old_speed = self.gpu[gpu as usize].speed;
         if speed == old_speed || self.st[t as usize].in_memory_phase {
             return;
@@ -364,7 +366,7 @@ impl Engine<'_> {
     fn begin_compute_phase(&mut self, t: TaskId, work_s: f64) {
         let now = self.now;
         let gpu = self.g.tasks[t as usize].gpu;
-        let speed = self.speed(gpu);
+        let speed = self.speed(gpu, t);
         self.gpu[gpu as usize].speed = speed;
         let ts = &mut self.st[t as usize];
         ts.remaining = work_s;

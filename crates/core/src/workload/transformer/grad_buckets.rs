@@ -335,11 +335,12 @@ impl Builder<'_> {
             let expert_shards = self.sharding.optimizer_shards(self.expert_data_parallel());
             let params = b.params / self.sharding.optimizer_shards(l.dp_group())
                 + b.expert_params / expert_shards;
-            let cost = self.roof.kernel(0.0, params * OPTIMIZER_BYTES_PER_PARAM);
+            let cost = self.roof.memory(params * OPTIMIZER_BYTES_PER_PARAM);
             self.g.compute(
                 m,
                 cost.time_s,
                 cost.memory_s,
+                cost.tiles,
                 0.0,
                 Meta::new(OpKind::Optimizer, Phase::Step),
             );

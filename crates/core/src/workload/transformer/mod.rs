@@ -101,7 +101,7 @@ struct Builder<'a> {
 /// Builds the step into `g`, an empty graph (see `workload::build_capped`).
 pub(crate) fn build(mut g: Graph, s: &Scenario, t: &Transformer, fidelity: Fidelity) -> Graph {
     let cluster = Cluster::new(&mut g, s, fidelity);
-    let roof = Roofline::with_precision(&s.hardware, t.precision);
+    let roof = Roofline::with_precision(&s.hardware, s.hardware_preset, t.precision);
     let tp = s.parallel.tp;
     let cost = layer_cost(t, tp, s.parallel.cp, &roof);
     let form = TpForm::of(s, t);
@@ -139,7 +139,13 @@ pub(crate) fn build(mut g: Graph, s: &Scenario, t: &Transformer, fidelity: Fidel
         },
         sharding: Sharding::new(s, t),
         moe_cost: t.moe.as_ref().map(|m| {
-            crate::workload::moe::moe_cost(t, m, tp, s.parallel.ep, &Roofline::of(&s.hardware))
+            crate::workload::moe::moe_cost(
+                t,
+                m,
+                tp,
+                s.parallel.ep,
+                &Roofline::of(&s.hardware, s.hardware_preset),
+            )
         }),
         ep_traffic: t.moe.as_ref().filter(|_| s.parallel.ep > 1).map(|m| {
             let ep = s.parallel.ep;
@@ -381,7 +387,7 @@ impl Builder<'_> {
         for i in 0..self.members.len() {
             let m = self.members[i];
             self.g
-                .compute(m, cost.time_s, cost.memory_s, cost.flops, meta);
+                .compute(m, cost.time_s, cost.memory_s, cost.tiles, cost.flops, meta);
         }
     }
 

@@ -103,7 +103,7 @@ impl Builder<'_> {
         }
         let size = self.cost.activation_bytes / f64::from(chunks);
         let fused_bytes = if self.fused.carries(meta.op, meta.layer) {
-            self.cost.bias_dropout_add.memory_s * self.roof.hbm_gbps * 1e9 / f64::from(chunks)
+            self.cost.bias_dropout_add.memory_s * self.roof.hbm_bps / f64::from(chunks)
         } else {
             0.0
         };
