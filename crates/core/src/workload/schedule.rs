@@ -431,30 +431,22 @@ pub fn later_steady_counts(s: &Scenario) -> Vec<[u32; 3]> {
 }
 
 /// The counts a marked short run of `s` is made at, in order: the last of
-/// [`steady_counts`], then the same run `MARGIN_UNITS` later where it is
-/// still shorter than the step. Empty where the steady state does not
-/// apply or its runs mark no periods ([`period_marks`]).
+/// [`steady_counts`], then the last count of each later margin's three
+/// runs ([`later_steady_counts`]: where they still cost less than the
+/// step, so that falling back to them stays within the budget). Empty
+/// where the steady state does not apply or its runs mark no periods
+/// ([`period_marks`]).
 pub fn marked_run_counts(s: &Scenario) -> Vec<u32> {
     let Some([_, _, first]) = steady_counts(s) else {
         return Vec::new();
     };
-    let m = s.micro_batches();
-    let mut counts = vec![first];
-    for margin in &MARGIN_UNITS[1..] {
-        let Some((m0, unit)) = first_steady_count(s, *margin) else {
-            break;
-        };
-        let last = m0 + 2 * unit;
-        if last >= m || !(m - last).is_multiple_of(unit) {
-            break;
-        }
-        counts.push(last);
-    }
     if !marks_periods_at(s, first) {
         return Vec::new();
     }
-    counts.retain(|&c| marks_periods_at(s, c));
-    counts
+    std::iter::once(first)
+        .chain(later_steady_counts(s).into_iter().map(|[_, _, last]| last))
+        .filter(|&c| marks_periods_at(s, c))
+        .collect()
 }
 
 /// Whether a run of `s` at `m` micro-batches marks two periods
