@@ -98,6 +98,14 @@ pub fn marked_counts(s: &Scenario) -> Option<[u32; 3]> {
     marked_run_counts(s).first().map(|&m| marked_at(m, unit))
 }
 
+/// Whether a later short run of `s` at `m` micro-batches holds no more
+/// than one run may (`validate::MAX_TIMELINE_OPS`): the budget counts the
+/// first runs only (`workload::cost::budget_within`).
+fn within_one_run(s: &Scenario, m: u32) -> bool {
+    workload::cost::predict(&with_micro_batches(s, m))
+        .is_some_and(|c| c.ops <= validate::MAX_TIMELINE_OPS)
+}
+
 /// Micro-batches one period of the steady state adds, where it applies.
 fn unit_of(s: &Scenario) -> Option<u32> {
     steady_counts(s).map(|[a, b, _]| b - a)
@@ -114,7 +122,9 @@ pub(crate) fn timeline(sim: &Simulator, s: &Scenario) -> Option<(Timeline, PartR
     let unit = unit_of(s)?;
     marked_run_counts(s)
         .into_iter()
-        .find_map(|m| timeline_at(sim, s, m, unit))
+        .enumerate()
+        .filter(|&(i, m)| i == 0 || within_one_run(s, m))
+        .find_map(|(_, m)| timeline_at(sim, s, m, unit))
 }
 
 /// The step's timeline from one marked short run at `m` micro-batches, if
@@ -258,19 +268,26 @@ pub(crate) fn run_part(sim: &Simulator, s: &Scenario, off: &Scenario, part: Part
         }
         _ => None,
     };
-    let later: Vec<u32> = marked_run_counts(of).into_iter().skip(1).collect();
+    // Made only where the first run's periods do not repeat, so checked
+    // only then.
+    let later = || {
+        marked_run_counts(of)
+            .into_iter()
+            .skip(1)
+            .filter(|&m| within_one_run(of, m))
+    };
     let run_at = |m: u32| with_micro_batches(of, m);
     PartRan(if part.baseline {
         Ran::Step(settled_or_three(
             run_step(sim, &scenario),
-            marked.map(|(_, unit)| (unit, later.as_slice())),
+            marked.map(|(_, unit)| (unit, later)),
             |one| marked.is_some_and(|(_, unit)| marked_step(sim, of, unit, one).is_some()),
             |m| run_step(sim, &run_at(m)),
         ))
     } else {
         Ran::Tally(settled_or_three(
             run_tally(sim, &scenario),
-            marked.map(|(_, unit)| (unit, later.as_slice())),
+            marked.map(|(_, unit)| (unit, later)),
             |one| marked.is_some_and(|(_, unit)| marked_tally(sim, of, unit, one).is_some()),
             |m| run_tally(sim, &run_at(m)),
         ))
@@ -337,9 +354,9 @@ fn charge<T: ShortRun>(run: &mut T, spent: &mut [T]) {
 /// two units shorter, made here: on the thread, or the page's worker, that
 /// has the part. Largest first, as `parts_of` lists runs. The runs set
 /// aside count in the events.
-fn settled_or_three<T: ShortRun>(
+fn settled_or_three<T: ShortRun, L: IntoIterator<Item = u32>>(
     first: T,
-    marked: Option<(u32, &[u32])>,
+    marked: Option<(u32, impl FnOnce() -> L)>,
     repeats: impl Fn(&T) -> bool,
     run_at: impl Fn(u32) -> T,
 ) -> Vec<T> {
@@ -347,7 +364,7 @@ fn settled_or_three<T: ShortRun>(
         return vec![first];
     };
     let mut spent = vec![first];
-    for &m in later {
+    for m in later() {
         let mut run = run_at(m);
         if repeats(&run) {
             charge(&mut run, &mut spent);
@@ -368,7 +385,7 @@ fn settled_or_three<T: ShortRun>(
 /// repeat (they are dropped), with the other two short runs made here, in
 /// the order of their counts.
 fn all_three<T: ShortRun>(one: T, unit: u32, run_at: impl Fn(u32) -> T) -> Vec<T> {
-    let mut runs = settled_or_three(one, Some((unit, &[])), |_| false, run_at);
+    let mut runs = settled_or_three(one, Some((unit, Vec::new)), |_| false, run_at);
     in_count_order(&mut runs);
     runs
 }
@@ -461,6 +478,7 @@ fn tally_from(
     let first = counts[0];
     let mut later = later_steady_counts(s)
         .into_iter()
+        .filter(|&[_, _, last]| within_one_run(s, last))
         .filter(move |c| c[0] > first && !sim.steady_fails());
     loop {
         let extrapolated = extrapolate_tally(&runs, counts, s.micro_batches());
@@ -740,6 +758,7 @@ fn step_time_from(
     let first = counts[0];
     let mut later = later_steady_counts(s)
         .into_iter()
+        .filter(|&[_, _, last]| within_one_run(s, last))
         .filter(move |c| c[0] > first && !sim.steady_fails());
     loop {
         let at = steps.map(|step| (step, step.abs()));

@@ -39,7 +39,7 @@ use crate::model::fidelity::Fidelity;
 use crate::model::scenario::{Scenario, Workload};
 use crate::workload::graph::{Graph, COMPUTE};
 use crate::workload::interference::{memory_phase_s, NetworkSetup, Sharing};
-use crate::workload::schedule::{affine_micro_batches, later_steady_counts, steady_counts};
+use crate::workload::schedule::{affine_micro_batches, steady_counts};
 
 /// The predicted cost of simulating one scenario.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -187,15 +187,12 @@ pub fn budget_within(s: &Scenario, _run_cap: u64) -> Option<Budget> {
                 .collect::<Option<Vec<_>>>()?,
             None => vec![step],
         };
-        let mut figures = runs[1..].iter().fold(runs[0], |f, &run| f.then(run));
         // A step still settling at those counts is run again at later
-        // margins (`later_steady_counts`), each run a few units longer and
-        // each margin's three cheaper than the whole step, which the
-        // fallback may run anyway: their time is not counted, but the
-        // largest run is held within the memory of one run.
-        for [_, _, last] in later_steady_counts(s) {
-            figures.ops = figures.ops.max(predict(&with_micro_batches(s, last))?.ops);
-        }
+        // margins (`later_steady_counts`), each margin's three runs cheaper
+        // than the whole step, which the fallback may run anyway: not
+        // counted here; `steady_state` makes a later run only within the
+        // memory of one run.
+        let figures = runs[1..].iter().fold(runs[0], |f, &run| f.then(run));
         budget = Some(match budget {
             None => Budget { step, figures },
             Some(b) => Budget {
