@@ -197,10 +197,16 @@ impl GemmGeneration {
         sms: u32,
         sms_available: u32,
     ) -> f64 {
+        let plan = self.plan(shape, peak_tflops, hbm_bps, sms);
+        self.planned_s(shape, &plan, sms_available)
+    }
+
+    /// Seconds of `shape`'s kernel run as `plan` on `sms_available` SMs:
+    /// its fixed cost and its waves (0 for an empty GEMM).
+    pub fn planned_s(&self, shape: GemmShape, plan: &GemmPlan, sms_available: u32) -> f64 {
         if shape.rows <= 0.0 || shape.cols <= 0.0 || shape.inner <= 0.0 || shape.count <= 0.0 {
             return 0.0;
         }
-        let plan = self.plan(shape, peak_tflops, hbm_bps, sms);
         self.fixed_us * 1e-6 + plan.time_s(sms_available)
     }
 }

@@ -123,10 +123,10 @@ impl Roofline {
     /// through HBM: its tiles' waves over every SM, or its bytes, whichever
     /// is slower.
     fn tiled(&self, peak_tflops: f64, shape: GemmShape, bytes: f64) -> OpCost {
-        let compute_s =
-            self.gemm
-                .gemm_compute_s(shape, peak_tflops, self.hbm_bps, self.sms, self.sms);
+        // The plan once: its time on every SM and its blocks, which the
+        // engine stretches into waves beside collectives.
         let plan = self.gemm.plan(shape, peak_tflops, self.hbm_bps, self.sms);
+        let compute_s = self.gemm.planned_s(shape, &plan, self.sms);
         OpCost::roofline(compute_s, bytes / self.hbm_bps, shape.flops(), plan.blocks)
     }
 

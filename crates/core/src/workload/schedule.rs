@@ -378,11 +378,16 @@ fn fill_micro_batches(schedule: Schedule, pp: u32) -> Option<u32> {
 /// than the full one (counted in micro-batches). `crate::steady_state`
 /// runs them; `cost::cost` counts them.
 pub fn steady_counts(s: &Scenario) -> Option<[u32; 3]> {
-    let (m0, unit) = first_steady_count(s, MARGIN_UNITS[0])?;
+    counts_at_margin(s, MARGIN_UNITS[0])
+}
+
+/// The three short runs' counts `margin` units past the fill, where they
+/// cost less than the full run and reach the scenario's count in whole units.
+fn counts_at_margin(s: &Scenario, margin: u32) -> Option<[u32; 3]> {
+    let (m0, unit) = first_steady_count(s, margin)?;
     let m = s.micro_batches();
-    let counts = [m0, m0 + unit, m0 + 2 * unit];
     let cheaper = u64::from(m0) * 3 + 3 * u64::from(unit) < u64::from(m);
-    (cheaper && (m - m0).is_multiple_of(unit)).then_some(counts)
+    (cheaper && (m - m0).is_multiple_of(unit)).then_some([m0, m0 + unit, m0 + 2 * unit])
 }
 
 /// Units of micro-batches past the fill the steady state's first short run
@@ -416,17 +421,12 @@ fn first_steady_count(s: &Scenario, margin: u32) -> Option<(u32, u32)> {
 /// [`steady_counts`] disagree, a step still settling there, the figures
 /// try these before the full simulation.
 pub fn later_steady_counts(s: &Scenario) -> Vec<[u32; 3]> {
-    let m = s.micro_batches();
     if steady_counts(s).is_none() {
         return Vec::new();
     }
     MARGIN_UNITS[1..]
         .iter()
-        .map_while(|&margin| {
-            let (m0, unit) = first_steady_count(s, margin)?;
-            let cheaper = u64::from(m0) * 3 + 3 * u64::from(unit) < u64::from(m);
-            (cheaper && (m - m0).is_multiple_of(unit)).then_some([m0, m0 + unit, m0 + 2 * unit])
-        })
+        .map_while(|&margin| counts_at_margin(s, margin))
         .collect()
 }
 
