@@ -99,7 +99,7 @@ fn with_cp_overlap_each_step_moves_under_the_previous_blocks_attention() {
         assert!(block(step.chunk).start_s >= step.end_s);
     }
     let r = &sim.report;
-    let cp = r.axes.cp.as_ref().expect("the report has a cp axis");
+    let cp = r.axes.reported(Axis::Cp).expect("the report has a cp axis");
     assert!(cp.hidden > 0.95, "{cp:?}");
 
     // Without it, no step moves under compute: each waits.
@@ -113,7 +113,7 @@ fn with_cp_overlap_each_step_moves_under_the_previous_blocks_attention() {
             "{step:?}"
         );
     }
-    let cp_off = off.report.axes.cp.as_ref().unwrap();
+    let cp_off = off.report.axes.reported(Axis::Cp).unwrap();
     assert!(cp_off.hidden < 0.01, "{cp_off:?}");
     assert!(off.report.step_time_ms > r.step_time_ms);
 }

@@ -100,11 +100,21 @@ fn current() -> BTreeMap<String, String> {
     };
     for p in presets::PRESETS {
         let input = p.input();
-        put(p.id, "link", format!("{:016x}", Fnv::of(share_link::encode_shortest(&input).as_bytes())));
+        put(
+            p.id,
+            "link",
+            format!(
+                "{:016x}",
+                Fnv::of(share_link::encode_shortest(&input).as_bytes())
+            ),
+        );
         put(
             p.id,
             "link-to-preset",
-            format!("{:016x}", Fnv::of(share_link::encode(&input, Some(p.id)).as_bytes())),
+            format!(
+                "{:016x}",
+                Fnv::of(share_link::encode(&input, Some(p.id)).as_bytes())
+            ),
         );
         let s = input.resolve().expect("presets resolve");
         put(p.id, "report", report_hash(&s));
@@ -133,7 +143,14 @@ fn current() -> BTreeMap<String, String> {
                 continue;
             }
         };
-        put(&case, "link", format!("{:016x}", Fnv::of(share_link::encode_shortest(&input).as_bytes())));
+        put(
+            &case,
+            "link",
+            format!(
+                "{:016x}",
+                Fnv::of(share_link::encode_shortest(&input).as_bytes())
+            ),
+        );
         match input.resolve() {
             Ok(s) => {
                 put(&case, "report", report_hash(&s));

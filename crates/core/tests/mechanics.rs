@@ -83,8 +83,16 @@ fn links_crossed(op: OpKind) -> f64 {
 fn dp_and_pp_traffic_on_one_nic_each_take_longer_than_alone() {
     let sim = simulate(&preset("contention"));
     let r = &sim.report;
-    assert!(r.axes.dp.contention_ms > 0.0, "{:?}", r.axes.dp);
-    assert!(r.axes.pp.contention_ms > 0.0, "{:?}", r.axes.pp);
+    assert!(
+        r.axes[Axis::Dp].contention_ms > 0.0,
+        "{:?}",
+        r.axes[Axis::Dp]
+    );
+    assert!(
+        r.axes[Axis::Pp].contention_ms > 0.0,
+        "{:?}",
+        r.axes[Axis::Pp]
+    );
     assert!(r.links.network.shared > 0.0);
     // Alone, neither is slowed: without DP traffic the sends meet nobody.
     let mut quiet = preset("contention");
@@ -98,7 +106,7 @@ fn dp_and_pp_traffic_on_one_nic_each_take_longer_than_alone() {
         w => w,
     };
     let alone = simulate(&quiet).report;
-    assert_eq!(alone.axes.pp.contention_ms, 0.0);
+    assert_eq!(alone.axes[Axis::Pp].contention_ms, 0.0);
 }
 
 #[test]
@@ -258,7 +266,7 @@ fn each_axis_has_the_window_its_structure_gives() {
     // traffic; PP's is a whole micro-batch, far larger than its sends; DP's
     // is only the last micro-batch's backward.
     let r = simulate(&preset("didactic")).report;
-    let (tp, pp, dp) = (&r.axes.tp, &r.axes.pp, &r.axes.dp);
+    let (tp, pp, dp) = (&r.axes[Axis::Tp], &r.axes[Axis::Pp], &r.axes[Axis::Dp]);
     assert!(pp.window_ms > 10.0 * pp.comm_ms, "{pp:?}");
     assert!(tp.window_ms < 3.0 * tp.comm_ms, "{tp:?}");
     assert!(
@@ -293,7 +301,7 @@ fn inference_runs_forward_only_with_no_dp_reduction() {
         t.mode = overlap_core::scenario::Mode::Inference;
     }
     let sim = simulate(&s);
-    assert_eq!(sim.report.axes.dp.comm_ms, 0.0);
+    assert_eq!(sim.report.axes[Axis::Dp].comm_ms, 0.0);
     assert!(sim
         .timeline
         .gpus
@@ -499,5 +507,5 @@ fn sp_allgathers_before_column_parallel_gemms_overlap_them_in_ring_steps() {
         .filter(|c| c.op == OpKind::AllGather)
         .collect();
     assert_eq!(blocking.len(), 4);
-    assert!(sim.report.axes.tp.hidden > sim_off.report.axes.tp.hidden);
+    assert!(sim.report.axes[Axis::Tp].hidden > sim_off.report.axes[Axis::Tp].hidden);
 }

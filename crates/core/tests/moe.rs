@@ -135,8 +135,7 @@ fn expert_gradients_reduce_over_the_expert_data_parallel_group() {
         simulate_report(&scenario(&small(4, 1, ep, "")))
             .unwrap()
             .report
-            .axes
-            .dp
+            .axes[Axis::Dp]
             .comm_ms
     };
     assert!(
@@ -192,7 +191,7 @@ fn with_ep_overlap_the_all_to_alls_run_beside_compute() {
     assert!(off_share < 0.02, "off: {off_share}");
     assert!(on_share > 0.4, "on: {on_share}");
     assert!(on_sim.report.step_time_ms < off_sim.report.step_time_ms);
-    assert!(on_sim.report.axes.ep.as_ref().unwrap().hidden > 0.4);
+    assert!(on_sim.report.axes.reported(Axis::Ep).unwrap().hidden > 0.4);
 }
 
 #[test]

@@ -97,9 +97,9 @@ fn check(what: &str, r: &Report) {
     let shares = [
         ("mfu", r.mfu),
         ("bubble", r.bubble_fraction),
-        ("tp hidden", r.axes.tp.hidden),
-        ("pp hidden", r.axes.pp.hidden),
-        ("dp hidden", r.axes.dp.hidden),
+        ("tp hidden", r.axes[Axis::Tp].hidden),
+        ("pp hidden", r.axes[Axis::Pp].hidden),
+        ("dp hidden", r.axes[Axis::Dp].hidden),
         ("nvlink busy", r.links.nvlink.busy),
         ("nvlink shared", r.links.nvlink.shared),
         ("network busy", r.links.network.busy),
@@ -180,7 +180,7 @@ fn a_stage_waiting_on_the_senders_reduction_counts_it_as_bubble() {
     check("coconet-inference at 67 layers", &r);
     // Everything the receiving stage moved over the boundary stood in its
     // way, and nothing more: 2.53 ms of 2.92 ms of waiting before.
-    let pp = &r.axes.pp;
+    let pp = &r.axes[Axis::Pp];
     assert!(pp.comm_ms > 2.0, "{pp:?}");
     assert!(
         (pp.exposed_ms - pp.comm_ms).abs() <= SLACK * r.step_time_ms,

@@ -225,7 +225,7 @@ fn fsdp_prefetch_is_exactly_one_layer_ahead() {
         let previous_end = w[0].1.last().unwrap().end_s;
         assert!(w[1].0.start_s >= previous_end - 1e-12, "{:?}", w[1].0);
     }
-    assert!(serial.report.axes.dp.exposed_ms > sim.report.axes.dp.exposed_ms);
+    assert!(serial.report.axes[Axis::Dp].exposed_ms > sim.report.axes[Axis::Dp].exposed_ms);
 }
 
 #[test]
@@ -255,7 +255,7 @@ fn grad_sync_sets_how_many_reduce_scatters_run() {
 fn fsdp_windows_bound_what_hides() {
     for dp in [true, false] {
         let sim = simulate(&scenario("full", 2, &format!(r#","dp":{dp}"#)));
-        let a = &sim.report.axes.dp;
+        let a = &sim.report.axes[Axis::Dp];
         assert!(a.comm_ms > 0.0 && a.window_ms > 0.0, "{a:?}");
         assert!(a.under_compute_ms <= a.window_ms + 1e-9, "{a:?}");
         if dp {
@@ -287,8 +287,8 @@ fn sharded_reduced_simulation_equals_full() {
             full.report.step_time_ms
         );
         assert!(close(
-            reduced.report.axes.dp.exposed_ms,
-            full.report.axes.dp.exposed_ms
+            reduced.report.axes[Axis::Dp].exposed_ms,
+            full.report.axes[Axis::Dp].exposed_ms
         ));
     }
 }

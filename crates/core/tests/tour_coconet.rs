@@ -143,11 +143,11 @@ fn explain_slicing_puts_nvlink_and_the_nic_to_work_together_and_cuts_pp_exposed(
     assert_eq!(sender(&b), 0);
     assert!(sender(&a) > 0);
     // "and cuts PP's exposed time"
-    let exposed = |sim: &Simulation| sim.report.axes.pp.exposed_ms;
+    let exposed = |sim: &Simulation| sim.report.axes[Axis::Pp].exposed_ms;
     println!("PP exposed {:.3} -> {:.3} ms", exposed(&b), exposed(&a));
     assert!(exposed(&a) < exposed(&b));
     // "the boundary takes about 1 ms per micro-batch here"
-    let per_mb = b.report.axes.pp.comm_ms / f64::from(s0.micro_batches());
+    let per_mb = b.report.axes[Axis::Pp].comm_ms / f64::from(s0.micro_batches());
     println!("PP comm per micro-batch {per_mb:.3} ms");
     assert!((0.7..1.4).contains(&per_mb), "{per_mb}");
 }

@@ -109,12 +109,12 @@ fn intro_each_layer_is_gathered_before_forward_and_backward_and_gpus_wait() {
             .sum();
         assert!(computing <= 0.01 * (c.end_s - c.start_s), "{c:?}");
     }
-    let dp = &sim.report.axes.dp;
+    let dp = &sim.report.axes[Axis::Dp];
     assert!(dp.exposed_ms >= 0.99 * dp.comm_ms, "{dp:?}");
 }
 
 fn dp(sim: &Simulation) -> &overlap_core::report::AxisReport {
-    &sim.report.axes.dp
+    &sim.report.axes[Axis::Dp]
 }
 
 #[test]

@@ -80,7 +80,7 @@ fn windows_are_reported_with_overlap_off() {
 fn time_under_idle_is_not_hidden_and_not_window() {
     let r = simulate(&presets::scenario("contention").unwrap()).report;
     check("contention", &r);
-    let dp = &r.axes.dp;
+    let dp = &r.axes[Axis::Dp];
     assert!(
         dp.comm_ms - dp.exposed_ms > dp.window_ms * 1.5 && dp.under_idle_ms > 0.0,
         "{dp:?}"

@@ -72,7 +72,9 @@ const PHASE_SHIFT: u32 = OP_BITS;
 const WINDOW_BIT: u32 = 1 << (PHASE_SHIFT + 2);
 const SHORT_BIT: u32 = WINDOW_BIT << 1;
 const KERNEL_SHIFT: u32 = PHASE_SHIFT + 4;
-const _: () = assert!(OPS.len() <= 1 << OP_BITS && PHASES.len() <= 4);
+// An op kind and a phase travel as their places in `OpKind::ALL` and
+// `Phase::ALL` (the core declares each once).
+const _: () = assert!(OpKind::COUNT <= 1 << OP_BITS && Phase::COUNT <= 4);
 
 /// The timeline as words, ready to become two typed arrays.
 #[derive(Debug, Default, PartialEq)]
@@ -122,87 +124,6 @@ impl WordSink for Encoded {
         self.u32s[at..at + words.len()].copy_from_slice(words);
     }
 }
-
-fn op_code(op: OpKind) -> u32 {
-    match op {
-        OpKind::Qkv => 0,
-        OpKind::Attention => 1,
-        OpKind::Proj => 2,
-        OpKind::MlpUp => 3,
-        OpKind::MlpDown => 4,
-        OpKind::Logits => 5,
-        OpKind::MlpDownBackward => 6,
-        OpKind::MlpUpDgrad => 7,
-        OpKind::MlpUpWgrad => 8,
-        OpKind::AttentionBackward => 9,
-        OpKind::QkvDgrad => 10,
-        OpKind::QkvWgrad => 11,
-        OpKind::LogitsBackward => 12,
-        OpKind::Optimizer => 13,
-        OpKind::Gemm => 14,
-        OpKind::AllReduce => 15,
-        OpKind::ReduceScatter => 16,
-        OpKind::AllGather => 17,
-        OpKind::Send => 18,
-        OpKind::EmbeddingAllReduce => 19,
-        OpKind::Router => 20,
-        OpKind::Experts => 21,
-        OpKind::SharedExperts => 22,
-        OpKind::ExpertsDgrad => 23,
-        OpKind::ExpertsWgrad => 24,
-        OpKind::SharedExpertsBackward => 25,
-        OpKind::Dispatch => 26,
-        OpKind::Combine => 27,
-    }
-}
-
-/// Every op kind, indexed by its code.
-const OPS: [OpKind; 28] = [
-    OpKind::Qkv,
-    OpKind::Attention,
-    OpKind::Proj,
-    OpKind::MlpUp,
-    OpKind::MlpDown,
-    OpKind::Logits,
-    OpKind::MlpDownBackward,
-    OpKind::MlpUpDgrad,
-    OpKind::MlpUpWgrad,
-    OpKind::AttentionBackward,
-    OpKind::QkvDgrad,
-    OpKind::QkvWgrad,
-    OpKind::LogitsBackward,
-    OpKind::Optimizer,
-    OpKind::Gemm,
-    OpKind::AllReduce,
-    OpKind::ReduceScatter,
-    OpKind::AllGather,
-    OpKind::Send,
-    OpKind::EmbeddingAllReduce,
-    OpKind::Router,
-    OpKind::Experts,
-    OpKind::SharedExperts,
-    OpKind::ExpertsDgrad,
-    OpKind::ExpertsWgrad,
-    OpKind::SharedExpertsBackward,
-    OpKind::Dispatch,
-    OpKind::Combine,
-];
-
-fn phase_code(p: Phase) -> u32 {
-    match p {
-        Phase::Forward => 0,
-        Phase::Recompute => 1,
-        Phase::Backward => 2,
-        Phase::Step => 3,
-    }
-}
-
-const PHASES: [Phase; 4] = [
-    Phase::Forward,
-    Phase::Recompute,
-    Phase::Backward,
-    Phase::Step,
-];
 
 /// 0 for none, else 1 + algorithm x protocols + protocol, by their places
 /// in `Algorithm::ALL` and `Protocol::ALL`.
@@ -449,7 +370,7 @@ fn record_f64s(w: u32) -> usize {
 
 /// An interval's flag word (see [`OP_BITS`] and the bits after it).
 fn flags(iv: &Interval, short: bool) -> u32 {
-    let mut w = op_code(iv.op) | phase_code(iv.phase) << PHASE_SHIFT;
+    let mut w = iv.op.index() as u32 | (iv.phase.index() as u32) << PHASE_SHIFT;
     if iv.window.is_some() {
         w |= WINDOW_BIT;
     }
@@ -683,10 +604,13 @@ impl Decoder {
                     for u in self.scratch_u32.chunks_exact(U32_PER_INTERVAL) {
                         let w = u[5];
                         let op_code = w & ((1 << OP_BITS) - 1);
-                        let op = *OPS
+                        let op = *OpKind::ALL
                             .get(op_code as usize)
                             .ok_or_else(|| DecodeError(format!("unknown op code {op_code}")))?;
-                        let phase = PHASES[(w >> PHASE_SHIFT & 3) as usize];
+                        let phase_code = w >> PHASE_SHIFT & 3;
+                        let phase = *Phase::ALL.get(phase_code as usize).ok_or_else(|| {
+                            DecodeError(format!("unknown phase code {phase_code}"))
+                        })?;
                         let kernel = kernel_of(w >> KERNEL_SHIFT)?;
                         let (rec, rest) = f.split_at(record_f64s(w));
                         f = rest;
@@ -917,11 +841,11 @@ mod tests {
 
     #[test]
     fn every_op_kind_and_phase_round_trips_through_its_code() {
-        for (i, op) in OPS.iter().enumerate() {
-            assert_eq!(op_code(*op) as usize, i);
+        for (i, op) in OpKind::ALL.iter().enumerate() {
+            assert_eq!(op.index(), i);
         }
-        for (i, p) in PHASES.iter().enumerate() {
-            assert_eq!(phase_code(*p) as usize, i);
+        for (i, p) in Phase::ALL.iter().enumerate() {
+            assert_eq!(p.index(), i);
         }
         let mut codes = vec![kernel_code(None)];
         assert_eq!(kernel_of(0), Ok(None));

@@ -72,7 +72,7 @@ pub fn figures_csv(report: &Report) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use overlap_core::presets;
+    use overlap_core::{presets, Axis};
 
     #[test]
     fn csv_has_every_report_figure_by_its_json_name() {
@@ -99,7 +99,10 @@ mod tests {
             .collect();
         let get = |k: &str| rows.iter().find(|(n, _)| *n == k).map(|(_, v)| *v);
         assert_eq!(get("step_time_ms"), Some(report.step_time_ms));
-        assert_eq!(get("axes.dp.exposed_ms"), Some(report.axes.dp.exposed_ms));
+        assert_eq!(
+            get("axes.dp.exposed_ms"),
+            Some(report.axes[Axis::Dp].exposed_ms)
+        );
         assert_eq!(
             get("links.network.shared"),
             Some(report.links.network.shared)

@@ -29,9 +29,9 @@ pub enum Part {
 pub fn parts(r: &Report) -> [(Part, f64); 5] {
     [
         (Part::Compute, r.compute_ms),
-        (Part::Exposed(Axis::Tp), r.axes.tp.exposed_ms),
-        (Part::Exposed(Axis::Pp), r.axes.pp.exposed_ms),
-        (Part::Exposed(Axis::Dp), r.axes.dp.exposed_ms),
+        (Part::Exposed(Axis::Tp), r.axes[Axis::Tp].exposed_ms),
+        (Part::Exposed(Axis::Pp), r.axes[Axis::Pp].exposed_ms),
+        (Part::Exposed(Axis::Dp), r.axes[Axis::Dp].exposed_ms),
         (Part::Bubble, r.bubble_fraction * r.step_time_ms),
     ]
 }

@@ -120,7 +120,11 @@ fn dp_chapter_blames_the_last_bucket_not_the_window() {
     // backward) stays exposed and is most of DP's traffic here.
     assert_eq!((c.answer.unwrap())(&r.outcome()), 1);
     // Explain: the window is larger than the traffic.
-    assert!(a.axes.dp.window_ms > a.axes.dp.comm_ms, "{:?}", a.axes.dp);
+    assert!(
+        a.axes[Axis::Dp].window_ms > a.axes[Axis::Dp].comm_ms,
+        "{:?}",
+        a.axes[Axis::Dp]
+    );
     // Explain: the last reduction starts no earlier than the end of the
     // backward pass, on every GPU, and what runs after that end is what
     // stays exposed.
@@ -144,9 +148,9 @@ fn dp_chapter_blames_the_last_bucket_not_the_window() {
         .map(|i| (i.end_s - i.start_s.max(end_s)).max(0.0) * 1e3)
         .sum();
     assert!(
-        close(after_backward_ms, a.axes.dp.exposed_ms, 0.1),
+        close(after_backward_ms, a.axes[Axis::Dp].exposed_ms, 0.1),
         "after the backward {after_backward_ms} ms, exposed {} ms",
-        a.axes.dp.exposed_ms
+        a.axes[Axis::Dp].exposed_ms
     );
 }
 
@@ -177,18 +181,18 @@ fn tp_chapter_window_is_larger_and_chunking_costs() {
     let (b, a) = (&r.before.report, &r.after.report);
     // Intro: nothing of TP's traffic runs under compute; what is not
     // charged to TP is idle time charged to a pipeline send ending later.
-    let tp = &b.axes.tp;
+    let tp = &b.axes[Axis::Tp];
     assert!(tp.comm_ms > 0.0 && tp.under_compute_ms == 0.0, "{tp:?}");
     assert!(close(tp.exposed_ms + tp.under_idle_ms, tp.comm_ms, 1e-6));
-    assert!(tp.under_idle_ms > 0.0 && tp.under_idle_ms <= b.axes.pp.exposed_ms);
+    assert!(tp.under_idle_ms > 0.0 && tp.under_idle_ms <= b.axes[Axis::Pp].exposed_ms);
     assert!(
         pp_sends_outlast_tp_while_idle(&r.before),
         "TP's idle time not charged to TP goes to pipeline sends"
     );
     assert_eq!((c.answer.unwrap())(&r.outcome()), 0, "more than half hides");
-    assert!(a.axes.tp.window_ms > a.axes.tp.comm_ms);
+    assert!(a.axes[Axis::Tp].window_ms > a.axes[Axis::Tp].comm_ms);
     assert!(
-        a.axes.tp.comm_ms > b.axes.tp.comm_ms,
+        a.axes[Axis::Tp].comm_ms > b.axes[Axis::Tp].comm_ms,
         "chunked calls take longer"
     );
     assert!(
@@ -203,9 +207,9 @@ fn pp_chapter_hides_some_and_leaves_the_bubble() {
     let (b, a) = (&r.before.report, &r.after.report);
     assert!(all_exposed(b, Axis::Pp));
     assert_eq!((c.answer.unwrap())(&r.outcome()), 1, "some, at most half");
-    assert!(a.axes.pp.exposed_ms > 0.0);
+    assert!(a.axes[Axis::Pp].exposed_ms > 0.0);
     assert!(
-        a.axes.pp.window_ms > 5.0 * a.axes.pp.comm_ms,
+        a.axes[Axis::Pp].window_ms > 5.0 * a.axes[Axis::Pp].comm_ms,
         "many times the traffic"
     );
     assert!(
@@ -221,7 +225,7 @@ fn contention_chapter_shows_two_axes_on_one_nic() {
     let (c, r) = runs("All three");
     let (b, a) = (&r.before.report, &r.after.report);
     // Intro: DP runs after the last backward op, alone.
-    assert_eq!(b.axes.dp.contention_ms, 0.0);
+    assert_eq!(b.axes[Axis::Dp].contention_ms, 0.0);
     for (g, gpu) in r.before.timeline.gpus.iter().enumerate() {
         let end_s = last_backward_end_s(&r.before, g);
         for i in &gpu.comm[Axis::Dp.index()] {
@@ -232,8 +236,8 @@ fn contention_chapter_shows_two_axes_on_one_nic() {
         }
     }
     assert_eq!((c.answer.unwrap())(&r.outcome()), 1, "DP's comm grows");
-    assert!(a.axes.dp.contention_ms > 0.0);
-    assert!(a.axes.pp.contention_ms > b.axes.pp.contention_ms);
+    assert!(a.axes[Axis::Dp].contention_ms > 0.0);
+    assert!(a.axes[Axis::Pp].contention_ms > b.axes[Axis::Pp].contention_ms);
     assert!(a.step_time_ms < b.step_time_ms, "the step is still shorter");
     // The network lanes carry PP and DP at the same time.
     let both = r.after.timeline.links.iter().any(|l| {
@@ -250,12 +254,12 @@ fn chunking_chapter_makes_the_step_longer() {
     let (c, r) = runs("Where overlap");
     let (b, a) = (&r.before.report, &r.after.report);
     assert_eq!((c.answer.unwrap())(&r.outcome()), 1, "the step grows");
-    assert!(a.axes.tp.comm_ms > b.axes.tp.comm_ms);
+    assert!(a.axes[Axis::Tp].comm_ms > b.axes[Axis::Tp].comm_ms);
     assert!(a.compute_ms > b.compute_ms);
     assert!(
-        a.axes.tp.exposed_ms > b.axes.tp.exposed_ms,
+        a.axes[Axis::Tp].exposed_ms > b.axes[Axis::Tp].exposed_ms,
         "{:?}",
-        a.axes.tp
+        a.axes[Axis::Tp]
     );
 }
 
@@ -282,13 +286,13 @@ fn queue_chapter_leaves_over_a_third_exposed() {
     );
     assert!(s.overlap.dp && s.overlap.param_gather);
     let (b, a) = (&r.before.report, &r.after.report);
-    assert!(b.axes.dp.hidden > 0.9, "{}", b.axes.dp.hidden);
+    assert!(b.axes[Axis::Dp].hidden > 0.9, "{}", b.axes[Axis::Dp].hidden);
     // The gathers (46 of DP's 122 ms) hide no more; the fp32
     // reduce-scatters still do. Measured 0.622.
     assert!(
-        (0.55..0.67).contains(&a.axes.dp.hidden),
+        (0.55..0.67).contains(&a.axes[Axis::Dp].hidden),
         "{}",
-        a.axes.dp.hidden
+        a.axes[Axis::Dp].hidden
     );
     assert_eq!((c.answer.unwrap())(&r.outcome()), 0, "more than half of it");
     assert!(a.step_time_ms > b.step_time_ms);
@@ -776,7 +780,7 @@ fn fp8_chapter_halves_the_window_and_keeps_the_traffic() {
     let peaks = after.hardware.fp8_tflops / after.hardware.peak_tflops;
     assert!((peaks - 2.0).abs() < 0.01, "{peaks}");
     let (b, a) = (&r.before.report, &r.after.report);
-    assert!(b.axes.tp.hidden > 0.0);
+    assert!(b.axes[Axis::Tp].hidden > 0.0);
     // Answer: TP's exposed time grows.
     assert_eq!((c.answer.unwrap())(&r.outcome()), 1);
     // Explain: "Each GEMM alone takes about half the time, and TP's window
@@ -804,10 +808,14 @@ fn fp8_chapter_halves_the_window_and_keeps_the_traffic() {
         // kernels to a GEMM, land a little over half.
         assert!((0.45..0.6).contains(&ratio), "{kind:?} x{ratio:.3}");
     }
-    let window = a.axes.tp.window_ms / b.axes.tp.window_ms;
+    let window = a.axes[Axis::Tp].window_ms / b.axes[Axis::Tp].window_ms;
     assert!((0.45..0.6).contains(&window), "TP window x{window:.3}");
     // "TP's traffic stays …, as the activations it moves are still bf16".
-    assert!(close(a.axes.tp.comm_ms, b.axes.tp.comm_ms, 1e-9));
+    assert!(close(
+        a.axes[Axis::Tp].comm_ms,
+        b.axes[Axis::Tp].comm_ms,
+        1e-9
+    ));
     let tp_bytes = |sim: &Simulation| -> f64 {
         sim.timeline.gpus[0].comm[Axis::Tp.index()]
             .iter()
@@ -817,9 +825,9 @@ fn fp8_chapter_halves_the_window_and_keeps_the_traffic() {
     assert!(tp_bytes(&r.before) > 0.0 && tp_bytes(&r.after) == tp_bytes(&r.before));
     // "TP's exposed time goes from … to …" (up), and "FSDP's gathers and
     // reduce-scatters lose window the same way".
-    assert!(a.axes.tp.exposed_ms > b.axes.tp.exposed_ms);
-    assert!(a.axes.dp.window_ms < b.axes.dp.window_ms);
-    assert!(a.axes.dp.exposed_ms > b.axes.dp.exposed_ms);
+    assert!(a.axes[Axis::Tp].exposed_ms > b.axes[Axis::Tp].exposed_ms);
+    assert!(a.axes[Axis::Dp].window_ms < b.axes[Axis::Dp].window_ms);
+    assert!(a.axes[Axis::Dp].exposed_ms > b.axes[Axis::Dp].exposed_ms);
     // "Compute is … shorter, far from half of …: attention runs in bf16 as
     // long as before, and casting to fp8 adds memory-bound kernels of its
     // own. The step is only … shorter."
@@ -1000,7 +1008,7 @@ fn dualpipe_chapter_fills_the_bubble_not_the_all_to_all() {
     assert!(ep_a.exposed_ms > ep_b.exposed_ms);
     // Explain: "the bubble falls …, and PP's exposed time".
     assert!(a.bubble_fraction < 0.5 * b.bubble_fraction);
-    assert!(a.axes.pp.exposed_ms < b.axes.pp.exposed_ms);
+    assert!(a.axes[Axis::Pp].exposed_ms < b.axes[Axis::Pp].exposed_ms);
     // "EP's traffic takes about as long".
     assert!(close(ep_a.comm_ms, ep_b.comm_ms, 0.01), "{ep_b:?} {ep_a:?}");
     // "DualPipeV merges chunks of half a stage's layers".
@@ -1136,7 +1144,7 @@ fn small_message_chapter_loses_bus_bandwidth_on_the_same_bytes() {
     assert_eq!((sb.overlap.tp_chunks, sa.overlap.tp_chunks), (4, 32));
     assert_eq!(sb.parallel.tp, 4);
     assert!(sb.hardware.gpus_per_node % sb.parallel.tp == 0);
-    assert!(b.axes.tp.comm_ms > 0.0 && b.axes.tp.hidden > 0.0);
+    assert!(b.axes[Axis::Tp].comm_ms > 0.0 && b.axes[Axis::Tp].hidden > 0.0);
     // Question: each call is smaller and the same bytes move in all.
     let (small, large) = (
         overlap_core::sweep::tp_call_bytes(&sa).unwrap(),
@@ -1175,17 +1183,20 @@ fn small_message_chapter_loses_bus_bandwidth_on_the_same_bytes() {
     assert_ne!(at_large.protocol, "LL");
     // Explain and answer: the same bytes take longer.
     assert_eq!((c.answer.unwrap())(&r.outcome()), 1, "TP's comm grows");
-    assert!(a.axes.tp.comm_ms > 1.02 * b.axes.tp.comm_ms);
+    assert!(a.axes[Axis::Tp].comm_ms > 1.02 * b.axes[Axis::Tp].comm_ms);
     // ... and not through sharing links: neither run loses time to contention.
     assert_eq!(
-        (b.axes.tp.contention_ms, a.axes.tp.contention_ms),
+        (
+            b.axes[Axis::Tp].contention_ms,
+            a.axes[Axis::Tp].contention_ms
+        ),
         (0.0, 0.0)
     );
     // The growth is what the bus curve predicts: per byte, a small call
     // takes longer than a large one by about the ratio of their times.
     let per_byte = |p: &overlap_core::sweep::BusPoint| p.time_us / p.bytes;
     let predicted = per_byte(&at_small) / per_byte(&at_large);
-    let simulated = a.axes.tp.comm_ms / b.axes.tp.comm_ms;
+    let simulated = a.axes[Axis::Tp].comm_ms / b.axes[Axis::Tp].comm_ms;
     eprintln!("predicted {predicted:.3}, simulated {simulated:.3}");
     assert!(
         simulated > 1.0 + 0.5 * (predicted - 1.0) && simulated < predicted,
@@ -1193,9 +1204,9 @@ fn small_message_chapter_loses_bus_bandwidth_on_the_same_bytes() {
     );
     // Explain: whatever the hidden share does, exposed time and the step grow.
     assert!(
-        a.axes.tp.exposed_ms > b.axes.tp.exposed_ms,
+        a.axes[Axis::Tp].exposed_ms > b.axes[Axis::Tp].exposed_ms,
         "{:?}",
-        a.axes.tp
+        a.axes[Axis::Tp]
     );
     assert!(a.step_time_ms > b.step_time_ms);
 }

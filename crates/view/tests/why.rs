@@ -97,7 +97,7 @@ fn interference_is_named_when_compute_slows() {
     let after = report(&input);
     let text = sentence(&before, &after, Some("DP overlap on")).expect("the step moved");
     let bubble_ms = |r: &Report| r.bubble_fraction * r.step_time_ms;
-    let dp = after.axes.dp.exposed_ms - before.axes.dp.exposed_ms;
+    let dp = after.axes[Axis::Dp].exposed_ms - before.axes[Axis::Dp].exposed_ms;
     assert!(bubble_ms(&after) > bubble_ms(&before) && dp < 0.0, "{text}");
     assert!(
         text.starts_with("DP overlap on: pipeline bubble +")

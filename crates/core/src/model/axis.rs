@@ -3,54 +3,21 @@
 
 use serde::Serialize;
 
-/// The parallelism axes; each has its own communication stream.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Axis {
-    /// Tensor parallelism: collectives inside a layer.
-    Tp,
-    /// Pipeline parallelism: sends between stages.
-    Pp,
-    /// Data parallelism: the gradient reduction.
-    Dp,
-    /// Expert parallelism: the mixture-of-experts all-to-alls.
-    Ep,
-    /// Context parallelism: the K/V ring or gather of attention (model.md 4d).
-    Cp,
-}
+use super::named::named_enum;
 
-impl Axis {
-    /// Every axis, in lane order.
-    pub const ALL: [Axis; 5] = [Axis::Tp, Axis::Pp, Axis::Dp, Axis::Ep, Axis::Cp];
-
-    /// How many axes there are: the length of per-axis arrays.
-    pub const COUNT: usize = Self::ALL.len();
-
-    /// The axis's position in per-axis arrays.
-    pub fn index(self) -> usize {
-        self as usize
-    }
-
-    /// The lower-case key used in scenario fields, share links and CSS classes.
-    pub fn name(self) -> &'static str {
-        match self {
-            Axis::Tp => "tp",
-            Axis::Pp => "pp",
-            Axis::Dp => "dp",
-            Axis::Ep => "ep",
-            Axis::Cp => "cp",
-        }
-    }
-
-    /// The label readers see: "TP", "PP", "DP", "EP", "CP".
-    pub fn label(self) -> &'static str {
-        match self {
-            Axis::Tp => "TP",
-            Axis::Pp => "PP",
-            Axis::Dp => "DP",
-            Axis::Ep => "EP",
-            Axis::Cp => "CP",
-        }
+named_enum! {
+    /// The parallelism axes; each has its own communication stream.
+    pub enum Axis {
+        /// Tensor parallelism: collectives inside a layer.
+        Tp = ("tp", "TP"),
+        /// Pipeline parallelism: sends between stages.
+        Pp = ("pp", "PP"),
+        /// Data parallelism: the gradient reduction.
+        Dp = ("dp", "DP"),
+        /// Expert parallelism: the mixture-of-experts all-to-alls.
+        Ep = ("ep", "EP"),
+        /// Context parallelism: the K/V ring or gather of attention (model.md 4d).
+        Cp = ("cp", "CP"),
     }
 }
 
@@ -67,14 +34,15 @@ pub enum Lane {
 
 impl Lane {
     /// Every lane of a GPU, compute first.
-    pub const ALL: [Lane; 1 + Axis::COUNT] = [
-        Lane::Compute,
-        Lane::Comm(Axis::Tp),
-        Lane::Comm(Axis::Pp),
-        Lane::Comm(Axis::Dp),
-        Lane::Comm(Axis::Ep),
-        Lane::Comm(Axis::Cp),
-    ];
+    pub const ALL: [Lane; 1 + Axis::COUNT] = {
+        let mut all = [Lane::Compute; 1 + Axis::COUNT];
+        let mut i = 0;
+        while i < Axis::COUNT {
+            all[1 + i] = Lane::Comm(Axis::ALL[i]);
+            i += 1;
+        }
+        all
+    };
 
     /// The row index: 0 for compute, 1 + the axis index for communication.
     pub fn index(self) -> usize {

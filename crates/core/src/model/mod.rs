@@ -6,5 +6,7 @@ pub mod axis;
 pub mod fidelity;
 pub mod hardware;
 pub mod link;
+mod named;
 pub mod op;
+pub mod per_axis;
 pub mod scenario;

@@ -2,6 +2,9 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::model::axis::Axis;
+use crate::model::per_axis::PerAxis;
+
 /// Per-axis figures, milliseconds per step on the slowest GPU.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct AxisReport {
@@ -37,22 +40,23 @@ impl AxisReport {
     }
 }
 
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-/// The per-axis figures, one field per axis as in the report's JSON.
-pub struct Axes {
-    /// Tensor parallelism.
-    pub tp: AxisReport,
-    /// Pipeline parallelism.
-    pub pp: AxisReport,
-    /// Data parallelism.
-    pub dp: AxisReport,
-    /// Expert parallelism: present when the scenario has experts.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub ep: Option<AxisReport>,
-    /// Context parallelism: present when the scenario has it (cp > 1).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cp: Option<AxisReport>,
+/// The per-axis figures, keyed by axis code as in the report's JSON. TP,
+/// PP and DP are always present; EP with experts and CP with cp > 1, as
+/// `Scenario::has_axis` decides.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Axes(PerAxis<Option<AxisReport>>);
+
+impl Default for Axes {
+    fn default() -> Self {
+        Axes(PerAxis::from_fn(|axis| {
+            ALWAYS_REPORTED.contains(&axis).then(AxisReport::default)
+        }))
+    }
 }
+
+/// The axes every report carries, whatever the scenario (the first
+/// version's three).
+const ALWAYS_REPORTED: [Axis; 3] = [Axis::Tp, Axis::Pp, Axis::Dp];
 
 /// The figures of an axis the scenario does not have: nothing moved, so
 /// nothing exposed (`hidden` 1, as for any axis without communication).
@@ -68,35 +72,72 @@ const ABSENT_AXIS: AxisReport = AxisReport {
 
 impl Axes {
     /// The figures of one axis.
-    pub fn get(&self, axis: crate::model::axis::Axis) -> &AxisReport {
-        match axis {
-            crate::model::axis::Axis::Tp => &self.tp,
-            crate::model::axis::Axis::Pp => &self.pp,
-            crate::model::axis::Axis::Dp => &self.dp,
-            crate::model::axis::Axis::Ep => self.ep.as_ref().unwrap_or(&ABSENT_AXIS),
-            crate::model::axis::Axis::Cp => self.cp.as_ref().unwrap_or(&ABSENT_AXIS),
-        }
+    pub fn get(&self, axis: Axis) -> &AxisReport {
+        self.0[axis].as_ref().unwrap_or(&ABSENT_AXIS)
     }
 
-    /// Whether the report carries figures of `axis` (EP only with experts,
-    /// CP only with cp > 1, as `Scenario::has_axis` decides).
-    pub fn has(&self, axis: crate::model::axis::Axis) -> bool {
-        match axis {
-            crate::model::axis::Axis::Ep => self.ep.is_some(),
-            crate::model::axis::Axis::Cp => self.cp.is_some(),
-            _ => true,
-        }
+    /// The figures of `axis`, if the report carries them.
+    pub fn reported(&self, axis: Axis) -> Option<&AxisReport> {
+        self.0[axis].as_ref()
+    }
+
+    /// Whether the report carries figures of `axis`.
+    pub fn has(&self, axis: Axis) -> bool {
+        self.0[axis].is_some()
     }
 
     /// The figures of one axis, to fill in (an absent axis is added).
-    pub fn get_mut(&mut self, axis: crate::model::axis::Axis) -> &mut AxisReport {
-        match axis {
-            crate::model::axis::Axis::Tp => &mut self.tp,
-            crate::model::axis::Axis::Pp => &mut self.pp,
-            crate::model::axis::Axis::Dp => &mut self.dp,
-            crate::model::axis::Axis::Ep => self.ep.get_or_insert_with(AxisReport::default),
-            crate::model::axis::Axis::Cp => self.cp.get_or_insert_with(AxisReport::default),
+    pub fn get_mut(&mut self, axis: Axis) -> &mut AxisReport {
+        self.0[axis].get_or_insert_with(AxisReport::default)
+    }
+
+    /// The axes the report carries, each with its figures, in axis order.
+    pub fn present(&self) -> impl Iterator<Item = (Axis, &AxisReport)> {
+        self.0
+            .iter()
+            .filter_map(|(axis, r)| Some((axis, r.as_ref()?)))
+    }
+}
+
+impl std::ops::Index<Axis> for Axes {
+    type Output = AxisReport;
+    fn index(&self, axis: Axis) -> &AxisReport {
+        self.get(axis)
+    }
+}
+
+impl std::ops::IndexMut<Axis> for Axes {
+    fn index_mut(&mut self, axis: Axis) -> &mut AxisReport {
+        self.get_mut(axis)
+    }
+}
+
+impl Serialize for Axes {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(None)?;
+        for (axis, r) in self.present() {
+            map.serialize_entry(axis.name(), r)?;
         }
+        map.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for Axes {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let by_name = std::collections::BTreeMap::<String, AxisReport>::deserialize(deserializer)?;
+        let mut axes = Axes(PerAxis::default());
+        for (name, r) in by_name {
+            let axis = Axis::from_name(&name)
+                .ok_or_else(|| serde::de::Error::unknown_field(&name, &Axis::NAMES))?;
+            axes.0[axis] = Some(r);
+        }
+        for axis in ALWAYS_REPORTED {
+            if !axes.has(axis) {
+                return Err(serde::de::Error::missing_field(axis.name()));
+            }
+        }
+        Ok(axes)
     }
 }
 

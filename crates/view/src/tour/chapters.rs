@@ -103,7 +103,7 @@ pub const CHAPTERS: &[Chapter] = &[
                   compute is busy {diff:compute_ms} longer, because smaller GEMMs run less efficiently and \
                   NCCL's kernels hold SMs while they run.",
         controls: &["overlap.tp", "overlap.tp_chunks"],
-        answer: Some(|o| share_gone_choice(o.after.axes.tp.hidden)),
+        answer: Some(|o| share_gone_choice(o.after.axes[Axis::Tp].hidden)),
         verdict: "{axes.tp.hidden} of TP's {axes.tp.comm_ms} hides; {axes.tp.exposed_ms} stays exposed, \
                   down from {before:axes.tp.exposed_ms}.",
         focus: Focus::OneLayer,
@@ -159,7 +159,7 @@ pub const CHAPTERS: &[Chapter] = &[
                   lanes under the GPUs show two axes stacked on one link. The step is still \
                   {diff:step_time_ms} shorter: what now hides behind compute outweighs what the sharing costs.",
         controls: &["overlap.dp"],
-        answer: Some(|o| change_choice(o.before.axes.dp.comm_ms, o.after.axes.dp.comm_ms, 0.02)),
+        answer: Some(|o| change_choice(o.before.axes[Axis::Dp].comm_ms, o.after.axes[Axis::Dp].comm_ms, 0.02)),
         verdict: "DP's communication takes {axes.dp.comm_ms}, {diff:axes.dp.comm_ms} more than the \
                   {before:axes.dp.comm_ms} it took alone; {axes.dp.contention_ms} of it is lost to sharing the links.",
         focus: Focus::NetworkLinks,
@@ -213,7 +213,7 @@ pub const CHAPTERS: &[Chapter] = &[
                   GEMM, starts first and still runs beside it. The switch says overlap is on; the queue decides \
                   what runs side by side.",
         controls: &["hardware.max_connections", "overlap.dp"],
-        answer: Some(|o| share_gone_choice(o.after.axes.dp.hidden)),
+        answer: Some(|o| share_gone_choice(o.after.axes[Axis::Dp].hidden)),
         verdict: "{axes.dp.hidden} of DP's {axes.dp.comm_ms} hides, against {before:axes.dp.hidden} with 8 \
                   queues; the step takes {step_time_ms}, {diff:step_time_ms} longer.",
         focus: Focus::LastBackward,
@@ -252,7 +252,7 @@ pub const CHAPTERS: &[Chapter] = &[
         answer: Some(|o| {
             let gain_ms = o.before.step_time_ms - o.after.step_time_ms;
             let fusion_ms = o.before.compute_ms - o.after.compute_ms;
-            let slicing_ms = o.before.axes.pp.exposed_ms - o.after.axes.pp.exposed_ms;
+            let slicing_ms = o.before.axes[Axis::Pp].exposed_ms - o.after.axes[Axis::Pp].exposed_ms;
             if gain_ms <= 0.01 * o.before.step_time_ms {
                 2
             } else if fusion_ms >= slicing_ms {
@@ -290,7 +290,7 @@ pub const CHAPTERS: &[Chapter] = &[
                   time stalls the GPUs again.",
         controls: &["overlap.dp", "parallel.dp_sharding"],
         answer: Some(|o| {
-            let dp = &o.after.axes.dp;
+            let dp = &o.after.axes[Axis::Dp];
             let stalls = if dp.comm_ms > 0.0 {
                 dp.exposed_ms / dp.comm_ms
             } else {
@@ -335,7 +335,7 @@ pub const CHAPTERS: &[Chapter] = &[
                   DP exposed stays at {axes.dp.exposed_ms}: on the first stage the last bucket and the tied \
                   embedding's all-reduce run after the last backward op either way.",
         controls: &["parallel.schedule"],
-        answer: Some(|o| change_choice(o.before.axes.dp.window_ms, o.after.axes.dp.window_ms, 0.05)),
+        answer: Some(|o| change_choice(o.before.axes[Axis::Dp].window_ms, o.after.axes[Axis::Dp].window_ms, 0.05)),
         verdict: "The DP window goes from {before:axes.dp.window_ms} to {axes.dp.window_ms}, while the bubble \
                   falls from {before:bubble_fraction} to {bubble_fraction}.",
         focus: Focus::LastBackward,
@@ -440,7 +440,7 @@ pub const CHAPTERS: &[Chapter] = &[
                   casting to fp8 adds memory-bound kernels of its own. The step is only {diff:step_time_ms} \
                   shorter.",
         controls: &["workload.precision"],
-        answer: Some(|o| change_choice(o.before.axes.tp.exposed_ms, o.after.axes.tp.exposed_ms, 0.02)),
+        answer: Some(|o| change_choice(o.before.axes[Axis::Tp].exposed_ms, o.after.axes[Axis::Tp].exposed_ms, 0.02)),
         verdict: "TP's exposed time goes from {before:axes.tp.exposed_ms} to {axes.tp.exposed_ms} of the same \
                   {axes.tp.comm_ms}; compute is {diff:compute_ms} shorter, the step {diff:step_time_ms}.",
         focus: Focus::OneLayer,
@@ -528,7 +528,7 @@ pub const CHAPTERS: &[Chapter] = &[
                   TP's exposed time grows from {before:axes.tp.exposed_ms} to {axes.tp.exposed_ms}: the \
                   longer traffic eats the gain from the finer overlap, and the step is {diff:step_time_ms} longer.",
         controls: &["overlap.tp_chunks", "overlap.tp_mode"],
-        answer: Some(|o| change_choice(o.before.axes.tp.comm_ms, o.after.axes.tp.comm_ms, 0.02)),
+        answer: Some(|o| change_choice(o.before.axes[Axis::Tp].comm_ms, o.after.axes[Axis::Tp].comm_ms, 0.02)),
         verdict: "TP's communication takes {axes.tp.comm_ms}, {diff:axes.tp.comm_ms} more than the \
                   {before:axes.tp.comm_ms} it took in 4 chunks, for the same bytes; its exposed time goes from \
                   {before:axes.tp.exposed_ms} to {axes.tp.exposed_ms}.",
