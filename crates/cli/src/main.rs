@@ -1,14 +1,18 @@
 //! `overlap-lab`: the Overlap Lab simulator on the command line
 //! (../shared/interface.md). A thin shell over `overlap_core`.
 
-mod args;
+mod cli;
 mod import;
+mod usage;
 
 use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::path::Path;
 use std::process::ExitCode;
 
+use clap::CommandFactory;
+
+use cli::{BusbwArgs, Cli, Command, Source, SweepArgs};
 use overlap_core::scenario::{clip_echoes, MAX_INPUT_BYTES, MAX_INPUT_MIB};
 use overlap_core::{
     presets, simulate_report, Axis, Report, Scenario, ScenarioInput, Simulation, Simulator,
@@ -27,26 +31,16 @@ use overlap_core::{
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-const USAGE: &str = "usage: overlap-lab simulate [--json] FILE | link [--preset ID] FILE | trace [--kineto DIR] FILE | presets | fields | published
-  | busbw [--hardware PRESET] [--nodes N] [--collective C] | import [--json] [--scenario FILE] PATH...
-  | sweep FILE --field PATH (--values A,B,... | --range MIN:MAX[:STEP]) [--json|--csv]
-  FILE is scenario JSON (interface.md) of at most 1 MiB; - reads standard input; preset:NAME uses a preset;
-  -- before FILE lets its name start with -.
-  link writes the fields that differ from the closest preset, or from --preset ID.
-  trace --kineto DIR writes one PyTorch-profiler trace per simulated GPU, DIR/rank<N>.json.
-  import reads PyTorch profiler traces (.json, .json.gz, one per rank, or a folder) and prints each GPU's figures;
-  --scenario FILE also simulates FILE and prints its figures beside them.
-  fields lists every scenario field: its link key, type and range, default and label.
-  busbw simulates one collective (all_reduce by default) over every GPU of the hardware (dgx-h100, 1 node
-  by default) from 8 B to 4 GiB and prints nccl-tests' time, algbw and busbw with NCCL's algorithm and protocol.
-  sweep sets one field (a path `fields` lists) to each value, simulates each scenario and prints one row per
-  value: step, baseline, speedup, compute, exposed per axis, bubble, memory; a refused value is a row with its message.";
-
 fn main() -> ExitCode {
-    // Arguments that are not UTF-8 are read in their lossy form, and a FILE
-    // among them is opened by its name as given.
+    // Arguments need not be UTF-8: a FILE, PATH or DIR is opened by its
+    // name as given.
     let raw: Vec<OsString> = std::env::args_os().skip(1).collect();
-    match run(&raw) {
+    let result = match usage::parse(&raw) {
+        usage::Parsed::Run(cli) => run(cli.command),
+        usage::Parsed::Print(text) => Ok(text),
+        usage::Parsed::Refuse(line) => Err(line),
+    };
+    match result {
         Ok(out) => {
             let mut stdout = std::io::stdout().lock();
             match stdout
@@ -70,40 +64,25 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(raw: &[OsString]) -> Result<String, String> {
-    let args: Vec<String> = raw
-        .iter()
-        .map(|a| a.to_string_lossy().into_owned())
-        .collect();
-    let parsed = args::parse(&args)?;
-    if parsed.help || parsed.command == "help" {
-        return Ok(format!("{USAGE}\n"));
-    }
-    let file = || {
-        let index = parsed
-            .file_index
-            .expect("commands that read a FILE have one");
-        FileArg {
-            shown: &args[index],
-            path: Path::new(&raw[index]),
-        }
-    };
-    match parsed.command {
-        "simulate" => {
-            let scenario = load(file())?.resolve().map_err(|e| e.to_string())?;
+fn run(command: Command) -> Result<String, String> {
+    match command {
+        Command::Simulate(a) => {
+            let scenario = load(&a.scenario.file)?
+                .resolve()
+                .map_err(|e| e.to_string())?;
             // Figures only: the timeline is for `trace` and the page. A step
             // too large for a timeline still has its figures.
             let sim = simulate_report(&scenario).map_err(|e| e.to_string())?;
-            if parsed.flag("--json") {
+            if a.json {
                 Ok(serde_json::to_string_pretty(&sim.report).expect("reports serialise") + "\n")
             } else {
                 Ok(summary(&scenario, &sim.report))
             }
         }
-        "link" => {
-            let input = load(file())?;
+        Command::Link(a) => {
+            let input = load(&a.scenario.file)?;
             input.resolve().map_err(|e| e.to_string())?;
-            let link = match parsed.value("--preset") {
+            let link = match &a.preset {
                 Some(id) => {
                     presets::find(id).ok_or_else(|| unknown_preset(id))?;
                     overlap_core::share_link::encode(&input, Some(id))
@@ -112,47 +91,34 @@ fn run(raw: &[OsString]) -> Result<String, String> {
             };
             Ok(link + "\n")
         }
-        "trace" => match parsed.value("--kineto") {
-            Some(dir) => trace_kineto(dir, file()),
+        Command::Trace(a) => match &a.kineto {
+            Some(dir) => trace_kineto(dir, &a.scenario.file),
             None => {
-                let scenario = load(file())?.resolve().map_err(|e| e.to_string())?;
+                let scenario = load(&a.scenario.file)?
+                    .resolve()
+                    .map_err(|e| e.to_string())?;
                 let sim = timeline(&scenario)?;
                 trace_chrome(&sim)
             }
         },
-        "import" => {
-            let paths = parsed
-                .path_indices
-                .iter()
-                .map(|&i| std::path::PathBuf::from(&raw[i]))
-                .collect();
-            let simulated = match parsed.value("--scenario") {
-                Some(v) => {
-                    let scenario = load(FileArg {
-                        shown: v,
-                        path: Path::new(v),
-                    })?
-                    .resolve()
-                    .map_err(|e| e.to_string())?;
+        Command::Import(a) => {
+            let simulated = match &a.scenario {
+                Some(file) => {
+                    let scenario = load(file)?.resolve().map_err(|e| e.to_string())?;
                     Some(simulate_report(&scenario).map_err(|e| e.to_string())?.report)
                 }
                 None => None,
             };
-            import::run(paths, parsed.flag("--json"), simulated)
+            import::run(a.paths, a.json, simulated)
         }
-        "presets" => Ok(presets::PRESETS
+        Command::Presets => Ok(presets::PRESETS
             .iter()
             .map(|p| format!("{:<26} {}\n", p.id, p.title))
             .collect()),
-        "fields" => Ok(overlap_core::input::fields::table()),
-        "busbw" => bus_bandwidth(
-            parsed.value("--hardware")
-                .unwrap_or(overlap_core::HardwarePreset::DgxH100.name()),
-            parsed.value("--nodes").unwrap_or("1"),
-            parsed.value("--collective").unwrap_or("all_reduce"),
-        ),
-        "sweep" => sweep(&parsed, file()),
-        "published" => Ok(format!(
+        Command::Fields => Ok(overlap_core::input::fields::table()),
+        Command::Busbw(a) => bus_bandwidth(&a),
+        Command::Sweep(a) => sweep(&a),
+        Command::Published => Ok(format!(
             "{}\nOverlap: the interference model against public measurements\n\n{}\nZero-bubble pipelines (throughput relative to 1F1B; memory of the fullest GPU):\n\n{}\nCoCoNet model-parallel inference (preset {}), one move at a time:\n\n{}",
             overlap_core::published::table(),
             overlap_core::published::overlap_table(),
@@ -160,7 +126,11 @@ fn run(raw: &[OsString]) -> Result<String, String> {
             overlap_core::coconet::PRESET,
             overlap_core::coconet::table()
         )),
-        other => unreachable!("args::COMMANDS lists {other} without running it"),
+        Command::Completions(a) => {
+            let mut script = Vec::new();
+            clap_complete::generate(a.shell, &mut Cli::command(), "overlap-lab", &mut script);
+            Ok(String::from_utf8(script).expect("completion scripts are UTF-8"))
+        }
     }
 }
 
@@ -201,10 +171,9 @@ fn trace_chrome(sim: &Simulation) -> Result<String, String> {
 
 /// `trace --kineto DIR FILE`: one Kineto-style trace per simulated GPU
 /// into DIR, which HolisticTraceAnalysis reads as a job's trace directory.
-fn trace_kineto(dir: &str, file: FileArg) -> Result<String, String> {
+fn trace_kineto(dir: &Path, file: &Source) -> Result<String, String> {
     let scenario = load(file)?.resolve().map_err(|e| e.to_string())?;
     let sim = timeline(&scenario)?;
-    let dir = std::path::Path::new(dir);
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     // HTA reads every .json and .gz file in the directory as a rank's trace:
     // files of another run would be read as ranks of this one.
@@ -260,21 +229,9 @@ fn timeline(scenario: &Scenario) -> Result<Simulation, String> {
 /// `busbw`: nccl-tests' table for one collective over every GPU of the
 /// hardware, sizes 8 B to 4 GiB in powers of two, each size simulated as a
 /// `workload.kind: "collective"` scenario.
-fn bus_bandwidth(hardware: &str, nodes: &str, collective: &str) -> Result<String, String> {
-    use overlap_core::HardwarePreset;
+fn bus_bandwidth(a: &BusbwArgs) -> Result<String, String> {
     use serde_json::json;
-    if HardwarePreset::from_name(hardware).is_none() {
-        let names: Vec<&str> = HardwarePreset::ALL.iter().map(|p| p.name()).collect();
-        return Err(clip_echoes(&format!(
-            "--hardware {hardware:?}: not a hardware preset; valid are {}",
-            names.join(", ")
-        )));
-    }
-    let nodes: u32 = nodes.parse().ok().filter(|&n| n >= 1).ok_or_else(|| {
-        clip_echoes(&format!(
-            "--nodes {nodes:?}: valid is a whole number, 1 or more"
-        ))
-    })?;
+    let (hardware, nodes, collective) = (a.hardware.name(), a.nodes, a.collective.name());
     let mut out = format!(
         "# {collective} over {nodes} x {hardware}: NCCL {} tuning model, simulated
 # {:>12} {:>12} {:>10} {:>10} {:>9} {:>8}
@@ -287,17 +244,12 @@ fn bus_bandwidth(hardware: &str, nodes: &str, collective: &str) -> Result<String
         "algorithm",
         "protocol"
     );
-    let op = serde_json::from_value(json!(collective)).map_err(|_| {
-        clip_echoes(&format!(
-            "--collective {collective:?}: not a collective; valid are all_reduce, all_gather, reduce_scatter, all_to_all"
-        ))
-    })?;
     let hardware = ScenarioInput::from_json(
         &json!({ "hardware": { "preset": hardware, "nodes": nodes } }).to_string(),
     )
     .map_err(|e| e.to_string())?
     .hardware;
-    for p in overlap_core::sweep::bus_curve(&hardware, op)? {
+    for p in overlap_core::sweep::bus_curve(&hardware, a.collective.into())? {
         out += &format!(
             "  {:>12} {:>12.2} {:>10.2} {:>10.2} {:>9} {:>8}
 ",
@@ -309,36 +261,25 @@ fn bus_bandwidth(hardware: &str, nodes: &str, collective: &str) -> Result<String
 
 /// `sweep`: one field set to each value in turn, one row per value
 /// (interface.md); a refused value is a row with its message.
-fn sweep(parsed: &args::Parsed, file: FileArg) -> Result<String, String> {
+fn sweep(a: &SweepArgs) -> Result<String, String> {
     use overlap_core::sweep;
-    let path = parsed
-        .value("--field")
-        .ok_or("sweep needs --field PATH (a scenario field such as overlap.tp_chunks)")?;
-    let field = sweep::field(path)?;
-    let values = match (parsed.value("--values"), parsed.value("--range")) {
-        (Some(list), None) => sweep::values_from_list(field, list)?,
+    let field = sweep::field(&a.field)?;
+    // clap takes exactly one of the two (the group `points`).
+    let values = match (&a.values, &a.range) {
+        (Some(list), _) => sweep::values_from_list(field, list)?,
         (None, Some(range)) => sweep::values_from_range(field, range)?,
-        (Some(_), Some(_)) => return Err("sweep takes --values or --range, not both".into()),
-        (None, None) => {
-            return Err(format!(
-                "sweep needs --values A,B,... or --range MIN:MAX[:STEP] for {}",
-                field.path
-            ))
-        }
+        (None, None) => return Err("sweep needs --values or --range".into()),
     };
-    if parsed.flag("--json") && parsed.flag("--csv") {
-        return Err("sweep writes --json or --csv, not both".into());
-    }
-    let input = load(file)?;
+    let input = load(&a.scenario.file)?;
     let rows = sweep::Sweep::new(input, field).rows(&values);
-    if parsed.flag("--json") {
+    if a.format.json {
         let table = sweep::Table {
             field: field.path,
             rows: &rows,
         };
         return Ok(serde_json::to_string_pretty(&table).expect("sweeps serialise") + "\n");
     }
-    if parsed.flag("--csv") {
+    if a.format.csv {
         return Ok(sweep::csv(&rows));
     }
     let mut out = format!(
@@ -391,25 +332,20 @@ fn unknown_preset(id: &str) -> String {
     ))
 }
 
-/// The FILE operand: as shown in messages, and as the name to open.
-struct FileArg<'a> {
-    shown: &'a str,
-    path: &'a Path,
-}
-
-fn load(file: FileArg) -> Result<ScenarioInput, String> {
-    if let Some(id) = file.shown.strip_prefix("preset:") {
-        return presets::find(id)
-            .map(|p| p.input())
-            .ok_or_else(|| unknown_preset(id));
-    }
-    let text = if file.shown == "-" {
-        read_capped(std::io::stdin().lock(), "standard input")?
-    } else {
-        let name = clip_echoes(file.shown);
-        let opened =
-            std::fs::File::open(file.path).map_err(|e| format!("cannot read {name}: {e}"))?;
-        read_capped(opened, &name)?
+fn load(file: &Source) -> Result<ScenarioInput, String> {
+    let text = match file {
+        Source::Preset(id) => {
+            return presets::find(id)
+                .map(|p| p.input())
+                .ok_or_else(|| unknown_preset(id))
+        }
+        Source::Stdin => read_capped(std::io::stdin().lock(), "standard input")?,
+        Source::Path(path) => {
+            let name = clip_echoes(&path.to_string_lossy());
+            let opened =
+                std::fs::File::open(path).map_err(|e| format!("cannot read {name}: {e}"))?;
+            read_capped(opened, &name)?
+        }
     };
     ScenarioInput::from_json(&text).map_err(|e| e.to_string())
 }

@@ -194,7 +194,9 @@ fn help_goes_to_standard_output_and_succeeds() {
     for args in [&["help"][..], &["--help"], &["-h"], &["simulate", "--help"]] {
         let out = cli(args, None);
         assert!(out.status.success(), "{args:?}");
-        assert!(String::from_utf8_lossy(&out.stdout).starts_with("usage:"));
+        assert!(out.stderr.is_empty(), "{args:?}");
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert!(text.contains("Usage: overlap-lab"), "{args:?}: {text}");
     }
 }
 
