@@ -3,12 +3,12 @@
 //! engine with the same global constants as every scenario; none of them is
 //! fitted to these figures.
 
+use crate::collective::Collective;
 use crate::input::parse::parse_scenario;
 use crate::input::presets;
 use crate::model::axis::Axis;
 use crate::model::op::{OpKind, Phase};
 use crate::model::scenario::{Interference, Scenario};
-use crate::workload::collective::Collective;
 use crate::workload::graph::{Graph, Meta};
 use crate::workload::interference::{Modelled, Sharing};
 use crate::workload::layer_cost::{layer_cost, Roofline};
@@ -171,7 +171,12 @@ fn coconet_issue_6_ratio() -> f64 {
         channels_override: Some(24),
     });
     let step = |s: &Scenario| {
-        let g = crate::workload::build(s, Fidelity::Reduced, 0);
+        let g = crate::workload::build(
+            s,
+            Fidelity::Reduced,
+            0,
+            &crate::collective::Libraries::of(s),
+        );
         crate::sim::engine::run(&g, false, &sharing).step_time_s
     };
     let sequential = step(&s.all_overlap_off());

@@ -12,6 +12,7 @@
 // and input (parsing, presets, links, validation) over model and workload.
 pub mod calibration;
 pub mod coconet;
+pub mod collective;
 pub mod input;
 pub mod model;
 pub mod output;
@@ -29,9 +30,10 @@ pub use input::{presets, share_link};
 pub use model::hardware;
 pub use output::{hta, kineto, memory, periods, report, timeline, trace};
 // Reading real profiler traces, beside the export that writes them.
+pub use collective::nccl as collective_cost;
 pub use output::trace_import;
 pub use sim::network;
-pub use workload::{collective, collective_cost, efficiency, interference, schedule};
+pub use workload::{efficiency, interference, schedule};
 
 /// The scenario: its validated form (`model::scenario`) and how users
 /// write it (`input::parse`), under one path.
@@ -153,7 +155,12 @@ pub fn simulate_plain(scenario: &Scenario, fidelity: Fidelity) -> Simulation {
 pub fn gpu_steps(scenario: &Scenario, plain: bool) -> (f64, Vec<GpuStep>) {
     let mut sim = Simulator::new(Fidelity::Reduced);
     sim.plain = plain;
-    let graph = workload::build_for_figures(scenario, sim.fidelity, sim.reserve(scenario));
+    let graph = workload::build_for_figures(
+        scenario,
+        sim.fidelity,
+        sim.reserve(scenario),
+        &sim.libraries(scenario),
+    );
     let run = sim.run(&graph, true, false, &Sharing::of(scenario));
     let tally = output::summary::tally(&graph, &run, false);
     (tally.step_s, tally.gpus.iter().map(GpuStep::from).collect())
@@ -180,6 +187,9 @@ pub struct Simulator {
     marks_fail: bool,
     /// Threads the independent runs of a step are spread over (`parallel`).
     threads: usize,
+    /// A library put before the registry's, for every scenario this
+    /// simulator runs ([`Simulator::with_library`]).
+    library: Option<collective::LibraryRef>,
 }
 
 impl Simulator {
@@ -195,6 +205,27 @@ impl Simulator {
             #[cfg(feature = "reference")]
             marks_fail: false,
             threads: parallel::available_threads(),
+            library: None,
+        }
+    }
+
+    /// The same simulator with `library` running every call it claims,
+    /// before the libraries the scenario's fields select: a library
+    /// outside the registry (a test's, or one being written) on the same
+    /// scenarios.
+    pub fn with_library(self, library: collective::LibraryRef) -> Self {
+        Self {
+            library: Some(library),
+            ..self
+        }
+    }
+
+    /// The libraries that run `scenario`'s collectives on this simulator.
+    pub fn libraries(&self, scenario: &Scenario) -> collective::Libraries {
+        let selected = collective::Libraries::of(scenario);
+        match &self.library {
+            Some(library) => selected.with_first(library.clone()),
+            None => selected,
         }
     }
 
@@ -393,7 +424,12 @@ impl Simulator {
         let (timeline, mut report, mut events, mut planned_events, extrapolated_from, baseline) =
             match parts {
                 None => {
-                    let mut graph = workload::build(scenario, fidelity, self.reserve(scenario));
+                    let mut graph = workload::build(
+                        scenario,
+                        fidelity,
+                        self.reserve(scenario),
+                        &self.libraries(scenario),
+                    );
                     let mut run = self.run(&graph, true, true, &Sharing::of(scenario));
                     graph.release_dependencies();
                     let mut report = output::summary::report(scenario, &graph, &run, false);

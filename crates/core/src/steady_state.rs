@@ -136,7 +136,12 @@ fn timeline_at(
     unit: u32,
 ) -> Option<(Timeline, PartRan, Repeat)> {
     let short = with_micro_batches(s, m);
-    let mut graph = workload::build(&short, sim.fidelity, sim.reserve(&short));
+    let mut graph = workload::build(
+        &short,
+        sim.fidelity,
+        sim.reserve(&short),
+        &sim.libraries(&short),
+    );
     let mut run = sim.run(&graph, true, true, &Sharing::of(&short));
     graph.release_dependencies();
     let repeat = Repeat {
@@ -549,7 +554,7 @@ fn counts_of<T: ShortRun>(runs: &[T]) -> Option<[u32; 3]> {
 
 /// One run's sums.
 fn run_tally(sim: &Simulator, s: &Scenario) -> Tallied {
-    let mut graph = workload::build_for_figures(s, sim.fidelity, sim.reserve(s));
+    let mut graph = workload::build_for_figures(s, sim.fidelity, sim.reserve(s), &sim.libraries(s));
     let run = sim.run(&graph, true, false, &Sharing::of(s));
     graph.release_dependencies();
     let tallied = tally_of(sim, &graph, &run, s.micro_batches());
@@ -672,7 +677,7 @@ fn in_count_order<T>(runs: &mut [T]) {
 /// One run's step time, s, with the events processed and planned, and its
 /// marked periods' sums.
 fn run_step(sim: &Simulator, s: &Scenario) -> Stepped {
-    let graph = workload::build_for_figures(s, sim.fidelity, sim.reserve(s));
+    let graph = workload::build_for_figures(s, sim.fidelity, sim.reserve(s), &sim.libraries(s));
     let run = sim.run(&graph, false, false, &Sharing::of(s));
     let step = Stepped {
         step_s: run.step_time_s,

@@ -30,7 +30,8 @@ use std::io;
 
 use serde::Serialize;
 
-use crate::model::axis::Axis;
+use crate::collective::{collective_of, KernelSite, Libraries};
+use crate::model::axis::{Axis, Lane};
 use crate::model::hardware::HardwarePreset;
 use crate::model::op::{OpKind, Phase, NONE};
 use crate::model::scenario::{Attention, Scenario, Workload};
@@ -54,21 +55,17 @@ const LAUNCH_US: i64 = 4;
 /// number them; streams beyond these (kernels of one lane that overlap each
 /// other) are numbered from `EXTRA_STREAM`.
 const COMPUTE_STREAM: u32 = 7;
-// Stream ids are made up, one per axis, apart from compute's 7.
-const AXIS_STREAM: [u32; Axis::COUNT] = [13, 17, 21, 25, 29];
-const EXTRA_STREAM: u32 = 31;
+/// Stream ids are made up, one per axis (13, 17, 21, ...), apart from
+/// compute's 7; a lane's further streams are numbered from `EXTRA_STREAM`.
+fn axis_stream(axis: Axis) -> u32 {
+    13 + 4 * axis.index() as u32
+}
+const EXTRA_STREAM: u32 = 13 + 4 * Axis::COUNT as u32;
 /// Host process ids are made up; they only have to differ from device ids.
 const HOST_PID_BASE: u32 = 4000;
 
 fn us(seconds: f64) -> i64 {
     (seconds * 1e6).round() as i64
-}
-
-/// Which lane of the timeline a kernel comes from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Lane {
-    Compute,
-    Comm(Axis),
 }
 
 /// A kernel placed on a stream with its launch, before the file is written.
@@ -97,7 +94,7 @@ fn place(gpu: &GpuLanes) -> (Vec<Placed<'_>>, Vec<(u32, Lane)>) {
     for (lane, intervals) in lanes {
         let first = match lane {
             Lane::Compute => COMPUTE_STREAM,
-            Lane::Comm(a) => AXIS_STREAM[a.index()],
+            Lane::Comm(a) => axis_stream(a),
         };
         let mut order: Vec<&Interval> = intervals.iter().collect();
         order.sort_by(|a, b| a.start_s.total_cmp(&b.start_s).then(a.id.cmp(&b.id)));
@@ -367,7 +364,7 @@ fn device_name(preset: HardwarePreset) -> &'static str {
 /// The name a profiler would show for the kernel that does most of the op.
 /// HTA classifies by name: `nccl...Kernel` is communication, and a name with
 /// neither "Memcpy", "Memset" nor "Sync" in it is computation.
-fn kernel_name(iv: &Interval, lane: Lane, s: &Scenario) -> String {
+fn kernel_name(iv: &Interval, lane: Lane, s: &Scenario, libraries: &Libraries) -> String {
     let v100 = s.hardware_preset == HardwarePreset::Dgx2V100;
     let half = if v100 { "f16" } else { "bf16" };
     if let Lane::Comm(axis) = lane {
@@ -376,42 +373,14 @@ fn kernel_name(iv: &Interval, lane: Lane, s: &Scenario) -> String {
         } else {
             half
         };
-        // NCCL names a collective's kernel by the algorithm and protocol its
-        // call runs: the model's choice for this call (`collective_cost`).
-        let kernel = iv
-            .kernel
-            .map_or(String::new(), |k| format!("_{}", k.name_suffix()));
-        let signature = "(ncclDevComm*, unsigned long, ncclWork*)";
-        // DeepEP names its kernels by namespace: `internode` where the
-        // all-to-all crosses the network, `intranode` inside one node
-        // (deep_ep/csrc/kernels); NCCL's all-to-all runs its grouped sends
-        // as ncclDevKernel_SendRecv, the default below.
-        let deepep = s
-            .moe()
-            .is_some_and(|m| m.dispatcher == crate::model::scenario::Dispatcher::Deepep);
-        if deepep && matches!(iv.op, OpKind::Dispatch | OpKind::Combine) {
-            let scope = if s.parallel.ep > s.hardware.gpus_per_node {
-                "internode"
-            } else {
-                "intranode"
-            };
-            let function = if iv.op == OpKind::Dispatch {
-                "dispatch"
-            } else {
-                "combine"
-            };
-            return format!("void deep_ep::{scope}::{function}<{half}>(void*, int, int)");
-        }
-        return match iv.op {
-            OpKind::AllReduce | OpKind::EmbeddingAllReduce => {
-                format!("ncclDevKernel_AllReduce_Sum_{dtype}{kernel}{signature}")
-            }
-            OpKind::ReduceScatter => {
-                format!("ncclDevKernel_ReduceScatter_Sum_{dtype}{kernel}{signature}")
-            }
-            OpKind::AllGather => format!("ncclDevKernel_AllGather{kernel}{signature}"),
-            _ => format!("ncclDevKernel_SendRecv{signature}"),
-        };
+        let kind = collective_of(iv.op);
+        let across_nodes = axis == Axis::Ep && s.parallel.ep > s.hardware.gpus_per_node;
+        return libraries.for_call(axis, kind).kernel_name(&KernelSite {
+            op: iv.op,
+            kernel: iv.kernel,
+            dtype,
+            across_nodes,
+        });
     }
     // cuBLAS names end in the operand layouts: forward and input gradient
     // differ from the weight gradient.
@@ -445,14 +414,15 @@ fn kernel_name(iv: &Interval, lane: Lane, s: &Scenario) -> String {
     }
 }
 
-fn lane_name(lane: Lane) -> &'static str {
+/// The stream's name: compute, or the name the library of the stream's
+/// first kernel gives its axis's stream (NCCL's where it holds none).
+fn stream_name(lane: Lane, first: Option<&Interval>, libraries: &Libraries) -> String {
     match lane {
-        Lane::Compute => "compute",
-        Lane::Comm(Axis::Tp) => "TP NCCL",
-        Lane::Comm(Axis::Pp) => "PP NCCL",
-        Lane::Comm(Axis::Dp) => "DP NCCL",
-        Lane::Comm(Axis::Ep) => "EP all-to-all",
-        Lane::Comm(Axis::Cp) => "CP NCCL",
+        Lane::Compute => "compute".to_string(),
+        Lane::Comm(axis) => {
+            let kind = collective_of(first.map_or(OpKind::AllReduce, |iv| iv.op));
+            libraries.for_call(axis, kind).stream_name(axis)
+        }
     }
 }
 
@@ -486,6 +456,16 @@ pub fn each_rank_trace<'a>(
     s: &'a Scenario,
     t: &'a Timeline,
 ) -> impl Iterator<Item = RankTrace> + 'a {
+    each_rank_trace_with(s, t, Libraries::of(s))
+}
+
+/// As [`each_rank_trace`], naming kernels and streams by `libraries`
+/// (`Simulator::libraries`, where a simulator put a library of its own).
+pub fn each_rank_trace_with<'a>(
+    s: &'a Scenario,
+    t: &'a Timeline,
+    libraries: Libraries,
+) -> impl Iterator<Item = RankTrace> + 'a {
     let mut gpus: Vec<&GpuLanes> = t.gpus.iter().collect();
     gpus.sort_by_key(|g| g.rank);
     let plans: Vec<_> = gpus.iter().map(|g| place(g)).collect();
@@ -506,7 +486,16 @@ pub fn each_rank_trace<'a>(
     gpus.into_iter()
         .zip(plans)
         .map(move |(g, (placed, streams))| {
-            let json = rank_json(s, t, g, &placed, &streams, shift, step_end + shift);
+            let json = rank_json(
+                s,
+                t,
+                g,
+                &placed,
+                &streams,
+                shift,
+                step_end + shift,
+                &libraries,
+            );
             RankTrace {
                 rank: g.rank,
                 file_name: file_name(g.rank),
@@ -515,6 +504,7 @@ pub fn each_rank_trace<'a>(
         })
 }
 
+#[allow(clippy::too_many_arguments)] // one rank's file: its GPU, its kernels and streams, the shared clock
 fn rank_json(
     s: &Scenario,
     t: &Timeline,
@@ -523,6 +513,7 @@ fn rank_json(
     streams: &[(u32, Lane)],
     shift: i64,
     step_end_us: i64,
+    libraries: &Libraries,
 ) -> String {
     let device = g.rank % s.hardware.gpus_per_node.max(1);
     let host = HOST_PID_BASE + g.rank;
@@ -545,7 +536,14 @@ fn rank_json(
             "thread_name",
             device,
             stream,
-            format!("stream {stream} ({})", lane_name(lane)),
+            format!(
+                "stream {stream} ({})",
+                stream_name(
+                    lane,
+                    placed.iter().find(|k| k.stream == stream).map(|k| k.iv),
+                    libraries
+                )
+            ),
         ));
     }
     events.push(Event::slice(
@@ -576,7 +574,7 @@ fn rank_json(
         };
         let mut kernel = Event::slice(
             "kernel",
-            kernel_name(iv, k.lane, s),
+            kernel_name(iv, k.lane, s, libraries),
             device,
             k.stream,
             ts,

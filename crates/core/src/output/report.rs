@@ -264,8 +264,8 @@ impl CollectiveReport {
     /// The figures of scenario `s`, whose simulated step took `step_ms`;
     /// `None` unless it is a one-collective workload.
     pub fn of(s: &crate::model::scenario::Scenario, step_ms: f64) -> Option<Self> {
+        use crate::collective::nccl::{bench_call, Fabric};
         use crate::model::scenario::{CollectiveOp, Workload};
-        use crate::workload::collective_cost::{bench_call, Fabric};
         let Workload::Collective(c) = &s.workload else {
             return None;
         };

@@ -487,7 +487,12 @@ mod tests {
         s.overlap.pp = true;
         s.overlap.dp = true;
         let s = with_micro_batches(&s, 12);
-        let g = workload::build_for_figures(&s, Fidelity::Reduced, 0);
+        let g = workload::build_for_figures(
+            &s,
+            Fidelity::Reduced,
+            0,
+            &crate::collective::Libraries::of(&s),
+        );
         let run = engine::run(&g, true, &Sharing::of(&s));
         assert_eq!(run.marks.len(), 3, "the run marks its periods");
         let in_shares = |n: usize| {

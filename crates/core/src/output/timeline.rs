@@ -3,11 +3,11 @@
 
 use serde::Serialize;
 
+pub use crate::collective::nccl::{Algorithm, Kernel, Protocol};
 pub use crate::model::axis::{Axis, Lane};
 pub use crate::model::link::{Direction, LinkClass};
 pub use crate::model::op::{OpKind, Phase, NONE};
 pub use crate::sim::network::LinkSample;
-pub use crate::workload::collective_cost::{Algorithm, Kernel, Protocol};
 
 /// One bar of the timeline.
 #[derive(Clone, Debug, PartialEq, Serialize)]

@@ -1094,7 +1094,12 @@ mod tests {
     #[test]
     fn renumbered_sequence_gives_the_same_timeline() {
         let s = presets::scenario("contention").unwrap();
-        let g = workload::build(&s, Fidelity::Reduced, 0);
+        let g = workload::build(
+            &s,
+            Fidelity::Reduced,
+            0,
+            &crate::collective::Libraries::of(&s),
+        );
         let sharing = Sharing::of(&s);
         let plain = run_from_seq(&g, true, true, &sharing, 0).charge_here(&g);
         assert!(plain.planned_events > 1000, "enough pushes to run out");

@@ -535,7 +535,12 @@ mod tests {
         if let crate::model::scenario::Workload::Transformer(t) = &mut s.workload {
             t.global_batch = 16;
         }
-        let g = crate::workload::build(&s, Fidelity::Reduced, 0);
+        let g = crate::workload::build(
+            &s,
+            Fidelity::Reduced,
+            0,
+            &crate::collective::Libraries::of(&s),
+        );
         let sharing = Sharing::of(&s);
         let run = || crate::sim::engine::run_uncharged(&g, true, false, &sharing);
         let whole = run().charge_here(&g);

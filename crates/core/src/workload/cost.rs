@@ -124,7 +124,14 @@ fn with_layers(s: &Scenario, layers: u32) -> Scenario {
 /// from its full build.
 pub fn run_cost(s: &Scenario) -> Cost {
     run_cost_within(s, u64::MAX).unwrap_or_else(|| {
-        let g = super::build_capped(s, Fidelity::Reduced, 0, usize::MAX, false);
+        let g = super::build_capped(
+            s,
+            Fidelity::Reduced,
+            0,
+            usize::MAX,
+            false,
+            &crate::collective::Libraries::of(s),
+        );
         graph_cost(&g, &Sharing::of(s))
     })
 }
@@ -564,7 +571,12 @@ mod tests {
         ] {
             let s = parse_scenario(&json.replace("GB", &batch.to_string())).unwrap();
             let full = graph_cost(
-                &super::super::build(&s, Fidelity::Reduced, 0),
+                &super::super::build(
+                    &s,
+                    Fidelity::Reduced,
+                    0,
+                    &crate::collective::Libraries::of(&s),
+                ),
                 &Sharing::of(&s),
             );
             assert_eq!(run_cost(&s), full, "{json}");
@@ -634,7 +646,7 @@ mod tests {
                     checked.set(checked.get() + 1);
                     for s in [s.clone(), s.all_overlap_off()] {
                         let full = graph_cost(
-                            &super::super::build(&s, Fidelity::Reduced, 0),
+                            &super::super::build(&s, Fidelity::Reduced, 0, &crate::collective::Libraries::of(&s)),
                             &Sharing::of(&s),
                         );
                         prop_assert_eq!(predict(&s), Some(full), "{}", json);
@@ -653,7 +665,12 @@ mod tests {
         let s = parse_scenario(r#"{"workload":{"global_batch":24}}"#).unwrap();
         let fresh = |s: &Scenario| {
             graph_cost(
-                &super::super::build(s, Fidelity::Reduced, 0),
+                &super::super::build(
+                    s,
+                    Fidelity::Reduced,
+                    0,
+                    &crate::collective::Libraries::of(s),
+                ),
                 &Sharing::of(s),
             )
         };

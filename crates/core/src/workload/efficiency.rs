@@ -260,9 +260,7 @@ impl GemmShape {
     }
 }
 
-/// Fraction of the NIC's line rate a NCCL ring moves: 46-48 GB/s per NDR
-/// 400 Gb/s (50 GB/s) InfiniBand port in nccl-tests across nodes (model.md 2b).
-pub const NIC_EFFICIENCY: f64 = 0.94;
+pub use crate::collective::call::NIC_EFFICIENCY;
 
 /// Fraction of peak a FlashAttention kernel of `flops_each` per head
 /// reaches. Monotone increasing in `flops_each`.

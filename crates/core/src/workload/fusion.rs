@@ -92,7 +92,12 @@ pub struct HbmLedger {
 /// The HBM ledger of the first GPU of the scenario's reduced simulation
 /// (the first TP rank of the first stage).
 pub fn hbm_ledger(s: &Scenario) -> HbmLedger {
-    let g = crate::workload::build(s, Fidelity::Reduced, 0);
+    let g = crate::workload::build(
+        s,
+        Fidelity::Reduced,
+        0,
+        &crate::collective::Libraries::of(s),
+    );
     let hbm_bps = s.hardware.hbm_achievable_bps();
     let mut ledger = HbmLedger::default();
     for (i, t) in g.tasks.iter().enumerate() {

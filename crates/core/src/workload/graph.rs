@@ -3,8 +3,8 @@
 //! Workloads build it; the engine runs it. Dependencies carry every ordering:
 //! a stream's FIFO, a blocking collective, a pipeline receive.
 
+use crate::collective::nccl::{CollectiveCall, Kernel};
 use crate::model::op::{OpKind, Phase, NONE};
-use crate::workload::collective_cost::{CollectiveCall, Kernel};
 use crate::workload::recycle;
 use crate::workload::Placed;
 
@@ -243,6 +243,8 @@ pub(crate) struct Graph {
     /// Per GPU: the FLOPs (model, executed) one unit of micro-batches adds
     /// past the pipeline's fill, when `period_marks` are set.
     pub unit_flops: Vec<(f64, f64)>,
+    /// The libraries that run the step's collectives (`Cluster` asks them).
+    pub libraries: crate::collective::Libraries,
 }
 
 impl Default for Graph {
@@ -285,6 +287,7 @@ impl Default for Graph {
             launched_first: Vec::new(),
             period_marks: Vec::new(),
             unit_flops: Vec::new(),
+            libraries: Default::default(),
         }
     }
 }
@@ -479,7 +482,8 @@ impl Graph {
             c.latency_s,
             Meta {
                 call: Some(c.call),
-                ..meta.kernel(c.kernel)
+                kernel: c.kernel,
+                ..meta
             },
         )
     }
@@ -816,7 +820,7 @@ impl CallUse {
     /// holds NCCL's point-to-point channels and copies; another collective
     /// NCCL's most channels on NVLink, reducing if its op reduces.
     pub fn of_op(op: OpKind) -> Self {
-        use crate::workload::collective_cost as cc;
+        use crate::collective::nccl as cc;
         let (channels, hbm) = match op {
             OpKind::Send => (cc::P2P_CHANNELS, cc::HBM_BYTES_PER_LINK_BYTE_COPY),
             OpKind::AllReduce | OpKind::ReduceScatter => {
@@ -878,15 +882,9 @@ impl Meta {
         self
     }
 
-    /// A collective's meta with the kernel its call runs.
-    pub fn kernel(mut self, kernel: Kernel) -> Self {
-        self.kernel = Some(kernel);
-        self
-    }
-
     /// A collective's meta with the kernel, channels and HBM traffic of its call.
     pub fn call(mut self, call: &CollectiveCall) -> Self {
-        self.kernel = Some(call.kernel());
+        self.kernel = call.trace_kernel();
         self.call = Some(CallUse::of(call));
         self
     }

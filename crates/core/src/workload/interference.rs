@@ -258,11 +258,11 @@ pub(crate) fn memory_phase_s(g: &Graph, sharing: &Sharing, t: usize) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::collective::Collective;
     use crate::input::parse::parse_scenario;
     use crate::model::axis::Axis;
     use crate::model::fidelity::Fidelity;
     use crate::model::op::{OpKind, Phase};
-    use crate::workload::collective::Collective;
     use crate::workload::graph::Meta;
     use crate::workload::Cluster;
 
@@ -314,7 +314,7 @@ mod tests {
         let s = node(2039.0);
         let long = Collective::AllGather.bytes_per_rank(8, 8e9);
         let sms = f64::from(s.hardware.sms);
-        let ch = f64::from(crate::workload::collective_cost::NVLINK_CHANNELS);
+        let ch = f64::from(crate::collective::nccl::NVLINK_CHANNELS);
         let alone = took(&run(&s, 1e-3, 0.0, &[], long), 0);
         let one = took(&run(&s, 1e-3, 0.0, &[Axis::Tp], long), 0);
         let two_axes = took(&run(&s, 1e-3, 0.0, &[Axis::Tp, Axis::Dp], long), 0);
@@ -339,10 +339,10 @@ mod tests {
         let hbm = s.hardware.hbm_achievable_bps();
         let link = s.hardware.nvlink_gbps
             * 1e9
-            * crate::workload::collective_cost::Generation::Ampere.nvlink_efficiency();
+            * crate::collective::nccl::Generation::Ampere.nvlink_efficiency();
         let bytes = 0.1 * link; // 0.1 s alone
                                 // An AllGather copies: 2 HBM bytes per link byte.
-        let k = crate::workload::collective_cost::HBM_BYTES_PER_LINK_BYTE_COPY;
+        let k = crate::collective::nccl::HBM_BYTES_PER_LINK_BYTE_COPY;
         // Alone: the link is the bottleneck.
         let alone = run(&s, 0.0, 0.0, &[Axis::Tp], bytes);
         assert!((took(&alone, 1) - 0.1).abs() < 1e-12, "{}", took(&alone, 1));

@@ -4,11 +4,11 @@
 
 use super::layer_cost::{Roofline, SplitGemm};
 use super::Cluster;
+use crate::collective::Collective;
 use crate::model::axis::Axis;
 use crate::model::fidelity::Fidelity;
 use crate::model::op::{OpKind, Phase};
 use crate::model::scenario::{MatmulAllreduce, Scenario};
-use crate::workload::collective::Collective;
 use crate::workload::graph::{Graph, Meta};
 
 /// Builds the step into `g`, an empty graph (see `workload::build_capped`).
@@ -31,7 +31,7 @@ pub(crate) fn build(mut g: Graph, s: &Scenario, mm: &MatmulAllreduce, fidelity: 
     // ring step (`pipelined_chunk_latency_s`). The published figures of
     // this micro-benchmark (published.md section 1) measure that kernel.
     let call = cluster
-        .node_call(kind, tp, output_bytes * f64::from(chunks))
+        .node_call(Axis::Tp, kind, tp, output_bytes * f64::from(chunks))
         .piece(chunks);
     let l = cluster.layout.clone();
     for replica in 0..l.replicas() {

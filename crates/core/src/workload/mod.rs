@@ -1,9 +1,7 @@
 //! Workloads turn a scenario into a task graph: where each GPU sits, which
 //! links each collective crosses, and the ops of the step.
 
-pub mod collective;
 mod collective_bench;
-pub mod collective_cost;
 pub mod cost;
 pub mod efficiency;
 pub mod embedding_sync;
@@ -22,25 +20,37 @@ pub mod stage_layers;
 mod tp_form;
 mod transformer;
 
+use crate::collective::nccl::{CallShape, CollectiveCall, Fabric, Kernel};
+use crate::collective::{Collective, Libraries};
+use crate::model::axis::Axis;
 use crate::model::fidelity::Fidelity;
 use crate::model::link::{Direction, LinkClass};
 use crate::model::scenario::{CollectiveOp, Scenario, Workload};
-use crate::workload::collective::Collective;
-use crate::workload::collective_cost::{CallShape, CollectiveCall, Fabric, Kernel};
 use crate::workload::efficiency::NIC_EFFICIENCY;
 use crate::workload::graph::Usage;
 use crate::workload::graph::{CallUse, GpuInfo, Graph, ResourceInfo};
 
 /// Builds the step's task graph, with room for `reserve_ops` tasks and
 /// what the timeline shows of each op.
-pub(crate) fn build(s: &Scenario, fidelity: Fidelity, reserve_ops: usize) -> Graph {
-    build_capped(s, fidelity, reserve_ops, usize::MAX, true)
+/// `libraries` run its collectives (`Libraries::of(s)`, or a test's).
+pub(crate) fn build(
+    s: &Scenario,
+    fidelity: Fidelity,
+    reserve_ops: usize,
+    libraries: &Libraries,
+) -> Graph {
+    build_capped(s, fidelity, reserve_ops, usize::MAX, true, libraries)
 }
 
 /// Builds the step's task graph for its figures alone: without what only
 /// the timeline shows of each op (`Graph::meta`), a fifth of the graph.
-pub(crate) fn build_for_figures(s: &Scenario, fidelity: Fidelity, reserve_ops: usize) -> Graph {
-    build_capped(s, fidelity, reserve_ops, usize::MAX, false)
+pub(crate) fn build_for_figures(
+    s: &Scenario,
+    fidelity: Fidelity,
+    reserve_ops: usize,
+    libraries: &Libraries,
+) -> Graph {
+    build_capped(s, fidelity, reserve_ops, usize::MAX, false, libraries)
 }
 
 /// Builds the graph but stops adding ops soon after it holds `cap_ops`
@@ -52,8 +62,9 @@ pub(crate) fn build_capped(
     reserve_ops: usize,
     cap_ops: usize,
     with_meta: bool,
+    libraries: &Libraries,
 ) -> Graph {
-    let mut g = build_unfinished(s, fidelity, reserve_ops, cap_ops, with_meta);
+    let mut g = build_unfinished(s, fidelity, reserve_ops, cap_ops, with_meta, libraries);
     g.finish();
     g
 }
@@ -62,7 +73,7 @@ pub(crate) fn build_capped(
 /// dependency arrays `Graph::finish` lays out for the engine (a third of a
 /// counting build's peak memory), nor what the timeline shows of each op.
 pub(crate) fn build_for_count(s: &Scenario, cap_ops: usize) -> Graph {
-    build_unfinished(s, Fidelity::Reduced, 0, cap_ops, false)
+    build_unfinished(s, Fidelity::Reduced, 0, cap_ops, false, &Libraries::of(s))
 }
 
 fn build_unfinished(
@@ -71,8 +82,10 @@ fn build_unfinished(
     reserve_ops: usize,
     cap_ops: usize,
     with_meta: bool,
+    libraries: &Libraries,
 ) -> Graph {
     let mut g = Graph::default();
+    g.libraries = libraries.clone();
     g.cap_ops = cap_ops;
     g.with_meta = with_meta;
     g.reserve(reserve_ops);
@@ -180,7 +193,7 @@ pub(crate) struct Placed {
     pub pattern: u32,
     pub bytes: f64,
     pub latency_s: f64,
-    pub kernel: Kernel,
+    pub kernel: Option<Kernel>,
     /// The channels and HBM traffic of its call.
     pub call: CallUse,
 }
@@ -193,16 +206,19 @@ pub(crate) struct Cluster {
     core: Option<u32>,
     nvlink_latency_s: f64,
     network_latency_s: f64,
-    /// The links as NCCL's cost model sees them.
+    /// The links as the libraries' cost models see them.
     fabric: Fabric,
-    /// NCCL's choice per distinct call shape met so far: a step issues the
-    /// same few calls hundreds of thousands of times, and `choose` weighs
-    /// every algorithm and protocol for each.
+    /// The libraries that run the step's collectives.
+    libraries: Libraries,
+    /// The call per distinct library and call shape met so far: a step
+    /// issues the same few calls hundreds of thousands of times, and NCCL's
+    /// `choose` weighs every algorithm and protocol for each.
     calls: std::cell::RefCell<Vec<(CallKey, CollectiveCall)>>,
 }
 
-/// A call shape, exactly (the size by its bits), as the memo's key.
-type CallKey = (Collective, u32, u32, u64);
+/// A library (its place in `Libraries`) and a call shape, exactly (the
+/// size by its bits), as the memo's key.
+type CallKey = (usize, Collective, u32, u32, u64);
 
 /// Most call shapes `Cluster` remembers.
 const MEMO_CALLS: usize = 64;
@@ -271,25 +287,37 @@ impl Cluster {
             nvlink_latency_s: fabric.nvlink_latency_s,
             network_latency_s: fabric.network_latency_s,
             fabric,
+            libraries: g.libraries.clone(),
             calls: Default::default(),
         }
     }
 
-    /// NCCL's choice for a collective of `ranks` GPUs inside one node
-    /// (a TP group), each holding `size_bytes`.
-    pub fn node_call(&self, kind: Collective, ranks: u32, size_bytes: f64) -> CollectiveCall {
-        self.call(CallShape {
-            kind,
-            ranks,
-            per_node: ranks,
-            size_bytes,
-        })
+    /// The call of `axis`'s library for a collective of `ranks` GPUs
+    /// inside one node (a TP group), each holding `size_bytes`.
+    pub fn node_call(
+        &self,
+        axis: Axis,
+        kind: Collective,
+        ranks: u32,
+        size_bytes: f64,
+    ) -> CollectiveCall {
+        self.call(
+            axis,
+            CallShape {
+                kind,
+                ranks,
+                per_node: ranks,
+                size_bytes,
+            },
+        )
     }
 
-    /// NCCL's choice for a call of this shape (`collective_cost::choose`),
-    /// worked out once per distinct shape.
-    fn call(&self, shape: CallShape) -> CollectiveCall {
+    /// The call `axis`'s library runs for this shape
+    /// (`Libraries::for_call`), worked out once per library and shape.
+    pub fn call(&self, axis: Axis, shape: CallShape) -> CollectiveCall {
+        let library = self.libraries.index_for(axis, shape.kind);
         let key = (
+            library,
             shape.kind,
             shape.ranks,
             shape.per_node,
@@ -299,13 +327,25 @@ impl Cluster {
         if let Some(&(_, call)) = calls.iter().find(|(k, _)| *k == key) {
             return call;
         }
-        let call = collective_cost::choose(&self.fabric, &shape);
+        let call = self
+            .libraries
+            .for_call(axis, shape.kind)
+            .call(&self.fabric, &shape);
         // A step has a few distinct shapes; past that the memo stops growing,
         // so that a scan of it stays short.
         if calls.len() < MEMO_CALLS {
             calls.push((key, call));
         }
         call
+    }
+
+    /// The library that runs calls of `kind` on `axis`.
+    pub fn library(
+        &self,
+        axis: Axis,
+        kind: Collective,
+    ) -> &dyn crate::collective::CollectiveLibrary {
+        self.libraries.for_call(axis, kind)
     }
 
     pub fn gpu(&self, stage: u32, replica: u32, tp: u32) -> u32 {
@@ -358,33 +398,47 @@ impl Cluster {
         size_bytes: f64,
     ) -> Placed {
         let spread = self.layout.dp_spread();
-        self.spread_collective(g, members, kind, self.layout.dp_group(), spread, size_bytes)
+        let ranks = self.layout.dp_group();
+        self.spread_collective(g, members, Axis::Dp, kind, ranks, spread, size_bytes)
     }
 
-    /// NCCL's call of `kind` over `ranks` ranks spread `(k, nodes)`, laid
-    /// out for each of `members` ([`Cluster::spread_placed`]).
+    /// `axis`'s call of `kind` over `ranks` ranks spread `(k, nodes)`,
+    /// laid out for each of `members` ([`Cluster::spread_placed`]).
+    #[allow(clippy::too_many_arguments)] // a call's whole shape, and where it runs
     fn spread_collective(
         &self,
         g: &mut Graph,
         members: &[u32],
+        axis: Axis,
         kind: Collective,
         ranks: u32,
         (k, nodes): (u32, u32),
         size_bytes: f64,
     ) -> Placed {
-        let call = self.call(CallShape {
-            kind,
-            ranks,
-            per_node: k,
-            size_bytes,
-        });
+        let call = self.call(
+            axis,
+            CallShape {
+                kind,
+                ranks,
+                per_node: k,
+                size_bytes,
+            },
+        );
         self.spread_placed(g, members, call, (k, nodes))
     }
 
-    /// NCCL's call for a one-collective workload over every DP rank.
+    /// The call of a one-collective workload over every DP rank.
     pub fn bench_call(&self, op: CollectiveOp, size_bytes: f64) -> CollectiveCall {
         let (k, _) = self.layout.dp_spread();
-        collective_cost::bench_call(&self.fabric, op, self.layout.dp_group(), k, size_bytes)
+        self.call(
+            Axis::Dp,
+            CallShape {
+                kind: op.into(),
+                ranks: self.layout.dp_group(),
+                per_node: k,
+                size_bytes,
+            },
+        )
     }
 
     /// `call` laid out across `members` as [`Cluster::dp_collective`] lays
@@ -413,7 +467,7 @@ impl Cluster {
         (ranks, per_node): (u32, u32),
     ) -> Placed {
         let spread = (per_node, ranks / per_node);
-        self.spread_collective(g, members, kind, ranks, spread, size_bytes)
+        self.spread_collective(g, members, Axis::Dp, kind, ranks, spread, size_bytes)
     }
 
     /// A collective of the CP group of each of `members` (Llama 3's K/V
@@ -427,7 +481,8 @@ impl Cluster {
         size_bytes: f64,
     ) -> Placed {
         let spread = self.cp_spread();
-        self.spread_collective(g, members, kind, self.layout.cp, spread, size_bytes)
+        let ranks = self.layout.cp;
+        self.spread_collective(g, members, Axis::Cp, kind, ranks, spread, size_bytes)
     }
 
     /// One step of ring attention for each of `members`: it sends a K/V
@@ -461,7 +516,7 @@ impl Cluster {
                 pattern: self.nvlink_ring(g, members),
                 bytes: call.wire_bytes,
                 latency_s: call.latency_s,
-                kernel: call.kernel(),
+                kernel: call.trace_kernel(),
                 call: CallUse::of(&call),
             };
         }
@@ -499,7 +554,7 @@ impl Cluster {
             pattern: g.add_pattern(merge(usage)),
             bytes: call.wire_bytes / f64::from(k),
             latency_s: call.latency_s,
-            kernel: call.kernel(),
+            kernel: call.trace_kernel(),
             call: CallUse::of(&call),
         }
     }
@@ -527,17 +582,20 @@ impl Cluster {
     ) -> Placed {
         let mut usage = self.send_usage(a, b, same_node).0;
         usage.extend(self.send_usage(b, a, same_node).0);
-        let call = self.call(CallShape {
-            kind: Collective::AllReduce,
-            ranks: 2,
-            per_node: if same_node { 2 } else { 1 },
-            size_bytes,
-        });
+        let call = self.call(
+            Axis::Dp,
+            CallShape {
+                kind: Collective::AllReduce,
+                ranks: 2,
+                per_node: if same_node { 2 } else { 1 },
+                size_bytes,
+            },
+        );
         Placed {
             pattern: g.add_pattern(merge(usage)),
             bytes: call.wire_bytes,
             latency_s: call.latency_s,
-            kernel: call.kernel(),
+            kernel: call.trace_kernel(),
             call: CallUse::of(&call),
         }
     }
@@ -583,11 +641,6 @@ impl Cluster {
 
     pub fn network_latency_s(&self) -> f64 {
         self.network_latency_s
-    }
-
-    /// The links fabric NCCL's cost model sees.
-    pub fn fabric(&self) -> &Fabric {
-        &self.fabric
     }
 
     /// The simulated GPUs an EP all-to-all of GPU (`stage`, `replica`,

@@ -13,10 +13,10 @@
 //! sends wait for its reduction, not for a compute op, so they take no
 //! place of their own in the sender's hardware queues (`queues`).
 
+use crate::collective::Collective;
 use crate::model::axis::Axis;
 use crate::model::op::OpKind;
 use crate::model::scenario::{Scenario, Transformer};
-use crate::workload::collective::Collective;
 use crate::workload::graph::{Graph, Meta, TaskId};
 use crate::workload::transformer::pipelined_chunk_latency_s;
 use crate::workload::Cluster;
@@ -61,6 +61,7 @@ fn in_pieces(
         _ => OpKind::AllGather,
     };
     let call = cluster.node_call(
+        Axis::Pp,
         kind,
         group.tp,
         group.activation_bytes / f64::from(group.pieces),

@@ -29,10 +29,10 @@
 use std::collections::HashMap;
 
 use super::Cluster;
+use crate::collective::Collective;
 use crate::model::axis::Axis;
 use crate::model::op::{OpKind, Phase};
 use crate::model::scenario::{DpSharding, GradSync, Precision, Scenario, Transformer};
-use crate::workload::collective::Collective;
 use crate::workload::graph::{Graph, Meta, TaskId};
 use crate::workload::layer_cost::{embedding_params_whole, layer_params};
 use crate::workload::schedule::{stage_program, Pass};

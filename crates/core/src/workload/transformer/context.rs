@@ -7,9 +7,9 @@
 //! on one stream.
 
 use super::{Builder, CP};
+use crate::collective::Collective;
 use crate::model::op::OpKind;
 use crate::model::scenario::CpMode;
-use crate::workload::collective::Collective;
 use crate::workload::graph::{Meta, TaskId};
 use crate::workload::layer_cost::{times, OpCost};
 

@@ -7,8 +7,8 @@
 //! experts replace its MLP (`moe_layer`).
 
 use super::Builder;
+use crate::collective::Collective;
 use crate::model::op::{OpKind, Phase};
-use crate::workload::collective::Collective;
 use crate::workload::graph::Meta;
 use crate::workload::layer_cost::OpCost;
 

@@ -20,12 +20,13 @@
 //! launched.
 
 use super::{Builder, EP};
+use crate::collective::{CallShape, Collective};
+use crate::model::axis::Axis;
 use crate::model::op::{OpKind, Phase};
 use crate::model::scenario::Dispatcher;
-use crate::workload::graph::{CallUse, Meta, TaskId};
+use crate::workload::graph::{Meta, TaskId};
 use crate::workload::layer_cost::OpCost;
 use crate::workload::schedule::{Pass, Step};
-use crate::workload::{collective_cost, interference::CHANNEL_SLOTS};
 
 /// The all-to-alls a pass launched and has not waited for yet, with the
 /// owner's compute index at launch (where their window starts).
@@ -198,28 +199,16 @@ impl Builder<'_> {
         let ep = self.s.parallel.ep;
         let place = crate::workload::moe::EpPlacement::of(ep, self.s.hardware.gpus_per_node);
         let deepep = m.dispatcher == Dispatcher::Deepep;
-        // NCCL's all-to-all: its call's channels (grouped sends, `all_to_all`);
-        // DeepEP: the SMs it is given.
-        let nccl = collective_cost::all_to_all(
-            self.cluster.fabric(),
-            ep,
-            place.per_node,
-            traffic.nic_bytes() + traffic.nvlink_bytes(),
-        );
-        let channels = if deepep {
-            m.deepep_sms.min(CHANNEL_SLOTS as u32 - 1)
-        } else {
-            nccl.channels
-        } as u8;
-        let call = CallUse {
-            channels,
-            hbm_per_link_byte: collective_cost::HBM_BYTES_PER_LINK_BYTE_COPY,
+        // The SMs and copies its library's call holds (NCCL's grouped
+        // sends, or the SMs DeepEP is given) and the kernel a trace names;
+        // the bytes move as the flows below.
+        let shape = CallShape {
+            kind: Collective::AllToAll,
+            ranks: ep,
+            per_node: place.per_node,
+            size_bytes: traffic.nic_bytes() + traffic.nvlink_bytes(),
         };
-        let meta = Meta {
-            call: Some(call),
-            kernel: (!deepep).then(|| nccl.kernel()),
-            ..meta
-        };
+        let meta = meta.call(&self.cluster.call(Axis::Ep, shape));
         let (stage, replica) = self.group_at;
         let parts = [
             (false, traffic.nvlink_peers, traffic.nvlink_pair_bytes),

@@ -7,9 +7,10 @@
 //! AllGather come from `pp_boundary`.
 
 use super::{Builder, PP};
+use crate::collective::Collective;
+use crate::model::axis::Axis;
 use crate::model::op::{OpKind, Phase};
 use crate::model::scenario::Mode;
-use crate::workload::collective::Collective;
 use crate::workload::graph::{Meta, TaskId};
 use crate::workload::pp_boundary::{self, Group};
 use crate::workload::schedule::Pass;
@@ -150,7 +151,7 @@ impl Builder<'_> {
             let members = self.members.clone();
             let call = self
                 .cluster
-                .node_call(kind, self.tp, self.cost.activation_bytes);
+                .node_call(Axis::Pp, kind, self.tp, self.cost.activation_bytes);
             let meta = Meta::new(OpKind::AllGather, phase).mb(mb).call(&call);
             let id = self.g.comm(
                 &members,

@@ -8,9 +8,11 @@
 //! stream.
 
 use super::{Builder, TP};
+use crate::collective::nccl::CollectiveCall;
+use crate::collective::Collective;
+use crate::collective::Engine;
+use crate::model::axis::Axis;
 use crate::model::op::OpKind;
-use crate::workload::collective::Collective;
-use crate::workload::collective_cost::CollectiveCall;
 use crate::workload::graph::{Meta, TaskId};
 use crate::workload::layer_cost::{OpCost, SplitGemm};
 
@@ -25,7 +27,7 @@ pub(crate) fn pipelined_chunk_latency_s(step_latency_s: f64) -> f64 {
 impl Builder<'_> {
     /// A collective of the TP group, after each member's latest op.
     fn tp_collective(&mut self, kind: Collective, size_bytes: f64, meta: Meta) -> TaskId {
-        let call = self.cluster.node_call(kind, self.tp, size_bytes);
+        let call = self.cluster.node_call(Axis::Tp, kind, self.tp, size_bytes);
         self.tp_call(&call, meta)
     }
 
@@ -70,6 +72,7 @@ impl Builder<'_> {
             Collective::ReduceScatter => OpKind::ReduceScatter,
             Collective::AllGather => OpKind::AllGather,
             Collective::SendRecv => OpKind::Send,
+            Collective::AllToAll => OpKind::Dispatch,
         }
     }
 
@@ -114,10 +117,10 @@ impl Builder<'_> {
         let one_kernel = self.fused.on;
         let call = if one_kernel {
             self.cluster
-                .node_call(kind, self.tp, self.cost.activation_bytes)
+                .node_call(Axis::Tp, kind, self.tp, self.cost.activation_bytes)
                 .piece(chunks)
         } else {
-            self.cluster.node_call(kind, self.tp, size)
+            self.cluster.node_call(Axis::Tp, kind, self.tp, size)
         };
         let mut collectives = Vec::with_capacity(chunks as usize);
         for i in 0..chunks {
@@ -215,7 +218,10 @@ impl Builder<'_> {
     fn ring_step(&mut self, meta: Meta) -> TaskId {
         let size = self.cost.activation_bytes / f64::from(self.tp);
         let id = self.tp_collective(Collective::SendRecv, size, meta);
-        self.g.on_copy_engines(id);
+        let library = self.cluster.library(Axis::Tp, Collective::SendRecv);
+        if library.engine() == Engine::CopyEngines {
+            self.g.on_copy_engines(id);
+        }
         id
     }
 
