@@ -11,21 +11,25 @@
 //! - `timeline/`: the canvas backend, the animation loop, pointer and keys,
 //!   the theme;
 //! - `web/`: downloads, the address bar, the widget's host;
-//! - `worker/`: the simulation worker and the page's side of it
-//!   (`runner.rs`, an adapter over `overlap_session`'s run session: newest
-//!   wins, within a time budget);
+//! - `client/`: the page's side of its workers: one `WorkerClient` per
+//!   job owns spawning, readiness, the queue before it and a crash; the
+//!   runner and the importer drive `overlap_session`'s machines over it
+//!   (newest wins, within a time budget);
+//! - `serve/`: the worker program (the same module in a Web Worker);
 //! - `ui/`: components: controls (from the core's field table), figures
 //!   (from its `Metric`), the tour, the embedded page, export and share,
-//!   playback, the run's status, tables;
+//!   playback, the run's status, tables, and the panes beside the
+//!   timeline (`ui/panes/`, mounted from `overlap_view::panes`);
 //! - this file, `main.rs` and `widget.rs` (the widget): the entry points.
 
+mod client;
 mod dom;
+mod serve;
 mod state;
 mod timeline;
 mod ui;
 mod web;
 pub mod widget;
-mod worker;
 
 use leptos::prelude::*;
 
@@ -42,9 +46,9 @@ pub fn start() {
 /// In the simulation worker (`www/sim-worker.js` runs this same module):
 /// serves simulations and returns true. On a page, returns false.
 pub fn serve_if_worker() -> bool {
-    let in_worker = worker::in_worker_scope();
+    let in_worker = serve::in_worker_scope();
     if in_worker {
-        worker::start();
+        serve::start();
     }
     in_worker
 }
@@ -63,7 +67,7 @@ pub fn App() -> impl IntoView {
     provide_context(state);
     // Before the runner: the first simulation is already the link's scenario.
     let share = web::address::install(state, None);
-    worker::runner::install(state);
+    client::runner::install(state);
     if share.mode.get_value().embed {
         if let Some(body) = dom::document().and_then(|d| d.body()) {
             let _ = body.class_list().add_1("embed-mode");
@@ -92,7 +96,7 @@ pub fn App() -> impl IntoView {
                 <ui::run_status::SimStatus />
                 <timeline::panel::TimelineCanvas />
                 <ui::playback::Playback />
-                <ui::sweep_view::PlotViews />
+                <ui::panes::Panes />
                 <ui::share_panel::SharePanel />
                 <ui::figures::AxisFigures />
                 <ui::measured::MeasuredPanel />

@@ -65,7 +65,7 @@ pub fn mount_widget(
         let state = AppState::new();
         provide_context(state);
         let share = share::install(state, Some(host));
-        crate::worker::runner::install(state);
+        crate::client::runner::install(state);
         *out.borrow_mut() = Some((state, share));
         view! { <WidgetApp /> }
     });

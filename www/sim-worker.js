@@ -1,4 +1,4 @@
-// The simulation worker's script (src/worker/). Every message across the
+// The simulation worker's script (src/serve/). Every message across the
 // worker boundary is an array: the typed message as JSON text
 // (crates/session/src/messages.rs), then the arrays that travel beside it.
 // The page's first message is `init`, with the URL of its wasm-bindgen

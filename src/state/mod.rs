@@ -126,7 +126,7 @@ pub struct AppState {
     /// scenarios (the "modified" mark) look again when it moves.
     pub resolve_seq: RwSignal<u64>,
     /// The sweep or bus-bandwidth picture open beside the timeline (`view=`).
-    pub pane: RwSignal<overlap_view::view_query::Pane>,
+    pub pane: RwSignal<overlap_view::panes::Pane>,
 }
 
 /// Why the last run did not show, in the page's alert.
@@ -182,7 +182,7 @@ impl AppState {
             culprits: RwSignal::new(Vec::new()),
             timeline_refused: RwSignal::new(None),
             resolve_seq: RwSignal::new(0),
-            pane: RwSignal::new(overlap_view::view_query::Pane::Timeline),
+            pane: RwSignal::new(overlap_view::panes::Pane::Timeline),
         }
     }
 

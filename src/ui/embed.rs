@@ -322,7 +322,7 @@ pub(crate) fn compact_body(
         <panel::TimelineCanvas />
         {with_playback.then(|| view! { <playback::Playback /> })}
         // A link that opens a sweep or the bus plot (`view=sweep`) shows it.
-        {(state.pane.get_untracked() != overlap_view::view_query::Pane::Timeline)
-            .then(|| view! { <crate::ui::sweep_view::PlotViews /> })}
+        {(state.pane.get_untracked() != overlap_view::panes::Pane::Timeline)
+            .then(|| view! { <crate::ui::panes::Panes /> })}
     }
 }

@@ -19,13 +19,13 @@ use overlap_view::trace_size::{trace_refusal, TraceKind};
 use overlap_view::{draw, slide, svg};
 use wasm_bindgen::JsCast;
 
+use crate::client::no_timeline::export_refusal;
+use crate::client::worker_client::{NotSent, Received, WorkerClient};
 use crate::dom;
 use crate::state::AppState;
 use crate::timeline::theme;
 use crate::web::address::Share;
 use crate::web::download::{download_bytes, download_canvas_png, download_text};
-use crate::worker::no_timeline::export_refusal;
-use crate::worker::spawn::Poster;
 use overlap_session::{WorkerReply, WorkerRequest};
 
 /// A trace that takes longer than this to build is abandoned.
@@ -108,7 +108,7 @@ pub(crate) fn file_stem(state: AppState) -> String {
 /// A trace being built in a worker of its own (the simulation worker stays
 /// free for the controls); dropping it stops the build.
 struct TraceJob {
-    _worker: crate::worker::spawn::WorkerHandle,
+    _worker: WorkerClient,
     _budget: Timeout,
 }
 
@@ -119,7 +119,6 @@ fn build_trace(
     folder: String,
     done: impl Fn(Result<js_sys::Uint8Array, String>) + Clone + 'static,
 ) -> Result<TraceJob, String> {
-    // Read by the worker once it is ready (`ready` comes first).
     let request = match kind {
         TraceKind::Chrome => WorkerRequest::Trace {
             gen: 0,
@@ -131,18 +130,11 @@ fn build_trace(
             folder,
         },
     };
-    let poster = std::rc::Rc::new(std::cell::RefCell::new(None::<Poster>));
-    let on_message = {
+    let on_reply = {
         let done = done.clone();
-        let poster = poster.clone();
-        move |reply: WorkerReply, arrays: js_sys::Array| match reply {
-            WorkerReply::Ready => {
-                if let Some(p) = poster.borrow().as_ref() {
-                    let _ = p.post(&request);
-                }
-            }
+        move |heard: Received| match heard.reply {
             WorkerReply::Trace { .. } | WorkerReply::Kineto { .. } => {
-                match arrays.get(0).dyn_into::<js_sys::Uint8Array>() {
+                match heard.arrays.get(0).dyn_into::<js_sys::Uint8Array>() {
                     Ok(bytes) => done(Ok(bytes)),
                     Err(_) => done(Err("the worker sent no trace".to_string())),
                 }
@@ -153,12 +145,12 @@ fn build_trace(
             _ => {}
         }
     };
-    let on_error = {
-        let done = done.clone();
-        move |text: String| done(Err(text))
-    };
-    let worker = crate::worker::spawn::spawn(on_message, on_error)?;
-    *poster.borrow_mut() = Some(worker.poster());
+    let worker = WorkerClient::new(on_reply);
+    // Started here, and read by the worker once it is ready.
+    worker.post(&request).map_err(|e| match e {
+        NotSent::Spawn(why) => why,
+        NotSent::Post => "the worker did not take the request".to_string(),
+    })?;
     let budget = Timeout::new(TRACE_BUDGET_MS, move || {
         done(Err(format!(
             "building it took longer than {} s",

@@ -1,6 +1,6 @@
 //! "Measured vs simulated": open a PyTorch profiler trace by the file
 //! picker or by dropping it on the section; it is read in a worker on this
-//! machine and never uploaded (`worker::importer`). Once read, the trace
+//! machine and never uploaded (`client::importer`). Once read, the trace
 //! is drawn above the current scenario's timeline on one time axis (the
 //! display list of `overlap_view::measured`, painted by the timeline's
 //! canvas backend), with the two sides' figures in two columns and one
@@ -12,9 +12,9 @@ use overlap_view::measured::{self, Simulated};
 use overlap_view::slide;
 use wasm_bindgen::JsCast;
 
+use crate::client::importer::{ImportView, Importer};
 use crate::state::AppState;
 use crate::timeline::{canvas, theme};
-use crate::worker::importer::{ImportView, Importer};
 
 /// The caption of the simulated side: the scenario's preset, as a slide names it.
 fn caption(state: AppState) -> String {

@@ -51,7 +51,9 @@ fn scrub(state: AppState, frac: f64) {
 #[component]
 pub fn Playback() -> impl IntoView {
     let state = expect_context::<AppState>();
-    let keys = crate::web::host::KeyScope::current();
+    let keys = crate::web::host::KeyScope::within(
+        use_context::<crate::web::address::Share>().and_then(|s| s.widget_root()),
+    );
     let space = window_event_listener(leptos::ev::keydown, move |ev| {
         if ev.key() == " " && !ev.repeat() && keys.space_plays(&ev) {
             ev.prevent_default();

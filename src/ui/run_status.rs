@@ -4,8 +4,8 @@
 
 use leptos::prelude::*;
 
+use crate::client::runner::RunnerHandle;
 use crate::state::AppState;
-use crate::worker::runner::RunnerHandle;
 
 /// "Simulating…" with a Stop button while a run is in flight.
 #[component]

@@ -4,7 +4,6 @@
 //! state belongs to its host (an anywidget model or an element's attribute),
 //! and it reacts only to keys pressed inside it.
 
-use leptos::prelude::*;
 use wasm_bindgen::{JsCast, JsValue};
 
 /// A widget's host: where its scenario comes from and goes to.
@@ -39,9 +38,9 @@ impl WidgetHost {
 pub struct KeyScope(Option<web_sys::Element>);
 
 impl KeyScope {
-    /// The scope of the instance being built (from its `Share` context).
-    pub fn current() -> Self {
-        let root = use_context::<crate::web::address::Share>().and_then(|s| s.widget_root());
+    /// The scope of an instance: the page's, or a widget's inside `root`
+    /// (its `Share`'s `widget_root`).
+    pub fn within(root: Option<web_sys::Element>) -> Self {
         Self(root)
     }
 

@@ -1,4 +1,4 @@
-// Browser tests of the page's simulation worker (src/runner.rs, src/worker/):
+// Browser tests of the page's simulation worker (src/client/, src/serve/):
 // large scenarios, cancelled and failing runs, exports at any size, embed
 // messages. Registered by run.mjs (`registerPageTests(...)`). Every wait ends
 // in "finished or refused", never in a timing.

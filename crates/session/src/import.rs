@@ -17,7 +17,8 @@
 
 use overlap_core::trace_import::{check_size, MAX_FILES};
 
-use crate::messages::{TraceFile, WorkerRequest};
+use crate::job::{Heard, Machine};
+use crate::messages::{TraceFile, WorkerReply, WorkerRequest};
 
 /// An import that takes longer than this is stopped and said so. The page
 /// worker read a generated 100 MB trace in 1.3 s (`BENCH_SECTIONS=import
@@ -282,6 +283,50 @@ impl ImportSession {
             self.worker = false;
             out.push(ImportAction::Terminate);
         }
+    }
+}
+
+impl Machine for ImportSession {
+    type Event = ImportEvent;
+    type Action = ImportAction;
+    type Context = ();
+
+    /// As [`ImportSession::handle`]: an import's transitions do not depend
+    /// on the time (its budget is a timer of the page's).
+    fn handle(&mut self, _now_ms: f64, event: ImportEvent) -> Vec<ImportAction> {
+        ImportSession::handle(self, event)
+    }
+
+    fn heard(heard: Heard<'_>, (): ()) -> Vec<ImportEvent> {
+        let event = match heard {
+            Heard::SpawnFailed(why) => ImportEvent::SpawnFailed(why.to_string()),
+            Heard::PostFailed => ImportEvent::PostFailed,
+            Heard::Reply(reply) => match reply {
+                WorkerReply::Ready => ImportEvent::Ready,
+                WorkerReply::ImportProgress {
+                    gen,
+                    read_bytes,
+                    total_bytes,
+                } => ImportEvent::Progress {
+                    gen: *gen,
+                    read_bytes: *read_bytes,
+                    total_bytes: *total_bytes,
+                },
+                WorkerReply::Imported { gen, .. } => ImportEvent::Imported { gen: *gen },
+                WorkerReply::ImportRefused { gen, message } => ImportEvent::Refused {
+                    gen: *gen,
+                    message: message.clone(),
+                },
+                WorkerReply::Panic { message } => ImportEvent::Panicked(message.clone()),
+                WorkerReply::Crashed { message } => ImportEvent::Crashed(message.clone()),
+                _ => return Vec::new(),
+            },
+        };
+        vec![event]
+    }
+
+    fn busy(&self) -> bool {
+        ImportSession::busy(self)
     }
 }
 

@@ -106,7 +106,7 @@ pub enum WorkerReply {
         runs: RunCounts,
     },
     /// A run's figures and timeline: the timeline follows as two typed
-    /// arrays, `Float64Array` then `Uint32Array` (`src/worker/codec.rs`).
+    /// arrays, `Float64Array` then `Uint32Array` (`crate::codec`).
     Result {
         gen: u64,
         report: Report,

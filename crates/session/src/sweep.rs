@@ -1,13 +1,22 @@
-//! A sweep's run in the page: one point at a time to a worker of its own,
-//! so that points arrive as they are simulated and a newer sweep (another
-//! field, other values, an edited scenario) supersedes an older one at
-//! once: the older one's next point is never asked for, and a reply of
-//! its generation is dropped.
+//! The sweep view's curves in the page, computed in a worker of their own.
+//!
+//! A sweep runs one point at a time, so that points arrive as they are
+//! simulated and a newer sweep (another field, other values, an edited
+//! scenario) supersedes an older one at once: the older one's next point
+//! is never asked for, and a reply of its generation is dropped. The
+//! bus-bandwidth view's curves, one per collective, come from the same
+//! worker, and newer hardware supersedes them the same way.
+//!
+//! As [`crate::machine`], this holds no timer and no worker:
+//! [`SweepSession`] takes [`SweepEvent`]s and returns the [`SweepAction`]s
+//! the page performs ([`Machine`]).
 
-use overlap_core::sweep::Row;
+use overlap_core::scenario::{CollectiveOp, HardwareInput};
+use overlap_core::sweep::{BusPoint, Row};
 use overlap_core::ScenarioInput;
 use serde_json::Value;
 
+use crate::job::{Heard, Machine};
 use crate::messages::{WorkerReply, WorkerRequest};
 
 /// Points asked for ahead of the replies: the worker always has the next
@@ -64,17 +73,121 @@ impl SweepRun {
     }
 }
 
-/// The page's sweeps: the newest wins.
-#[derive(Clone, Debug, Default, PartialEq)]
+/// A collective's bus-bandwidth curve, once it came: its points, or why
+/// it could not be simulated.
+pub type BusCurve = Option<Result<Vec<BusPoint>, String>>;
+
+/// What happened to the sweep view's curves.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SweepEvent {
+    /// Sweep `field` (a dotted path) over `values`, the other fields from
+    /// `input`: supersedes any sweep.
+    Sweep {
+        input: Box<ScenarioInput>,
+        field: String,
+        values: Vec<Value>,
+    },
+    /// The bus-bandwidth curves of every collective over `hardware`:
+    /// supersede any asked for before.
+    Bus { hardware: Box<HardwareInput> },
+    /// A sweep's point came: its row, and the core's time for it, ms.
+    Point {
+        gen: u64,
+        index: u32,
+        row: Row,
+        sim_ms: f64,
+    },
+    /// A collective's bus curve came.
+    BusCurve {
+        gen: u64,
+        collective: CollectiveOp,
+        points: Result<Vec<BusPoint>, String>,
+    },
+    /// Both views closed: their worker goes, and the memory it grew.
+    Close,
+    /// The worker could not be started, did not take a request, panicked
+    /// or stopped: the page's sentence saying so.
+    Failed(String),
+}
+
+/// What the page does, in order.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SweepAction {
+    /// Post this request to the curves' worker (started if there is none).
+    Post(Box<WorkerRequest>),
+    /// Terminate the worker: the next request starts a new one.
+    Terminate,
+    /// Draw the curves again now: a new sweep or bus view began.
+    Redraw,
+    /// Draw the curves again within about a frame: replies that come
+    /// before then share one redraw.
+    RedrawSoon,
+    /// Say this problem beside the curves.
+    Problem(String),
+}
+
+/// The page's sweeps and bus curves: the newest wins.
+#[derive(Clone, Debug, PartialEq)]
 pub struct SweepSession {
     gen: u64,
     run: Option<SweepRun>,
+    /// The generation of the bus curves asked for last.
+    bus_gen: u64,
+    /// Per collective of `CollectiveOp::ALL`, its curve once it came.
+    bus: Vec<BusCurve>,
+}
+
+impl Default for SweepSession {
+    fn default() -> Self {
+        Self {
+            gen: 0,
+            run: None,
+            bus_gen: 0,
+            bus: vec![None; CollectiveOp::ALL.len()],
+        }
+    }
 }
 
 impl SweepSession {
     /// The sweep being run or last run.
     pub fn run(&self) -> Option<&SweepRun> {
         self.run.as_ref()
+    }
+
+    /// The bus curves, in the order of `CollectiveOp::ALL`.
+    pub fn bus(&self) -> &[BusCurve] {
+        &self.bus
+    }
+
+    /// Asks for the bus curves of every collective over `hardware`,
+    /// superseding those asked for before: the requests to post.
+    fn bus_curves(&mut self, hardware: &HardwareInput) -> Vec<WorkerRequest> {
+        self.gen += 1;
+        self.bus_gen = self.gen;
+        self.bus = vec![None; CollectiveOp::ALL.len()];
+        CollectiveOp::ALL
+            .iter()
+            .map(|&collective| WorkerRequest::BusCurve {
+                gen: self.gen,
+                hardware: hardware.clone(),
+                collective,
+            })
+            .collect()
+    }
+
+    /// Keeps a bus curve of the newest request.
+    fn bus_curve(
+        &mut self,
+        gen: u64,
+        collective: CollectiveOp,
+        points: Result<Vec<BusPoint>, String>,
+    ) {
+        if gen != self.bus_gen {
+            return;
+        }
+        if let Some(i) = CollectiveOp::ALL.iter().position(|c| *c == collective) {
+            self.bus[i] = Some(points);
+        }
     }
 
     /// Starts a sweep, superseding any other: the requests for its first
@@ -123,8 +236,21 @@ impl SweepSession {
         else {
             return None;
         };
-        let run = self.run.as_mut().filter(|r| r.gen == *gen)?;
-        let slot = run.rows.get_mut(*index as usize)?;
+        self.point(now_ms, *gen, *index, row, *sim_ms)
+    }
+
+    /// Keeps a point of the current sweep: the request for the next point
+    /// not yet asked for, if any.
+    fn point(
+        &mut self,
+        now_ms: f64,
+        gen: u64,
+        index: u32,
+        row: &Row,
+        sim_ms: f64,
+    ) -> Option<WorkerRequest> {
+        let run = self.run.as_mut().filter(|r| r.gen == gen)?;
+        let slot = run.rows.get_mut(index as usize)?;
         if slot.is_some() {
             return None;
         }
@@ -139,6 +265,103 @@ impl SweepSession {
             run.sent += 1;
             run.request(next)
         })
+    }
+}
+
+impl Machine for SweepSession {
+    type Event = SweepEvent;
+    type Action = SweepAction;
+    type Context = ();
+
+    fn handle(&mut self, now_ms: f64, event: SweepEvent) -> Vec<SweepAction> {
+        let post = |r: WorkerRequest| SweepAction::Post(Box::new(r));
+        match event {
+            SweepEvent::Sweep {
+                input,
+                field,
+                values,
+            } => {
+                let mut out: Vec<SweepAction> = self
+                    .start(now_ms, *input, &field, values)
+                    .into_iter()
+                    .map(post)
+                    .collect();
+                out.push(SweepAction::Redraw);
+                out
+            }
+            SweepEvent::Bus { hardware } => {
+                let mut out: Vec<SweepAction> =
+                    self.bus_curves(&hardware).into_iter().map(post).collect();
+                out.push(SweepAction::Redraw);
+                out
+            }
+            SweepEvent::Point {
+                gen,
+                index,
+                row,
+                sim_ms,
+            } => {
+                let next = self.point(now_ms, gen, index, &row, sim_ms);
+                let mut out: Vec<SweepAction> = next.into_iter().map(post).collect();
+                out.push(SweepAction::RedrawSoon);
+                out
+            }
+            SweepEvent::BusCurve {
+                gen,
+                collective,
+                points,
+            } => {
+                self.bus_curve(gen, collective, points);
+                vec![SweepAction::RedrawSoon]
+            }
+            SweepEvent::Close => vec![SweepAction::Terminate],
+            SweepEvent::Failed(why) => vec![SweepAction::Terminate, SweepAction::Problem(why)],
+        }
+    }
+
+    fn heard(heard: Heard<'_>, (): ()) -> Vec<SweepEvent> {
+        let event = match heard {
+            Heard::SpawnFailed(why) => {
+                SweepEvent::Failed(format!("The sweep could not start a worker: {why}"))
+            }
+            Heard::PostFailed => {
+                SweepEvent::Failed("The sweep's worker did not accept a request.".to_string())
+            }
+            Heard::Reply(reply) => match reply {
+                WorkerReply::SweepPoint {
+                    gen,
+                    index,
+                    row,
+                    sim_ms,
+                } => SweepEvent::Point {
+                    gen: *gen,
+                    index: *index,
+                    row: row.clone(),
+                    sim_ms: *sim_ms,
+                },
+                WorkerReply::BusCurve {
+                    gen,
+                    collective,
+                    points,
+                } => SweepEvent::BusCurve {
+                    gen: *gen,
+                    collective: *collective,
+                    points: points.clone(),
+                },
+                WorkerReply::Panic { message } | WorkerReply::Crashed { message } => {
+                    SweepEvent::Failed(format!("The sweep's worker stopped: {message}"))
+                }
+                // Ready: what was posted before it is posted by the page's
+                // side of the worker, which queued it.
+                _ => return Vec::new(),
+            },
+        };
+        vec![event]
+    }
+
+    fn busy(&self) -> bool {
+        self.run.as_ref().is_some_and(|r| !r.done())
+            || (self.bus_gen > 0 && self.bus.iter().any(Option::is_none))
     }
 }
 

@@ -9,7 +9,8 @@
 //!   painter paints the same list;
 //! - [`slide`]: the timeline with a caption and a legend, for exports;
 //! - [`shown_gpus`]: which GPUs the lanes are drawn for;
-//!   [`view_query`]: the view keys of share links; [`tip`]: the tooltip's
+//!   [`view_query`]: the view keys of share links; [`panes`]: the
+//!   pictures beside the timeline, in one table; [`tip`]: the tooltip's
 //!   text; [`format`]: how numbers are written;
 //! - [`measured`]: an imported profiler trace above the simulated timeline,
 //!   the two sides' figures and where they differ most;
@@ -29,6 +30,7 @@ pub mod measured;
 pub mod memory_advice;
 pub mod morph;
 pub mod palette;
+pub mod panes;
 pub mod plot;
 pub mod prepared;
 pub mod report_csv;

@@ -5,6 +5,7 @@
 use overlap_core::FieldError;
 
 use crate::palette::Theme;
+use crate::panes::{self, Pane, PaneId, DEFAULT_SWEEP_FIELD};
 use crate::shown_gpus::ShownGpus;
 
 /// View keys the page understands besides the scenario's. Interface: course
@@ -13,29 +14,6 @@ pub const VIEW_KEYS: &[&str] = &[
     "zoom", "playhead", "link_gpu", "gpus", "chapter", "embed", "controls", "theme", "view",
     "sweep", "values",
 ];
-
-/// The picture the page opens on beside its timeline: a sweep of one field
-/// (`view=sweep&sweep=FIELD[&values=A,B]`) or bus bandwidth against message
-/// size (`view=busbw`).
-#[derive(Clone, Debug, Default, PartialEq)]
-pub enum Pane {
-    /// The timeline alone.
-    #[default]
-    Timeline,
-    /// A sweep of `field` over `values` (a comma-separated list as links
-    /// write it), or over the field's slider range without them.
-    Sweep {
-        /// The field's dotted path.
-        field: String,
-        /// The values as the link wrote them.
-        values: Option<String>,
-    },
-    /// Bus bandwidth against message size for the scenario's hardware.
-    BusBandwidth,
-}
-
-/// The field a sweep opens on when the link names none: what CoCoNet tunes.
-pub const DEFAULT_SWEEP_FIELD: &str = "overlap.tp_chunks";
 
 /// Names that stand for several controls: `controls=overlap` is the three
 /// overlap switches.
@@ -112,15 +90,15 @@ pub fn parse_view(
 ) -> (ViewParams, Mode) {
     let mut view = ViewParams::default();
     let mut mode = Mode::default();
-    let (mut pane, mut field, mut values) = (None::<&str>, None::<String>, None::<String>);
+    let (mut pane, mut field, mut values) = (None::<PaneId>, None::<String>, None::<String>);
     for (key, raw) in pairs {
         match key.as_str() {
-            "view" => match raw.as_str() {
-                "timeline" | "sweep" | "busbw" => pane = Some(raw),
-                _ => fail(
+            "view" => match panes::find(raw) {
+                Some(row) => pane = Some(row.id),
+                None => fail(
                     errors,
                     "view",
-                    format!("\"{raw}\" is not valid: timeline, sweep or busbw"),
+                    format!("\"{raw}\" is not valid: {}", panes::keys_text()),
                 ),
             },
             "sweep" => match overlap_core::input::fields::find(raw) {
@@ -232,9 +210,10 @@ pub fn parse_view(
         mode.controls = DEFAULT_CONTROLS.to_vec();
     }
     view.pane = match (pane, field) {
-        (Some("busbw"), _) => Pane::BusBandwidth,
-        (Some("timeline"), _) | (None, None) => Pane::Timeline,
-        (_, field) => Pane::Sweep {
+        (Some(PaneId::BusBandwidth), _) => Pane::BusBandwidth,
+        (Some(PaneId::Timeline), _) | (None, None) => Pane::Timeline,
+        // `sweep=` alone opens the sweep too.
+        (Some(PaneId::Sweep) | None, field) => Pane::Sweep {
             field: field.unwrap_or_else(|| DEFAULT_SWEEP_FIELD.to_string()),
             values,
         },
@@ -292,16 +271,14 @@ pub fn view_pairs(view: &ViewParams) -> Vec<(&'static str, String)> {
     if let Some(c) = view.chapter {
         out.push(("chapter", c.to_string()));
     }
-    match &view.pane {
-        Pane::Timeline => {}
-        Pane::Sweep { field, values } => {
-            out.push(("view", "sweep".to_string()));
-            out.push(("sweep", field.clone()));
-            if let Some(v) = values {
-                out.push(("values", v.clone()));
-            }
+    if view.pane != Pane::Timeline {
+        out.push(("view", view.pane.row().key.to_string()));
+    }
+    if let Pane::Sweep { field, values } = &view.pane {
+        out.push(("sweep", field.clone()));
+        if let Some(v) = values {
+            out.push(("values", v.clone()));
         }
-        Pane::BusBandwidth => out.push(("view", "busbw".to_string())),
     }
     out
 }

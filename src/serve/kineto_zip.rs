@@ -2,7 +2,7 @@
 //! simulated GPU, in one zip: unzipped, its folder is a trace directory that
 //! HolisticTraceAnalysis reads (`TraceAnalysis(trace_dir=...)`), holding the
 //! same files `overlap-lab trace --kineto DIR` writes. The simulation worker
-//! builds it (`worker::kineto`), so that a large step never holds the page.
+//! builds it (`exports::kineto`), so that a large step never holds the page.
 
 use std::io::{Cursor, Write};
 

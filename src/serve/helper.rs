@@ -19,14 +19,21 @@
 //! Whatever goes wrong with the helper (it does not start, it answers with
 //! an error, it panics or stops), the simulation worker runs the missing
 //! parts itself: the figures come, later.
+//!
+//! The helper's life (started, ready, gone) is the page's own
+//! `WorkerClient`'s; this worker keeps the helper's parts itself until the
+//! helper is ready rather than in the client's queue, because it runs its
+//! own parts only once the helper has its: run earlier, they would hold
+//! this worker's thread while the helper's `Ready` waited behind them.
 
-use std::cell::{Cell, RefCell};
+use std::cell::RefCell;
 
 use gloo_timers::callback::Timeout;
 use overlap_core::{Part, PartRan, Scenario, ScenarioInput, Simulator};
 use overlap_session::{WorkerReply, WorkerRequest};
 
-use super::spawn::{self, WorkerHandle};
+use super::scope::{bump, post, with_simulator};
+use crate::client::worker_client::{Received, WorkerClient};
 
 /// The parts the helper gets: every other one, from the second, so that
 /// this worker, which cannot wait idle, keeps the first and longest.
@@ -68,20 +75,16 @@ enum HelperState {
 }
 
 thread_local! {
-    static HELPER: RefCell<Option<WorkerHandle>> = const { RefCell::new(None) };
-    /// Set when the helper panicked or stopped: replaced before its next
-    /// use (not dropped inside its own message handler).
-    static HELPER_GONE: Cell<bool> = const { Cell::new(false) };
+    /// The helper worker, started when first needed.
+    static HELPER: WorkerClient = WorkerClient::new(on_helper_message);
     static PENDING: RefCell<Option<Pending>> = const { RefCell::new(None) };
-    /// The helper has said "ready": its handler is installed.
-    static HELPER_READY: Cell<bool> = const { Cell::new(false) };
     /// Runs the waiting step alone should the helper not load in time.
     static WAIT: RefCell<Option<Timeout>> = const { RefCell::new(None) };
 }
 
-/// Posts `msg` to the helper; false when it could not.
+/// Posts `msg` to the helper, which is ready; false when it could not.
 fn post_to_helper(msg: &WorkerRequest) -> bool {
-    HELPER.with(|h| h.borrow().as_ref().map(|h| h.post(msg).is_ok())) == Some(true)
+    HELPER.with(|h| h.is_ready() && h.post(msg).is_ok())
 }
 
 /// Drops the step waiting for the helper, if any: a newer request wins.
@@ -166,12 +169,11 @@ fn send(pending: &mut Pending, sim: &Simulator) -> bool {
 
 /// The helper said "ready": a step waiting for it is shared now.
 fn helper_ready() {
-    HELPER_READY.with(|r| r.set(true));
     WAIT.with(|w| w.borrow_mut().take());
     let Some(mut pending) = PENDING.with(|p| p.borrow_mut().take()) else {
         return;
     };
-    if super::with_simulator(|sim| send(&mut pending, sim)) {
+    if with_simulator(|sim| send(&mut pending, sim)) {
         PENDING.with(|p| *p.borrow_mut() = Some(pending));
     } else {
         finish(pending);
@@ -180,26 +182,21 @@ fn helper_ready() {
 
 /// Where the helper stands; starts it if there is none (or it is gone).
 fn helper_state() -> HelperState {
-    if HELPER_GONE.with(|g| g.replace(false)) {
-        HELPER.with(|h| h.borrow_mut().take());
-        HELPER_READY.with(|r| r.set(false));
-    }
-    if HELPER.with(|h| h.borrow().is_some()) {
-        return match HELPER_READY.with(Cell::get) {
-            true => HelperState::Ready,
-            false => HelperState::Loading,
-        };
-    }
-    if cores() < 2.0 {
-        return HelperState::Absent;
-    }
-    match spawn::spawn(on_helper_message, |_| helper_gone()) {
-        Ok(handle) => {
-            HELPER.with(|h| *h.borrow_mut() = Some(handle));
-            HelperState::Loading
+    HELPER.with(|h| {
+        if h.is_running() {
+            return match h.is_ready() {
+                true => HelperState::Ready,
+                false => HelperState::Loading,
+            };
         }
-        Err(_) => HelperState::Absent,
-    }
+        if cores() < 2.0 {
+            return HelperState::Absent;
+        }
+        match h.start() {
+            Ok(()) => HelperState::Loading,
+            Err(_) => HelperState::Absent,
+        }
+    })
 }
 
 /// The cores the browser says this machine has (one when it does not say).
@@ -211,8 +208,8 @@ fn cores() -> f64 {
         .unwrap_or(1.0)
 }
 
-fn on_helper_message(reply: WorkerReply, _arrays: js_sys::Array) {
-    match reply {
+fn on_helper_message(heard: Received) {
+    match heard.reply {
         WorkerReply::PartsRan { gen, ran } => received(gen, ran),
         WorkerReply::Ready => helper_ready(),
         WorkerReply::Panic { .. } | WorkerReply::Crashed { .. } => helper_gone(),
@@ -220,10 +217,9 @@ fn on_helper_message(reply: WorkerReply, _arrays: js_sys::Array) {
     }
 }
 
-/// The helper cannot answer any more: the waiting step's missing parts run
-/// here.
+/// The helper cannot answer any more (its client has let it go; the next
+/// step starts another): the waiting step's missing parts run here.
 fn helper_gone() {
-    HELPER_GONE.with(|g| g.set(true));
     WAIT.with(|w| w.borrow_mut().take());
     if let Some(pending) = PENDING.with(|p| p.borrow_mut().take()) {
         finish(pending);
@@ -244,7 +240,7 @@ fn received(gen: u64, ran: Option<Vec<PartRan>>) {
         for (&i, r) in pending.theirs.iter().zip(ran) {
             pending.ran[i] = Some(r);
         }
-        super::bump(|c| c.shared += 1);
+        bump(|c| c.shared += 1);
     }
     finish(pending);
 }
@@ -258,7 +254,7 @@ fn finish(pending: Pending) {
         then,
         ..
     } = pending;
-    let figures = super::with_simulator(|sim| {
+    let figures = with_simulator(|sim| {
         let ran = parts
             .iter()
             .zip(ran)
@@ -272,14 +268,14 @@ fn finish(pending: Pending) {
 /// In the helper: runs the parts of a `Parts` request and answers.
 pub fn run_parts(gen: u64, input: &ScenarioInput, parts: &[Part]) {
     let ran = input.resolve().ok().map(|scenario| {
-        super::with_simulator(|sim| {
+        with_simulator(|sim| {
             parts
                 .iter()
                 .map(|&part| sim.run_part(&scenario, part))
                 .collect()
         })
     });
-    super::post(&WorkerReply::PartsRan { gen, ran }, &[], &[]);
+    post(&WorkerReply::PartsRan { gen, ran }, &[], &[]);
 }
 
 #[cfg(test)]

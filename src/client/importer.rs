@@ -1,11 +1,11 @@
 //! The page's side of opening a measured trace: an adapter over
-//! `overlap_session::import::ImportSession`. Files the reader picks or
-//! drops become `ImportEvent::Open`; each import runs in a worker of its
-//! own (the same module as the simulation worker), which reads the files
-//! where they are on the reader's machine; nothing is uploaded. The
-//! actions the session returns are performed here: start or terminate the
-//! worker, post the files, arm the budget, move the progress bar, show the
-//! result or the alert.
+//! `overlap_session::import::ImportSession`, driven as every job is
+//! (`job`). Files the reader picks or drops become `ImportEvent::Open`;
+//! each import runs in a worker of its own (the same module as the
+//! simulation worker), which reads the files where they are on the
+//! reader's machine; nothing is uploaded. The actions the session returns
+//! are performed here: start or terminate the worker, post the files, arm
+//! the budget, move the progress bar, show the result or the alert.
 //!
 //! `data-import` on the body says where the newest import is, for the
 //! browser tests: `reading`, `shown`, `refused`.
@@ -21,7 +21,8 @@ use overlap_session::import::{ImportAction, ImportEvent, ImportSession};
 use overlap_session::{TraceFile, WorkerReply};
 use wasm_bindgen::JsCast;
 
-use super::spawn::{self, WorkerHandle};
+use super::job::{self, Host};
+use super::worker_client::{Received, WorkerClient};
 use crate::dom;
 
 /// An imported job, ready to draw beside the scenario.
@@ -67,13 +68,13 @@ pub struct Importer {
 struct Inner {
     me: Weak<Inner>,
     session: RefCell<ImportSession>,
-    host: RefCell<Host>,
+    client: WorkerClient,
+    page: RefCell<PageSide>,
     view: ImportView,
 }
 
 #[derive(Default)]
-struct Host {
-    worker: Option<WorkerHandle>,
+struct PageSide {
     budget: Option<Timeout>,
     /// The newest import's `File`s, posted once its worker is ready.
     files: Option<js_sys::Array>,
@@ -85,7 +86,8 @@ impl Importer {
         let inner = Rc::new_cyclic(|me| Inner {
             me: me.clone(),
             session: RefCell::new(ImportSession::default()),
-            host: RefCell::new(Host::default()),
+            client: job::client_for(me.clone()),
+            page: RefCell::default(),
             view: ImportView::new(),
         });
         Self { inner }
@@ -109,14 +111,14 @@ impl Importer {
                 files.push(&f);
             }
         }
-        self.inner.host.borrow_mut().files = Some(files);
+        self.inner.page.borrow_mut().files = Some(files);
         self.inner.view.alert.set(None);
-        self.inner.feed(ImportEvent::Open(described), None);
+        job::feed(&*self.inner, ImportEvent::Open(described), None);
     }
 
     /// Closes the measured trace (and stops an import under way).
     pub fn close(&self) {
-        self.inner.feed(ImportEvent::Cancel, None);
+        job::feed(&*self.inner, ImportEvent::Cancel, None);
         self.inner.view.run.set_value(None);
         self.inner.view.alert.set(None);
         self.inner.view.shown.update(|n| *n += 1);
@@ -124,70 +126,75 @@ impl Importer {
     }
 }
 
-impl Inner {
-    fn feed(&self, event: ImportEvent, reply: Option<(&WorkerReply, &js_sys::Array)>) {
-        let actions = self.session.borrow_mut().handle(event);
-        for a in actions {
-            self.perform(a, reply);
-        }
+impl Host for Inner {
+    type Machine = ImportSession;
+
+    fn machine(&self) -> &RefCell<ImportSession> {
+        &self.session
     }
 
-    fn perform(&self, action: ImportAction, reply: Option<(&WorkerReply, &js_sys::Array)>) {
+    fn client(&self) -> &WorkerClient {
+        &self.client
+    }
+
+    fn context(&self) {}
+
+    fn perform(&self, action: ImportAction, received: Option<&Received>) {
         match action {
-            ImportAction::Spawn => self.spawn_worker(),
-            ImportAction::Terminate => {
-                self.host.borrow_mut().worker = None;
-            }
+            ImportAction::Spawn => job::start(self),
+            ImportAction::Terminate => self.client.terminate(),
             ImportAction::Post(request) => {
-                let files = self.host.borrow_mut().files.take();
-                let posted = {
-                    let host = self.host.borrow();
-                    match (host.worker.as_ref(), files) {
-                        (Some(w), Some(files)) => w.post_with(&request, &files).is_ok(),
-                        _ => false,
+                let files = self.page.borrow_mut().files.take();
+                let posted = match files {
+                    Some(files) => job::post_with(self, &request, &files),
+                    None => {
+                        job::feed(self, ImportEvent::PostFailed, None);
+                        false
                     }
                 };
                 if posted {
                     dom::set_body_data("import", "reading");
-                } else {
-                    self.feed(ImportEvent::PostFailed, None);
                 }
             }
             ImportAction::ArmBudget { gen, ms } => {
                 let me = self.me.clone();
                 let timer = Timeout::new(ms, move || {
                     if let Some(me) = me.upgrade() {
-                        me.feed(ImportEvent::BudgetSpent(gen), None);
+                        job::feed(&*me, ImportEvent::BudgetSpent(gen), None);
                     }
                 });
-                self.host.borrow_mut().budget = Some(timer);
+                self.page.borrow_mut().budget = Some(timer);
             }
             ImportAction::CancelBudget => {
-                self.host.borrow_mut().budget = None;
+                self.page.borrow_mut().budget = None;
             }
             ImportAction::Progress { fraction, label } => {
                 self.view.progress.set(Some((fraction, label)));
             }
             ImportAction::DoneProgress => self.view.progress.set(None),
-            ImportAction::Show { .. } => self.show(reply),
+            ImportAction::Show { .. } => self.show(received),
             ImportAction::Alert(text) => {
                 dom::set_body_data("import", "refused");
                 self.view.alert.set(Some(text));
             }
         }
     }
+}
 
-    fn show(&self, reply: Option<(&WorkerReply, &js_sys::Array)>) {
-        let Some((
-            WorkerReply::Imported {
-                figures,
-                rows,
-                span_s,
-                import_ms,
-                ..
-            },
+impl Inner {
+    fn show(&self, received: Option<&Received>) {
+        let Some(Received {
+            reply:
+                WorkerReply::Imported {
+                    figures,
+                    rows,
+                    span_s,
+                    import_ms,
+                    ..
+                },
             arrays,
-        )) = reply
+            ..
+        }) = received
         else {
             return;
         };
@@ -220,48 +227,6 @@ impl Inner {
                     .alert
                     .set(Some(format!("The trace could not be shown: {why}.")));
             }
-        }
-    }
-
-    fn spawn_worker(&self) {
-        let on_message = {
-            let me = self.me.clone();
-            move |reply: WorkerReply, arrays: js_sys::Array| {
-                let Some(me) = me.upgrade() else { return };
-                let event = match &reply {
-                    WorkerReply::Ready => ImportEvent::Ready,
-                    WorkerReply::ImportProgress {
-                        gen,
-                        read_bytes,
-                        total_bytes,
-                    } => ImportEvent::Progress {
-                        gen: *gen,
-                        read_bytes: *read_bytes,
-                        total_bytes: *total_bytes,
-                    },
-                    WorkerReply::Imported { gen, .. } => ImportEvent::Imported { gen: *gen },
-                    WorkerReply::ImportRefused { gen, message } => ImportEvent::Refused {
-                        gen: *gen,
-                        message: message.clone(),
-                    },
-                    WorkerReply::Panic { message } => ImportEvent::Panicked(message.clone()),
-                    WorkerReply::Crashed { message } => ImportEvent::Crashed(message.clone()),
-                    _ => return,
-                };
-                me.feed(event, Some((&reply, &arrays)));
-            }
-        };
-        let on_error = {
-            let me = self.me.clone();
-            move |text: String| {
-                if let Some(me) = me.upgrade() {
-                    me.feed(ImportEvent::Crashed(text), None);
-                }
-            }
-        };
-        match spawn::spawn(on_message, on_error) {
-            Ok(handle) => self.host.borrow_mut().worker = Some(handle),
-            Err(e) => self.feed(ImportEvent::SpawnFailed(e), None),
         }
     }
 }

@@ -11,7 +11,7 @@ use overlap_core::trace_import::import_sources;
 use overlap_session::{TraceFile, WorkerReply};
 use wasm_bindgen::JsCast;
 
-use super::{now_ms, post};
+use super::scope::{now_ms, post};
 
 /// Bytes read from a file at once: large enough that the calls into the
 /// browser cost nothing beside the parse (25 per 100 MB), small enough that

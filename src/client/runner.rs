@@ -4,12 +4,13 @@
 //!
 //! The page resolves the input itself (that is quick, and explains any
 //! invalid field at once); the simulation runs in a Web Worker
-//! (`crate::worker`), so that the page stays responsive however long it
+//! (`crate::serve`), so that the page stays responsive however long it
 //! takes. Every input change, worker reply, timer and Stop press becomes a
-//! `machine::Event`; the runner performs the `machine::Action`s returned:
-//! it starts and terminates the worker, posts requests, arms the budget
-//! and settle timers, decodes the timeline a slice at a time
-//! (`decoding`) and shows what came (`show`).
+//! `machine::Event` (a reply through `Machine::heard`, `job`); the runner
+//! performs the `machine::Action`s returned: it starts and terminates the
+//! worker (its `WorkerClient`), posts requests, arms the budget and settle
+//! timers, decodes the timeline a slice at a time (`decoding`) and shows
+//! what came (`show`).
 //!
 //! All of it is per app instance: `install` provides the instance's runner
 //! as a context ([`RunnerHandle`]), with its own worker.
@@ -20,31 +21,22 @@ use std::rc::{Rc, Weak};
 use gloo_timers::callback::Timeout;
 use leptos::prelude::*;
 use overlap_core::{Report, ScenarioInput};
-use overlap_session::machine::{Action, Event};
+use overlap_session::machine::{Action, Event, PageNow};
 use overlap_session::{Session, WorkerReply, WorkerRequest};
 
+use super::decoding::{Decoding, JsWords};
+use super::job::{self, Host};
+use super::show::{self, FiguresPath, Shown};
+use super::worker_client::{Received, WorkerClient};
 use crate::dom;
 use crate::dom::epoch_ms;
 use crate::state::AppState;
 use crate::web::address::{self as share, Share};
-use crate::worker::decoding::{Decoding, JsWords};
-use crate::worker::show::{self, FiguresPath, Shown};
-use crate::worker::spawn::{self, WorkerHandle};
 
-/// A reply in hand while the session decides on it: the actions that show
-/// it read its report, times and arrays.
-struct Held {
-    reply: WorkerReply,
-    arrays: js_sys::Array,
-    received_ms: f64,
-    received_at: f64,
-}
-
-/// The browser's side of one session: its worker, timers and the timeline
-/// being decoded.
+/// The browser's side of one session: its timers, the timeline being
+/// decoded and the input waiting for its task.
 #[derive(Default)]
-struct Host {
-    worker: Option<WorkerHandle>,
+struct PageSide {
     /// The one budget timer; a stale one finds its run gone and does nothing.
     budget: Option<Timeout>,
     settle: Option<Timeout>,
@@ -60,7 +52,8 @@ struct Host {
 /// One app instance's simulation runner.
 pub struct Runner {
     session: RefCell<Session>,
-    host: RefCell<Host>,
+    client: WorkerClient,
+    page: RefCell<PageSide>,
     me: Weak<Runner>,
     state: AppState,
     share: Option<Share>,
@@ -77,35 +70,35 @@ impl RunnerHandle {
     }
 }
 
-impl Runner {
-    /// Feeds the session one event (with the reply it came from, if any)
-    /// and performs what it returns.
-    fn feed(&self, event: Event, held: Option<&Held>) {
-        let actions = self.session.borrow_mut().handle(dom::now_ms(), event);
-        for action in actions {
-            self.perform(action, held);
-        }
-        let (busy, ahead) = {
-            let s = self.session.borrow();
-            (s.busy(), s.figures_ahead())
-        };
-        show::busy(self.state, busy, ahead);
+impl Host for Runner {
+    type Machine = Session;
+
+    fn machine(&self) -> &RefCell<Session> {
+        &self.session
     }
 
-    fn perform(&self, action: Action, held: Option<&Held>) {
+    fn client(&self) -> &WorkerClient {
+        &self.client
+    }
+
+    fn context(&self) -> PageNow {
+        // Decided as figures come, before the shown run's preset is replaced.
+        PageNow {
+            keep_before: self.state.same_preset_as_shown(),
+        }
+    }
+
+    fn perform(&self, action: Action, held: Option<&Received>) {
         let state = self.state;
         match action {
-            Action::Spawn => self.spawn_worker(),
-            Action::Terminate => drop(self.host.borrow_mut().worker.take()),
+            Action::Spawn => job::start(self),
+            Action::Terminate => self.client.terminate(),
             Action::Post(request) => {
-                let sent = self.host.borrow().worker.as_ref().map(|w| w.post(&request));
-                if !matches!(sent, Some(Ok(()))) {
-                    self.feed(Event::PostFailed, None);
-                }
+                job::post(self, &request);
             }
             Action::ArmBudget { gen, ms } => {
                 let weak = self.me.clone();
-                self.host.borrow_mut().budget = Some(Timeout::new(ms, move || {
+                self.page.borrow_mut().budget = Some(Timeout::new(ms, move || {
                     if let Some(r) = weak.upgrade() {
                         r.feed(Event::BudgetSpent(gen), None);
                     }
@@ -114,14 +107,14 @@ impl Runner {
             Action::ArmSettle { ms } => {
                 let weak = self.me.clone();
                 // Replacing the timer cancels the previous one.
-                self.host.borrow_mut().settle = Some(Timeout::new(ms, move || {
+                self.page.borrow_mut().settle = Some(Timeout::new(ms, move || {
                     if let Some(r) = weak.upgrade() {
-                        r.host.borrow_mut().settle = None;
+                        r.page.borrow_mut().settle = None;
                         r.feed(Event::SettleElapsed, None);
                     }
                 }));
             }
-            Action::CancelSettle => self.host.borrow_mut().settle = None,
+            Action::CancelSettle => self.page.borrow_mut().settle = None,
             Action::Alert(a) => {
                 let link = a
                     .report_link
@@ -130,7 +123,7 @@ impl Runner {
                 show::alert(state, a.cause, link);
             }
             Action::NoteWait { made_at } => {
-                if let Some(Held {
+                if let Some(Received {
                     reply:
                         WorkerReply::Figures { taken_up_at, .. }
                         | WorkerReply::Result { taken_up_at, .. },
@@ -143,7 +136,7 @@ impl Runner {
             Action::ShowFigures {
                 scenario, made_at, ..
             } => {
-                if let Some(Held {
+                if let Some(Received {
                     reply:
                         WorkerReply::Figures {
                             report,
@@ -178,12 +171,12 @@ impl Runner {
                 }
             }
             Action::DropDecoding => {
-                let mut host = self.host.borrow_mut();
-                host.decoding = None;
-                host.next_slice = None;
+                let mut page = self.page.borrow_mut();
+                page.decoding = None;
+                page.next_slice = None;
             }
             Action::Show { .. } => {
-                let ready = self.host.borrow_mut().decoding.take();
+                let ready = self.page.borrow_mut().decoding.take();
                 if let Some((run, timeline)) = ready.and_then(Decoding::into_ready) {
                     show::run(state, run, timeline);
                 }
@@ -194,6 +187,20 @@ impl Runner {
             Action::FieldRefused { field, message } => show::field_refused(state, field, &message),
             Action::Runs(json) => dom::set_body_data("worker-runs", &json),
         }
+    }
+
+    fn fed(&self) {
+        let (busy, ahead) = {
+            let s = self.session.borrow();
+            (s.busy(), s.figures_ahead())
+        };
+        show::busy(self.state, busy, ahead);
+    }
+}
+
+impl Runner {
+    fn feed(&self, event: Event, received: Option<&Received>) {
+        job::feed(self, event, received);
     }
 
     /// Requests a run of `input` in a task of its own, after the one that
@@ -212,7 +219,7 @@ impl Runner {
         let weak = self.me.clone();
         let timer = Timeout::new(0, move || {
             let Some(r) = weak.upgrade() else { return };
-            let next = r.host.borrow_mut().soon.take();
+            let next = r.page.borrow_mut().soon.take();
             let Some((input, _)) = next else { return };
             let twin = input.all_overlap_off();
             if !crate::state::is_resolved(&input) && !crate::state::is_resolved(&twin) {
@@ -222,7 +229,7 @@ impl Runner {
                 r.request(input);
             }
         });
-        self.host.borrow_mut().soon = Some((input, timer));
+        self.page.borrow_mut().soon = Some((input, timer));
     }
 
     /// A new scenario input: explain it if invalid, else ask for a run.
@@ -240,7 +247,7 @@ impl Runner {
             Err(e) => {
                 // Keep the last valid timeline on screen; the controls explain.
                 let changed = self
-                    .host
+                    .page
                     .borrow()
                     .last_valid
                     .as_ref()
@@ -268,7 +275,7 @@ impl Runner {
             state.culprits.set(Vec::new());
         }
         dom::set_body_data("errors", "0");
-        self.host.borrow_mut().last_valid = Some(input.clone());
+        self.page.borrow_mut().last_valid = Some(input.clone());
         let made_at = epoch_ms();
         self.feed(
             Event::Request {
@@ -280,105 +287,12 @@ impl Runner {
         );
     }
 
-    fn spawn_worker(&self) {
-        let on_message = {
-            let weak = self.me.clone();
-            move |reply: WorkerReply, arrays: js_sys::Array| {
-                if let Some(r) = weak.upgrade() {
-                    r.on_message(reply, arrays);
-                }
-            }
-        };
-        let on_error = {
-            let weak = self.me.clone();
-            move |text: String| {
-                if let Some(r) = weak.upgrade() {
-                    r.feed(Event::Crashed(text), None);
-                }
-            }
-        };
-        match spawn::spawn(on_message, on_error) {
-            Ok(handle) => self.host.borrow_mut().worker = Some(handle),
-            Err(e) => self.feed(Event::SpawnFailed(e), None),
-        }
-    }
-
-    /// A reply of the worker, as the session's event.
-    fn on_message(&self, reply: WorkerReply, arrays: js_sys::Array) {
-        if let Some(runs) = reply.runs() {
-            self.feed(Event::Runs(runs), None);
-        }
-        let event = match &reply {
-            WorkerReply::Ready => Event::Ready,
-            WorkerReply::Figures {
-                gen,
-                sim_ms,
-                cached,
-                ..
-            } => Event::Figures {
-                gen: *gen,
-                figures_ms: *sim_ms,
-                cached: *cached,
-                // Decided now, before the shown run's preset is replaced.
-                keep_before: self.state.same_preset_as_shown(),
-            },
-            WorkerReply::Result {
-                gen,
-                sim_ms,
-                memory_bytes,
-                ..
-            } => Event::Result {
-                gen: *gen,
-                sim_ms: *sim_ms,
-                memory_bytes: *memory_bytes,
-            },
-            WorkerReply::NoTimeline {
-                gen,
-                field,
-                message,
-                ..
-            } => Event::NoTimeline {
-                gen: *gen,
-                field: field.clone(),
-                message: message.clone(),
-            },
-            WorkerReply::Refused {
-                gen,
-                field,
-                message,
-                ..
-            } => Event::Refused {
-                gen: *gen,
-                field: field.clone(),
-                message: message.clone(),
-            },
-            WorkerReply::Panic { message } => Event::Panicked(message.clone()),
-            WorkerReply::Crashed { message } => Event::Crashed(message.clone()),
-            // Answers to other requests than the runner's.
-            WorkerReply::Trace { .. }
-            | WorkerReply::Kineto { .. }
-            | WorkerReply::PartsRan { .. }
-            | WorkerReply::ImportProgress { .. }
-            | WorkerReply::Imported { .. }
-            | WorkerReply::ImportRefused { .. }
-            | WorkerReply::SweepPoint { .. }
-            | WorkerReply::BusCurve { .. } => return,
-        };
-        let held = Held {
-            reply,
-            arrays,
-            received_ms: dom::now_ms(),
-            received_at: epoch_ms(),
-        };
-        self.feed(event, Some(&held));
-    }
-
     /// Starts decoding the result in hand, in a task of its own: receiving
     /// a large result costs the main thread a few milliseconds already.
     fn decode(
         &self,
         gen: u64,
-        held: &Held,
+        held: &Received,
         scenario: overlap_core::Scenario,
         figures: Option<overlap_session::machine::FiguresShown>,
     ) {
@@ -411,7 +325,7 @@ impl Runner {
             .and_then(|words| Decoding::new(gen, run, words));
         match started {
             Ok(decoding) => {
-                self.host.borrow_mut().decoding = Some(decoding);
+                self.page.borrow_mut().decoding = Some(decoding);
                 self.next_slice();
             }
             Err(why) => self.feed(Event::DecodeFailed { gen, why }, None),
@@ -422,8 +336,8 @@ impl Runner {
     /// or tells the session once the timeline is ready to show.
     fn decode_slice(&self) {
         let stepped = {
-            let mut host = self.host.borrow_mut();
-            let Some(d) = host.decoding.as_mut() else {
+            let mut page = self.page.borrow_mut();
+            let Some(d) = page.decoding.as_mut() else {
                 return;
             };
             (d.gen, d.slice())
@@ -432,7 +346,7 @@ impl Runner {
             (gen, Ok(true)) => self.feed(Event::Decoded(gen), None),
             (_, Ok(false)) => self.next_slice(),
             (gen, Err(why)) => {
-                self.host.borrow_mut().decoding = None;
+                self.page.borrow_mut().decoding = None;
                 self.feed(Event::DecodeFailed { gen, why }, None);
             }
         }
@@ -441,7 +355,7 @@ impl Runner {
     /// Schedules the next slice of the newest result, in a task of its own.
     fn next_slice(&self) {
         let weak = self.me.clone();
-        self.host.borrow_mut().next_slice = Some(Timeout::new(0, move || {
+        self.page.borrow_mut().next_slice = Some(Timeout::new(0, move || {
             if let Some(r) = weak.upgrade() {
                 r.decode_slice();
             }
@@ -484,7 +398,8 @@ pub fn install(state: AppState) {
     let share = use_context::<Share>();
     let runner = Rc::new_cyclic(|me| Runner {
         session: RefCell::default(),
-        host: RefCell::default(),
+        client: job::client_for(me.clone()),
+        page: RefCell::default(),
         me: me.clone(),
         state,
         share,
@@ -502,9 +417,8 @@ pub fn install(state: AppState) {
             leptos::ev::Custom::<web_sys::Event>::new("overlap-lab-test:panic"),
             move |_| {
                 let runner = handle.0.get_value();
-                let host = runner.host.borrow();
-                if let Some(w) = &host.worker {
-                    let _ = w.post(&WorkerRequest::Panic);
+                if runner.client.is_running() {
+                    let _ = runner.client.post(&WorkerRequest::Panic);
                 }
             },
         );

@@ -4,8 +4,8 @@
 
 use overlap_view::prepared::{Prepared, Preparing};
 
+use super::show::Shown;
 use crate::dom;
-use crate::worker::show::Shown;
 use overlap_session::codec::{Decoder, Words};
 
 /// The decoder aims at slices of about this long on the main thread (half

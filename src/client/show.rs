@@ -229,7 +229,7 @@ pub fn timeline_refused(state: AppState, field: &str, message: &str) {
     let refusal = FieldError::new(field, message);
     state
         .timeline_refused
-        .set(Some(crate::worker::no_timeline::statement(&refusal)));
+        .set(Some(super::no_timeline::statement(&refusal)));
     // Nothing to play any more, and Play is disabled: a sweep in progress
     // stops rather than run on unseen.
     if state.playing.get_untracked() {

@@ -1,4 +1,5 @@
-//! Starting a simulation worker from the page.
+//! Starting a worker of the app's module: the browser's part of it, for
+//! `WorkerClient` (`worker_client`), which owns the worker's life.
 //!
 //! The worker runs the page's own WebAssembly module: the page posts its
 //! compiled `WebAssembly.Module` and the URL of its wasm-bindgen JavaScript
@@ -47,35 +48,9 @@ pub struct WorkerHandle {
 }
 
 impl WorkerHandle {
-    /// Posts a request to the worker.
-    pub fn post(&self, request: &WorkerRequest) -> Result<(), JsValue> {
-        Poster(self.worker.clone()).post(request)
-    }
-
-    /// Posts a request with `items` after it in the envelope (the
-    /// reader's `File`s for an import: cloned as handles, not read).
-    pub fn post_with(&self, request: &WorkerRequest, items: &js_sys::Array) -> Result<(), JsValue> {
-        let message = wire::envelope(request, &[]);
-        for item in items.iter() {
-            message.push(&item);
-        }
-        self.worker.post_message(&message)
-    }
-
-    /// Something that posts to this worker, for callbacks.
-    pub fn poster(&self) -> Poster {
-        Poster(self.worker.clone())
-    }
-}
-
-/// Posts requests to a worker (without owning it).
-#[derive(Clone)]
-pub struct Poster(Worker);
-
-impl Poster {
-    /// Posts a request to the worker.
-    pub fn post(&self, request: &WorkerRequest) -> Result<(), JsValue> {
-        self.0.post_message(&wire::envelope(request, &[]))
+    /// Posts a message (an envelope, `wire::envelope`) to the worker.
+    pub fn post(&self, message: &js_sys::Array) -> Result<(), JsValue> {
+        self.worker.post_message(message)
     }
 }
 
