@@ -101,7 +101,9 @@ fn every_import_goes_down_a_layer() {
     for file in &files {
         let from = layer_of(&src, file);
         let from_rank = rank(&from).unwrap_or_else(|| {
-            panic!("{file:?} is outside the layers (model, collective, workload, sim, input, output)")
+            panic!(
+                "{file:?} is outside the layers (model, collective, workload, sim, input, output)"
+            )
         });
         let text = fs::read_to_string(file).unwrap();
         for to in imported_layers(&text) {
