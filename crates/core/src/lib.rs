@@ -28,8 +28,6 @@ pub mod zero_bubble;
 pub use input::{presets, share_link};
 pub use model::hardware;
 pub use output::{hta, kineto, memory, periods, report, timeline, trace};
-// Reading real profiler traces, beside the export that writes them.
-pub use output::trace_import;
 pub use sim::network;
 pub use workload::{collective, collective_cost, efficiency, interference, schedule};
 
