@@ -29,7 +29,7 @@
 //   - on 1T, each export button: the longest main-thread task from the click
 //     to the file saved (or the page's plain refusal shown);
 //   - import: a generated 100 MB single-rank PyTorch trace (the shape of
-//     crates/core/benches/import_trace.rs's) opened by the file picker,
+//     crates/trace/benches/import_trace.rs's) opened by the file picker,
 //     from the pick to its picture shown, the import worker's own time,
 //     the progress updates seen, and the longest main-thread task (goal,
 //     issue 44: under 5 s).
@@ -469,7 +469,7 @@ if (wanted('sweep')) {
 }
 
 /** Writes a single-rank trace of about `target` bytes shaped as
- * crates/core/benches/import_trace.rs writes one: per kernel an `aten::mm`
+ * crates/trace/benches/import_trace.rs writes one: per kernel an `aten::mm`
  * record (a `record_param_comms` with its process group for every tenth,
  * an NCCL all-reduce), its launch, the kernel and its flow arrows. */
 async function writeTrace(path, target) {

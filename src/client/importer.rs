@@ -15,10 +15,10 @@ use std::rc::{Rc, Weak};
 
 use gloo_timers::callback::Timeout;
 use leptos::prelude::*;
-use overlap_core::trace_import::bars::Measured;
-use overlap_core::trace_import::Imported;
 use overlap_session::import::{ImportAction, ImportEvent, ImportSession};
 use overlap_session::{TraceFile, WorkerReply};
+use overlap_trace::bars::Measured;
+use overlap_trace::Imported;
 use wasm_bindgen::JsCast;
 
 use super::job::{self, Host};

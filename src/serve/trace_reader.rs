@@ -7,8 +7,8 @@ use std::cell::Cell;
 use std::io::Read;
 use std::rc::Rc;
 
-use overlap_core::trace_import::import_sources;
 use overlap_session::{TraceFile, WorkerReply};
+use overlap_trace::import_sources;
 use wasm_bindgen::JsCast;
 
 use super::scope::{now_ms, post};

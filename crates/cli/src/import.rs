@@ -5,9 +5,9 @@
 use std::fmt::Write;
 use std::path::PathBuf;
 
-use overlap_core::trace_import::compare::{compare, Unit};
-use overlap_core::trace_import::{import_paths, AxisFigures, Imported};
 use overlap_core::Report;
+use overlap_trace::compare::{compare, Unit};
+use overlap_trace::{import_paths, AxisFigures, Imported};
 use serde::Serialize;
 
 #[derive(Serialize)]

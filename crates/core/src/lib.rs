@@ -26,12 +26,10 @@ pub mod zero_bubble;
 
 // The first version's flat paths, kept for the CLI, the app and course
 // material that import them.
+pub use collective::nccl as collective_cost;
 pub use input::{presets, share_link};
 pub use model::hardware;
 pub use output::{hta, kineto, memory, periods, report, timeline, trace};
-// Reading real profiler traces, beside the export that writes them.
-pub use collective::nccl as collective_cost;
-pub use output::trace_import;
 pub use sim::network;
 pub use workload::{efficiency, interference, schedule};
 

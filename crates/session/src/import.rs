@@ -15,7 +15,7 @@
 //! [`ImportSession::handle`] takes an [`ImportEvent`] and returns the
 //! [`ImportAction`]s the adapter performs.
 
-use overlap_core::trace_import::{check_size, MAX_FILES};
+use overlap_trace::{check_size, MAX_FILES};
 
 use crate::job::{Heard, Machine};
 use crate::messages::{TraceFile, WorkerReply, WorkerRequest};

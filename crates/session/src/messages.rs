@@ -9,9 +9,9 @@
 
 use overlap_core::scenario::{CollectiveOp, HardwareInput};
 use overlap_core::sweep::{BusPoint, Row};
-use overlap_core::trace_import::bars::MeasuredRow;
-use overlap_core::trace_import::Imported;
 use overlap_core::{Part, PartRan, Report, ScenarioInput};
+use overlap_trace::bars::MeasuredRow;
+use overlap_trace::Imported;
 use serde::{Deserialize, Serialize};
 
 /// A message to a worker: from the page to the simulation worker (or to a
@@ -157,7 +157,7 @@ pub enum WorkerReply {
     },
     /// An `Import`'s figures and its bars' rows; the bars follow as two
     /// typed arrays, `Float64Array` (start, end s) then `Uint32Array` (row,
-    /// class code) per bar (`overlap_core::trace_import::bars`).
+    /// class code) per bar (`overlap_trace::bars`).
     Imported {
         gen: u64,
         figures: Imported,

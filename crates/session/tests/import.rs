@@ -1,9 +1,9 @@
 //! Every transition of the page's trace import, driven natively.
 
-use overlap_core::trace_import::{MAX_FILES, MAX_TRACE_BYTES};
 use overlap_session::import::{ImportAction, ImportEvent, ImportSession, IMPORT_BUDGET_MS};
 use overlap_session::messages::{from_json, to_json};
 use overlap_session::{TraceFile, WorkerReply, WorkerRequest};
+use overlap_trace::{MAX_FILES, MAX_TRACE_BYTES};
 
 fn file(name: &str, bytes: u64) -> TraceFile {
     TraceFile {
@@ -231,7 +231,7 @@ fn the_import_messages_survive_their_json() {
     assert_eq!(from_json::<WorkerRequest>(&to_json(&request)), Ok(request));
     let dir =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/hta/all_to_all");
-    let figures = overlap_core::trace_import::import_paths(&[dir]).unwrap();
+    let figures = overlap_trace::import_paths(&[dir]).unwrap();
     let reply = WorkerReply::Imported {
         gen: 4,
         figures,

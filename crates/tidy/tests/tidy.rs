@@ -46,10 +46,6 @@ const LONG_FILES: &[(&str, &str)] = &[
         "not yet split: cross-field checks and the cost budget",
     ),
     (
-        "crates/core/src/output/trace_import/read.rs",
-        "not yet split: the trace reader (moving to its own crate)",
-    ),
-    (
         "crates/session/src/codec.rs",
         "not yet split: the timeline's encoding and its decoder",
     ),
@@ -74,6 +70,7 @@ fn root() -> PathBuf {
 /// Each product crate's source folder, from the workspace's root.
 const PRODUCT_SOURCES: &[&str] = &[
     "crates/core/src",
+    "crates/trace/src",
     "crates/view/src",
     "crates/session/src",
     "crates/cli/src",

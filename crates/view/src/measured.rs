@@ -1,5 +1,5 @@
 //! "Measured vs simulated": an imported profiler trace
-//! (`overlap_core::trace_import`) drawn above the current scenario's
+//! (`overlap_trace`) drawn above the current scenario's
 //! timeline on one time axis, as a [`DisplayList`] in [`Role`]s like the
 //! simulated timeline's, so that the canvas and the SVG writer paint it;
 //! the two sides' figures as rows; and one sentence that says where they
@@ -16,11 +16,10 @@
 //! pixel however many kernels it has.
 
 use overlap_core::timeline::{Axis, Interval, Phase, Timeline};
-use overlap_core::trace_import::bars::{BarClass, Measured, MeasuredRow};
-use overlap_core::trace_import::classify::Axis as TraceAxis;
-use overlap_core::trace_import::compare::{compare, Compared, Figure, Unit};
-use overlap_core::trace_import::Imported;
 use overlap_core::Report;
+use overlap_trace::bars::{BarClass, Measured, MeasuredRow};
+use overlap_trace::compare::{compare, Compared, Figure, Unit};
+use overlap_trace::Imported;
 
 use crate::display_list::{text_width_px, Align, DisplayList, Rect, Shape};
 use crate::format;
@@ -52,12 +51,8 @@ pub fn bar_role(class: BarClass) -> Role {
     match class {
         BarClass::Compute => Role::Phase(Phase::Forward),
         BarClass::Memcpy | BarClass::Memset => Role::Muted,
-        BarClass::Comm(TraceAxis::Tp) => Role::Axis(Axis::Tp),
-        BarClass::Comm(TraceAxis::Pp) => Role::Axis(Axis::Pp),
-        BarClass::Comm(TraceAxis::Dp) => Role::Axis(Axis::Dp),
-        BarClass::Comm(TraceAxis::Ep) => Role::Axis(Axis::Ep),
-        BarClass::Comm(TraceAxis::Cp) => Role::Axis(Axis::Cp),
-        BarClass::Comm(TraceAxis::Unknown) => Role::UnknownComm,
+        BarClass::Comm(Some(axis)) => Role::Axis(axis),
+        BarClass::Comm(None) => Role::UnknownComm,
     }
 }
 

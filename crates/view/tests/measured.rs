@@ -4,10 +4,9 @@
 
 use overlap_core::kineto::rank_traces;
 use overlap_core::timeline::Axis;
-use overlap_core::trace_import::bars::{Bar, BarClass, Measured, MeasuredRow};
-use overlap_core::trace_import::classify::Axis as TraceAxis;
-use overlap_core::trace_import::{import_sources, AxisFigures, Imported};
 use overlap_core::{presets, simulate, Report, Simulation};
+use overlap_trace::bars::{Bar, BarClass, Measured, MeasuredRow};
+use overlap_trace::{import_sources, AxisFigures, Imported};
 use overlap_view::display_list::Shape;
 use overlap_view::measured::{draw, rows, sentence, Simulated, LEFT_PX, MAX_MEASURED_ROWS};
 use overlap_view::palette::{Role, LIGHT};
@@ -228,7 +227,7 @@ fn a_row_of_a_million_kernels_draws_about_a_rectangle_per_pixel() {
             class: if i % 2 == 0 {
                 BarClass::Compute
             } else {
-                BarClass::Comm(TraceAxis::Tp)
+                BarClass::Comm(Some(Axis::Tp))
             },
         })
         .collect();

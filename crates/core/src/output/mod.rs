@@ -12,5 +12,3 @@ pub(crate) mod summary;
 pub(crate) mod tally;
 pub mod timeline;
 pub mod trace;
-/// Reading real PyTorch profiler traces into the report's figures.
-pub mod trace_import;

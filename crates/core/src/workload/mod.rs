@@ -28,7 +28,6 @@ use crate::model::scenario::{Scenario, Workload};
 use crate::workload::graph::Graph;
 
 pub(crate) use cluster::{Cluster, Placed};
-pub(crate) use layout::Layout;
 
 /// Builds the step's task graph, with room for `reserve_ops` tasks and
 /// what the timeline shows of each op.

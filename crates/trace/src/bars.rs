@@ -13,9 +13,11 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::classify::{Axis, Class};
-use super::figures::{classes_of, comm_identity, window_of};
-use super::read::{FileTrace, Kernel};
+use overlap_core::Axis;
+
+use crate::classify::Class;
+use crate::figures::{classes_of, comm_identity, window_of};
+use crate::read::{FileTrace, Kernel};
 
 /// What a bar is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -26,8 +28,8 @@ pub enum BarClass {
     Memcpy,
     /// A memory set.
     Memset,
-    /// A communication kernel of this axis.
-    Comm(Axis),
+    /// A communication kernel of this axis (`None`: the trace does not say).
+    Comm(Option<Axis>),
 }
 
 /// Every class, in the order of its code on the wire.
@@ -35,12 +37,12 @@ pub const BAR_CLASSES: [BarClass; 9] = [
     BarClass::Compute,
     BarClass::Memcpy,
     BarClass::Memset,
-    BarClass::Comm(Axis::Tp),
-    BarClass::Comm(Axis::Pp),
-    BarClass::Comm(Axis::Dp),
-    BarClass::Comm(Axis::Ep),
-    BarClass::Comm(Axis::Cp),
-    BarClass::Comm(Axis::Unknown),
+    BarClass::Comm(Some(Axis::Tp)),
+    BarClass::Comm(Some(Axis::Pp)),
+    BarClass::Comm(Some(Axis::Dp)),
+    BarClass::Comm(Some(Axis::Ep)),
+    BarClass::Comm(Some(Axis::Cp)),
+    BarClass::Comm(None),
 ];
 
 impl BarClass {
@@ -93,10 +95,10 @@ pub struct Measured {
 }
 
 /// The bars of `files` (as read, in any order): their GPUs in the order
-/// [`super::figures_of`] lists them.
+/// [`crate::figures_of`] lists them.
 pub fn bars_of(files: &[FileTrace]) -> Measured {
     let mut order: Vec<&FileTrace> = files.iter().collect();
-    super::sort_by_rank(&mut order);
+    crate::sort_by_rank(&mut order);
     let mut out = Measured::default();
     let mut gpu = 0u32;
     for file in order {
@@ -132,10 +134,9 @@ pub fn bars_of(files: &[FileTrace]) -> Measured {
                     Class::Compute => BarClass::Compute,
                     Class::Memcpy => BarClass::Memcpy,
                     Class::Memset => BarClass::Memset,
-                    c @ Class::Comm { .. } => comm_identity(k, c, file)
-                        .map_or(BarClass::Comm(Axis::Unknown), |(axis, _)| {
-                            BarClass::Comm(axis)
-                        }),
+                    c @ Class::Comm { .. } => {
+                        BarClass::Comm(comm_identity(k, c, file).and_then(|(axis, _)| axis))
+                    }
                 };
                 let s = streams.binary_search(&k.stream).unwrap_or(0) as u32;
                 out.bars.push(Bar {
@@ -224,7 +225,7 @@ mod tests {
                 row: 0,
                 start_s: 0.1 + 0.2,
                 end_s: 1.0 / 3.0,
-                class: BarClass::Comm(Axis::Dp),
+                class: BarClass::Comm(Some(Axis::Dp)),
             }],
             span_s: 2.5,
         };

@@ -3,9 +3,10 @@
 //! its slowest GPU) against the report. The CLI's `import --scenario` and
 //! the page's "measured vs simulated" view both list these rows.
 
-use super::{AxisFigures, Imported};
-use crate::model::axis::Axis;
-use crate::output::report::Report;
+use overlap_core::{Axis, Report};
+
+use crate::classify::UNKNOWN_AXIS;
+use crate::{AxisFigures, Imported};
 
 /// What a compared figure measures.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -130,7 +131,7 @@ pub fn compare(m: &Imported, r: &Report) -> Vec<Compared> {
     }
     for (key, a) in &o.axes {
         if a.exposed_ms > 0.0 && !Axis::ALL.iter().any(|x| x.name() == key) {
-            let label = if key == "unknown" {
+            let label = if key == UNKNOWN_AXIS {
                 "unknown exposed ms".to_string()
             } else {
                 format!("{} exposed ms", key.to_ascii_uppercase())

@@ -1,4 +1,4 @@
-//! Reading real profiler traces (`output::trace_import`): the round trip
+//! Reading real profiler traces (`overlap_trace`): the round trip
 //! through the Kineto export, HolisticTraceAnalysis's own traces, every row
 //! of the classification table, gzip, folders of ranks, and each kind of
 //! bad input.
@@ -8,12 +8,11 @@ use std::path::{Path, PathBuf};
 
 use overlap_core::hta::{intersection_length, length, union, KernelSets};
 use overlap_core::kineto::rank_traces;
-use overlap_core::trace_import::classify::{
-    classify, rule_for, Axis, Class, Family, GpuCat, Op, RULES,
-};
-use overlap_core::trace_import::read::read_trace_with;
-use overlap_core::trace_import::{import_paths, Imported, MAX_KERNELS};
+use overlap_core::Axis;
 use overlap_core::{presets, simulate};
+use overlap_trace::classify::{classify, rule_for, Class, Family, GpuCat, Op, RULES};
+use overlap_trace::read::read_trace_with;
+use overlap_trace::{import_paths, Imported, MAX_KERNELS};
 
 /// A fresh directory under the system temp directory.
 /// A new folder for one test's traces. Tests run side by side, and several
@@ -327,7 +326,7 @@ fn small_trace() -> String {
 #[test]
 fn axes_come_from_the_group_or_the_row_and_idle_goes_to_the_last_to_end() {
     let t = read_trace_with(small_trace().as_bytes(), "small", 1 << 20, 100).unwrap();
-    let imported = overlap_core::trace_import::figures_of(&[t]);
+    let imported = overlap_trace::figures_of(&[t]);
     let g = &imported.gpus[0];
     assert_eq!((g.rank, g.device, g.steps), (Some(2), 2, 1));
     // Kernels 20..80; compute 20..60; TP 50..70 (ranks 0-3, stride 1, one
@@ -425,7 +424,7 @@ mod fuzz {
             }
             Ok(t) => {
                 prop_assert!(!t.kernels.is_empty());
-                let imported = overlap_core::trace_import::figures_of(&[t]);
+                let imported = overlap_trace::figures_of(&[t]);
                 for g in &imported.gpus {
                     prop_assert!((0.0..=1.0).contains(&g.overlap), "{}", g.overlap);
                     prop_assert!(g.exposed_ms <= g.comm_ms + 1e-9);
@@ -473,8 +472,8 @@ mod fuzz {
 
 #[test]
 fn the_pages_sources_give_the_figures_and_bars_of_the_round_trip() {
-    use overlap_core::trace_import::bars::BarClass;
-    use overlap_core::trace_import::import_sources;
+    use overlap_trace::bars::BarClass;
+    use overlap_trace::import_sources;
     let s = presets::scenario("didactic").unwrap();
     let sim = simulate(&s);
     let traces = rank_traces(&s, &sim.timeline);
@@ -530,16 +529,19 @@ fn the_pages_sources_give_the_figures_and_bars_of_the_round_trip() {
             .iter()
             .filter(|iv| iv.op == overlap_core::timeline::OpKind::EmbeddingAllReduce)
             .count();
-        assert_eq!(of(&|c| c == BarClass::Comm(Axis::Tp)), gpu.comm[0].len());
         assert_eq!(
-            of(&|c| c == BarClass::Comm(Axis::Pp)),
+            of(&|c| c == BarClass::Comm(Some(Axis::Tp))),
+            gpu.comm[0].len()
+        );
+        assert_eq!(
+            of(&|c| c == BarClass::Comm(Some(Axis::Pp))),
             gpu.comm[1].len() + embedding
         );
         assert_eq!(
-            of(&|c| c == BarClass::Comm(Axis::Dp)),
+            of(&|c| c == BarClass::Comm(Some(Axis::Dp))),
             gpu.comm[2].len() - embedding
         );
-        assert_eq!(of(&|c| c == BarClass::Comm(Axis::Unknown)), 0);
+        assert_eq!(of(&|c| c == BarClass::Comm(None)), 0);
         // The bars start at the GPU's first kernel and fit in its step.
         let first = measured
             .bars
@@ -561,7 +563,7 @@ fn the_pages_sources_give_the_figures_and_bars_of_the_round_trip() {
 
 #[test]
 fn the_pages_sources_are_refused_over_the_size_limit_before_reading() {
-    use overlap_core::trace_import::{import_sources, MAX_TRACE_BYTES};
+    use overlap_trace::{import_sources, MAX_TRACE_BYTES};
     let huge = MAX_TRACE_BYTES * 2;
     let e = import_sources([("big.json".to_string(), huge, std::io::empty())]).unwrap_err();
     assert_eq!(
@@ -577,7 +579,7 @@ fn the_pages_sources_are_refused_over_the_size_limit_before_reading() {
 
 #[test]
 fn the_comparison_sums_communication_over_axes_on_both_sides() {
-    use overlap_core::trace_import::compare::{compare, Figure};
+    use overlap_trace::compare::{compare, Figure};
     let (sim, imported) = round_trip("contention", false);
     let rows = compare(&imported, &sim.report);
     let get = |f: Figure| rows.iter().find(|c| c.figure == f).unwrap();

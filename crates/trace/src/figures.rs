@@ -31,9 +31,11 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use super::classify::{axis_of_group, classify, Axis, Class, Op};
-use super::read::{FileTrace, Kernel};
-use crate::output::hta::{clip, intersection_length, length, overlap_ratio, union};
+use overlap_core::hta::{clip, intersection_length, length, overlap_ratio, union};
+use overlap_core::Axis;
+
+use crate::classify::{axis_name, axis_of_group, classify, Class, GpuCat, Op};
+use crate::read::{FileTrace, Kernel};
 
 /// One axis's communication on one GPU, ms per step.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -155,7 +157,11 @@ pub fn exposed_by_axis(
 }
 
 /// The axis and the kind's name of a communication kernel.
-pub(crate) fn comm_identity(k: &Kernel, class: Class, file: &FileTrace) -> Option<(Axis, String)> {
+pub(crate) fn comm_identity(
+    k: &Kernel,
+    class: Class,
+    file: &FileTrace,
+) -> Option<(Option<Axis>, String)> {
     let Class::Comm { family, op, axis } = class else {
         return None;
     };
@@ -166,14 +172,15 @@ pub(crate) fn comm_identity(k: &Kernel, class: Class, file: &FileTrace) -> Optio
         (Op::Other, Some(hint)) => hint,
         (op, _) => op,
     };
-    let axis = axis.unwrap_or_else(|| match k.group {
-        Some(g) => axis_of_group(
-            &file.groups[g as usize],
-            op,
-            file.world_size,
-            file.devices_listed,
-        ),
-        None => Axis::Unknown,
+    let axis = axis.or_else(|| {
+        k.group.and_then(|g| {
+            axis_of_group(
+                &file.groups[g as usize],
+                op,
+                file.world_size,
+                file.devices_listed,
+            )
+        })
     });
     Some((axis, format!("{} {}", family.label(), op.label())))
 }
@@ -189,7 +196,7 @@ pub(crate) fn classes_of(file: &FileTrace) -> Vec<Class> {
     file.names
         .iter()
         .zip(cats)
-        .map(|(n, c)| classify(c.unwrap_or(super::classify::GpuCat::Kernel), n))
+        .map(|(n, c)| classify(c.unwrap_or(GpuCat::Kernel), n))
         .collect()
 }
 
@@ -292,7 +299,7 @@ fn gpu_figures(
     let memset = clip(&all(&|c| c == Class::Memset), from, to);
 
     // Communication kernels with their axis and kind, clipped to the window.
-    let mut axis_names: Vec<Axis> = Vec::new();
+    let mut axis_names: Vec<Option<Axis>> = Vec::new();
     let mut by_kind: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
     let mut in_flight: Vec<(f64, f64, usize)> = Vec::new();
     for k in kernels {
@@ -321,7 +328,7 @@ fn gpu_figures(
         let under_compute_us = intersection_length(&mine, &compute);
         let exposed_us = exposed[ai];
         axes.insert(
-            axis.name().to_string(),
+            axis_name(*axis).to_string(),
             AxisFigures {
                 comm_ms: per_step_ms(comm_us),
                 under_compute_ms: per_step_ms(under_compute_us),
@@ -406,7 +413,7 @@ pub fn over_ranks(gpus: &[GpuFigures]) -> OverRanks {
         exposed_ms: g.exposed_ms,
         hidden: g.hidden,
         axes: g.axes.clone(),
-        overlap: crate::output::hta::mean(&gpus.iter().map(|g| g.overlap).collect::<Vec<_>>()),
+        overlap: overlap_core::hta::mean(&gpus.iter().map(|g| g.overlap).collect::<Vec<_>>()),
         overlap_min: overlaps.clone().fold(f64::INFINITY, f64::min),
         overlap_max: overlaps.fold(f64::NEG_INFINITY, f64::max),
     }

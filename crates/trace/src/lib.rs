@@ -3,7 +3,9 @@
 //! simulated report gives (`figures`), so that a measured job can be laid
 //! beside a scenario.
 //!
-//! - `read`: one file, streamed event by event; only GPU kernels, launches,
+//! - `read`: one file, streamed event by event (`split` cuts the stream,
+//!   `events` reads each event, `sink` keeps what the figures need); only
+//!   GPU kernels, launches,
 //!   collectives' records and profiler steps are kept.
 //! - `classify`: the table of name patterns that tells communication from
 //!   compute, and the axis of a collective from its process group.
@@ -16,8 +18,10 @@
 pub mod bars;
 pub mod classify;
 pub mod compare;
+mod events;
 pub mod figures;
 pub mod read;
+mod sink;
 pub mod split;
 
 use std::fmt;

@@ -11,6 +11,7 @@
 //! The axis of a collective whose library serves several comes from its
 //! process group, where the trace states it ([`axis_of_group`]).
 
+use overlap_core::Axis;
 use serde::Serialize;
 
 /// Which library a communication kernel comes from.
@@ -90,36 +91,13 @@ impl Op {
     }
 }
 
-/// The parallelism axis a collective serves, as far as the trace says.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Axis {
-    /// Tensor parallelism.
-    Tp,
-    /// Pipeline parallelism.
-    Pp,
-    /// Data parallelism (and sharded data parallelism).
-    Dp,
-    /// Expert parallelism.
-    Ep,
-    /// Context parallelism.
-    Cp,
-    /// The trace does not say.
-    Unknown,
-}
+/// The name shown for the axis of a collective whose trace does not say it.
+pub const UNKNOWN_AXIS: &str = "unknown";
 
-impl Axis {
-    /// The lower-case key, as in the report's JSON.
-    pub fn name(self) -> &'static str {
-        match self {
-            Axis::Tp => "tp",
-            Axis::Pp => "pp",
-            Axis::Dp => "dp",
-            Axis::Ep => "ep",
-            Axis::Cp => "cp",
-            Axis::Unknown => "unknown",
-        }
-    }
+/// The key of an axis in the figures: the model's code (`tp`, ...), or
+/// [`UNKNOWN_AXIS`] where the trace does not say.
+pub fn axis_name(axis: Option<Axis>) -> &'static str {
+    axis.map_or(UNKNOWN_AXIS, Axis::name)
 }
 
 /// How a row recognises a kernel's name.
@@ -464,47 +442,47 @@ pub const GROUP_DESCRIPTIONS: &[(&str, Axis)] = &[
 ///      stride (`size x stride = world_size`): PP;
 ///    - any other even stride: DP (the axis between TP and PP);
 /// 3. No group stated: unknown.
+///
+/// `None` is unknown.
 pub fn axis_of_group(
     group: &Group,
     op: Op,
     world_size: Option<u64>,
     gpus_per_node: Option<u64>,
-) -> Axis {
+) -> Option<Axis> {
     if let Some(desc) = &group.desc {
         let upper = desc.to_ascii_uppercase();
         if let Some(&(_, axis)) = GROUP_DESCRIPTIONS.iter().find(|(d, _)| upper.contains(d)) {
-            return axis;
+            return Some(axis);
         }
     }
-    let Some(ranks) = group.ranks.as_ref() else {
-        return Axis::Unknown;
-    };
+    let ranks = group.ranks.as_ref()?;
     if ranks.len() < 2 {
-        return Axis::Unknown;
+        return None;
     }
     let mut sorted = ranks.clone();
     sorted.sort_unstable();
     let stride = sorted[1].saturating_sub(sorted[0]);
     if stride == 0 || sorted.windows(2).any(|w| w[1] - w[0] != stride) {
-        return Axis::Unknown;
+        return None;
     }
     let size = sorted.len() as u64;
     if world_size == Some(size) {
-        return if op == Op::AllToAll {
+        return Some(if op == Op::AllToAll {
             Axis::Ep
         } else {
             Axis::Dp
-        };
+        });
     }
     if let Some(per_node) = gpus_per_node.filter(|&n| n > 0) {
         if stride == 1 && sorted[0] / per_node == sorted[sorted.len() - 1] / per_node {
-            return Axis::Tp;
+            return Some(Axis::Tp);
         }
     }
     if op == Op::SendRecv && world_size == Some(size * stride) {
-        return Axis::Pp;
+        return Some(Axis::Pp);
     }
-    Axis::Dp
+    Some(Axis::Dp)
 }
 
 /// Ranks written as PyTorch writes them on records: `"[0, 1, 2]"`.
@@ -550,27 +528,27 @@ mod tests {
         let n = Some(8);
         assert_eq!(
             axis_of_group(&g(&[0, 1, 2, 3], None), Op::AllReduce, w, n),
-            Axis::Tp
+            Some(Axis::Tp)
         );
         assert_eq!(
             axis_of_group(&g(&[0, 4], None), Op::AllReduce, w, n),
-            Axis::Dp
+            Some(Axis::Dp)
         );
         assert_eq!(
             axis_of_group(&g(&[0, 8], None), Op::SendRecv, w, n),
-            Axis::Pp
+            Some(Axis::Pp)
         );
         assert_eq!(
             axis_of_group(&g(&(0..16).collect::<Vec<_>>(), None), Op::AllReduce, w, n),
-            Axis::Dp
+            Some(Axis::Dp)
         );
         assert_eq!(
             axis_of_group(&g(&(0..16).collect::<Vec<_>>(), None), Op::AllToAll, w, n),
-            Axis::Ep
+            Some(Axis::Ep)
         );
         assert_eq!(
             axis_of_group(&g(&[0, 1, 5], None), Op::AllReduce, w, n),
-            Axis::Unknown
+            None
         );
         assert_eq!(
             axis_of_group(
@@ -579,7 +557,7 @@ mod tests {
                 w,
                 n
             ),
-            Axis::Pp
+            Some(Axis::Pp)
         );
         assert_eq!(
             axis_of_group(
@@ -588,16 +566,13 @@ mod tests {
                 w,
                 n
             ),
-            Axis::Ep
+            Some(Axis::Ep)
         );
-        assert_eq!(
-            axis_of_group(&Group::default(), Op::AllReduce, w, n),
-            Axis::Unknown
-        );
+        assert_eq!(axis_of_group(&Group::default(), Op::AllReduce, w, n), None);
         // A stride-1 group across two nodes is not TP.
         assert_eq!(
             axis_of_group(&g(&[6, 7, 8, 9], None), Op::AllReduce, w, n),
-            Axis::Dp
+            Some(Axis::Dp)
         );
     }
 

@@ -7,13 +7,13 @@
 //! of the import alone (the peak is reset after the file is written).
 //! Goal (issue 44): under 2 s and under 300 MB. Figures, never assertions.
 //!
-//! Run: `cargo bench -p overlap-core --bench import_trace` (the file is
+//! Run: `cargo bench -p overlap-trace --bench import_trace` (the file is
 //! written under the system temp directory and removed after).
 
 use std::io::{BufWriter, Write};
 use std::time::Instant;
 
-use overlap_core::trace_import::import_paths;
+use overlap_trace::import_paths;
 
 /// The CLI's allocator (see its `main.rs`), so that these figures are what
 /// `overlap-lab import` ships.
@@ -109,6 +109,8 @@ fn write_trace(path: &std::path::Path) -> (u64, u64) {
     (std::fs::metadata(path).unwrap().len(), kernels)
 }
 
+// The core's benchmarks measure memory the same way: one definition.
+#[path = "../../core/benches/common/mod.rs"]
 mod common;
 use common::{peak_memory_mb, reset_peak_memory};
 
