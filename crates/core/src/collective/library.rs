@@ -36,7 +36,7 @@ pub struct KernelSite<'a> {
 
 /// A collective library: how its calls cost, what they hold, and what
 /// profilers call them. Implement it in one file and add one line to
-/// [`REGISTRY`].
+/// `collective::REGISTRY`.
 pub trait CollectiveLibrary: Send + Sync + std::fmt::Debug {
     /// Its name as readers see it ("NCCL", "DeepEP").
     fn name(&self) -> &'static str;
@@ -73,63 +73,6 @@ pub struct Registered {
     pub select: fn(&Scenario) -> Option<LibraryRef>,
     /// The importer's rules for its kernels' names, read in registry order.
     pub name_rules: &'static [NameRule],
-}
-
-/// Every library, most specific first: a call goes to the first selected
-/// library that runs it. NCCL runs everything, so it comes last.
-pub static REGISTRY: &[Registered] = &[
-    super::deepep::REGISTERED,
-    super::symmetric_memory::REGISTERED,
-    super::nccl::REGISTERED,
-];
-
-/// The libraries a scenario's calls run on.
-#[derive(Clone, Debug)]
-pub struct Libraries {
-    selected: Vec<LibraryRef>,
-}
-
-impl Default for Libraries {
-    /// NCCL alone: what a hand-built graph's collectives run on.
-    fn default() -> Self {
-        Self {
-            selected: vec![Arc::new(super::nccl::Nccl)],
-        }
-    }
-}
-
-impl Libraries {
-    /// The libraries the scenario's fields select, in registry order.
-    pub fn of(s: &Scenario) -> Self {
-        Self {
-            selected: REGISTRY.iter().filter_map(|r| (r.select)(s)).collect(),
-        }
-    }
-
-    /// The same, with `library` first: it runs every call it claims (for
-    /// a library outside the registry, such as a test's).
-    pub fn with_first(mut self, library: LibraryRef) -> Self {
-        self.selected.insert(0, library);
-        self
-    }
-
-    /// The library that runs calls of `kind` on `axis`.
-    pub fn for_call(&self, axis: Axis, kind: Collective) -> &dyn CollectiveLibrary {
-        self.selected
-            .iter()
-            .find(|l| l.runs(axis, kind))
-            .expect("NCCL runs every call")
-            .as_ref()
-    }
-
-    /// The library's place in the selection: a key that tells libraries
-    /// apart without comparing them.
-    pub fn index_for(&self, axis: Axis, kind: Collective) -> usize {
-        self.selected
-            .iter()
-            .position(|l| l.runs(axis, kind))
-            .expect("NCCL runs every call")
-    }
 }
 
 /// The collective a timeline op stands for, as a library's [`runs`]

@@ -14,11 +14,10 @@ pub mod call;
 pub mod deepep;
 mod library;
 pub mod names;
+mod registry;
 pub mod nccl;
 pub mod symmetric_memory;
 
 pub use call::{CallShape, Collective, CollectiveCall, Fabric};
-pub use library::{
-    collective_of, CollectiveLibrary, Engine, KernelSite, Libraries, LibraryRef, Registered,
-    REGISTRY,
-};
+pub use library::{collective_of, CollectiveLibrary, Engine, KernelSite, LibraryRef, Registered};
+pub use registry::{name_rules, Libraries, REGISTRY};

@@ -118,8 +118,3 @@ pub const NCCL_WORDS: &[(&str, TraceOp)] = &[
     ("Reduce", TraceOp::Reduce),
     ("AllToAll", TraceOp::AllToAll),
 ];
-
-/// Every library's rows, in registry order.
-pub fn rules() -> impl Iterator<Item = &'static NameRule> {
-    super::REGISTRY.iter().flat_map(|r| r.name_rules.iter())
-}
