@@ -46,12 +46,13 @@ use crate::sim::engine::RunResult;
 use crate::workload;
 use crate::workload::cost::with_micro_batches;
 use crate::workload::interference::Sharing;
-use crate::{FieldError, Simulator};
+use super::runner::Runner;
+use crate::input::error::FieldError;
 
 pub use crate::output::periods::{ROUNDING_ULPS, TOLERANCE};
 
-/// The smallest part of its scale a sum is measured against (see [`TOLERANCE`]).
-pub const FLOOR: f64 = 1e-3;
+pub use super::extrapolate::FLOOR;
+use super::extrapolate::{extrapolate, extrapolate_tally, units_beyond};
 
 /// A run's sums and what obtaining them cost.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -101,66 +102,14 @@ pub fn marked_counts(s: &Scenario) -> Option<[u32; 3]> {
 /// Whether a later short run of `s` at `m` micro-batches holds no more
 /// than one run may (`validate::MAX_TIMELINE_OPS`): the budget counts the
 /// first runs only (`workload::cost::budget_within`).
-fn within_one_run(s: &Scenario, m: u32) -> bool {
+pub(super) fn within_one_run(s: &Scenario, m: u32) -> bool {
     workload::cost::predict(&with_micro_batches(s, m))
         .is_some_and(|c| c.ops <= validate::MAX_TIMELINE_OPS)
 }
 
 /// Micro-batches one period of the steady state adds, where it applies.
-fn unit_of(s: &Scenario) -> Option<u32> {
+pub(super) fn unit_of(s: &Scenario) -> Option<u32> {
     steady_counts(s).map(|[a, b, _]| b - a)
-}
-
-/// The step's timeline as one short run draws it: the run at the count
-/// whose two marked periods stand for the next two counts
-/// ([`marked_counts`]), with how its second period repeats up to the
-/// scenario's count (`output::periods`), and the run as the scenario's
-/// part of its figures (the same run [`parts`] lists: the two are made
-/// once). `None` where the step has no such run, or where its two periods
-/// do not repeat bar for bar.
-pub(crate) fn timeline(sim: &Simulator, s: &Scenario) -> Option<(Timeline, PartRan, Repeat)> {
-    let unit = unit_of(s)?;
-    marked_run_counts(s)
-        .into_iter()
-        .enumerate()
-        .filter(|&(i, m)| i == 0 || within_one_run(s, m))
-        .find_map(|(_, m)| timeline_at(sim, s, m, unit))
-}
-
-/// The step's timeline from one marked short run at `m` micro-batches, if
-/// its two periods repeat bar for bar.
-fn timeline_at(
-    sim: &Simulator,
-    s: &Scenario,
-    m: u32,
-    unit: u32,
-) -> Option<(Timeline, PartRan, Repeat)> {
-    let short = with_micro_batches(s, m);
-    let mut graph = workload::build(
-        &short,
-        sim.fidelity,
-        sim.reserve(&short),
-        &sim.libraries(&short),
-    );
-    let mut run = sim.run(&graph, true, true, &Sharing::of(&short));
-    graph.release_dependencies();
-    let repeat = Repeat {
-        marks_s: run
-            .marks
-            .iter()
-            .map(|mark| mark.time_s)
-            .collect::<Vec<_>>()
-            .try_into()
-            .ok()?,
-        periods: (s.micro_batches() - m) / unit,
-        unit,
-    };
-    let tallied = tally_of(sim, &graph, &run, m);
-    // Its marked periods must repeat, as the figures' run's must.
-    marked_tally(sim, s, unit, &tallied)?;
-    let part = PartRan(Ran::Tally(vec![tallied]));
-    let drawn = summary::timeline(&graph, &mut run, sim.fidelity == crate::Fidelity::Reduced);
-    repeat.holds_for(&drawn).then_some((drawn, part, repeat))
 }
 
 /// The counts a marked run at `m` micro-batches and its two periods stand
@@ -188,7 +137,7 @@ pub struct Part {
 /// What a [`Part`] gave, to be sent back to where the figures are made
 /// (exactly: `serde_json` here carries every `f64` bit for bit).
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct PartRan(Ran);
+pub struct PartRan(pub(super) Ran);
 
 impl PartRan {
     /// Events the engine processed for this part (benchmarks weigh a part's
@@ -202,7 +151,7 @@ impl PartRan {
 }
 
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-enum Ran {
+pub(super) enum Ran {
     /// The scenario's sums: of the part's run, or of the three short runs
     /// when the run's marked periods did not repeat.
     Tally(Vec<Tallied>),
@@ -261,7 +210,7 @@ fn parts_of(s: &Scenario, baseline: bool) -> Vec<Part> {
 }
 
 /// Runs one part of the figures of `s` (whose all-off baseline is `off`).
-pub(crate) fn run_part(sim: &Simulator, s: &Scenario, off: &Scenario, part: Part) -> PartRan {
+pub(crate) fn run_part(sim: &Runner, s: &Scenario, off: &Scenario, part: Part) -> PartRan {
     let of = if part.baseline { off } else { s };
     let scenario = match part.micro_batches {
         Some(m) => with_micro_batches(of, m),
@@ -403,7 +352,7 @@ fn all_three<T: ShortRun>(one: T, unit: u32, run_at: impl Fn(u32) -> T) -> Vec<T
 /// simulated in full. With runs of the baseline `off` among them, its step
 /// time as [`step_time_s`] gives it (bounded).
 pub(crate) fn tally(
-    sim: &Simulator,
+    sim: &Runner,
     s: &Scenario,
     off: &Scenario,
     ran: Vec<PartRan>,
@@ -444,7 +393,7 @@ pub(crate) fn tally(
 /// The sums at the scenario's count from its runs: the three short ones at
 /// `counts`, or the one full run.
 fn tally_from(
-    sim: &Simulator,
+    sim: &Runner,
     s: &Scenario,
     counts: Option<[u32; 3]>,
     runs: Vec<Tallied>,
@@ -528,7 +477,7 @@ fn check_whole_step(s: &Scenario) -> Result<(), FieldError> {
 /// The sums at the scenario's count from a short run and its two marked
 /// periods (`unit` micro-batches each), or `None` when it marked none,
 /// they did not repeat, or the slowest GPU is not clear.
-fn marked_tally(sim: &Simulator, s: &Scenario, unit: u32, one: &Tallied) -> Option<Tally> {
+pub(super) fn marked_tally(sim: &Runner, s: &Scenario, unit: u32, one: &Tallied) -> Option<Tally> {
     let [next, last] = one.later.as_deref()?.clone();
     let marked = [one.tally.clone(), next, last];
     extrapolate_tally(
@@ -553,7 +502,7 @@ fn counts_of<T: ShortRun>(runs: &[T]) -> Option<[u32; 3]> {
 }
 
 /// One run's sums.
-fn run_tally(sim: &Simulator, s: &Scenario) -> Tallied {
+fn run_tally(sim: &Runner, s: &Scenario) -> Tallied {
     let mut graph = workload::build_for_figures(s, sim.fidelity, sim.reserve(s), &sim.libraries(s));
     let run = sim.run(&graph, true, false, &Sharing::of(s));
     graph.release_dependencies();
@@ -564,8 +513,8 @@ fn run_tally(sim: &Simulator, s: &Scenario) -> Tallied {
 }
 
 /// The sums of a recorded run, and its marked periods' when it marked them.
-fn tally_of(
-    sim: &Simulator,
+pub(super) fn tally_of(
+    sim: &Runner,
     graph: &workload::graph::Graph,
     run: &RunResult,
     micro_batches: u32,
@@ -573,7 +522,7 @@ fn tally_of(
     // The GPUs' sums in shares, over the threads the other runs may have
     // left idle: on 1T this run is the last to finish.
     let shares = summary::gpu_shares(graph, sim.threads);
-    let sums = crate::parallel::map(&shares, shares.len(), |share| {
+    let sums = super::parallel::map(&shares, shares.len(), |share| {
         summary::gpu_sums(graph, run, true, share.clone())
     });
     let (tally, periods) = summary::tally_with_periods(graph, run, true, sums);
@@ -592,52 +541,6 @@ fn tally_of(
     }
 }
 
-/// The sums of three runs at `counts` carried to `micro_batches`, or `None`
-/// when they are not affine there or the slowest GPU is not clear.
-fn extrapolate_tally(runs: &[Tally; 3], counts: [u32; 3], micro_batches: u32) -> Option<Tally> {
-    if !(runs[0].same_shape(&runs[1]) && runs[1].same_shape(&runs[2])) {
-        return None;
-    }
-    let [a, b, c] = runs.each_ref().map(Tally::values);
-    let units = units_beyond(counts, micro_batches);
-    let values = a
-        .iter()
-        .zip(&b)
-        .zip(&c)
-        .map(|((&a, &b), &c)| extrapolate([a, b, c], units))
-        .collect::<Option<Vec<f64>>>()?;
-    let mut tally = runs[2].with_values(&values);
-    tally.tie_ends(runs);
-    tally
-        .slowest_is_clear(TOLERANCE * (1.0 + units))
-        .then_some(tally)
-}
-
-/// Units of micro-batches from the last count to `micro_batches`.
-fn units_beyond(counts: [u32; 3], micro_batches: u32) -> f64 {
-    let unit = counts[2] - counts[1];
-    f64::from(micro_batches - counts[2]) / f64::from(unit)
-}
-
-/// One sum `(value, scale)` at three evenly spaced counts carried `units`
-/// beyond the last, or `None` when its two differences disagree by more
-/// than [`TOLERANCE`] allows.
-fn extrapolate([(v0, _), (v1, s1), (v2, s2)]: [(f64, f64); 3], units: f64) -> Option<f64> {
-    let (d1, d2) = (v1 - v0, v2 - v1);
-    // A sum the runs give equal up to the rounding of their times is the
-    // same at every count (a per-GPU total of work done once per step): it
-    // is carried as it is, not grown by its rounding.
-    let rounding = ROUNDING_ULPS * f64::EPSILON * v2.abs().max(s2.abs());
-    if d1.abs() <= rounding && d2.abs() <= rounding {
-        return Some(v2);
-    }
-    // The slope over both differences: half the rounding of one.
-    let value = v2 + (v2 - v0) / 2.0 * units;
-    let scale = (s2 + (s2 - s1) * units).abs();
-    let allowed = TOLERANCE * value.abs().max(FLOOR * scale);
-    ((d2 - d1).abs() * (1.0 + units) <= allowed).then_some(value)
-}
-
 /// A step time, s, with the events processed and planned for it and the
 /// counts it was extrapolated from.
 pub(crate) type StepTime = (f64, u64, u64, Option<[u32; 3]>);
@@ -649,11 +552,11 @@ pub(crate) type StepTime = (f64, u64, u64, Option<[u32; 3]>);
 /// one run is refused when `bounded` (the figures); a caller that builds
 /// the timeline has checked the whole step already.
 pub(crate) fn step_time_s(
-    sim: &Simulator,
+    sim: &Runner,
     s: &Scenario,
     bounded: bool,
 ) -> Result<StepTime, FieldError> {
-    let mut steps: Vec<Stepped> = crate::parallel::map(
+    let mut steps: Vec<Stepped> = super::parallel::map(
         &parts_of(s, true),
         sim.threads_for(s),
         |&part| match run_part(sim, s, s, part).0 {
@@ -676,7 +579,7 @@ fn in_count_order<T>(runs: &mut [T]) {
 
 /// One run's step time, s, with the events processed and planned, and its
 /// marked periods' sums.
-fn run_step(sim: &Simulator, s: &Scenario) -> Stepped {
+fn run_step(sim: &Runner, s: &Scenario) -> Stepped {
     let graph = workload::build_for_figures(s, sim.fidelity, sim.reserve(s), &sim.libraries(s));
     let run = sim.run(&graph, false, false, &Sharing::of(s));
     let step = Stepped {
@@ -694,7 +597,7 @@ fn run_step(sim: &Simulator, s: &Scenario) -> Stepped {
 /// The step time at the scenario's count from a short run and its two
 /// marked periods (`unit` micro-batches each), or `None` when it marked
 /// none or any sum it keeps did not repeat.
-fn marked_step(sim: &Simulator, s: &Scenario, unit: u32, one: &Stepped) -> Option<f64> {
+fn marked_step(sim: &Runner, s: &Scenario, unit: u32, one: &Stepped) -> Option<f64> {
     let sums = one.later.as_ref()?;
     let units = units_beyond(marked_at(one.micro_batches, unit), s.micro_batches());
     let scale = sums[0].map(f64::abs);
@@ -735,7 +638,7 @@ fn marked_steps(run: &RunResult) -> Option<Vec<[f64; 3]>> {
 /// ones at `counts`, the one short run that marked its periods, or the
 /// one full run.
 fn step_time_from(
-    sim: &Simulator,
+    sim: &Runner,
     s: &Scenario,
     counts: Option<[u32; 3]>,
     mut runs: Vec<Stepped>,
