@@ -121,7 +121,7 @@ fn run(command: Command) -> Result<String, String> {
         Command::Published => Ok(format!(
             "{}\nOverlap: the interference model against public measurements\n\n{}\nZero-bubble pipelines (throughput relative to 1F1B; memory of the fullest GPU):\n\n{}\nCoCoNet model-parallel inference (preset {}), one move at a time:\n\n{}",
             overlap_core::published::table(),
-            overlap_core::published::overlap_table(),
+            overlap_core::calibration::table(),
             overlap_core::zero_bubble::table(),
             overlap_core::coconet::PRESET,
             overlap_core::coconet::table()

@@ -18,20 +18,20 @@ pub mod input;
 pub mod model;
 pub mod output;
 pub mod published;
-pub mod sim;
 pub mod run;
+pub mod sim;
 pub mod sweep;
 pub mod workload;
 pub mod zero_bubble;
 
 // The first version's flat paths, kept for the CLI, the app and course
 // material that import them.
-pub use run::steady as steady_state;
-pub use run::{parallel, Figures, RepeatingSimulation, Simulation, Simulator};
 pub use collective::nccl as collective_cost;
 pub use input::{presets, share_link};
 pub use model::hardware;
 pub use output::{hta, kineto, memory, periods, report, timeline, trace};
+pub use run::steady as steady_state;
+pub use run::{parallel, Figures, RepeatingSimulation, Simulation, Simulator};
 pub use sim::network;
 pub use workload::{efficiency, interference, schedule};
 
@@ -109,7 +109,12 @@ pub fn gpu_steps(scenario: &Scenario, plain: bool) -> (f64, Vec<GpuStep>) {
         runner.reserve(scenario),
         &runner.libraries(scenario),
     );
-    let run = runner.run(&graph, true, false, &workload::interference::Sharing::of(scenario));
+    let run = runner.run(
+        &graph,
+        true,
+        false,
+        &workload::interference::Sharing::of(scenario),
+    );
     let tally = output::summary::tally(&graph, &run, false);
     (tally.step_s, tally.gpus.iter().map(GpuStep::from).collect())
 }

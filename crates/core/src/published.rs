@@ -118,9 +118,3 @@ pub fn table() -> String {
     }
     out
 }
-
-/// The overlap cases (published.md section 4): the interference model's
-/// calibration figures, as a Markdown table.
-pub fn overlap_table() -> String {
-    crate::calibration::table()
-}

@@ -162,7 +162,7 @@ fn docs_table_is_current() {
     .expect("docs/validation.md exists");
     for table in [
         overlap_core::published::table(),
-        overlap_core::published::overlap_table(),
+        overlap_core::calibration::table(),
     ] {
         assert!(
             docs.contains(&table),

@@ -14,8 +14,8 @@ pub mod call;
 pub mod deepep;
 mod library;
 pub mod names;
-mod registry;
 pub mod nccl;
+mod registry;
 pub mod symmetric_memory;
 
 pub use call::{CallShape, Collective, CollectiveCall, Fabric};

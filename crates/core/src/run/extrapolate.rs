@@ -11,7 +11,11 @@ pub const FLOOR: f64 = 1e-3;
 
 /// The sums of three runs at `counts` carried to `micro_batches`, or `None`
 /// when they are not affine there or the slowest GPU is not clear.
-pub(crate) fn extrapolate_tally(runs: &[Tally; 3], counts: [u32; 3], micro_batches: u32) -> Option<Tally> {
+pub(crate) fn extrapolate_tally(
+    runs: &[Tally; 3],
+    counts: [u32; 3],
+    micro_batches: u32,
+) -> Option<Tally> {
     if !(runs[0].same_shape(&runs[1]) && runs[1].same_shape(&runs[2])) {
         return None;
     }
@@ -39,7 +43,10 @@ pub(crate) fn units_beyond(counts: [u32; 3], micro_batches: u32) -> f64 {
 /// One sum `(value, scale)` at three evenly spaced counts carried `units`
 /// beyond the last, or `None` when its two differences disagree by more
 /// than [`TOLERANCE`] allows.
-pub(crate) fn extrapolate([(v0, _), (v1, s1), (v2, s2)]: [(f64, f64); 3], units: f64) -> Option<f64> {
+pub(crate) fn extrapolate(
+    [(v0, _), (v1, s1), (v2, s2)]: [(f64, f64); 3],
+    units: f64,
+) -> Option<f64> {
     let (d1, d2) = (v1 - v0, v2 - v1);
     // A sum the runs give equal up to the rounding of their times is the
     // same at every count (a per-GPU total of work done once per step): it

@@ -11,8 +11,8 @@ mod runner;
 pub mod steady;
 
 use crate::collective;
-use crate::input::error::FieldError;
-use crate::input::validate::{timeline_refusal, MAX_TIMELINE_OPS};
+use crate::input::parse::FieldError;
+use crate::input::validate::timeline_refusal;
 use crate::model::fidelity::Fidelity;
 use crate::model::scenario::Scenario;
 use crate::output::report::Report;
@@ -140,7 +140,7 @@ impl Simulator {
 
     /// As [`Simulator::simulate_periodic`], or the refusal of [`timeline_refusal`]
     /// (naming the control and the value that would draw it) when the
-    /// whole step is over [`MAX_TIMELINE_OPS`]: what the page and
+    /// whole step is over [`MAX_TIMELINE_OPS`](crate::MAX_TIMELINE_OPS): what the page and
     /// `overlap-lab trace` call.
     pub fn try_simulate(&mut self, scenario: &Scenario) -> Result<Simulation, FieldError> {
         match timeline_refusal(scenario) {
@@ -296,7 +296,7 @@ impl Simulator {
                     let mut report = summary::report(scenario, &graph, &run, false);
                     let timeline =
                         summary::timeline(&graph, &mut run, fidelity == Fidelity::Reduced);
-                    report.hta_overlap_per_gpu = hta::overlap_per_gpu(&timeline);
+                    report.hta_overlap_per_gpu = crate::output::hta::overlap_per_gpu(&timeline);
                     (
                         Some(timeline),
                         report,
@@ -316,9 +316,10 @@ impl Simulator {
                     (None, report, events, planned, t.extrapolated_from, baseline)
                 }
             };
-        report.hta_overlap = hta::mean(&report.hta_overlap_per_gpu);
+        report.hta_overlap = crate::output::hta::mean(&report.hta_overlap_per_gpu);
         report.memory_gb = crate::output::memory::memory_gb(scenario);
-        report.collective = report::CollectiveReport::of(scenario, report.step_time_ms);
+        report.collective =
+            crate::output::report::CollectiveReport::of(scenario, report.step_time_ms);
         let mut baseline_extrapolated_from = None;
         report.baseline_ms = if off == *scenario {
             report.step_time_ms

@@ -75,7 +75,6 @@ impl Runner {
             .map_or(1, |b| parallel::runs_at_once(b.figures.ops))
             .min(self.threads)
     }
-
 }
 
 impl Runner {
@@ -106,7 +105,7 @@ impl Runner {
         // The GPUs' idle time charged over the threads the other runs may
         // have left idle, in the shares the report's sums take.
         let shares = if record {
-            output::summary::gpu_shares(graph, self.threads)
+            crate::output::summary::gpu_shares(graph, self.threads)
         } else {
             Vec::new()
         };

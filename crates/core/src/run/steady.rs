@@ -35,19 +35,17 @@
 //! Three runs that disagree are likewise made again further on before the
 //! step is simulated whole.
 
+use super::runner::Runner;
+use crate::input::parse::FieldError;
 use crate::input::validate;
 use crate::model::axis::Axis;
 use crate::model::scenario::Scenario;
-use crate::output::periods::Repeat;
 use crate::output::summary;
 use crate::output::tally::Tally;
-use crate::output::timeline::Timeline;
 use crate::sim::engine::RunResult;
 use crate::workload;
 use crate::workload::cost::with_micro_batches;
 use crate::workload::interference::Sharing;
-use super::runner::Runner;
-use crate::input::error::FieldError;
 
 pub use crate::output::periods::{ROUNDING_ULPS, TOLERANCE};
 
@@ -163,7 +161,7 @@ pub(super) enum Ran {
 /// and, when the run marked two periods, its sums (the step first) at its
 /// count and one and two units later (see [`marked_steps`]).
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-struct Stepped {
+pub(super) struct Stepped {
     step_s: f64,
     events: u64,
     planned_events: u64,
