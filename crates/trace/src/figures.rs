@@ -308,7 +308,8 @@ fn gpu_figures(
     let kernels = kernels.as_slice();
     let class = |k: &Kernel| id.classes[k.name as usize];
     let (steps, from, to) = window_of(file, kernels);
-    let per_step_ms = |us: f64| us / 1e3 / f64::from(steps);
+    // `+ 0.0` writes an empty sum (-0.0 in Rust) as 0.
+    let per_step_ms = |us: f64| us / 1e3 / f64::from(steps) + 0.0;
 
     let all = |keep: &dyn Fn(Class) -> bool| {
         union(

@@ -125,14 +125,16 @@ fn devices_of(file: &FileTrace) -> Vec<(i64, Vec<u32>)> {
 /// longest on a stream other than the GPU's compute stream.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Candidate {
-    /// The kernel's name as the trace writes it, cut at 300 characters.
+    /// The name of its first kernel as the trace writes it, cut at 300
+    /// characters.
     pub name: String,
     /// Its function, as a `--classify` pattern would name it
     /// (`dpsk::ep::internode::combine`).
     pub function: String,
     /// The stream it runs on.
     pub stream: i64,
-    /// How many such kernels the GPU ran in its step window.
+    /// How many kernels of the function the GPU ran on the stream in its
+    /// step window.
     pub kernels: usize,
     /// Their time, ms per step.
     pub ms: f64,
@@ -177,36 +179,44 @@ pub(crate) fn candidates(
     else {
         return Vec::new();
     };
-    let mut by: HashMap<(u32, i64), (usize, f64)> = HashMap::new();
+    // By function and stream: a kernel's template instances are one
+    // candidate, as one --classify pattern names them all.
+    let mut functions: HashMap<u32, String> = HashMap::new();
+    let mut by: HashMap<(String, i64), (usize, f64, u32)> = HashMap::new();
     for &i in kernels {
         let k = &file.kernels[i as usize];
         let (a, b) = (k.ts_us.max(from), k.end_us.min(to));
         if k.stream == compute_stream || b < a || id.classes[k.name as usize] != Class::Compute {
             continue;
         }
-        let e = by.entry((k.name, k.stream)).or_default();
+        let function = functions
+            .entry(k.name)
+            .or_insert_with(|| {
+                let (path, own) = function_of(&file.names[k.name as usize]);
+                if path.is_empty() {
+                    own.to_string()
+                } else {
+                    format!("{path}::{own}")
+                }
+            })
+            .clone();
+        let e = by.entry((function, k.stream)).or_insert((0, 0.0, k.name));
         e.0 += 1;
         e.1 += b - a;
     }
-    let mut list: Vec<((u32, i64), (usize, f64))> = by.into_iter().collect();
+    let mut list: Vec<((String, i64), (usize, f64, u32))> = by.into_iter().collect();
     list.sort_by(|x, y| y.1 .1.total_cmp(&x.1 .1).then(x.0.cmp(&y.0)));
     list.truncate(CANDIDATES);
     list.into_iter()
-        .map(|((name, stream), (count, us))| {
-            let full = &file.names[name as usize];
-            let (path, own) = function_of(full);
-            let function = if path.is_empty() {
-                own.to_string()
-            } else {
-                format!("{path}::{own}")
-            };
-            Candidate {
-                name: full.chars().take(CANDIDATE_NAME_CHARS).collect(),
-                function,
-                stream,
-                kernels: count,
-                ms: us / 1e3 / f64::from(steps.max(1)),
-            }
+        .map(|((function, stream), (count, us, name))| Candidate {
+            name: file.names[name as usize]
+                .chars()
+                .take(CANDIDATE_NAME_CHARS)
+                .collect(),
+            function,
+            stream,
+            kernels: count,
+            ms: us / 1e3 / f64::from(steps.max(1)),
         })
         .collect()
 }
