@@ -190,6 +190,9 @@ pub struct ImportArgs {
     /// A file of classification rules, one PATTERN=KIND[:AXIS] a line (blank lines and lines starting with # skipped), read after the --classify rules
     #[arg(long, value_name = "F", value_parser = PathBufValueParser::new())]
     pub classify_file: Option<PathBuf>,
+    /// Prints the scenario the traces imply (GPU, world size, group sizes over the closest preset) as scenario JSON to edit, its notes on standard error
+    #[arg(long, conflicts_with_all = ["json", "scenario"])]
+    pub propose: bool,
     /// A trace file (.json, .json.gz) or a folder of them, one file per rank
     #[arg(value_name = "PATH", required = true, value_parser = trace_path())]
     pub paths: Vec<PathBuf>,

@@ -1,6 +1,7 @@
 //! `overlap-lab import [--json] [--scenario FILE] [--classify RULE]...
-//! [--classify-file F] PATH...`: a measured job's figures from its PyTorch
-//! profiler traces, and with `--scenario` the simulated figures beside them.
+//! [--classify-file F] [--propose] PATH...`: a measured job's figures from
+//! its PyTorch profiler traces, with `--scenario` the simulated figures
+//! beside them, with `--propose` the scenario the traces imply.
 
 use std::fmt::Write;
 use std::path::PathBuf;
@@ -37,6 +38,17 @@ pub fn run(
         return Ok(serde_json::to_string_pretty(&out).expect("figures serialise") + "\n");
     }
     Ok(summary(&measured, simulated.as_ref()))
+}
+
+/// `--propose`: the scenario the traces imply, as JSON to edit; its notes
+/// on standard error, each a line starting `note:`.
+pub fn propose(paths: Vec<PathBuf>, classifier: Classifier) -> Result<String, String> {
+    let measured = import_paths_with(&paths, &classifier).map_err(|e| e.to_string())?;
+    let proposed = measured.proposed.ok_or("the traces imply no scenario")?;
+    for note in &proposed.notes {
+        eprintln!("note: {note}");
+    }
+    Ok(serde_json::to_string_pretty(&proposed.scenario).expect("JSON serialises") + "\n")
 }
 
 fn percent(x: Option<f64>) -> String {
@@ -154,6 +166,12 @@ fn summary(m: &Imported, sim: Option<&Report>) -> String {
     late_ranks(&mut out, m);
     for note in &m.messages {
         let _ = writeln!(out, "note: {note}");
+    }
+    if m.proposed.is_some() {
+        let _ = writeln!(
+            out,
+            "a scenario these traces imply, to edit and simulate: overlap-lab import --propose PATH... > scenario.json"
+        );
     }
     if let Some(r) = sim {
         out += &beside(m, r);

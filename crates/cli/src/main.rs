@@ -119,7 +119,11 @@ fn run(command: Command) -> Result<String, String> {
                         .map_err(|e| format!("--classify-file {e}"))?,
                 );
             }
-            import::run(a.paths, a.json, simulated, Classifier::new(rules))
+            let classifier = Classifier::new(rules);
+            if a.propose {
+                return import::propose(a.paths, classifier);
+            }
+            import::run(a.paths, a.json, simulated, classifier)
         }
         Command::Presets => Ok(presets::PRESETS
             .iter()

@@ -319,3 +319,28 @@ fn a_scenario_far_from_the_measured_step_is_flagged() {
         .any(|m| m.as_str().unwrap().contains("more than 3-fold"));
     assert_eq!(flagged, ratio > 3.0, "{measured} vs {simulated}");
 }
+
+#[test]
+fn propose_prints_a_scenario_simulate_reads() {
+    let out = cli(&["import", "--propose", &data("deepseek/train_excerpt.json")]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let notes = String::from_utf8(out.stderr).unwrap();
+    assert!(notes.lines().all(|l| l.starts_with("note: ")), "{notes}");
+    assert!(notes.contains("edit workload"), "{notes}");
+    let scenario: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(scenario["parallel"]["ep"], 64);
+    let dir = fresh_dir("propose");
+    let file = dir.join("scenario.json");
+    std::fs::write(&file, &out.stdout).unwrap();
+    let report = ok_json(&cli(&["simulate", "--json", file.to_str().unwrap()]));
+    assert!(report["step_time_ms"].as_f64().unwrap() > 0.0);
+    // Only the proposal: not beside --json or --scenario.
+    let out = cli(&["import", "--propose", "--json", &data("hta/all_to_all")]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("--json or --propose, not both"), "{err}");
+}

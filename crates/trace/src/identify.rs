@@ -140,6 +140,9 @@ pub struct Candidate {
     pub ms: f64,
 }
 
+/// A candidate's kernels, time (µs) and the name of its first kernel.
+type Tally = (usize, f64, u32);
+
 /// Candidates listed per GPU.
 const CANDIDATES: usize = 5;
 /// A candidate's name is cut here: template arguments run to kilobytes.
@@ -182,7 +185,7 @@ pub(crate) fn candidates(
     // By function and stream: a kernel's template instances are one
     // candidate, as one --classify pattern names them all.
     let mut functions: HashMap<u32, String> = HashMap::new();
-    let mut by: HashMap<(String, i64), (usize, f64, u32)> = HashMap::new();
+    let mut by: HashMap<(String, i64), Tally> = HashMap::new();
     for &i in kernels {
         let k = &file.kernels[i as usize];
         let (a, b) = (k.ts_us.max(from), k.end_us.min(to));
@@ -204,8 +207,8 @@ pub(crate) fn candidates(
         e.0 += 1;
         e.1 += b - a;
     }
-    let mut list: Vec<((String, i64), (usize, f64, u32))> = by.into_iter().collect();
-    list.sort_by(|x, y| y.1 .1.total_cmp(&x.1 .1).then(x.0.cmp(&y.0)));
+    let mut list: Vec<_> = by.into_iter().collect();
+    list.sort_by(|x: &((String, i64), Tally), y| y.1 .1.total_cmp(&x.1 .1).then(x.0.cmp(&y.0)));
     list.truncate(CANDIDATES);
     list.into_iter()
         .map(|((function, stream), (count, us, name))| Candidate {

@@ -13,6 +13,7 @@
 //! - `identify`: each file's kernels classified once, for every pass after.
 //! - `matching`: collectives matched across ranks: transfer and wait.
 //! - `figures`, `over_ranks`: per GPU and over ranks.
+//! - `propose`: the scenario the traces imply.
 //!
 //! Limits, each refused with the figure in one line: a file holds at most
 //! [`MAX_TRACE_BYTES`] of JSON (after gzip), an import at most
@@ -26,6 +27,7 @@ pub mod figures;
 pub mod identify;
 mod matching;
 pub mod over_ranks;
+pub mod propose;
 pub mod read;
 pub mod rules;
 mod sink;
@@ -40,6 +42,7 @@ pub use bars::{bars_of, bars_with, Measured};
 pub use figures::{AxisFigures, GpuFigures, Transfer};
 pub use identify::Candidate;
 pub use over_ranks::{LateRank, OverRanks};
+pub use propose::Proposed;
 pub use read::{read_trace, FileTrace, Kernel, RankLists};
 pub use rules::{Classifier, UserRule};
 
@@ -98,6 +101,9 @@ pub struct Imported {
     /// matched across ranks, GPUs with no communication recognised.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub messages: Vec<String>,
+    /// The scenario the traces imply, for the user to edit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proposed: Option<Proposed>,
 }
 
 /// Files in the order their GPUs are listed: by rank, then name.
@@ -176,6 +182,7 @@ pub fn figures_with(files: &[FileTrace], classifier: &Classifier) -> Imported {
         over_ranks: over_ranks::over_ranks(&gpus, &matched.late, matched.matched),
         gpus,
         messages,
+        proposed: Some(propose::propose(&order, &ids)),
     }
 }
 
