@@ -55,7 +55,11 @@ fn deepseeks_profile_proposes_its_ep_64_on_h800() {
 /// its groups named as Megatron-LM names them.
 fn rank_trace(rank: u64) -> String {
     let tp = if rank < 2 { "[0, 1]" } else { "[2, 3]" };
-    let dp = if rank.is_multiple_of(2) { "[0, 2]" } else { "[1, 3]" };
+    let dp = if rank.is_multiple_of(2) {
+        "[0, 2]"
+    } else {
+        "[1, 3]"
+    };
     let kernel = |ts: u64, ranks: &str, desc: &str| {
         format!(
             r#"{{"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(x)", "pid": 0, "tid": 13, "ts": {ts}, "dur": 10, "args": {{"device": 0, "stream": 13, "Process Group Ranks": "{ranks}", "Process Group Description": "{desc}"}}}}"#
