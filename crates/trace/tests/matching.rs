@@ -341,3 +341,29 @@ fn many_devices_in_one_file_are_one_gpu_each() {
         .iter()
         .all(|g| g.kernels == 3 && close(g.compute_ms, 0.015)));
 }
+
+#[test]
+fn sends_in_groups_of_more_than_two_are_left_unmatched() {
+    // A pipeline group of three: rank 1 receives from 0 and sends to 2; the
+    // k-th send/recv of two ranks need not be one exchange.
+    const SR: &str = "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)";
+    let pp = r#""Process Group Ranks": "[0, 1, 2]""#;
+    let m = import(
+        "peers",
+        &[
+            trace(0, 3, "", &[(SR, 17, 0, 10, pp)]),
+            trace(1, 3, "", &[(SR, 17, 0, 30, pp), (SR, 17, 40, 10, pp)]),
+            trace(2, 3, "", &[(SR, 17, 40, 5, pp)]),
+        ],
+    )
+    .unwrap();
+    for g in &m.gpus {
+        assert_eq!(g.collectives_matched, 0);
+        assert_eq!(g.transfer.transfer_ms, None);
+    }
+    assert!(
+        m.messages[0].starts_with("4 sends and receives in groups of more than two ranks"),
+        "{:?}",
+        m.messages
+    );
+}
