@@ -187,7 +187,7 @@ pub struct ImportArgs {
     /// A rule PATTERN=KIND[:AXIS]: PATTERN a regular expression on the kernel's name, KIND one of all_reduce, all_gather, reduce_scatter, all_to_all, send_recv, memcpy, compute, AXIS one of tp, pp, dp, ep, cp; read before the built-in table, the first match deciding (repeatable)
     #[arg(long, value_name = "RULE", value_parser = classify_rule())]
     pub classify: Vec<UserRule>,
-    /// A file of classification rules, one PATTERN=KIND[:AXIS] a line (blank lines and lines starting with # skipped), read after the --classify rules
+    /// A file of classification rules: one PATTERN=KIND[:AXIS] a line (blank lines and lines starting with # skipped), read after the --classify rules
     #[arg(long, value_name = "F", value_parser = PathBufValueParser::new())]
     pub classify_file: Option<PathBuf>,
     /// Prints the scenario the traces imply (GPU, world size, group sizes over the closest preset) as scenario JSON to edit, its notes on standard error
