@@ -123,6 +123,7 @@ pub fn MeasuredPanel() -> impl IntoView {
         Some((
             measured::sentence(&run.figures, &report),
             measured::rows(&run.figures, &report),
+            measured::notes(&run.figures, &report),
         ))
     };
 
@@ -176,7 +177,7 @@ pub fn MeasuredPanel() -> impl IntoView {
                 <div class="run-alert import-alert" role="alert"><p>{text}</p></div>
             })}
             <Show when=has_run>
-                {move || figures().map(|(sentence, _)| view! {
+                {move || figures().map(|(sentence, _, _)| view! {
                     <p class="measured-sentence">{sentence}</p>
                 })}
                 <p class="measured-note">{move || {
@@ -195,7 +196,7 @@ pub fn MeasuredPanel() -> impl IntoView {
                     <canvas node_ref=canvas_ref class="measured-canvas" role="img"
                         aria-label="The measured trace above the simulated step, on one time axis"></canvas>
                 </div>
-                {move || figures().map(|(_, rows)| view! {
+                {move || figures().map(|(_, rows, notes)| view! {
                     <table class="measured-figures">
                         <thead><tr><th scope="col">"per step"</th><th scope="col">"measured"</th><th scope="col">"simulated"</th></tr></thead>
                         <tbody>
@@ -209,6 +210,11 @@ pub fn MeasuredPanel() -> impl IntoView {
                         "collective from waiting on another GPU: measured exposed time includes what the simulator "
                         "counts as pipeline bubble, and is charged to the collective in flight that ends last."
                     </p>
+                    // Transfer and wait, the late ranks, and what the
+                    // import could not say (crates/view's `notes`).
+                    <ul class="measured-notes">
+                        {notes.into_iter().map(|n| view! { <li>{n}</li> }).collect_view()}
+                    </ul>
                 })}
             </Show>
         </section>

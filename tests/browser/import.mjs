@@ -62,6 +62,11 @@ export function registerImportTests(test, h) {
       return seen.size;
     });
     assert(colours >= 6, `the picture holds ${colours} colours`);
+    // What the import could not say, and the collectives matched across the
+    // two files (the pipeline's sends between the stages' first ranks).
+    const notes = await page.$$eval('.measured-notes li', (lis) => lis.map((li) => li.textContent));
+    assert(notes.some((n) => n.includes('found on one rank only')) && notes.some((n) => n.startsWith('Arrived last most often')),
+      `the notes: ${JSON.stringify(notes)}`);
     const note = await page.textContent('.measured-note');
     assert(note.includes("read in") && note.includes(given[0].name), `the note reads: ${note}`);
     await page.locator('.measured').screenshot({ path: join(ARTIFACTS, 'measured-vs-simulated.png') });

@@ -10,6 +10,7 @@ use clap::builder::{PathBufValueParser, PossibleValue, PossibleValuesParser, Typ
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use overlap_core::scenario::CollectiveOp;
 use overlap_core::HardwarePreset;
+use overlap_trace::UserRule;
 
 const AFTER_HELP: &str = "\
 FILE is scenario JSON (interface.md) of at most 1 MiB; - reads standard input; preset:NAME uses a preset \
@@ -169,7 +170,12 @@ fn trace_path() -> impl TypedValueParser<Value = PathBuf> {
     })
 }
 
-/// `import [--json] [--scenario FILE] PATH...`.
+/// A `--classify` rule, read as the trace crate reads it.
+fn classify_rule() -> impl TypedValueParser<Value = UserRule> {
+    clap::builder::StringValueParser::new().try_map(|text: String| UserRule::parse(&text))
+}
+
+/// `import [--json] [--scenario FILE] [--classify RULE]... [--classify-file F] PATH...`.
 #[derive(Debug, Args)]
 pub struct ImportArgs {
     /// Prints the figures as JSON
@@ -178,6 +184,15 @@ pub struct ImportArgs {
     /// A scenario FILE: simulated, its figures printed beside the measured ones
     #[arg(long, value_name = "FILE", value_parser = scenario_source())]
     pub scenario: Option<Source>,
+    /// A rule PATTERN=KIND[:AXIS]: PATTERN a regular expression on the kernel's name, KIND one of all_reduce, all_gather, reduce_scatter, all_to_all, send_recv, memcpy, compute, AXIS one of tp, pp, dp, ep, cp; read before the built-in table, the first match deciding (repeatable)
+    #[arg(long, value_name = "RULE", value_parser = classify_rule())]
+    pub classify: Vec<UserRule>,
+    /// A file of classification rules: one PATTERN=KIND[:AXIS] a line (blank lines and lines starting with # skipped), read after the --classify rules
+    #[arg(long, value_name = "F", value_parser = PathBufValueParser::new())]
+    pub classify_file: Option<PathBuf>,
+    /// Prints the scenario the traces imply (GPU, world size, group sizes over the closest preset) as scenario JSON to edit, its notes on standard error
+    #[arg(long, conflicts_with_all = ["json", "scenario"])]
+    pub propose: bool,
     /// A trace file (.json, .json.gz) or a folder of them, one file per rank
     #[arg(value_name = "PATH", required = true, value_parser = trace_path())]
     pub paths: Vec<PathBuf>,

@@ -17,6 +17,7 @@ use overlap_core::scenario::{clip_echoes, MAX_INPUT_BYTES, MAX_INPUT_MIB};
 use overlap_core::{
     presets, simulate_report, Axis, Report, Scenario, ScenarioInput, Simulation, Simulator,
 };
+use overlap_trace::Classifier;
 
 /// mimalloc in place of the system allocator. A large step's runs touch
 /// tens of megabytes of fresh memory each (`overlap_core`'s short runs), and
@@ -109,7 +110,20 @@ fn run(command: Command) -> Result<String, String> {
                 }
                 None => None,
             };
-            import::run(a.paths, a.json, simulated)
+            let mut rules = a.classify;
+            if let Some(f) = &a.classify_file {
+                let text = std::fs::read_to_string(f)
+                    .map_err(|e| format!("--classify-file {}: cannot read it: {e}", f.display()))?;
+                rules.extend(
+                    overlap_trace::rules::parse_rules(&text, &f.display().to_string())
+                        .map_err(|e| format!("--classify-file {e}"))?,
+                );
+            }
+            let classifier = Classifier::new(rules);
+            if a.propose {
+                return import::propose(a.paths, classifier);
+            }
+            import::run(a.paths, a.json, simulated, classifier)
         }
         Command::Presets => Ok(presets::PRESETS
             .iter()

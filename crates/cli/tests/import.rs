@@ -170,3 +170,177 @@ fn bad_input_exits_2_with_one_line() {
         assert!(out.stdout.is_empty());
     }
 }
+
+#[test]
+fn collectives_matched_across_ranks_give_transfer_wait_and_late_ranks() {
+    let v = ok_json(&cli(&["import", "--json", &data("hta/all_to_all")]));
+    let gpus = v["gpus"].as_array().unwrap();
+    for g in gpus {
+        let (comm, transfer, wait) = (
+            g["comm_ms"].as_f64().unwrap(),
+            g["transfer_ms"].as_f64().unwrap(),
+            g["wait_ms"].as_f64().unwrap(),
+        );
+        assert!((transfer + wait - comm).abs() < 1e-9, "{g}");
+        assert!(g["axes"]["unknown"]["transfer_ms"].is_number());
+        assert!(g["transfer_exposed_ms"].as_f64().unwrap() <= transfer + 1e-9);
+    }
+    let late = v["over_ranks"]["late_ranks"].as_array().unwrap();
+    assert_eq!(late.len(), 2);
+    // Most often last first; the idle one caused is the other's wait.
+    assert!(late[0]["last"].as_u64() >= late[1]["last"].as_u64());
+    let other = |rank: u64| gpus.iter().find(|g| g["rank"] != rank).unwrap();
+    for l in late {
+        let waited = other(l["rank"].as_u64().unwrap())["wait_ms"]
+            .as_f64()
+            .unwrap();
+        assert!((l["idle_caused_ms"].as_f64().unwrap() - waited).abs() < 1e-9);
+    }
+    let text = String::from_utf8(cli(&["import", &data("hta/all_to_all")]).stdout).unwrap();
+    assert!(
+        text.contains("transfer ms   wait ms") && text.contains("late ranks"),
+        "{text}"
+    );
+    assert!(
+        text.contains("note: 2 of the world's 128 ranks read"),
+        "{text}"
+    );
+}
+
+#[test]
+fn classify_rules_on_the_command_line_and_in_a_file() {
+    let excerpt = data("deepseek/train_excerpt.json");
+    // Taken out of communication: said, with the candidates.
+    let out = cli(&["import", "--classify", "dpsk::ep=compute", &excerpt]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("no communication recognised on rank 0 gpu 0")
+            && text.contains("dpsk::ep::internode::combine")
+            && text.contains("--classify 'combine=all_to_all:ep'"),
+        "{text}"
+    );
+    let v = ok_json(&cli(&[
+        "import",
+        "--json",
+        "--classify",
+        "dpsk::ep=compute",
+        &excerpt,
+    ]));
+    assert_eq!(
+        v["gpus"][0]["comm_candidates"][0]["function"],
+        "dpsk::ep::internode::combine"
+    );
+    let messages = v["messages"].as_array().unwrap();
+    assert!(messages
+        .iter()
+        .any(|m| m.as_str().unwrap().contains("no kernel is recognised")));
+    // A file of rules, after those given on the line.
+    let dir = fresh_dir("rules");
+    let rules = dir.join("rules.txt");
+    std::fs::write(
+        &rules,
+        "# DeepSeek's combine as CP, for the test\ncombine<=all_to_all:cp\n",
+    )
+    .unwrap();
+    let v = ok_json(&cli(&[
+        "import",
+        "--json",
+        "--classify-file",
+        rules.to_str().unwrap(),
+        &excerpt,
+    ]));
+    assert!(v["gpus"][0]["axes"]["cp"]["comm_ms"].as_f64().unwrap() > 6.5);
+    // Bad rules: status 2, one line naming the rule and what is valid.
+    std::fs::write(&rules, "ok=compute\nx=alltoall\n").unwrap();
+    for (args, needles) in [
+        (
+            vec!["import", "--classify", "x=alltoall", excerpt.as_str()],
+            vec![
+                "--classify \"x=alltoall\"",
+                "not one of all_reduce",
+                "all_to_all",
+            ],
+        ),
+        (
+            vec!["import", "--classify", "(x=all_reduce", excerpt.as_str()],
+            vec!["(x=all_reduce", "not a regular expression"],
+        ),
+        (
+            vec!["import", "--classify", "x=all_reduce:zz", excerpt.as_str()],
+            vec!["axis \"zz\" is not one of tp, pp, dp, ep, cp"],
+        ),
+        (
+            vec![
+                "import",
+                "--classify-file",
+                rules.to_str().unwrap(),
+                excerpt.as_str(),
+            ],
+            vec!["rules.txt line 2: rule \"x=alltoall\"", "not one of"],
+        ),
+        (
+            vec![
+                "import",
+                "--classify-file",
+                "/nonexistent/rules",
+                excerpt.as_str(),
+            ],
+            vec!["cannot read"],
+        ),
+    ] {
+        let out = cli(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(err.lines().count(), 1, "{err}");
+        for n in needles {
+            assert!(err.contains(n), "{args:?}: {err}");
+        }
+    }
+}
+
+#[test]
+fn a_scenario_far_from_the_measured_step_is_flagged() {
+    // A two-GPU job's three steps against a preset's: flagged exactly when
+    // they differ more than 3-fold.
+    let v = ok_json(&cli(&[
+        "import",
+        "--json",
+        "--scenario",
+        "preset:didactic",
+        &data("hta/process_group/nccl_data.json.gz"),
+    ]));
+    let measured = v["over_ranks"]["step_ms"].as_f64().unwrap();
+    let simulated = v["simulated"]["step_time_ms"].as_f64().unwrap();
+    let ratio = measured.max(simulated) / measured.min(simulated);
+    let flagged = v["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .any(|m| m.as_str().unwrap().contains("more than 3-fold"));
+    assert_eq!(flagged, ratio > 3.0, "{measured} vs {simulated}");
+}
+
+#[test]
+fn propose_prints_a_scenario_simulate_reads() {
+    let out = cli(&["import", "--propose", &data("deepseek/train_excerpt.json")]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let notes = String::from_utf8(out.stderr).unwrap();
+    assert!(notes.lines().all(|l| l.starts_with("note: ")), "{notes}");
+    assert!(notes.contains("edit workload"), "{notes}");
+    let scenario: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(scenario["parallel"]["ep"], 64);
+    let dir = fresh_dir("propose");
+    let file = dir.join("scenario.json");
+    std::fs::write(&file, &out.stdout).unwrap();
+    let report = ok_json(&cli(&["simulate", "--json", file.to_str().unwrap()]));
+    assert!(report["step_time_ms"].as_f64().unwrap() > 0.0);
+    // Only the proposal: not beside --json or --scenario.
+    let out = cli(&["import", "--propose", "--json", &data("hta/all_to_all")]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.contains("--json or --propose, not both"), "{err}");
+}

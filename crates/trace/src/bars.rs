@@ -16,8 +16,10 @@ use serde::{Deserialize, Serialize};
 use overlap_core::Axis;
 
 use crate::classify::Class;
-use crate::figures::{classes_of, comm_identity, window_of};
+use crate::figures::window_of;
+use crate::identify::identify;
 use crate::read::{FileTrace, Kernel};
+use crate::rules::Classifier;
 
 /// What a bar is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -97,18 +99,21 @@ pub struct Measured {
 /// The bars of `files` (as read, in any order): their GPUs in the order
 /// [`crate::figures_of`] lists them.
 pub fn bars_of(files: &[FileTrace]) -> Measured {
+    bars_with(files, &Classifier::default())
+}
+
+/// As [`bars_of`], kernels classified by `classifier`.
+pub fn bars_with(files: &[FileTrace], classifier: &Classifier) -> Measured {
     let mut order: Vec<&FileTrace> = files.iter().collect();
     crate::sort_by_rank(&mut order);
     let mut out = Measured::default();
     let mut gpu = 0u32;
     for file in order {
-        let classes = classes_of(file);
-        let mut devices: Vec<i64> = file.kernels.iter().map(|k| k.device).collect();
-        devices.sort_unstable();
-        devices.dedup();
-        for device in devices {
+        let id = identify(file, classifier);
+        for (device, indices) in &id.devices {
+            let device = *device;
             let kernels: Vec<&Kernel> =
-                file.kernels.iter().filter(|k| k.device == device).collect();
+                indices.iter().map(|&i| &file.kernels[i as usize]).collect();
             let (steps, from, to) = window_of(file, &kernels);
             let until = from + (to - from).max(0.0) / f64::from(steps.max(1));
             out.span_s = out.span_s.max((until - from) / 1e6);
@@ -125,18 +130,16 @@ pub fn bars_of(files: &[FileTrace]) -> Measured {
                 });
             }
             let start = out.bars.len();
-            for k in &kernels {
+            for (k, &ki) in kernels.iter().zip(indices) {
                 let (a, b) = (k.ts_us.max(from), k.end_us.min(until));
                 if b < a || (b == a && k.end_us > k.ts_us) {
                     continue;
                 }
-                let class = match classes[k.name as usize] {
+                let class = match id.classes[k.name as usize] {
                     Class::Compute => BarClass::Compute,
                     Class::Memcpy => BarClass::Memcpy,
                     Class::Memset => BarClass::Memset,
-                    c @ Class::Comm { .. } => {
-                        BarClass::Comm(comm_identity(k, c, file).and_then(|(axis, _)| axis))
-                    }
+                    Class::Comm { .. } => BarClass::Comm(id.comm[ki as usize].and_then(|c| c.axis)),
                 };
                 let s = streams.binary_search(&k.stream).unwrap_or(0) as u32;
                 out.bars.push(Bar {

@@ -25,6 +25,11 @@ pub enum Family {
     SymmetricMemory,
     /// A peer-to-peer copy-engine transfer (`Memcpy PtoP`).
     PeerCopy,
+    /// DeepSeek's own expert-parallel kernels (`dpsk::ep::...`), in its
+    /// published profiles.
+    DeepSeekEp,
+    /// A rule the user gave (`--classify`).
+    User,
 }
 
 impl Family {
@@ -35,6 +40,8 @@ impl Family {
             Family::DeepEp => "DeepEP",
             Family::SymmetricMemory => "SymmetricMemory",
             Family::PeerCopy => "P2P",
+            Family::DeepSeekEp => "DeepSeek EP",
+            Family::User => "User",
         }
     }
 }
@@ -164,12 +171,14 @@ const fn rule(
     }
 }
 
-use Family::{DeepEp, Nccl, PeerCopy, SymmetricMemory};
+use Family::{DeepEp, DeepSeekEp, Nccl, PeerCopy, SymmetricMemory};
 use OpFrom::{Fixed, NameWord};
 
 const DEEPEP_V1: &str = "DeepEP csrc/kernels/{intranode,internode,internode_ll}.cu \
      (namespaces deep_ep::intranode, ::internode, ::internode_ll; since v2 under deep_ep::legacy)";
 const DEEPEP_V2: &str = "DeepEP deep_ep/include/deep_ep/impls/*.cuh (namespace deep_ep::elastic)";
+const DEEPSEEK_EP: &str = "deepseek-ai/profile-data train.json: DeepSeek's own expert-parallel \
+     kernels (namespace dpsk::ep::internode), neither NCCL's nor open-source DeepEP's";
 const SYMM_OPS: &str = "PyTorch torch/csrc/distributed/c10d/symm_mem/CUDASymmetricMemoryOps.cu";
 const SYMM_SIGNALS: &str = "PyTorch torch/csrc/distributed/c10d/symm_mem/CUDASymmetricMemory.cu \
      (barrier, put_signal, wait_signal; Async TP orders its copies with them)";
@@ -217,6 +226,12 @@ pub static RULES: &[Rule] = &[
     rule(function("deep_ep", "cached_notify"), DeepEp, Fixed(Op::Notify), Some(Axis::Ep), DEEPEP_V1),
     rule(function("deep_ep", "clean_low_latency_buffer"), DeepEp, Fixed(Op::Notify), Some(Axis::Ep), DEEPEP_V1),
     rule(function("deep_ep", "barrier"), DeepEp, Fixed(Op::Barrier), Some(Axis::Ep), DEEPEP_V1),
+    // DeepSeek's own expert parallelism, as its published training profile
+    // names it; its `dpsk::ep::cuda::get_dispatch_layout` is local work.
+    rule(function("dpsk::ep", "dispatch"), DeepSeekEp, Fixed(Op::Dispatch), Some(Axis::Ep), DEEPSEEK_EP),
+    rule(function("dpsk::ep", "combine"), DeepSeekEp, Fixed(Op::Combine), Some(Axis::Ep), DEEPSEEK_EP),
+    rule(function("dpsk::ep", "notify_dispatch"), DeepSeekEp, Fixed(Op::Notify), Some(Axis::Ep), DEEPSEEK_EP),
+    rule(function("dpsk::ep", "cached_notify"), DeepSeekEp, Fixed(Op::Notify), Some(Axis::Ep), DEEPSEEK_EP),
     // DeepEP v2 ("elastic"): its epilogues are local copies and reductions,
     // compute; its pipeline send and receive serve PP.
     rule(function("deep_ep", "dispatch_impl"), DeepEp, Fixed(Op::Dispatch), Some(Axis::Ep), DEEPEP_V2),
@@ -405,8 +420,9 @@ pub fn op_of_record(name: &str) -> Option<Op> {
 /// A process group as PyTorch describes it on a collective's records.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Group {
-    /// `Process Group Ranks`: the global ranks in the group.
-    pub ranks: Option<Vec<u64>>,
+    /// `Process Group Ranks`: the global ranks in the group, held once
+    /// however often the trace repeats them ([`crate::sink::RankLists`]).
+    pub ranks: Option<std::sync::Arc<[u64]>>,
     /// `Process Group Name`.
     pub name: Option<String>,
     /// `Process Group Description`: Megatron-LM names its groups here
@@ -460,7 +476,7 @@ pub fn axis_of_group(
     if ranks.len() < 2 {
         return None;
     }
-    let mut sorted = ranks.clone();
+    let mut sorted = ranks.to_vec();
     sorted.sort_unstable();
     let stride = sorted[1].saturating_sub(sorted[0]);
     if stride == 0 || sorted.windows(2).any(|w| w[1] - w[0] != stride) {
@@ -520,7 +536,7 @@ mod tests {
     #[test]
     fn groups_give_axes_by_description_then_stride() {
         let g = |ranks: &[u64], desc: Option<&str>| Group {
-            ranks: Some(ranks.to_vec()),
+            ranks: Some(ranks.into()),
             name: None,
             desc: desc.map(str::to_string),
         };

@@ -147,3 +147,22 @@ pub fn compare(m: &Imported, r: &Report) -> Vec<Compared> {
     }
     out
 }
+
+/// Measured and simulated steps further apart than this factor are not
+/// the same job's: the comparison is shown with a warning.
+pub const MAX_STEP_RATIO: f64 = 3.0;
+
+/// The warning when the measured slowest GPU's step and the simulated step
+/// differ by more than [`MAX_STEP_RATIO`], if they do.
+pub fn step_mismatch(m: &Imported, r: &Report) -> Option<String> {
+    let (a, b) = (m.over_ranks.step_ms, r.step_time_ms);
+    if !(a > 0.0 && b > 0.0) {
+        return None;
+    }
+    let ratio = a.max(b) / a.min(b);
+    (ratio > MAX_STEP_RATIO).then(|| {
+        format!(
+            "the measured step ({a:.3} ms, slowest GPU) and the simulated step ({b:.3} ms) differ {ratio:.1}-fold, more than {MAX_STEP_RATIO}-fold: the scenario is likely not this job's (its model, batch, parallelism or GPUs); compare its figures with care"
+        )
+    })
+}

@@ -8,7 +8,7 @@ use std::fmt;
 
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
-use crate::classify::{parse_ranks, Group};
+use crate::classify::parse_ranks;
 use crate::sink::Sink;
 
 /// A string id (`"tid": "stream 7"`) as a number, stably.
@@ -47,19 +47,23 @@ pub(crate) struct Args {
     pub(crate) pg_ranks: Option<Vec<u64>>,
     pub(crate) pg_name: Option<String>,
     pub(crate) pg_desc: Option<String>,
+    /// `In msg nelems`: the collective's size in elements, where PyTorch
+    /// records it (a collective is matched across ranks by it when no
+    /// process group is stated).
+    pub(crate) msg_nelems: Option<u64>,
 }
 
 impl Args {
-    pub(crate) fn group(&self) -> Option<Group> {
-        if self.pg_ranks.is_none() && self.pg_name.is_none() && self.pg_desc.is_none() {
-            return None;
-        }
-        Some(Group {
-            ranks: self.pg_ranks.clone(),
-            name: self.pg_name.clone(),
-            desc: self.pg_desc.clone(),
-        })
+    /// Whether the event states a process group.
+    pub(crate) fn has_group(&self) -> bool {
+        self.pg_ranks.is_some() || self.pg_name.is_some() || self.pg_desc.is_some()
     }
+}
+
+/// A whole number of at most 10^15, or nothing.
+pub(crate) fn whole(v: Option<f64>) -> Option<u64> {
+    v.filter(|x| *x >= 0.0 && x.fract() == 0.0 && *x < 1e15)
+        .map(|x| x as u64)
 }
 
 /// A value read loosely: what cannot be the expected kind is skipped as
@@ -283,6 +287,7 @@ const ARGS_KEYS: &[&str] = &[
     "Process Group Ranks",
     "Process Group Name",
     "Process Group Description",
+    "In msg nelems",
 ];
 
 struct ArgsSeed;
@@ -302,6 +307,7 @@ impl<'de> Visitor<'de> for ArgsSeed {
                 Some(4) => a.pg_ranks = m.next_value_seed(Loose(LooseRanks))?,
                 Some(5) => a.pg_name = m.next_value_seed(Loose(LooseStr))?,
                 Some(6) => a.pg_desc = m.next_value_seed(Loose(LooseStr))?,
+                Some(7) => a.msg_nelems = whole(m.next_value_seed(Loose(LooseNum))?),
                 _ => {
                     m.next_value::<IgnoredAny>()?;
                 }
@@ -385,7 +391,33 @@ impl<'de> Visitor<'de> for EventsSeed<'_> {
     }
 }
 
-/// `distributedInfo`: the rank and world size.
+/// For a visitor that hands what it reads to the sink: any JSON scalar is
+/// passed over (a field of the wrong shape, never refused).
+macro_rules! scalars_ignored {
+    () => {
+        fn visit_str<E: de::Error>(self, _: &str) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_i64<E: de::Error>(self, _: i64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_u64<E: de::Error>(self, _: u64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_f64<E: de::Error>(self, _: f64) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_bool<E: de::Error>(self, _: bool) -> Result<(), E> {
+            Ok(())
+        }
+        fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+            Ok(())
+        }
+    };
+}
+
+/// `distributedInfo`: the rank, the world size and the process groups
+/// (`pg_config`).
 struct DistSeed<'s>(&'s mut Sink);
 sink_seed!(DistSeed, deserialize_any);
 impl<'de> Visitor<'de> for DistSeed<'_> {
@@ -394,14 +426,11 @@ impl<'de> Visitor<'de> for DistSeed<'_> {
         f.write_str("distributedInfo as an object")
     }
     fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<(), A::Error> {
-        let whole = |v: Option<f64>| {
-            v.filter(|x| *x >= 0.0 && x.fract() == 0.0 && *x < 1e15)
-                .map(|x| x as u64)
-        };
-        while let Some(key) = m.next_key_seed(KeyOf(&["rank", "world_size"]))? {
+        while let Some(key) = m.next_key_seed(KeyOf(&["rank", "world_size", "pg_config"]))? {
             match key {
                 Some(0) => self.0.rank = whole(m.next_value_seed(Loose(LooseNum))?),
                 Some(1) => self.0.world_size = whole(m.next_value_seed(Loose(LooseNum))?),
+                Some(2) => m.next_value_seed(PgConfigSeed(self.0))?,
                 _ => {
                     m.next_value::<IgnoredAny>()?;
                 }
@@ -413,42 +442,135 @@ impl<'de> Visitor<'de> for DistSeed<'_> {
         while s.next_element::<IgnoredAny>()?.is_some() {}
         Ok(())
     }
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<(), E> {
-        Ok(())
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<(), E> {
-        Ok(())
-    }
+    scalars_ignored!();
 }
 
-/// `deviceProperties`: only how many devices it lists.
-struct CountSeed;
-impl<'de> Visitor<'de> for CountSeed {
-    type Value = Option<u64>;
+/// `distributedInfo.pg_config`: PyTorch's list of the job's process groups
+/// (`pg_name`, `pg_desc`, `ranks`), each kept as a group.
+struct PgConfigSeed<'s>(&'s mut Sink);
+impl<'de> DeserializeSeed<'de> for PgConfigSeed<'_> {
+    type Value = ();
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+impl<'de> Visitor<'de> for PgConfigSeed<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a list of process groups")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<(), A::Error> {
+        while let Some(g) = s.next_element_seed(Loose(PgSeed))? {
+            if let Some(args) = g {
+                self.0.config_group(args);
+            }
+        }
+        Ok(())
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<(), A::Error> {
+        while m.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(())
+    }
+    scalars_ignored!();
+}
+
+/// One entry of `pg_config`, read as the process-group fields of `args`.
+struct PgSeed;
+impl<'de> Visitor<'de> for PgSeed {
+    type Value = Option<Args>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a process group")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Self::Value, A::Error> {
+        let mut a = Args::default();
+        while let Some(key) = m.next_key_seed(KeyOf(&["pg_name", "pg_desc", "ranks"]))? {
+            match key {
+                Some(0) => a.pg_name = m.next_value_seed(Loose(LooseName))?,
+                Some(1) => a.pg_desc = m.next_value_seed(Loose(LooseStr))?,
+                Some(2) => a.pg_ranks = m.next_value_seed(Loose(LooseRanks))?,
+                _ => {
+                    m.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(Some(a))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<Self::Value, A::Error> {
+        while s.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(None)
+    }
+    scalars_read_as_none!();
+}
+
+/// A name written as a string or a number (`"pg_name": "0"` or `0`).
+struct LooseName;
+impl<'de> Visitor<'de> for LooseName {
+    type Value = Option<String>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a name")
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(Some(v.to_string()))
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+        Ok(Some(v.to_string()))
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+        Ok(Some(v.to_string()))
+    }
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    drain_compound!();
+}
+
+/// `deviceProperties`: how many devices it lists, and the first one's name
+/// (the GPU a scenario is proposed for).
+struct DevicesSeed;
+impl<'de> Visitor<'de> for DevicesSeed {
+    type Value = Option<(u64, Option<String>)>;
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("an array")
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<Self::Value, A::Error> {
         let mut n = 0;
-        while s.next_element::<IgnoredAny>()?.is_some() {
+        let mut name = None;
+        while let Some(device) = s.next_element_seed(Loose(DeviceSeed))? {
+            if n == 0 {
+                name = device;
+            }
             n += 1;
         }
-        Ok(Some(n))
+        Ok(Some((n, name)))
     }
     fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Self::Value, A::Error> {
         while m.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(None)
+    }
+    scalars_read_as_none!();
+}
+
+/// One device of `deviceProperties`: its `name`.
+struct DeviceSeed;
+impl<'de> Visitor<'de> for DeviceSeed {
+    type Value = Option<String>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a device")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Self::Value, A::Error> {
+        let mut name = None;
+        while let Some(key) = m.next_key_seed(KeyOf(&["name"]))? {
+            match key {
+                Some(0) => name = m.next_value_seed(Loose(LooseStr))?,
+                _ => {
+                    m.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(name)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<Self::Value, A::Error> {
+        while s.next_element::<IgnoredAny>()?.is_some() {}
         Ok(None)
     }
     scalars_read_as_none!();
@@ -469,7 +591,12 @@ impl<'de> Visitor<'de> for RootSeed<'_> {
             match key {
                 Some(0) => m.next_value_seed(EventsSeed(self.0))?,
                 Some(1) => m.next_value_seed(DistSeed(self.0))?,
-                Some(2) => self.0.devices_listed = m.next_value_seed(Loose(CountSeed))?,
+                Some(2) => {
+                    if let Some((n, name)) = m.next_value_seed(Loose(DevicesSeed))? {
+                        self.0.devices_listed = Some(n);
+                        self.0.device_name = name;
+                    }
+                }
                 _ => {
                     m.next_value::<IgnoredAny>()?;
                 }

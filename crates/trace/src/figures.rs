@@ -34,7 +34,9 @@ use serde::{Deserialize, Serialize};
 use overlap_core::hta::{clip, intersection_length, length, overlap_ratio, union};
 use overlap_core::Axis;
 
-use crate::classify::{axis_name, axis_of_group, classify, Class, GpuCat, Op};
+use crate::classify::{axis_name, Class};
+use crate::identify::{candidates, Candidate, Identified};
+use crate::matching::Matched;
 use crate::read::{FileTrace, Kernel};
 
 /// One axis's communication on one GPU, ms per step.
@@ -50,6 +52,33 @@ pub struct AxisFigures {
     pub under_idle_ms: f64,
     /// 1 - exposed / comm; none without communication.
     pub hidden: Option<f64>,
+    /// Transfer and wait, where its collectives were matched across ranks.
+    #[serde(flatten)]
+    pub transfer: Transfer,
+}
+
+/// A GPU's communication split into transfer and wait, where its
+/// collectives were matched across ranks (`matching`): all `None` where
+/// none was. Times are ms per step.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Transfer {
+    /// The part of its communication kernels' time in flight spent
+    /// transferring: per collective the shortest of its ranks' kernels,
+    /// the kernel's last part (a collective matched on no other rank
+    /// counts whole).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transfer_ms: Option<f64>,
+    /// The rest, comm_ms - transfer_ms: its kernels ran waiting for later
+    /// ranks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wait_ms: Option<f64>,
+    /// Transfer time with no compute running (charged as exposed time is,
+    /// to the axis of the transfer in flight that ends last).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transfer_exposed_ms: Option<f64>,
+    /// 1 - transfer exposed / transfer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transfer_hidden: Option<f64>,
 }
 
 /// One measured GPU's figures; times are ms per step.
@@ -85,6 +114,20 @@ pub struct GpuFigures {
     pub memcpy_ms: f64,
     /// Memory sets' busy time.
     pub memset_ms: f64,
+    /// Transfer and wait over its collectives.
+    #[serde(flatten)]
+    pub transfer: Transfer,
+    /// Its collectives matched across ranks.
+    #[serde(default)]
+    pub collectives_matched: usize,
+    /// Its collectives found on its rank alone.
+    #[serde(default)]
+    pub collectives_unmatched: usize,
+    /// Where no kernel is recognised as communication: the longest kernels
+    /// on its other streams than its compute stream, which may be
+    /// communication the table does not know (`--classify` names them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub comm_candidates: Vec<Candidate>,
 }
 
 /// A total order on times, for the set of kernels in flight.
@@ -156,63 +199,42 @@ pub fn exposed_by_axis(
     out
 }
 
-/// The axis and the kind's name of a communication kernel.
-pub(crate) fn comm_identity(
-    k: &Kernel,
-    class: Class,
+/// Every GPU of one file (its place `f` in the import's order), in device
+/// order; `hta_steps` when the import holds two or more distinct profiler
+/// steps (HTA's overlap then keeps the kernels launched before the last).
+pub(crate) fn gpus_of(
     file: &FileTrace,
-) -> Option<(Option<Axis>, String)> {
-    let Class::Comm { family, op, axis } = class else {
-        return None;
-    };
-    // PyTorch's record names the collective NCCL runs as send/recv
-    // (all-to-all), or one the kernel's name does not.
-    let op = match (op, k.op_hint) {
-        (Op::SendRecv, Some(Op::AllToAll)) => Op::AllToAll,
-        (Op::Other, Some(hint)) => hint,
-        (op, _) => op,
-    };
-    let axis = axis.or_else(|| {
-        k.group.and_then(|g| {
-            axis_of_group(
-                &file.groups[g as usize],
-                op,
-                file.world_size,
-                file.devices_listed,
-            )
-        })
-    });
-    Some((axis, format!("{} {}", family.label(), op.label())))
-}
-
-/// The class of each of the file's kernel names, by [`Kernel::name`].
-pub(crate) fn classes_of(file: &FileTrace) -> Vec<Class> {
-    let mut cats = vec![None; file.names.len()];
-    for k in &file.kernels {
-        cats[k.name as usize].get_or_insert(k.cat);
-    }
-    // A name seen under two categories is classified by its first;
-    // Kineto gives each name one.
-    file.names
+    f: usize,
+    id: &Identified,
+    matched: &Matched,
+    first_gpu: usize,
+    hta_steps: bool,
+) -> Vec<GpuFigures> {
+    id.devices
         .iter()
-        .zip(cats)
-        .map(|(n, c)| classify(c.unwrap_or(GpuCat::Kernel), n))
-        .collect()
-}
-
-/// Every GPU of one file, in device order; `hta_steps` when the import
-/// holds two or more distinct profiler steps (HTA's overlap then keeps the
-/// kernels launched before the last).
-pub fn gpus_of(file: &FileTrace, hta_steps: bool) -> Vec<GpuFigures> {
-    let classes = classes_of(file);
-    let mut devices: Vec<i64> = file.kernels.iter().map(|k| k.device).collect();
-    devices.sort_unstable();
-    devices.dedup();
-    devices
-        .into_iter()
-        .map(|d| {
-            let kernels: Vec<&Kernel> = file.kernels.iter().filter(|k| k.device == d).collect();
-            gpu_figures(file, d, &kernels, &classes, hta_steps)
+        .enumerate()
+        .map(|(i, (d, indices))| {
+            let (matched_here, alone) =
+                matched.counts.get(first_gpu + i).copied().unwrap_or((0, 0));
+            let transfer = |kernel: u32| matched.transfer_of(f, kernel);
+            let mut g = gpu_figures(
+                file,
+                id,
+                *d,
+                indices,
+                &transfer,
+                matched_here > 0,
+                hta_steps,
+            );
+            g.collectives_matched = matched_here;
+            g.collectives_unmatched = alone;
+            if g.comm_by_kind_ms.is_empty() {
+                let kernels: Vec<&Kernel> =
+                    indices.iter().map(|&k| &file.kernels[k as usize]).collect();
+                let (steps, from, to) = window_of(file, &kernels);
+                g.comm_candidates = candidates(file, id, indices, from, to, steps);
+            }
+            g
         })
         .collect()
 }
@@ -270,16 +292,24 @@ pub(crate) fn window_of(file: &FileTrace, kernels: &[&Kernel]) -> (u32, f64, f64
     (steps, from, to)
 }
 
+/// One GPU's figures from its kernels (`indices` into the file's, in file
+/// order); `transfer(k)` is the transfer of kernel `k` where matched across
+/// ranks, and `matched` whether any of the GPU's was.
 fn gpu_figures(
     file: &FileTrace,
+    id: &Identified,
     device: i64,
-    kernels: &[&Kernel],
-    classes: &[Class],
+    indices: &[u32],
+    transfer: &dyn Fn(u32) -> Option<f64>,
+    matched: bool,
     hta_steps: bool,
 ) -> GpuFigures {
-    let class = |k: &Kernel| classes[k.name as usize];
+    let kernels: Vec<&Kernel> = indices.iter().map(|&k| &file.kernels[k as usize]).collect();
+    let kernels = kernels.as_slice();
+    let class = |k: &Kernel| id.classes[k.name as usize];
     let (steps, from, to) = window_of(file, kernels);
-    let per_step_ms = |us: f64| us / 1e3 / f64::from(steps);
+    // `+ 0.0` writes an empty sum (-0.0 in Rust) as 0.
+    let per_step_ms = |us: f64| us / 1e3 / f64::from(steps) + 0.0;
 
     let all = |keep: &dyn Fn(Class) -> bool| {
         union(
@@ -302,10 +332,15 @@ fn gpu_figures(
     let mut axis_names: Vec<Option<Axis>> = Vec::new();
     let mut by_kind: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
     let mut in_flight: Vec<(f64, f64, usize)> = Vec::new();
-    for k in kernels {
-        let Some((axis, kind)) = comm_identity(k, class(k), file) else {
+    // The same kernels' transfer parts: each kernel's last part, as long as
+    // its collective's shortest kernel over the ranks.
+    let mut transferring: Vec<(f64, f64, usize)> = Vec::new();
+    for &ki in indices {
+        let k = &file.kernels[ki as usize];
+        let Some(c) = id.comm[ki as usize] else {
             continue;
         };
+        let (axis, kind) = (c.axis, id.kinds[c.kind as usize].clone());
         let (a, b) = (k.ts_us.max(from), k.end_us.min(to));
         if b <= a {
             continue;
@@ -319,8 +354,33 @@ fn gpu_figures(
         };
         by_kind.entry(kind).or_default().push((a, b));
         in_flight.push((a, b, ai));
+        let t_from = transfer(ki).map_or(k.ts_us, |t| (k.end_us - t).max(k.ts_us));
+        let (ta, tb) = (t_from.max(from), b);
+        if tb > ta {
+            transferring.push((ta, tb, ai));
+        }
     }
     let exposed = exposed_by_axis(&in_flight, &compute, axis_names.len());
+    let transfer_exposed = exposed_by_axis(&transferring, &compute, axis_names.len());
+    // Transfer figures of the kernels `keep` selects (by axis index).
+    let transfer_of = |keep: &dyn Fn(usize) -> bool, comm_us: f64, exposed_us: f64| {
+        if !matched {
+            return Transfer::default();
+        }
+        let mine = union(
+            transferring
+                .iter()
+                .filter(|c| keep(c.2))
+                .map(|c| (c.0, c.1)),
+        );
+        let t_us = length(&mine);
+        Transfer {
+            transfer_ms: Some(per_step_ms(t_us)),
+            wait_ms: Some(per_step_ms((comm_us - t_us).max(0.0))),
+            transfer_exposed_ms: Some(per_step_ms(exposed_us)),
+            transfer_hidden: hidden(exposed_us, t_us),
+        }
+    };
     let mut axes = BTreeMap::new();
     for (ai, axis) in axis_names.iter().enumerate() {
         let mine = union(in_flight.iter().filter(|c| c.2 == ai).map(|c| (c.0, c.1)));
@@ -335,11 +395,13 @@ fn gpu_figures(
                 exposed_ms: per_step_ms(exposed_us),
                 under_idle_ms: per_step_ms((comm_us - under_compute_us - exposed_us).max(0.0)),
                 hidden: hidden(exposed_us, comm_us),
+                transfer: transfer_of(&|x| x == ai, comm_us, transfer_exposed[ai]),
             },
         );
     }
     let comm_us = length(&comm);
     let exposed_us: f64 = exposed.iter().sum();
+    let all_transfer = transfer_of(&|_| true, comm_us, transfer_exposed.iter().sum());
     GpuFigures {
         file: file.source.clone(),
         rank: file.rank,
@@ -359,64 +421,15 @@ fn gpu_figures(
         overlap,
         memcpy_ms: per_step_ms(length(&memcpy)),
         memset_ms: per_step_ms(length(&memset)),
+        transfer: all_transfer,
+        collectives_matched: 0,
+        collectives_unmatched: 0,
+        comm_candidates: Vec::new(),
     }
 }
 
-fn hidden(exposed: f64, comm: f64) -> Option<f64> {
+pub(crate) fn hidden(exposed: f64, comm: f64) -> Option<f64> {
     (comm > 0.0).then(|| (1.0 - exposed / comm).clamp(0.0, 1.0))
-}
-
-/// The figures over ranks: times of the slowest GPU (the longest step), as
-/// the simulated report states times on its slowest GPU, and HTA's overlap
-/// averaged over the GPUs, as the report's `hta_overlap` is.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct OverRanks {
-    /// GPUs read.
-    pub gpus: usize,
-    /// The slowest GPU: its position in `gpus`.
-    pub slowest: usize,
-    /// Its step, ms.
-    pub step_ms: f64,
-    /// Its compute, ms.
-    pub compute_ms: f64,
-    /// Its communication, ms.
-    pub comm_ms: f64,
-    /// Its exposed communication, ms.
-    pub exposed_ms: f64,
-    /// Its hidden share.
-    pub hidden: Option<f64>,
-    /// Its axes.
-    pub axes: BTreeMap<String, AxisFigures>,
-    /// HTA's overlap, the mean over GPUs.
-    pub overlap: f64,
-    /// The lowest GPU's overlap.
-    pub overlap_min: f64,
-    /// The highest GPU's overlap.
-    pub overlap_max: f64,
-}
-
-/// The figures over ranks of `gpus` (not empty).
-pub fn over_ranks(gpus: &[GpuFigures]) -> OverRanks {
-    let slowest = gpus
-        .iter()
-        .enumerate()
-        .max_by(|a, b| a.1.step_ms.total_cmp(&b.1.step_ms).then(b.0.cmp(&a.0)))
-        .map_or(0, |(i, _)| i);
-    let g = &gpus[slowest];
-    let overlaps = gpus.iter().map(|g| g.overlap);
-    OverRanks {
-        gpus: gpus.len(),
-        slowest,
-        step_ms: g.step_ms,
-        compute_ms: g.compute_ms,
-        comm_ms: g.comm_ms,
-        exposed_ms: g.exposed_ms,
-        hidden: g.hidden,
-        axes: g.axes.clone(),
-        overlap: overlap_core::hta::mean(&gpus.iter().map(|g| g.overlap).collect::<Vec<_>>()),
-        overlap_min: overlaps.clone().fold(f64::INFINITY, f64::min),
-        overlap_max: overlaps.fold(f64::NEG_INFINITY, f64::max),
-    }
 }
 
 #[cfg(test)]

@@ -9,7 +9,11 @@
 //!   collectives' records and profiler steps are kept.
 //! - `classify`: the table of name patterns that tells communication from
 //!   compute, and the axis of a collective from its process group.
-//! - `figures`: per GPU and over ranks.
+//! - `rules`: the user's own rules, read before the table (`--classify`).
+//! - `identify`: each file's kernels classified once, for every pass after.
+//! - `matching`: collectives matched across ranks: transfer and wait.
+//! - `figures`, `over_ranks`: per GPU and over ranks.
+//! - `propose`: the scenario the traces imply.
 //!
 //! Limits, each refused with the figure in one line: a file holds at most
 //! [`MAX_TRACE_BYTES`] of JSON (after gzip), an import at most
@@ -20,7 +24,12 @@ pub mod classify;
 pub mod compare;
 mod events;
 pub mod figures;
+pub mod identify;
+mod matching;
+pub mod over_ranks;
+pub mod propose;
 pub mod read;
+pub mod rules;
 mod sink;
 pub mod split;
 
@@ -29,9 +38,13 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-pub use bars::{bars_of, Measured};
-pub use figures::{AxisFigures, GpuFigures, OverRanks};
-pub use read::{read_trace, FileTrace, Kernel};
+pub use bars::{bars_of, bars_with, Measured};
+pub use figures::{AxisFigures, GpuFigures, Transfer};
+pub use identify::Candidate;
+pub use over_ranks::{LateRank, OverRanks};
+pub use propose::Proposed;
+pub use read::{read_trace, FileTrace, Kernel, RankLists};
+pub use rules::{Classifier, UserRule};
 
 /// A file's JSON, after gzip, is read up to 1 GiB: a 100 MB trace is a
 /// long profile of a large job (profile a step or two: a 1 GiB file is
@@ -55,7 +68,7 @@ pub struct ImportError {
 }
 
 impl ImportError {
-    fn new(message: String) -> Self {
+    pub(crate) fn new(message: String) -> Self {
         // One line, and short whatever the file echoes into it.
         let mut message = message.replace(['\n', '\r'], " ");
         if message.chars().count() > MAX_MESSAGE_CHARS {
@@ -84,6 +97,13 @@ pub struct Imported {
     pub gpus: Vec<GpuFigures>,
     /// Over ranks.
     pub over_ranks: OverRanks,
+    /// What the figures could not say, in sentences: collectives not
+    /// matched across ranks, GPUs with no communication recognised.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub messages: Vec<String>,
+    /// The scenario the traces imply, for the user to edit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proposed: Option<Proposed>,
 }
 
 /// Files in the order their GPUs are listed: by rank, then name.
@@ -95,6 +115,11 @@ pub(crate) fn sort_by_rank(order: &mut [&FileTrace]) {
 
 /// The figures of traces already read (one per rank), in rank order.
 pub fn figures_of(files: &[FileTrace]) -> Imported {
+    figures_with(files, &Classifier::default())
+}
+
+/// As [`figures_of`], kernels classified by `classifier`.
+pub fn figures_with(files: &[FileTrace], classifier: &Classifier) -> Imported {
     let mut order: Vec<&FileTrace> = files.iter().collect();
     sort_by_rank(&mut order);
     // HTA reads the steps of all ranks into one table of names.
@@ -105,16 +130,83 @@ pub fn figures_of(files: &[FileTrace]) -> Imported {
     steps.sort_unstable();
     steps.dedup();
     let hta_steps = steps.len() >= 2;
-    let gpus: Vec<GpuFigures> = order
+    let ids: Vec<identify::Identified> = order
         .iter()
-        .flat_map(|f| figures::gpus_of(f, hta_steps))
+        .map(|f| identify::identify(f, classifier))
         .collect();
+    let refs: Vec<matching::GpuRef> = ids
+        .iter()
+        .enumerate()
+        .flat_map(|(file, id)| {
+            id.devices
+                .iter()
+                .map(move |(_, kernels)| matching::GpuRef { file, kernels })
+        })
+        .collect();
+    let matched = matching::match_collectives(&order, &ids, &refs);
+    let mut gpus: Vec<GpuFigures> = Vec::with_capacity(refs.len());
+    for (f, file) in order.iter().enumerate() {
+        let first = gpus.len();
+        gpus.extend(figures::gpus_of(
+            file, f, &ids[f], &matched, first, hta_steps,
+        ));
+    }
+    let mut messages = matched.messages.clone();
+    let silent: Vec<&GpuFigures> = gpus
+        .iter()
+        .filter(|g| g.comm_by_kind_ms.is_empty())
+        .collect();
+    if let Some(g) = silent.first() {
+        let which = if silent.len() == gpus.len() {
+            "any GPU".to_string()
+        } else {
+            format!("{} of {} GPUs", silent.len(), gpus.len())
+        };
+        let hint = match g.comm_candidates.first() {
+            Some(c) => format!(
+                "; the longest kernel off its compute stream on {} is {} (stream {}, {:.3} ms per step): if it is communication, name it with --classify PATTERN=KIND[:AXIS]",
+                gpu_label(g.rank, g.device),
+                c.function,
+                c.stream,
+                c.ms
+            ),
+            None => "; every kernel runs on one stream: name communication kernels with --classify PATTERN=KIND[:AXIS]".to_string(),
+        };
+        messages.push(format!(
+            "no kernel is recognised as communication on {which}: communication is 0 ms only because the table does not know its kernels{hint}"
+        ));
+    }
     Imported {
         files: order.iter().map(|f| f.source.clone()).collect(),
         world_size: order.iter().find_map(|f| f.world_size),
-        over_ranks: figures::over_ranks(&gpus),
+        over_ranks: over_ranks::over_ranks(&gpus, &matched.late, matched.matched),
         gpus,
+        messages,
+        proposed: Some(propose::propose(&order, &ids)),
     }
+}
+
+/// A GPU as messages name it: "rank 3 gpu 3", or "gpu 0" without a rank.
+pub fn gpu_label(rank: Option<u64>, device: i64) -> String {
+    match rank {
+        Some(r) => format!("rank {r} gpu {device}"),
+        None => format!("gpu {device}"),
+    }
+}
+
+/// Refuses traces two of which say the same rank: one trace per rank.
+pub fn check_ranks(files: &[FileTrace]) -> Result<(), ImportError> {
+    let mut by_rank: std::collections::HashMap<u64, &str> = std::collections::HashMap::new();
+    for f in files {
+        let Some(r) = f.rank else { continue };
+        if let Some(other) = by_rank.insert(r, &f.source) {
+            return Err(ImportError::new(format!(
+                "{other} and {} both say rank {r} (distributedInfo.rank): give one trace per rank, of one profiling run",
+                f.source
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The trace files a path names: the file itself, or a folder's `.json`
@@ -155,6 +247,14 @@ fn trace_files(path: &Path) -> Result<Vec<PathBuf>, ImportError> {
 
 /// Reads every trace the paths name and gives their figures.
 pub fn import_paths(paths: &[PathBuf]) -> Result<Imported, ImportError> {
+    import_paths_with(paths, &Classifier::default())
+}
+
+/// As [`import_paths`], kernels classified by `classifier`.
+pub fn import_paths_with(
+    paths: &[PathBuf],
+    classifier: &Classifier,
+) -> Result<Imported, ImportError> {
     let mut files = Vec::new();
     for p in paths {
         files.extend(trace_files(p)?);
@@ -166,6 +266,7 @@ pub fn import_paths(paths: &[PathBuf]) -> Result<Imported, ImportError> {
     }
     let mut traces = Vec::with_capacity(files.len());
     let mut kernels = 0;
+    let mut rank_lists = RankLists::default();
     for f in &files {
         let shown = f.display().to_string();
         let meta = std::fs::metadata(f)
@@ -178,14 +279,21 @@ pub fn import_paths(paths: &[PathBuf]) -> Result<Imported, ImportError> {
         check_size(&shown, meta.len())?;
         let opened = std::fs::File::open(f)
             .map_err(|e| ImportError::new(format!("cannot read {shown}: {e}")))?;
-        let t = read::read_trace_with(opened, &shown, MAX_TRACE_BYTES, MAX_KERNELS - kernels)?;
+        let t = read::read_trace_in(
+            opened,
+            &shown,
+            MAX_TRACE_BYTES,
+            MAX_KERNELS - kernels,
+            &mut rank_lists,
+        )?;
         kernels += t.kernels.len();
         traces.push(t);
     }
     if traces.is_empty() {
         return Err(ImportError::new("no trace files given".to_string()));
     }
-    Ok(figures_of(&traces))
+    check_ranks(&traces)?;
+    Ok(figures_with(&traces, classifier))
 }
 
 /// Refuses a file of `len` bytes over [`MAX_TRACE_BYTES`], before reading it.
@@ -208,6 +316,7 @@ pub fn import_sources<R: std::io::Read>(
 ) -> Result<(Imported, Measured), ImportError> {
     let mut traces = Vec::new();
     let mut kernels = 0;
+    let mut rank_lists = RankLists::default();
     for (shown, len, source) in sources {
         if traces.len() >= MAX_FILES {
             return Err(ImportError::new(format!(
@@ -215,12 +324,19 @@ pub fn import_sources<R: std::io::Read>(
             )));
         }
         check_size(&shown, len)?;
-        let t = read::read_trace_with(source, &shown, MAX_TRACE_BYTES, MAX_KERNELS - kernels)?;
+        let t = read::read_trace_in(
+            source,
+            &shown,
+            MAX_TRACE_BYTES,
+            MAX_KERNELS - kernels,
+            &mut rank_lists,
+        )?;
         kernels += t.kernels.len();
         traces.push(t);
     }
     if traces.is_empty() {
         return Err(ImportError::new("no trace files given".to_string()));
     }
+    check_ranks(&traces)?;
     Ok((figures_of(&traces), bars_of(&traces)))
 }

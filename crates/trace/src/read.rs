@@ -15,7 +15,7 @@ use crate::sink::{Sink, Stop};
 use crate::split::{split, SplitError};
 use crate::{ImportError, MAX_KERNELS, MAX_TRACE_BYTES};
 
-pub use crate::sink::{FileTrace, Kernel};
+pub use crate::sink::{FileTrace, Kernel, RankLists};
 
 /// Counts the bytes read and fails past `limit`, so that a file that
 /// inflates beyond it (a gzip bomb, an endless device) stops there.
@@ -58,21 +58,59 @@ pub fn read_trace_with(
     max_bytes: u64,
     max_kernels: usize,
 ) -> Result<FileTrace, ImportError> {
+    read_trace_in(
+        source,
+        shown,
+        max_bytes,
+        max_kernels,
+        &mut RankLists::default(),
+    )
+}
+
+/// As [`read_trace_with`], the process groups' rank lists held in
+/// `rank_lists`, which the files of one import share.
+pub fn read_trace_in(
+    source: impl Read,
+    shown: &str,
+    max_bytes: u64,
+    max_kernels: usize,
+    rank_lists: &mut RankLists,
+) -> Result<FileTrace, ImportError> {
+    let mut sink = Sink::new(max_kernels, std::mem::take(rank_lists));
+    let read = read_into(source, shown, max_bytes, &mut sink);
+    match read {
+        Ok(()) => {
+            let (trace, lists) = sink.finish(shown.to_string());
+            *rank_lists = lists;
+            Ok(trace)
+        }
+        Err(e) => {
+            *rank_lists = std::mem::take(&mut sink.rank_lists);
+            Err(e)
+        }
+    }
+}
+
+fn read_into(
+    source: impl Read,
+    shown: &str,
+    max_bytes: u64,
+    sink: &mut Sink,
+) -> Result<(), ImportError> {
     let mut buffered = BufReader::with_capacity(1 << 16, source);
     let head = buffered
         .fill_buf()
         .map_err(|e| ImportError::new(format!("cannot read {shown}: {e}")))?;
     let gzip = head.starts_with(&[0x1f, 0x8b]);
     let over = Rc::new(Cell::new(false));
-    let mut sink = Sink::new(max_kernels);
     let result = if gzip {
         let inflated = flate2::bufread::MultiGzDecoder::new(buffered);
-        parse(inflated, &mut sink, max_bytes, over.clone())
+        parse(inflated, sink, max_bytes, over.clone())
     } else {
-        parse(buffered, &mut sink, max_bytes, over.clone())
+        parse(buffered, sink, max_bytes, over.clone())
     };
     if let Err(e) = result {
-        return Err(explain(&e, &sink, over.get(), gzip, shown, max_bytes));
+        return Err(explain(&e, sink, over.get(), gzip, shown, max_bytes));
     }
     if !sink.events_seen {
         return Err(ImportError::new(format!(
@@ -84,7 +122,7 @@ pub fn read_trace_with(
             "{shown} holds no GPU kernels (events with cat \"kernel\", \"gpu_memcpy\" or \"gpu_memset\"): profile with ProfilerActivity.CUDA"
         )));
     }
-    Ok(sink.finish(shown.to_string()))
+    Ok(())
 }
 
 /// Why a read failed.

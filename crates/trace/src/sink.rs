@@ -3,10 +3,11 @@
 //! gathered by [`Sink`] as the events stream past and handed over as a
 //! [`FileTrace`].
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
 
 use crate::classify::{op_of_record, GpuCat, Group, Op};
-use crate::events::Event;
+use crate::events::{Args, Event};
 
 /// One GPU event kept: a kernel, a copy or a set, in the trace's µs.
 #[derive(Clone, Debug, PartialEq)]
@@ -30,6 +31,8 @@ pub struct Kernel {
     pub op_hint: Option<Op>,
     /// Index into [`FileTrace::groups`]: its process group, where stated.
     pub group: Option<u32>,
+    /// Its size in elements (`In msg nelems`), where PyTorch records it.
+    pub size: Option<u64>,
     /// Whether it was launched inside a `ProfilerStep#N` (true when the
     /// trace marks no steps).
     pub in_step: bool,
@@ -48,6 +51,10 @@ pub struct FileTrace {
     pub world_size: Option<u64>,
     /// How many devices `deviceProperties` lists: the GPUs of a node.
     pub devices_listed: Option<u64>,
+    /// The first device's name in `deviceProperties` ("NVIDIA H100 80GB HBM3").
+    pub device_name: Option<String>,
+    /// The job's process groups as `distributedInfo.pg_config` lists them.
+    pub pg_config: Vec<Group>,
     /// The GPU events kept, in file order.
     pub kernels: Vec<Kernel>,
     /// Distinct kernel names.
@@ -79,6 +86,35 @@ pub(crate) struct Record {
     end_us: f64,
     op: Option<Op>,
     group: Option<u32>,
+    size: Option<u64>,
+}
+
+/// Process groups' rank lists, each held once however many events and
+/// files repeat it: a job's world group is listed on every collective's
+/// record of every rank, and may hold thousands of ranks.
+#[derive(Clone, Debug, Default)]
+pub struct RankLists(HashSet<Arc<[u64]>>);
+
+impl RankLists {
+    /// The one copy of `ranks`.
+    pub fn intern(&mut self, ranks: Vec<u64>) -> Arc<[u64]> {
+        if let Some(held) = self.0.get(ranks.as_slice()) {
+            return held.clone();
+        }
+        let held: Arc<[u64]> = ranks.into();
+        self.0.insert(held.clone());
+        held
+    }
+
+    /// How many distinct lists are held.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether none is held.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
 }
 
 /// Why reading stopped early, beyond what serde_json says.
@@ -103,6 +139,9 @@ pub(crate) struct Sink {
     pub(crate) rank: Option<u64>,
     pub(crate) world_size: Option<u64>,
     pub(crate) devices_listed: Option<u64>,
+    pub(crate) device_name: Option<String>,
+    pub(crate) pg_config: Vec<Group>,
+    pub(crate) rank_lists: RankLists,
     pub(crate) events_seen: bool,
     pub(crate) hta_rounds: bool,
     pub(crate) max_kernels: usize,
@@ -110,7 +149,7 @@ pub(crate) struct Sink {
 }
 
 impl Sink {
-    pub(crate) fn new(max_kernels: usize) -> Self {
+    pub(crate) fn new(max_kernels: usize, rank_lists: RankLists) -> Self {
         Self {
             kernels: Vec::new(),
             names: Vec::new(),
@@ -125,6 +164,9 @@ impl Sink {
             rank: None,
             world_size: None,
             devices_listed: None,
+            device_name: None,
+            pg_config: Vec::new(),
+            rank_lists,
             events_seen: false,
             hta_rounds: false,
             max_kernels,
@@ -142,6 +184,28 @@ impl Sink {
         id
     }
 
+    /// The process group an event's `args` state, its rank list interned.
+    fn group_of(&mut self, args: &mut Args) -> Option<Group> {
+        if !args.has_group() {
+            return None;
+        }
+        Some(Group {
+            ranks: args.pg_ranks.take().map(|r| self.rank_lists.intern(r)),
+            name: args.pg_name.take(),
+            desc: args.pg_desc.take(),
+        })
+    }
+
+    /// Keeps one group of `pg_config`.
+    pub(crate) fn config_group(&mut self, mut args: Args) {
+        // More groups than a job has are not kept (a malformed list).
+        if self.pg_config.len() < 1 << 16 {
+            if let Some(g) = self.group_of(&mut args) {
+                self.pg_config.push(g);
+            }
+        }
+    }
+
     fn group_id(&mut self, group: Group) -> u32 {
         if let Some(&id) = self.group_ids.get(&group) {
             return id;
@@ -153,7 +217,7 @@ impl Sink {
     }
 
     /// Keeps what the event says that the figures need; `Err` stops the read.
-    pub(crate) fn take(&mut self, e: Event) -> Result<(), &'static str> {
+    pub(crate) fn take(&mut self, mut e: Event) -> Result<(), &'static str> {
         self.hta_rounds |= e.ts.is_none() || e.ts_fraction;
         if e.ph.as_deref() != Some("X") {
             return Ok(());
@@ -172,7 +236,8 @@ impl Sink {
             "gpu_memset" => Some(GpuCat::Memset),
             _ => None,
         };
-        let group = e.args.group().map(|g| self.group_id(g));
+        let group = self.group_of(&mut e.args).map(|g| self.group_id(g));
+        let size = e.args.msg_nelems;
         let op_hint = e.args.collective.as_deref().and_then(op_of_record);
         if let Some(gpu_cat) = gpu_cat {
             if self.kernels.len() >= self.max_kernels {
@@ -190,6 +255,7 @@ impl Sink {
                 correlation: e.args.correlation,
                 op_hint,
                 group,
+                size,
                 in_step: true,
                 launch_us: None,
             });
@@ -232,6 +298,7 @@ impl Sink {
                 end_us: end,
                 op: names_op.or(op_hint),
                 group,
+                size,
             });
         }
         Ok(())
@@ -240,7 +307,24 @@ impl Sink {
     /// Links each communication-capable kernel to the record around its
     /// launch, marks the kernels launched outside every profiler step, and
     /// hands the result over.
-    pub(crate) fn finish(mut self, source: String) -> FileTrace {
+    pub(crate) fn finish(mut self, source: String) -> (FileTrace, RankLists) {
+        // A group stated by its name alone takes its ranks from pg_config.
+        for g in &mut self.groups {
+            if g.ranks.is_some() {
+                continue;
+            }
+            let Some(name) = &g.name else { continue };
+            if let Some(c) = self
+                .pg_config
+                .iter()
+                .find(|c| c.name.as_ref() == Some(name))
+            {
+                g.ranks = c.ranks.clone();
+                if g.desc.is_none() {
+                    g.desc = c.desc.clone();
+                }
+            }
+        }
         for list in self.records.values_mut() {
             list.sort_by(|a, b| a.ts_us.total_cmp(&b.ts_us));
         }
@@ -257,7 +341,7 @@ impl Sink {
             if !steps.is_empty() {
                 k.in_step = in_steps(launch.map_or(k.ts_us, |l| l.ts_us));
             }
-            if k.op_hint.is_some() && k.group.is_some() {
+            if k.op_hint.is_some() && k.group.is_some() && k.size.is_some() {
                 continue;
             }
             let Some(l) = launch else { continue };
@@ -278,7 +362,10 @@ impl Sink {
                 if k.group.is_none() {
                     k.group = r.group;
                 }
-                if k.op_hint.is_some() && k.group.is_some() {
+                if k.size.is_none() {
+                    k.size = r.size;
+                }
+                if k.op_hint.is_some() && k.group.is_some() && k.size.is_some() {
                     break;
                 }
             }
@@ -288,7 +375,7 @@ impl Sink {
             .len()
             .max(usize::from(!self.steps.is_empty())) as u32;
         let step_numbers = self.step_numbers.into_iter().collect();
-        FileTrace {
+        let trace = FileTrace {
             last_step_start_us: self.last_step_start_us,
             hta_rounds: self.hta_rounds,
             step_numbers,
@@ -296,11 +383,14 @@ impl Sink {
             rank: self.rank,
             world_size: self.world_size,
             devices_listed: self.devices_listed,
+            device_name: self.device_name,
+            pg_config: self.pg_config,
             kernels: self.kernels,
             names: self.names,
             groups: self.groups,
             steps: step_count,
-        }
+        };
+        (trace, self.rank_lists)
     }
 }
 

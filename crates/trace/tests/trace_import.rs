@@ -239,6 +239,11 @@ const SAMPLES: &[(&str, Family, Op, Option<Axis>)] = &[
     ("void deep_ep::legacy::internode::cached_notify<false>(int, int, int, int, int)", Family::DeepEp, Op::Notify, Some(Axis::Ep)),
     ("void deep_ep::internode_ll::clean_low_latency_buffer<32>(int*, int, int*, int)", Family::DeepEp, Op::Notify, Some(Axis::Ep)),
     ("void deep_ep::intranode::barrier<8>(int**, int)", Family::DeepEp, Op::Barrier, Some(Axis::Ep)),
+    // DeepSeek's own, as deepseek-ai/profile-data's train.json names them (arguments cut).
+    ("void dpsk::ep::internode::dispatch<false, 8, true, 8>(int4*, float*, long*, float*, dpsk::ep::internode::SourceMeta*)", Family::DeepSeekEp, Op::Dispatch, Some(Axis::Ep)),
+    ("void dpsk::ep::internode::combine<false, 8, __nv_bfloat16, 8, 2, 16, 24>(int4*, float*, bool const*)", Family::DeepSeekEp, Op::Combine, Some(Axis::Ep)),
+    ("void dpsk::ep::internode::notify_dispatch<false, 8>(int const*, long*, int, int const*, int*)", Family::DeepSeekEp, Op::Notify, Some(Axis::Ep)),
+    ("void dpsk::ep::internode::cached_notify<false>(int, int, int, int, int*, int, int, int const*)", Family::DeepSeekEp, Op::Notify, Some(Axis::Ep)),
     ("void deep_ep::elastic::dispatch_impl<true, 8, 1024>(void*, void*)", Family::DeepEp, Op::Dispatch, Some(Axis::Ep)),
     ("void deep_ep::elastic::hybrid_dispatch_impl<8, 2>(void*)", Family::DeepEp, Op::Dispatch, Some(Axis::Ep)),
     ("void deep_ep::elastic::combine_impl<8>(void*)", Family::DeepEp, Op::Combine, Some(Axis::Ep)),
@@ -284,6 +289,8 @@ fn names_no_row_matches_are_compute_copies_or_sets() {
         "flash_fwd_kernel",
         // DeepEP's own local work: the layout and the v2 epilogues compute.
         "void deep_ep::layout::get_dispatch_layout<256, 32, 8>(long const*, int*)",
+        // DeepSeek's layout is local work too.
+        "void dpsk::ep::cuda::get_dispatch_layout<256, 32, 8>(long const*, int*, int*, int*, bool*, int, int, int, int)",
         "void deep_ep::elastic::dispatch_copy_epilogue_impl<8>(void*)",
         "void deep_ep::elastic::combine_reduce_epilogue_impl<8>(void*)",
         // A function of the same name outside DeepEP's namespace.

@@ -18,8 +18,8 @@
 use overlap_core::timeline::{Axis, Interval, Phase, Timeline};
 use overlap_core::Report;
 use overlap_trace::bars::{BarClass, Measured, MeasuredRow};
-use overlap_trace::compare::{compare, Compared, Figure, Unit};
-use overlap_trace::Imported;
+use overlap_trace::compare::{compare, step_mismatch, Compared, Figure, Unit};
+use overlap_trace::{gpu_label, Imported};
 
 use crate::display_list::{text_width_px, Align, DisplayList, Rect, Shape};
 use crate::format;
@@ -436,4 +436,56 @@ pub fn sentence(m: &Imported, r: &Report) -> String {
         format::ms(most.measured.unwrap_or(0.0)),
         format::ms(most.simulated.unwrap_or(0.0))
     )
+}
+
+/// What the page says under the figures, a sentence each: a measured step
+/// far from the simulated one; on the slowest measured GPU, how much of its
+/// communication was transfer and how much waiting for later ranks; the
+/// ranks that arrived last most often; and what the import could not say
+/// (collectives not matched, communication not recognised).
+pub fn notes(m: &Imported, r: &Report) -> Vec<String> {
+    let mut out = Vec::new();
+    if let Some(warning) = step_mismatch(m, r) {
+        out.push(capitalised(&warning) + ".");
+    }
+    let o = &m.over_ranks;
+    if let (Some(t), Some(w)) = (o.transfer.transfer_ms, o.transfer.wait_ms) {
+        let slow = &m.gpus[o.slowest];
+        out.push(format!(
+            "On the slowest GPU ({}), {} of its {} of communication is transfer and {} waiting for later ranks: each collective matched across its ranks, its shortest kernel the transfer.",
+            gpu_label(slow.rank, slow.device),
+            format::ms(t),
+            format::ms(o.comm_ms),
+            format::ms(w)
+        ));
+    }
+    let late: Vec<String> = o
+        .late_ranks
+        .iter()
+        .filter(|l| l.last > 0)
+        .take(3)
+        .map(|l| {
+            format!(
+                "{} ({} of {} collectives; the others waited {} per step on it)",
+                gpu_label(l.rank, l.device),
+                l.last,
+                l.collectives,
+                format::ms(l.idle_caused_ms)
+            )
+        })
+        .collect();
+    if !late.is_empty() {
+        out.push(format!("Arrived last most often: {}.", late.join("; ")));
+    }
+    out.extend(m.messages.iter().map(|s| capitalised(s) + "."));
+    out
+}
+
+/// A sentence's first letter in capitals.
+fn capitalised(s: &str) -> String {
+    let mut chars = s.chars();
+    match chars.next() {
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+        None => String::new(),
+    }
 }

@@ -316,3 +316,38 @@ fn copies_and_sets_are_half_bars_apart_from_compute() {
     // On the row's lower half.
     assert_eq!(bars[1].0.y, bars[0].0.y + 7.0);
 }
+
+#[test]
+fn notes_say_transfer_wait_late_ranks_and_what_was_not_matched() {
+    // Two ranks of HTA's own traces: matched by stream, one late more often.
+    let m =
+        overlap_trace::import_paths(&[std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../tests/data/hta/all_to_all")])
+        .unwrap();
+    let (sim, ..) = round_trip("didactic");
+    let said = overlap_view::measured::notes(&m, &sim.report);
+    // The 0.6 s measured step against the preset's: far apart, said first.
+    assert!(
+        said[0].starts_with("The measured step") && said[0].contains("3-fold"),
+        "{said:?}"
+    );
+    let transfer = said
+        .iter()
+        .find(|s| s.starts_with("On the slowest GPU (rank 1 gpu 1)"))
+        .unwrap();
+    assert!(transfer.contains("waiting for later ranks"), "{transfer}");
+    let late = said
+        .iter()
+        .find(|s| s.starts_with("Arrived last most often: rank 1 gpu 1 (7 of 10"))
+        .unwrap();
+    assert!(late.contains("rank 0 gpu 0 (3 of 10"), "{late}");
+    assert!(
+        said.iter()
+            .any(|s| s.starts_with("2 of the world's 128 ranks read")),
+        "{said:?}"
+    );
+    assert!(
+        said.iter().all(|s| s.ends_with('.') && !s.ends_with("..")),
+        "{said:?}"
+    );
+}
