@@ -1,12 +1,16 @@
 //! What a GPU kernel of a real trace is: communication (and of which
 //! library and collective), a memory copy or set, or compute. Communication
-//! is recognised by name, from [`RULES`], a table read top to bottom, the
+//! is recognised by name, from [`rules`], a table read top to bottom, the
 //! first row that matches deciding; a kernel no row matches is compute.
 //!
-//! To recognise another library's kernels, add a row: its pattern, the
-//! family and operation it stands for, the axis when the library serves only
-//! one, and where the name comes from (`tests/trace_import.rs` checks every
-//! row against a name of its own).
+//! Each collective library the simulator runs contributes its rows through
+//! its registry line (`overlap_core::collective::name_rules`); the rows
+//! below are of kernels a trace can hold that no simulated library runs
+//! (DeepSeek's own expert-parallel kernels). Each row gives its pattern, the
+//! family and operation it stands for, the axis when the library serves
+//! only one, and where the name comes from (`tests/trace_import.rs` checks
+//! every row against a name of its own). The user's rules
+//! (`--classify`, `rules.rs`) are read before them all.
 //!
 //! The axis of a collective whose library serves several comes from its
 //! process group, where the trace states it ([`axis_of_group`]).
@@ -14,89 +18,36 @@
 use overlap_core::Axis;
 use serde::Serialize;
 
-/// Which library a communication kernel comes from.
+/// Which library a communication kernel comes from, by the name readers
+/// see: a library's registry line names its own.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-pub enum Family {
-    /// NCCL's collective and point-to-point kernels.
-    Nccl,
-    /// DeepEP's expert-parallel dispatch and combine.
-    DeepEp,
-    /// PyTorch's SymmetricMemory (and the Async TP built on it).
-    SymmetricMemory,
-    /// A peer-to-peer copy-engine transfer (`Memcpy PtoP`).
-    PeerCopy,
-    /// DeepSeek's own expert-parallel kernels (`dpsk::ep::...`), in its
-    /// published profiles.
-    DeepSeekEp,
-    /// A rule the user gave (`--classify`).
-    User,
-}
+pub struct Family(pub &'static str);
 
 impl Family {
+    /// NCCL's collective and point-to-point kernels.
+    pub const NCCL: Family = Family("NCCL");
+    /// DeepEP's expert-parallel dispatch and combine.
+    pub const DEEPEP: Family = Family("DeepEP");
+    /// PyTorch's SymmetricMemory (and the Async TP built on it).
+    pub const SYMMETRIC_MEMORY: Family = Family("SymmetricMemory");
+    /// A peer-to-peer copy-engine transfer (`Memcpy PtoP`).
+    pub const PEER_COPY: Family = Family("P2P");
+    /// DeepSeek's own expert-parallel kernels (`dpsk::ep`), as its
+    /// published training trace names them.
+    pub const DEEPSEEK_EP: Family = Family("DeepSeek EP");
+    /// A rule the user gave (`--classify`).
+    pub const USER: Family = Family("User");
+
     /// The name readers see.
     pub fn label(self) -> &'static str {
-        match self {
-            Family::Nccl => "NCCL",
-            Family::DeepEp => "DeepEP",
-            Family::SymmetricMemory => "SymmetricMemory",
-            Family::PeerCopy => "P2P",
-            Family::DeepSeekEp => "DeepSeek EP",
-            Family::User => "User",
-        }
+        self.0
     }
 }
 
 /// What a communication kernel does.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-pub enum Op {
-    /// All-reduce.
-    AllReduce,
-    /// All-gather.
-    AllGather,
-    /// Reduce-scatter.
-    ReduceScatter,
-    /// All-to-all (NCCL runs it as send/recv; PyTorch's record names it).
-    AllToAll,
-    /// Point-to-point send and receive.
-    SendRecv,
-    /// Broadcast.
-    Broadcast,
-    /// Reduce to one rank.
-    Reduce,
-    /// A barrier or signal between ranks.
-    Barrier,
-    /// DeepEP's token dispatch to experts.
-    Dispatch,
-    /// DeepEP's combine of expert outputs.
-    Combine,
-    /// DeepEP's exchange of token counts before a dispatch or combine.
-    Notify,
-    /// A copy between GPUs.
-    Copy,
-    /// A kernel of the family whose operation the name does not say.
-    Other,
-}
-
-impl Op {
-    /// The name readers see.
-    pub fn label(self) -> &'static str {
-        match self {
-            Op::AllReduce => "AllReduce",
-            Op::AllGather => "AllGather",
-            Op::ReduceScatter => "ReduceScatter",
-            Op::AllToAll => "AllToAll",
-            Op::SendRecv => "SendRecv",
-            Op::Broadcast => "Broadcast",
-            Op::Reduce => "Reduce",
-            Op::Barrier => "Barrier",
-            Op::Dispatch => "dispatch",
-            Op::Combine => "combine",
-            Op::Notify => "notify",
-            Op::Copy => "copy",
-            Op::Other => "other",
-        }
-    }
-}
+pub use overlap_core::collective::names::TraceOp as Op;
+/// How a row recognises a kernel's name, and what it says of the operation.
+pub use overlap_core::collective::names::{function, OpFrom, Pattern, NCCL_WORDS};
 
 /// The name shown for the axis of a collective whose trace does not say it.
 pub const UNKNOWN_AXIS: &str = "unknown";
@@ -107,53 +58,8 @@ pub fn axis_name(axis: Option<Axis>) -> &'static str {
     axis.map_or(UNKNOWN_AXIS, Axis::name)
 }
 
-/// How a row recognises a kernel's name.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Pattern {
-    /// The name starts with this.
-    Prefix(&'static str),
-    /// The kernel's function is `name`, inside a namespace whose path
-    /// contains `scope` (any namespace when `scope` is empty). The function
-    /// is read from the demangled name: the return type, template and call
-    /// arguments and anonymous namespaces set aside, so that
-    /// `void deep_ep::intranode::dispatch<8, 768>(int4*, ...)` is the
-    /// function `dispatch` in `deep_ep::intranode`.
-    Function {
-        /// A part of the namespace path, e.g. `deep_ep`.
-        scope: &'static str,
-        /// The function's own name.
-        name: &'static str,
-    },
-}
-
-/// What a matching row says of the operation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum OpFrom {
-    /// Always this operation.
-    Fixed(Op),
-    /// The word after the prefix names it, as NCCL's kernels do
-    /// (`ncclDevKernel_AllReduce_Sum_bf16_RING_LL`): read by [`NCCL_WORDS`].
-    NameWord,
-}
-
-/// One row of the table.
-#[derive(Clone, Copy, Debug)]
-pub struct Rule {
-    /// How the name is recognised.
-    pub pattern: Pattern,
-    /// The library.
-    pub family: Family,
-    /// The operation.
-    pub op: OpFrom,
-    /// The axis, when the library serves only one.
-    pub axis: Option<Axis>,
-    /// Where the name comes from: the source that defines the kernel.
-    pub source: &'static str,
-}
-
-const fn function(scope: &'static str, name: &'static str) -> Pattern {
-    Pattern::Function { scope, name }
-}
+/// One row of the table: a library's (`overlap_core::collective::names`).
+pub use overlap_core::collective::names::NameRule as Rule;
 
 const fn rule(
     pattern: Pattern,
@@ -164,115 +70,61 @@ const fn rule(
 ) -> Rule {
     Rule {
         pattern,
-        family,
+        family: family.0,
         op,
         axis,
         source,
     }
 }
 
-use Family::{DeepEp, DeepSeekEp, Nccl, PeerCopy, SymmetricMemory};
-use OpFrom::{Fixed, NameWord};
+use OpFrom::Fixed;
 
-const DEEPEP_V1: &str = "DeepEP csrc/kernels/{intranode,internode,internode_ll}.cu \
-     (namespaces deep_ep::intranode, ::internode, ::internode_ll; since v2 under deep_ep::legacy)";
-const DEEPEP_V2: &str = "DeepEP deep_ep/include/deep_ep/impls/*.cuh (namespace deep_ep::elastic)";
 const DEEPSEEK_EP: &str = "deepseek-ai/profile-data train.json: DeepSeek's own expert-parallel \
      kernels (namespace dpsk::ep::internode), neither NCCL's nor open-source DeepEP's";
-const SYMM_OPS: &str = "PyTorch torch/csrc/distributed/c10d/symm_mem/CUDASymmetricMemoryOps.cu";
-const SYMM_SIGNALS: &str = "PyTorch torch/csrc/distributed/c10d/symm_mem/CUDASymmetricMemory.cu \
-     (barrier, put_signal, wait_signal; Async TP orders its copies with them)";
 
-/// The table, read top to bottom; the first matching row decides.
-pub static RULES: &[Rule] = &[
-    // NCCL: the kernel's name is the collective's, then the reduction,
-    // type, algorithm and protocol (NCCL src/device/generate.py).
+/// Rows of kernels no simulated library runs.
+static TRACE_ONLY_RULES: &[Rule] = &[
     rule(
-        Pattern::Prefix("ncclDevKernel_"),
-        Nccl,
-        NameWord,
-        None,
-        "NCCL >= 2.19 src/device/generate.py: ncclDevKernel_<Coll>_<Op>_<Type>_<Algo>_<Proto>",
+        function("dpsk::ep", "dispatch"),
+        Family::DEEPSEEK_EP,
+        Fixed(Op::Dispatch),
+        Some(Axis::Ep),
+        DEEPSEEK_EP,
     ),
     rule(
-        Pattern::Prefix("ncclSymkDevKernel_"),
-        Nccl,
-        NameWord,
-        None,
-        "NCCL >= 2.27 symmetric kernels: ncclSymkDevKernel_<Coll>_...",
+        function("dpsk::ep", "combine"),
+        Family::DEEPSEEK_EP,
+        Fixed(Op::Combine),
+        Some(Axis::Ep),
+        DEEPSEEK_EP,
     ),
     rule(
-        Pattern::Prefix("ncclKernel_"),
-        Nccl,
-        NameWord,
-        None,
-        "NCCL < 2.19: ncclKernel_<Coll>_<Algo>_<Proto>_<Op>_<Type> (HTA's test traces)",
+        function("dpsk::ep", "notify_dispatch"),
+        Family::DEEPSEEK_EP,
+        Fixed(Op::Notify),
+        Some(Axis::Ep),
+        DEEPSEEK_EP,
     ),
-    // HolisticTraceAnalysis 0.5.0 counts every kernel whose name starts
-    // with "nccl" as communication (hta/utils/utils.py, NCCL_KERNEL_RE).
     rule(
-        Pattern::Prefix("nccl"),
-        Nccl,
-        Fixed(Op::Other),
-        None,
-        "HolisticTraceAnalysis 0.5.0: any kernel named ^nccl is communication",
-    ),
-    // DeepEP, first version and its legacy namespace.
-    rule(function("deep_ep", "dispatch"), DeepEp, Fixed(Op::Dispatch), Some(Axis::Ep), DEEPEP_V1),
-    rule(function("deep_ep", "combine"), DeepEp, Fixed(Op::Combine), Some(Axis::Ep), DEEPEP_V1),
-    rule(function("deep_ep", "notify_dispatch"), DeepEp, Fixed(Op::Notify), Some(Axis::Ep), DEEPEP_V1),
-    rule(function("deep_ep", "cached_notify_dispatch"), DeepEp, Fixed(Op::Notify), Some(Axis::Ep), DEEPEP_V1),
-    rule(function("deep_ep", "cached_notify_combine"), DeepEp, Fixed(Op::Notify), Some(Axis::Ep), DEEPEP_V1),
-    rule(function("deep_ep", "cached_notify"), DeepEp, Fixed(Op::Notify), Some(Axis::Ep), DEEPEP_V1),
-    rule(function("deep_ep", "clean_low_latency_buffer"), DeepEp, Fixed(Op::Notify), Some(Axis::Ep), DEEPEP_V1),
-    rule(function("deep_ep", "barrier"), DeepEp, Fixed(Op::Barrier), Some(Axis::Ep), DEEPEP_V1),
-    // DeepSeek's own expert parallelism, as its published training profile
-    // names it; its `dpsk::ep::cuda::get_dispatch_layout` is local work.
-    rule(function("dpsk::ep", "dispatch"), DeepSeekEp, Fixed(Op::Dispatch), Some(Axis::Ep), DEEPSEEK_EP),
-    rule(function("dpsk::ep", "combine"), DeepSeekEp, Fixed(Op::Combine), Some(Axis::Ep), DEEPSEEK_EP),
-    rule(function("dpsk::ep", "notify_dispatch"), DeepSeekEp, Fixed(Op::Notify), Some(Axis::Ep), DEEPSEEK_EP),
-    rule(function("dpsk::ep", "cached_notify"), DeepSeekEp, Fixed(Op::Notify), Some(Axis::Ep), DEEPSEEK_EP),
-    // DeepEP v2 ("elastic"): its epilogues are local copies and reductions,
-    // compute; its pipeline send and receive serve PP.
-    rule(function("deep_ep", "dispatch_impl"), DeepEp, Fixed(Op::Dispatch), Some(Axis::Ep), DEEPEP_V2),
-    rule(function("deep_ep", "hybrid_dispatch_impl"), DeepEp, Fixed(Op::Dispatch), Some(Axis::Ep), DEEPEP_V2),
-    rule(function("deep_ep", "combine_impl"), DeepEp, Fixed(Op::Combine), Some(Axis::Ep), DEEPEP_V2),
-    rule(function("deep_ep", "hybrid_combine_impl"), DeepEp, Fixed(Op::Combine), Some(Axis::Ep), DEEPEP_V2),
-    rule(function("deep_ep", "barrier_impl"), DeepEp, Fixed(Op::Barrier), Some(Axis::Ep), DEEPEP_V2),
-    rule(function("deep_ep", "pp_send_impl"), DeepEp, Fixed(Op::SendRecv), Some(Axis::Pp), DEEPEP_V2),
-    rule(function("deep_ep", "pp_recv_impl"), DeepEp, Fixed(Op::SendRecv), Some(Axis::Pp), DEEPEP_V2),
-    // PyTorch SymmetricMemory collectives (torch.ops.symm_mem.*), in an
-    // anonymous namespace.
-    rule(function("", "one_shot_all_reduce_kernel"), SymmetricMemory, Fixed(Op::AllReduce), None, SYMM_OPS),
-    rule(function("", "two_shot_all_reduce_kernel"), SymmetricMemory, Fixed(Op::AllReduce), None, SYMM_OPS),
-    rule(function("", "two_shot_all_reduce_kernel_inplace"), SymmetricMemory, Fixed(Op::AllReduce), None, SYMM_OPS),
-    rule(function("", "multimem_all_reduce_kernel"), SymmetricMemory, Fixed(Op::AllReduce), None, SYMM_OPS),
-    rule(function("", "multimem_one_shot_all_reduce_kernel"), SymmetricMemory, Fixed(Op::AllReduce), None, SYMM_OPS),
-    rule(function("", "multimem_all_gather_kernel"), SymmetricMemory, Fixed(Op::AllGather), None, SYMM_OPS),
-    rule(function("", "barrier_kernel"), SymmetricMemory, Fixed(Op::Barrier), None, SYMM_SIGNALS),
-    rule(function("", "put_signal_kernel"), SymmetricMemory, Fixed(Op::Barrier), None, SYMM_SIGNALS),
-    rule(function("", "wait_signal_kernel"), SymmetricMemory, Fixed(Op::Barrier), None, SYMM_SIGNALS),
-    // Async TP (torch.distributed._symmetric_memory) moves its shards with
-    // the copy engine; Kineto names a peer-to-peer copy "Memcpy PtoP".
-    rule(
-        Pattern::Prefix("Memcpy PtoP"),
-        PeerCopy,
-        Fixed(Op::Copy),
-        None,
-        "Kineto's name for CUPTI's peer-to-peer memcpy kind (libkineto, memcpyKindString: \"PtoP\")",
+        function("dpsk::ep", "cached_notify"),
+        Family::DEEPSEEK_EP,
+        Fixed(Op::Notify),
+        Some(Axis::Ep),
+        DEEPSEEK_EP,
     ),
 ];
 
-/// NCCL's collective words, as its kernel names spell them.
-pub const NCCL_WORDS: &[(&str, Op)] = &[
-    ("AllReduce", Op::AllReduce),
-    ("AllGather", Op::AllGather),
-    ("ReduceScatter", Op::ReduceScatter),
-    ("SendRecv", Op::SendRecv),
-    ("Broadcast", Op::Broadcast),
-    ("Reduce", Op::Reduce),
-    ("AllToAll", Op::AllToAll),
-];
+/// The table: every library's rows in registry order, then the rows of
+/// kernels no simulated library runs.
+pub fn rules() -> &'static [Rule] {
+    static RULES: std::sync::OnceLock<Vec<Rule>> = std::sync::OnceLock::new();
+    RULES.get_or_init(|| {
+        overlap_core::collective::name_rules()
+            .chain(TRACE_ONLY_RULES)
+            .copied()
+            .collect()
+    })
+}
 
 /// What a kernel is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -342,7 +194,7 @@ pub fn function_of(name: &str) -> (String, &str) {
 /// The first rule that recognises the name, if any.
 pub fn rule_for(name: &str) -> Option<&'static Rule> {
     let mut function: Option<(String, &str)> = None;
-    RULES.iter().find(|r| match r.pattern {
+    rules().iter().find(|r| match r.pattern {
         Pattern::Prefix(p) => name.starts_with(p),
         Pattern::Function { scope, name: f } => {
             let (path, own) = function.get_or_insert_with(|| function_of(name));
@@ -368,11 +220,11 @@ pub fn classify(cat: GpuCat, name: &str) -> Class {
     if let Some(r) = rule_for(name) {
         let op = match (r.op, r.pattern) {
             (Fixed(op), _) => op,
-            (NameWord, Pattern::Prefix(p)) => name_word(name, p),
-            (NameWord, Pattern::Function { .. }) => Op::Other,
+            (OpFrom::NameWord, Pattern::Prefix(p)) => name_word(name, p),
+            (OpFrom::NameWord, Pattern::Function { .. }) => Op::Other,
         };
         return Class::Comm {
-            family: r.family,
+            family: Family(r.family),
             op,
             axis: r.axis,
         };

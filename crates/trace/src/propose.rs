@@ -56,7 +56,7 @@ pub(crate) fn propose(files: &[&FileTrace], ids: &[Identified]) -> Proposed {
         for (k, c) in f.kernels.iter().zip(&id.comm) {
             let Some(c) = c else { continue };
             if let Class::Comm {
-                family: Family::DeepSeekEp,
+                family: Family::DEEPSEEK_EP,
                 ..
             } = id.classes[k.name as usize]
             {

@@ -205,7 +205,7 @@ impl UserRule {
     pub fn class(&self) -> Class {
         match self.kind.op() {
             Some(op) => Class::Comm {
-                family: Family::User,
+                family: Family::USER,
                 op,
                 axis: self.axis,
             },
