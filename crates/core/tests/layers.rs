@@ -6,7 +6,7 @@
 
 use std::collections::BTreeSet;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// A layer and its rank; a module may import from ranks below its own, and
 /// from its own layer.
@@ -51,17 +51,6 @@ fn layer_of(src: &Path, file: &Path) -> String {
     }
 }
 
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
-}
-
 /// The first path segment after each `crate::` in the file's code, outside
 /// `#[cfg(test)]` modules (tests may reach anywhere) and comments.
 fn imported_layers(text: &str) -> BTreeSet<String> {
@@ -92,9 +81,7 @@ fn imported_layers(text: &str) -> BTreeSet<String> {
 #[test]
 fn every_import_goes_down_a_layer() {
     let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut files = Vec::new();
-    rust_files(&src, &mut files);
-    files.sort();
+    let files = overlap_tidy::sources(&src);
     assert!(
         files.len() > 20,
         "the core's sources were not found under {src:?}"
