@@ -164,7 +164,11 @@ const KNOWN_LOOPS: &[&[&str]] = &[
     &[
         "crates/trace/src/bars.rs",
         "crates/trace/src/figures.rs",
+        "crates/trace/src/identify.rs",
         "crates/trace/src/lib.rs",
+        "crates/trace/src/matching.rs",
+        "crates/trace/src/over_ranks.rs",
+        "crates/trace/src/propose.rs",
         "crates/trace/src/read.rs",
     ],
     &["crates/trace/src/events.rs", "crates/trace/src/sink.rs"],
