@@ -18,6 +18,7 @@ pub mod model;
 pub mod output;
 pub mod parallel;
 pub mod published;
+pub mod search;
 pub mod sim;
 pub mod steady_state;
 pub mod sweep;
@@ -190,6 +191,10 @@ pub struct Simulator {
     /// A library put before the registry's, for every scenario this
     /// simulator runs ([`Simulator::with_library`]).
     library: Option<collective::LibraryRef>,
+    /// Whether the figures carry the all-off baseline; the layout search
+    /// ranks step times and spares itself the baseline's runs
+    /// ([`Simulator::without_baseline`]).
+    baseline_wanted: bool,
 }
 
 impl Simulator {
@@ -206,6 +211,18 @@ impl Simulator {
             marks_fail: false,
             threads: parallel::available_threads(),
             library: None,
+            baseline_wanted: true,
+        }
+    }
+
+    /// The same simulator giving figures without the all-off baseline
+    /// (`baseline_ms` and `speedup` NaN): half the runs of a step whose
+    /// baseline is not remembered. The layout search (`search`) compares
+    /// candidates' step times and never reads their baselines.
+    pub(crate) fn without_baseline(self) -> Self {
+        Self {
+            baseline_wanted: false,
+            ..self
         }
     }
 
@@ -379,7 +396,8 @@ impl Simulator {
     /// baseline's unless this simulator remembers it. The longest first.
     pub fn report_parts(&self, scenario: &Scenario) -> Vec<Part> {
         let off = scenario.all_overlap_off();
-        let needed = off != *scenario && self.remembered_baseline_ms(&off).is_none();
+        let needed =
+            self.baseline_wanted && off != *scenario && self.remembered_baseline_ms(&off).is_none();
         steady_state::parts(scenario, needed.then_some(&off))
     }
 
@@ -459,6 +477,20 @@ impl Simulator {
         report.memory_gb = output::memory::memory_gb(scenario);
         report.collective = report::CollectiveReport::of(scenario, report.step_time_ms);
         let mut baseline_extrapolated_from = None;
+        if !self.baseline_wanted {
+            report.baseline_ms = f64::NAN;
+            report.speedup = f64::NAN;
+            return Ok((
+                timeline,
+                Figures {
+                    report,
+                    events,
+                    planned_events,
+                    extrapolated_from,
+                    baseline_extrapolated_from,
+                },
+            ));
+        }
         report.baseline_ms = if off == *scenario {
             report.step_time_ms
         } else if let Some(ms) = remembered {

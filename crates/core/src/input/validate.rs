@@ -109,11 +109,37 @@ pub fn counted(n: u64, noun: &str) -> String {
 }
 
 pub(crate) fn resolve(input: &ScenarioInput) -> Result<Scenario, ScenarioError> {
-    let mut c = Checker { errors: Vec::new() };
     let scenario = filled(input);
+    checked(&scenario, Some(input))?;
+    if let Some(e) = over_budget(&scenario) {
+        return Err(ScenarioError { errors: vec![e] });
+    }
+    Ok(scenario)
+}
+
+/// Every check of [`resolve`] on a filled scenario but the cost budget
+/// ([`budget_refusal`]), and but those of the input alone (fields given
+/// for another workload kind), which a caller that fills many variants of
+/// one checked input has passed already: the layout search
+/// (`crate::search`) checks each candidate so, and counts the budget only
+/// for those it simulates.
+pub(crate) fn check_filled(scenario: &Scenario) -> Result<(), ScenarioError> {
+    checked(scenario, None)
+}
+
+/// Why the scenario's figures are over the cost budget ([`resolve`]'s last
+/// refusal), or `None`.
+pub(crate) fn budget_refusal(scenario: &Scenario) -> Option<FieldError> {
+    over_budget(scenario)
+}
+
+/// The checks of [`resolve`] before the budget, in its order; those of
+/// `input` alone where it is given.
+fn checked(scenario: &Scenario, input: Option<&ScenarioInput>) -> Result<(), ScenarioError> {
+    let mut c = Checker { errors: Vec::new() };
     let (hardware, parallel, overlap) = (&scenario.hardware, &scenario.parallel, &scenario.overlap);
 
-    let hw_ok = c.ranges(&scenario, "hardware");
+    let hw_ok = c.ranges(scenario, "hardware");
     let gpus = hardware.gpus();
     if hw_ok && gpus > MAX_GPUS {
         c.fail(
@@ -125,34 +151,13 @@ pub(crate) fn resolve(input: &ScenarioInput) -> Result<Scenario, ScenarioError> 
         );
     }
 
-    let w = &input.workload;
-    if !matches!(scenario.workload, Workload::MatmulAllreduce(_)) {
-        for (field, set) in [("m", w.m), ("n", w.n), ("k", w.k)] {
-            if set.is_some() {
-                c.fail(
-                    &format!("workload.{field}"),
-                    "only applies to workload.kind \"matmul_allreduce\"".to_string(),
-                );
-            }
-        }
-    }
-    if !matches!(scenario.workload, Workload::Collective(_)) {
-        for (field, set) in [
-            ("collective", w.collective.is_some()),
-            ("bytes", w.bytes.is_some()),
-        ] {
-            if set {
-                c.fail(
-                    &format!("workload.{field}"),
-                    "only applies to workload.kind \"collective\"".to_string(),
-                );
-            }
-        }
+    if let Some(input) = input {
+        check_fields_of_kind(&mut c, scenario, input);
     }
 
-    c.ranges(&scenario, "");
-    c.ranges(&scenario, "overlap");
-    let par_ok = c.ranges(&scenario, "parallel");
+    c.ranges(scenario, "");
+    c.ranges(scenario, "overlap");
+    let par_ok = c.ranges(scenario, "parallel");
 
     if hw_ok && par_ok {
         check_layout(&mut c, hardware, parallel);
@@ -161,12 +166,12 @@ pub(crate) fn resolve(input: &ScenarioInput) -> Result<Scenario, ScenarioError> 
         check_dp_sharding(&mut c, parallel, overlap);
     }
 
-    let dims_ok = c.ranges(&scenario, "workload");
+    let dims_ok = c.ranges(scenario, "workload");
     match &scenario.workload {
         Workload::Transformer(t) => {
             if dims_ok && par_ok {
                 check_transformer(&mut c, t, parallel, overlap);
-                check_experts(&mut c, &scenario, t);
+                check_experts(&mut c, scenario, t);
             }
             if t.precision == Precision::Fp8 && hardware.fp8_tflops <= 0.0 {
                 c.fail(
@@ -207,16 +212,42 @@ pub(crate) fn resolve(input: &ScenarioInput) -> Result<Scenario, ScenarioError> 
     }
 
     if dims_ok && par_ok {
-        check_coconet(&mut c, &scenario);
+        check_coconet(&mut c, scenario);
     }
 
-    if !c.errors.is_empty() {
-        return Err(ScenarioError { errors: c.errors });
+    if c.errors.is_empty() {
+        Ok(())
+    } else {
+        Err(ScenarioError { errors: c.errors })
     }
-    if let Some(e) = over_budget(&scenario) {
-        return Err(ScenarioError { errors: vec![e] });
+}
+
+/// Fields the input gives that only another workload kind reads.
+fn check_fields_of_kind(c: &mut Checker, scenario: &Scenario, input: &ScenarioInput) {
+    let w = &input.workload;
+    if !matches!(scenario.workload, Workload::MatmulAllreduce(_)) {
+        for (field, set) in [("m", w.m), ("n", w.n), ("k", w.k)] {
+            if set.is_some() {
+                c.fail(
+                    &format!("workload.{field}"),
+                    "only applies to workload.kind \"matmul_allreduce\"".to_string(),
+                );
+            }
+        }
     }
-    Ok(scenario)
+    if !matches!(scenario.workload, Workload::Collective(_)) {
+        for (field, set) in [
+            ("collective", w.collective.is_some()),
+            ("bytes", w.bytes.is_some()),
+        ] {
+            if set {
+                c.fail(
+                    &format!("workload.{field}"),
+                    "only applies to workload.kind \"collective\"".to_string(),
+                );
+            }
+        }
+    }
 }
 
 fn check_layout(c: &mut Checker, hw: &Hardware, p: &Parallel) {
