@@ -28,6 +28,10 @@
 //!   `Imported` (the figures, and the bars as two typed arrays) or
 //!   `ImportRefused`; the page starts a worker of its own for each import
 //!   (`importer`).
+//! - `Search` (`search`): the layout search of the scenario's model,
+//!   answered with `SearchProgress` replies, then `Searched` or
+//!   `SearchRefused`; the page starts a worker of its own for each search
+//!   (`searcher`) and cancels by terminating it.
 //! - `Panic`: panics on purpose, only when the page started the worker
 //!   with its test hooks on, so that the browser tests can check how a
 //!   panic is reported.
@@ -44,6 +48,7 @@ pub mod figures_first;
 mod helper;
 mod kineto_zip;
 mod scope;
+mod search;
 mod simulate;
 mod trace_reader;
 
@@ -99,6 +104,12 @@ fn handle(data: &JsValue, test_hooks: bool) {
         WorkerRequest::Kineto { gen, input, folder } => exports::kineto(gen, &input, &folder),
         WorkerRequest::Parts { gen, input, parts } => helper::run_parts(gen, &input, &parts),
         WorkerRequest::Import { gen, files } => trace_reader::import(gen, &files, &arrays),
+        WorkerRequest::Search {
+            gen,
+            input,
+            gpus,
+            objective,
+        } => search::search(gen, &input, gpus, objective),
         WorkerRequest::Panic if test_hooks => {
             panic!("a test asked the simulation worker to panic")
         }

@@ -411,6 +411,8 @@ registerTimelineTests(test, { assert, canvasDrawn });
 
 // Sweeps and bus bandwidth against message size (issue 43).
 (await import('./sweep.mjs')).registerSweepTests(test, { assert, close, CLI, ARTIFACTS });
+// The layout search's view (issue 59).
+(await import('./search.mjs')).registerSearchTests(test, { assert, close, CLI, ARTIFACTS });
 // Expert and context parallelism on the page and in embeds (issues 41 and 42).
 (await import('./axes.mjs')).registerAxisTests(test, {
   assert, cliReport, matchesCli, serverUrl: () => server.url, ARTIFACTS,

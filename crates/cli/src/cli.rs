@@ -81,6 +81,16 @@ pub enum Command {
                       a row with its message"
     )]
     Sweep(SweepArgs),
+    /// Search the layouts and overlaps of a scenario's model on N GPUs: the best ones and the Pareto front
+    #[command(
+        long_about = "Search every layout of the scenario's model on N GPUs (tp, pp, virtual \
+                      stages, dp, ep, cp, schedule, micro-batch, recomputation, sequence \
+                      parallelism, DP sharding, each overlap switch), pruning by a lower bound \
+                      of the step and simulating the rest: the best layouts, the \
+                      step-time/memory Pareto front, refusals counted by reason; progress on \
+                      standard error"
+    )]
+    Search(SearchArgs),
     /// Print the published measurements beside the simulated figures
     Published,
     /// Write a shell completion script to standard output
@@ -286,6 +296,51 @@ pub struct SweepArgs {
     /// A range of values: MIN, MIN+STEP, ... up to MAX, for a number field [default STEP: 1 for whole numbers, the page slider's step otherwise]
     #[arg(long, value_name = "MIN:MAX[:STEP]", value_parser = clap::builder::NonEmptyStringValueParser::new())]
     pub range: Option<String>,
+    #[command(flatten)]
+    pub format: TableFormat,
+}
+
+/// What `search` ranks its best list by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Objective {
+    /// The step time (per sample, with --max-batch), then memory
+    Step,
+    /// The memory of the fullest GPU, then the step time
+    Memory,
+    /// The Pareto front of step time and memory, fastest first
+    Both,
+}
+
+impl From<Objective> for overlap_core::search::Objective {
+    fn from(o: Objective) -> Self {
+        match o {
+            Objective::Step => Self::Step,
+            Objective::Memory => Self::Memory,
+            Objective::Both => Self::Both,
+        }
+    }
+}
+
+/// `search FILE [--gpus N] [--objective O] [--top K] [--max-batch B] [--fix PATH,...] [--json|--csv]`.
+#[derive(Debug, Args)]
+pub struct SearchArgs {
+    #[command(flatten)]
+    pub scenario: ScenarioFile,
+    /// A number of GPUs: whole nodes of the scenario's hardware [default: the scenario's GPUs]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub gpus: Option<u64>,
+    /// An objective: what the best list is ranked by
+    #[arg(long, value_name = "O", value_enum, default_value_t = Objective::Step)]
+    pub objective: Objective,
+    /// A number of layouts: how many of the best to list, 1 to 1000
+    #[arg(long, value_name = "K", default_value_t = 10, value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub top: u32,
+    /// A maximum batch: each layout's global batch is the largest multiple of dp x micro_batch not above it (Calculon's) [default: the scenario's global batch]
+    #[arg(long = "max-batch", value_name = "B", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_batch: Option<u32>,
+    /// A list of fields: comma-separated paths the search keeps at the scenario's values, such as overlap.tp,parallel.schedule
+    #[arg(long, value_name = "PATH,...", value_parser = clap::builder::NonEmptyStringValueParser::new())]
+    pub fix: Option<String>,
     #[command(flatten)]
     pub format: TableFormat,
 }

@@ -3,6 +3,7 @@
 
 mod cli;
 mod import;
+mod search;
 mod usage;
 
 use std::ffi::OsString;
@@ -132,6 +133,7 @@ fn run(command: Command) -> Result<String, String> {
         Command::Fields => Ok(overlap_core::input::fields::table()),
         Command::Busbw(a) => bus_bandwidth(&a),
         Command::Sweep(a) => sweep(&a),
+        Command::Search(a) => search::run(&a, &load(&a.scenario.file)?),
         Command::Published => Ok(format!(
             "{}\nOverlap: the interference model against public measurements\n\n{}\nZero-bubble pipelines (throughput relative to 1F1B; memory of the fullest GPU):\n\n{}\nCoCoNet model-parallel inference (preset {}), one move at a time:\n\n{}",
             overlap_core::published::table(),

@@ -51,6 +51,19 @@ const COMMANDS: &[(&str, &[&str])] = &[
             "<FILE>",
         ],
     ),
+    (
+        "search",
+        &[
+            "--gpus <N>",
+            "--objective <O>",
+            "--top <K>",
+            "--max-batch <B>",
+            "--fix <PATH,...>",
+            "--json",
+            "--csv",
+            "<FILE>",
+        ],
+    ),
     ("published", &[]),
     ("completions", &["<SHELL>", "bash", "zsh", "fish"]),
 ];

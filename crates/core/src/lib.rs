@@ -19,6 +19,7 @@ pub mod model;
 pub mod output;
 pub mod published;
 pub mod run;
+pub mod search;
 pub mod sim;
 pub mod sweep;
 pub mod workload;

@@ -17,6 +17,7 @@
 
 use overlap_trace::{check_size, MAX_FILES};
 
+use crate::errand::{Errand, ErrandAction};
 use crate::job::{Heard, Machine};
 use crate::messages::{TraceFile, WorkerReply, WorkerRequest};
 
@@ -64,225 +65,99 @@ pub enum ImportEvent {
     Cancel,
 }
 
-/// What the adapter does, in order.
-#[derive(Clone, Debug, PartialEq)]
-pub enum ImportAction {
-    /// Start an import worker.
-    Spawn,
-    /// Terminate the import worker.
-    Terminate,
-    /// Post this request, with the opened files after it in their order.
-    Post(Box<WorkerRequest>),
-    /// (Re)arm the budget timer: `BudgetSpent(gen)` after `ms`.
-    ArmBudget { gen: u64, ms: u32 },
-    /// Drop the budget timer.
-    CancelBudget,
-    /// Show the progress bar at this fraction (0..1) with this label.
-    Progress { fraction: f64, label: String },
-    /// Hide the progress bar.
-    DoneProgress,
-    /// Show import `gen` (from the reply at hand): its bars and figures
-    /// beside the current scenario's.
-    Show { gen: u64 },
-    /// Show this alert: one sentence naming the problem.
-    Alert(String),
-}
-
-/// Where the newest import is.
-#[derive(Clone, Debug, PartialEq)]
-enum Stage {
-    Idle,
-    /// Its worker is starting; the request waits for `Ready`.
-    Starting {
-        gen: u64,
-        files: Vec<TraceFile>,
-    },
-    /// Posted; progress comes.
-    Reading {
-        gen: u64,
-        shown: f64,
-    },
-}
+/// What the adapter does, in order: an errand's actions.
+pub type ImportAction = ErrandAction;
 
 /// The page's imports.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct ImportSession {
-    gen: u64,
-    stage: Stage,
-    worker: bool,
-}
-
-impl Default for ImportSession {
-    fn default() -> Self {
-        Self {
-            gen: 0,
-            stage: Stage::Idle,
-            worker: false,
-        }
-    }
+    errand: Errand,
 }
 
 impl ImportSession {
     /// Whether an import is under way.
     pub fn busy(&self) -> bool {
-        self.stage != Stage::Idle
+        self.errand.busy()
     }
 
     /// Whether `gen` is the newest import.
     pub fn is_latest(&self, gen: u64) -> bool {
-        self.gen == gen
+        self.errand.gen() == gen
     }
 
     /// Takes `event` and returns what to do.
     pub fn handle(&mut self, event: ImportEvent) -> Vec<ImportAction> {
         let mut out = Vec::new();
+        let e = &mut self.errand;
         match event {
-            ImportEvent::Open(files) => self.open(files, &mut out),
-            ImportEvent::Ready => {
-                if let Stage::Starting { gen, files } = &self.stage {
-                    let (gen, files) = (*gen, files.clone());
-                    out.push(ImportAction::Post(Box::new(WorkerRequest::Import {
-                        gen,
-                        files,
-                    })));
-                    self.stage = Stage::Reading { gen, shown: 0.0 };
+            ImportEvent::Open(files) => {
+                let gen = e.supersede(&mut out);
+                if let Some(why) = refusal(&files) {
+                    out.push(ImportAction::Alert(format!(
+                        "The trace could not be opened: {why}"
+                    )));
+                    return out;
                 }
-            }
-            ImportEvent::SpawnFailed(why) => {
-                self.worker = false;
-                self.fail(format!("The trace could not be opened: {why}."), &mut out);
-            }
-            ImportEvent::PostFailed => {
-                self.fail(
-                    "The trace could not be opened: the import worker did not accept the files."
-                        .to_string(),
+                let total: u64 = files.iter().map(|f| f.bytes).sum();
+                e.start(
+                    WorkerRequest::Import { gen, files },
+                    IMPORT_BUDGET_MS,
+                    progress_label(0, total),
                     &mut out,
                 );
             }
+            ImportEvent::Ready => e.ready(&mut out),
+            ImportEvent::SpawnFailed(why) => {
+                e.spawn_failed(format!("The trace could not be opened: {why}."), &mut out);
+            }
+            ImportEvent::PostFailed => e.fail(
+                "The trace could not be opened: the import worker did not accept the files."
+                    .to_string(),
+                &mut out,
+            ),
             ImportEvent::Progress {
                 gen,
                 read_bytes,
                 total_bytes,
             } => {
-                if let Stage::Reading { gen: g, shown } = &mut self.stage {
-                    let fraction = if total_bytes == 0 {
-                        1.0
-                    } else {
-                        (read_bytes as f64 / total_bytes as f64).clamp(0.0, 1.0)
-                    };
-                    if *g == gen && fraction - *shown >= PROGRESS_STEP {
-                        *shown = fraction;
-                        out.push(ImportAction::Progress {
-                            fraction,
-                            label: progress_label(read_bytes, total_bytes),
-                        });
-                    }
-                }
-            }
-            ImportEvent::Imported { gen } => {
-                if self.reading(gen) {
-                    self.finish(&mut out);
-                    out.push(ImportAction::Show { gen });
-                }
-            }
-            ImportEvent::Refused { gen, message } => {
-                if self.reading(gen) {
-                    self.fail(
-                        format!("The trace could not be opened: {message}"),
-                        &mut out,
-                    );
-                }
-            }
-            ImportEvent::Panicked(why) => {
-                if self.busy() {
-                    self.fail(
-                        format!("The trace reader stopped with an internal error ({why}). This is a bug: please report it with the trace if you can share it."),
-                        &mut out,
-                    );
+                let fraction = if total_bytes == 0 {
+                    1.0
                 } else {
-                    self.retire(&mut out);
-                }
+                    read_bytes as f64 / total_bytes as f64
+                };
+                e.progress(
+                    gen,
+                    fraction,
+                    PROGRESS_STEP,
+                    || progress_label(read_bytes, total_bytes),
+                    &mut out,
+                );
             }
-            ImportEvent::Crashed(why) => {
-                if self.busy() {
-                    self.fail(
-                        format!("The trace reader stopped: {why}. This usually means the page ran out of memory; `overlap-lab import` reads the same files from the command line."),
-                        &mut out,
-                    );
-                } else {
-                    self.retire(&mut out);
-                }
-            }
-            ImportEvent::BudgetSpent(gen) => {
-                if self.gen == gen && self.busy() {
-                    self.fail(
-                        format!(
-                            "Stopped: reading the trace took longer than {} s, the page's budget for it. `overlap-lab import` reads it from the command line without one.",
-                            IMPORT_BUDGET_MS / 1000
-                        ),
-                        &mut out,
-                    );
-                }
-            }
-            ImportEvent::Cancel => {
-                if self.busy() {
-                    self.gen += 1;
-                    self.finish(&mut out);
-                }
-            }
+            ImportEvent::Imported { gen } => e.done(gen, &mut out),
+            ImportEvent::Refused { gen, message } => e.refused(
+                gen,
+                format!("The trace could not be opened: {message}"),
+                &mut out,
+            ),
+            ImportEvent::Panicked(why) => e.worker_gone(
+                || format!("The trace reader stopped with an internal error ({why}). This is a bug: please report it with the trace if you can share it."),
+                &mut out,
+            ),
+            ImportEvent::Crashed(why) => e.worker_gone(
+                || format!("The trace reader stopped: {why}. This usually means the page ran out of memory; `overlap-lab import` reads the same files from the command line."),
+                &mut out,
+            ),
+            ImportEvent::BudgetSpent(gen) => e.budget_spent(
+                gen,
+                || format!(
+                    "Stopped: reading the trace took longer than {} s, the page's budget for it. `overlap-lab import` reads it from the command line without one.",
+                    IMPORT_BUDGET_MS / 1000
+                ),
+                &mut out,
+            ),
+            ImportEvent::Cancel => e.cancel(&mut out),
         }
         out
-    }
-
-    fn open(&mut self, files: Vec<TraceFile>, out: &mut Vec<ImportAction>) {
-        // A newer import stops the one under way, whatever comes of it.
-        self.gen += 1;
-        if self.busy() {
-            self.finish(out);
-        }
-        if let Some(why) = refusal(&files) {
-            out.push(ImportAction::Alert(format!(
-                "The trace could not be opened: {why}"
-            )));
-            return;
-        }
-        let gen = self.gen;
-        let total: u64 = files.iter().map(|f| f.bytes).sum();
-        out.push(ImportAction::Spawn);
-        self.worker = true;
-        out.push(ImportAction::ArmBudget {
-            gen,
-            ms: IMPORT_BUDGET_MS,
-        });
-        out.push(ImportAction::Progress {
-            fraction: 0.0,
-            label: progress_label(0, total),
-        });
-        self.stage = Stage::Starting { gen, files };
-    }
-
-    fn reading(&self, gen: u64) -> bool {
-        matches!(self.stage, Stage::Reading { gen: g, .. } if g == gen)
-    }
-
-    /// Ends the import under way: its worker, timer and progress bar go.
-    fn finish(&mut self, out: &mut Vec<ImportAction>) {
-        self.stage = Stage::Idle;
-        self.retire(out);
-        out.push(ImportAction::CancelBudget);
-        out.push(ImportAction::DoneProgress);
-    }
-
-    fn fail(&mut self, alert: String, out: &mut Vec<ImportAction>) {
-        self.finish(out);
-        out.push(ImportAction::Alert(alert));
-    }
-
-    fn retire(&mut self, out: &mut Vec<ImportAction>) {
-        if self.worker {
-            self.worker = false;
-            out.push(ImportAction::Terminate);
-        }
     }
 }
 

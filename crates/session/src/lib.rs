@@ -2,7 +2,9 @@
 //! between the page and its workers (`messages`), and the state machines
 //! of the jobs the page runs in them: the simulation (`machine`: which
 //! request runs, which result is shown, when a run is stopped), opening a
-//! measured trace (`import`) and the sweep view's curves (`sweep`). Each
+//! measured trace (`import`), the layout search (`search`; both are
+//! errands, `errand`, run once in a worker of their own) and the sweep
+//! view's curves (`sweep`). Each
 //! implements one trait, [`Machine`] (`job`): the app's `src/client/`
 //! drives any of them the same way, turning timers, worker replies and
 //! user actions into events and performing the actions returned. The
@@ -11,14 +13,17 @@
 //! optimised for size) and tested natively.
 
 pub mod codec;
+pub mod errand;
 pub mod import;
 pub mod job;
 pub mod machine;
 pub mod messages;
+pub mod search;
 pub mod sweep;
 
 pub use import::{ImportAction, ImportEvent, ImportSession};
 pub use job::{Heard, Machine};
 pub use machine::{Action, Alert, Event, PageNow, Session};
 pub use messages::{RunCounts, TraceFile, WorkerReply, WorkerRequest};
+pub use search::{SearchAction, SearchAsk, SearchEvent, SearchSession};
 pub use sweep::{SweepAction, SweepEvent, SweepSession};

@@ -819,6 +819,9 @@ impl Machine for Session {
             | WorkerReply::ImportProgress { .. }
             | WorkerReply::Imported { .. }
             | WorkerReply::ImportRefused { .. }
+            | WorkerReply::SearchProgress { .. }
+            | WorkerReply::Searched { .. }
+            | WorkerReply::SearchRefused { .. }
             | WorkerReply::SweepPoint { .. }
             | WorkerReply::BusCurve { .. } => None,
         });

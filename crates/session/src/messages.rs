@@ -8,6 +8,7 @@
 //! Which arrays follow is part of each variant's contract, written on it.
 
 use overlap_core::scenario::{CollectiveOp, HardwareInput};
+use overlap_core::search::{Found, Objective, Progress};
 use overlap_core::sweep::{BusPoint, Row};
 use overlap_core::{Part, PartRan, Report, ScenarioInput};
 use overlap_trace::bars::MeasuredRow;
@@ -71,6 +72,15 @@ pub enum WorkerRequest {
     /// Answered with `ImportProgress` replies, then `Imported` or
     /// `ImportRefused`.
     Import { gen: u64, files: Vec<TraceFile> },
+    /// Search the layouts of `input`'s model (`crate::search`): on `gpus`
+    /// (`None`: the scenario's), ranked by `objective`. Answered with
+    /// `SearchProgress` replies, then `Searched` or `SearchRefused`.
+    Search {
+        gen: u64,
+        input: ScenarioInput,
+        gpus: Option<u64>,
+        objective: Objective,
+    },
 }
 
 /// A trace file the reader opened: its name and size, as the page sees them.
@@ -169,6 +179,17 @@ pub enum WorkerReply {
     },
     /// An `Import` failed: the reader's one line naming the file and the cause.
     ImportRefused { gen: u64, message: String },
+    /// Where a `Search` stands, after each of its waves.
+    SearchProgress { gen: u64, progress: Progress },
+    /// A `Search`'s result, as the page shows it.
+    Searched {
+        gen: u64,
+        found: Box<Found>,
+        /// The worker's time for the whole search, ms.
+        search_ms: f64,
+    },
+    /// A `Search` was refused: one line naming what to change.
+    SearchRefused { gen: u64, message: String },
     /// The module panicked: it traps next.
     Panic { message: String },
     /// The worker stopped (posted by `www/sim-worker.js`).

@@ -35,6 +35,7 @@ pub mod plot;
 pub mod prepared;
 pub mod report_csv;
 pub mod scene;
+pub mod search_plot;
 pub mod shown_gpus;
 pub mod slide;
 pub mod summary;

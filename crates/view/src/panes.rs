@@ -4,6 +4,8 @@
 //! each pane from it. A new picture is a row here and the app's pane file
 //! that draws it.
 
+use overlap_core::search::Objective;
+
 /// Which picture a pane is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PaneId {
@@ -13,6 +15,8 @@ pub enum PaneId {
     Sweep,
     /// Bus bandwidth against message size.
     BusBandwidth,
+    /// The layout search of the scenario's model.
+    Search,
 }
 
 /// One pane of the table.
@@ -51,6 +55,12 @@ pub const PANES: &[PaneRow] = &[
         button: "Bus bandwidth",
         picture: "Bus bandwidth against message size; the points are listed below",
     },
+    PaneRow {
+        id: PaneId::Search,
+        key: "search",
+        button: "Search layouts",
+        picture: "Step time against memory of every simulated layout, the Pareto front joined and the GPU's memory as a line; the best layouts are listed below as buttons",
+    },
 ];
 
 /// The field a sweep opens on when the link names none: what CoCoNet tunes.
@@ -75,6 +85,15 @@ pub enum Pane {
     },
     /// Bus bandwidth against message size for the scenario's hardware.
     BusBandwidth,
+    /// The layout search of the scenario's model on `gpus` (`None`: the
+    /// scenario's), ranked by `objective`
+    /// (`view=search[&search_gpus=N][&objective=O]`).
+    Search {
+        /// The GPUs to lay the model out on.
+        gpus: Option<u64>,
+        /// What the best list is ranked by.
+        objective: Objective,
+    },
 }
 
 impl Pane {
@@ -84,6 +103,7 @@ impl Pane {
             Pane::Timeline => PaneId::Timeline,
             Pane::Sweep { .. } => PaneId::Sweep,
             Pane::BusBandwidth => PaneId::BusBandwidth,
+            Pane::Search { .. } => PaneId::Search,
         }
     }
 
@@ -102,6 +122,10 @@ impl Pane {
                 values: None,
             },
             PaneId::BusBandwidth => Pane::BusBandwidth,
+            PaneId::Search => Pane::Search {
+                gpus: None,
+                objective: Objective::default(),
+            },
         }
     }
 }

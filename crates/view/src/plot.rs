@@ -174,10 +174,10 @@ pub struct Plot {
     pub marks: Vec<Mark>,
 }
 
-const LEFT_PX: f64 = 64.0;
-const RIGHT_PX: f64 = 16.0;
+pub(crate) const LEFT_PX: f64 = 64.0;
+pub(crate) const RIGHT_PX: f64 = 16.0;
 const TOP_PX: f64 = 30.0;
-const AXIS_LABEL_PX: f64 = 34.0;
+pub(crate) const AXIS_LABEL_PX: f64 = 34.0;
 const GAP_PX: f64 = 26.0;
 
 /// Where the rows' values sit along x: by number on a linear (or, over
@@ -229,7 +229,7 @@ fn value_text(v: &Value) -> String {
     }
 }
 
-fn hline(list: &mut DisplayList, x0: f64, x1: f64, y: f64, stroke: Role, dashed: bool) {
+pub(crate) fn hline(list: &mut DisplayList, x0: f64, x1: f64, y: f64, stroke: Role, dashed: bool) {
     list.shapes.push(Shape::Line {
         from: (x0, y),
         to: (x1, y),
@@ -241,7 +241,7 @@ fn hline(list: &mut DisplayList, x0: f64, x1: f64, y: f64, stroke: Role, dashed:
 /// A value axis from zero up to the nice tick at or past `top` (about
 /// `target` ticks), between the pixels `(bottom, top)`, its ticks, grid and
 /// title drawn: the scale it makes.
-fn value_axis(
+pub(crate) fn value_axis(
     list: &mut DisplayList,
     (top, target): (f64, f64),
     (px_bottom, px_top): (f64, f64),
@@ -280,7 +280,7 @@ fn y_axis(list: &mut DisplayList, scale: &Scale, ticks: &[f64], x0: f64, x1: f64
 
 /// How a legend entry shows its colour.
 #[derive(Clone, Copy, PartialEq)]
-enum Swatch {
+pub(crate) enum Swatch {
     /// A filled square.
     Fill,
     /// A dashed line.
@@ -291,11 +291,13 @@ enum Swatch {
 
 /// The legend above a plot: entries left to right, wrapping to a new row
 /// when the next would pass the right edge.
-struct Legend {
+pub(crate) struct Legend {
     x: f64,
     y: f64,
-    left: f64,
-    right: f64,
+    /// The plot area's left edge, CSS px.
+    pub(crate) left: f64,
+    /// The plot area's right edge, CSS px.
+    pub(crate) right: f64,
 }
 
 impl Legend {
@@ -310,7 +312,7 @@ impl Legend {
         }
     }
 
-    fn item(&mut self, list: &mut DisplayList, role: Role, swatch: Swatch, label: &str) {
+    pub(crate) fn item(&mut self, list: &mut DisplayList, role: Role, swatch: Swatch, label: &str) {
         let w = 18.0 + text_width_px(label);
         if self.x > self.left && self.x + w > self.right {
             self.x = self.left;
@@ -341,7 +343,7 @@ impl Legend {
     }
 
     /// A note without a swatch, in the muted colour.
-    fn note(&mut self, list: &mut DisplayList, label: &str) {
+    pub(crate) fn note(&mut self, list: &mut DisplayList, label: &str) {
         let w = text_width_px(label);
         if self.x > self.left && self.x + w > self.right {
             self.x = self.left;
@@ -352,14 +354,14 @@ impl Legend {
     }
 
     /// Where the plot under it may start: its last row and room for a label.
-    fn top(&self) -> f64 {
+    pub(crate) fn top(&self) -> f64 {
         self.y + TOP_PX - 8.0
     }
 }
 
 /// An empty picture on the background, and its legend's place above the
 /// plot area (which spans `legend.left..legend.right`).
-fn blank(width: f64, height: f64) -> (DisplayList, Legend) {
+pub(crate) fn blank(width: f64, height: f64) -> (DisplayList, Legend) {
     let mut list = DisplayList::new(width, height);
     list.rect(Role::Background, 0.0, 0.0, width, height);
     (list, Legend::new(LEFT_PX, width - RIGHT_PX))
@@ -592,7 +594,13 @@ fn same_value(a: &Value, b: &Value) -> bool {
 
 /// A line through the points; a lone point is a short flat line as wide
 /// as its bar.
-fn polyline(list: &mut DisplayList, points: &[(f64, f64)], stroke: Role, dashed: bool, w: f64) {
+pub(crate) fn polyline(
+    list: &mut DisplayList,
+    points: &[(f64, f64)],
+    stroke: Role,
+    dashed: bool,
+    w: f64,
+) {
     if let [(x, y)] = points {
         hline(list, x - w / 2.0, x + w / 2.0, *y, stroke, dashed);
     }

@@ -2,6 +2,7 @@
 //! playhead, link lanes, tour chapter and embedding, read and written as
 //! query pairs. The scenario part is the core's `share_link`.
 
+use overlap_core::search::Objective;
 use overlap_core::FieldError;
 
 use crate::palette::Theme;
@@ -11,8 +12,19 @@ use crate::shown_gpus::ShownGpus;
 /// View keys the page understands besides the scenario's. Interface: course
 /// material uses them; add keys freely, never rename one.
 pub const VIEW_KEYS: &[&str] = &[
-    "zoom", "playhead", "link_gpu", "gpus", "chapter", "embed", "controls", "theme", "view",
-    "sweep", "values",
+    "zoom",
+    "playhead",
+    "link_gpu",
+    "gpus",
+    "chapter",
+    "embed",
+    "controls",
+    "theme",
+    "view",
+    "sweep",
+    "values",
+    "search_gpus",
+    "objective",
 ];
 
 /// Names that stand for several controls: `controls=overlap` is the three
@@ -91,6 +103,7 @@ pub fn parse_view(
     let mut view = ViewParams::default();
     let mut mode = Mode::default();
     let (mut pane, mut field, mut values) = (None::<PaneId>, None::<String>, None::<String>);
+    let (mut search_gpus, mut objective) = (None::<u64>, Objective::default());
     for (key, raw) in pairs {
         match key.as_str() {
             "view" => match panes::find(raw) {
@@ -112,6 +125,27 @@ pub fn parse_view(
                 ),
             },
             "values" => values = Some(raw.clone()).filter(|v| !v.trim().is_empty()),
+            "search_gpus" => match raw.parse::<u64>() {
+                Ok(n) if (1..=overlap_core::input::validate::MAX_GPUS).contains(&n) => {
+                    search_gpus = Some(n);
+                }
+                _ => fail(
+                    errors,
+                    "search_gpus",
+                    format!(
+                        "\"{raw}\" is not valid: a number of GPUs from 1 to {}, whole nodes",
+                        overlap_core::input::validate::MAX_GPUS
+                    ),
+                ),
+            },
+            "objective" => match Objective::from_name(raw) {
+                Some(o) => objective = o,
+                None => fail(
+                    errors,
+                    "objective",
+                    format!("\"{raw}\" is not valid: step, memory or both"),
+                ),
+            },
             "zoom" => {
                 let parsed = raw
                     .split_once('-')
@@ -211,6 +245,10 @@ pub fn parse_view(
     }
     view.pane = match (pane, field) {
         (Some(PaneId::BusBandwidth), _) => Pane::BusBandwidth,
+        (Some(PaneId::Search), _) => Pane::Search {
+            gpus: search_gpus,
+            objective,
+        },
         (Some(PaneId::Timeline), _) | (None, None) => Pane::Timeline,
         // `sweep=` alone opens the sweep too.
         (Some(PaneId::Sweep) | None, field) => Pane::Sweep {
@@ -273,6 +311,14 @@ pub fn view_pairs(view: &ViewParams) -> Vec<(&'static str, String)> {
     }
     if view.pane != Pane::Timeline {
         out.push(("view", view.pane.row().key.to_string()));
+    }
+    if let Pane::Search { gpus, objective } = &view.pane {
+        if let Some(n) = gpus {
+            out.push(("search_gpus", n.to_string()));
+        }
+        if *objective != Objective::default() {
+            out.push(("objective", objective.name().to_string()));
+        }
     }
     if let Pane::Sweep { field, values } = &view.pane {
         out.push(("sweep", field.clone()));
@@ -530,6 +576,14 @@ mod tests {
                 values: None,
             },
             Pane::BusBandwidth,
+            Pane::Search {
+                gpus: None,
+                objective: Objective::Step,
+            },
+            Pane::Search {
+                gpus: Some(64),
+                objective: Objective::Both,
+            },
         ] {
             let view = ViewParams {
                 pane: pane.clone(),
@@ -549,7 +603,19 @@ mod tests {
         let mut errors = Vec::new();
         parse_view(&pairs("v=1&view=plot&sweep=nope"), CHAPTERS, &mut errors);
         assert_eq!(errors.len(), 2);
-        assert!(errors[0].to_string().contains("sweep or busbw"));
+        assert!(errors[0].to_string().contains("sweep, busbw or search"));
         assert!(errors[1].to_string().contains("overlap.tp_chunks"));
+        let mut errors = Vec::new();
+        parse_view(
+            &pairs("v=1&view=search&search_gpus=0&objective=fast"),
+            CHAPTERS,
+            &mut errors,
+        );
+        assert_eq!(errors.len(), 2, "{errors:?}");
+        assert!(
+            errors[0].to_string().contains("search_gpus")
+                && errors[0].to_string().contains("65536")
+        );
+        assert!(errors[1].to_string().contains("step, memory or both"));
     }
 }

@@ -9,11 +9,14 @@
 //! painter from `overlap_view::plot`'s display list, redrawn as its job's
 //! replies come, the problem that stopped them, and the SVG, PNG and CSV
 //! exports of what is drawn. The sweep (`sweep`) and bus-bandwidth
-//! (`busbw`) panes share one job, their curves (`curves`).
+//! (`busbw`) panes share one job, their curves (`curves`); the layout
+//! search (`search`) has its own (`searcher`).
 
 mod busbw;
 mod curves;
 mod pane;
+mod search;
+mod searcher;
 mod sweep;
 
 use leptos::html;
@@ -38,6 +41,7 @@ fn plot_pane(id: PaneId) -> Option<&'static dyn PlotPane> {
         PaneId::Timeline => None,
         PaneId::Sweep => Some(&sweep::SweepPane),
         PaneId::BusBandwidth => Some(&busbw::BusPane),
+        PaneId::Search => Some(&search::SearchPane),
     }
 }
 
@@ -79,7 +83,7 @@ fn dom_scale() -> f64 {
 pub fn Panes() -> impl IntoView {
     let state = expect_context::<AppState>();
     let share = use_context::<Share>();
-    let frame = Frame::new(state, Curves::new());
+    let frame = Frame::new(state, Curves::new(), searcher::Searcher::new());
     let canvas_ref = NodeRef::<html::Canvas>::new();
     let marks = StoredValue::new_local(Vec::<plot::Mark>::new());
     // Which pane: its own parts are mounted again only when it changes,

@@ -9,6 +9,7 @@ use overlap_view::panes::{Pane, DEFAULT_SWEEP_FIELD};
 use overlap_view::plot::Plot;
 
 use super::curves::Curves;
+use super::searcher::Searcher;
 use crate::state::AppState;
 
 /// The plots' height, CSS px (the width is the column's).
@@ -19,15 +20,22 @@ pub const PLOT_HEIGHT_PX: f64 = 380.0;
 pub struct Frame {
     pub state: AppState,
     curves: StoredValue<Rc<Curves>, LocalStorage>,
+    searcher: StoredValue<Rc<Searcher>, LocalStorage>,
 }
 
 impl Frame {
     /// The frame of the page's panes, over their jobs.
-    pub fn new(state: AppState, curves: Rc<Curves>) -> Self {
+    pub fn new(state: AppState, curves: Rc<Curves>, searcher: Rc<Searcher>) -> Self {
         Self {
             state,
             curves: StoredValue::new_local(curves),
+            searcher: StoredValue::new_local(searcher),
         }
+    }
+
+    /// The search pane's job.
+    pub fn searcher(&self) -> Rc<Searcher> {
+        self.searcher.get_value()
     }
 
     /// The sweep and bus-bandwidth panes' job.

@@ -109,11 +109,37 @@ pub fn counted(n: u64, noun: &str) -> String {
 }
 
 pub(crate) fn resolve(input: &ScenarioInput) -> Result<Scenario, ScenarioError> {
-    let mut c = Checker { errors: Vec::new() };
     let scenario = filled(input);
+    checked(&scenario, Some(input))?;
+    if let Some(e) = over_budget(&scenario) {
+        return Err(ScenarioError { errors: vec![e] });
+    }
+    Ok(scenario)
+}
+
+/// Every check of [`resolve`] on a filled scenario but the cost budget
+/// ([`budget_refusal`]), and but those of the input alone (fields given
+/// for another workload kind), which a caller that fills many variants of
+/// one checked input has passed already: the layout search
+/// (`crate::search`) checks each candidate so, and counts the budget only
+/// for those it simulates.
+pub(crate) fn check_filled(scenario: &Scenario) -> Result<(), ScenarioError> {
+    checked(scenario, None)
+}
+
+/// Why the scenario's figures are over the cost budget ([`resolve`]'s last
+/// refusal), or `None`.
+pub(crate) fn budget_refusal(scenario: &Scenario) -> Option<FieldError> {
+    over_budget(scenario)
+}
+
+/// The checks of [`resolve`] before the budget, in its order; those of
+/// `input` alone where it is given.
+fn checked(scenario: &Scenario, input: Option<&ScenarioInput>) -> Result<(), ScenarioError> {
+    let mut c = Checker { errors: Vec::new() };
     let (hardware, parallel, overlap) = (&scenario.hardware, &scenario.parallel, &scenario.overlap);
 
-    let hw_ok = c.ranges(&scenario, "hardware");
+    let hw_ok = c.ranges(scenario, "hardware");
     let gpus = hardware.gpus();
     if hw_ok && gpus > MAX_GPUS {
         c.fail(
@@ -125,34 +151,13 @@ pub(crate) fn resolve(input: &ScenarioInput) -> Result<Scenario, ScenarioError> 
         );
     }
 
-    let w = &input.workload;
-    if !matches!(scenario.workload, Workload::MatmulAllreduce(_)) {
-        for (field, set) in [("m", w.m), ("n", w.n), ("k", w.k)] {
-            if set.is_some() {
-                c.fail(
-                    &format!("workload.{field}"),
-                    "only applies to workload.kind \"matmul_allreduce\"".to_string(),
-                );
-            }
-        }
-    }
-    if !matches!(scenario.workload, Workload::Collective(_)) {
-        for (field, set) in [
-            ("collective", w.collective.is_some()),
-            ("bytes", w.bytes.is_some()),
-        ] {
-            if set {
-                c.fail(
-                    &format!("workload.{field}"),
-                    "only applies to workload.kind \"collective\"".to_string(),
-                );
-            }
-        }
+    if let Some(input) = input {
+        check_fields_of_kind(&mut c, scenario, input);
     }
 
-    c.ranges(&scenario, "");
-    c.ranges(&scenario, "overlap");
-    let par_ok = c.ranges(&scenario, "parallel");
+    c.ranges(scenario, "");
+    c.ranges(scenario, "overlap");
+    let par_ok = c.ranges(scenario, "parallel");
 
     if hw_ok && par_ok {
         check_layout(&mut c, hardware, parallel);
@@ -161,12 +166,12 @@ pub(crate) fn resolve(input: &ScenarioInput) -> Result<Scenario, ScenarioError> 
         check_dp_sharding(&mut c, parallel, overlap);
     }
 
-    let dims_ok = c.ranges(&scenario, "workload");
+    let dims_ok = c.ranges(scenario, "workload");
     match &scenario.workload {
         Workload::Transformer(t) => {
             if dims_ok && par_ok {
                 check_transformer(&mut c, t, parallel, overlap);
-                check_experts(&mut c, &scenario, t);
+                check_experts(&mut c, scenario, t);
             }
             if t.precision == Precision::Fp8 && hardware.fp8_tflops <= 0.0 {
                 c.fail(
@@ -207,16 +212,42 @@ pub(crate) fn resolve(input: &ScenarioInput) -> Result<Scenario, ScenarioError> 
     }
 
     if dims_ok && par_ok {
-        check_coconet(&mut c, &scenario);
+        check_coconet(&mut c, scenario);
     }
 
-    if !c.errors.is_empty() {
-        return Err(ScenarioError { errors: c.errors });
+    if c.errors.is_empty() {
+        Ok(())
+    } else {
+        Err(ScenarioError { errors: c.errors })
     }
-    if let Some(e) = over_budget(&scenario) {
-        return Err(ScenarioError { errors: vec![e] });
+}
+
+/// Fields the input gives that only another workload kind reads.
+fn check_fields_of_kind(c: &mut Checker, scenario: &Scenario, input: &ScenarioInput) {
+    let w = &input.workload;
+    if !matches!(scenario.workload, Workload::MatmulAllreduce(_)) {
+        for (field, set) in [("m", w.m), ("n", w.n), ("k", w.k)] {
+            if set.is_some() {
+                c.fail(
+                    &format!("workload.{field}"),
+                    "only applies to workload.kind \"matmul_allreduce\"".to_string(),
+                );
+            }
+        }
     }
-    Ok(scenario)
+    if !matches!(scenario.workload, Workload::Collective(_)) {
+        for (field, set) in [
+            ("collective", w.collective.is_some()),
+            ("bytes", w.bytes.is_some()),
+        ] {
+            if set {
+                c.fail(
+                    &format!("workload.{field}"),
+                    "only applies to workload.kind \"collective\"".to_string(),
+                );
+            }
+        }
+    }
 }
 
 fn check_layout(c: &mut Checker, hw: &Hardware, p: &Parallel) {
@@ -570,6 +601,48 @@ fn check_experts(c: &mut Checker, s: &Scenario, t: &Transformer) {
                 m.deepep_sms,
                 s.hardware.sms,
                 s.hardware.sms / 2
+            ),
+        );
+    }
+    // Megatron-LM's combined 1F1B pairs one micro-batch's forward with
+    // another's backward within a virtual stage's chunks: its config
+    // refuses EP A2A overlap on a pipeline without virtual stages
+    // (megatron/core/transformer/transformer_config.py, __post_init__: "If
+    // enabling EP A2A overlap, virtual_pipeline_model_parallel_size must be
+    // specified when pipeline_model_parallel_size > 1"). Built on plain
+    // 1F1B the pairing is not Megatron's, and with two micro-batches on two
+    // stages its merged passes wait on each other.
+    if s.overlap.ep && p.ep > 1 && p.pp > 1 && p.schedule == Schedule::OneFOneB {
+        c.fail(
+            "overlap.ep",
+            "Megatron's all-to-all overlap needs virtual pipeline stages when pp > 1: \
+             valid with parallel.schedule \"interleaved\" (or DeepSeek's \"dualpipe-v\"), with pp 1, \
+             or overlap.ep false"
+                .to_string(),
+        );
+    }
+    // The interleaved schedule pairs a backward with a later forward only
+    // past its warm-up: with no more micro-batches than stages it has no
+    // steady phase, and the passes its cool-down would merge wait on each
+    // other across stages (found by the layout search at pp 2 and 4 with
+    // pp micro-batches; 2 x pp and more run). A known gap of the merged
+    // order (moe::merged_order), refused rather than run wrong.
+    let m = u64::from(s.micro_batches());
+    if s.overlap.ep
+        && p.ep > 1
+        && p.pp > 1
+        && p.schedule == Schedule::Interleaved
+        && m < 2 * u64::from(p.pp)
+    {
+        c.fail(
+            "overlap.ep",
+            format!(
+                "all-to-all overlap on the interleaved schedule merges passes only past the warm-up, \
+                 which {} on {} stages leave none of: valid with at least {} micro-batches per pipeline \
+                 (workload.global_batch / (parallel.dp x workload.micro_batch)), or overlap.ep false",
+                if m == 1 { "1 micro-batch".to_string() } else { format!("{m} micro-batches") },
+                p.pp,
+                2 * p.pp
             ),
         );
     }

@@ -153,7 +153,7 @@ pub enum Interference {
 }
 
 /// The pipeline schedule.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Schedule {
     /// Every forward, then every backward.

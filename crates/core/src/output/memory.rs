@@ -9,9 +9,12 @@
 //! Megatron-LM's fp32 `main_grad` accumulation, the buffer its DP reduction
 //! sends), and 12 for the fp32 master weight, momentum and variance.
 
+use std::collections::HashMap;
+use std::sync::Mutex;
+
 use crate::model::scenario::{
-    Attention, DpSharding, GradSync, Mlp, Mode, Precision, Recompute, Scenario, Transformer,
-    Workload,
+    Attention, DpSharding, GradSync, Mlp, Mode, Precision, Recompute, Scenario, Schedule,
+    Transformer, Workload,
 };
 use crate::output::report::MemoryGb;
 use crate::workload::layer_cost::{dense_params_at, embedding_params_whole, layer_params};
@@ -132,8 +135,47 @@ pub struct StageMemory {
     pub activation_bytes: f64,
 }
 
+/// What decides a stage's peak of forwards in flight: the schedule, the
+/// stage, the stages, the micro-batches, the chunks, and whether EP
+/// overlap merges its passes (`moe::merged_order`).
+type InFlightKey = (Schedule, u32, u32, u32, u32, bool);
+
+/// Stages' peaks of forwards in flight, remembered by what decides them
+/// ([`memory_gb_with`]). Building a stage's program is linear in its
+/// micro-batches, and a caller that sizes many scenarios sharing a
+/// pipeline (the layout search screens thousands: on 1T's 4,096 GPUs,
+/// most of its time) builds each once. The answer is the same as without.
+#[derive(Default)]
+pub struct InFlightMemo(Mutex<HashMap<InFlightKey, f64>>);
+
+impl InFlightMemo {
+    /// Entries kept at most: past this the memo starts afresh, so that its
+    /// memory stays under a few MB whatever it is asked.
+    const MAX_ENTRIES: usize = 100_000;
+
+    fn get(&self, key: InFlightKey, compute: impl FnOnce() -> f64) -> f64 {
+        let known = self.0.lock().ok().and_then(|m| m.get(&key).copied());
+        if let Some(v) = known {
+            return v;
+        }
+        let v = compute();
+        if let Ok(mut m) = self.0.lock() {
+            if m.len() >= Self::MAX_ENTRIES {
+                m.clear();
+            }
+            m.insert(key, v);
+        }
+        v
+    }
+}
+
 /// Parameters and peak activations of every pipeline stage's GPU.
 pub fn stage_memory(s: &Scenario, t: &Transformer) -> Vec<StageMemory> {
+    stage_memory_with(s, t, &InFlightMemo::default())
+}
+
+/// As [`stage_memory`], the peaks of forwards in flight from `memo`.
+fn stage_memory_with(s: &Scenario, t: &Transformer, memo: &InFlightMemo) -> Vec<StageMemory> {
     let p = &s.parallel;
     let chunks = p.virtual_stages;
     let virtual_stages = p.pp * chunks;
@@ -208,9 +250,12 @@ pub fn stage_memory(s: &Scenario, t: &Transformer) -> Vec<StageMemory> {
             // backward finds kept, does not apply).
             // Merged passes (EP overlap) keep more forwards in flight.
             let (in_flight, activation_bytes) = if train {
-                let program = stage_program(p.schedule, stage, p.pp, m, chunks, true);
-                let program = moe::merged_order(s, stage, program);
-                let in_flight = peak_in_flight(&program, chunks);
+                let key = (p.schedule, stage, p.pp, m, chunks, moe::merges_passes(s));
+                let in_flight = memo.get(key, || {
+                    let program = stage_program(p.schedule, stage, p.pp, m, chunks, true);
+                    let program = moe::merged_order(s, stage, program);
+                    peak_in_flight(&program, chunks)
+                });
                 let kept = match moe_layers {
                     None => in_flight * count * one_layer,
                     Some(all) => in_flight * all,
@@ -291,6 +336,11 @@ fn fp8_weight_copy_bytes(s: &Scenario, t: &Transformer, stage: &StageMemory) -> 
 
 /// The memory report of the fullest GPU.
 pub fn memory_gb(s: &Scenario) -> MemoryGb {
+    memory_gb_with(s, &InFlightMemo::default())
+}
+
+/// As [`memory_gb`], the stages' peaks of forwards in flight from `memo`.
+pub fn memory_gb_with(s: &Scenario, memo: &InFlightMemo) -> MemoryGb {
     let capacity = s.hardware.hbm_gb;
     let (weights_b, grads_b, optimizer_b, activations_b) = match &s.workload {
         Workload::Transformer(t) => {
@@ -304,7 +354,7 @@ pub fn memory_gb(s: &Scenario) -> MemoryGb {
                 DpSharding::None => 1.0,
                 _ => f64::from(s.parallel.tp * s.parallel.dp / s.parallel.ep),
             };
-            stage_memory(s, t)
+            stage_memory_with(s, t, memo)
                 .into_iter()
                 .map(|m| {
                     let e = m.expert_params;

@@ -83,6 +83,10 @@ pub struct Simulator {
     pub(crate) runner: Runner,
     /// The all-off scenario last simulated and its step time, ms.
     baseline: Option<(Scenario, f64)>,
+    /// Whether the figures carry the all-off baseline; the layout search
+    /// ranks step times and spares itself the baseline's runs
+    /// ([`Simulator::without_baseline`]).
+    baseline_wanted: bool,
 }
 
 impl Simulator {
@@ -91,6 +95,18 @@ impl Simulator {
         Self {
             runner: Runner::new(fidelity),
             baseline: None,
+            baseline_wanted: true,
+        }
+    }
+
+    /// The same simulator giving figures without the all-off baseline
+    /// (`baseline_ms` and `speedup` NaN): half the runs of a step whose
+    /// baseline is not remembered. The layout search (`search`) compares
+    /// candidates' step times and never reads their baselines.
+    pub(crate) fn without_baseline(self) -> Self {
+        Self {
+            baseline_wanted: false,
+            ..self
         }
     }
 
@@ -240,7 +256,8 @@ impl Simulator {
     /// baseline's unless this simulator remembers it. The longest first.
     pub fn report_parts(&self, scenario: &Scenario) -> Vec<Part> {
         let off = scenario.all_overlap_off();
-        let needed = off != *scenario && self.remembered_baseline_ms(&off).is_none();
+        let needed =
+            self.baseline_wanted && off != *scenario && self.remembered_baseline_ms(&off).is_none();
         steady::parts(scenario, needed.then_some(&off))
     }
 
@@ -321,6 +338,20 @@ impl Simulator {
         report.collective =
             crate::output::report::CollectiveReport::of(scenario, report.step_time_ms);
         let mut baseline_extrapolated_from = None;
+        if !self.baseline_wanted {
+            report.baseline_ms = f64::NAN;
+            report.speedup = f64::NAN;
+            return Ok((
+                timeline,
+                Figures {
+                    report,
+                    events,
+                    planned_events,
+                    extrapolated_from,
+                    baseline_extrapolated_from,
+                },
+            ));
+        }
         report.baseline_ms = if off == *scenario {
             report.step_time_ms
         } else if let Some(ms) = remembered {

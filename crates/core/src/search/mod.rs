@@ -1,0 +1,387 @@
+//! The layout search (issue 59): the best layouts and overlaps of a
+//! scenario's model on N GPUs, and the step-time/memory Pareto front.
+//!
+//! # How a search runs
+//!
+//! 1. **Enumerate** (`space`): every layout of the model on the GPUs, in a
+//!    fixed order. A space above [`MAX_SPACE`] is refused before anything
+//!    else, naming the fields to fix.
+//! 2. **Screen** each candidate, on every core, without simulating: its
+//!    scenario input is the user's with the layout's fields set; the core's
+//!    own checks refuse what they refuse (counted as "does not divide",
+//!    or "above a limit" for a value outside its field's range); the
+//!    memory of its fullest GPU, from the core's analytic model
+//!    (`output::memory`), refuses what does not fit ("does not fit in
+//!    memory"); and its lower bound (`bound`) is computed.
+//! 3. **Simulate** the candidates left in the order of their bounds (per
+//!    sample), ties broken by their canonical description, in waves of
+//!    [`WAVE`]: before each wave, a candidate is **pruned** when its bound
+//!    shows it can be neither among the best nor on the front
+//!    ([`front::Pruner::prunes`]): the `top` best simulated so far all rank
+//!    strictly before any time it could have, and a simulated candidate
+//!    with no more memory has a time at or below its bound (strictly below
+//!    at equal memory). The bound is a true lower bound of the simulated
+//!    step (`bound`'s doc says why; `tests/search.rs` checks it on every
+//!    candidate of exhaustive searches), so a pruned candidate would have
+//!    changed neither list. A wave's candidates are checked against the
+//!    cost budget (counted "above a limit") and simulated on every core,
+//!    each on its own simulator, figures only (no timeline, no all-off
+//!    baseline).
+//!
+//! The lists depend only on the simulated figures, and which candidates a
+//! wave holds only on the waves before it: the same best list, front and
+//! counts for any number of threads.
+//!
+//! Memory: the candidates' layouts and screening results (under 100 bytes
+//! each, [`MAX_SPACE`] at most), the proxies' figures, and the runs in
+//! flight, as many at once as fit [`SIMULATIONS_MEMORY_BYTES`].
+
+mod bound;
+mod found;
+mod front;
+mod outcome;
+mod space;
+
+pub use bound::{
+    gaps_of, lower_bound_s, model_figures, proxy, stage_figures, Bounds, Gaps, ModelFigures,
+    StageFigures,
+};
+pub use found::{Found, FoundPoint, FoundRow, MAX_POINTS};
+pub use front::{compare, dominates, front, Objective, Point, Pruner};
+pub use outcome::{
+    against, changes, csv, time_text, Checked, Figures, Outcome, Progress, Ranked, Reason, Refusals,
+};
+pub use space::{Dimension, Layout, Space, Switches, CP_FROM_SEQ};
+
+use crate::input::fields;
+use crate::input::parse::{ScenarioError, ScenarioInput};
+use crate::input::validate;
+use crate::model::fidelity::Fidelity;
+use crate::model::scenario::{Scenario, Workload};
+use crate::output::memory::{memory_gb_with, InFlightMemo};
+use crate::run::{parallel, Simulator};
+
+/// The most candidates one search enumerates. Screening takes tens of
+/// microseconds a candidate on one core and keeps under 100 bytes of each:
+/// a million is under a minute on this project's 2-core machine and under
+/// 100 MB. A project choice, not a measurement of a limit.
+pub const MAX_SPACE: u64 = 1_000_000;
+
+/// Candidates simulated between two pruning decisions. A constant, not the
+/// number of threads, so that the counts do not depend on the machine;
+/// large enough to keep 16 cores busy, small enough that a wave past the
+/// point where the rest is pruned costs little.
+pub const WAVE: usize = 16;
+
+/// The best layouts listed when no `top` is given.
+pub const DEFAULT_TOP: usize = 10;
+
+/// Memory the simulations running at once may take, bytes: the issue's
+/// limit for a whole search is 1 GB, and the candidates' screening results
+/// and the proxies' figures take the rest.
+pub const SIMULATIONS_MEMORY_BYTES: u64 = 768 * 1024 * 1024;
+
+/// What a search is asked for.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// The GPUs to lay the model out on; `None`: the scenario's.
+    pub gpus: Option<u64>,
+    /// What the best list is ranked by.
+    pub objective: Objective,
+    /// How many best layouts to list.
+    pub top: usize,
+    /// With a maximum batch, each layout's global batch is the largest
+    /// multiple of `dp x micro_batch` (x `pp` for the interleaved schedule)
+    /// not above it, as Calculon's `llm-optimal-execution` takes the
+    /// largest multiple of DP; `None`: the scenario's global batch.
+    pub max_batch: Option<u32>,
+    /// Fields kept at the scenario's value.
+    pub fix: Vec<Dimension>,
+    /// Threads to screen and simulate on.
+    pub threads: usize,
+    /// Simulate every candidate that fits, pruning none (for tests).
+    pub exhaustive: bool,
+    /// The most candidates enumerated; [`MAX_SPACE`] unless a test
+    /// checks the refusal on a small space.
+    pub max_space: u64,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            gpus: None,
+            objective: Objective::Step,
+            top: DEFAULT_TOP,
+            max_batch: None,
+            fix: Vec::new(),
+            threads: parallel::available_threads(),
+            exhaustive: false,
+            max_space: MAX_SPACE,
+        }
+    }
+}
+
+/// What screening made of one candidate.
+#[derive(Clone, Debug)]
+enum Screened {
+    Refused(Reason, String),
+    Kept { memory_gb: f64, bound_s: f64 },
+}
+
+/// What simulating one candidate gave.
+#[derive(Clone, Debug)]
+enum Simulated {
+    Refused(Reason, String),
+    Figures(outcome::Figures),
+}
+
+/// The user's scenario on the search's GPUs: its input and its fill.
+fn base(input: &ScenarioInput, gpus: Option<u64>) -> Result<(ScenarioInput, Scenario), String> {
+    let mut input = input.clone();
+    let filled = validate::filled(&input);
+    let Workload::Transformer(_) = filled.workload else {
+        return Err(
+            "search lays out a transformer's layers: the scenario's workload.kind must be \"transformer\""
+                .to_string(),
+        );
+    };
+    if let Some(n) = gpus {
+        let node = u64::from(filled.hardware.gpus_per_node);
+        if n == 0 || !n.is_multiple_of(node) {
+            return Err(format!(
+                "--gpus {n}: the scenario's nodes have {node} GPUs each (hardware.gpus_per_node): \
+                 valid are multiples of {node}"
+            ));
+        }
+        let nodes = n / node;
+        if nodes * node > validate::MAX_GPUS {
+            return Err(format!(
+                "--gpus {n}: more than this simulator accepts, valid is at most {}",
+                validate::MAX_GPUS
+            ));
+        }
+        input.hardware.nodes = Some(nodes as u32);
+    }
+    let filled = validate::filled(&input);
+    Ok((input, filled))
+}
+
+/// Which of the three reasons a refusal of the core's checks is: a value
+/// outside its field's range is "above a limit", any other refusal (a
+/// product that does not make the GPUs, a degree that does not divide the
+/// heads, the layers or the batch, a combination the scenario format does
+/// not take) "does not divide".
+fn reason_of(s: &Scenario, e: &ScenarioError) -> (Reason, String) {
+    let Some(first) = e.errors.first() else {
+        return (Reason::Divide, e.to_string());
+    };
+    let out_of_range = fields::find(&first.field)
+        .and_then(|f| f.resolved_number(s).map(|x| f.check_number(x).is_err()))
+        .unwrap_or(false);
+    let reason = if out_of_range {
+        Reason::Limit
+    } else {
+        Reason::Divide
+    };
+    (reason, first.to_string())
+}
+
+/// Screens one candidate (see the module's doc).
+fn screen(
+    layout: &Layout,
+    input: &ScenarioInput,
+    filled: &Scenario,
+    (bounds, in_flight): (&Bounds, &InFlightMemo),
+) -> Screened {
+    let s = validate::filled(&layout.apply(input, filled));
+    if let Err(e) = validate::check_filled(&s) {
+        let (reason, message) = reason_of(&s, &e);
+        return Screened::Refused(reason, message);
+    }
+    let memory = memory_gb_with(&s, in_flight);
+    if !memory.fits {
+        return Screened::Refused(
+            Reason::Memory,
+            format!(
+                "{}: needs {:.1} GB on its fullest GPU, which has {:.1}",
+                layout.describe(),
+                memory.total,
+                memory.capacity
+            ),
+        );
+    }
+    Screened::Kept {
+        memory_gb: memory.total,
+        bound_s: bounds.of(&s),
+    }
+}
+
+/// Simulates one candidate whose budget [`budget`] passed.
+fn simulate(layout: &Layout, input: &ScenarioInput, filled: &Scenario) -> Simulated {
+    let s = validate::filled(&layout.apply(input, filled));
+    let mut sim = Simulator::new(Fidelity::Reduced)
+        .with_threads(1)
+        .without_baseline();
+    match sim.simulate_report(&s) {
+        Ok(f) => Simulated::Figures(outcome::Figures::of(&s, &f.report)),
+        Err(e) => Simulated::Refused(Reason::Limit, e.to_string()),
+    }
+}
+
+/// The cost budget's refusal of a candidate (as `resolve` refuses), or the
+/// operations of its largest run (what its memory grows with).
+fn budget(layout: &Layout, input: &ScenarioInput, filled: &Scenario) -> Result<u64, String> {
+    let s = validate::filled(&layout.apply(input, filled));
+    if let Some(e) = validate::budget_refusal(&s) {
+        return Err(e.to_string());
+    }
+    crate::workload::cost::budget_within(&s, validate::MAX_TIMELINE_OPS)
+        .map(|b| b.figures.ops)
+        .ok_or_else(|| "the step's cost could not be counted".to_string())
+}
+
+/// Searches the layouts of `input`'s model (see the module's doc).
+/// `progress` hears after every wave. A refused request (not a
+/// transformer, GPUs that are not whole nodes, a space above
+/// [`MAX_SPACE`]) is one line naming what to change.
+pub fn search(
+    input: &ScenarioInput,
+    options: &Options,
+    mut progress: impl FnMut(&Progress),
+) -> Result<Outcome, String> {
+    let (input, filled) = base(input, options.gpus)?;
+    let Workload::Transformer(model) = &filled.workload else {
+        unreachable!("checked by base");
+    };
+    let mut fix = options.fix.clone();
+    fix.sort();
+    fix.dedup();
+    let space = Space {
+        filled: &filled,
+        model,
+        fixed: &fix,
+        max_batch: options.max_batch,
+    };
+    let size = space.size();
+    let max_space = options.max_space.min(MAX_SPACE);
+    if size > max_space {
+        let free: Vec<&str> = Dimension::ALL
+            .iter()
+            .filter(|d| !fix.contains(d))
+            .map(|d| d.path())
+            .collect();
+        return Err(format!(
+            "the search space holds {size} candidates, more than the {max_space} one search takes: \
+             fix some of the fields it varies to the scenario's values with --fix (any of {})",
+            free.join(", ")
+        ));
+    }
+    let mut layouts = Vec::with_capacity(size as usize);
+    space.for_each(|l| layouts.push(l));
+    let threads = options.threads.max(1);
+
+    // Screening, in slices of the space's order (neighbours share proxies).
+    let bounds = Bounds::default();
+    let in_flight = InFlightMemo::default();
+    let slices: Vec<&[Layout]> = layouts.chunks(256).collect();
+    let screened: Vec<Screened> = parallel::map(&slices, threads, |slice| {
+        slice
+            .iter()
+            .map(|l| screen(l, &input, &filled, (&bounds, &in_flight)))
+            .collect::<Vec<_>>()
+    })
+    .into_iter()
+    .flatten()
+    .collect();
+
+    let mut refusals = Refusals::default();
+    // (index, memory, bound per sample, description)
+    let mut queue: Vec<(usize, f64, f64, String)> = Vec::new();
+    for (i, s) in screened.iter().enumerate() {
+        match s {
+            Screened::Refused(reason, message) => refusals.add(*reason, message),
+            Screened::Kept { memory_gb, bound_s } => {
+                let batch = f64::from(layouts[i].global_batch.max(1));
+                queue.push((i, *memory_gb, bound_s / batch, layouts[i].describe()));
+            }
+        }
+    }
+    drop(screened);
+
+    queue.sort_by(|a, b| {
+        match options.objective {
+            Objective::Memory => a.1.total_cmp(&b.1).then(a.2.total_cmp(&b.2)),
+            _ => a.2.total_cmp(&b.2).then(a.1.total_cmp(&b.1)),
+        }
+        .then_with(|| a.3.cmp(&b.3))
+    });
+
+    let mut pruner = Pruner::new(options.objective, options.top);
+    let mut done: Vec<(usize, f64, outcome::Figures)> = Vec::new();
+    let mut pruned = 0u64;
+    let mut next = 0;
+    while next < queue.len() {
+        let mut wave: Vec<usize> = Vec::with_capacity(WAVE);
+        while next < queue.len() && wave.len() < WAVE {
+            let (_, memory, bound, _) = &queue[next];
+            if !options.exhaustive && pruner.prunes(*bound, *memory) {
+                pruned += 1;
+            } else {
+                wave.push(next);
+            }
+            next += 1;
+        }
+        if wave.is_empty() {
+            continue;
+        }
+        let budgets = parallel::map(&wave, threads, |&q| {
+            budget(&layouts[queue[q].0], &input, &filled)
+        });
+        let largest = budgets.iter().flatten().copied().max().unwrap_or(0);
+        let at_once = (SIMULATIONS_MEMORY_BYTES
+            / largest.saturating_mul(parallel::RUN_BYTES_PER_OP).max(1))
+        .max(1) as usize;
+        let within: Vec<(usize, Result<u64, String>)> = wave.iter().copied().zip(budgets).collect();
+        let results = parallel::map(&within, threads.min(at_once), |(q, b)| match b {
+            Ok(_) => simulate(&layouts[queue[*q].0], &input, &filled),
+            Err(e) => Simulated::Refused(Reason::Limit, e.clone()),
+        });
+        let mut points = Vec::new();
+        for (&q, r) in wave.iter().zip(results) {
+            let (i, _, bound, description) = &queue[q];
+            match r {
+                Simulated::Refused(reason, message) => refusals.add(reason, &message),
+                Simulated::Figures(f) => {
+                    let batch = f64::from(layouts[*i].global_batch.max(1));
+                    points.push(Point {
+                        time_s: f.step_time_ms / 1e3 / batch,
+                        memory_gb: f.memory_gb,
+                        description: description.clone(),
+                    });
+                    done.push((*i, *bound * batch, f));
+                }
+            }
+        }
+        pruner.add(&points);
+        progress(&Progress {
+            space: size,
+            simulated: done.len() as u64,
+            pruned,
+            refused: refusals.total(),
+            remaining: (queue.len() - next) as u64,
+        });
+    }
+    Ok(outcome::assemble(
+        &input,
+        &filled,
+        options,
+        &layouts,
+        done,
+        outcome::Counts {
+            space: size,
+            refusals,
+            pruned,
+            proxies: bounds.proxies() as u64,
+        },
+    ))
+}

@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# Times Calculon's layout search (`llm-optimal-execution`) against
+# `overlap-lab search` on the same problem: Korthikanti et al.'s and
+# Calculon's megatron-22B model (48 layers, hidden 6144, 64 heads, sequence
+# 2048) on 64 A100 80 GB, with a maximum batch of 512 (each layout's batch
+# the largest multiple of its data parallelism not above it, as Calculon
+# takes it). Prints both times, their ratio and both best layouts.
+#
+# Calculon is not on a package registry, and this project's machines reach
+# nothing but package registries: check its source out yourself
+# (https://github.com/calculon-ai/calculon) and give its path in
+# CALCULON_DIR. The script makes a scratch virtual environment (deleted at
+# the end unless CALCULON_VENV names one to keep), installs the packages
+# Calculon imports but does not declare (numpy, pandas, psutil) from PyPI,
+# and Calculon itself from CALCULON_DIR (`pip install -e`). Nothing of
+# Calculon is copied into this repository.
+#
+#   CALCULON_DIR=~/src/calculon scripts/calculon-search.sh
+#
+# Environment:
+#   CALCULON_DIR   Calculon's checkout (required)
+#   CALCULON_VENV  a virtual environment to make or reuse (default: a scratch one)
+#   CPUS           processes Calculon runs on (default: every core, as ours)
+#   OVERLAP_LAB    the overlap-lab binary (default: built here, release)
+#
+# Calculon's full search takes tens of minutes on a small machine.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+if [[ -z "${CALCULON_DIR:-}" ]]; then
+    echo "calculon-search.sh: set CALCULON_DIR to a checkout of https://github.com/calculon-ai/calculon" >&2
+    echo "  (pip cannot fetch it from GitHub here: only package registries are reachable)" >&2
+    exit 2
+fi
+if [[ ! -f "$CALCULON_DIR/setup.py" || ! -f "$CALCULON_DIR/models/megatron-22B.json" ]]; then
+    echo "calculon-search.sh: $CALCULON_DIR is not a Calculon checkout (no setup.py or models/megatron-22B.json)" >&2
+    exit 2
+fi
+cpus="${CPUS:-$(nproc)}"
+work="$(mktemp -d)"
+venv="${CALCULON_VENV:-$work/venv}"
+cleanup() { rm -rf "$work"; }
+trap cleanup EXIT
+
+# Calculon in a virtual environment of its own.
+if [[ ! -x "$venv/bin/calculon" ]]; then
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install --quiet --upgrade pip
+    # Imported by calculon/ (llm/optimal_execution.py: psutil; numpy and
+    # pandas elsewhere) but not in its install_requires.
+    "$venv/bin/pip" install --quiet numpy pandas psutil
+    "$venv/bin/pip" install --quiet -e "$CALCULON_DIR"
+fi
+
+# Our binary.
+bin="${OVERLAP_LAB:-}"
+if [[ -z "$bin" ]]; then
+    (cd "$here" && cargo build --release -p overlap-lab --quiet)
+    bin="$here/target/release/overlap-lab"
+fi
+
+# The same model as scenario JSON: Calculon's megatron-22B.json (hidden
+# 6144, feedforward 24576 = 4 x hidden, 64 heads of 96, 48 blocks, sequence
+# 2048) in Megatron-LM's GPT, whose vocabulary Calculon leaves out (51200,
+# Megatron's padded GPT-2 vocabulary); A100 80 GB in DGX A100 nodes, as
+# Calculon's systems/a100_80g.json; attention as Megatron-LM ran it in 2022
+# (scores materialised). The search sets the layout.
+scenario="$work/megatron-22b.json"
+cat > "$scenario" <<'JSON'
+{"hardware": {"preset": "dgx-a100", "nodes": 8, "hbm_gb": 80},
+ "workload": {"layers": 48, "hidden": 6144, "heads": 64, "seq": 2048, "vocab": 51200,
+              "micro_batch": 1, "global_batch": 512, "attention": "materialized"}}
+JSON
+
+now() { date +%s.%N; }
+
+echo "Calculon: llm-optimal-execution megatron-22B on 64 A100 80 GB, max batch 512, $cpus processes"
+start="$(now)"
+(cd "$CALCULON_DIR" && "$venv/bin/calculon" llm-optimal-execution \
+    models/megatron-22B.json 64 512 float16 systems/a100_80g.json \
+    "$work/calculon.json" -c "$cpus" > "$work/calculon.log" 2>&1)
+calculon_s="$(echo "$(now) - $start" | bc -l)"
+grep -E "Total executions|Good executions|Best sample rate|Calculation rate" "$work/calculon.log" || true
+"$venv/bin/python" - "$work/calculon.json" <<'PY'
+import json, sys
+best = json.load(open(sys.argv[1]))["0"]
+e, s = best["execution"], best["stats"]
+print(f"  best: tp {e['tensor_par']}, pp {e['pipeline_par']} (interleaving {e['pipeline_interleaving']}), "
+      f"dp {e['data_par']}, micro-batch {e['microbatch_size']}, batch {e['batch_size']}, "
+      f"recompute {e['activation_recompute']}, optimizer sharding {e['optimizer_sharding']}: "
+      f"{s['total_time']:.3f} s per batch, {s['sample_rate']:.1f} samples/s")
+PY
+
+echo
+echo "overlap-lab search: the same model on 64 A100 80 GB, max batch 512, $cpus cores"
+start="$(now)"
+"$bin" search "$scenario" --gpus 64 --max-batch 512 > "$work/ours.txt"
+ours_s="$(echo "$(now) - $start" | bc -l)"
+head -1 "$work/ours.txt"
+tail -1 "$work/ours.txt"
+
+echo
+printf 'Calculon %.1f s, overlap-lab %.1f s: overlap-lab takes %.3f of Calculon'"'"'s time\n' \
+    "$calculon_s" "$ours_s" "$(echo "$ours_s / $calculon_s" | bc -l)"
