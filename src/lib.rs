@@ -91,6 +91,7 @@ pub fn App() -> impl IntoView {
         <main class="layout">
             <div class="content">
                 <ui::share_panel::LinkErrors />
+                <ui::memory_bar::MemoryNotice />
                 <ui::tour::Tour />
                 <ui::figures::Headline />
                 <ui::run_status::StaleNote />

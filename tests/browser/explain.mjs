@@ -103,4 +103,49 @@ export function registerExplainTests(test, h) {
       assert(res.headers.get('access-control-allow-origin') === '*', `${f}: access-control-allow-origin ${res.headers.get('access-control-allow-origin')}`);
     }
   });
+
+  const sweepPoints = async (page, n) => {
+    await page.waitForFunction((count) => {
+      const st = document.querySelector('.sweep-status');
+      return st && Number(st.dataset.sweepArrived) === count && Number(st.dataset.sweepCount) === count;
+    }, n, { timeout: 60000 });
+    return page.$$eval('[data-sweep-value]', (els) =>
+      els.map((e) => ({ value: e.dataset.sweepValue, refused: e.dataset.refused === '1' })));
+  };
+
+  test('explain: the TP-chunks sweep takes the powers of two; the schedule sweep runs every schedule the control offers', async ({ page }) => {
+    await page.goto(`${serverUrl()}?v=1&preset=didactic&view=sweep&sweep=overlap.tp_chunks`);
+    await ready(page);
+    const chunks = await sweepPoints(page, 7);
+    assert(chunks.map((p) => p.value).join(',') === '1,2,4,8,16,32,64', `TP chunks: ${chunks.map((p) => p.value)}`);
+    await page.goto(`${serverUrl()}?v=1&preset=didactic&view=sweep&sweep=parallel.schedule`);
+    await ready(page);
+    const offered = await page.$$eval('#f-parallel-schedule option', (os) => os.map((o) => o.value));
+    const rows = await sweepPoints(page, offered.length);
+    assert(rows.map((p) => p.value).join(',') === offered.join(','), `rows ${rows.map((p) => p.value)} against the control's ${offered}`);
+    for (const v of ['zb-v', 'dualpipe-v']) {
+      assert(rows.some((p) => p.value === v && !p.refused), `${v} is refused: ${JSON.stringify(rows)}`);
+    }
+    await page.locator('.plot-view').screenshot({ path: join(ARTIFACTS, 'explain-schedule-sweep.png') });
+  }, { viewport: { width: 1440, height: 900 }, timeout: 120000 });
+
+  for (const [width, height] of [[1440, 900], [390, 844]]) {
+    test(`explain: a scenario that does not fit says so on the first screen, with the memory advice's change (${width}x${height})`, async ({ page }) => {
+      // The didactic scenario (6.0 GB per GPU) on 5 GB GPUs: sharding its
+      // optimizer states, the biggest part, over the 2 replicas would fit it.
+      await goto(page, '?v=1&preset=didactic&hbm_gb=5');
+      const notice = page.locator('[data-memory-notice]');
+      await notice.waitFor();
+      const text = await notice.textContent();
+      const advice = await page.locator('.memory-warning').textContent();
+      assert(text.includes(advice), `the notice lacks the advice: ${text} | ${advice}`);
+      assert(/would cut (it|them) to/.test(text), `no change proposed: ${text}`);
+      const box = await notice.boundingBox();
+      assert(box && box.y + box.height <= height, `the notice is below the first screen: ${JSON.stringify(box)}`);
+      await page.screenshot({ path: join(ARTIFACTS, `explain-memory-notice-${width}.png`) });
+      // A scenario that fits has none.
+      await goto(page, '?v=1&preset=didactic');
+      assert((await notice.count()) === 0, 'a notice on a scenario that fits');
+    }, { viewport: { width, height } });
+  }
 }
