@@ -4,6 +4,11 @@
 // are, with their types, and answers 404 for anything else: no fallback to
 // index.html, so a missing file is never mistaken for the app, and no
 // injected reload script, so the page's Content-Security-Policy holds.
+// Every answer allows any origin to read it (Access-Control-Allow-Origin: *),
+// as GitHub Pages does: a course page on another origin can then load the
+// widget, its worker and its wasm from here while its author previews it
+// (docs/course-authors.md). The site is public and takes no credentials,
+// so there is nothing for another origin to read that it could not fetch.
 //
 //   node scripts/static-server.mjs DIR [PORT]   (PORT 8080 by default; 0 picks a free one)
 
@@ -41,10 +46,11 @@ export async function serve(root, port = 0) {
         'content-type': TYPES[extname(file)] ?? 'application/octet-stream',
         // Served for trying out, not for caching: a rebuilt site is seen on reload.
         'cache-control': 'no-store',
+        'access-control-allow-origin': '*',
       });
       res.end(body);
     } catch {
-      res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' });
+      res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8', 'access-control-allow-origin': '*' });
       res.end('not found');
     }
   });

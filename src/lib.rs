@@ -85,10 +85,13 @@ pub fn App() -> impl IntoView {
         </header>
         // The content comes before the controls in the document, so that the
         // Tab key reaches the tour, the figures and the timeline first; the
-        // style sheet still shows the controls on the left.
+        // style sheet still shows the controls on the left. Share and export
+        // follow the scenario controls (issue 58: the preset picker was the
+        // 38th Tab stop, after every share and export button).
         <main class="layout">
             <div class="content">
                 <ui::share_panel::LinkErrors />
+                <ui::memory_bar::MemoryNotice />
                 <ui::tour::Tour />
                 <ui::figures::Headline />
                 <ui::run_status::StaleNote />
@@ -97,7 +100,6 @@ pub fn App() -> impl IntoView {
                 <timeline::panel::TimelineCanvas />
                 <ui::playback::Playback />
                 <ui::panes::Panes />
-                <ui::share_panel::SharePanel />
                 <ui::figures::AxisFigures />
                 <ui::measured::MeasuredPanel />
                 <ui::memory_bar::MemoryBar />
@@ -107,6 +109,7 @@ pub fn App() -> impl IntoView {
             </div>
             <aside class="side">
                 <ui::controls::Controls />
+                <ui::share_panel::SharePanel />
             </aside>
         </main>
         <footer class="foot">

@@ -150,6 +150,21 @@ impl AppState {
         })
     }
 
+    /// Whether the figures give `axis` a card: an axis whose degree is 1
+    /// moves nothing between GPUs, so its card would read 0 ms throughout
+    /// (issue 58); one that still carries communication keeps its card.
+    pub fn shows_axis_card(&self, axis: overlap_core::Axis) -> bool {
+        let comm = self.report.with(|r| {
+            r.as_ref()
+                .is_some_and(|r| r.axes.has(axis) && r.axes.get(axis).comm_ms > 0.0)
+        });
+        self.shows_axis(axis)
+            && (comm
+                || self
+                    .resolved
+                    .with(|s| s.as_ref().is_none_or(|s| s.axis_degree(axis) > 1)))
+    }
+
     pub fn new() -> Self {
         let preset = presets::default_preset();
         let input = preset.input();

@@ -6,7 +6,7 @@ use leptos::prelude::*;
 use overlap_core::input::fields::{self as table, Field, FIELDS};
 use overlap_core::model::axis::Axis;
 use overlap_core::presets;
-use overlap_core::scenario::{DpSharding, GradSync, Schedule, WorkloadKind};
+use overlap_core::scenario::WorkloadKind;
 use overlap_core::HardwarePreset;
 use serde::Deserialize;
 use serde_json::Value;
@@ -170,29 +170,9 @@ fn choose(state: AppState, f: &'static Field, value: Value) {
         if (f.set)(i, Some(&value)).is_err() {
             return;
         }
-        if f.path == table::field("parallel.schedule").path {
-            // The V schedules run two chunks per GPU; 1F1B-style ones one.
-            match i.parallel.schedule {
-                Some(Schedule::Interleaved) => {}
-                Some(Schedule::ZeroBubbleV | Schedule::DualPipeV) => {
-                    i.parallel.virtual_stages = Some(2);
-                }
-                _ => i.parallel.virtual_stages = Some(1),
-            }
-        }
-        if f.path == table::field("parallel.dp_sharding").path {
-            // Each sharding's own switch applies to it alone: the other's
-            // goes back to its default rather than refuse the choice.
-            let sharding = i.parallel.dp_sharding;
-            if sharding != Some(DpSharding::Optimizer) && i.overlap.param_gather == Some(true) {
-                i.overlap.param_gather = Some(false);
-            }
-            if sharding != Some(DpSharding::Full)
-                && i.overlap.grad_sync == Some(GradSync::LastMicroBatch)
-            {
-                i.overlap.grad_sync = Some(GradSync::EveryMicroBatch);
-            }
-        }
+        // The fields that change with it (a V schedule's second virtual
+        // stage), as a sweep of the field sets them too.
+        overlap_core::input::companions::follow(f, i);
     });
 }
 

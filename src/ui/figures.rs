@@ -222,7 +222,7 @@ pub fn Why() -> impl IntoView {
 #[component]
 pub fn AxisFigures() -> impl IntoView {
     let state = expect_context::<AppState>();
-    let has = move |axis: Axis| state.shows_axis(axis);
+    let has = move |axis: Axis| state.shows_axis_card(axis);
     view! {
         <section class="axis-figures" aria-labelledby="axes-h">
             <h2 id="axes-h">"Per axis: is there room to hide it?"</h2>

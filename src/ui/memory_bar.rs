@@ -118,3 +118,31 @@ pub fn MemoryBar() -> impl IntoView {
         </section>
     }
 }
+
+/// The same warning at the top of the page when the scenario does not fit
+/// (issue 58: a published layout that cannot run said so only near the
+/// bottom, under a step time with no sign of it), with the change the
+/// memory advice proposes; the bar below has the parts.
+#[component]
+pub fn MemoryNotice() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let advice = Memo::new(move |_| {
+        let m = state
+            .report
+            .with(|r| r.as_ref().map(|r| r.memory_gb.clone()))?;
+        state
+            .resolved
+            .with(|s| s.as_ref().and_then(|s| memory_advice::advice(&m, s)))
+    });
+    view! {
+        <Show when=move || advice.with(Option::is_some)>
+            <div class="memory-notice" role="status" data-memory-notice="">
+                <p>
+                    <strong>"This scenario cannot run as set. "</strong>
+                    {move || advice.get()}
+                    " Its step time is what it would take if it did fit; the memory bar below shows each part."
+                </p>
+            </div>
+        </Show>
+    }
+}

@@ -160,9 +160,12 @@ pub fn ShareButtons() -> impl IntoView {
                 <legend>"Controls in the embed (" <code>"controls="</code> ")"</legend>
                 {CONTROL_NAMES.iter().map(|&name| view! {
                     <label class="inline">
+                        // Its own name, not the scenario switch's ("TP
+                        // overlap"), so a screen reader tells the two apart.
                         <input
                             type="checkbox"
                             data-control=name
+                            aria-label=embed_pick_name(name)
                             prop:checked=move || chosen.with(|c| c.contains(&name))
                             on:change=move |ev| toggle(name, event_target_checked(&ev))
                         />
@@ -187,6 +190,20 @@ pub fn ShareButtons() -> impl IntoView {
             }}
         </div>
     }
+}
+
+/// The accessible name of an embed control's checkbox: "Include TP overlap
+/// in the embed", "Include bucket size in the embed".
+fn embed_pick_name(name: &str) -> String {
+    let label = control_label(name);
+    // A label that starts with an acronym ("TP overlap") keeps its capitals.
+    let acronym = label.chars().nth(1).is_some_and(char::is_uppercase);
+    let label = if acronym {
+        label.to_string()
+    } else {
+        label.to_lowercase()
+    };
+    format!("Include {label} in the embed")
 }
 
 /// What an embed control is called in the share panel.

@@ -1,6 +1,6 @@
 //! Skip links: the first stops of the Tab key, out of sight until focused.
-//! They move the keyboard focus straight to the timeline or to the figures,
-//! past the controls. Focus is moved by hand rather than through the
+//! They move the keyboard focus straight to the timeline, to the figures or
+//! to the scenario controls (the preset picker), past what lies between. Focus is moved by hand rather than through the
 //! address's fragment, which holds the share link and must not change.
 
 use leptos::prelude::*;
@@ -44,6 +44,9 @@ pub fn SkipLinks() -> impl IntoView {
         <nav class="skip-links" aria-label="Skip links">
             {link("#timeline-h", ".timeline canvas", "Skip to the timeline")}
             {link("#figures", ".content > .headline", "Skip to the figures")}
+            // The picker itself: on a phone its section has no box of its
+            // own (`display: contents`), so it could not take the focus.
+            {link("#scenario", ".preset-picker select", "Skip to the scenario controls")}
         </nav>
     }
 }

@@ -25,15 +25,18 @@ export function registerAxisTests(test, h) {
   }));
   const scenarioJson = (page) => page.getAttribute('[data-scenario-json]', 'data-scenario-json');
 
-  for (const [preset, axes, absent] of [
-    ['didactic', ['tp', 'pp', 'dp'], ['ep', 'cp']],
-    ['moe-didactic', ['tp', 'pp', 'dp', 'ep'], ['cp']],
-    ['long-context-ring', ['tp', 'pp', 'dp', 'cp'], ['ep']],
+  // Cards only for the axes of degree above 1 (issue 58: moe-didactic has
+  // TP 1 and PP 1; the ring has PP 1 and DP 1, but its gradients are
+  // reduced over the 8 CP ranks, DP's group).
+  for (const [preset, axes, absent, withCard] of [
+    ['didactic', ['tp', 'pp', 'dp'], ['ep', 'cp'], ['tp', 'pp', 'dp']],
+    ['moe-didactic', ['tp', 'pp', 'dp', 'ep'], ['cp'], ['dp', 'ep']],
+    ['long-context-ring', ['tp', 'pp', 'dp', 'cp'], ['ep'], ['tp', 'dp', 'cp']],
   ]) {
-    test(`axes: ${preset} shows the cards and legend of ${axes.join(', ')} and none of ${absent.join(', ')}; its figures are the CLI's`, async ({ page }) => {
+    test(`axes: ${preset} shows the legend of ${axes.join(', ')}, cards of ${withCard.join(', ')}, and none of ${absent.join(', ')}; its figures are the CLI's`, async ({ page }) => {
       await goto(page, `?v=1&preset=${preset}`);
       const { cards, legend } = await shown(page);
-      assert(JSON.stringify(cards) === JSON.stringify(axes), `cards: ${cards}`);
+      assert(JSON.stringify(cards) === JSON.stringify(withCard), `cards: ${cards}`);
       assert(JSON.stringify(legend) === JSON.stringify(axes), `legend: ${legend}`);
       const report = await matchesCli(page);
       for (const a of absent) assert(report.axes[a] === undefined, `the CLI reports ${a} for ${preset}`);

@@ -417,6 +417,10 @@ registerTimelineTests(test, { assert, canvasDrawn });
 (await import('./axes.mjs')).registerAxisTests(test, {
   assert, cliReport, matchesCli, serverUrl: () => server.url, ARTIFACTS,
 });
+// The page explains what it shows: sentences, keyboard, names, CORS (issue 58).
+(await import('./explain.mjs')).registerExplainTests(test, {
+  assert, serverUrl: () => server.url, ARTIFACTS, DIST,
+});
 
 // ---------------------------------------------------------------- runner
 

@@ -260,9 +260,13 @@ fn number_value(x: f64, whole: bool) -> Value {
 
 /// The values the page sweeps when none are chosen: every choice of an
 /// enumerated field, both settings of a switch, and for a number at most
-/// [`SLIDER_POINTS`] over its slider range (every step when they fit, else
-/// every k-th step from the start; a geometric spread when the range spans
-/// three decades or more, as message sizes do). Empty for a field without a slider.
+/// [`SLIDER_POINTS`] over its slider range (every step when they fit; the
+/// powers of two for whole numbers from 1 to a power of two, such as chunk
+/// counts, degrees and batch sizes, which divide evenly there and whose
+/// best points are there (issue 58: TP chunks swept 1, 3, 5, ... and missed
+/// 2, 4, 8); a geometric spread when the range spans three decades or
+/// more, as message sizes do; else every k-th step from the start). Empty
+/// for a field without a slider.
 pub fn slider_values(field: &Field) -> Vec<Value> {
     match field.kind {
         Kind::Bool => vec![Value::Bool(false), Value::Bool(true)],
@@ -280,6 +284,10 @@ pub fn slider_values(field: &Field) -> Vec<Value> {
             let steps = ((max - min) / step).round() as usize + 1;
             let mut xs: Vec<f64> = if steps <= SLIDER_POINTS {
                 (0..steps).map(|i| min + step * i as f64).collect()
+            } else if whole && min == 1.0 && step == 1.0 && is_power_of_two(max) {
+                std::iter::successors(Some(1.0), |x| Some(x * 2.0))
+                    .take_while(|&x| x <= max)
+                    .collect()
             } else if min > 0.0 && max / min >= 1000.0 {
                 let ratio = (max / min).powf(1.0 / (SLIDER_POINTS - 1) as f64);
                 (0..SLIDER_POINTS)
@@ -302,6 +310,11 @@ pub fn slider_values(field: &Field) -> Vec<Value> {
     }
 }
 
+/// Whether `x` is a whole power of two (1, 2, 4, ...).
+fn is_power_of_two(x: f64) -> bool {
+    x >= 1.0 && x <= f64::from(u32::MAX) && x.fract() == 0.0 && (x as u32).is_power_of_two()
+}
+
 impl Sweep {
     /// A sweep of `field` over scenarios that are `input` otherwise.
     pub fn new(input: ScenarioInput, field: &'static Field) -> Self {
@@ -320,11 +333,15 @@ impl Sweep {
         }
     }
 
-    /// The scenario input with the field set to `value`.
+    /// The scenario input with the field set to `value`, and the fields
+    /// that change with it as the page's control changes them (a V
+    /// schedule's second virtual stage): a sweep takes every value the
+    /// control accepts, and what the scenario still refuses is a row.
     pub fn input_with(&self, value: &Value) -> Result<ScenarioInput, String> {
         let mut input = self.input.clone();
         (self.field.set)(&mut input, Some(value))
             .map_err(|e| format!("{}: {e}", self.field.path))?;
+        crate::input::companions::follow(self.field, &mut input);
         Ok(input)
     }
 
@@ -510,11 +527,10 @@ mod tests {
 
     #[test]
     fn slider_values_cover_the_slider() {
+        // Issue 58: the powers of two, where chunk counts divide evenly.
         let chunks = slider_values(fields::field("overlap.tp_chunks"));
-        assert_eq!(chunks.len(), SLIDER_POINTS);
-        assert_eq!(chunks[0], Value::from(1));
-        assert_eq!(chunks[1], Value::from(3));
-        assert_eq!(chunks[SLIDER_POINTS - 1], Value::from(63));
+        let powers: Vec<Value> = [1u32, 2, 4, 8, 16, 32, 64].map(Value::from).to_vec();
+        assert_eq!(chunks, powers);
         let bytes = slider_values(fields::field("workload.bytes"));
         assert_eq!(bytes.len(), SLIDER_POINTS);
         // Geometric: the second value is a small message, not 128 MiB.

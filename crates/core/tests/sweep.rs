@@ -2,7 +2,7 @@
 //! figures `simulate` gives for the same scenario, and a value the scenario
 //! refuses is a row with its message, in its place among the others.
 
-use overlap_core::input::fields;
+use overlap_core::input::{companions, fields};
 use overlap_core::sweep::{self, Candidate, Row, Sweep};
 use overlap_core::{presets, simulate, simulate_report, Axis};
 use serde_json::Value;
@@ -16,6 +16,8 @@ fn didactic() -> overlap_core::ScenarioInput {
 fn check_row(row: &Row, input: &overlap_core::ScenarioInput, path: &str) {
     let mut changed = input.clone();
     (fields::field(path).set)(&mut changed, Some(row.value())).unwrap();
+    // As the page's control and the sweep set it: with its companions.
+    companions::follow(fields::field(path), &mut changed);
     let s = changed.resolve().unwrap();
     let r = simulate_report(&s).unwrap().report;
     let p = row.point().unwrap_or_else(|| panic!("{row:?} refused"));
@@ -79,6 +81,37 @@ fn an_enum_field_sweeps_its_choices_and_each_row_is_its_scenario() {
     for row in &rows {
         check_row(row, &input, "overlap.dp");
     }
+}
+
+/// Issue 58: the schedule sweep refused the V schedules the control
+/// accepts. Every choice the control offers is a row, the V schedules
+/// simulated with the second virtual stage the control sets with them.
+#[test]
+fn a_schedule_sweep_runs_every_schedule_the_control_accepts() {
+    let input = didactic();
+    let f = fields::field("parallel.schedule");
+    let values: Vec<Candidate> = sweep::slider_values(f)
+        .into_iter()
+        .map(Candidate::Value)
+        .collect();
+    let names: Vec<&str> = f.choices().iter().map(|c| c.name).collect();
+    let rows = Sweep::new(input.clone(), f).rows(&values);
+    let listed: Vec<&str> = rows.iter().map(|r| r.value().as_str().unwrap()).collect();
+    assert_eq!(listed, names, "every choice, in the control's order");
+    for v in ["zb-v", "dualpipe-v"] {
+        let row = rows.iter().find(|r| r.value() == v).unwrap();
+        assert!(row.point().is_some(), "{v} refused: {row:?}");
+        check_row(row, &input, "parallel.schedule");
+    }
+}
+
+/// TP chunks sweep the powers of two by default, where the chunks divide
+/// the sequence evenly and the step is shortest (issue 58).
+#[test]
+fn tp_chunks_default_to_powers_of_two() {
+    let values = sweep::slider_values(fields::field("overlap.tp_chunks"));
+    let powers: Vec<Value> = [1u32, 2, 4, 8, 16, 32, 64].map(Value::from).to_vec();
+    assert_eq!(values, powers);
 }
 
 #[test]

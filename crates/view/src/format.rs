@@ -22,6 +22,26 @@ pub fn ms(v: f64) -> String {
     }
 }
 
+/// A duration given in milliseconds, in the unit and with the decimals
+/// that `ms` gives `reference_ms`: the figures of one sentence share the
+/// unit of its largest ("3460.8 ms of 18510.0 ms", not "3460.8 ms of
+/// 18.51 s").
+pub fn ms_like(v: f64, reference_ms: f64) -> String {
+    if !v.is_finite() {
+        return "–".to_string();
+    }
+    let r = reference_ms.abs();
+    if r >= 10_000.0 {
+        format!("{:.2} s", v / 1e3)
+    } else if r >= 100.0 {
+        format!("{v:.1} ms")
+    } else if r >= 1.0 {
+        format!("{v:.2} ms")
+    } else {
+        format!("{:.1} µs", v * 1e3)
+    }
+}
+
 /// A duration given in seconds (timeline units).
 pub fn secs(v: f64) -> String {
     ms(v * 1e3)

@@ -11,10 +11,24 @@ use crate::format;
 /// Below this an axis counts as having no exposed communication, ms.
 const NEGLIGIBLE_MS: f64 = 0.0005;
 
-/// "Overlap saves 7.9 ms of 108.7; 2.3 ms of communication is still
-/// exposed: DP 0.9, TP 1.2, PP 0.2." Axes are listed largest first; an axis
-/// with nothing exposed is left out.
+/// "Overlap saves 7.9 ms of 108.7 ms; 2.3 ms of communication is still
+/// exposed: DP 0.9 ms, TP 1.2 ms, PP 0.2 ms." Axes are listed largest
+/// first; an axis with nothing exposed is left out. Every figure is in the
+/// unit of the largest, the all-off step (issue 58: "3460.8 ms of 18.51
+/// s"); one too small to show in it reads "under 0.01 s".
 pub fn sentence(r: &Report) -> String {
+    let reference = r.baseline_ms.abs().max(r.step_time_ms.abs());
+    let ms = |v: f64| {
+        let text = format::ms_like(v, reference);
+        if v != 0.0 && !text.chars().any(|c| c.is_ascii_digit() && c != '0') {
+            // The figure's last digit, one unit of it: "0.01 s", "0.1 ms".
+            let last = text.trim_end_matches(|c: char| !c.is_ascii_digit());
+            let one = format!("{}1{}", &last[..last.len() - 1], &text[last.len()..]);
+            format!("under {one}")
+        } else {
+            text
+        }
+    };
     let saved = r.baseline_ms - r.step_time_ms;
     let mut exposed: Vec<(Axis, f64)> = Axis::ALL
         .iter()
@@ -26,19 +40,15 @@ pub fn sentence(r: &Report) -> String {
     let first = if saved.abs() < NEGLIGIBLE_MS {
         format!(
             "Overlap saves nothing against the all-off step of {}",
-            format::ms(r.baseline_ms)
+            ms(r.baseline_ms)
         )
     } else if saved > 0.0 {
-        format!(
-            "Overlap saves {} of {}",
-            format::ms(saved),
-            format::ms(r.baseline_ms)
-        )
+        format!("Overlap saves {} of {}", ms(saved), ms(r.baseline_ms))
     } else {
         format!(
             "Overlap costs {} over the all-off step of {}",
-            format::ms(-saved),
-            format::ms(r.baseline_ms)
+            ms(-saved),
+            ms(r.baseline_ms)
         )
     };
     if exposed.is_empty() {
@@ -46,11 +56,11 @@ pub fn sentence(r: &Report) -> String {
     }
     let parts: Vec<String> = exposed
         .iter()
-        .map(|(a, ms)| format!("{} {}", a.label(), format::ms(*ms)))
+        .map(|(a, v)| format!("{} {}", a.label(), ms(*v)))
         .collect();
     format!(
         "{first}; {} of communication is still exposed: {}.",
-        format::ms(total),
+        ms(total),
         parts.join(", ")
     )
 }
@@ -94,16 +104,15 @@ mod tests {
     fn sentence_adds_up_the_report() {
         let r = didactic();
         let text = sentence(&r);
-        let saved = format::ms(r.baseline_ms - r.step_time_ms);
+        // Every figure in the all-off step's unit.
+        let ms = |v: f64| format::ms_like(v, r.baseline_ms);
+        let saved = ms(r.baseline_ms - r.step_time_ms);
         assert!(
-            text.starts_with(&format!(
-                "Overlap saves {saved} of {}",
-                format::ms(r.baseline_ms)
-            )),
+            text.starts_with(&format!("Overlap saves {saved} of {}", ms(r.baseline_ms))),
             "{text}"
         );
         let total: f64 = Axis::ALL.iter().map(|&a| r.axes.get(a).exposed_ms).sum();
-        assert!(text.contains(&format!("{} of communication", format::ms(total))));
+        assert!(text.contains(&format!("{} of communication", ms(total))));
         // Largest first: on didactic DP (5.41, most of it the tied
         // embedding's all-reduce across InfiniBand) before TP (1.57) before
         // PP (1.03).
@@ -118,11 +127,30 @@ mod tests {
     fn sentence_says_when_overlap_costs_or_nothing_is_exposed() {
         let mut r = didactic();
         r.step_time_ms = r.baseline_ms + 2.0;
-        assert!(sentence(&r).starts_with("Overlap costs 2.00 ms over"));
+        assert!(
+            sentence(&r).starts_with("Overlap costs 2.0 ms over"),
+            "{}",
+            sentence(&r)
+        );
         for a in Axis::ALL {
             r.axes.get_mut(a).exposed_ms = 0.0;
         }
         assert!(sentence(&r).ends_with("; no communication is exposed."));
+    }
+
+    #[test]
+    fn sentence_writes_one_unit() {
+        let mut r = didactic();
+        r.baseline_ms = 18_510.0;
+        r.step_time_ms = 15_049.2;
+        r.axes.get_mut(Axis::Tp).exposed_ms = 0.967;
+        let text = sentence(&r);
+        assert!(
+            text.starts_with("Overlap saves 3.46 s of 18.51 s"),
+            "{text}"
+        );
+        assert!(text.contains("TP under 0.01 s"), "{text}");
+        assert!(!text.contains(" ms") && !text.contains(" µs"), "{text}");
     }
 
     fn timeline_of(json: &str) -> (Timeline, u64) {

@@ -71,10 +71,13 @@ fn sweepable() -> Vec<&'static Field> {
         .collect()
 }
 
-/// Loads the scenario with `field` at `value`.
+/// Loads the scenario with `field` at `value`, and the fields that change
+/// with it, as the sweep's row was simulated.
 fn load(state: AppState, field: &'static Field, value: Value) {
     state.edit(|i| {
-        let _ = (field.set)(i, Some(&value));
+        if (field.set)(i, Some(&value)).is_ok() {
+            overlap_core::input::companions::follow(field, i);
+        }
     });
 }
 

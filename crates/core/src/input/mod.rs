@@ -9,7 +9,7 @@
 //! which declares the input structs (`table`); a row's messages (`field`);
 //! input to model and back (`fill`); the checks (`validate`); the parser
 //! (`parse`); presets, share links, and the table as users read it
-//! (`fields`).
+//! (`fields`); the settings a choice brings along (`companions`).
 
 mod declare;
 mod error;
@@ -19,6 +19,7 @@ mod kind;
 mod reads;
 mod table;
 
+pub mod companions;
 pub mod fields;
 pub mod parse;
 pub mod presets;

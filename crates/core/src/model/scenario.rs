@@ -532,4 +532,20 @@ impl Scenario {
             _ => true,
         }
     }
+
+    /// The ranks `axis`'s communication runs among: TP's group, the
+    /// pipeline's stages, the ranks that reduce each gradient (DP replicas
+    /// times CP ranks: model.md 4d), the expert ranks of a model with
+    /// experts, the CP ranks. At 1 the axis moves nothing between GPUs.
+    pub fn axis_degree(&self, axis: crate::model::axis::Axis) -> u32 {
+        use crate::model::axis::Axis;
+        match axis {
+            Axis::Tp => self.parallel.tp,
+            Axis::Pp => self.parallel.pp,
+            Axis::Dp => self.parallel.dp_group(),
+            Axis::Ep if self.moe().is_some() => self.parallel.ep,
+            Axis::Ep => 1,
+            Axis::Cp => self.parallel.cp,
+        }
+    }
 }
