@@ -405,7 +405,8 @@ fn summary(s: &Scenario, r: &Report) -> String {
         "{} x {} GPUs ({}), tp {}{cp} x pp {} x dp {}\n\
          step time      {:10.3} ms   (all overlap off: {:.3} ms, speedup {:.3}x)\n\
          compute        {:10.3} ms   bubble {:.1}%\n\
-         model TFLOP/s  {:10.1} per GPU (MFU {:.1}% of the {} peak), executed {:.1} per GPU\n\n\
+         model TFLOP/s  {:10.1} per GPU (MFU {:.1}% of the {} peak, attention unmasked), executed {:.1} per GPU\n\
+         causal TFLOP/s {:10.1} per GPU (causal MFU {:.1}%, attention counted causal)\n\n\
          axis   comm ms  exposed ms  hidden  window ms  contention ms  under compute ms  under idle ms\n",
         hw.nodes,
         hw.gpus_per_node,
@@ -422,6 +423,8 @@ fn summary(s: &Scenario, r: &Report) -> String {
         r.mfu * 100.0,
         r.precision.name(),
         r.hardware_tflops_per_gpu,
+        r.causal_tflops_per_gpu,
+        r.causal_mfu * 100.0,
     );
     // The expert axis only for a model with experts, as the report has it.
     for axis in Axis::ALL.into_iter().filter(|&a| s.has_axis(a)) {

@@ -5,7 +5,9 @@
 //! figures, each within 15% (section 8's tolerance).
 
 use overlap_core::collective::Collective;
-use overlap_core::collective_cost::{choose, Algorithm, CallShape, Fabric, NCCL_VERSION};
+use overlap_core::collective_cost::{
+    choose, choose_algorithm, predicted, Algorithm, CallShape, Fabric, NCCL_VERSION,
+};
 use overlap_core::report::CollectiveReport;
 use overlap_core::{simulate_report, HardwarePreset, ScenarioInput};
 
@@ -63,16 +65,114 @@ fn h100_node_chooses_ring_ll_to_1_mb_and_nvls_simple_from_2_mb() {
 }
 
 #[test]
-fn h100_node_nvls_reaches_about_480_gbps_past_256_mb() {
-    // nccl-tests issue 212 (an NCCL maintainer): about 480 GB/s with NVLS,
-    // needing messages above about 256 MB to get there.
-    for mb in [256.0, 1024.0, 4096.0] {
+fn h100_node_nvls_reaches_about_480_gbps_above_256_mb() {
+    // nccl-tests issue 212 (an NCCL maintainer): "you should reach a peak
+    // busBw of ~480GB/s ... 256M is too small to reach peak bandwidth".
+    for mb in [512.0, 1024.0, 4096.0] {
         let bus = h100_node(mb * MB).bus_gbps;
         assert!(within(bus, 480.0), "{mb} MB: {bus}");
     }
     // Well short of it at 16 MB.
     let bus = h100_node(16.0 * MB).bus_gbps;
     assert!(bus < 0.85 * 480.0, "{bus}");
+}
+
+/// published.md section 10: all_reduce_perf on 8 x H100 (Azure ND H100 v5,
+/// NCCL 2.18.5, NVLS, in place), bus bandwidth by size.
+const AZURE_NVLS: [(f64, f64); 5] = [
+    (1.0 * MB, 43.7),
+    (16.0 * MB, 234.5),
+    (128.0 * MB, 400.6),
+    (1024.0 * MB, 466.4),
+    (8192.0 * MB, 478.9),
+];
+
+/// The NVLS AllReduce's time as the model achieves it.
+fn h100_nvls(bytes: f64) -> f64 {
+    let f = Fabric::of(&HardwarePreset::DgxH100.hardware(), true);
+    let shape = CallShape {
+        kind: Collective::AllReduce,
+        ranks: 8,
+        per_node: 8,
+        size_bytes: bytes,
+    };
+    choose_algorithm(&f, &shape, Algorithm::Nvls)
+        .unwrap()
+        .bus_gbps(&shape)
+}
+
+#[test]
+fn h100_nvls_curve_follows_the_published_all_reduce_perf_curve() {
+    // The achieved part's three constants are fitted at 1 MiB, 128 MiB and
+    // 8 GiB (collective/nccl/achieved.rs); 16 MiB and 1 GiB are held out.
+    // Every point is checked within section 8's 15%. NCCL 2.18.5 ran NVLS at
+    // 1 MiB too; 2.21.5's tuner runs Ring/LL there, so the curve is read with
+    // NVLS forced, as NCCL_ALGO=NVLS would.
+    for (bytes, published) in AZURE_NVLS {
+        let bus = h100_nvls(bytes);
+        assert!(
+            within(bus, published),
+            "{bytes} B: {bus} against {published}"
+        );
+    }
+}
+
+#[test]
+fn h100_node_default_choice_follows_the_published_curve_from_2_mb() {
+    // From 2 MiB NCCL 2.21.5 chooses NVLS/Simple (issue 309), so the
+    // `busbw` command's curve itself meets the published points there; the
+    // mid-size point was 370 GB/s before the achieved part, against 234.5.
+    for (bytes, published) in AZURE_NVLS.into_iter().skip(1) {
+        let r = h100_node(bytes);
+        assert_eq!(r.algorithm, "NVLS");
+        assert!(
+            within(r.bus_gbps, published),
+            "{bytes} B: {} against {published}",
+            r.bus_gbps
+        );
+    }
+}
+
+#[test]
+fn h100_nvls_allreduce_is_timed_as_it_runs_but_chosen_as_nccl_predicts() {
+    // The choice is tuning.cc's: the predicted time picks the pair, the
+    // achieved time is what runs. At 16 MiB the achieved NVLS is slower
+    // than NCCL's prediction, and NVLS is still the choice.
+    let f = Fabric::of(&HardwarePreset::DgxH100.hardware(), true);
+    let shape = CallShape {
+        kind: Collective::AllReduce,
+        ranks: 8,
+        per_node: 8,
+        size_bytes: 16.0 * MB,
+    };
+    let predicted = predicted(&f, &shape);
+    let achieved = choose(&f, &shape);
+    assert_eq!(predicted.algorithm, Algorithm::Nvls);
+    assert_eq!(achieved.algorithm, Algorithm::Nvls);
+    assert!(achieved.time_s > 1.4 * predicted.time_s);
+}
+
+#[test]
+fn two_h100_nodes_ring_reaches_the_nics_rate_at_large_sizes() {
+    // published.md section 10 (NCCL's maintainers): across nodes expect
+    // 46-48 GB/s per NDR NIC, eight per node. The chosen call and the ring
+    // on its own, at 1 and 4 GiB. No published point isolates the tree's
+    // level; its latency is checked below (model.md 2b).
+    let f = Fabric::of(&HardwarePreset::DgxH100.hardware(), true);
+    for mb in [1024.0, 4096.0] {
+        let shape = CallShape {
+            kind: Collective::AllReduce,
+            ranks: 16,
+            per_node: 8,
+            size_bytes: mb * MB,
+        };
+        let bus = choose_algorithm(&f, &shape, Algorithm::Ring)
+            .unwrap()
+            .bus_gbps(&shape);
+        assert!(within(bus, 8.0 * 47.0), "ring {mb} MB: {bus}");
+        let bus = choose(&f, &shape).bus_gbps(&shape);
+        assert!(within(bus, 8.0 * 47.0), "{mb} MB: {bus}");
+    }
 }
 
 #[test]
@@ -161,4 +261,20 @@ fn bus_bandwidth_follows_nccl_tests_definitions() {
         assert!((r.alg_gbps - bytes / (r.time_us * 1e-6) / 1e9).abs() < 1e-9 * r.alg_gbps);
         assert!((r.bus_gbps - r.alg_gbps * factor).abs() < 1e-9 * r.bus_gbps);
     }
+}
+
+#[test]
+fn two_h100_nodes_tree_pays_fewer_latency_steps_than_the_ring() {
+    // model.md 2b: a tree across nodes pays about 2 log2(n) latency steps
+    // instead of the ring's 2(n-1); at a small size it is the faster.
+    let f = Fabric::of(&HardwarePreset::DgxH100.hardware(), true);
+    let shape = CallShape {
+        kind: Collective::AllReduce,
+        ranks: 16,
+        per_node: 8,
+        size_bytes: 8.0,
+    };
+    let tree = choose_algorithm(&f, &shape, Algorithm::Tree).unwrap();
+    let ring = choose_algorithm(&f, &shape, Algorithm::Ring).unwrap();
+    assert!(tree.latency_s < ring.latency_s, "{tree:?} {ring:?}");
 }

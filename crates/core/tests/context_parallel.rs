@@ -100,7 +100,14 @@ fn with_cp_overlap_each_step_moves_under_the_previous_blocks_attention() {
     }
     let r = &sim.report;
     let cp = r.axes.reported(Axis::Cp).expect("the report has a cp axis");
-    assert!(cp.hidden > 0.95, "{cp:?}");
+    // Each step uses the whole of its block as its window; causal blocks
+    // (half of the unmasked ones) no longer cover the steps across nodes:
+    // 0.68 hidden, where unmasked blocks hid more than 0.95 (issue 55).
+    assert!(
+        (cp.under_compute_ms - cp.window_ms).abs() <= 1e-9 * cp.window_ms,
+        "{cp:?}"
+    );
+    assert!(cp.hidden > 0.6 && cp.hidden < 0.95, "{cp:?}");
 
     // Without it, no step moves under compute: each waits.
     let off = simulate(&scenario(2, 2, 8, 1, "ring", false));

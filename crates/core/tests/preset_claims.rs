@@ -706,7 +706,9 @@ const CLAIMS: &[Claim] = &[
         text: "Every layer's parameters are all-gathered before its forward and again before its backward, \
                the next layer's prefetched while the current one computes; its gradients are \
                reduce-scattered after its backward.",
-        check: |s| fsdp_per_layer(s, 0.9),
+        // 0.85 hides since causal attention halved the layers' attention
+        // (issue 55; above 0.9 before).
+        check: |s| fsdp_per_layer(s, 0.8),
     },
     Claim {
         preset: "llama3-70b-fsdp",
@@ -744,7 +746,8 @@ const CLAIMS: &[Claim] = &[
             // layers to hide under) and reduces in fp32 as torchtitan does
             // (reduce-scatters of twice the bytes); it was 0.9 with
             // materialised attention and bf16 reductions.
-            fsdp_per_layer(s, 0.65)
+            // 0.59 since causal attention (issue 55; above 0.65 before).
+            fsdp_per_layer(s, 0.55)
         },
     },
     Claim {

@@ -81,8 +81,9 @@ fn one_queue_holds_the_forward_behind_the_parameter_gathers() {
 /// first and runs beside it, and a bucket waits for the one before it only
 /// where the reductions outrun the backward. The fp32 reductions (161 ms)
 /// outrun it at the end of the step with any number of queues, so one
-/// queue hides about as much as eight (0.755 against 0.752, the same
-/// 414.6 ms step; the blocked reductions' idle time is charged a little
+/// queue hides about as much as eight (0.608 against 0.611, the same
+/// 396.4 ms step, since causal attention; 0.755 against 0.752 and 414.6 ms
+/// before; the blocked reductions' idle time is charged a little
 /// differently). What else in the issue's runs held the queue is not
 /// modelled.
 #[test]
@@ -99,7 +100,9 @@ fn one_queue_hides_the_bucketed_all_reduce_as_eight_do_a_known_gap() {
         one.step_time_ms,
         one.axes.get(Axis::Dp).comm_ms
     );
-    assert!((0.74..0.77).contains(&h1), "{h1}");
+    // 0.608 since causal attention shortened the backward the reductions
+    // hide under (issue 55; 0.74-0.77 before).
+    assert!((0.59..0.63).contains(&h1), "{h1}");
     assert!((h1 - h8).abs() < 0.01, "{h1} {h8}");
     assert_eq!(one.step_time_ms, eight.step_time_ms);
 }

@@ -121,8 +121,11 @@ fn dp(sim: &Simulation) -> &overlap_core::report::AxisReport {
 fn explain_almost_none_stalls_each_gather_under_the_layer_before() {
     let (off, on) = (simulate(&before()), simulate(&after()));
     // "Almost none: ..."
-    assert!(dp(&on).hidden > 0.9, "{:?}", dp(&on));
-    assert!(dp(&on).exposed_ms < 0.1 * dp(&off).exposed_ms);
+    // 0.85 hides since causal attention shortened each layer (issue 55;
+    // above 0.9 before): still under the answer's 0.2 of DP stalling.
+    assert!(dp(&on).hidden > 0.8, "{:?}", dp(&on));
+    assert!(dp(&on).exposed_ms < 0.2 * dp(&on).comm_ms);
+    assert!(dp(&on).exposed_ms < 0.2 * dp(&off).exposed_ms);
     assert!(on.report.step_time_ms < off.report.step_time_ms);
     // "... each gather now runs under the layer before it, FSDP's prefetch
     // window of one layer."

@@ -613,10 +613,14 @@ fn cp_chapter_hides_the_ring_and_waits_for_the_gathers_gradients() {
     assert!(s.overlap.cp);
     // "while one block computes, the next block's keys and values arrive
     // from the ring neighbour: 7 steps per attention, forward and
-    // backward", and none of it is exposed.
+    // backward", and almost none of it is exposed (0.28 of 65.4 ms since
+    // causal attention halved the blocks, issue 55; none before).
     let (b, a) = (&r.before.report, &r.after.report);
     let (ring, gather) = (b.axes.get(Axis::Cp), a.axes.get(Axis::Cp));
-    assert!(ring.comm_ms > 0.0 && ring.exposed_ms == 0.0, "{ring:?}");
+    assert!(
+        ring.comm_ms > 0.0 && ring.exposed_ms < 0.01 * ring.comm_ms,
+        "{ring:?}"
+    );
     let mut attentions = 0;
     for g in &r.before.timeline.gpus {
         // "each layer's attention in 8 blocks".
@@ -656,8 +660,10 @@ fn cp_chapter_hides_the_ring_and_waits_for_the_gathers_gradients() {
     // traffic takes … where the ring's took …" (less).
     assert!(gather.comm_ms < ring.comm_ms, "{gather:?} vs {ring:?}");
     // "only the rank's own block … can run before the gather arrives; the
-    // other 7 blocks wait for it. In the forward that block outlasts the
-    // gather here, so the gather hides."
+    // other 7 blocks wait for it. In the forward that block, causal, runs
+    // only its lower triangle, and the gather outlasts it here, so the rest
+    // of the gather shows." (Before causal attention, issue 55, the
+    // unmasked block outlasted the gather and hid it.)
     let (mut gathers, mut scatters) = (0, 0);
     for g in &r.after.timeline.gpus {
         for op in &g.comm[Axis::Cp.index()] {
@@ -670,9 +676,9 @@ fn cp_chapter_hides_the_ring_and_waits_for_the_gathers_gradients() {
                 OpKind::AllGather => {
                     gathers += 1;
                     assert_eq!(op.phase, Phase::Forward);
-                    assert_eq!(op.exposed_s, 0.0);
                     let own = attention_block(g, op, 0).expect("the rank's own block");
-                    assert!(own.start_s <= op.start_s + 1e-12 && own.end_s >= op.end_s);
+                    assert!(own.start_s <= op.start_s + 1e-12 && own.end_s < op.end_s);
+                    assert!(op.exposed_s > 0.0 && op.exposed_s < op.end_s - op.start_s);
                     assert_eq!(beside.len(), 1, "only the own block beside the gather");
                     let rest = attention_block(g, op, 1).expect("the other blocks");
                     assert!(rest.start_s >= op.end_s - 1e-12);

@@ -207,6 +207,10 @@ pub enum Metric {
     HardwareTflops,
     /// Model FLOPs utilisation against peak.
     Mfu,
+    /// Model FLOPs per GPU per second, attention counted causal.
+    CausalTflops,
+    /// Model FLOPs utilisation against peak, attention counted causal.
+    CausalMfu,
     /// Pipeline bubble fraction.
     Bubble,
     /// HolisticTraceAnalysis's communication/computation overlap.
@@ -265,6 +269,8 @@ impl Metric {
             Metric::ModelTflops,
             Metric::HardwareTflops,
             Metric::Mfu,
+            Metric::CausalTflops,
+            Metric::CausalMfu,
             Metric::Bubble,
             Metric::HtaOverlap,
         ];
@@ -292,6 +298,8 @@ impl Metric {
             Metric::ModelTflops => r.model_tflops_per_gpu,
             Metric::HardwareTflops => r.hardware_tflops_per_gpu,
             Metric::Mfu => r.mfu,
+            Metric::CausalTflops => r.causal_tflops_per_gpu,
+            Metric::CausalMfu => r.causal_mfu,
             Metric::Bubble => r.bubble_fraction,
             Metric::HtaOverlap => r.hta_overlap,
             Metric::Axis(axis, figure) => {
@@ -342,6 +350,8 @@ impl Metric {
             Metric::ModelTflops => "model_tflops_per_gpu",
             Metric::HardwareTflops => "hardware_tflops_per_gpu",
             Metric::Mfu => "mfu",
+            Metric::CausalTflops => "causal_tflops_per_gpu",
+            Metric::CausalMfu => "causal_mfu",
             Metric::Bubble => "bubble_fraction",
             Metric::HtaOverlap => "hta_overlap",
             Metric::Axis(..) | Metric::Link(..) | Metric::Memory(..) => "",
@@ -367,6 +377,8 @@ impl Metric {
                 Metric::ModelTflops => "Model TFLOP/s per GPU",
                 Metric::HardwareTflops => "Hardware TFLOP/s per GPU",
                 Metric::Mfu => "MFU",
+                Metric::CausalTflops => "Causal TFLOP/s per GPU",
+                Metric::CausalMfu => "Causal MFU",
                 Metric::Bubble => "Pipeline bubble",
                 Metric::HtaOverlap => "HTA overlap",
                 Metric::Axis(..) | Metric::Link(..) | Metric::Memory(..) => "",
@@ -381,7 +393,9 @@ impl Metric {
             Metric::StepTime | Metric::StepTimeS => "Simulated time of one step, on the slowest GPU",
             Metric::Baseline => "The same scenario with all three overlaps off",
             Metric::Speedup => "baseline / step time",
-            Metric::Mfu => "Model FLOPs utilisation against peak",
+            Metric::Mfu => "Model FLOPs utilisation against peak, attention counted unmasked (Megatron's 2021 count)",
+            Metric::CausalTflops => "Model FLOPs with attention counted causal, as the Llama 3 paper counts them",
+            Metric::CausalMfu => "MFU with attention counted causal, as the Llama 3 paper counts it",
             Metric::HardwareTflops => "Recomputation counted, as Megatron-LM reports",
             Metric::HtaOverlap => {
                 "Share of communication kernel time a compute kernel also runs, as HolisticTraceAnalysis computes it"
@@ -405,8 +419,12 @@ impl Metric {
             Metric::StepTime | Metric::Baseline | Metric::Compute => Unit::Ms,
             Metric::StepTimeS => Unit::S,
             Metric::Speedup => Unit::Ratio,
-            Metric::ModelTflops | Metric::HardwareTflops => Unit::Tflops,
-            Metric::Mfu | Metric::Bubble | Metric::HtaOverlap | Metric::Link(..) => Unit::Fraction,
+            Metric::ModelTflops | Metric::HardwareTflops | Metric::CausalTflops => Unit::Tflops,
+            Metric::Mfu
+            | Metric::CausalMfu
+            | Metric::Bubble
+            | Metric::HtaOverlap
+            | Metric::Link(..) => Unit::Fraction,
             Metric::Axis(_, AxisFigure::Hidden) => Unit::Fraction,
             Metric::Axis(..) => Unit::Ms,
             Metric::Memory(_) => Unit::Gb,

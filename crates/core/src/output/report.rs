@@ -213,10 +213,20 @@ pub struct Report {
     pub speedup: f64,
     /// The slowest GPU's busy compute time, ms.
     pub compute_ms: f64,
-    /// Model FLOPs (recomputation not counted) per second per GPU, TFLOP/s.
+    /// Model FLOPs (recomputation not counted) per second per GPU, TFLOP/s:
+    /// Megatron's 2021 count, attention unmasked (4 b s^2 h forward).
     pub model_tflops_per_gpu: f64,
     /// Model FLOPs utilisation against the datasheet peak of `precision`, 0..1.
+    /// Megatron's 2021 count: attention unmasked.
     pub mfu: f64,
+    /// Model FLOPs with attention counted causal (half the unmasked
+    /// attention core, as the Llama 3 paper, torchtitan and current
+    /// Megatron-LM count it) per second per GPU, TFLOP/s.
+    #[serde(default)]
+    pub causal_tflops_per_gpu: f64,
+    /// `causal_tflops_per_gpu` against the datasheet peak of `precision`, 0..1.
+    #[serde(default)]
+    pub causal_mfu: f64,
     /// The linear layers' number format, whose peak `mfu` is measured
     /// against: `"bf16"` (the dense bf16 peak) or `"fp8"` (the FP8 peak).
     #[serde(default)]

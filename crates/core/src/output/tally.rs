@@ -10,6 +10,7 @@
 use crate::model::axis::Axis;
 use crate::model::scenario::Scenario;
 use crate::output::report::{AxisReport, LinkReport, Report};
+use crate::workload::layer_cost::masked_attention_flops;
 
 /// GPUs whose ends differ by at most this part of the step ended together
 /// (see [`Tally::tied`]): far above the rounding of a step's sums, far below
@@ -355,6 +356,8 @@ impl Tally {
         r.hardware_tflops_per_gpu = per(self.executed_flops);
         r.precision = s.precision();
         r.mfu = r.model_tflops_per_gpu / s.mfu_peak_tflops();
+        r.causal_tflops_per_gpu = per(self.model_flops - masked_attention_flops(s));
+        r.causal_mfu = r.causal_tflops_per_gpu / s.mfu_peak_tflops();
         // Charged instant by instant, once (model.md 5): not a remainder.
         r.bubble_fraction = if step > 0.0 {
             stats.bubble_s / step

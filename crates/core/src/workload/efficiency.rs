@@ -5,14 +5,55 @@
 
 use crate::model::hardware::HardwarePreset;
 
-/// Fraction of the datasheet peak FlashAttention's kernels reach on their
-/// largest problems. FlashAttention-2 (Dao 2023, arXiv 2307.08691) measures
-/// its forward and backward at 50-73% of A100's peak, rising with sequence
-/// length and head dimension; this lies in that range. Not measured per
-/// generation: on H100, FlashAttention-3 (arXiv 2407.08608) reaches about
-/// 75% and reports FlashAttention-2 at about 35%, and which kernel a
-/// published H100 run used is rarely stated, so A100's range stands in.
+/// Fraction of the datasheet peak FlashAttention-2's kernels reach on their
+/// largest problems on A100. FlashAttention-2 (Dao 2023, arXiv 2307.08691,
+/// section 4.1) measures its forward and backward at 50-73% of A100's peak
+/// (its FLOPs of a causal kernel counted as the causal half, as here),
+/// rising with sequence length and head dimension; this lies in that range.
 pub const FLASH_PEAK_EFFICIENCY: f64 = 0.66;
+
+/// The FlashAttention kernel family a GPU generation runs causal attention
+/// with (model.md 4), and the fraction of the bf16 peak its forward and
+/// backward sustain on large problems, FLOPs counted causal (the masked
+/// blocks neither run nor count), as the kernels' papers count them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FlashGeneration {
+    /// The kernel family, as its paper names it.
+    pub kernel: &'static str,
+    /// Forward's sustained fraction of the peak.
+    pub forward_fraction: f64,
+    /// Backward's sustained fraction of the peak.
+    pub backward_fraction: f64,
+}
+
+/// A100 (and V100, which FlashAttention-2 does not run on: A100's stands
+/// in, an assumption): FlashAttention-2, [`FLASH_PEAK_EFFICIENCY`] both ways.
+pub const AMPERE_FLASH: FlashGeneration = FlashGeneration {
+    kernel: "FlashAttention-2",
+    forward_fraction: FLASH_PEAK_EFFICIENCY,
+    backward_fraction: FLASH_PEAK_EFFICIENCY,
+};
+
+/// H100 SXM: FlashAttention-3 (Shah et al. 2024, arXiv 2407.08608), BF16,
+/// head dimension 128 (Llama's), sequence 16k, of the 989 TFLOPS peak:
+/// forward with the causal mask 616 TFLOPs/s (its Figure 5, "causal=True,
+/// head dim 128"); backward 561 TFLOPs/s (its Figure 6, head dim 128; the
+/// paper gives the backward without a mask only, so that stands in for the
+/// causal one). cuDNN's fused attention, in the same figures, reaches 539
+/// and 516: within 15% of FlashAttention-3's.
+pub const HOPPER_FLASH: FlashGeneration = FlashGeneration {
+    kernel: "FlashAttention-3",
+    forward_fraction: 616.0 / 989.0,
+    backward_fraction: 561.0 / 989.0,
+};
+
+/// The FlashAttention kernels of a hardware preset's GPU generation.
+pub fn flash_generation(preset: HardwarePreset) -> FlashGeneration {
+    match preset {
+        HardwarePreset::Dgx2V100 | HardwarePreset::DgxA100 => AMPERE_FLASH,
+        HardwarePreset::DgxH100 => HOPPER_FLASH,
+    }
+}
 
 /// Work per head at which a FlashAttention kernel reaches half of
 /// `FLASH_PEAK_EFFICIENCY`: short sequences leave its tiles' fixed work
@@ -263,12 +304,13 @@ impl GemmShape {
 pub use crate::collective::call::NIC_EFFICIENCY;
 
 /// Fraction of peak a FlashAttention kernel of `flops_each` per head
-/// reaches. Monotone increasing in `flops_each`.
-pub fn flash_efficiency(flops_each: f64) -> f64 {
+/// reaches, of `peak_fraction` on the largest problems. Monotone
+/// increasing in `flops_each`.
+pub fn flash_efficiency(peak_fraction: f64, flops_each: f64) -> f64 {
     if flops_each <= 0.0 {
-        return FLASH_PEAK_EFFICIENCY;
+        return peak_fraction;
     }
-    FLASH_PEAK_EFFICIENCY * flops_each / (flops_each + FLASH_HALF_EFFICIENCY_FLOPS)
+    peak_fraction * flops_each / (flops_each + FLASH_HALF_EFFICIENCY_FLOPS)
 }
 
 /// The GEMM model of a hardware preset's GPU generation.
@@ -289,7 +331,7 @@ mod tests {
         let mut last = 0.0;
         for e in 0..60 {
             let flops = 10f64.powf(f64::from(e) / 4.0);
-            let eff = flash_efficiency(flops);
+            let eff = flash_efficiency(FLASH_PEAK_EFFICIENCY, flops);
             assert!(eff >= last && eff <= FLASH_PEAK_EFFICIENCY);
             last = eff;
         }

@@ -9,8 +9,12 @@
 //! rank; with it, on 1/t of it.
 
 use crate::model::hardware::{Hardware, HardwarePreset};
-use crate::model::scenario::{Attention, Mlp, Precision, Recompute, Transformer};
-use crate::workload::efficiency::{flash_efficiency, gemm_generation, GemmGeneration, GemmShape};
+use crate::model::scenario::{
+    Attention, Mlp, Mode, Precision, Recompute, Scenario, Transformer, Workload,
+};
+use crate::workload::efficiency::{
+    flash_efficiency, flash_generation, gemm_generation, FlashGeneration, GemmGeneration, GemmShape,
+};
 
 /// One op: seconds at full speed on an idle GPU, and its FLOPs. An op may
 /// fuse several kernels; `memory_s` is the part of `time_s` spent in its
@@ -84,6 +88,8 @@ pub(crate) struct Roofline {
     pub gemm: GemmGeneration,
     /// SMs per GPU: how many tiles one wave runs.
     pub sms: u32,
+    /// The generation's FlashAttention kernels (model.md 4).
+    pub flash: FlashGeneration,
 }
 
 impl Roofline {
@@ -105,6 +111,7 @@ impl Roofline {
             linear_input_bytes,
             gemm: gemm_generation(generation),
             sms: hw.sms,
+            flash: flash_generation(generation),
         }
     }
 
@@ -137,12 +144,16 @@ impl Roofline {
         self.tiled(self.peak_tflops, shape, bytes)
     }
 
-    /// `count` GEMMs of `flops_each` inside a FlashAttention kernel: not
-    /// cuBLAS tiles, so at FlashAttention's own efficiency.
-    pub fn flash(&self, count: f64, flops_each: f64, bytes: f64) -> OpCost {
+    /// `count` GEMMs of `flops_each` (unmasked) inside a FlashAttention
+    /// kernel that runs `share` of them (the causal mask skips the rest):
+    /// not cuBLAS tiles, so at the kernel family's own `peak_fraction`. Its
+    /// FLOPs stay the unmasked count (Megatron's model FLOPs).
+    pub fn flash(&self, count: f64, flops_each: f64, share: f64, peak_fraction: f64) -> OpCost {
         let flops = count * flops_each;
-        let compute_s = flops / (self.peak_tflops * 1e12 * flash_efficiency(flops_each));
-        OpCost::roofline(compute_s, bytes / self.hbm_bps, flops, 0.0)
+        let efficiency = flash_efficiency(peak_fraction, flops_each);
+        let compute_s = share * flops / (self.peak_tflops * 1e12 * efficiency);
+        // Compute-bound, at the measured fraction (see `FlashAttention`).
+        OpCost::roofline(compute_s, 0.0, flops, 0.0)
     }
 
     /// A linear layer's GEMM [rows x inner] x [inner x cols]: in bf16 at 2
@@ -259,8 +270,15 @@ pub(crate) struct LayerCost {
     /// cp of them.
     pub attention_block: OpCost,
     /// The attention core's backward on one K/V block (with its selective
-    /// recomputation): `attention_core_backward` is cp of them.
+    /// recomputation): `attention_core_backward` is the diagonal's and cp - 1
+    /// of them.
     pub attention_backward_block: OpCost,
+    /// The attention core's forward on the rank's own K/V block, the
+    /// diagonal of the causal mask (its lower triangle of tiles runs); with
+    /// one CP rank, the whole attention core.
+    pub attention_diagonal: OpCost,
+    /// The diagonal block's backward (with its selective recomputation).
+    pub attention_backward_diagonal: OpCost,
     /// Bytes of one CP rank's keys and values on a TP rank (b x seq/cp x
     /// 2 kv_heads x head_dim / t at 2 bytes): what a ring step passes.
     pub kv_block_bytes: f64,
@@ -337,13 +355,20 @@ pub(crate) fn layer_cost(t: &Transformer, tp: u32, cp: u32, r: &Roofline) -> Lay
     // them, writes them and a 1-byte mask.
     let softmax = r.memory(4.0 * scores);
     let dropout = r.memory(5.0 * scores);
-    let flash = (t.attention == Attention::Flash)
-        .then(|| FlashAttention::of(t, tp).cost(r, b * heads_rank, per_head));
-    let attention_block = match flash {
-        Some(f) => f.forward,
-        None => score_gemm.add(softmax).add(dropout).add(context_gemm),
+    // FlashAttention is causal (model.md 4): the rank's own block (the
+    // diagonal) runs its lower triangle of tiles, every other CP block half
+    // (`CausalShare`). The materialised form (2021 Megatron) computes every
+    // score and masks them.
+    let share = CausalShare::of(s);
+    let flash = |share: f64| {
+        (t.attention == Attention::Flash)
+            .then(|| FlashAttention::cost(r, b * heads_rank, per_head, share))
     };
-    let attention_core = times(attention_block, blocks);
+    let (flash_diagonal, flash) = (flash(share.diagonal), flash(share.off_diagonal));
+    let materialised = score_gemm.add(softmax).add(dropout).add(context_gemm);
+    let attention_block = flash.map_or(materialised, |f| f.forward);
+    let attention_diagonal = flash_diagonal.map_or(materialised, |f| f.forward);
+    let attention_core = attention_diagonal.add(times(attention_block, blocks - 1));
 
     let layernorm = r.memory(4.0 * e_rep);
     let layernorm_bwd = r.memory(6.0 * e_rep);
@@ -382,20 +407,20 @@ pub(crate) fn layer_cost(t: &Transformer, tp: u32, cp: u32, r: &Roofline) -> Lay
 
     // Backward: input gradient and weight gradient, each as costly as the
     // forward GEMM; FlashAttention's backward recomputes the scores inside.
-    let attention_core_bwd_block = match flash {
-        Some(f) => f.backward,
-        None => OpCost {
-            time_s: 2.0 * (score_gemm.time_s + context_gemm.time_s)
-                + r.memory(5.0 * scores).time_s
-                + r.memory(6.0 * scores).time_s,
-            flops: 2.0 * (score_gemm.flops + context_gemm.flops),
-            memory_s: 2.0 * (score_gemm.memory_s + context_gemm.memory_s)
-                + r.memory(5.0 * scores).memory_s
-                + r.memory(6.0 * scores).memory_s,
-            tiles: score_gemm.add(context_gemm).tiles,
-        },
+    let materialised_bwd = OpCost {
+        time_s: 2.0 * (score_gemm.time_s + context_gemm.time_s)
+            + r.memory(5.0 * scores).time_s
+            + r.memory(6.0 * scores).time_s,
+        flops: 2.0 * (score_gemm.flops + context_gemm.flops),
+        memory_s: 2.0 * (score_gemm.memory_s + context_gemm.memory_s)
+            + r.memory(5.0 * scores).memory_s
+            + r.memory(6.0 * scores).memory_s,
+        tiles: score_gemm.add(context_gemm).tiles,
     };
-    let attention_core_bwd = times(attention_core_bwd_block, blocks);
+    let attention_core_bwd_block = flash.map_or(materialised_bwd, |f| f.backward);
+    let attention_core_bwd_diagonal = flash_diagonal.map_or(materialised_bwd, |f| f.backward);
+    let attention_core_bwd =
+        attention_core_bwd_diagonal.add(times(attention_core_bwd_block, blocks - 1));
     let mut attention_backward = layernorm_bwd
         .add(bias_dropout_add_bwd)
         .add(proj_full)
@@ -407,10 +432,12 @@ pub(crate) fn layer_cost(t: &Transformer, tp: u32, cp: u32, r: &Roofline) -> Lay
         f64::from(blocks) * flash.map_or(0.0, |f| f.recomputed_flops);
     let mut attention_core_backward = attention_core_bwd;
     let mut attention_backward_block = attention_core_bwd_block;
+    let mut attention_backward_diagonal = attention_core_bwd_diagonal;
     if t.recompute == Recompute::Selective {
         attention_backward = attention_backward.add(attention_core);
         attention_core_backward = attention_core_backward.add(attention_core);
         attention_backward_block = attention_backward_block.add(attention_block);
+        attention_backward_diagonal = attention_backward_diagonal.add(attention_diagonal);
         attention_recompute_flops += attention_core.flops;
     }
 
@@ -459,6 +486,8 @@ pub(crate) fn layer_cost(t: &Transformer, tp: u32, cp: u32, r: &Roofline) -> Lay
         bias_dropout_add,
         attention_block,
         attention_backward_block,
+        attention_diagonal,
+        attention_backward_diagonal,
         kv_block_bytes: 2.0 * tokens * 2.0 * f64::from(t.kv_heads) * head_dim / tp_f,
     }
 }
@@ -498,35 +527,84 @@ fn fp8_cast_bytes(t: &Transformer, tp: u32, r: &Roofline, tokens: f64) -> (f64, 
 /// 3.3: block sizes of {64, 128} x {64, 128}, chosen by head dimension).
 pub(crate) const FLASH_BLOCK_ROWS: f64 = 128.0;
 
-/// The FlashAttention-2 kernels of one layer on one TP rank (Dao 2023,
-/// arXiv 2307.08691), counted as that paper counts them.
+/// The attention core's FLOPs a causal count leaves out of Megatron's
+/// model FLOPs over the whole step, every GPU counted (interface.md:
+/// `causal_tflops_per_gpu`): half of the unmasked 4 seq^2 x width per layer
+/// and sequence forward, and of the backward's twice that when training.
+/// Recomputation is in neither count. Zero for workloads without attention.
+pub fn masked_attention_flops(s: &Scenario) -> f64 {
+    let Workload::Transformer(t) = &s.workload else {
+        return 0.0;
+    };
+    let seq = f64::from(t.seq);
+    let forward = 4.0 * seq * seq * f64::from(t.attention_width());
+    let passes = match t.mode {
+        Mode::Train => 3.0,
+        Mode::Inference => 1.0,
+    };
+    0.5 * passes * forward * f64::from(t.layers) * f64::from(t.global_batch)
+}
+
+/// The share of a K/V block's unmasked tiles a causal FlashAttention kernel
+/// runs, on a CP rank holding `local_seq` tokens as Transformer Engine's
+/// load-balanced chunks (chunks i and 2cp - 1 - i of 2cp; NVIDIA/
+/// TransformerEngine at d0067d0, transformer_engine/pytorch/attention/
+/// dot_product_attention/context_parallel.py,
+/// `get_seq_chunk_ids_for_reordering_before_attn` and `_after_attn`, lines
+/// 236-265). Its ring attention's steps (lines 1796-1826 and the
+/// branch after them): step 0 is the "diagonal" section, the rank's own
+/// block with the causal mask (`causal_ = section == "diagonal"`, line 993);
+/// a step i <= rank the "lower-triangle" section, every query against the
+/// first half of the block's keys (`k_part[:, 0, ...]`, line 760);
+/// a later step the "upper-triangle" section, the second half of the
+/// queries against every key (`q_part[:, 1, ...]`, line 795). Both
+/// run half a block. The diagonal runs, of its n x n tiles of
+/// FLASH_BLOCK_ROWS, the n (n + 1) / 2 on or below the diagonal. With all
+/// of a rank's blocks summed (the diagonal and cp - 1 halves) the causal
+/// kernel does about half the unmasked work, as the all-gather form's
+/// chunks do too.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct CausalShare {
+    /// Of the rank's own block.
+    pub diagonal: f64,
+    /// Of every other block.
+    pub off_diagonal: f64,
+}
+
+impl CausalShare {
+    pub fn of(local_seq: f64) -> Self {
+        let n = (local_seq / FLASH_BLOCK_ROWS).ceil().max(1.0);
+        CausalShare {
+            diagonal: (n + 1.0) / (2.0 * n),
+            off_diagonal: 0.5,
+        }
+    }
+}
+
+/// The FlashAttention kernels of one layer on one TP rank (FlashAttention-2,
+/// Dao 2023, arXiv 2307.08691; FlashAttention-3 on H100), counted as that
+/// paper counts them.
 ///
 /// FLOPs: the forward is two GEMMs per head, 4 s^2 d (4bs^2h/t on the
 /// rank), the model's convention for the attention core; the paper halves
-/// it for a causal mask, and so would the kernel's time, but the FLOP
-/// counts here keep Megatron's unmasked count like the materialised form,
-/// so MFU stays comparable. The backward is five GEMMs, 2.5 times the
-/// forward: the scores QK^T recomputed, dV, dP, dQ and dK.
+/// it for a causal mask, and so does the kernel's time here
+/// ([`CausalShare`]), but the FLOP counts keep Megatron's unmasked count
+/// like the materialised form, so `mfu` stays comparable (the report's
+/// `causal_mfu` counts the causal half). The backward is five GEMMs, 2.5
+/// times the forward: the scores QK^T recomputed, dV, dP, dQ and dK.
 ///
-/// HBM bytes, from its Algorithms 1 and 2: the forward reads each query
-/// block once and the whole of K and V once per query block (s / 128
-/// times), and writes the output and the softmax's log-sum-exp (fp32 per
-/// row). The backward reads K and V once and writes dK and dV once per
-/// key block, and for each of the s / 128 key blocks reads every query,
-/// output gradient and the two fp32 row statistics, and reads and writes
-/// dQ in fp32; before it, a pass reads O and dO to form D = rowsum(dO o O).
-/// No s x s tensor touches HBM, and none is kept for the backward.
+/// Time: the kernel family's sustained fraction, measured on the whole
+/// kernel ([`crate::workload::efficiency::FlashGeneration`]), times its
+/// FLOPs. Its HBM bytes do not bound it: FlashAttention-2's Algorithm 2
+/// count, which assumes no reuse in L2 (every query block and dQ in fp32
+/// read once per key block), puts FlashAttention-3's measured backward at
+/// sequence 16k, head dimension 128, 16 heads above 17 ms of HBM time at
+/// H100's achievable bandwidth, where the paper measures it at 561
+/// TFLOPs/s, under 10 ms. So the kernels are compute-bound ops here, like
+/// the GEMMs; no s x s tensor touches HBM, and none is kept for the
+/// backward.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) struct FlashAttention {
-    /// Values of Q (and of O, dO, dQ) on the rank: b x s x h / t.
-    pub query_values: f64,
-    /// Values of K and V together on the rank: b x s x 2 kv_heads d / t.
-    pub key_value_values: f64,
-    /// Rows of the softmax statistics: b x heads/t x s.
-    pub rows: f64,
-    /// Query (and key) blocks of FLASH_BLOCK_ROWS along the sequence.
-    pub blocks: f64,
-}
+pub(crate) struct FlashAttention;
 
 /// A FlashAttention layer's two kernels and the part of the backward that
 /// recomputes the forward's scores.
@@ -538,40 +616,15 @@ pub(crate) struct FlashCost {
 }
 
 impl FlashAttention {
-    pub fn of(t: &Transformer, tp: u32) -> Self {
-        let (b, s) = (f64::from(t.micro_batch), f64::from(t.seq));
-        let tp = f64::from(tp);
-        let head_dim = f64::from(t.head_dim);
-        FlashAttention {
-            query_values: b * s * f64::from(t.attention_width()) / tp,
-            key_value_values: b * s * 2.0 * f64::from(t.kv_heads) * head_dim / tp,
-            rows: b * f64::from(t.heads) / tp * s,
-            blocks: (s / FLASH_BLOCK_ROWS).ceil(),
-        }
-    }
-
-    /// HBM bytes of the forward kernel.
-    pub fn forward_bytes(&self) -> f64 {
-        2.0 * (self.query_values + self.blocks * self.key_value_values + self.query_values)
-            + 4.0 * self.rows
-    }
-
-    /// HBM bytes of the backward kernels (D's pass included).
-    pub fn backward_bytes(&self) -> f64 {
-        let q = self.query_values;
-        let preprocess = 2.0 * (2.0 * q) + 4.0 * self.rows;
-        let per_key_block = 2.0 * (q + q) + 2.0 * 4.0 * self.rows + 2.0 * 4.0 * q;
-        let key_values = 2.0 * (2.0 * self.key_value_values);
-        preprocess + key_values + self.blocks * per_key_block
-    }
-
-    /// The two kernels on `r`: two batched GEMMs of `per_head` FLOPs for
-    /// each of `heads` (heads x sequences on the rank) make the forward,
-    /// five the backward.
-    pub fn cost(&self, r: &Roofline, heads: f64, per_head: f64) -> FlashCost {
+    /// The two kernels on `r`, running `share` of their tiles: two batched
+    /// GEMMs of `per_head` FLOPs for each of `heads` (heads x sequences on
+    /// the rank) make the forward, five the backward, each at the
+    /// generation's kernel's own fraction of the peak.
+    pub fn cost(r: &Roofline, heads: f64, per_head: f64, share: f64) -> FlashCost {
+        let f = r.flash;
         FlashCost {
-            forward: r.flash(2.0 * heads, per_head, self.forward_bytes()),
-            backward: r.flash(5.0 * heads, per_head, self.backward_bytes()),
+            forward: r.flash(2.0 * heads, per_head, share, f.forward_fraction),
+            backward: r.flash(5.0 * heads, per_head, share, f.backward_fraction),
             recomputed_flops: heads * per_head,
         }
     }

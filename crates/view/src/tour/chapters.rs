@@ -400,8 +400,9 @@ pub const CHAPTERS: &[Chapter] = &[
         ],
         explain: "One collective replaces the 7 steps, and its traffic takes {axes.cp.comm_ms} where the ring's \
                   took {before:axes.cp.comm_ms}. But only the rank's own block, the diagonal of the causal mask, \
-                  can run before the gather arrives; the other 7 blocks wait for it. In the forward that block \
-                  outlasts the gather here, so the gather hides. The backward has no such block: the gradients of the \
+                  can run before the gather arrives; the other 7 blocks wait for it. In the forward that block, \
+                  causal, runs only its lower triangle, and the gather outlasts it here, so the rest of the gather \
+                  shows. The backward has no such block: the gradients of the \
                   gathered keys and values are reduce-scattered after all 8 blocks, and QKV's backward waits for \
                   them with nothing beside. So {axes.cp.exposed_ms} of CP's time is exposed, {axes.cp.hidden} \
                   hides, and the step is {diff:step_time_ms} longer than with the ring, which has a block to \

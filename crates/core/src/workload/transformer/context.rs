@@ -22,9 +22,10 @@ impl Builder<'_> {
             return;
         }
         let (block, kv) = (self.cost.attention_block, self.cost.kv_block_bytes);
+        let diagonal = self.cost.attention_diagonal;
         match self.s.parallel.cp_mode {
-            CpMode::Ring => self.ring_attention(block, kv, meta),
-            CpMode::Allgather => self.gathered_attention(block, kv, meta),
+            CpMode::Ring => self.ring_attention(block, diagonal, 0, kv, meta),
+            CpMode::Allgather => self.gathered_attention(block, diagonal, kv, meta),
         }
     }
 
@@ -77,13 +78,24 @@ impl Builder<'_> {
 
     /// Ring attention over cp K/V blocks (Megatron-LM's and torchtitan's):
     /// the local block first, then cp - 1 steps, each bringing the next
-    /// block from the ring neighbour while passing one on. With CP overlap,
+    /// block from the ring neighbour while passing one on. Step
+    /// `diagonal_step` runs the rank's own block (`diagonal`: the causal
+    /// mask's diagonal), the others `block` (half of theirs run, causal):
+    /// Transformer Engine runs the diagonal first in the forward and last
+    /// in the backward (context_parallel.py lines 1797 and 2581). With CP overlap,
     /// step i + 1's transfer runs under block i's attention: it leaves as
     /// soon as step i has arrived and block i - 1 no longer reads its
     /// buffer (double buffering). Without it, each step runs after the
     /// block before it and the block after waits for it. `bytes`: what one
     /// step moves per rank.
-    fn ring_attention(&mut self, block: OpCost, bytes: f64, meta: Meta) {
+    fn ring_attention(
+        &mut self,
+        block: OpCost,
+        diagonal: OpCost,
+        diagonal_step: u32,
+        bytes: f64,
+        meta: Meta,
+    ) {
         let cp = self.s.parallel.cp;
         let send = meta.op(OpKind::Send);
         let mut arrived: Option<TaskId> = None;
@@ -107,7 +119,8 @@ impl Builder<'_> {
                 }
                 self.block_all(id);
             }
-            self.compute_all(block, meta.chunk(i));
+            let op = if i == diagonal_step { diagonal } else { block };
+            self.compute_all(op, meta.chunk(i));
         }
     }
 
@@ -116,18 +129,18 @@ impl Builder<'_> {
     /// waits for the whole gather. With it, the gather runs under the
     /// local block (the rank's own keys, the diagonal of the causal mask)
     /// and the other blocks wait for it. `kv`: one rank's K/V bytes.
-    fn gathered_attention(&mut self, block: OpCost, kv: f64, meta: Meta) {
+    fn gathered_attention(&mut self, block: OpCost, diagonal: OpCost, kv: f64, meta: Meta) {
         let cp = self.s.parallel.cp;
         let gather = self.cp_collective(Collective::AllGather, kv, meta.op(OpKind::AllGather));
         if self.s.overlap.cp {
             self.window_next(gather);
-            self.compute_all(block, meta.chunk(0));
+            self.compute_all(diagonal, meta.chunk(0));
             self.block_all(gather);
             self.compute_all(times(block, cp - 1), meta.chunk(1));
         } else {
             self.window_next(gather);
             self.block_all(gather);
-            self.compute_all(times(block, cp), meta);
+            self.compute_all(diagonal.add(times(block, cp - 1)), meta);
         }
     }
 
@@ -155,10 +168,12 @@ impl Builder<'_> {
             self.compute_all(rest, meta);
         }
         let (block, kv) = (self.cost.attention_backward_block, self.cost.kv_block_bytes);
+        let diagonal = self.cost.attention_backward_diagonal;
+        let cp = self.s.parallel.cp;
         match self.s.parallel.cp_mode {
-            CpMode::Ring => self.ring_attention(block, 2.0 * kv, meta),
+            CpMode::Ring => self.ring_attention(block, diagonal, cp - 1, 2.0 * kv, meta),
             CpMode::Allgather => {
-                self.compute_all(times(block, self.s.parallel.cp), meta);
+                self.compute_all(diagonal.add(times(block, cp - 1)), meta);
                 let kind = Collective::ReduceScatter;
                 let id = self.cp_collective(kind, kv, meta.op(OpKind::ReduceScatter));
                 self.window_next(id);
