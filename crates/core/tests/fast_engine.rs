@@ -259,10 +259,6 @@ fn moe_grid() -> Vec<String> {
             2
         };
         for (dispatcher, ep_on) in [("alltoall", false), ("alltoall", true), ("deepep", true)] {
-            // EP overlap on plain 1F1B at pp 2 is refused, as Megatron refuses it.
-            if schedule == "1f1b" && ep_on {
-                continue;
-            }
             for (hardware, layout) in [
                 (r#""nodes":4,"gpus_per_node":2"#, r#""tp":1,"dp":4,"ep":4"#),
                 (r#""nodes":2,"gpus_per_node":4"#, r#""tp":2,"dp":2,"ep":2"#),

@@ -257,41 +257,36 @@ fn impossible_expert_layouts_are_refused_naming_the_field() {
     assert!(e.contains("workload.sequence_parallel"), "{e}");
 }
 
-/// EP overlap on plain 1F1B with a pipeline is refused, as Megatron-LM's
-/// config refuses it (virtual stages needed when pp > 1). Built, its
-/// merged passes paired the wrong compute, and with two micro-batches on
-/// two stages they waited on each other (a cycle the layout search found).
+/// Merged passes need a steady phase: EP overlap on 1F1B or the
+/// interleaved schedule with fewer than 2 x pp micro-batches is refused
+/// (their merged passes waited on each other, a cycle the layout search
+/// found); with 2 x pp it runs to the end.
 #[test]
-fn ep_overlap_needs_virtual_stages_when_pipelined() {
-    let json = |schedule: &str, v: u32| {
+fn ep_overlap_needs_a_steady_phase_to_merge_in() {
+    let json = |schedule: &str, v: u32, global_batch: u32| {
         format!(
             r#"{{"hardware":{{"preset":"dgx-h100","nodes":1}},
             "parallel":{{"tp":4,"pp":2,"dp":1,"ep":4,"schedule":"{schedule}","virtual_stages":{v}}},
             "overlap":{{"ep":true}},
             "workload":{{"layers":4,"hidden":1024,"heads":16,"seq":1024,"vocab":8192,"micro_batch":8,
-              "sequence_parallel":true,"global_batch":16,"attention":"flash","mlp":"swiglu",
+              "sequence_parallel":true,"global_batch":{global_batch},"attention":"flash","mlp":"swiglu",
               "moe":{{"experts":8,"top_k":2,"expert_ffn_hidden":1024}}}}}}"#
         )
     };
-    let e = refusal(&json("1f1b", 1));
-    assert!(
-        e.contains("overlap.ep") && e.contains("interleaved") && e.contains("pp 1"),
-        "{e}"
-    );
-    // Interleaved with its two micro-batches on two stages has no steady
-    // phase to pair in: refused, naming the micro-batches it needs.
-    let e = refusal(&json("interleaved", 2));
-    assert!(
-        e.contains("overlap.ep") && e.contains("at least 4 micro-batches"),
-        "{e}"
-    );
-    // With four, the pairing Megatron builds is accepted and finishes.
-    let s = ScenarioInput::from_json(
-        &json("interleaved", 2).replace(r#""global_batch":16"#, r#""global_batch":32"#),
-    )
-    .unwrap()
-    .resolve()
-    .unwrap();
-    let r = overlap_core::simulate_report(&s).unwrap().report;
-    assert!(r.step_time_ms.is_finite() && r.step_time_ms > 0.0);
+    for (schedule, v) in [("1f1b", 1), ("interleaved", 2)] {
+        let e = refusal(&json(schedule, v, 16));
+        assert!(
+            e.contains("overlap.ep") && e.contains("2 micro-batches") && e.contains("at least 4"),
+            "{e}"
+        );
+        let s = ScenarioInput::from_json(&json(schedule, v, 32))
+            .unwrap()
+            .resolve()
+            .unwrap();
+        let r = overlap_core::simulate_report(&s).unwrap().report;
+        assert!(
+            r.step_time_ms.is_finite() && r.step_time_ms > 0.0,
+            "{schedule}"
+        );
+    }
 }

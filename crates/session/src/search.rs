@@ -45,7 +45,7 @@ pub struct SearchAsk {
 #[derive(Clone, Debug, PartialEq)]
 pub enum SearchEvent {
     /// The reader asked for a search.
-    Start(SearchAsk),
+    Start(Box<SearchAsk>),
     /// The search worker's message handler is installed.
     Ready,
     /// The search worker could not be started.
@@ -118,7 +118,7 @@ impl SearchSession {
                     "Searching: laying out the candidates".to_string(),
                     &mut out,
                 );
-                self.asked = Some(ask);
+                self.asked = Some(*ask);
             }
             SearchEvent::Ready => e.ready(&mut out),
             SearchEvent::SpawnFailed(why) => {

@@ -21,7 +21,7 @@ fn ask(gpus: Option<u64>) -> SearchAsk {
 
 /// Starts a search and gets it posted: its number.
 fn started(s: &mut SearchSession, a: SearchAsk) -> u64 {
-    let out = s.handle(SearchEvent::Start(a.clone()));
+    let out = s.handle(SearchEvent::Start(Box::new(a.clone())));
     let n = out.len();
     assert_eq!(out[n - 3], SearchAction::Spawn, "{out:?}");
     let gen = match out[n - 2] {
@@ -100,7 +100,7 @@ fn a_search_is_posted_when_its_worker_is_ready_and_shown_when_done() {
 fn the_newest_search_wins_and_an_older_reply_is_dropped() {
     let mut s = SearchSession::default();
     let old = started(&mut s, ask(None));
-    let out = s.handle(SearchEvent::Start(ask(Some(16))));
+    let out = s.handle(SearchEvent::Start(Box::new(ask(Some(16)))));
     assert_eq!(
         out[0],
         SearchAction::Terminate,

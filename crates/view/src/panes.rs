@@ -159,14 +159,19 @@ mod tests {
 
     #[test]
     fn every_pane_has_one_row_and_one_key() {
-        for id in [PaneId::Timeline, PaneId::Sweep, PaneId::BusBandwidth] {
+        for id in [
+            PaneId::Timeline,
+            PaneId::Sweep,
+            PaneId::BusBandwidth,
+            PaneId::Search,
+        ] {
             assert_eq!(PANES.iter().filter(|r| r.id == id).count(), 1, "{id:?}");
             assert_eq!(row(id).id, id);
             assert_eq!(find(row(id).key), Some(row(id)));
             let opened = Pane::opened(id, DEFAULT_SWEEP_FIELD.to_string());
             assert_eq!(opened.id(), id);
         }
-        assert_eq!(keys_text(), "timeline, sweep or busbw");
+        assert_eq!(keys_text(), "timeline, sweep, busbw or search");
         assert!(PANES
             .iter()
             .all(|r| r.key.chars().all(|c| c.is_ascii_lowercase())));

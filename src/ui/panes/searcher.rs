@@ -54,7 +54,7 @@ impl Searcher {
         }
         self.problem.set(None);
         self.found.set(None);
-        job::feed(self, SearchEvent::Start(ask), None);
+        job::feed(self, SearchEvent::Start(Box::new(ask)), None);
     }
 
     /// Asks for `ask` even if it was the last asked for (the reader

@@ -604,42 +604,28 @@ fn check_experts(c: &mut Checker, s: &Scenario, t: &Transformer) {
             ),
         );
     }
-    // Megatron-LM's combined 1F1B pairs one micro-batch's forward with
-    // another's backward within a virtual stage's chunks: its config
-    // refuses EP A2A overlap on a pipeline without virtual stages
-    // (megatron/core/transformer/transformer_config.py, __post_init__: "If
-    // enabling EP A2A overlap, virtual_pipeline_model_parallel_size must be
-    // specified when pipeline_model_parallel_size > 1"). Built on plain
-    // 1F1B the pairing is not Megatron's, and with two micro-batches on two
-    // stages its merged passes wait on each other.
-    if s.overlap.ep && p.ep > 1 && p.pp > 1 && p.schedule == Schedule::OneFOneB {
-        c.fail(
-            "overlap.ep",
-            "Megatron's all-to-all overlap needs virtual pipeline stages when pp > 1: \
-             valid with parallel.schedule \"interleaved\" (or DeepSeek's \"dualpipe-v\"), with pp 1, \
-             or overlap.ep false"
-                .to_string(),
-        );
-    }
-    // The interleaved schedule pairs a backward with a later forward only
-    // past its warm-up: with no more micro-batches than stages it has no
-    // steady phase, and the passes its cool-down would merge wait on each
-    // other across stages (found by the layout search at pp 2 and 4 with
-    // pp micro-batches; 2 x pp and more run). A known gap of the merged
-    // order (moe::merged_order), refused rather than run wrong.
+    // Merged passes (EP overlap on 1F1B or the interleaved schedule) pair a
+    // backward with a later forward past the pipeline's warm-up. With fewer
+    // than 2 x pp micro-batches there is no steady phase to pair in, and the
+    // passes the cool-down merges wait on each other across stages: found by
+    // the layout search (1F1B at pp 2 with two micro-batches; interleaved
+    // with pp micro-batches at pp 2 and 4), while 2 x pp and more run. A
+    // known gap of the merged order (`moe::merged_order`), refused rather
+    // than run wrong. Megatron-LM itself refuses EP overlap on a pipeline
+    // without virtual stages (megatron/core/transformer/transformer_config.py,
+    // __post_init__: "virtual_pipeline_model_parallel_size must be specified
+    // when pipeline_model_parallel_size > 1"); the model still builds it on
+    // plain 1F1B, which the tour's DualPipe chapter compares against.
     let m = u64::from(s.micro_batches());
-    if s.overlap.ep
-        && p.ep > 1
-        && p.pp > 1
-        && p.schedule == Schedule::Interleaved
-        && m < 2 * u64::from(p.pp)
-    {
+    let merged = matches!(p.schedule, Schedule::OneFOneB | Schedule::Interleaved);
+    if s.overlap.ep && p.ep > 1 && p.pp > 1 && merged && m < 2 * u64::from(p.pp) {
         c.fail(
             "overlap.ep",
             format!(
-                "all-to-all overlap on the interleaved schedule merges passes only past the warm-up, \
+                "all-to-all overlap on schedule \"{}\" merges passes only past the pipeline's warm-up, \
                  which {} on {} stages leave none of: valid with at least {} micro-batches per pipeline \
                  (workload.global_batch / (parallel.dp x workload.micro_batch)), or overlap.ep false",
+                p.schedule.name(),
                 if m == 1 { "1 micro-batch".to_string() } else { format!("{m} micro-batches") },
                 p.pp,
                 2 * p.pp

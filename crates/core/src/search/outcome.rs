@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::front::{compare, front, Objective, Point};
+use super::options::Options;
 use super::space::{recompute_name, sharding_name, Layout};
-use super::Options;
 use crate::input::parse::ScenarioInput;
 use crate::model::axis::Axis;
 use crate::model::scenario::Scenario;
