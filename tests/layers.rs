@@ -75,7 +75,7 @@ const SUB_LAYERS: &[(&str, &[&[&str]])] = &[
             // The worker's scope: its replies, clocks, simulator, counts.
             &["scope"],
             // One request kind each.
-            &["trace_reader", "helper", "curves", "exports"],
+            &["trace_reader", "helper", "curves", "exports", "search"],
             // Simulate, which shares a large step's figures with the helper.
             &["simulate"],
         ],
