@@ -86,6 +86,23 @@ pub fn StaleNote() -> impl IntoView {
         })
         .forget();
     });
+    // The reader's clock starts at the edit, not when the run is posted: a
+    // large scenario's resolve on the main thread can take part of the
+    // 300 ms before the page is busy (Qwen3-235B chosen from the preset
+    // picker), and the figures shown are stale from the edit on. Only the
+    // newest edit's timer counts.
+    let edits = StoredValue::new(0u64);
+    Effect::new(move |_| {
+        state.input.track();
+        let seq = edits.get_value() + 1;
+        edits.set_value(seq);
+        gloo_timers::callback::Timeout::new(PENDING_STALE_MS, move || {
+            if edits.try_get_value() == Some(seq) && state.busy.get_untracked() {
+                pending_long.set(true);
+            }
+        })
+        .forget();
+    });
     // The refused field to point at: one the user just changed, else the
     // first refusal that has a control.
     let refused = Memo::new(move |_| {
