@@ -150,9 +150,12 @@ impl PlotPane for SearchPane {
 
     fn below(&self, frame: Frame) -> AnyView {
         view! {
-            <ol class="search-best" aria-label="The best layouts: press one to load its scenario">
+            // Each row says its rank among every simulated layout, which the
+            // front (objective "both") skips through: no list numbers beside it.
+            <ul class="search-best" style="list-style:none;padding-left:0"
+                aria-label="The best layouts: press one to load its scenario">
                 {move || rows(frame)}
-            </ol>
+            </ul>
         }
         .into_any()
     }
