@@ -6,7 +6,7 @@
 
 use overlap_core::search::{Found, FoundRow};
 
-use crate::display_list::{Align, Rect, Shape};
+use crate::display_list::{Align, DisplayList, Rect, Shape};
 use crate::palette::Role;
 use crate::plot::{
     blank, nice_ticks, number_tick, polyline, value_axis, Mark, Plot, Scale, Swatch, AXIS_LABEL_PX,
@@ -16,6 +16,16 @@ use crate::plot::{
 const DOT_PX: f64 = 4.0;
 /// A best layout's outlined square, CSS px across.
 const BEST_PX: f64 = 10.0;
+
+/// A vertical line at `x` from `y.0` to `y.1`.
+fn vline(list: &mut DisplayList, x: f64, (y0, y1): (f64, f64), stroke: Role, dashed: bool) {
+    list.shapes.push(Shape::Line {
+        from: (x, y0),
+        to: (x, y1),
+        stroke,
+        dashed,
+    });
+}
 
 /// The search's picture of `found` at `width` x `height` CSS px. One
 /// [`Mark`] per row of `found.best`, in order.
@@ -58,12 +68,7 @@ pub fn search_plot(found: &Found, width: f64, height: f64) -> Plot {
     };
     for &t in &ticks {
         let px = x.at(t);
-        list.shapes.push(Shape::Line {
-            from: (px, bottom),
-            to: (px, bottom + 4.0),
-            stroke: Role::Muted,
-            dashed: false,
-        });
+        vline(&mut list, px, (bottom, bottom + 4.0), Role::Muted, false);
         list.text(
             Role::Muted,
             px,
@@ -82,12 +87,7 @@ pub fn search_plot(found: &Found, width: f64, height: f64) -> Plot {
 
     // The GPU's memory: layouts right of it were refused before simulating.
     let hbm_x = x.at(found.hbm_gb);
-    list.shapes.push(Shape::Line {
-        from: (hbm_x, bottom),
-        to: (hbm_x, top_px + 8.0),
-        stroke: Role::Text,
-        dashed: true,
-    });
+    vline(&mut list, hbm_x, (bottom, top_px + 8.0), Role::Text, true);
     list.text(
         Role::Muted,
         hbm_x - 4.0,

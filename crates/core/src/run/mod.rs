@@ -338,21 +338,9 @@ impl Simulator {
         report.collective =
             crate::output::report::CollectiveReport::of(scenario, report.step_time_ms);
         let mut baseline_extrapolated_from = None;
-        if !self.baseline_wanted {
-            report.baseline_ms = f64::NAN;
-            report.speedup = f64::NAN;
-            return Ok((
-                timeline,
-                Figures {
-                    report,
-                    events,
-                    planned_events,
-                    extrapolated_from,
-                    baseline_extrapolated_from,
-                },
-            ));
-        }
-        report.baseline_ms = if off == *scenario {
+        report.baseline_ms = if !self.baseline_wanted {
+            f64::NAN
+        } else if off == *scenario {
             report.step_time_ms
         } else if let Some(ms) = remembered {
             ms
@@ -366,8 +354,11 @@ impl Simulator {
             baseline_extrapolated_from = from;
             step_s * 1e3
         };
-        self.baseline = Some((off, report.baseline_ms));
-        report.speedup = if report.step_time_ms > 0.0 {
+        if self.baseline_wanted {
+            self.baseline = Some((off, report.baseline_ms));
+        }
+        // NaN without a baseline, as `baseline_ms`.
+        report.speedup = if report.step_time_ms > 0.0 || report.baseline_ms.is_nan() {
             report.baseline_ms / report.step_time_ms
         } else {
             1.0
