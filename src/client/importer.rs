@@ -157,12 +157,7 @@ impl Host for Inner {
                 }
             }
             ImportAction::ArmBudget { gen, ms } => {
-                let me = self.me.clone();
-                let timer = Timeout::new(ms, move || {
-                    if let Some(me) = me.upgrade() {
-                        job::feed(&*me, ImportEvent::BudgetSpent(gen), None);
-                    }
-                });
+                let timer = job::feed_after(self.me.clone(), ms, ImportEvent::BudgetSpent(gen));
                 self.page.borrow_mut().budget = Some(timer);
             }
             ImportAction::CancelBudget => {

@@ -11,6 +11,8 @@
 use std::cell::RefCell;
 use std::rc::Weak;
 
+use gloo_timers::callback::Timeout;
+
 use overlap_session::{Heard, Machine, WorkerRequest};
 
 use super::worker_client::{NotSent, Received, WorkerClient};
@@ -61,6 +63,19 @@ pub fn client_for<H: Host>(host: Weak<H>) -> WorkerClient {
     WorkerClient::new(move |received| {
         if let Some(host) = host.upgrade() {
             hear(&*host, Heard::Reply(&received.reply), Some(&received));
+        }
+    })
+}
+
+/// A timer that feeds `host`'s machine `event` after `ms` (a machine's
+/// budget): dropped, it never fires, so replacing it cancels it.
+pub fn feed_after<H: Host>(host: Weak<H>, ms: u32, event: <H::Machine as Machine>::Event) -> Timeout
+where
+    <H::Machine as Machine>::Event: 'static,
+{
+    Timeout::new(ms, move || {
+        if let Some(host) = host.upgrade() {
+            feed(&*host, event, None);
         }
     })
 }

@@ -97,12 +97,8 @@ impl Host for Runner {
                 job::post(self, &request);
             }
             Action::ArmBudget { gen, ms } => {
-                let weak = self.me.clone();
-                self.page.borrow_mut().budget = Some(Timeout::new(ms, move || {
-                    if let Some(r) = weak.upgrade() {
-                        r.feed(Event::BudgetSpent(gen), None);
-                    }
-                }));
+                let timer = job::feed_after(self.me.clone(), ms, Event::BudgetSpent(gen));
+                self.page.borrow_mut().budget = Some(timer);
             }
             Action::ArmSettle { ms } => {
                 let weak = self.me.clone();

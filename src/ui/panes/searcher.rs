@@ -114,12 +114,7 @@ impl Host for Searcher {
                 }
             }
             SearchAction::ArmBudget { gen, ms } => {
-                let me = self.me.clone();
-                let timer = Timeout::new(ms, move || {
-                    if let Some(me) = me.upgrade() {
-                        job::feed(&*me, SearchEvent::BudgetSpent(gen), None);
-                    }
-                });
+                let timer = job::feed_after(self.me.clone(), ms, SearchEvent::BudgetSpent(gen));
                 *self.budget.borrow_mut() = Some(timer);
             }
             SearchAction::CancelBudget => *self.budget.borrow_mut() = None,
