@@ -127,8 +127,15 @@ pub fn StaleNote() -> impl IntoView {
             Some((field, format!("{}: {}", message.field, message.message)))
         })
     });
+    // Pending only dims figures that exist: before the first run's figures
+    // there is no previous scenario to warn about (a page or embed still
+    // loading its worker would otherwise show the note, and an embed would
+    // post a second height for it).
     let stale = Memo::new(move |_| {
-        refused.with(Option::is_some) || (pending_long.get() && !state.figures_ahead.get())
+        refused.with(Option::is_some)
+            || (pending_long.get()
+                && !state.figures_ahead.get()
+                && state.report.with(Option::is_some))
     });
     Effect::new(move |_| {
         let why = if refused.with(Option::is_some) {
