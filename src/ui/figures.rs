@@ -9,7 +9,7 @@ use overlap_core::output::metric::{self, AxisFigure, Metric};
 use overlap_core::{Axis, Report};
 
 use crate::state::AppState;
-use overlap_view::format;
+use overlap_view::{axis_reading, format};
 
 pub use overlap_view::tour::template::{shown, shown_of};
 
@@ -85,7 +85,45 @@ fn AxisCard(axis: Axis) -> impl IntoView {
                     .collect_view()}
             </div>
             <WindowChart axis=axis />
+            <AxisWords axis=axis />
         </article>
+    }
+}
+
+/// The card in words, visible without hover: why the axis is exposed as it
+/// is (computed from the figures, `overlap_view::axis_reading`), where it
+/// weighs most, and what its window and contention are, the definitions
+/// folded under a summary that names the axis's window.
+#[component]
+fn AxisWords(
+    /// The axis whose figures are read.
+    axis: Axis,
+) -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let reading = Memo::new(move |_| {
+        state
+            .report
+            .with(|r| r.as_ref().and_then(|r| axis_reading::reading(axis, r)))
+    });
+    let heaviest = Memo::new(move |_| {
+        state.report.with(|r| {
+            r.as_ref()
+                .and_then(|r| axis_reading::heaviest_note(axis, r))
+        })
+    });
+    view! {
+        <p class="axis-reading" data-axis=axis.name() hidden=move || reading.with(Option::is_none)>
+            {move || reading.get()}
+        </p>
+        <p class="axis-heaviest" data-axis=axis.name() hidden=move || heaviest.with(Option::is_none)>
+            {move || heaviest.get()}
+        </p>
+        <details class="axis-def">
+            <summary>{format!("{}'s window: {}", axis.label(), axis_reading::window_of(axis))}</summary>
+            <p>{axis_reading::WINDOW}</p>
+            <p>{axis_reading::CONTENTION}</p>
+            <p>"Hidden is the share of the traffic under compute. The rest is exposed (compute stood idle waiting on it) or under another's wait (compute stood idle for another axis or the bubble)."</p>
+        </details>
     }
 }
 

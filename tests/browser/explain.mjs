@@ -148,4 +148,35 @@ export function registerExplainTests(test, h) {
       assert((await notice.count()) === 0, 'a notice on a scenario that fits');
     }, { viewport: { width, height } });
   }
+
+  for (const [width, height] of [[1440, 900], [390, 844]]) {
+    test(`explain: each axis card says in words why its axis is exposed, and what window and contention mean, without hover (${width}x${height})`, async ({ page }) => {
+      await goto(page, '?v=1&preset=didactic');
+      // The figures the words are computed from, as the report gives them.
+      const dp = await page.evaluate(() => Object.fromEntries(
+        [...document.querySelectorAll('.axis-card.dp [data-run="current"][data-metric]')]
+          .map((e) => [e.dataset.metric.split('.').pop(), Number(e.dataset.value)])));
+      const reading = page.locator('.axis-reading[data-axis="dp"]');
+      await reading.waitFor();
+      const text = await reading.textContent();
+      // DP's window is longer than its traffic on this preset, yet most of
+      // it is exposed, with no contention: the card says why.
+      assert(dp.window_ms > dp.comm_ms && dp.exposed_ms > 0.5 * dp.comm_ms && dp.contention_ms < 0.01,
+        `the preset no longer shows the case: ${JSON.stringify(dp)}`);
+      assert(text.includes('is longer than its traffic, yet it is exposed'), `no why: ${text}`);
+      assert(text.includes('the window is not where the traffic is'), `no why: ${text}`);
+      // The definitions are on screen (folded under a visible summary).
+      const summary = page.locator('.axis-card.dp .axis-def summary');
+      assert(await summary.isVisible(), 'the window definition is not visible');
+      assert((await summary.textContent()).includes('last micro-batch'), await summary.textContent());
+      await summary.click();
+      const def = await page.locator('.axis-card.dp .axis-def').textContent();
+      assert(/Window: /.test(def) && /Contention: /.test(def) && /Hidden is the share/.test(def), def);
+      // Every card carries a reading of its own.
+      for (const axis of ['tp', 'pp', 'dp']) {
+        assert(await page.locator(`.axis-reading[data-axis="${axis}"]`).isVisible(), `${axis}: no reading`);
+      }
+      await page.locator('.axis-card.dp').screenshot({ path: join(ARTIFACTS, `explain-dp-card-${width}.png`) });
+    }, { viewport: { width, height } });
+  }
 }

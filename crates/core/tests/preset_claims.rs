@@ -706,9 +706,10 @@ const CLAIMS: &[Claim] = &[
         text: "Every layer's parameters are all-gathered before its forward and again before its backward, \
                the next layer's prefetched while the current one computes; its gradients are \
                reduce-scattered after its backward.",
-        // 0.85 hides since causal attention halved the layers' attention
-        // (issue 55; above 0.9 before).
-        check: |s| fsdp_per_layer(s, 0.8),
+        // 0.78 hides under compute (hidden's one meaning, model.md 6), 0.85
+        // not exposed, since causal attention halved the layers' attention
+        // (issue 55; above 0.9 not exposed before).
+        check: |s| fsdp_per_layer(s, 0.75),
     },
     Claim {
         preset: "llama3-70b-fsdp",

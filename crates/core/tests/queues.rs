@@ -125,11 +125,13 @@ fn megatron_tp_overlap_runs_each_backward_collective_beside_its_gemm_on_one_queu
         "175B seq+sel, Megatron TP overlap, 1 queue: TP comm {:.1} ms, hidden {:.3}",
         tp.comm_ms, tp.hidden
     );
-    // Measured 0.443 (0.400 under compute, 0.043 in flight while the
-    // stream waited on something charged before it): the forward's four collectives per layer and the
-    // backward's two mirrored AllGathers still block. As with eight queues:
-    // the launch order lets each collective start first.
-    assert!((0.43..0.46).contains(&tp.hidden), "{}", tp.hidden);
+    // Measured 0.400 under compute (hidden), and 0.443 not exposed (0.043
+    // more in flight while the stream waited on something charged before
+    // it): the forward's four collectives per layer and the backward's two
+    // mirrored AllGathers still block. As with eight queues: the launch
+    // order lets each collective start first.
+    assert!((0.39..0.41).contains(&tp.hidden), "{}", tp.hidden);
+    assert!((0.43..0.46).contains(&tp.not_exposed), "{}", tp.not_exposed);
     let eight = {
         let mut s = s.clone();
         s.hardware.max_connections = 8;

@@ -85,6 +85,30 @@ fn check(what: &str, r: &Report) {
             a.under_compute_ms,
             a.window_ms
         );
+        // One meaning of hidden (model.md 6): the share under compute,
+        // never above window / comm; `not_exposed` keeps 1 - exposed/comm.
+        if a.comm_ms > 0.0 {
+            let rel = SLACK * step / a.comm_ms;
+            assert!(
+                (a.hidden - a.under_compute_ms / a.comm_ms).abs() <= rel,
+                "{what}: {name} hidden {a:?}"
+            );
+            assert!(
+                (a.not_exposed - (1.0 - a.exposed_ms / a.comm_ms)).abs() <= rel,
+                "{what}: {name} not exposed {a:?}"
+            );
+            assert!(
+                a.hidden <= a.window_ms / a.comm_ms + rel,
+                "{what}: {name} {a:?}"
+            );
+        }
+        // The heaviest GPU moves at least what the GPU read on moves.
+        assert!(
+            a.heaviest.comm_ms >= a.comm_ms - slack,
+            "{what}: {name} heaviest {:?} under {}",
+            a.heaviest,
+            a.comm_ms
+        );
         exposed_total += a.exposed_ms;
     }
     // Each idle instant charged once: compute, exposed and bubble are the step.

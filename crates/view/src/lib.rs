@@ -20,6 +20,7 @@
 //! No web dependency: every test here runs natively.
 #![warn(missing_docs)]
 
+pub mod axis_reading;
 pub mod display_list;
 pub mod draw;
 pub mod format;

@@ -23,6 +23,8 @@ pub enum Unit {
     Tflops,
     /// Gigabytes.
     Gb,
+    /// A GPU, by rank ("GPU 3").
+    Gpu,
 }
 
 impl Unit {
@@ -35,6 +37,7 @@ impl Unit {
             Unit::Ratio => "×",
             Unit::Tflops => "TFLOP/s",
             Unit::Gb => "GB",
+            Unit::Gpu => "",
         }
     }
 }
@@ -50,8 +53,10 @@ pub enum AxisFigure {
     UnderCompute,
     /// Of comm, the time the compute stream stood idle charged elsewhere.
     UnderIdle,
-    /// 1 - exposed / comm.
+    /// under compute / comm.
     Hidden,
+    /// 1 - exposed / comm.
+    NotExposed,
     /// Compute available to hide it.
     Window,
     /// How much longer its collectives took than alone on the same links.
@@ -60,12 +65,13 @@ pub enum AxisFigure {
 
 impl AxisFigure {
     /// Every axis figure, in the order the page shows them.
-    pub const ALL: [AxisFigure; 7] = [
+    pub const ALL: [AxisFigure; 8] = [
         AxisFigure::Comm,
         AxisFigure::Exposed,
         AxisFigure::UnderCompute,
         AxisFigure::UnderIdle,
         AxisFigure::Hidden,
+        AxisFigure::NotExposed,
         AxisFigure::Window,
         AxisFigure::Contention,
     ];
@@ -78,6 +84,7 @@ impl AxisFigure {
             AxisFigure::UnderCompute => "under_compute_ms",
             AxisFigure::UnderIdle => "under_idle_ms",
             AxisFigure::Hidden => "hidden",
+            AxisFigure::NotExposed => "not_exposed",
             AxisFigure::Window => "window_ms",
             AxisFigure::Contention => "contention_ms",
         }
@@ -91,6 +98,7 @@ impl AxisFigure {
             AxisFigure::UnderCompute => "under compute",
             AxisFigure::UnderIdle => "under idle",
             AxisFigure::Hidden => "hidden",
+            AxisFigure::NotExposed => "not exposed",
             AxisFigure::Window => "window",
             AxisFigure::Contention => "contention",
         }
@@ -107,11 +115,73 @@ impl AxisFigure {
             AxisFigure::UnderIdle => {
                 "Of comm, the time compute stood idle charged to another axis or the bubble"
             }
-            AxisFigure::Hidden => "1 − exposed / comm",
+            AxisFigure::Hidden => "Under compute / comm: the share hidden under compute",
+            AxisFigure::NotExposed => {
+                "1 − exposed / comm: hidden under compute or under another axis's or the bubble's idle"
+            }
             AxisFigure::Window => {
                 "Compute that ran while its collectives could legally run, idle time excluded"
             }
             AxisFigure::Contention => "How much longer it took than alone on the same links",
+        }
+    }
+}
+
+/// One of an axis's figures on the GPU where its communication is largest
+/// (`axes.<axis>.heaviest` in the report; model.md 6).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HeaviestFigure {
+    /// Which GPU (its rank).
+    Gpu,
+    /// Time the axis's collectives were in flight on it.
+    Comm,
+    /// Of comm, while its compute stream ran.
+    UnderCompute,
+    /// Its idle time charged to the axis.
+    Exposed,
+    /// Of comm, while its stream stood idle charged elsewhere.
+    UnderIdle,
+    /// under compute / comm on it.
+    Hidden,
+    /// The axis's window on it.
+    Window,
+}
+
+impl HeaviestFigure {
+    /// Every figure, in report order.
+    pub const ALL: [HeaviestFigure; 7] = [
+        HeaviestFigure::Gpu,
+        HeaviestFigure::Comm,
+        HeaviestFigure::UnderCompute,
+        HeaviestFigure::Exposed,
+        HeaviestFigure::UnderIdle,
+        HeaviestFigure::Hidden,
+        HeaviestFigure::Window,
+    ];
+
+    /// Its field name in the report's `HeaviestGpu`.
+    pub fn field(self) -> &'static str {
+        match self {
+            HeaviestFigure::Gpu => "gpu",
+            HeaviestFigure::Comm => "comm_ms",
+            HeaviestFigure::UnderCompute => "under_compute_ms",
+            HeaviestFigure::Exposed => "exposed_ms",
+            HeaviestFigure::UnderIdle => "under_idle_ms",
+            HeaviestFigure::Hidden => "hidden",
+            HeaviestFigure::Window => "window_ms",
+        }
+    }
+
+    /// Its value in a report's `HeaviestGpu`.
+    pub fn of(self, h: &crate::output::report::HeaviestGpu) -> f64 {
+        match self {
+            HeaviestFigure::Gpu => f64::from(h.gpu),
+            HeaviestFigure::Comm => h.comm_ms,
+            HeaviestFigure::UnderCompute => h.under_compute_ms,
+            HeaviestFigure::Exposed => h.exposed_ms,
+            HeaviestFigure::UnderIdle => h.under_idle_ms,
+            HeaviestFigure::Hidden => h.hidden,
+            HeaviestFigure::Window => h.window_ms,
         }
     }
 }
@@ -217,6 +287,8 @@ pub enum Metric {
     HtaOverlap,
     /// One figure of one parallelism axis.
     Axis(Axis, AxisFigure),
+    /// One figure of one axis on the GPU where its communication is largest.
+    Heaviest(Axis, HeaviestFigure),
     /// One figure of one link class.
     Link(LinkClass, LinkFigure),
     /// One part of the fullest GPU's memory.
@@ -276,6 +348,7 @@ impl Metric {
         ];
         for axis in Axis::ALL {
             all.extend(AxisFigure::ALL.map(|f| Metric::Axis(axis, f)));
+            all.extend(HeaviestFigure::ALL.map(|f| Metric::Heaviest(axis, f)));
         }
         all.extend(LINKS);
         all.extend(MemoryFigure::ALL.map(Metric::Memory));
@@ -310,10 +383,12 @@ impl Metric {
                     AxisFigure::UnderCompute => a.under_compute_ms,
                     AxisFigure::UnderIdle => a.under_idle_ms,
                     AxisFigure::Hidden => a.hidden,
+                    AxisFigure::NotExposed => a.not_exposed,
                     AxisFigure::Window => a.window_ms,
                     AxisFigure::Contention => a.contention_ms,
                 }
             }
+            Metric::Heaviest(axis, figure) => figure.of(&r.axes.get(axis).heaviest),
             Metric::Memory(figure) => figure.of(&r.memory_gb),
             Metric::Link(class, figure) => {
                 let l = match class {
@@ -334,6 +409,9 @@ impl Metric {
     pub fn name(self) -> String {
         match self {
             Metric::Axis(axis, figure) => format!("axes.{}.{}", axis.name(), figure.field()),
+            Metric::Heaviest(axis, figure) => {
+                format!("axes.{}.heaviest.{}", axis.name(), figure.field())
+            }
             Metric::Link(class, figure) => format!("links.{}.{}", link_name(class), figure.field()),
             Metric::Memory(figure) => format!("memory_gb.{}", figure.field()),
             _ => self.step_name().to_string(),
@@ -354,7 +432,7 @@ impl Metric {
             Metric::CausalMfu => "causal_mfu",
             Metric::Bubble => "bubble_fraction",
             Metric::HtaOverlap => "hta_overlap",
-            Metric::Axis(..) | Metric::Link(..) | Metric::Memory(..) => "",
+            Metric::Axis(..) | Metric::Heaviest(..) | Metric::Link(..) | Metric::Memory(..) => "",
         }
     }
 
@@ -362,6 +440,14 @@ impl Metric {
     pub fn label(self) -> String {
         match self {
             Metric::Axis(axis, figure) => format!("{} {}", axis.label(), figure.label()),
+            Metric::Heaviest(axis, HeaviestFigure::Gpu) => {
+                format!("{}'s heaviest GPU", axis.label())
+            }
+            Metric::Heaviest(axis, figure) => format!(
+                "{} {} on its heaviest GPU",
+                axis.label(),
+                figure.field().trim_end_matches("_ms").replace('_', " ")
+            ),
             Metric::Link(class, LinkFigure::Busy) => format!("{} busy", link_label(class)),
             Metric::Link(class, LinkFigure::Shared) => {
                 format!("{} shared by axes", link_label(class))
@@ -381,7 +467,9 @@ impl Metric {
                 Metric::CausalMfu => "Causal MFU",
                 Metric::Bubble => "Pipeline bubble",
                 Metric::HtaOverlap => "HTA overlap",
-                Metric::Axis(..) | Metric::Link(..) | Metric::Memory(..) => "",
+                Metric::Axis(..) | Metric::Heaviest(..) | Metric::Link(..) | Metric::Memory(..) => {
+                    ""
+                }
             }
             .to_string(),
         }
@@ -401,6 +489,9 @@ impl Metric {
                 "Share of communication kernel time a compute kernel also runs, as HolisticTraceAnalysis computes it"
             }
             Metric::Axis(_, figure) => figure.help(),
+            Metric::Heaviest(..) => {
+                "On the GPU where this axis's communication is largest, which may not be the one that ends last"
+            }
             Metric::Link(_, LinkFigure::Shared) => {
                 "Fraction of busy time two or more axes shared the link"
             }
@@ -425,8 +516,11 @@ impl Metric {
             | Metric::Bubble
             | Metric::HtaOverlap
             | Metric::Link(..) => Unit::Fraction,
-            Metric::Axis(_, AxisFigure::Hidden) => Unit::Fraction,
+            Metric::Axis(_, AxisFigure::Hidden | AxisFigure::NotExposed) => Unit::Fraction,
             Metric::Axis(..) => Unit::Ms,
+            Metric::Heaviest(_, HeaviestFigure::Gpu) => Unit::Gpu,
+            Metric::Heaviest(_, HeaviestFigure::Hidden) => Unit::Fraction,
+            Metric::Heaviest(..) => Unit::Ms,
             Metric::Memory(_) => Unit::Gb,
         }
     }
@@ -470,7 +564,9 @@ mod tests {
         leaves("", &json, &mut fields);
         for m in Metric::all() {
             // The didactic preset has no CP: the report leaves its axis out.
-            if matches!(m, Metric::Axis(Axis::Cp, _)) && !report.axes.has(Axis::Cp) {
+            if matches!(m, Metric::Axis(Axis::Cp, _) | Metric::Heaviest(Axis::Cp, _))
+                && !report.axes.has(Axis::Cp)
+            {
                 continue;
             }
             if m == Metric::StepTimeS {

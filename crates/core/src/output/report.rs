@@ -13,8 +13,15 @@ pub struct AxisReport {
     /// Time the compute stream stood idle charged to them (each idle
     /// instant is charged once: model.md section 5).
     pub exposed_ms: f64,
-    /// 1 - exposed / comm (1 when there is no communication).
+    /// The share of `comm_ms` hidden under compute: `under_compute_ms /
+    /// comm_ms` (model.md 6: one meaning everywhere; it never exceeds
+    /// `window_ms / comm_ms`). 1 when there is no communication.
     pub hidden: f64,
+    /// 1 - exposed / comm: hidden under compute or under another axis's or
+    /// the bubble's idle (the quantity `hidden` meant before the fourth
+    /// round; interface.md). 1 when there is no communication.
+    #[serde(default = "one")]
+    pub not_exposed: f64,
     /// The part of `comm_ms` during which the compute stream ran (hidden).
     #[serde(default)]
     pub under_compute_ms: f64,
@@ -29,6 +36,38 @@ pub struct AxisReport {
     pub window_ms: f64,
     /// How much longer its collectives took than alone on the same links.
     pub contention_ms: f64,
+    /// The same parts on the GPU where this axis's communication is
+    /// largest (model.md 6): stages differ, and the GPU that ends last may
+    /// carry little of an axis (DeepSeek-V3's first stage holds the dense
+    /// layers).
+    #[serde(default)]
+    pub heaviest: HeaviestGpu,
+}
+
+/// An axis's parts on the GPU where its communication is largest.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct HeaviestGpu {
+    /// The GPU's rank.
+    pub gpu: u32,
+    /// Time the axis's collectives were in flight on it.
+    pub comm_ms: f64,
+    /// Of `comm_ms`, while its compute stream ran.
+    pub under_compute_ms: f64,
+    /// Its compute stream's idle time charged to the axis.
+    pub exposed_ms: f64,
+    /// Of `comm_ms`, while its stream stood idle charged elsewhere.
+    pub under_idle_ms: f64,
+    /// `under_compute_ms / comm_ms` (1 without communication).
+    pub hidden: f64,
+    /// The axis's window on it.
+    pub window_ms: f64,
+}
+
+/// `not_exposed` of a report written before the field existed: an axis
+/// without it read as fully not exposed only if it had no communication,
+/// which such a report cannot say; 1 keeps absent axes' convention.
+fn one() -> f64 {
+    1.0
 }
 
 impl AxisReport {
@@ -64,10 +103,20 @@ const ABSENT_AXIS: AxisReport = AxisReport {
     comm_ms: 0.0,
     exposed_ms: 0.0,
     hidden: 1.0,
+    not_exposed: 1.0,
     under_compute_ms: 0.0,
     under_idle_ms: 0.0,
     window_ms: 0.0,
     contention_ms: 0.0,
+    heaviest: HeaviestGpu {
+        gpu: 0,
+        comm_ms: 0.0,
+        under_compute_ms: 0.0,
+        exposed_ms: 0.0,
+        under_idle_ms: 0.0,
+        hidden: 1.0,
+        window_ms: 0.0,
+    },
 };
 
 impl Axes {

@@ -9,13 +9,24 @@
 
 use crate::model::axis::Axis;
 use crate::model::scenario::Scenario;
-use crate::output::report::{AxisReport, LinkReport, Report};
+use crate::output::report::{AxisReport, HeaviestGpu, LinkReport, Report};
 use crate::workload::layer_cost::masked_attention_flops;
 
 /// GPUs whose ends differ by at most this part of the step ended together
 /// (see [`Tally::tied`]): far above the rounding of a step's sums, far below
 /// anything the report shows.
 const END_TIE: f64 = 1e-9;
+
+/// `part / whole` clamped to 0..=1, 1 when there is no whole: the share of
+/// an axis's communication, for an axis that moves nothing reads as fully
+/// hidden (`AxisReport::hidden_share` keeps it out of words).
+fn share(part_s: f64, whole_s: f64) -> f64 {
+    if whole_s > 0.0 {
+        (part_s / whole_s).clamp(0.0, 1.0)
+    } else {
+        1.0
+    }
+}
 
 /// One simulated GPU's sums over the step, seconds.
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -262,6 +273,22 @@ impl Tally {
 
     /// The slowest GPU: the lowest index among those that end with the last
     /// (see [`Tally::tied`]).
+    /// The GPU where axis `a`'s communication is largest (model.md 6):
+    /// GPUs within the end tie of the largest count as equal, and the
+    /// lowest index among them is taken, so that symmetric GPUs give one
+    /// answer however rounding falls.
+    fn heaviest(&self, a: usize) -> usize {
+        let most = self
+            .gpus
+            .iter()
+            .map(|g| g.comm_s[a])
+            .fold(f64::NEG_INFINITY, f64::max);
+        self.gpus
+            .iter()
+            .position(|g| g.comm_s[a] >= most - self.end_tie_s())
+            .unwrap_or(0)
+    }
+
     fn slowest(&self) -> usize {
         let last = self
             .gpus
@@ -309,21 +336,28 @@ impl Tally {
             let a = axis.index();
             let comm = stats.comm_s[a];
             let exposed = stats.exposed_s[a];
+            let heavy = &self.gpus[self.heaviest(a)];
             *r.axes.get_mut(axis) = AxisReport {
                 comm_ms: comm * 1e3,
                 exposed_ms: exposed * 1e3,
+                hidden: share(stats.under_compute_s[a], comm),
                 // Exposed time is charged only while one of the axis's
                 // collectives is in flight (tests/single_charge.rs): the
                 // clamp takes off rounding, a part in a billion at most.
-                hidden: if comm > 0.0 {
-                    (1.0 - exposed / comm).clamp(0.0, 1.0)
-                } else {
-                    1.0
-                },
+                not_exposed: share(comm - exposed, comm),
                 under_compute_ms: stats.under_compute_s[a] * 1e3,
                 under_idle_ms: stats.under_idle_s[a] * 1e3,
                 window_ms: stats.window_s[a] * 1e3,
                 contention_ms: stats.contention_s[a] * 1e3,
+                heaviest: HeaviestGpu {
+                    gpu: heavy.rank,
+                    comm_ms: heavy.comm_s[a] * 1e3,
+                    under_compute_ms: heavy.under_compute_s[a] * 1e3,
+                    exposed_ms: heavy.exposed_s[a] * 1e3,
+                    under_idle_ms: heavy.under_idle_s[a] * 1e3,
+                    hidden: share(heavy.under_compute_s[a], heavy.comm_s[a]),
+                    window_ms: heavy.window_s[a] * 1e3,
+                },
             };
         }
         for (l, out) in self

@@ -23,6 +23,7 @@ pub fn shown(metric: Metric, value: f64) -> String {
         Unit::Ratio => format::ratio(value),
         Unit::Tflops => format::tflops(value),
         Unit::Gb => format::gb(value),
+        Unit::Gpu => format!("GPU {value:.0}"),
     }
 }
 
@@ -32,11 +33,22 @@ pub fn shown(metric: Metric, value: f64) -> String {
 /// overlapped perfectly rather than one with nothing to overlap.
 pub fn shown_of(metric: Metric, report: &Report) -> String {
     match metric {
-        Metric::Axis(axis, AxisFigure::Hidden) => report
-            .axes
-            .get(axis)
-            .hidden_share()
-            .map_or_else(|| "–".to_string(), |h| shown(metric, h)),
+        Metric::Axis(axis, figure @ (AxisFigure::Hidden | AxisFigure::NotExposed)) => {
+            let a = report.axes.get(axis);
+            a.hidden_share().map_or_else(
+                || "–".to_string(),
+                |_| {
+                    shown(
+                        metric,
+                        if figure == AxisFigure::Hidden {
+                            a.hidden
+                        } else {
+                            a.not_exposed
+                        },
+                    )
+                },
+            )
+        }
         _ => shown(metric, metric.get(report)),
     }
 }

@@ -1,0 +1,198 @@
+//! What an axis's card says in words, visible without hover (a phone has
+//! none): what its window is, what contention is, and why the axis is
+//! exposed, computed from the report's figures alone.
+//!
+//! The three parts of an axis's communication (model.md 6) are named one
+//! way everywhere: under compute (hidden), exposed (the compute stream
+//! stood idle charged to it) and under another's wait (the stream stood
+//! idle charged to another axis or to the bubble).
+
+use overlap_core::{Axis, Report};
+
+use crate::format;
+
+/// What a window is, for every axis (model.md 5).
+pub const WINDOW: &str =
+    "Window: the compute that ran while this axis's collectives could legally \
+run, from each one's data being ready until its result is first needed.";
+
+/// What contention is, for every axis.
+pub const CONTENTION: &str = "Contention: how much longer its collectives took than alone, \
+because other axes' traffic shared the same links.";
+
+/// The compute each axis can hide its communication behind: the thesis,
+/// per axis (model.md 4 and 5).
+pub fn window_of(axis: Axis) -> &'static str {
+    match axis {
+        Axis::Tp => "the GEMM next to each all-reduce or all-gather: small, against heavy traffic",
+        Axis::Pp => "a whole micro-batch's forward or backward on the stage",
+        Axis::Dp => {
+            "with gradient accumulation, only the last micro-batch's backward (the gradients are \
+             final only then)"
+        }
+        Axis::Ep => {
+            "another micro-batch's compute, when two micro-batches' passes are merged (combined \
+             1F1B, DualPipe): one micro-batch's own layers wait on their all-to-all"
+        }
+        Axis::Cp => {
+            "the attention of the block in hand, which grows with the square of the sequence"
+        }
+    }
+}
+
+/// The share of the traffic below which a part is not worth a clause.
+const NEGLIGIBLE_SHARE: f64 = 0.01;
+
+/// Why the axis is exposed as it is, in one or two sentences computed
+/// from `r`'s figures on the GPU the step is read on; `None` for an axis
+/// the report does not carry or that moves nothing.
+pub fn reading(axis: Axis, r: &Report) -> Option<String> {
+    let a = r.axes.reported(axis)?;
+    if a.comm_ms <= 0.0 {
+        return None;
+    }
+    let ms = |v: f64| format::ms_like(v, a.comm_ms.max(a.window_ms));
+    let small = |v: f64| v <= NEGLIGIBLE_SHARE * a.comm_ms;
+    let parts = format!(
+        "Of its {} of traffic, {} ran under compute ({} hidden), {} was exposed",
+        ms(a.comm_ms),
+        ms(a.under_compute_ms),
+        format::pct(a.hidden),
+        ms(a.exposed_ms)
+    );
+    let parts = if small(a.under_idle_ms) {
+        format!("{parts}.")
+    } else {
+        format!(
+            "{parts} and {} ran under another's wait (compute stood idle for another axis or the bubble).",
+            ms(a.under_idle_ms)
+        )
+    };
+    let why = if small(a.exposed_ms) {
+        "Nothing worth counting is exposed.".to_string()
+    } else if a.window_ms < a.comm_ms {
+        format!(
+            "Its window, {}, is shorter than its traffic: at least {} of it cannot hide under compute.",
+            ms(a.window_ms),
+            ms(a.comm_ms - a.window_ms)
+        )
+    } else if a.contention_ms >= a.exposed_ms / 2.0 {
+        format!(
+            "Its window, {}, is longer than its traffic, yet it is exposed: its collectives took {} \
+             longer than alone, serialised behind other axes' traffic on the same links.",
+            ms(a.window_ms),
+            ms(a.contention_ms)
+        )
+    } else {
+        format!(
+            "Its window, {}, is longer than its traffic, yet it is exposed, and contention adds only \
+             {}: the window is not where the traffic is. Some of its collectives (those whose data \
+             is ready last) have less compute within reach than they take, and the compute within \
+             reach of the others cannot move to them.",
+            ms(a.window_ms),
+            ms(a.contention_ms)
+        )
+    };
+    Some(format!("{parts} {why}"))
+}
+
+/// Where the axis weighs most, when it moves measurably more there than
+/// on the GPU the step is read on (model.md 6): "On GPU 3, where TP moves
+/// most: 12.1 ms of traffic, 80.2% hidden under compute, 1.3 ms exposed."
+pub fn heaviest_note(axis: Axis, r: &Report) -> Option<String> {
+    let a = r.axes.reported(axis)?;
+    let h = &a.heaviest;
+    if h.comm_ms <= a.comm_ms * (1.0 + NEGLIGIBLE_SHARE) {
+        return None;
+    }
+    let ms = |v: f64| format::ms_like(v, h.comm_ms);
+    Some(format!(
+        "On GPU {}, where {} moves most: {} of traffic, {} hidden under compute, {} exposed.",
+        h.gpu,
+        axis.label(),
+        ms(h.comm_ms),
+        format::pct(h.hidden),
+        ms(h.exposed_ms)
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use overlap_core::report::AxisReport;
+
+    fn with(axis: Axis, a: AxisReport) -> Report {
+        let mut r = Report::default();
+        *r.axes.get_mut(axis) = a;
+        r
+    }
+
+    #[test]
+    fn a_short_window_is_named_with_the_traffic_that_cannot_hide() {
+        let r = with(
+            Axis::Tp,
+            AxisReport {
+                comm_ms: 10.0,
+                exposed_ms: 6.0,
+                under_compute_ms: 4.0,
+                hidden: 0.4,
+                window_ms: 4.0,
+                ..AxisReport::default()
+            },
+        );
+        let s = reading(Axis::Tp, &r).unwrap();
+        assert!(s.contains("shorter than its traffic"), "{s}");
+        assert!(s.contains("6.00 ms of it cannot hide"), "{s}");
+        assert!(!s.contains("another's wait"), "{s}");
+    }
+
+    #[test]
+    fn a_long_window_left_exposed_is_explained_by_the_run() {
+        let queued = AxisReport {
+            comm_ms: 6.7,
+            exposed_ms: 5.4,
+            under_compute_ms: 1.3,
+            hidden: 0.19,
+            window_ms: 7.98,
+            contention_ms: 0.1,
+            ..AxisReport::default()
+        };
+        let s = reading(Axis::Dp, &with(Axis::Dp, queued.clone())).unwrap();
+        assert!(s.contains("the window is not where the traffic is"), "{s}");
+        let contended = AxisReport {
+            contention_ms: 4.0,
+            ..queued
+        };
+        let s = reading(Axis::Dp, &with(Axis::Dp, contended)).unwrap();
+        assert!(s.contains("serialised behind other axes"), "{s}");
+    }
+
+    #[test]
+    fn the_heaviest_gpu_is_named_only_where_it_moves_more() {
+        let mut a = AxisReport {
+            comm_ms: 10.0,
+            ..AxisReport::default()
+        };
+        a.heaviest.comm_ms = 10.0;
+        assert_eq!(heaviest_note(Axis::Ep, &with(Axis::Ep, a.clone())), None);
+        a.heaviest = overlap_core::report::HeaviestGpu {
+            gpu: 24,
+            comm_ms: 30.0,
+            under_compute_ms: 27.0,
+            exposed_ms: 3.0,
+            hidden: 0.9,
+            ..Default::default()
+        };
+        let s = heaviest_note(Axis::Ep, &with(Axis::Ep, a)).unwrap();
+        assert!(s.starts_with("On GPU 24, where EP moves most"), "{s}");
+        assert!(s.contains("90.0% hidden"), "{s}");
+    }
+
+    #[test]
+    fn every_axis_has_its_window_and_nothing_is_said_of_silence() {
+        for axis in Axis::ALL {
+            assert!(!window_of(axis).is_empty());
+            assert_eq!(reading(axis, &Report::default()), None);
+        }
+    }
+}
