@@ -26,6 +26,7 @@ use crate::workload::schedule::{period_marks, stage_program, Pass, Step};
 mod context;
 mod grad_buckets;
 mod layer;
+mod layer_pairs;
 mod moe_layer;
 mod pipeline;
 mod tp_modes;
