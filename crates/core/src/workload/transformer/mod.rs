@@ -234,7 +234,7 @@ impl Builder<'_> {
             self.virtual_stages,
             train,
         );
-        let program = crate::workload::moe::merged_order(self.s, stage, program);
+        let program = crate::workload::moe::merged_order(self.s, program);
         self.group_at = (stage, replica);
         let mut i = 0;
         while i < program.len() {

@@ -82,7 +82,8 @@ impl Builder<'_> {
                 let cost = self.moe_cost();
                 self.compute_all(cost.router, meta);
                 self.ep_launch(meta.op(OpKind::Dispatch));
-                self.beside(cost.shared, meta.op(OpKind::SharedExperts));
+                let beside = crate::workload::moe::ep_form(self.s).shared_expert;
+                self.beside(cost.shared, meta.op(OpKind::SharedExperts), beside);
             }
             _ => {
                 let cost = self.moe_cost();
@@ -106,7 +107,8 @@ impl Builder<'_> {
                 }
                 self.ep_launch(meta.op(OpKind::Combine));
                 if whole {
-                    self.beside(cost.shared_wgrad, meta.op(OpKind::ExpertsWgrad));
+                    let beside = crate::workload::moe::ep_form(self.s).shared_expert;
+                    self.beside(cost.shared_wgrad, meta.op(OpKind::ExpertsWgrad), beside);
                 }
             }
             (true, 1) => {
@@ -114,7 +116,8 @@ impl Builder<'_> {
                 self.compute_all(cost.experts_dgrad, meta.op(OpKind::ExpertsDgrad));
                 self.ep_launch(meta.op(OpKind::Dispatch));
                 if whole {
-                    self.beside(cost.experts_wgrad, meta.op(OpKind::ExpertsWgrad));
+                    let beside = crate::workload::moe::ep_form(self.s).dispatch_wgrad;
+                    self.beside(cost.experts_wgrad, meta.op(OpKind::ExpertsWgrad), beside);
                 }
             }
             _ if whole => {
@@ -138,13 +141,14 @@ impl Builder<'_> {
         self.moe_cost.expect("an MoE layer has its costs")
     }
 
-    /// Compute that needs none of the all-to-alls in flight: with EP
-    /// overlap it runs under them; without, after them.
-    fn beside(&mut self, cost: OpCost, meta: Meta) {
+    /// Compute that needs none of the all-to-alls in flight: with the EP
+    /// overlap option that moves it (`overlap`) it runs under them; without,
+    /// after them.
+    fn beside(&mut self, cost: OpCost, meta: Meta, overlap: bool) {
         if cost == OpCost::default() {
             return;
         }
-        if !self.s.overlap.ep {
+        if !overlap {
             self.ep_wait();
         }
         self.compute_all(cost, meta);
@@ -243,7 +247,7 @@ impl Builder<'_> {
                 for &b in &waiting {
                     self.g.dep(b, id);
                 }
-                if self.s.overlap.ep {
+                if self.s.overlap.ep.is_on() {
                     let launched_at = self.g.next_compute_index(gpu);
                     self.ep_stream.pending.push((id, launched_at));
                 } else {
