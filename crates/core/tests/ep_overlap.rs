@@ -234,10 +234,14 @@ fn old_switches_and_option_lists_read_and_link_back() {
     let form = overlap_core::workload::moe::ep_form(&s);
     assert!(form.shared_expert && form.dispatch_wgrad && !form.combined_1f1b);
     let again = overlap_core::input::share_link::encode(&d.input, None);
+    // The link writes `+` escaped, and reads back the same options.
     assert!(
-        again.contains("ep_overlap=shared_expert+dispatch_wgrad"),
+        again.contains("ep_overlap=shared_expert%2Bdispatch_wgrad"),
         "{again}"
     );
+    let back = overlap_core::input::share_link::decode(&again, &[]);
+    assert!(back.errors.is_empty(), "{:?}", back.errors);
+    assert_eq!(back.input.resolve().unwrap().overlap.ep, s.overlap.ep);
 }
 
 #[test]
