@@ -193,7 +193,12 @@ pub(crate) fn control(path: &'static str) -> AnyView {
             .into_iter()
             .find(|a| OVERLAP_ROWS[a.index()].1.first() == Some(&path));
         let checked =
-            Signal::derive(move || value.get().and_then(|v| v.as_bool()).unwrap_or(false));
+            // `overlap.ep` may hold a list of options (JSON, links): on.
+            Signal::derive(move || {
+                value
+                    .get()
+                    .is_some_and(|v| v.as_bool().unwrap_or_else(|| v.as_array().is_some_and(|a| !a.is_empty())))
+            });
         let on_change = Callback::new(move |v: bool| choose(state, f, Value::Bool(v)));
         return view! {
             <Toggle

@@ -48,7 +48,7 @@ fn deepseek_all_on() -> Scenario {
     s.overlap.tp = true;
     s.overlap.pp = true;
     s.overlap.dp = true;
-    s.overlap.ep = true;
+    s.overlap.ep = true.into();
     s.overlap.param_gather = true;
     s
 }

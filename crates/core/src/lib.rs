@@ -40,6 +40,7 @@ pub use workload::{efficiency, interference, schedule};
 /// write it (`input::parse`), under one path.
 pub mod scenario {
     pub use crate::input::parse::*;
+    pub use crate::model::ep_overlap::*;
     pub use crate::model::scenario::*;
 }
 

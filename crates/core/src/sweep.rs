@@ -185,7 +185,7 @@ pub fn values_from_list(field: &Field, list: &str) -> Result<Vec<Candidate>, Str
 fn example(field: &Field) -> String {
     match field.kind {
         Kind::Bool => "0,1".to_string(),
-        Kind::Enum(c) | Kind::IntOf { choices: c, .. } => {
+        Kind::Enum(c) | Kind::IntOf { choices: c, .. } | Kind::Switches { choices: c, .. } => {
             let names: Vec<&str> = c.iter().map(|c| c.name).collect();
             names.join(",")
         }
@@ -271,6 +271,10 @@ pub fn slider_values(field: &Field) -> Vec<Value> {
     match field.kind {
         Kind::Bool => vec![Value::Bool(false), Value::Bool(true)],
         Kind::Enum(c) => c.iter().map(|c| Value::from(c.name)).collect(),
+        Kind::Switches { choices, .. } => choices
+            .iter()
+            .filter_map(|c| field.parse_text(c.name).ok())
+            .collect(),
         Kind::IntOf { choices, .. } => choices
             .iter()
             .filter_map(|c| c.name.parse::<u32>().ok().map(Value::from))

@@ -258,7 +258,19 @@ fn moe_grid() -> Vec<String> {
         } else {
             2
         };
-        for (dispatcher, ep_on) in [("alltoall", false), ("alltoall", true), ("deepep", true)] {
+        // `overlap.ep` as a switch and as Megatron-LM's options: combined
+        // 1F1B's layer pairs where Megatron runs them, the unpaired options
+        // on every schedule.
+        let mut forms = vec![
+            ("alltoall", "false"),
+            ("alltoall", "true"),
+            ("deepep", "true"),
+            ("alltoall", r#"["shared_expert","dispatch_wgrad"]"#),
+        ];
+        if schedule == "interleaved" || schedule == "dualpipe-v" {
+            forms.push(("deepep", r#"["combined_1f1b"]"#));
+        }
+        for (dispatcher, ep_on) in forms {
             for (hardware, layout) in [
                 (r#""nodes":4,"gpus_per_node":2"#, r#""tp":1,"dp":4,"ep":4"#),
                 (r#""nodes":2,"gpus_per_node":4"#, r#""tp":2,"dp":2,"ep":2"#),

@@ -87,7 +87,7 @@ fn every_overlap_on(s: &Scenario) -> Scenario {
     on.overlap.tp = true;
     on.overlap.pp = true;
     on.overlap.dp = true;
-    on.overlap.ep = s.parallel.ep > 1;
+    on.overlap.ep = (s.parallel.ep > 1).into();
     on.overlap.cp = s.parallel.cp > 1;
     on
 }

@@ -1016,7 +1016,7 @@ const CLAIMS: &[Claim] = &[
         text: "The all-to-alls sit between the router and the experts and after the experts; switch EP \
                overlap on to merge one micro-batch's forward with another's backward.",
         check: |s| {
-            ensure(!s.overlap.ep, || "EP overlap is on".into())?;
+            ensure(!s.overlap.ep.is_on(), || "EP overlap is on".into())?;
             let sim = simulate(s);
             let t = &sim.timeline;
             let compute = &t.gpus[0].compute;
@@ -1034,7 +1034,7 @@ const CLAIMS: &[Claim] = &[
                 )?;
             }
             let mut on = s.clone();
-            on.overlap.ep = true;
+            on.overlap.ep = true.into();
             let (off, on) = (sim.report, report(&on));
             let exposed = |r: &Report| r.axes.get(Axis::Ep).exposed_ms;
             ensure(exposed(&on) < 0.7 * exposed(&off), || {
@@ -1077,7 +1077,7 @@ const CLAIMS: &[Claim] = &[
         preset: "qwen3-235b",
         text: "EP overlap merges each forward with a backward (Megatron's combined 1F1B).",
         check: |s| {
-            ensure(s.overlap.ep && merges_passes(s), || "passes do not merge".into())
+            ensure(s.overlap.ep.is_on() && merges_passes(s), || "passes do not merge".into())
         },
     },
     Claim {
@@ -1137,7 +1137,7 @@ const CLAIMS: &[Claim] = &[
         text: "DualPipeV runs each forward chunk beside another micro-batch's backward chunk, so that one's \
                all-to-all hides under the other's compute.",
         check: |s| {
-            ensure(s.overlap.ep && merges_passes(s), || "passes do not merge".into())
+            ensure(s.overlap.ep.is_on() && merges_passes(s), || "passes do not merge".into())
         },
     },
 ];

@@ -50,6 +50,9 @@ fn value(field: &Field, raw: u64, anywhere: bool) -> Value {
         }
         Kind::Bool => Value::Bool(raw.is_multiple_of(2)),
         Kind::Enum(choices) => Value::from(choices[nth(choices.len())].name),
+        Kind::Switches { choices, .. } => {
+            field.parse_text(choices[nth(choices.len())].name).unwrap()
+        }
     }
 }
 

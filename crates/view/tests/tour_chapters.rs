@@ -385,7 +385,7 @@ fn expert_chapter_hides_the_all_to_all_under_the_other_micro_batch() {
     assert_eq!((s.hardware.nodes, s.hardware.gpus()), (2, 16));
     assert_eq!((moe.experts, moe.top_k, s.parallel.ep), (16, 2, 16));
     assert!((0..t.layers).all(|l| t.is_moe_layer(l)), "a dense layer");
-    assert!(!s.overlap.ep && s.parallel.schedule == Schedule::OneFOneB);
+    assert!(!s.overlap.ep.is_on() && s.parallel.schedule == Schedule::OneFOneB);
     // "Each GPU runs 8 micro-batches a step."
     let micro_batches: BTreeSet<u32> = r.before.timeline.gpus[0]
         .compute
@@ -891,7 +891,7 @@ fn merged_micro_batches(s: &Scenario, stage: u32, micro_batches: u32) -> BTreeSe
         p.virtual_stages,
         true,
     );
-    let program = overlap_core::workload::moe::merged_order(s, stage, program);
+    let program = overlap_core::workload::moe::merged_order(s, program);
     let mut alone = BTreeSet::new();
     let mut i = 0;
     while i < program.len() {
@@ -957,7 +957,7 @@ fn dualpipe_chapter_fills_the_bubble_not_the_all_to_all() {
     let m = micro_batches.len() as u32;
     // "EP overlap is on, so 1F1B runs as Megatron-LM's combined 1F1B".
     assert_eq!(sb.parallel.schedule, Schedule::OneFOneB);
-    assert!(sb.overlap.ep && overlap_core::workload::moe::merges_passes(&sb));
+    assert!(sb.overlap.ep.is_on() && overlap_core::workload::moe::merges_passes(&sb));
     // "a forward merged with another micro-batch's backward, each one's
     // all-to-alls under the other's compute".
     for phase in [Phase::Forward, Phase::Backward] {

@@ -117,7 +117,7 @@ fn switch_scenario(axis: Axis) -> (&'static str, fn(&mut ScenarioInput, bool)) {
         Axis::Tp => ("didactic", |i, on| i.overlap.tp = Some(on)),
         Axis::Pp => ("contention", |i, on| i.overlap.pp = Some(on)),
         Axis::Dp => ("didactic", |i, on| i.overlap.dp = Some(on)),
-        Axis::Ep => ("moe-didactic", |i, on| i.overlap.ep = Some(on)),
+        Axis::Ep => ("moe-didactic", |i, on| i.overlap.ep = Some(on.into())),
         Axis::Cp => ("long-context-ring", |i, on| i.overlap.cp = Some(on)),
     }
 }

@@ -55,6 +55,8 @@ impl Field {
     pub fn choices(&self) -> &'static [Choice] {
         match self.kind {
             Kind::Enum(choices) | Kind::IntOf { choices, .. } => choices,
+            // `overlap.ep` stays a switch on the page (on: the schedule's
+            // natural form); its lists are set in JSON and links.
             _ => &[],
         }
     }
@@ -74,6 +76,12 @@ impl Field {
         match value {
             Value::String(s) => s.clone(),
             Value::Bool(b) => if *b { "1" } else { "0" }.to_string(),
+            // A list of options (`Kind::Switches`): their names joined by `+`.
+            Value::Array(names) => names
+                .iter()
+                .map(|n| n.as_str().map_or_else(|| n.to_string(), str::to_string))
+                .collect::<Vec<_>>()
+                .join("+"),
             other => other.to_string(),
         }
     }
@@ -108,6 +116,15 @@ impl Field {
             },
             Kind::Enum(choices) if choices.iter().any(|c| c.name == raw) => Ok(Value::from(raw)),
             Kind::Enum(_) => Err(self.not_of_kind(&format!("{raw:?}"))),
+            Kind::Switches { options, .. } => match raw {
+                "1" | "true" | "on" => Ok(Value::Bool(true)),
+                "0" | "false" | "off" => Ok(Value::Bool(false)),
+                // A link's query decodes `+` as a space.
+                _ if raw.split(['+', ' ']).all(|n| options.contains(&n)) => Ok(Value::Array(
+                    raw.split(['+', ' ']).map(Value::from).collect(),
+                )),
+                _ => Err(self.not_of_kind(&format!("{raw:?}"))),
+            },
         }
     }
 
@@ -132,6 +149,14 @@ impl Field {
             Kind::Enum(choices) => format!(
                 "{given} is not valid: valid are {}",
                 names(choices).join(", ")
+            ),
+            Kind::Switches { options, .. } => format!(
+                "{given} is not valid: valid are false, true, or a list of {}",
+                options
+                    .iter()
+                    .map(|n| format!("{n:?}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
         }
     }

@@ -194,6 +194,9 @@ mod tests {
                 Kind::Int { min, max } => values.extend([min, max].map(Value::from)),
                 Kind::Real { min, max } => values.extend([min, max].map(Value::from)),
                 Kind::Bool => values.extend([true, false].map(Value::from)),
+                Kind::Switches { choices, .. } => {
+                    values.extend(choices.iter().map(|c| f.parse_text(c.name).unwrap()))
+                }
                 Kind::Enum(_) | Kind::IntOf { .. } => {}
             }
             for v in values {

@@ -50,6 +50,15 @@ pub enum Kind {
     Bool,
     /// One name from a list.
     Enum(&'static [Choice]),
+    /// A switch, or a list of named options (`overlap.ep`): `false`,
+    /// `true`, or the options' names, joined by `+` in links. The choices
+    /// are the values a select offers: `0`, `1`, then the lists.
+    Switches {
+        /// The values a select offers.
+        choices: &'static [Choice],
+        /// The options a list may name.
+        options: &'static [&'static str],
+    },
 }
 
 /// Where a missing field's value comes from.
@@ -93,6 +102,7 @@ impl FieldValue for f64 {
 }
 
 impl FieldValue for bool {}
+impl FieldValue for crate::model::ep_overlap::EpOverlap {}
 impl FieldValue for HardwarePreset {}
 impl FieldValue for WorkloadKind {}
 impl FieldValue for Mode {}
@@ -121,6 +131,14 @@ impl Kind {
             Kind::IntOf { choices, .. } => format!("one of {}", names(choices).join(", ")),
             Kind::Bool => "true or false (`1` or `0` in links)".to_string(),
             Kind::Enum(choices) => format!("one of {}", names(choices).join(", ")),
+            Kind::Switches { options, .. } => format!(
+                "true or false, or a list of {} (`1`, `0` or the names joined by `+` in links)",
+                options
+                    .iter()
+                    .map(|n| format!("`{n}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
         }
     }
 }

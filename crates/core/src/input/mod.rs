@@ -17,6 +17,8 @@ mod field;
 mod fill;
 mod kind;
 mod reads;
+/// Why combined 1F1B hides nothing with one micro-batch, for the page to say.
+pub use reads::ep_nothing_to_pair;
 mod table;
 
 pub mod companions;

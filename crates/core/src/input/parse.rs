@@ -14,6 +14,7 @@ pub use crate::input::table::{
     HardwareInput, MoeInput, OverlapInput, ParallelInput, ScenarioInput, WorkloadInput,
 };
 
+use crate::input::kind::Kind;
 use crate::input::table::{self, Field, FIELDS};
 use crate::input::{fill, validate};
 use crate::model::scenario::Scenario;
@@ -345,8 +346,14 @@ fn refuse_objects_for_values(value: &Value) -> Result<(), ScenarioError> {
                 }
                 continue;
             }
-            if field.is_object() || field.is_array() {
-                return Err(single_value_expected(&format!("{key}.{name}"), field));
+            // A field of switches (`overlap.ep`) also takes a list of names.
+            let path = format!("{key}.{name}");
+            let list_ok = field.is_array()
+                && FIELDS
+                    .iter()
+                    .any(|f| f.path == path && matches!(f.kind, Kind::Switches { .. }));
+            if field.is_object() || (field.is_array() && !list_ok) {
+                return Err(single_value_expected(&path, field));
             }
         }
     }

@@ -143,9 +143,28 @@ pub(crate) fn deepep_inert(s: &Scenario) -> Option<String> {
     })
 }
 
-/// Why `overlap.ep` changes nothing: no experts, or all of them on each GPU.
+/// Why `overlap.ep` changes nothing: no experts, or all of them on each
+/// GPU; or combined 1F1B with one micro-batch, which has no other
+/// micro-batch's pass to pair with (model.md section 4c).
 pub(crate) fn ep_overlap_inert(s: &Scenario) -> Option<String> {
-    moe_inert(s).or_else(|| degree_one("EP", s.parallel.ep, "all-to-all"))
+    moe_inert(s)
+        .or_else(|| degree_one("EP", s.parallel.ep, "all-to-all"))
+        .or_else(|| ep_nothing_to_pair(s))
+}
+
+/// Why combined 1F1B hides nothing, when it does not: with one micro-batch
+/// per pipeline there is no other micro-batch's forward or backward to run
+/// beside each all-to-all, and the options that would hide it without a
+/// pair are off (Megatron-LM refuses them beside combined 1F1B).
+pub fn ep_nothing_to_pair(s: &Scenario) -> Option<String> {
+    let form = crate::workload::moe::ep_form(s);
+    let alone = form.combined_1f1b && !form.shared_expert && !form.dispatch_wgrad;
+    (alone && transformer(s).is_some() && s.micro_batches() == 1).then(|| {
+        "Changes nothing here: combined 1F1B runs one micro-batch's forward beside another's backward, \
+         and with one micro-batch per pipeline there is nothing to pair: every all-to-all waits where it \
+         is launched."
+            .to_string()
+    })
 }
 
 /// A field that changes something in every scenario it applies to.

@@ -21,6 +21,7 @@ use serde_json::Value;
 use crate::input::declare::fields;
 use crate::input::kind::{choices, named_choices, Choice, DefaultFrom, FieldValue, Kind};
 use crate::input::reads::*;
+use crate::model::ep_overlap::EpOverlap;
 use crate::model::hardware::{HardwarePreset, DEFAULT_MAX_CONNECTIONS};
 use crate::model::scenario::{
     Attention, CollectiveOp, CpMode, Dispatcher, DpSharding, GradSync, Interference, Mlp, Mode,
@@ -733,9 +734,22 @@ fields! {
             default: Fixed(GradSync::EveryMicroBatch), label: "FSDP gradient sync", unit: "", slider: NO_SLIDER,
             resolved: |s| Some(s.overlap.grad_sync),
         },
-        /// EP all-to-all overlap.
-        ep: bool {
-            link: 65, key: "ep_overlap", kind: Kind::Bool, default: Fixed(false),
+        /// EP all-to-all overlap: off, the schedule's natural form, or
+        /// Megatron-LM's options by name (`model::ep_overlap`).
+        ep: EpOverlap {
+            link: 65, key: "ep_overlap",
+            kind: Kind::Switches {
+                choices: choices![
+                    ("0", "Off"),
+                    ("1", "On: the schedule's own form"),
+                    ("shared_expert", "Shared experts beside the all-to-alls"),
+                    ("dispatch_wgrad", "Dispatch backward under the experts' weight gradients"),
+                    ("shared_expert+dispatch_wgrad", "Both of these"),
+                    ("combined_1f1b", "Combined 1F1B: forward and backward paired per layer"),
+                ],
+                options: &crate::model::ep_overlap::EP_OPTION_NAMES,
+            },
+            default: Fixed(EpOverlap::Off),
             label: "EP overlap", unit: "", slider: NO_SLIDER,
             resolved: |s| transformer(s).map(|_| s.overlap.ep),
             inert: ep_overlap_inert,

@@ -604,45 +604,97 @@ fn check_experts(c: &mut Checker, s: &Scenario, t: &Transformer) {
             ),
         );
     }
-    // Merged passes (EP overlap on 1F1B or the interleaved schedule) pair a
-    // backward with a later forward past the pipeline's warm-up. With fewer
-    // than 2 x pp micro-batches there is no steady phase to pair in, and the
-    // passes the cool-down merges wait on each other across stages: found by
-    // the layout search (1F1B at pp 2 with two micro-batches; interleaved
-    // with pp micro-batches at pp 2 and 4), while 2 x pp and more run. A
-    // known gap of the merged order (`moe::merged_order`), refused rather
-    // than run wrong. Megatron-LM itself refuses EP overlap on a pipeline
-    // without virtual stages (megatron/core/transformer/transformer_config.py,
-    // __post_init__: "virtual_pipeline_model_parallel_size must be specified
-    // when pipeline_model_parallel_size > 1"); the model still builds it on
-    // plain 1F1B, which the tour's DualPipe chapter compares against.
+    check_ep_overlap(c, s, p, t);
+}
+
+/// `overlap.ep`'s options where Megatron-LM refuses them, each refusal
+/// naming the option (model.md section 4c). One hardware queue is
+/// accepted: Megatron only warns, and the queues decide what it costs
+/// (model.md section 3b).
+fn check_ep_overlap(c: &mut Checker, s: &Scenario, p: &Parallel, t: &Transformer) {
+    if p.ep == 1 || t.mode != Mode::Train {
+        return;
+    }
+    // Merged passes on interleaved 1F1B pair a backward with the forward
+    // one warm-up micro-batch later (`moe::merged_order`). With fewer than
+    // 2 x pp micro-batches the warm-up covers the whole step and the
+    // passes the cool-down merges wait on each other across stages: still
+    // a cycle with the layer pairs (interleaved at pp 4 with 4
+    // micro-batches; found by the layout search on the older merged
+    // order), so it stays refused rather than run wrong.
     let m = u64::from(s.micro_batches());
-    let merged = matches!(p.schedule, Schedule::OneFOneB | Schedule::Interleaved);
-    if s.overlap.ep && p.ep > 1 && p.pp > 1 && merged && m < 2 * u64::from(p.pp) {
+    if crate::workload::moe::merges_passes(s)
+        && p.schedule == Schedule::Interleaved
+        && m < 2 * u64::from(p.pp)
+    {
         c.fail(
             "overlap.ep",
             format!(
-                "all-to-all overlap on schedule \"{}\" merges passes only past the pipeline's warm-up, \
-                 which {} on {} stages leave none of: valid with at least {} micro-batches per pipeline \
-                 (workload.global_batch / (parallel.dp x workload.micro_batch)), or overlap.ep false",
-                p.schedule.name(),
-                if m == 1 { "1 micro-batch".to_string() } else { format!("{m} micro-batches") },
+                "combined 1F1B on schedule \"interleaved\" merges passes only past the pipeline's warm-up, \
+                 which {m} micro-batches on {} stages leave none of: valid with at least {} micro-batches per \
+                 pipeline (workload.global_batch / (parallel.dp x workload.micro_batch)), or overlap.ep \
+                 false, \"shared_expert\" or \"dispatch_wgrad\"",
                 p.pp,
                 2 * p.pp
             ),
         );
     }
-    // Megatron-LM's MoE README: `--overlap-moe-expert-parallel-comm` with
-    // `--delay-wgrad-compute` needs CUDA_DEVICE_MAX_CONNECTIONS above 1.
-    let megatron_overlap = matches!(p.schedule, Schedule::OneFOneB | Schedule::Interleaved);
-    if s.overlap.ep && p.ep > 1 && megatron_overlap && s.hardware.max_connections == 1 {
+    // `true` is the schedule's natural form, whose options are never
+    // refused together (`workload::moe::ep_form`); a list is checked
+    // option by option.
+    let crate::model::ep_overlap::EpOverlap::Options(form) = s.overlap.ep else {
+        return;
+    };
+    if !form.combined_1f1b {
+        return;
+    }
+    let valid = "valid are false, true, or a list of \"shared_expert\", \"dispatch_wgrad\", \"combined_1f1b\" \
+                 in which combined_1f1b stands alone";
+    // megatron/core/transformer/transformer_config.py:3039-3041
+    // ("disable moe_shared_expert_overlap when enabling
+    // overlap_moe_expert_parallel_comm") and 3084-3088
+    // ("overlap_moe_expert_parallel_comm must be disabled when enabling
+    // overlap_dispatch_backward_with_experts_wgrad").
+    for (on, name) in [
+        (form.shared_expert, "shared_expert"),
+        (form.dispatch_wgrad, "dispatch_wgrad"),
+    ] {
+        if on {
+            c.fail(
+                "overlap.ep",
+                format!(
+                    "\"combined_1f1b\" excludes \"{name}\", as Megatron-LM refuses them together \
+                     (transformer_config.py): {valid}"
+                ),
+            );
+        }
+    }
+    // transformer_config.py:3007-3011: "virtual_pipeline_model_parallel_size
+    // must be specified when pipeline_model_parallel_size > 1". DualPipeV
+    // pairs its own chunks (DeepSeek's program).
+    let pipelined = p.pp > 1 && !matches!(p.schedule, Schedule::Interleaved | Schedule::DualPipeV);
+    if pipelined {
         c.fail(
             "overlap.ep",
             format!(
-                "Megatron's all-to-all overlap with schedule \"{}\" runs the two micro-batches' streams on \
-                 separate hardware queues: hardware.max_connections 1 serialises them, valid is 2 to 32",
-                p.schedule.name()
+                "\"combined_1f1b\" on schedule \"{}\" with pp {}: Megatron-LM runs combined 1F1B only \
+                 with virtual pipeline stages when pp > 1 (transformer_config.py); valid with \
+                 parallel.schedule \"interleaved\" (or \"dualpipe-v\", whose chunk pairs it becomes), \
+                 or overlap.ep true, \"shared_expert\" or \"dispatch_wgrad\"",
+                p.schedule.name(),
+                p.pp
             ),
+        );
+    }
+    // transformer_config.py:3021-3023: "disable full recomputation when
+    // enabling overlap_moe_expert_parallel_comm".
+    if t.recompute == Recompute::Full && p.schedule != Schedule::DualPipeV {
+        c.fail(
+            "overlap.ep",
+            "\"combined_1f1b\" with workload.recompute \"full\": Megatron-LM refuses full recomputation \
+             beside combined 1F1B (transformer_config.py); valid is workload.recompute \"none\" or \
+             \"selective\", or overlap.ep true"
+                .to_string(),
         );
     }
 }

@@ -3,6 +3,7 @@
 //! from the layers above.
 
 pub mod axis;
+pub mod ep_overlap;
 pub mod fidelity;
 pub mod hardware;
 pub mod link;

@@ -431,9 +431,10 @@ pub struct Overlap {
     /// With FSDP: which micro-batches reduce-scatter their gradients.
     pub grad_sync: GradSync,
     /// The experts' all-to-alls run under other compute: another
-    /// micro-batch's (1F1B merged forward and backward, DualPipe's chunk
-    /// pairs) or the shared experts' and delayed weight gradients'.
-    pub ep: bool,
+    /// micro-batch's (combined 1F1B's layer pairs, DualPipe's chunk pairs)
+    /// or the shared experts' and delayed weight gradients' (`ep_overlap`;
+    /// what each schedule runs: `workload::moe::ep_form`).
+    pub ep: crate::model::ep_overlap::EpOverlap,
     /// CP's K/V transfers under attention (ring: the next block's under
     /// this block's; allgather: the next layer's gather under this layer).
     pub cp: bool,
@@ -493,7 +494,7 @@ impl Scenario {
         s.overlap.pp_chunks = 1;
         s.overlap.fuse = false;
         s.overlap.param_gather = false;
-        s.overlap.ep = false;
+        s.overlap.ep = crate::model::ep_overlap::EpOverlap::Off;
         s.overlap.cp = false;
         s
     }

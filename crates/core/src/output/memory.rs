@@ -253,7 +253,7 @@ fn stage_memory_with(s: &Scenario, t: &Transformer, memo: &InFlightMemo) -> Vec<
                 let key = (p.schedule, stage, p.pp, m, chunks, moe::merges_passes(s));
                 let in_flight = memo.get(key, || {
                     let program = stage_program(p.schedule, stage, p.pp, m, chunks, true);
-                    let program = moe::merged_order(s, stage, program);
+                    let program = moe::merged_order(s, program);
                     peak_in_flight(&program, chunks)
                 });
                 let kept = match moe_layers {

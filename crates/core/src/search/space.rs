@@ -247,7 +247,7 @@ impl Layout {
         o.tp = Some(self.overlap.tp);
         o.pp = Some(self.overlap.pp);
         o.dp = Some(self.overlap.dp);
-        o.ep = Some(self.overlap.ep);
+        o.ep = Some(self.overlap.ep.into());
         o.cp = Some(self.overlap.cp);
         o.param_gather = Some(self.overlap.param_gather);
         let slices =
@@ -290,7 +290,7 @@ impl Layout {
                 tp: o.tp,
                 pp: o.pp,
                 dp: o.dp,
-                ep: o.ep,
+                ep: o.ep.is_on(),
                 cp: o.cp,
                 param_gather: o.param_gather,
             },
@@ -567,9 +567,11 @@ impl Space<'_> {
                                 for odp in switch(self.free(Dimension::OverlapDp), dp_applies, o.dp)
                                 {
                                     let ep_applies = moe && ep > 1;
-                                    for oep in
-                                        switch(self.free(Dimension::OverlapEp), ep_applies, o.ep)
-                                    {
+                                    for oep in switch(
+                                        self.free(Dimension::OverlapEp),
+                                        ep_applies,
+                                        o.ep.is_on(),
+                                    ) {
                                         for ocp in
                                             switch(self.free(Dimension::OverlapCp), cp > 1, o.cp)
                                         {

@@ -354,7 +354,7 @@ pub const CHAPTERS: &[Chapter] = &[
                    backward, their pieces alternating (Megatron-LM's combined 1F1B). What happens to EP's \
                    exposed time?",
         choices: EXPOSED_CHOICES,
-        action: |i| i.overlap.ep = Some(true),
+        action: |i| i.overlap.ep = Some(true.into()),
         watch: &[
             STEP,
             axis("EP exposed", Ep, AxisFigure::Exposed),
@@ -453,7 +453,7 @@ pub const CHAPTERS: &[Chapter] = &[
             i.hardware.nodes = Some(4);
             i.parallel.pp = Some(2);
             i.parallel.dp = Some(16);
-            i.overlap.ep = Some(true);
+            i.overlap.ep = Some(true.into());
         },
         intro: "Chapter 10's mixture of experts, two of its stages in a pipeline: four DGX H100 nodes, two \
                 pipeline stages of two nodes each, EP 16 inside each stage, 8 micro-batches a step. EP overlap \

@@ -26,6 +26,7 @@ use crate::workload::schedule::{period_marks, stage_program, Pass, Step};
 mod context;
 mod grad_buckets;
 mod layer;
+mod layer_pairs;
 mod moe_layer;
 mod pipeline;
 mod tp_modes;
@@ -233,7 +234,7 @@ impl Builder<'_> {
             self.virtual_stages,
             train,
         );
-        let program = crate::workload::moe::merged_order(self.s, stage, program);
+        let program = crate::workload::moe::merged_order(self.s, program);
         self.group_at = (stage, replica);
         let mut i = 0;
         while i < program.len() {

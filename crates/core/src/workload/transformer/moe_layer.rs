@@ -26,7 +26,7 @@ use crate::model::op::{OpKind, Phase};
 use crate::model::scenario::Dispatcher;
 use crate::workload::graph::{Meta, TaskId};
 use crate::workload::layer_cost::OpCost;
-use crate::workload::schedule::{Pass, Step};
+use crate::workload::schedule::Pass;
 
 /// The all-to-alls a pass launched and has not waited for yet, with the
 /// owner's compute index at launch (where their window starts).
@@ -82,7 +82,8 @@ impl Builder<'_> {
                 let cost = self.moe_cost();
                 self.compute_all(cost.router, meta);
                 self.ep_launch(meta.op(OpKind::Dispatch));
-                self.beside(cost.shared, meta.op(OpKind::SharedExperts));
+                let beside = crate::workload::moe::ep_form(self.s).shared_expert;
+                self.beside(cost.shared, meta.op(OpKind::SharedExperts), beside);
             }
             _ => {
                 let cost = self.moe_cost();
@@ -106,7 +107,8 @@ impl Builder<'_> {
                 }
                 self.ep_launch(meta.op(OpKind::Combine));
                 if whole {
-                    self.beside(cost.shared_wgrad, meta.op(OpKind::ExpertsWgrad));
+                    let beside = crate::workload::moe::ep_form(self.s).shared_expert;
+                    self.beside(cost.shared_wgrad, meta.op(OpKind::ExpertsWgrad), beside);
                 }
             }
             (true, 1) => {
@@ -114,7 +116,8 @@ impl Builder<'_> {
                 self.compute_all(cost.experts_dgrad, meta.op(OpKind::ExpertsDgrad));
                 self.ep_launch(meta.op(OpKind::Dispatch));
                 if whole {
-                    self.beside(cost.experts_wgrad, meta.op(OpKind::ExpertsWgrad));
+                    let beside = crate::workload::moe::ep_form(self.s).dispatch_wgrad;
+                    self.beside(cost.experts_wgrad, meta.op(OpKind::ExpertsWgrad), beside);
                 }
             }
             _ if whole => {
@@ -138,13 +141,14 @@ impl Builder<'_> {
         self.moe_cost.expect("an MoE layer has its costs")
     }
 
-    /// Compute that needs none of the all-to-alls in flight: with EP
-    /// overlap it runs under them; without, after them.
-    fn beside(&mut self, cost: OpCost, meta: Meta) {
+    /// Compute that needs none of the all-to-alls in flight: with the EP
+    /// overlap option that moves it (`overlap`) it runs under them; without,
+    /// after them.
+    fn beside(&mut self, cost: OpCost, meta: Meta, overlap: bool) {
         if cost == OpCost::default() {
             return;
         }
-        if !self.s.overlap.ep {
+        if !overlap {
             self.ep_wait();
         }
         self.compute_all(cost, meta);
@@ -191,7 +195,7 @@ impl Builder<'_> {
     /// latest compute op (and whatever that stream's next op awaits): one
     /// task per link class it crosses, each a transfer per (source,
     /// destination) pair. Blocking without EP overlap.
-    fn ep_launch(&mut self, meta: Meta) {
+    pub(super) fn ep_launch(&mut self, meta: Meta) {
         let Some(traffic) = self.ep_traffic else {
             return;
         };
@@ -243,109 +247,13 @@ impl Builder<'_> {
                 for &b in &waiting {
                     self.g.dep(b, id);
                 }
-                if self.s.overlap.ep {
+                if self.s.overlap.ep.is_on() {
                     let launched_at = self.g.next_compute_index(gpu);
                     self.ep_stream.pending.push((id, launched_at));
                 } else {
                     self.g.block_compute_on(gpu, id);
                 }
             }
-        }
-    }
-
-    /// Whether a forward step and the backward after it are built as one
-    /// merged pass (see the module's note).
-    pub(super) fn merges(&self, first: &Step, second: &Step) -> bool {
-        crate::workload::moe::merges_passes(self.s)
-            && first.pass == Pass::Forward
-            && matches!(second.pass, Pass::Backward | Pass::InputGrad)
-            && (first.micro_batch, first.chunk) != (second.micro_batch, second.chunk)
-    }
-
-    /// A forward step and a backward step as one merged pass: their
-    /// segments alternate, each pass waiting only for its own all-to-alls.
-    /// Returns the FLOPs (model, executed) each added on each member, for
-    /// the steady state's unit.
-    pub(super) fn merged(
-        &mut self,
-        replica: u32,
-        stage: u32,
-        f: Step,
-        b: Step,
-    ) -> [Vec<(f64, f64)>; 2] {
-        let pp = self.cluster.layout.pp;
-        let schedule = self.s.parallel.schedule;
-        let last_vs = self.virtual_stages_total() - 1;
-        let (vs_f, vs_b) = (
-            schedule.virtual_stage(stage, f.chunk, pp),
-            schedule.virtual_stage(stage, b.chunk, pp),
-        );
-        let whole = b.pass == Pass::Backward;
-        let forward: Vec<(u32, u32)> = self
-            .layers_of(vs_f)
-            .flat_map(|l| (0..self.forward_segments(l)).map(move |s| (l, s)))
-            .collect();
-        let backward: Vec<(u32, u32)> = self
-            .layers_of(vs_b)
-            .rev()
-            .flat_map(|l| (0..self.backward_segments(l)).map(move |s| (l, s)))
-            .collect();
-        let mut streams = [EpStream::default(), EpStream::default()];
-        let mut added: [Vec<(f64, f64)>; 2] = [
-            vec![(0.0, 0.0); self.members.len()],
-            vec![(0.0, 0.0); self.members.len()],
-        ];
-        let rounds = forward.len().max(backward.len());
-        for i in 0..=rounds {
-            for pass in 0..2 {
-                if self.g.over_cap() {
-                    return added;
-                }
-                std::mem::swap(&mut self.ep_stream, &mut streams[pass]);
-                let before: Vec<(f64, f64)> = self
-                    .members
-                    .iter()
-                    .map(|&m| self.g.flops[m as usize])
-                    .collect();
-                if pass == 0 {
-                    self.merged_forward(replica, vs_f, last_vs, f.micro_batch, &forward, i);
-                } else {
-                    let segs = &backward;
-                    self.merged_backward(replica, vs_b, last_vs, b.micro_batch, whole, segs, i);
-                }
-                for (k, (model, executed)) in before.into_iter().enumerate() {
-                    let now = self.g.flops[self.members[k] as usize];
-                    added[pass][k].0 += now.0 - model;
-                    added[pass][k].1 += now.1 - executed;
-                }
-                std::mem::swap(&mut self.ep_stream, &mut streams[pass]);
-            }
-        }
-        added
-    }
-
-    /// Round `i` of the merged pass's forward: its receive before the first
-    /// segment, segment `i`, and its logits and send after the last.
-    fn merged_forward(
-        &mut self,
-        replica: u32,
-        vs: u32,
-        last_vs: u32,
-        mb: u32,
-        segs: &[(u32, u32)],
-        i: usize,
-    ) {
-        if i == 0 && vs > 0 {
-            self.receive(replica, vs - 1, mb, Pass::Forward, Phase::Forward);
-        }
-        if let Some(&(layer, seg)) = segs.get(i) {
-            if seg == 0 {
-                self.before_layer(layer, Phase::Forward);
-            }
-            self.forward_segment(layer, mb, Phase::Forward, seg);
-        }
-        if i + 1 == segs.len() {
-            self.forward_tail(replica, vs, last_vs, mb);
         }
     }
 
@@ -358,36 +266,6 @@ impl Builder<'_> {
             self.compute_all(self.cost.logits, meta);
         } else {
             self.send(replica, vs, mb, Pass::Forward);
-        }
-    }
-
-    /// Round `i` of the merged pass's backward, as [`Self::merged_forward`].
-    #[allow(clippy::too_many_arguments)]
-    fn merged_backward(
-        &mut self,
-        replica: u32,
-        vs: u32,
-        last_vs: u32,
-        mb: u32,
-        whole: bool,
-        segs: &[(u32, u32)],
-        i: usize,
-    ) {
-        if i == 0 {
-            self.backward_head(replica, vs, last_vs, mb);
-        }
-        if let Some(&(layer, seg)) = segs.get(i) {
-            if seg == 0 {
-                self.before_layer(layer, Phase::Backward);
-                if self.t.recompute == crate::model::scenario::Recompute::Full {
-                    self.forward_layer(layer, mb, Phase::Recompute);
-                    self.ep_wait();
-                }
-            }
-            self.backward_segment(layer, mb, whole, seg);
-        }
-        if i + 1 == segs.len() {
-            self.backward_tail(replica, vs, mb, whole);
         }
     }
 }
