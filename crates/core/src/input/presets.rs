@@ -384,9 +384,9 @@ pub const PRESETS: &[Preset] = &[
         id: "llama3-405b-128k",
         title: "Llama 3 405B at 128K tokens on 16,384 H100: TP 8 x CP 16 x PP 16 x DP 8",
         description: "Llama 3's long-context training: each sequence of 131,072 tokens is split over 16 CP \
-            ranks, which all-gather each layer's keys and values before attention. Only the rank's own \
-            block of attention can run before the gather arrives, so most of CP's traffic is exposed, where \
-            a ring hides its steps under the blocks (the long-context-ring preset).",
+            ranks, which all-gather each layer's keys and values before attention. Transformer Engine runs \
+            the gather before any attention and again in the backward, so all of CP's traffic is exposed, \
+            where a ring hides its steps under the blocks (the long-context-ring preset).",
         json: r#"{"hardware":{"preset":"dgx-h100","nodes":2048},
             "workload":{"layers":126,"hidden":16384,"heads":128,"kv_heads":8,"ffn_hidden":53248,"mlp":"swiglu",
                         "tied_embeddings":false,"seq":131072,"vocab":128256,"attention":"flash",

@@ -398,15 +398,15 @@ pub const CHAPTERS: &[Chapter] = &[
             axis("CP comm", Cp, AxisFigure::Comm),
             axis("CP hidden", Cp, AxisFigure::Hidden),
         ],
-        explain: "One collective replaces the 7 steps, and its traffic takes {axes.cp.comm_ms} where the ring's \
-                  took {before:axes.cp.comm_ms}. But only the rank's own block, the diagonal of the causal mask, \
-                  can run before the gather arrives; the other 7 blocks wait for it. In the forward that block, \
-                  causal, runs only its lower triangle, and the gather outlasts it here, so the rest of the gather \
-                  shows. The backward has no such block: the gradients of the \
-                  gathered keys and values are reduce-scattered after all 8 blocks, and QKV's backward waits for \
-                  them with nothing beside. So {axes.cp.exposed_ms} of CP's time is exposed, {axes.cp.hidden} \
-                  hides, and the step is {diff:step_time_ms} longer than with the ring, which has a block to \
-                  hide each step under, forward and backward.",
+        explain: "One collective replaces the 7 steps, and with the backward's second gather its traffic takes \
+                  {axes.cp.comm_ms} where the ring's took {before:axes.cp.comm_ms}. But Transformer Engine, whose \
+                  form this is, runs the gather on the compute stream before any attention: a layer's keys and \
+                  values come out of its own QKV projection just before, so nothing is left to hide the gather \
+                  under, and CP overlap changes nothing here. The backward gathers the keys and values again, \
+                  and after all 8 blocks reduce-scatters their gradients, QKV's backward waiting for them. So \
+                  {axes.cp.exposed_ms} of CP's time is exposed, {axes.cp.hidden} hides, and the step is \
+                  {diff:step_time_ms} longer than with the ring, which has a block to hide each step under, \
+                  forward and backward.",
         controls: &["parallel.cp_mode", "overlap.cp"],
         answer: Some(|o| change_choice(o.before.axes.get(Cp).exposed_ms, o.after.axes.get(Cp).exposed_ms, 0.02)),
         verdict: "CP's exposed time goes from {before:axes.cp.exposed_ms} to {axes.cp.exposed_ms}, although its \
