@@ -748,7 +748,7 @@ fn busy_s(sim: &Simulation, keep: impl Fn(&Interval) -> bool) -> f64 {
 }
 
 #[test]
-fn fp8_chapter_halves_the_window_and_keeps_the_traffic() {
+fn fp8_chapter_halves_the_window_and_the_gathers_not_the_reduce_scatters() {
     let (c, r) = runs("FP8");
     // Intro: "Llama-3-8B on 64 H100 in bf16: FSDP across the 8 nodes, TP 8
     // inside each with sequence parallelism, … (PyTorch's Async TP)."
@@ -790,8 +790,9 @@ fn fp8_chapter_halves_the_window_and_keeps_the_traffic() {
     assert!((peaks - 2.0).abs() < 0.01, "{peaks}");
     let (b, a) = (&r.before.report, &r.after.report);
     assert!(b.axes[Axis::Tp].hidden > 0.0);
-    // Answer: TP's exposed time grows.
-    assert_eq!((c.answer.unwrap())(&r.outcome()), 1);
+    // Answer: TP's exposed time stays about the same, within 5% (it grew
+    // while TP's gathers stayed bf16, before issue 55's fp8 TP gathers).
+    assert_eq!((c.answer.unwrap())(&r.outcome()), 0);
     // Explain: "Each GEMM alone takes about half the time, and TP's window
     // shrinks from .. to ..". The GEMM-only ops: the projection, the MLP's
     // down GEMM, QKV's input and weight gradients, the MLP's up weight
@@ -819,30 +820,48 @@ fn fp8_chapter_halves_the_window_and_keeps_the_traffic() {
     }
     let window = a.axes[Axis::Tp].window_ms / b.axes[Axis::Tp].window_ms;
     assert!((0.45..0.6).contains(&window), "TP window x{window:.3}");
-    // "TP's traffic stays …, as the activations it moves are still bf16".
-    assert!(close(
-        a.axes[Axis::Tp].comm_ms,
-        b.axes[Axis::Tp].comm_ms,
-        1e-9
-    ));
-    let tp_bytes = |sim: &Simulation| -> f64 {
+    // "TP's traffic shrinks less …: … the gathers move fp8, half their
+    // bytes, but the reduce-scatters still move bf16" (before issue 55's
+    // fp8 TP gathers, TP's traffic stayed).
+    let tp_bytes = |sim: &Simulation, kind: OpKind| -> f64 {
         sim.timeline.gpus[0].comm[Axis::Tp.index()]
+            .iter()
+            .filter(|i| i.op == kind)
+            .map(|i| i.bytes)
+            .sum()
+    };
+    for (kind, ratio) in [(OpKind::AllGather, 0.5), (OpKind::ReduceScatter, 1.0)] {
+        let before = tp_bytes(&r.before, kind);
+        assert!(before > 0.0 && close(tp_bytes(&r.after, kind), ratio * before, 1e-9));
+    }
+    let traffic = a.axes[Axis::Tp].comm_ms / b.axes[Axis::Tp].comm_ms;
+    assert!(
+        traffic > window && traffic < 1.0,
+        "TP traffic x{traffic:.3}"
+    );
+    // "The two about cancel: TP's exposed time goes from … to …", and
+    // "FSDP's gathers, still bf16 here …, and its reduce-scatters lose
+    // window with nothing to shrink them".
+    let exposed = a.axes[Axis::Tp].exposed_ms / b.axes[Axis::Tp].exposed_ms;
+    assert!((exposed - 1.0).abs() <= 0.05, "TP exposed x{exposed:.3}");
+    assert!(!after.overlap.fp8_all_gather);
+    let dp_bytes = |sim: &Simulation| -> f64 {
+        sim.timeline.gpus[0].comm[Axis::Dp.index()]
             .iter()
             .map(|i| i.bytes)
             .sum()
     };
-    assert!(tp_bytes(&r.before) > 0.0 && tp_bytes(&r.after) == tp_bytes(&r.before));
-    // "TP's exposed time goes from … to …" (up), and "FSDP's gathers and
-    // reduce-scatters lose window the same way".
-    assert!(a.axes[Axis::Tp].exposed_ms > b.axes[Axis::Tp].exposed_ms);
+    assert!(dp_bytes(&r.before) > 0.0 && close(dp_bytes(&r.after), dp_bytes(&r.before), 1e-9));
     assert!(a.axes[Axis::Dp].window_ms < b.axes[Axis::Dp].window_ms);
     assert!(a.axes[Axis::Dp].exposed_ms > b.axes[Axis::Dp].exposed_ms);
     // "Compute is … shorter, far from half of …: attention runs in bf16 as
     // long as before, and casting to fp8 adds memory-bound kernels of its
     // own. The step is only … shorter."
+    // 26% of it since the casts are counted fused (issue 55; under 25%
+    // with unfused casts).
     let saved_ms = b.compute_ms - a.compute_ms;
     assert!(
-        saved_ms > 0.0 && saved_ms < 0.25 * b.compute_ms,
+        saved_ms > 0.0 && saved_ms < 0.3 * b.compute_ms,
         "{saved_ms}"
     );
     let attention = |x: &Interval| x.op == OpKind::Attention;
