@@ -125,36 +125,86 @@ fn with_cp_overlap_each_step_moves_under_the_previous_blocks_attention() {
     assert!(off.report.step_time_ms > r.step_time_ms);
 }
 
-#[test]
-fn the_allgather_form_gathers_every_ranks_kv_and_reduce_scatters_their_gradients() {
-    let (tp, cp) = (1, 8);
-    let s = scenario(1, tp, cp, 1, "allgather", false);
-    let sim = simulate(&s);
-    let forward = cp_ops(&sim, Phase::Forward);
-    let backward = cp_ops(&sim, Phase::Backward);
-    assert_eq!(forward.len(), 1);
-    assert_eq!(forward[0].op, OpKind::AllGather);
-    assert_eq!(backward.len(), 1);
-    assert_eq!(backward[0].op, OpKind::ReduceScatter);
-    // One node: the call over the gathered buffer, cp blocks, as NCCL
-    // chooses it; at least the (cp - 1) blocks a ring receives.
+/// The wire bytes each rank sends in a `kind` call over cp ranks of one
+/// node, over the gathered buffer of cp K/V blocks, as NCCL chooses it.
+fn cp_call_bytes(s: &Scenario, kind: Collective, tp: u32, cp: u32) -> f64 {
     let gathered = f64::from(cp) * kv_bytes(tp, cp);
-    for (i, kind) in [
-        (forward[0], Collective::AllGather),
-        (backward[0], Collective::ReduceScatter),
-    ] {
-        let call = choose(
-            &Fabric::of_scenario(&s),
-            &CallShape {
-                kind,
-                ranks: cp,
-                per_node: cp,
-                size_bytes: gathered,
-            },
-        );
-        assert!((i.bytes - call.wire_bytes).abs() < 1e-9 * gathered, "{i:?}");
-        assert!(i.bytes >= f64::from(cp - 1) * kv_bytes(tp, cp) * (1.0 - 1e-12));
+    choose(
+        &Fabric::of_scenario(s),
+        &CallShape {
+            kind,
+            ranks: cp,
+            per_node: cp,
+            size_bytes: gathered,
+        },
+    )
+    .wire_bytes
+}
+
+#[test]
+fn the_allgather_form_gathers_kv_forward_and_again_backward_and_reduce_scatters_their_gradients() {
+    // Transformer Engine's AttnFuncWithCPAndKVAllGather: forward, one
+    // gather of K/V; backward, the gather again, then the reduce-scatter
+    // of dK and dV (context_parallel.py lines 3215, 3788 and 4122).
+    let (tp, cp) = (1, 8);
+    for overlap in [false, true] {
+        let s = scenario(1, tp, cp, 1, "allgather", overlap);
+        let sim = simulate(&s);
+        let forward = cp_ops(&sim, Phase::Forward);
+        let backward = cp_ops(&sim, Phase::Backward);
+        let kinds = |v: &[&Interval]| v.iter().map(|i| i.op).collect::<Vec<_>>();
+        assert_eq!(kinds(&forward), [OpKind::AllGather]);
+        assert_eq!(kinds(&backward), [OpKind::AllGather, OpKind::ReduceScatter]);
+        let gather = cp_call_bytes(&s, Collective::AllGather, tp, cp);
+        let scatter = cp_call_bytes(&s, Collective::ReduceScatter, tp, cp);
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-9 * b;
+        assert!(close(forward[0].bytes, gather), "{:?}", forward[0]);
+        assert!(close(backward[0].bytes, gather), "{:?}", backward[0]);
+        assert!(close(backward[1].bytes, scatter), "{:?}", backward[1]);
+        // By hand: a ring receives the other cp - 1 blocks at least.
+        let blocks = f64::from(cp - 1) * kv_bytes(tp, cp) * (1.0 - 1e-12);
+        assert!(forward[0].bytes >= blocks && backward[1].bytes >= blocks);
+        // The backward moves the forward's gather again plus the gradients.
+        let backward_bytes: f64 = backward.iter().map(|i| i.bytes).sum();
+        assert!(close(backward_bytes, gather + scatter), "{backward_bytes}");
     }
+}
+
+#[test]
+fn the_allgather_form_is_exposed_on_the_timeline_with_or_without_cp_overlap() {
+    let (tp, cp) = (2, 8);
+    let on = simulate(&scenario(2, tp, cp, 1, "allgather", true));
+    let off = simulate(&scenario(2, tp, cp, 1, "allgather", false));
+    // TE hides nothing of it: overlap.cp changes nothing, and says so.
+    assert_eq!(on.report, off.report);
+    let field = overlap_core::input::fields::find("overlap.cp").unwrap();
+    let why = (field.inert)(&scenario(2, tp, cp, 1, "allgather", true)).expect("inert");
+    assert!(why.contains("all-gather"), "{why}");
+    assert!((field.inert)(&scenario(2, tp, cp, 1, "ring", true)).is_none());
+
+    let compute = &on.timeline.gpus[0].compute;
+    for phase in [Phase::Forward, Phase::Backward] {
+        for c in cp_ops(&on, phase) {
+            // The compute stream idles while each CP call runs.
+            assert!(
+                compute
+                    .iter()
+                    .all(|k| k.end_s <= c.start_s + 1e-12 || k.start_s >= c.end_s - 1e-12),
+                "{c:?} runs under compute"
+            );
+        }
+    }
+    // The forward's attention starts after the gather.
+    let gather = cp_ops(&on, Phase::Forward)[0];
+    let attention = compute
+        .iter()
+        .find(|k| k.phase == Phase::Forward && k.layer == 0 && k.op == OpKind::Attention)
+        .unwrap();
+    assert!(attention.start_s >= gather.end_s - 1e-12);
+    let axis = on.report.axes.reported(Axis::Cp).unwrap();
+    assert!(axis.under_compute_ms.abs() < 1e-9, "{axis:?}");
+    assert!(axis.window_ms.abs() < 1e-9, "{axis:?}");
+    assert!(axis.exposed_ms > 0.99 * axis.comm_ms, "{axis:?}");
 }
 
 #[test]

@@ -7,7 +7,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use overlap_core::scenario::{CpMode, DpSharding, Precision, Schedule, TpMode, Workload};
-use overlap_core::timeline::{Axis, GpuLanes, Interval, OpKind, Phase, NONE};
+use overlap_core::timeline::{Axis, Interval, OpKind, Phase, NONE};
 use overlap_core::{simulate, Report, Scenario, ScenarioInput, Simulation};
 use overlap_view::tour::{template, Chapter, Focus, Outcome, CHAPTERS};
 
@@ -589,14 +589,6 @@ fn expert_chapter_hides_the_all_to_all_under_the_other_micro_batch() {
     assert!(shown, "{t0}..{t1}");
 }
 
-/// The attention block `chunk` of `op`'s micro-batch and layer on `g`.
-fn attention_block<'a>(g: &'a GpuLanes, op: &Interval, chunk: u32) -> Option<&'a Interval> {
-    g.compute.iter().find(|x| {
-        x.op == OpKind::Attention
-            && x.chunk == chunk
-            && (x.micro_batch, x.layer) == (op.micro_batch, op.layer)
-    })
-}
 #[test]
 fn cp_chapter_hides_the_ring_and_waits_for_the_gathers_gradients() {
     let (c, r) = runs("Context parallelism");
@@ -656,15 +648,14 @@ fn cp_chapter_hides_the_ring_and_waits_for_the_gathers_gradients() {
     // Answer: the exposed time grows.
     assert_eq!((c.answer.unwrap())(&r.outcome()), 1);
     // Explain: "One collective replaces the 7 steps" (one gather per
-    // attention, one reduce-scatter per attention backward: below), "and its
-    // traffic takes … where the ring's took …" (less).
-    assert!(gather.comm_ms < ring.comm_ms, "{gather:?} vs {ring:?}");
-    // "only the rank's own block … can run before the gather arrives; the
-    // other 7 blocks wait for it. In the forward that block, causal, runs
-    // only its lower triangle, and the gather outlasts it here, so the rest
-    // of the gather shows." (Before causal attention, issue 55, the
-    // unmasked block outlasted the gather and hid it.)
-    let (mut gathers, mut scatters) = (0, 0);
+    // attention, and in the backward the gather again and a
+    // reduce-scatter: below).
+    // "Transformer Engine … runs the gather on the compute stream before
+    // any attention … nothing is left to hide the gather under": every
+    // gather runs with no compute beside it, and the attention after it
+    // waits (before issue 55's TE form, the forward gather ran beside the
+    // rank's own block).
+    let (mut gathers, mut backward_gathers, mut scatters) = (0, 0, 0);
     for g in &r.after.timeline.gpus {
         for op in &g.comm[Axis::Cp.index()] {
             let beside: Vec<&Interval> = g
@@ -674,20 +665,26 @@ fn cp_chapter_hides_the_ring_and_waits_for_the_gathers_gradients() {
                 .collect();
             match op.op {
                 OpKind::AllGather => {
-                    gathers += 1;
-                    assert_eq!(op.phase, Phase::Forward);
-                    let own = attention_block(g, op, 0).expect("the rank's own block");
-                    assert!(own.start_s <= op.start_s + 1e-12 && own.end_s < op.end_s);
-                    assert!(op.exposed_s > 0.0 && op.exposed_s < op.end_s - op.start_s);
-                    assert_eq!(beside.len(), 1, "only the own block beside the gather");
-                    let rest = attention_block(g, op, 1).expect("the other blocks");
-                    assert!(rest.start_s >= op.end_s - 1e-12);
-                    // The other blocks are 7 of the own block's work.
-                    assert!(own.flops > 0.0 && close(rest.flops, 7.0 * own.flops, 1e-9));
+                    if op.phase == Phase::Forward {
+                        gathers += 1;
+                    } else {
+                        // "The backward gathers the keys and values again".
+                        backward_gathers += 1;
+                    }
+                    assert!(beside.is_empty(), "{beside:?} beside the gather");
+                    assert!(close(op.exposed_s, op.end_s - op.start_s, 1e-6));
+                    let after = g
+                        .compute
+                        .iter()
+                        .filter(|x| x.start_s >= op.end_s - 1e-12)
+                        .min_by(|x, y| x.start_s.total_cmp(&y.start_s))
+                        .expect("compute after");
+                    let attention = [OpKind::Attention, OpKind::AttentionBackward];
+                    assert!(attention.contains(&after.op), "{:?}", after.op);
+                    assert_eq!(after.layer, op.layer);
                 }
-                // "the gradients of the gathered keys and values are
-                // reduce-scattered after all 8 blocks, and QKV's backward
-                // waits for them with nothing beside."
+                // "after all 8 blocks reduce-scatters their gradients, QKV's
+                // backward waiting for them."
                 OpKind::ReduceScatter => {
                     scatters += 1;
                     assert_eq!(op.phase, Phase::Backward);
@@ -715,13 +712,19 @@ fn cp_chapter_hides_the_ring_and_waits_for_the_gathers_gradients() {
             }
         }
     }
+    assert_eq!(backward_gathers, scatters);
+    // "CP overlap changes nothing here": the page says so beside the switch.
+    let field = overlap_core::input::fields::find("overlap.cp").unwrap();
+    let after_scenario = c.after_input().unwrap().resolve().unwrap();
+    let why = (field.inert)(&after_scenario).expect("inert with the all-gather form");
+    assert!(why.contains("all-gather"), "{why}");
     assert_eq!((gathers, scatters), (attentions, attentions));
     // "So … of CP's time is exposed, … hides, and the step is … longer than
     // with the ring".
     assert!(gather.exposed_ms > 0.0 && gather.hidden < 1.0);
     assert!(a.step_time_ms > b.step_time_ms);
-    // The zoom shows a reduce-scatter the compute waits for; before, a ring
-    // step under its block.
+    // The zoom shows a CP collective the compute waits for (a gather or
+    // the reduce-scatter); before, a ring step under its block.
     let shows = |sim: &Simulation, kind: OpKind| {
         let (t0, t1) = c.focus.span_s(&sim.timeline).expect("a region");
         sim.timeline.gpus.iter().any(|g| {
@@ -730,7 +733,7 @@ fn cp_chapter_hides_the_ring_and_waits_for_the_gathers_gradients() {
                 .any(|op| op.op == kind && op.start_s >= t0 && op.end_s <= t1)
         })
     };
-    assert!(shows(&r.after, OpKind::ReduceScatter));
+    assert!(shows(&r.after, OpKind::ReduceScatter) || shows(&r.after, OpKind::AllGather));
     assert!(shows(&r.before, OpKind::Send));
 }
 
@@ -745,7 +748,7 @@ fn busy_s(sim: &Simulation, keep: impl Fn(&Interval) -> bool) -> f64 {
 }
 
 #[test]
-fn fp8_chapter_halves_the_window_and_keeps_the_traffic() {
+fn fp8_chapter_halves_the_window_and_the_gathers_not_the_reduce_scatters() {
     let (c, r) = runs("FP8");
     // Intro: "Llama-3-8B on 64 H100 in bf16: FSDP across the 8 nodes, TP 8
     // inside each with sequence parallelism, … (PyTorch's Async TP)."
@@ -787,8 +790,9 @@ fn fp8_chapter_halves_the_window_and_keeps_the_traffic() {
     assert!((peaks - 2.0).abs() < 0.01, "{peaks}");
     let (b, a) = (&r.before.report, &r.after.report);
     assert!(b.axes[Axis::Tp].hidden > 0.0);
-    // Answer: TP's exposed time grows.
-    assert_eq!((c.answer.unwrap())(&r.outcome()), 1);
+    // Answer: TP's exposed time stays about the same, within 5% (it grew
+    // while TP's gathers stayed bf16, before issue 55's fp8 TP gathers).
+    assert_eq!((c.answer.unwrap())(&r.outcome()), 0);
     // Explain: "Each GEMM alone takes about half the time, and TP's window
     // shrinks from .. to ..". The GEMM-only ops: the projection, the MLP's
     // down GEMM, QKV's input and weight gradients, the MLP's up weight
@@ -816,30 +820,48 @@ fn fp8_chapter_halves_the_window_and_keeps_the_traffic() {
     }
     let window = a.axes[Axis::Tp].window_ms / b.axes[Axis::Tp].window_ms;
     assert!((0.45..0.6).contains(&window), "TP window x{window:.3}");
-    // "TP's traffic stays …, as the activations it moves are still bf16".
-    assert!(close(
-        a.axes[Axis::Tp].comm_ms,
-        b.axes[Axis::Tp].comm_ms,
-        1e-9
-    ));
-    let tp_bytes = |sim: &Simulation| -> f64 {
+    // "TP's traffic shrinks less …: … the gathers move fp8, half their
+    // bytes, but the reduce-scatters still move bf16" (before issue 55's
+    // fp8 TP gathers, TP's traffic stayed).
+    let tp_bytes = |sim: &Simulation, kind: OpKind| -> f64 {
         sim.timeline.gpus[0].comm[Axis::Tp.index()]
+            .iter()
+            .filter(|i| i.op == kind)
+            .map(|i| i.bytes)
+            .sum()
+    };
+    for (kind, ratio) in [(OpKind::AllGather, 0.5), (OpKind::ReduceScatter, 1.0)] {
+        let before = tp_bytes(&r.before, kind);
+        assert!(before > 0.0 && close(tp_bytes(&r.after, kind), ratio * before, 1e-9));
+    }
+    let traffic = a.axes[Axis::Tp].comm_ms / b.axes[Axis::Tp].comm_ms;
+    assert!(
+        traffic > window && traffic < 1.0,
+        "TP traffic x{traffic:.3}"
+    );
+    // "The two about cancel: TP's exposed time goes from … to …", and
+    // "FSDP's gathers, still bf16 here …, and its reduce-scatters lose
+    // window with nothing to shrink them".
+    let exposed = a.axes[Axis::Tp].exposed_ms / b.axes[Axis::Tp].exposed_ms;
+    assert!((exposed - 1.0).abs() <= 0.05, "TP exposed x{exposed:.3}");
+    assert!(!after.overlap.fp8_all_gather);
+    let dp_bytes = |sim: &Simulation| -> f64 {
+        sim.timeline.gpus[0].comm[Axis::Dp.index()]
             .iter()
             .map(|i| i.bytes)
             .sum()
     };
-    assert!(tp_bytes(&r.before) > 0.0 && tp_bytes(&r.after) == tp_bytes(&r.before));
-    // "TP's exposed time goes from … to …" (up), and "FSDP's gathers and
-    // reduce-scatters lose window the same way".
-    assert!(a.axes[Axis::Tp].exposed_ms > b.axes[Axis::Tp].exposed_ms);
+    assert!(dp_bytes(&r.before) > 0.0 && close(dp_bytes(&r.after), dp_bytes(&r.before), 1e-9));
     assert!(a.axes[Axis::Dp].window_ms < b.axes[Axis::Dp].window_ms);
     assert!(a.axes[Axis::Dp].exposed_ms > b.axes[Axis::Dp].exposed_ms);
     // "Compute is … shorter, far from half of …: attention runs in bf16 as
     // long as before, and casting to fp8 adds memory-bound kernels of its
     // own. The step is only … shorter."
+    // 26% of it since the casts are counted fused (issue 55; under 25%
+    // with unfused casts).
     let saved_ms = b.compute_ms - a.compute_ms;
     assert!(
-        saved_ms > 0.0 && saved_ms < 0.25 * b.compute_ms,
+        saved_ms > 0.0 && saved_ms < 0.3 * b.compute_ms,
         "{saved_ms}"
     );
     let attention = |x: &Interval| x.op == OpKind::Attention;

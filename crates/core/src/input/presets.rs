@@ -355,8 +355,8 @@ pub const PRESETS: &[Preset] = &[
         id: "llama3-8b-fsdp-fp8",
         title: "Llama-3-8B on 64 H100 in FP8: FSDP 8 x TP 8",
         description: "The Llama-3-8B FSDP run with its linear layers in FP8 (torchtitan's Float8), at twice the \
-            bf16 peak. TP's window, its GEMMs, halves while its traffic stays, so more of it is exposed than \
-            in bf16 and the step shrinks less than its compute. FSDP's gathers move fp8 weights.",
+            bf16 peak. TP's window, its GEMMs, halves while only its gathers move fp8 (its reduce-scatters stay \
+            bf16), so more of it is exposed than in bf16 and the step shrinks less than its compute. FSDP's gathers move fp8 weights.",
         json: r#"{"hardware":{"preset":"dgx-h100","nodes":8},
             "workload":{"layers":32,"hidden":4096,"heads":32,"kv_heads":8,"ffn_hidden":14336,"mlp":"swiglu",
                         "tied_embeddings":false,"seq":8192,"vocab":128256,"attention":"flash",
@@ -384,9 +384,9 @@ pub const PRESETS: &[Preset] = &[
         id: "llama3-405b-128k",
         title: "Llama 3 405B at 128K tokens on 16,384 H100: TP 8 x CP 16 x PP 16 x DP 8",
         description: "Llama 3's long-context training: each sequence of 131,072 tokens is split over 16 CP \
-            ranks, which all-gather each layer's keys and values before attention. Only the rank's own \
-            block of attention can run before the gather arrives, so most of CP's traffic is exposed, where \
-            a ring hides its steps under the blocks (the long-context-ring preset).",
+            ranks, which all-gather each layer's keys and values before attention. Transformer Engine runs \
+            the gather before any attention and again in the backward, so all of CP's traffic is exposed, \
+            where a ring hides its steps under the blocks (the long-context-ring preset).",
         json: r#"{"hardware":{"preset":"dgx-h100","nodes":2048},
             "workload":{"layers":126,"hidden":16384,"heads":128,"kv_heads":8,"ffn_hidden":53248,"mlp":"swiglu",
                         "tied_embeddings":false,"seq":131072,"vocab":128256,"attention":"flash",

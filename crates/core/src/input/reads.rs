@@ -4,8 +4,8 @@
 //! indeed changes nothing). Reads the model only.
 
 use crate::model::scenario::{
-    CollectiveBench, Dispatcher, DpSharding, MatmulAllreduce, Moe, Precision, Scenario, TpMode,
-    Transformer, Workload, WorkloadKind,
+    CollectiveBench, CpMode, Dispatcher, DpSharding, MatmulAllreduce, Moe, Precision, Scenario,
+    TpMode, Transformer, Workload, WorkloadKind,
 };
 
 pub(crate) fn transformer(s: &Scenario) -> Option<&Transformer> {
@@ -52,8 +52,14 @@ pub(crate) fn dp_overlap_inert(s: &Scenario) -> Option<String> {
         .flatten()
 }
 
+/// Why `overlap.cp` changes nothing: with CP 1 nothing moves; with the
+/// all-gather form Transformer Engine exposes the gathers (context.rs).
 pub(crate) fn cp_overlap_inert(s: &Scenario) -> Option<String> {
-    degree_one("CP", s.parallel.cp, "K/V exchange")
+    degree_one("CP", s.parallel.cp, "K/V exchange").or_else(|| {
+        (s.parallel.cp_mode == CpMode::Allgather).then(|| {
+            "Changes nothing here: Transformer Engine's all-gather form exposes its K/V gathers and the reduce-scatter of their gradients (only ring attention hides its steps under attention).".to_string()
+        })
+    })
 }
 
 /// Why `parallel.cp` changes nothing: only a transformer has a sequence to split.

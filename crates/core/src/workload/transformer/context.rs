@@ -1,10 +1,10 @@
 //! The attention core, and with context parallelism its exchange of keys
 //! and values between the CP ranks (model.md section 4d): ring attention,
 //! each step's transfer under the block before it with CP overlap, or
-//! Llama 3's all-gather of K/V, under the local block; in the backward
-//! the ring passes K/V and their gradients, the all-gather form
-//! reduce-scatters the gradients. The group's CP transfers run in order
-//! on one stream.
+//! Transformer Engine's all-gather of K/V (Llama 3's), exposed before the
+//! attention in the forward and again in the backward, whose K/V
+//! gradients are reduce-scattered before QKV's backward. The group's CP
+//! transfers run in order on one stream.
 
 use super::{Builder, CP};
 use crate::collective::Collective;
@@ -124,24 +124,25 @@ impl Builder<'_> {
         }
     }
 
-    /// All-gather attention (Llama 3): the K/V of every CP rank gathered,
-    /// then the rank's queries against them. Without CP overlap attention
-    /// waits for the whole gather. With it, the gather runs under the
-    /// local block (the rank's own keys, the diagonal of the causal mask)
-    /// and the other blocks wait for it. `kv`: one rank's K/V bytes.
+    /// All-gather attention (Llama 3), as Transformer Engine's
+    /// `AttnFuncWithCPAndKVAllGather` runs it ("KV all-gather between CP
+    /// ranks is exposed", transformer_engine/pytorch/attention/
+    /// dot_product_attention/context_parallel.py line 3016, at commit
+    /// d0067d0): K and V gathered on the compute stream (lines 3215-3216,
+    /// `gather_along_first_dim` with `async_op=False`, distributed.py line
+    /// 1668), then the rank's two load-balanced query chunks against them
+    /// (lines 3254 and 3339-3346). The two chunks run on two streams to
+    /// fill each other's waves, not to hide the gather, so `overlap.cp`
+    /// changes nothing here. The gather has no window: its data comes out
+    /// of this layer's own QKV projection, the op just before, and its
+    /// result is needed by the attention just after (model.md 5). TE's two
+    /// calls (K, then V) run here as one of both (one call's latency
+    /// less). `kv`: one rank's K/V bytes.
     fn gathered_attention(&mut self, block: OpCost, diagonal: OpCost, kv: f64, meta: Meta) {
         let cp = self.s.parallel.cp;
         let gather = self.cp_collective(Collective::AllGather, kv, meta.op(OpKind::AllGather));
-        if self.s.overlap.cp {
-            self.window_next(gather);
-            self.compute_all(diagonal, meta.chunk(0));
-            self.block_all(gather);
-            self.compute_all(times(block, cp - 1), meta.chunk(1));
-        } else {
-            self.window_next(gather);
-            self.block_all(gather);
-            self.compute_all(diagonal.add(times(block, cp - 1)), meta);
-        }
+        self.block_all(gather);
+        self.compute_all(diagonal.add(times(block, cp - 1)), meta);
     }
 
     /// A collective of the group's CP ranks of `kind` over cp x `bytes`
@@ -161,8 +162,13 @@ impl Builder<'_> {
     /// The attention core's backward with context parallelism: the rest
     /// of the op (`rest`: the projection's GEMMs and the kernels before
     /// them), then cp blocks. Ring: the backward passes K/V and their
-    /// gradients, twice a forward step's bytes. Allgather: the gradients of
-    /// the gathered K/V are reduce-scattered back, and QKV's backward waits.
+    /// gradients, twice a forward step's bytes. Allgather, as Transformer
+    /// Engine's backward runs it: K/V gathered again (context_parallel.py
+    /// lines 3788-3789), the two chunks' backward, then dK and dV
+    /// reduce-scattered back (lines 4122-4123, `async_op=False`, on the
+    /// compute stream after it waits for the CP stream, line 4099), and
+    /// QKV's backward waits: twice the forward's bytes, all exposed, and
+    /// like the forward's gather, neither has a window.
     fn cp_attention_backward(&mut self, rest: OpCost, meta: Meta) {
         if rest.time_s > 0.0 {
             self.compute_all(rest, meta);
@@ -173,10 +179,12 @@ impl Builder<'_> {
         match self.s.parallel.cp_mode {
             CpMode::Ring => self.ring_attention(block, diagonal, cp - 1, 2.0 * kv, meta),
             CpMode::Allgather => {
+                let gather = Collective::AllGather;
+                let id = self.cp_collective(gather, kv, meta.op(OpKind::AllGather));
+                self.block_all(id);
                 self.compute_all(diagonal.add(times(block, cp - 1)), meta);
                 let kind = Collective::ReduceScatter;
                 let id = self.cp_collective(kind, kv, meta.op(OpKind::ReduceScatter));
-                self.window_next(id);
                 self.block_all(id);
             }
         }

@@ -11,6 +11,7 @@ use super::{Builder, DP};
 use crate::model::fidelity::Fidelity;
 use crate::model::op::{OpKind, Phase};
 use crate::workload::embedding_sync;
+use crate::workload::fp8_casts::FP8_SCALE_BYTES_PER_PARAM;
 use crate::workload::graph::{Graph, Meta, TaskId};
 use crate::workload::layer_cost::{dense_params_at, OPTIMIZER_BYTES_PER_PARAM};
 use crate::workload::moe::expert_params_per_rank;
@@ -32,6 +33,9 @@ pub(super) struct GpuBuckets {
     pending_bytes: f64,
     buckets: Vec<Bucket>,
     params: f64,
+    /// Of `params`, the layers' (the embeddings left out): with FSDP's fp8
+    /// gathers, the weights whose scales the optimizer step recomputes.
+    layer_params: f64,
     /// The routed experts' gradients, reduced over the expert-data-parallel
     /// group (tp * dp / ep ranks) rather than over DP.
     expert_pending_bytes: f64,
@@ -75,6 +79,7 @@ impl Builder<'_> {
                 .sum(),
             None => 0.0,
         };
+        let layer_params = params;
         let (input, output) = self.holds_embeddings(stage);
         if input {
             params += vocab_params;
@@ -84,6 +89,7 @@ impl Builder<'_> {
         }
         for &m in members {
             self.buckets[m as usize].params = params;
+            self.buckets[m as usize].layer_params = layer_params;
             self.buckets[m as usize].expert_params = expert_params;
             self.flush_bucket(m);
             self.flush_expert_bucket(m);
@@ -335,7 +341,17 @@ impl Builder<'_> {
             let expert_shards = self.sharding.optimizer_shards(self.expert_data_parallel());
             let params = b.params / self.sharding.optimizer_shards(l.dp_group())
                 + b.expert_params / expert_shards;
-            let cost = self.roof.memory(params * OPTIMIZER_BYTES_PER_PARAM);
+            // With FSDP's fp8 gathers the step also reads each weight shard
+            // for its scale, once per step (`fp8_casts`).
+            let shards = self.roof.fp8_weight_shards;
+            let scale_bytes = if self.roof.fp8() && shards > 1.0 {
+                FP8_SCALE_BYTES_PER_PARAM * b.layer_params / shards
+            } else {
+                0.0
+            };
+            let cost = self
+                .roof
+                .memory(params * OPTIMIZER_BYTES_PER_PARAM + scale_bytes);
             self.g.compute(
                 m,
                 cost.time_s,

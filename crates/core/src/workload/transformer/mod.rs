@@ -18,7 +18,7 @@ use super::Cluster;
 use crate::model::axis::Axis;
 use crate::model::fidelity::Fidelity;
 use crate::model::op::{OpKind, Phase};
-use crate::model::scenario::{Mode, Recompute, Scenario, Transformer};
+use crate::model::scenario::{DpSharding, Mode, Recompute, Scenario, Transformer};
 use crate::workload::graph::{Graph, Meta, TaskId};
 use crate::workload::pp_boundary;
 use crate::workload::schedule::{period_marks, stage_program, Pass, Step};
@@ -102,7 +102,11 @@ struct Builder<'a> {
 /// Builds the step into `g`, an empty graph (see `workload::build_capped`).
 pub(crate) fn build(mut g: Graph, s: &Scenario, t: &Transformer, fidelity: Fidelity) -> Graph {
     let cluster = Cluster::new(&mut g, s, fidelity);
-    let roof = Roofline::with_precision(&s.hardware, s.hardware_preset, t.precision);
+    let mut roof = Roofline::with_precision(&s.hardware, s.hardware_preset, t.precision);
+    if s.parallel.dp_sharding == DpSharding::Full && s.overlap.fp8_all_gather {
+        // FSDP shards each weight over the DP group, dp x cp ranks (model.md 4d).
+        roof.fp8_weight_shards = f64::from(s.parallel.dp * s.parallel.cp);
+    }
     let tp = s.parallel.tp;
     let cost = layer_cost(t, tp, s.parallel.cp, &roof);
     let form = TpForm::of(s, t);

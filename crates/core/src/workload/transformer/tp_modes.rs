@@ -61,8 +61,17 @@ impl Builder<'_> {
 
     /// A blocking collective: the compute stream waits for it.
     pub(super) fn tp_blocking(&mut self, kind: Collective, meta: Meta) {
-        let id = self.tp_collective(kind, self.cost.activation_bytes, meta);
+        let id = self.tp_collective(kind, self.tp_bytes(kind), meta);
         self.block_all(id);
+    }
+
+    /// Bytes a whole TP collective of `kind` moves: an all-gather at its
+    /// own width (fp8 with tensorwise scaling), the rest the activation.
+    fn tp_bytes(&self, kind: Collective) -> f64 {
+        match kind {
+            Collective::AllGather => self.cost.tp_gather_bytes,
+            _ => self.cost.activation_bytes,
+        }
     }
 
     /// The op a TP collective of `kind` is shown as.
@@ -160,7 +169,8 @@ impl Builder<'_> {
         let sp = self.t.sequence_parallel;
         let size = self.cost.activation_bytes;
         let gather = sp.then(|| {
-            let id = self.tp_collective(Collective::AllGather, size, dmeta.op(OpKind::AllGather));
+            let bytes = self.tp_bytes(Collective::AllGather);
+            let id = self.tp_collective(Collective::AllGather, bytes, dmeta.op(OpKind::AllGather));
             if self.tp_on {
                 self.window_next(id);
             } else {
@@ -213,10 +223,10 @@ impl Builder<'_> {
     }
 
     /// One step of a decomposed TP collective: every rank of the group
-    /// passes one sequence slice (1/t of the activation) to its ring
-    /// neighbour, point to point.
-    fn ring_step(&mut self, meta: Meta) -> TaskId {
-        let size = self.cost.activation_bytes / f64::from(self.tp);
+    /// passes one sequence slice (1/t of the activation, at the width of
+    /// `kind`'s whole collective) to its ring neighbour, point to point.
+    fn ring_step(&mut self, kind: Collective, meta: Meta) -> TaskId {
+        let size = self.tp_bytes(kind) / f64::from(self.tp);
         let id = self.tp_collective(Collective::SendRecv, size, meta);
         let library = self.cluster.library(Axis::Tp, Collective::SendRecv);
         if library.engine() == Engine::CopyEngines {
@@ -236,7 +246,7 @@ impl Builder<'_> {
         let first = self.g.next_compute_index(self.members[0]);
         let steps: Vec<TaskId> = (0..self.tp - 1)
             .map(|i| {
-                let id = self.ring_step(meta.op(OpKind::AllGather).chunk(i));
+                let id = self.ring_step(Collective::AllGather, meta.op(OpKind::AllGather).chunk(i));
                 self.g.set_window(id, first + i, first + i);
                 id
             })
@@ -259,7 +269,10 @@ impl Builder<'_> {
         for i in 0..self.tp {
             self.compute_all(chunk, meta.chunk(i));
             if i + 1 < self.tp {
-                let id = self.ring_step(meta.op(OpKind::ReduceScatter).chunk(i));
+                let id = self.ring_step(
+                    Collective::ReduceScatter,
+                    meta.op(OpKind::ReduceScatter).chunk(i),
+                );
                 self.window_next(id);
                 last = Some(id);
             }
