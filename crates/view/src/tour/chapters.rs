@@ -346,38 +346,36 @@ pub const CHAPTERS: &[Chapter] = &[
         setup: |_| {},
         intro: "A mixture of experts on two DGX H100 nodes: 16 experts per layer, one on each GPU (EP 16), \
                 and each token goes to the GPUs of its 2 experts and back, a dispatch all-to-all before the \
-                experts and a combine after them. Each GPU runs 8 micro-batches a step. With EP overlap off \
-                all {before:axes.ep.comm_ms} of the all-to-alls stalls compute, and their window is \
-                {before:axes.ep.window_ms}: the experts need the tokens the dispatch brings, and the next layer \
-                needs what the combine brings back.",
-        question: "Switch EP overlap on: each micro-batch's forward then runs merged with the previous one's \
-                   backward, their pieces alternating (Megatron-LM's combined 1F1B). What happens to EP's \
-                   exposed time?",
+                experts and a combine after them. Each GPU runs 8 micro-batches a step, with no pipeline. With \
+                EP overlap off all {before:axes.ep.comm_ms} of the all-to-alls stalls compute, and their window \
+                is {before:axes.ep.window_ms}: the experts need the tokens the dispatch brings, and the next \
+                layer needs what the combine brings back.",
+        question: "Switch EP overlap on. Without a pipeline Megatron-LM then runs combined 1F1B: each \
+                   micro-batch's forward runs as one plan with the previous micro-batch's backward, layer by \
+                   layer. What happens to EP's exposed time?",
         choices: EXPOSED_CHOICES,
         action: |i| i.overlap.ep = Some(true.into()),
         watch: &[
             STEP,
             axis("EP exposed", Ep, AxisFigure::Exposed),
+            axis("EP hidden", Ep, AxisFigure::Hidden),
             axis("EP window", Ep, AxisFigure::Window),
-            axis("EP contention", Ep, AxisFigure::Contention),
         ],
-        explain: "With the passes merged the all-to-alls find compute to run beside, and more of it is the other \
-                  micro-batch's than their own: a forward's all-to-all runs under the previous micro-batch's \
-                  backward, a backward's under the next one's forward. Of its own micro-batch's compute only the \
-                  experts' weight gradients run beside one, the backward's dispatch, as they need nothing it \
-                  brings. EP's window grows from {before:axes.ep.window_ms} to {axes.ep.window_ms}. \
-                  {axes.ep.exposed_ms} stays exposed. The first micro-batch's forward and the last one's backward \
-                  have no partner. Inside the merged passes a forward's all-to-all sometimes leaves together with \
-                  a backward's, with nothing left to compute beside the two, which share the links (EP \
-                  contention {before:axes.ep.contention_ms} before, {axes.ep.contention_ms} after); and the \
-                  forward, less than half as long as the backward, runs out first, leaving its last combine and \
-                  the backward's last ones alone. Inside one micro-batch the forward's all-to-alls have no window \
-                  at all: DualPipe and Megatron-LM's combined 1F1B exist to give them another micro-batch's \
-                  compute.",
+        explain: "The forward's first layer is paired with the backward's last, and so on down, and each pair \
+                  runs in fixed phases: the backward's combine under the forward's attention; the forward's \
+                  dispatch under the backward's experts; the backward's dispatch under those experts' weight \
+                  gradients, which need nothing it brings; the forward's combine under the backward's \
+                  attention. So three of each pair's four all-to-alls run beside the other micro-batch's \
+                  compute, and EP's window grows from {before:axes.ep.window_ms} to {axes.ep.window_ms}, more \
+                  than the traffic, {axes.ep.comm_ms}. Every all-to-all of a paired pass hides in full. What \
+                  stays exposed, {axes.ep.exposed_ms}, is the first micro-batch's forward and the last one's \
+                  backward: they have no partner, and their all-to-alls wait as they did before. Inside one \
+                  micro-batch the forward's all-to-alls have no window at all: combined 1F1B and DualPipe \
+                  exist to give them another micro-batch's compute.",
         controls: &["overlap.ep"],
         answer: Some(|o| share_gone_choice(exposed_gone(o, Ep))),
         verdict: "{axes.ep.exposed_ms} of EP's {axes.ep.comm_ms} stays exposed, down from \
-                  {before:axes.ep.exposed_ms}: {gone:axes.ep.exposed_ms} of the wait is gone.",
+                  {before:axes.ep.exposed_ms}. The rest, {axes.ep.hidden} of it, now hides under compute.",
         focus: Focus::Wait(Ep),
     },
     Chapter {
@@ -460,13 +458,15 @@ pub const CHAPTERS: &[Chapter] = &[
         },
         intro: "Chapter 10's mixture of experts, two of its stages in a pipeline: four DGX H100 nodes, two \
                 pipeline stages of two nodes each, EP 16 inside each stage, 8 micro-batches a step. EP overlap \
-                is on, so 1F1B runs as Megatron-LM's combined 1F1B: a forward merged with another micro-batch's \
-                backward, each one's all-to-alls under the other's compute. {before:axes.ep.exposed_ms} of \
-                EP's {before:axes.ep.comm_ms} stays exposed, and the GPU that finishes last idles \
-                {before:bubble_fraction} of the step in the pipeline bubble.",
+                is on, but Megatron-LM refuses combined 1F1B on a pipeline without virtual stages, so 1F1B \
+                runs each pass alone. All EP overlap can do here is run the backward's dispatch under the \
+                experts' weight gradients (this model has no shared expert to run beside the all-to-alls). \
+                On the GPU that finishes last, {before:axes.ep.exposed_ms} of EP's {before:axes.ep.comm_ms} \
+                stays exposed. That GPU idles {before:bubble_fraction} of the step in the pipeline bubble.",
         question: "Switch the schedule to DualPipeV, DeepSeek-V3's: each GPU holds two chunks of the layers in a \
-                   V, the first GPU the first layers and the last, and runs a forward chunk merged with a \
-                   backward chunk, which is how DualPipe hides its all-to-alls. What happens to EP's exposed time?",
+                   V, the first GPU the first layers and the last, and in the middle of the step it runs a \
+                   forward chunk of one micro-batch and a backward chunk of another as one pass, layer by layer. \
+                   What happens to EP's exposed time?",
         choices: CHANGE_CHOICES,
         action: |i| {
             i.parallel.schedule = Some(Schedule::DualPipeV);
@@ -476,30 +476,32 @@ pub const CHAPTERS: &[Chapter] = &[
             STEP,
             ("bubble", Metric::Bubble),
             axis("EP exposed", Ep, AxisFigure::Exposed),
-            ("compute busy", Metric::Compute),
+            axis("EP hidden", Ep, AxisFigure::Hidden),
             ("memory, fullest GPU", Metric::Memory(MemoryFigure::Total)),
         ],
-        explain: "DualPipeV fills the pipeline: the bubble falls from {before:bubble_fraction} to \
-                  {bubble_fraction} of the step, and PP's exposed time from {before:axes.pp.exposed_ms} to \
-                  {axes.pp.exposed_ms}. The all-to-alls gain nothing: the combined 1F1B already merged a \
-                  forward with a backward on the same compute stream, and EP's traffic takes about as long \
-                  ({before:axes.ep.comm_ms} before, {axes.ep.comm_ms} after). DualPipeV merges chunks of half a stage's layers, and in the middle of the \
-                  step, where both schedules merge every pass, each micro-batch leaves more of its all-to-alls \
-                  exposed on the first GPU than 1F1B did. The step is only {diff:step_time_ms} shorter: the first \
-                  GPU, which finishes last, now computes the output layer and the loss besides the embedding, \
-                  and is busy {diff:compute_ms} longer than 1F1B's first stage. Memory falls, from {before:memory_gb.total} to {memory_gb.total} \
-                  on the first GPU. DeepSeek-V3 gives DualPipe twice 1F1B's parameters per GPU, but that counts \
-                  per stage of its pipeline, and DualPipeV has twice as many stages as GPUs: here each GPU's two \
-                  chunks hold one 1F1B stage's layers between them. Only the output layer adds to the first \
-                  GPU's weights ({before:memory_gb.weights} before, {memory_gb.weights} after), and its \
-                  activations fall from {before:memory_gb.activations} to {memory_gb.activations}: to merge, the \
-                  combined 1F1B keeps twice as many forwards alive on the first stage as plain 1F1B, and \
-                  DualPipeV keeps more than plain 1F1B, fewer than that.",
+        explain: "DualPipeV's chunk pairs do on a pipeline what chapter 10's combined 1F1B does without one: a \
+                  forward chunk's all-to-alls run under the backward chunk's compute and the backward's under \
+                  the forward's. On the first GPU, which finishes last, {axes.ep.hidden} of EP's communication \
+                  hides under compute, against {before:axes.ep.hidden} with 1F1B. EP's exposed time there falls from \
+                  {before:axes.ep.exposed_ms} to {axes.ep.exposed_ms}, of about the same traffic \
+                  ({before:axes.ep.comm_ms} before, {axes.ep.comm_ms} after). Nearly all of what stays exposed \
+                  belongs to the chunks DualPipeV runs alone, in its warm-up and its cool-down. The V fills the \
+                  pipeline too: the bubble falls from {before:bubble_fraction} to {bubble_fraction} of the \
+                  step. The first GPU now computes the output layer and the loss besides the embedding, and is \
+                  busy {diff:compute_ms} longer than 1F1B's first stage: the output layer's forward and \
+                  backward, and compute slowed a little by the all-to-alls now running beside it, whose kernels \
+                  hold some of the GPU's SMs. The step is still {diff:step_time_ms} shorter. Memory grows on the first GPU, from {before:memory_gb.total} to {memory_gb.total}. \
+                  DeepSeek-V3 gives DualPipe twice 1F1B's parameters per GPU, but that counts per stage of its \
+                  pipeline, and DualPipeV has twice as many stages as GPUs: here each GPU's two chunks hold one \
+                  1F1B stage's layers between them, and only the output layer adds to the first GPU's weights \
+                  ({before:memory_gb.weights} before, {memory_gb.weights} after). Its activations grow from \
+                  {before:memory_gb.activations} to {memory_gb.activations}, as DualPipeV keeps more forwards \
+                  alive on it than 1F1B.",
         controls: &["parallel.schedule", "parallel.virtual_stages", "overlap.ep"],
         answer: Some(|o| change_choice(o.before.axes.get(Ep).exposed_ms, o.after.axes.get(Ep).exposed_ms, 0.05)),
-        verdict: "EP's exposed time goes from {before:axes.ep.exposed_ms} to {axes.ep.exposed_ms} of about the same \
-                  traffic, while the bubble falls from {before:bubble_fraction} to {bubble_fraction} \
-                  and the step from {before:step_time_ms} to {step_time_ms}.",
+        verdict: "EP's exposed time goes from {before:axes.ep.exposed_ms} to {axes.ep.exposed_ms} of about the \
+                  same traffic, and the step from {before:step_time_ms} to {step_time_ms}. The bubble falls \
+                  from {before:bubble_fraction} to {bubble_fraction}.",
         focus: Focus::Wait(Ep),
     },
     Chapter {
