@@ -95,7 +95,9 @@ fn trace_over_its_file_size_is_refused_naming_the_batch_that_fits() {
         let err = stderr(&out);
         assert_eq!(err.lines().count(), 1, "{err}");
         assert!(
-            err.starts_with("overlap-lab: workload.global_batch: this step's trace would be about "),
+            err.starts_with(
+                "overlap-lab: workload.global_batch: this step's trace would be about "
+            ),
             "{err}"
         );
         assert!(err.contains("lower workload.global_batch to "), "{err}");
