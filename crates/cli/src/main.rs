@@ -99,8 +99,11 @@ fn run(command: Command) -> Result<String, String> {
                 let scenario = load(&a.scenario.file)?
                     .resolve()
                     .map_err(|e| e.to_string())?;
+                refuse_trace_early(&scenario, |x| {
+                    overlap_core::trace::chrome_trace_bytes(&overlap_core::simulate(x).timeline)
+                })?;
                 let sim = timeline(&scenario)?;
-                trace_chrome(&sim)
+                trace_chrome(&scenario, &sim)
             }
         },
         Command::Import(a) => {
@@ -150,10 +153,16 @@ fn run(command: Command) -> Result<String, String> {
     }
 }
 
-/// Why a trace of `bytes` (`what` says whose) is not written: over the file size `trace`
-/// writes, with the fields that shorten the step.
-fn trace_too_large(what: &str, bytes: u64) -> String {
+/// Why a trace of `bytes` (`what` says whose) is not written: over the file
+/// size `trace` writes, naming the value of `workload.global_batch` that
+/// fits at the bytes per bar this trace measured (else the fields that
+/// shorten the step).
+fn trace_too_large(scenario: &Scenario, bars: usize, what: &str, bytes: u64) -> String {
     use overlap_core::trace::MAX_TRACE_FILE_BYTES;
+    let per_bar = bytes as f64 / bars.max(1) as f64;
+    if let Some(e) = overlap_core::input::validate::trace_refusal(scenario, per_bar, 0.0) {
+        return format!("{e}; overlap-lab simulate gives this step's figures without a trace");
+    }
     format!(
         "{what} {:.2} GB, more than the {:.0} GB overlap-lab trace writes: shorten the step \
          (fewer micro-batches through workload.global_batch, or fewer workload.layers); \
@@ -166,10 +175,16 @@ fn trace_too_large(what: &str, bytes: u64) -> String {
 /// `trace FILE`: the Chrome trace, its size counted first (in memory that
 /// does not grow with it) and then written to standard output as the
 /// timeline is walked, so that a large trace is never held whole.
-fn trace_chrome(sim: &Simulation) -> Result<String, String> {
+fn trace_chrome(scenario: &Scenario, sim: &Simulation) -> Result<String, String> {
     let bytes = overlap_core::trace::chrome_trace_bytes(&sim.timeline);
     if bytes > overlap_core::trace::MAX_TRACE_FILE_BYTES {
-        return Err(trace_too_large("this trace would be", bytes));
+        let bars = sim.timeline.interval_count();
+        return Err(trace_too_large(
+            scenario,
+            bars,
+            "this trace would be",
+            bytes,
+        ));
     }
     let stdout = std::io::stdout().lock();
     let mut w = std::io::BufWriter::with_capacity(1 << 20, stdout);
@@ -189,6 +204,12 @@ fn trace_chrome(sim: &Simulation) -> Result<String, String> {
 /// into DIR, which HolisticTraceAnalysis reads as a job's trace directory.
 fn trace_kineto(dir: &Path, file: &Source) -> Result<String, String> {
     let scenario = load(file)?.resolve().map_err(|e| e.to_string())?;
+    refuse_trace_early(&scenario, |x| {
+        let sim = overlap_core::simulate(x);
+        overlap_core::kineto::each_rank_trace(x, &sim.timeline)
+            .map(|t| t.json.len() as u64)
+            .sum()
+    })?;
     let sim = timeline(&scenario)?;
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     // HTA reads every .json and .gz file in the directory as a rank's trace:
@@ -222,7 +243,13 @@ fn trace_kineto(dir: &Path, file: &Source) -> Result<String, String> {
             for path in &written {
                 let _ = std::fs::remove_file(path);
             }
-            return Err(trace_too_large("these traces would be over", bytes));
+            let bars = sim.timeline.interval_count();
+            return Err(trace_too_large(
+                &scenario,
+                bars,
+                "these traces would be over",
+                bytes,
+            ));
         }
         let path = dir.join(&t.file_name);
         std::fs::write(&path, &t.json)
@@ -231,6 +258,30 @@ fn trace_kineto(dir: &Path, file: &Source) -> Result<String, String> {
         written.push(path);
     }
     Ok(out)
+}
+
+/// Refuses, before the step is simulated, a step whose trace would be
+/// clearly over the size `trace` writes, estimated from its predicted bars
+/// at the bytes per bar `trace_bytes` measures on a run of one unit of
+/// micro-batches, naming the value of `workload.global_batch` that fits: a
+/// step over it was refused only after its timeline was built (tens of
+/// seconds, and gigabytes).
+fn refuse_trace_early(
+    scenario: &Scenario,
+    trace_bytes: impl Fn(&Scenario) -> u64,
+) -> Result<(), String> {
+    use overlap_core::input::validate::{
+        small_run_bytes_per_bar, trace_refusal, TRACE_ESTIMATE_MARGIN,
+    };
+    let Some(per_bar) = small_run_bytes_per_bar(scenario, trace_bytes) else {
+        return Ok(());
+    };
+    match trace_refusal(scenario, per_bar, TRACE_ESTIMATE_MARGIN) {
+        None => Ok(()),
+        Some(e) => Err(format!(
+            "{e}; overlap-lab simulate gives this step's figures without a trace"
+        )),
+    }
 }
 
 /// The step with its timeline, or why a trace of it is not written: a

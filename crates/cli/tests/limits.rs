@@ -74,3 +74,33 @@ fn a_step_over_the_figures_limit_is_refused_naming_the_control() {
     assert!(err.contains("workload.global_batch"), "{err}");
     assert!(err.contains("limit of 70.0 M"), "{err}");
 }
+
+#[test]
+fn trace_over_its_file_size_is_refused_naming_the_batch_that_fits() {
+    // 1T with every overlap on at its own batch: a timeline within the
+    // limit, but a Chrome trace of about 1.16 GB (its Kineto traces more),
+    // refused before the step is simulated (issue 56: it was refused after
+    // building the timeline, naming no value).
+    let mut input: overlap_core::ScenarioInput = serde_json::from_str(&one_t_on(3072)).unwrap();
+    input.overlap.pp = Some(true);
+    input.overlap.dp = Some(true);
+    let scenario = serde_json::to_string(&input).unwrap();
+    for args in [
+        &["trace", "-"][..],
+        &["trace", "--kineto", "/nonexistent/never", "-"],
+    ] {
+        let out = run(args, &scenario);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+        let err = stderr(&out);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.starts_with(
+                "overlap-lab: workload.global_batch: this step's trace would be about "
+            ),
+            "{err}"
+        );
+        assert!(err.contains("lower workload.global_batch to "), "{err}");
+        assert!(err.contains(" to write it"), "{err}");
+    }
+}

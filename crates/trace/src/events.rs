@@ -462,7 +462,7 @@ impl<'de> Visitor<'de> for PgConfigSeed<'_> {
     fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<(), A::Error> {
         while let Some(g) = s.next_element_seed(Loose(PgSeed))? {
             if let Some(args) = g {
-                self.0.config_group(args);
+                self.0.config_group(args).map_err(de::Error::custom)?;
             }
         }
         Ok(())

@@ -45,6 +45,7 @@ pub use over_ranks::{LateRank, OverRanks};
 pub use propose::Proposed;
 pub use read::{read_trace, FileTrace, Kernel, RankLists};
 pub use rules::{Classifier, UserRule};
+pub use sink::MAX_HELD_RANKS;
 
 /// A file's JSON, after gzip, is read up to 1 GiB: a 100 MB trace is a
 /// long profile of a large job (profile a step or two: a 1 GiB file is

@@ -176,6 +176,12 @@ fn explain(
             bytes(max_bytes),
             if gzip { " once inflated" } else { "" }
         )
+    } else if sink.stop == Stop::Ranks {
+        format!(
+            "{shown}: the process groups' distinct rank lists hold more than {} ranks over the import \
+             (Process Group Ranks, pg_config): over the import limit; import fewer ranks' traces",
+            sink.rank_lists.max_ranks()
+        )
     } else if sink.stop == Stop::Kernels {
         format!(
             "{shown} holds more than {} GPU kernels: over the import limit; profile fewer steps (torch.profiler.schedule with active=1)",

@@ -89,31 +89,77 @@ pub(crate) struct Record {
     size: Option<u64>,
 }
 
+/// Ranks the distinct process-group lists of one import may hold in all
+/// (8 bytes each: 128 MiB). A rank is two or three characters of JSON and
+/// a list repeats well under gzip, so a file of a few hundred KB could
+/// otherwise name gigabytes of distinct lists (issue 56: 86 KB of gzip
+/// held 727 MB). A job of 100,000 GPUs lists each rank in a handful of
+/// groups (its TP, PP, DP, EP and world groups): well within.
+pub const MAX_HELD_RANKS: usize = 1 << 24;
+
 /// Process groups' rank lists, each held once however many events and
 /// files repeat it: a job's world group is listed on every collective's
-/// record of every rank, and may hold thousands of ranks.
-#[derive(Clone, Debug, Default)]
-pub struct RankLists(HashSet<Arc<[u64]>>);
+/// record of every rank, and may hold thousands of ranks. The lists held
+/// over an import are bounded ([`MAX_HELD_RANKS`]).
+#[derive(Clone, Debug)]
+pub struct RankLists {
+    lists: HashSet<Arc<[u64]>>,
+    /// Ranks over the distinct lists held.
+    ranks: usize,
+    /// The most ranks held: [`MAX_HELD_RANKS`] but in tests.
+    max_ranks: usize,
+}
+
+impl Default for RankLists {
+    fn default() -> Self {
+        Self::with_max_ranks(MAX_HELD_RANKS)
+    }
+}
 
 impl RankLists {
-    /// The one copy of `ranks`.
-    pub fn intern(&mut self, ranks: Vec<u64>) -> Arc<[u64]> {
-        if let Some(held) = self.0.get(ranks.as_slice()) {
-            return held.clone();
+    /// Lists that may hold `max_ranks` ranks in all (tests show the bound
+    /// at a size they can write quickly).
+    pub fn with_max_ranks(max_ranks: usize) -> Self {
+        Self {
+            lists: HashSet::new(),
+            ranks: 0,
+            max_ranks: max_ranks.min(MAX_HELD_RANKS),
         }
+    }
+
+    /// The most ranks these lists may hold.
+    pub fn max_ranks(&self) -> usize {
+        self.max_ranks
+    }
+
+    /// The one copy of `ranks`; `None` when holding it would take the
+    /// import past [`MAX_HELD_RANKS`] (it is then not held).
+    pub fn intern(&mut self, ranks: Vec<u64>) -> Option<Arc<[u64]>> {
+        if let Some(held) = self.lists.get(ranks.as_slice()) {
+            return Some(held.clone());
+        }
+        if self.ranks + ranks.len() > self.max_ranks {
+            return None;
+        }
+        self.ranks += ranks.len();
         let held: Arc<[u64]> = ranks.into();
-        self.0.insert(held.clone());
-        held
+        self.lists.insert(held.clone());
+        Some(held)
     }
 
     /// How many distinct lists are held.
     pub fn len(&self) -> usize {
-        self.0.len()
+        self.lists.len()
+    }
+
+    /// Ranks over the distinct lists held (at most [`RankLists::max_ranks`]).
+    pub fn ranks_held(&self) -> usize {
+        self.ranks
     }
 
     /// Whether none is held.
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.lists.is_empty()
     }
 }
 
@@ -122,6 +168,8 @@ impl RankLists {
 pub(crate) enum Stop {
     None,
     Kernels,
+    /// The process groups' distinct rank lists passed [`MAX_HELD_RANKS`].
+    Ranks,
 }
 
 /// Everything gathered while the events stream past.
@@ -184,26 +232,39 @@ impl Sink {
         id
     }
 
-    /// The process group an event's `args` state, its rank list interned.
-    fn group_of(&mut self, args: &mut Args) -> Option<Group> {
+    /// The process group an event's `args` state, its rank list interned;
+    /// an error when the import's rank lists are over their bound.
+    fn group_of(&mut self, args: &mut Args) -> Result<Option<Group>, &'static str> {
         if !args.has_group() {
-            return None;
+            return Ok(None);
         }
-        Some(Group {
-            ranks: args.pg_ranks.take().map(|r| self.rank_lists.intern(r)),
+        let ranks = match args.pg_ranks.take() {
+            Some(r) => match self.rank_lists.intern(r) {
+                Some(held) => Some(held),
+                None => {
+                    self.stop = Stop::Ranks;
+                    return Err("too many process-group ranks");
+                }
+            },
+            None => None,
+        };
+        Ok(Some(Group {
+            ranks,
             name: args.pg_name.take(),
             desc: args.pg_desc.take(),
-        })
+        }))
     }
 
-    /// Keeps one group of `pg_config`.
-    pub(crate) fn config_group(&mut self, mut args: Args) {
+    /// Keeps one group of `pg_config`; an error when the import's rank
+    /// lists are over their bound.
+    pub(crate) fn config_group(&mut self, mut args: Args) -> Result<(), &'static str> {
         // More groups than a job has are not kept (a malformed list).
         if self.pg_config.len() < 1 << 16 {
-            if let Some(g) = self.group_of(&mut args) {
+            if let Some(g) = self.group_of(&mut args)? {
                 self.pg_config.push(g);
             }
         }
+        Ok(())
     }
 
     fn group_id(&mut self, group: Group) -> u32 {
@@ -236,7 +297,7 @@ impl Sink {
             "gpu_memset" => Some(GpuCat::Memset),
             _ => None,
         };
-        let group = self.group_of(&mut e.args).map(|g| self.group_id(g));
+        let group = self.group_of(&mut e.args)?.map(|g| self.group_id(g));
         let size = e.args.msg_nelems;
         let op_hint = e.args.collective.as_deref().and_then(op_of_record);
         if let Some(gpu_cat) = gpu_cat {
@@ -308,17 +369,21 @@ impl Sink {
     /// launch, marks the kernels launched outside every profiler step, and
     /// hands the result over.
     pub(crate) fn finish(mut self, source: String) -> (FileTrace, RankLists) {
-        // A group stated by its name alone takes its ranks from pg_config.
+        // A group stated by its name alone takes its ranks from pg_config
+        // (its first entry of that name), looked up by name: a scan of
+        // pg_config per group was quadratic in the groups.
+        let mut by_name: HashMap<&str, &Group> = HashMap::new();
+        for c in &self.pg_config {
+            if let Some(name) = &c.name {
+                by_name.entry(name.as_str()).or_insert(c);
+            }
+        }
         for g in &mut self.groups {
             if g.ranks.is_some() {
                 continue;
             }
             let Some(name) = &g.name else { continue };
-            if let Some(c) = self
-                .pg_config
-                .iter()
-                .find(|c| c.name.as_ref() == Some(name))
-            {
+            if let Some(c) = by_name.get(name.as_str()) {
                 g.ranks = c.ranks.clone();
                 if g.desc.is_none() {
                     g.desc = c.desc.clone();

@@ -367,3 +367,91 @@ fn sends_in_groups_of_more_than_two_are_left_unmatched() {
         m.messages
     );
 }
+
+/// `pg_config` entries of `groups` distinct lists of `ranks` ranks each
+/// (list `g` is `g..g + ranks`), as `distributedInfo`'s extra fields.
+fn pg_config(groups: u64, ranks: u64) -> String {
+    let entries: Vec<String> = (0..groups)
+        .map(|g| {
+            let list: Vec<String> = (g..g + ranks).map(|r| r.to_string()).collect();
+            format!(
+                r#"{{"pg_name": "{g}", "pg_desc": "undefined", "ranks": [{}]}}"#,
+                list.join(",")
+            )
+        })
+        .collect();
+    format!(r#", "pg_config": [{}]"#, entries.join(","))
+}
+
+#[test]
+fn distinct_rank_lists_are_held_within_their_bound_over_the_files() {
+    // The import's bound, lowered to 500 000 ranks so that the traces
+    // passing it stay small (the product's is MAX_HELD_RANKS).
+    let mut lists = RankLists::with_max_ranks(500_000);
+    assert!(lists.max_ranks() <= overlap_trace::MAX_HELD_RANKS);
+    // Two files of the same 40 distinct 10 000-rank lists: 400 000 ranks
+    // held, the second file adding none.
+    let dist = pg_config(40, 10_000);
+    let kernels: Vec<K> = vec![(AR, 13, 0, 5, r#""Process Group Name": "3""#)];
+    for (rank, name) in [(0, "a"), (1, "b")] {
+        let t = read_trace_in(
+            trace(rank, 2, &dist, &kernels).as_bytes(),
+            name,
+            1 << 30,
+            1000,
+            &mut lists,
+        )
+        .unwrap();
+        assert_eq!(t.pg_config.len(), 40);
+        // The kernel's group, named alone, took its ranks from pg_config.
+        assert_eq!(t.groups[0].ranks.as_ref().unwrap()[0], 3);
+    }
+    assert_eq!(lists.len(), 40);
+    assert_eq!(lists.ranks_held(), 400_000);
+    // A third file of 20 lists more (200 020 ranks) goes past the bound:
+    // refused, naming it, and nothing past it is held.
+    let more = pg_config(20, 10_000).replace(r#""ranks": ["#, r#""ranks": [7000000,"#);
+    let e = read_trace_in(
+        trace(2, 3, &more, &kernels).as_bytes(),
+        "c",
+        1 << 30,
+        1000,
+        &mut lists,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("rank lists") && e.contains("500000"), "{e}");
+    assert!(lists.ranks_held() <= 500_000);
+}
+
+#[test]
+fn groups_named_alone_find_their_ranks_among_many() {
+    // 20 000 groups in pg_config, each named by one kernel: every kernel's
+    // group takes its ranks by name (looked up, not scanned per group).
+    let n = 20_000u64;
+    let dist = pg_config(n, 2);
+    let args: Vec<String> = (0..n)
+        .map(|g| format!(r#""Process Group Name": "{g}""#))
+        .collect();
+    let kernels: Vec<K> = args
+        .iter()
+        .enumerate()
+        .map(|(i, a)| (AR, 13, i as u64 * 10, 5, a.as_str()))
+        .collect();
+    let mut lists = RankLists::default();
+    let t = read_trace_in(
+        trace(0, n + 1, &dist, &kernels).as_bytes(),
+        "a",
+        1 << 30,
+        100_000,
+        &mut lists,
+    )
+    .unwrap();
+    assert_eq!(t.groups.len(), n as usize);
+    for (g, group) in t.groups.iter().enumerate() {
+        let g = g as u64;
+        assert_eq!(group.ranks.as_deref(), Some(&[g, g + 1][..]));
+    }
+    // Each distinct list once: two ranks per group.
+    assert_eq!(lists.ranks_held(), 2 * n as usize);
+}

@@ -336,6 +336,26 @@ mod tests {
         assert_eq!(streamed, text.as_bytes());
     }
 
+    /// A trace is sized before it is built from its bars, predicted from
+    /// the counting builds: they are the timeline's.
+    #[test]
+    fn the_predicted_bars_are_the_timelines() {
+        for id in [
+            "didactic",
+            "contention",
+            "megatron-1.7b",
+            "zb-1.5b-24",
+            "moe-didactic",
+        ] {
+            let s = presets::scenario(id).unwrap();
+            let sim = simulate(&s);
+            let bars = crate::workload::cost::run_cost_within(&s, u64::MAX)
+                .unwrap()
+                .bars;
+            assert_eq!(bars, sim.timeline.interval_count() as u64, "{id}");
+        }
+    }
+
     #[test]
     fn trace_has_the_trace_event_formats_required_fields() {
         let sim = simulate(&presets::scenario("didactic").unwrap());

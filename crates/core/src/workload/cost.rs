@@ -59,6 +59,11 @@ pub struct Cost {
     /// events alone, is what drives the time of a step whose many
     /// concurrent flows share a core (issue 45's 86 s inference step).
     pub rerate_work: u64,
+    /// Bars a timeline of the run draws: one per compute op, and one per
+    /// member of each collective (it shows on every member's lane). What a
+    /// trace of the step is sized from before it is built
+    /// (`input::validate::trace_refusal`).
+    pub bars: u64,
 }
 
 impl Cost {
@@ -71,6 +76,7 @@ impl Cost {
             planned_events: self.planned_events + o.planned_events,
             peak_flows: self.peak_flows.max(o.peak_flows),
             rerate_work: self.rerate_work + o.rerate_work,
+            bars: self.bars.max(o.bars),
         }
     }
 }
@@ -326,6 +332,7 @@ impl ShapeCost {
             planned_events: f(|c| c.planned_events)?,
             peak_flows: f(|c| c.peak_flows)?,
             rerate_work: f(|c| c.rerate_work)?,
+            bars: f(|c| c.bars)?,
         })
     }
 }
@@ -400,6 +407,7 @@ pub(crate) fn graph_cost(g: &Graph, sharing: &Sharing) -> Cost {
     };
     for (id, task) in g.tasks.iter().enumerate() {
         if task.axis == COMPUTE {
+            c.bars += 1;
             c.events += 1;
             c.planned_events += 1;
             if memory_phase_s(g, sharing, id) > 0.0 {
@@ -412,6 +420,7 @@ pub(crate) fn graph_cost(g: &Graph, sharing: &Sharing) -> Cost {
             continue;
         }
         let members = g.members_of(id as u32).len() as u64;
+        c.bars += members;
         c.events += 2;
         c.planned_events += 1 + 2 * members;
         if task.work > 0.0 {
