@@ -84,13 +84,17 @@ pub fn reading(axis: Axis, r: &Report) -> Option<String> {
             ms(a.contention_ms)
         )
     } else {
+        let contention = if small(a.contention_ms) {
+            "there is no contention".to_string()
+        } else {
+            format!("contention adds only {}", ms(a.contention_ms))
+        };
         format!(
-            "Its window, {}, is longer than its traffic, yet it is exposed, and contention adds only \
-             {}: the window is not where the traffic is. Some of its collectives (those whose data \
-             is ready last) have less compute within reach than they take, and the compute within \
-             reach of the others cannot move to them.",
+            "Its window, {}, is longer than its traffic, yet it is exposed, and {contention}: the \
+             window is not where the traffic is. Some of its collectives (those whose data is ready \
+             last) have less compute within reach than they take, and the compute within reach of \
+             the others cannot move to them.",
             ms(a.window_ms),
-            ms(a.contention_ms)
         )
     };
     Some(format!("{parts} {why}"))
@@ -159,6 +163,13 @@ mod tests {
         };
         let s = reading(Axis::Dp, &with(Axis::Dp, queued.clone())).unwrap();
         assert!(s.contains("the window is not where the traffic is"), "{s}");
+        assert!(s.contains("adds only 0.10 ms"), "{s}");
+        let alone = AxisReport {
+            contention_ms: 0.0,
+            ..queued.clone()
+        };
+        let s = reading(Axis::Dp, &with(Axis::Dp, alone)).unwrap();
+        assert!(s.contains("and there is no contention:"), "{s}");
         let contended = AxisReport {
             contention_ms: 4.0,
             ..queued
