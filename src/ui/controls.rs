@@ -299,15 +299,30 @@ fn OverlapGroup() -> impl IntoView {
         .chain(unplaced("overlap"))
         .chain(unplaced(""))
         .collect();
+    let state = expect_context::<AppState>();
+    // The scenario's own axes first (issue 58: EP's switch sat below three
+    // "changes nothing here" notes on moe-didactic). Rows are moved, not
+    // rebuilt, so focus and typed text survive, and the DOM order is the
+    // Tab order.
+    // A refused edit (no resolved scenario) keeps the order it had, so rows
+    // do not jump under the reader's pointer.
+    let order = Memo::new(move |prev: Option<&Vec<Axis>>| {
+        state.resolved.with(|s| match s {
+            Some(s) => overlap_view::axis_reading::axes_in_order(|a| s.axis_degree(a) > 1),
+            None => prev.cloned().unwrap_or_else(|| Axis::ALL.to_vec()),
+        })
+    });
     view! {
         <fieldset class="group overlap">
             <legend>"Overlap, per axis"</legend>
-            {OVERLAP_ROWS
-                .iter()
-                .map(|(axis, paths)| view! {
-                    <div class=format!("axis-row {}", axis.name())>{controls(paths)}</div>
-                })
-                .collect_view()}
+            <For
+                each=move || order.get()
+                key=|axis| *axis
+                children=|axis| {
+                    let paths = OVERLAP_ROWS[axis.index()].1;
+                    view! { <div class=format!("axis-row {}", axis.name())>{controls(paths)}</div> }
+                }
+            />
             {controls(&after)}
             <p class="hint">"SM tax: a fixed share of compute speed lost while a communication kernel runs beside it, in place of the modelled interference (ignored when interference is off). Empty (none): the model applies."</p>
         </fieldset>

@@ -179,4 +179,22 @@ export function registerExplainTests(test, h) {
       await page.locator('.axis-card.dp').screenshot({ path: join(ARTIFACTS, `explain-dp-card-${width}.png`) });
     }, { viewport: { width, height } });
   }
+
+  for (const [preset, axis, others] of [['moe-didactic', 'EP', ['TP', 'PP', 'CP']], ['long-context-ring', 'CP', ['PP', 'EP']]]) {
+    test(`explain: on ${preset} the ${axis} switch comes before the switches of axes it does not have, in the DOM and on screen`, async ({ page }) => {
+      await goto(page, `?v=1&preset=${preset}`);
+      const switches = await page.evaluate(() => [...document.querySelectorAll('fieldset.overlap [role="switch"]')]
+        .map((e) => ({ name: document.querySelector(`label[for="${e.id}"]`)?.textContent?.trim() ?? '', y: e.getBoundingClientRect().y })));
+      const at = (a) => switches.findIndex((s) => s.name.startsWith(`${a} overlap`));
+      assert(at(axis) >= 0, `no ${axis} switch: ${JSON.stringify(switches)}`);
+      for (const o of others) {
+        if (at(o) >= 0) assert(at(axis) < at(o), `${axis} after ${o}: ${JSON.stringify(switches)}`);
+      }
+      const y = switches[at(axis)].y;
+      console.log(`     ${axis} overlap switch at y ${Math.round(y)} (was 1037 on moe-didactic, 981 on long-context-ring)`);
+      // Keyboard order follows: Tab reaches it before the others.
+      await page.getByRole('switch', { name: `${axis} overlap`, exact: true }).focus();
+      await page.screenshot({ path: join(ARTIFACTS, `explain-own-switch-${preset}.png`) });
+    }, { viewport: { width: 1440, height: 900 } });
+  }
 }

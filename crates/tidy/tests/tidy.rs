@@ -141,6 +141,7 @@ const KNOWN_LOOPS: &[&[&str]] = &[
         "crates/core/src/workload/collective_bench.rs",
         "crates/core/src/workload/cost.rs",
         "crates/core/src/workload/embedding_sync.rs",
+        "crates/core/src/workload/fp8_casts.rs",
         "crates/core/src/workload/fusion.rs",
         "crates/core/src/workload/graph.rs",
         "crates/core/src/workload/interference.rs",

@@ -40,6 +40,15 @@ pub fn window_of(axis: Axis) -> &'static str {
     }
 }
 
+/// The axes in the order the controls list their switches: those the
+/// scenario has (`has`) first, so that the switch that matters on a preset
+/// is near the top, then the rest, each group in `Axis::ALL` order.
+pub fn axes_in_order(has: impl Fn(Axis) -> bool) -> Vec<Axis> {
+    let (mut first, rest): (Vec<Axis>, Vec<Axis>) = Axis::ALL.into_iter().partition(|&a| has(a));
+    first.extend(rest);
+    first
+}
+
 /// The share of the traffic below which a part is not worth a clause.
 const NEGLIGIBLE_SHARE: f64 = 0.01;
 
@@ -197,6 +206,16 @@ mod tests {
         let s = heaviest_note(Axis::Ep, &with(Axis::Ep, a)).unwrap();
         assert!(s.starts_with("On GPU 24, where EP moves most"), "{s}");
         assert!(s.contains("90.0% hidden"), "{s}");
+    }
+
+    #[test]
+    fn the_scenarios_own_axes_come_first() {
+        let order = axes_in_order(|a| matches!(a, Axis::Dp | Axis::Ep));
+        assert_eq!(
+            order,
+            vec![Axis::Dp, Axis::Ep, Axis::Tp, Axis::Pp, Axis::Cp]
+        );
+        assert_eq!(axes_in_order(|_| true), Axis::ALL.to_vec());
     }
 
     #[test]

@@ -59,10 +59,9 @@ pub struct Cost {
     /// events alone, is what drives the time of a step whose many
     /// concurrent flows share a core (issue 45's 86 s inference step).
     pub rerate_work: u64,
-    /// Bars a timeline of the run draws: one per compute op, and one per
-    /// member of each collective (it shows on every member's lane). What a
-    /// trace of the step is sized from before it is built
-    /// (`input::validate::trace_refusal`).
+    /// Bars a timeline of the run draws (a compute op's one, a collective's
+    /// one per member lane): what a trace of the step is sized from before
+    /// it is built (`input::validate::trace_refusal`).
     pub bars: u64,
 }
 
