@@ -50,8 +50,12 @@ pub struct AxisFigures {
     pub exposed_ms: f64,
     /// The rest: under idle time charged to another axis.
     pub under_idle_ms: f64,
-    /// 1 - exposed / comm; none without communication.
+    /// under compute / comm, as the simulator's report means it (model.md
+    /// 6); none without communication.
     pub hidden: Option<f64>,
+    /// 1 - exposed / comm; none without communication.
+    #[serde(default)]
+    pub not_exposed: Option<f64>,
     /// Transfer and wait, where its collectives were matched across ranks.
     #[serde(flatten)]
     pub transfer: Transfer,
@@ -76,7 +80,7 @@ pub struct Transfer {
     /// to the axis of the transfer in flight that ends last).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub transfer_exposed_ms: Option<f64>,
-    /// 1 - transfer exposed / transfer.
+    /// The share of the transfer under compute.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub transfer_hidden: Option<f64>,
 }
@@ -106,8 +110,12 @@ pub struct GpuFigures {
     pub axes: BTreeMap<String, AxisFigures>,
     /// Communication in flight with no compute running.
     pub exposed_ms: f64,
-    /// 1 - exposed / comm; none without communication.
+    /// The share of communication in flight under compute; none without
+    /// communication.
     pub hidden: Option<f64>,
+    /// 1 - exposed / comm; none without communication.
+    #[serde(default)]
+    pub not_exposed: Option<f64>,
     /// HTA's overlap figure, 0..1 (0 without communication).
     pub overlap: f64,
     /// Memory copies' busy time (peer-to-peer copies are communication).
@@ -378,7 +386,7 @@ fn gpu_figures(
             transfer_ms: Some(per_step_ms(t_us)),
             wait_ms: Some(per_step_ms((comm_us - t_us).max(0.0))),
             transfer_exposed_ms: Some(per_step_ms(exposed_us)),
-            transfer_hidden: hidden(exposed_us, t_us),
+            transfer_hidden: share(intersection_length(&mine, &compute), t_us),
         }
     };
     let mut axes = BTreeMap::new();
@@ -394,7 +402,8 @@ fn gpu_figures(
                 under_compute_ms: per_step_ms(under_compute_us),
                 exposed_ms: per_step_ms(exposed_us),
                 under_idle_ms: per_step_ms((comm_us - under_compute_us - exposed_us).max(0.0)),
-                hidden: hidden(exposed_us, comm_us),
+                hidden: share(under_compute_us, comm_us),
+                not_exposed: not_exposed(exposed_us, comm_us),
                 transfer: transfer_of(&|x| x == ai, comm_us, transfer_exposed[ai]),
             },
         );
@@ -417,7 +426,8 @@ fn gpu_figures(
             .collect(),
         axes,
         exposed_ms: per_step_ms(exposed_us),
-        hidden: hidden(exposed_us, comm_us),
+        hidden: share(intersection_length(&comm, &compute), comm_us),
+        not_exposed: not_exposed(exposed_us, comm_us),
         overlap,
         memcpy_ms: per_step_ms(length(&memcpy)),
         memset_ms: per_step_ms(length(&memset)),
@@ -428,8 +438,15 @@ fn gpu_figures(
     }
 }
 
-pub(crate) fn hidden(exposed: f64, comm: f64) -> Option<f64> {
+/// 1 - exposed / comm; none without communication.
+pub(crate) fn not_exposed(exposed: f64, comm: f64) -> Option<f64> {
     (comm > 0.0).then(|| (1.0 - exposed / comm).clamp(0.0, 1.0))
+}
+
+/// part / whole, the share hidden under compute (model.md 6: `hidden`'s one
+/// meaning); none without a whole.
+pub(crate) fn share(part: f64, whole: f64) -> Option<f64> {
+    (whole > 0.0).then(|| (part / whole).clamp(0.0, 1.0))
 }
 
 #[cfg(test)]
