@@ -192,6 +192,7 @@ export function registerExplainTests(test, h) {
       }
       const y = switches[at(axis)].y;
       console.log(`     ${axis} overlap switch at y ${Math.round(y)} (was 1037 on moe-didactic, 981 on long-context-ring)`);
+      assert(y + 20 < 900, `the ${axis} switch is below the first screen: y ${y}`);
       // Keyboard order follows: Tab reaches it before the others.
       await page.getByRole('switch', { name: `${axis} overlap`, exact: true }).focus();
       await page.screenshot({ path: join(ARTIFACTS, `explain-own-switch-${preset}.png`) });
