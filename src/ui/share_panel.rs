@@ -176,6 +176,21 @@ pub fn ShareButtons() -> impl IntoView {
             <span class="copied" role="status">
                 {move || done.get().map(|_| format!("{} copied to the clipboard.", what.get()))}
             </span>
+            // The embed code just copied, to read before pasting it into a
+            // course page (issue 58): what the clipboard holds, verbatim.
+            {move || {
+                (what.get() == "Embed code")
+                    .then(|| done.get())
+                    .flatten()
+                    .map(|text| {
+                        view! {
+                            <label class="copied-code">
+                                "The embed code copied, to read before pasting:"
+                                <textarea readonly=true rows="4" class="copy-field embed-code-shown" prop:value=text></textarea>
+                            </label>
+                        }
+                    })
+            }}
             {move || {
                 fallback
                     .get()

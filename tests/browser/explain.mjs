@@ -198,4 +198,18 @@ export function registerExplainTests(test, h) {
       await page.screenshot({ path: join(ARTIFACTS, `explain-own-switch-${preset}.png`) });
     }, { viewport: { width: 1440, height: 900 } });
   }
+
+  test('explain: the copied embed code is shown for reading, as the clipboard holds it', async ({ page, context }) => {
+    await goto(page, '?v=1&preset=didactic');
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: new URL(page.url()).origin });
+    await page.getByRole('button', { name: 'Copy embed code' }).click();
+    const shown = page.locator('textarea.embed-code-shown');
+    await shown.waitFor();
+    const [text, clip] = [await shown.inputValue(), await page.evaluate(() => navigator.clipboard.readText())];
+    assert(text === clip && /<iframe /.test(text), `shown ${text} | clipboard ${clip}`);
+    // A copied link does not leave the embed code showing.
+    await page.getByRole('button', { name: 'Copy link' }).click();
+    await page.waitForFunction(() => /Link copied/.test(document.querySelector('.copied')?.textContent ?? ''));
+    assert((await shown.count()) === 0, 'the embed code still shows after copying the link');
+  }, { viewport: { width: 1440, height: 900 } });
 }
