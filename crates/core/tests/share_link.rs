@@ -215,3 +215,45 @@ fn links_written_before_this_rounds_fields_keep_their_v1_meaning() {
         }
     }
 }
+
+/// A preset cut up so that it no longer sets a derived field (the minimal
+/// case of `the_parser_survives_mangled_presets` under
+/// `PROPTEST_RNG_SEED=14`: deepseek-v3 with `28,"ffn_hidden":18432,` cut
+/// out of `"head_dim":128,"ffn_hidden":18432,`; and the reported
+/// moe-didactic without `"kv_heads":8,"ffn_hidden":14336,`) opens from
+/// its link as the same scenario. It did not: the input completed from its
+/// resolution leaves a derived field out where it has its rule's value
+/// (`ffn_hidden` 4 x hidden, `kv_heads` = heads), the encoder wrote only
+/// the fields the completed input sets, and the reader, starting from the
+/// preset, kept the preset's 18432 (14336, 8) in place of the rule's value.
+#[test]
+fn a_preset_without_a_derived_field_keeps_the_rules_value_through_its_link() {
+    use overlap_core::presets::find;
+    use overlap_core::share_link::encode_shortest;
+    for (id, cut, insert, expect) in [
+        (
+            "deepseek-v3",
+            r#"28,"ffn_hidden":18432,"#,
+            ",",
+            "v=1&preset=deepseek-v3&ffn_hidden=28672&head_dim=1",
+        ),
+        (
+            "moe-didactic",
+            r#""kv_heads":8,"ffn_hidden":14336,"#,
+            "",
+            "v=1&preset=moe-didactic&kv_heads=32&ffn_hidden=16384",
+        ),
+    ] {
+        let json = find(id).unwrap().json;
+        assert!(json.contains(cut), "{id}");
+        let input = ScenarioInput::from_json(&json.replacen(cut, insert, 1)).unwrap();
+        let scenario = input.resolve().unwrap();
+        let link = encode(&input, Some(id));
+        assert_eq!(link, expect);
+        for link in [link, encode_shortest(&input)] {
+            let back = decode(&link, &[]);
+            assert!(back.errors.is_empty(), "{link}: {:?}", back.errors);
+            assert_eq!(back.input.resolve().unwrap(), scenario, "{link}");
+        }
+    }
+}

@@ -65,12 +65,11 @@ pub fn complete_input(s: &Scenario) -> ScenarioInput {
 /// resolutions of it.
 pub type Resolver<'r> = &'r dyn Fn(&ScenarioInput) -> Result<Scenario, ScenarioError>;
 
-/// What the input says, completed from its resolution (by `resolve`) where
-/// it resolves.
-fn full_value_with(input: &ScenarioInput, resolve: Resolver<'_>) -> Value {
-    let completed = match resolve(input) {
-        Ok(s) => complete_input(&s),
-        Err(_) => input.clone(),
+/// What the input says, completed from its resolution where it resolves.
+fn full_value(input: &ScenarioInput, resolved: Option<&Scenario>) -> Value {
+    let completed = match resolved {
+        Some(s) => complete_input(s),
+        None => input.clone(),
     };
     serde_json::to_value(completed).expect("scenario input serialises")
 }
@@ -144,16 +143,26 @@ pub fn encode_resolving(
 ) -> String {
     let preset =
         presets::find(preset.unwrap_or(presets::DEFAULT_ID)).unwrap_or(presets::default_preset());
-    let base = full_value_with(&preset.input(), resolve);
-    let current = full_value_with(input, resolve);
+    let base = full_value(&preset.input(), resolve(&preset.input()).ok().as_ref());
+    let scenario = resolve(input).ok();
+    let current = full_value(input, scenario.as_ref());
     let mut parts = vec![format!("v={VERSION}")];
     if preset.id != presets::DEFAULT_ID {
         parts.push(format!("preset={}", preset.id));
     }
     for p in FIELDS {
-        if let Some(value) = get(&current, p) {
-            if get(&base, p) != Some(value) {
-                parts.push(format!("{}={}", p.key, escape(&Field::text(value))));
+        // A derived field (`kv_heads`, `ffn_hidden`) is left out of the
+        // completed input when it has its rule's value, but the preset may
+        // set it to another; a link cannot say "absent", and the reader
+        // would keep the preset's value: the link states the value the
+        // scenario uses.
+        let value = get(&current, p).cloned().or_else(|| {
+            get(&base, p)?;
+            (p.resolved)(scenario.as_ref()?)
+        });
+        if let Some(value) = value {
+            if get(&base, p) != Some(&value) {
+                parts.push(format!("{}={}", p.key, escape(&Field::text(&value))));
             }
         }
     }
