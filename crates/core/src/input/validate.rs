@@ -869,7 +869,13 @@ pub fn timeline_refusal(s: &Scenario) -> Option<FieldError> {
     })
 }
 
-/// How far over [`crate::output::trace::MAX_TRACE_FILE_BYTES`] a trace's estimate
+/// The largest trace file `overlap-lab trace` writes, bytes (1 GB): past it
+/// Perfetto's in-browser loader and HTA's pandas frames both struggle, and a
+/// file that size is no longer something a person opens. The command says
+/// which field shortens the step instead.
+pub const MAX_TRACE_FILE_BYTES: u64 = 1_000_000_000;
+
+/// How far over [`MAX_TRACE_FILE_BYTES`] a trace's estimate
 /// from a small run ([`small_run_bytes_per_bar`]) must be for the step to
 /// be refused before it is simulated: a step's mix of bars differs a little
 /// from its small run's (the fill weighs more there), so a trace estimated
@@ -901,11 +907,10 @@ pub fn small_run_bytes_per_bar(
 /// the small counting builds) at `bytes_per_bar` (measured on a small run,
 /// [`small_run_bytes_per_bar`], before the step is simulated; or on the
 /// step's own trace once built), is over
-/// [`crate::output::trace::MAX_TRACE_FILE_BYTES`] times `margin`. Names
+/// [`MAX_TRACE_FILE_BYTES`] times `margin`. Names
 /// `workload.global_batch` and the largest value whose estimate is within
 /// the limit by [`TRACE_ESTIMATE_MARGIN`] and whose timeline is drawn.
 pub fn trace_refusal(s: &Scenario, bytes_per_bar: f64, margin: f64) -> Option<FieldError> {
-    use crate::output::trace::MAX_TRACE_FILE_BYTES;
     let bars = |x: &Scenario| crate::workload::cost::run_cost_within(x, u64::MAX).map(|c| c.bars);
     let estimate = |x: &Scenario| bars(x).map(|b| b as f64 * bytes_per_bar);
     let bytes = estimate(s)?;

@@ -276,11 +276,10 @@ struct TraceFile<'a> {
     trace_events: Events<'a>,
 }
 
-/// The largest trace file `overlap-lab trace` writes, bytes (1 GB): past it
-/// Perfetto's in-browser loader and HTA's pandas frames both struggle, and a
-/// file that size is no longer something a person opens. The command says
-/// which field shortens the step instead.
-pub const MAX_TRACE_FILE_BYTES: u64 = 1_000_000_000;
+/// The largest trace file `overlap-lab trace` writes: declared with the
+/// other limits the input is checked against (`input::validate`), which
+/// refuse a step whose trace would exceed it before it is simulated.
+pub use crate::input::validate::MAX_TRACE_FILE_BYTES;
 
 /// The timeline as a Chrome trace-event JSON document.
 pub fn chrome_trace(t: &Timeline) -> String {
