@@ -403,12 +403,7 @@ fn expert_chapter_hides_the_all_to_all_under_the_other_micro_batch() {
     assert_eq!(b.axes.get(Axis::Ep).window_ms, 0.0);
     for g in &r.before.timeline.gpus {
         for op in &g.comm[Axis::Ep.index()] {
-            let next = g
-                .compute
-                .iter()
-                .filter(|x| x.start_s >= op.end_s - 1e-12)
-                .min_by(|x, y| x.start_s.total_cmp(&y.start_s))
-                .expect("compute after each all-to-all");
+            let next = first_compute_after(g, op.end_s).expect("compute after each all-to-all");
             if op.phase == Phase::Forward && op.op == OpKind::Dispatch {
                 assert_eq!(
                     (next.op, next.layer, next.micro_batch),
@@ -644,12 +639,7 @@ fn cp_chapter_hides_the_ring_and_waits_for_the_gathers_gradients() {
                     }
                     assert!(beside.is_empty(), "{beside:?} beside the gather");
                     assert!(close(op.exposed_s, op.end_s - op.start_s, 1e-6));
-                    let after = g
-                        .compute
-                        .iter()
-                        .filter(|x| x.start_s >= op.end_s - 1e-12)
-                        .min_by(|x, y| x.start_s.total_cmp(&y.start_s))
-                        .expect("compute after");
+                    let after = first_compute_after(g, op.end_s).expect("compute after");
                     let attention = [OpKind::Attention, OpKind::AttentionBackward];
                     assert!(attention.contains(&after.op), "{:?}", after.op);
                     assert_eq!(after.layer, op.layer);
@@ -667,12 +657,7 @@ fn cp_chapter_hides_the_ring_and_waits_for_the_gathers_gradients() {
                         .filter(|x| x.end_s <= op.start_s + 1e-12)
                         .max_by(|x, y| x.end_s.total_cmp(&y.end_s))
                         .expect("compute before");
-                    let after = g
-                        .compute
-                        .iter()
-                        .filter(|x| x.start_s >= op.end_s - 1e-12)
-                        .min_by(|x, y| x.start_s.total_cmp(&y.start_s))
-                        .expect("compute after");
+                    let after = first_compute_after(g, op.end_s).expect("compute after");
                     assert_eq!(
                         (before.op, before.layer),
                         (OpKind::AttentionBackward, op.layer)
@@ -856,6 +841,14 @@ fn fp8_chapter_halves_the_window_and_the_gathers_not_the_reduce_scatters() {
 }
 
 /// A compute lane's busy time, seconds.
+/// The first compute op on `g` that starts at or after `t_s`.
+fn first_compute_after(g: &overlap_core::timeline::GpuLanes, t_s: f64) -> Option<&Interval> {
+    g.compute
+        .iter()
+        .filter(|x| x.start_s >= t_s - 1e-12)
+        .min_by(|x, y| x.start_s.total_cmp(&y.start_s))
+}
+
 fn compute_busy_s(g: &overlap_core::timeline::GpuLanes) -> f64 {
     g.compute.iter().map(|x| x.end_s - x.start_s).sum()
 }
