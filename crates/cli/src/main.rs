@@ -160,7 +160,7 @@ fn run(command: Command) -> Result<String, String> {
 fn trace_too_large(scenario: &Scenario, bars: usize, what: &str, bytes: u64) -> String {
     use overlap_core::trace::MAX_TRACE_FILE_BYTES;
     let per_bar = bytes as f64 / bars.max(1) as f64;
-    if let Some(e) = overlap_core::input::validate::trace_refusal(scenario, per_bar, 0.0) {
+    if let Some(e) = overlap_core::input::trace_size::trace_refusal(scenario, per_bar, 0.0) {
         return format!("{e}; overlap-lab simulate gives this step's figures without a trace");
     }
     format!(
@@ -270,7 +270,7 @@ fn refuse_trace_early(
     scenario: &Scenario,
     trace_bytes: impl Fn(&Scenario) -> u64,
 ) -> Result<(), String> {
-    use overlap_core::input::validate::{
+    use overlap_core::input::trace_size::{
         small_run_bytes_per_bar, trace_refusal, TRACE_ESTIMATE_MARGIN,
     };
     let Some(per_bar) = small_run_bytes_per_bar(scenario, trace_bytes) else {

@@ -11,8 +11,10 @@
 //! (`parse`); presets, share links, and the table as users read it
 //! (`fields`); the settings a choice brings along (`companions`).
 
+mod checker;
 mod declare;
 mod error;
+mod expert_checks;
 mod field;
 mod fill;
 mod kind;
@@ -26,4 +28,5 @@ pub mod fields;
 pub mod parse;
 pub mod presets;
 pub mod share_link;
+pub mod trace_size;
 pub mod validate;

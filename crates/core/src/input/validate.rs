@@ -5,9 +5,12 @@
 pub use crate::input::fill::filled;
 pub use crate::input::table::{DEEPEP_SMS, MAX_NODES_PER_TOKEN};
 
+pub use crate::input::checker::counted;
+
+use crate::input::checker::{divisors, Checker};
 use crate::input::error::{FieldError, ScenarioError};
-use crate::input::kind::Kind;
-use crate::input::table::{ScenarioInput, FIELDS};
+use crate::input::expert_checks::check_experts;
+use crate::input::table::ScenarioInput;
 use crate::model::hardware::Hardware;
 use crate::model::scenario::*;
 
@@ -50,63 +53,6 @@ pub const MAX_PLANNED_EVENTS: u64 = 200_000_000;
 /// mostly timed alone: it runs in 0.3 s), and GPipe's whole 1T step 1.92 G:
 /// this keeps them inside.
 pub const MAX_RERATE_WORK: u64 = 2_000_000_000;
-
-struct Checker {
-    errors: Vec<FieldError>,
-}
-
-impl Checker {
-    fn fail(&mut self, field: &str, message: String) {
-        self.errors.push(FieldError::new(field, &message));
-    }
-
-    /// Whether `field` is refused already (its range): a second message
-    /// for the same value would say the same again.
-    fn refused(&self, field: &str) -> bool {
-        self.errors.iter().any(|e| e.field == field)
-    }
-
-    /// Checks every field of `section` (`""`: the top level) that applies to
-    /// the scenario against its range in the field table, in table order.
-    /// Returns whether every whole-number field passed: those are the ones
-    /// the cross-field checks (layout, divisibility) compute with.
-    fn ranges(&mut self, s: &Scenario, section: &str) -> bool {
-        let mut whole_ok = true;
-        for f in FIELDS.iter().filter(|f| f.section() == section) {
-            let Some(value) = (f.resolved)(s) else {
-                continue;
-            };
-            // JSON has no NaN: a non-finite number becomes null.
-            let x = value.as_f64().unwrap_or(f64::NAN);
-            if !f.is_number() && !matches!(f.kind, Kind::IntOf { .. }) {
-                continue;
-            }
-            if let Err(message) = f.check_number(x) {
-                self.fail(f.path, message);
-                whole_ok &= !matches!(f.kind, Kind::Int { .. });
-            }
-        }
-        whole_ok
-    }
-}
-
-fn divisors(n: u32, limit: u32) -> String {
-    let list: Vec<String> = (1..=n.min(limit))
-        .filter(|d| n.is_multiple_of(*d))
-        .map(|d| d.to_string())
-        .collect();
-    list.join(", ")
-}
-
-/// `n` and the noun, plural unless one: "1 node", "8 GPUs" (messages
-/// here and the page's captions).
-pub fn counted(n: u64, noun: &str) -> String {
-    if n == 1 {
-        format!("1 {noun}")
-    } else {
-        format!("{n} {noun}s")
-    }
-}
 
 pub(crate) fn resolve(input: &ScenarioInput) -> Result<Scenario, ScenarioError> {
     let scenario = filled(input);
@@ -489,216 +435,6 @@ fn check_transformer(c: &mut Checker, t: &Transformer, p: &Parallel, o: &Overlap
     }
 }
 
-/// Cross-field checks of expert parallelism (model.md section 4c).
-fn check_experts(c: &mut Checker, s: &Scenario, t: &Transformer) {
-    let p = &s.parallel;
-    let Some(m) = &t.moe else {
-        if p.ep > 1 {
-            c.fail(
-                "parallel.ep",
-                format!(
-                    "ep {} without experts: set workload.moe.experts, or valid is 1",
-                    p.ep
-                ),
-            );
-        }
-        return;
-    };
-    let stage_gpus = p.tp * p.dp;
-    if !stage_gpus.is_multiple_of(p.ep) {
-        c.fail(
-            "parallel.ep",
-            format!(
-                "ep {} does not divide tp x dp = {stage_gpus}: experts are spread over ranks of one stage, valid is {}",
-                p.ep,
-                divisors(stage_gpus, 4096)
-            ),
-        );
-    }
-    if !m.experts.is_multiple_of(p.ep) {
-        c.fail(
-            "workload.moe.experts",
-            format!(
-                "{} cannot be spread evenly over ep {}: valid are multiples of {}",
-                counted(u64::from(m.experts), "expert"),
-                p.ep,
-                p.ep
-            ),
-        );
-    }
-    // EP groups are consecutive ranks: they must share one node or fill
-    // whole nodes, so that every rank of a group sees the same links.
-    let gpn = s.hardware.gpus_per_node;
-    if !gpn.is_multiple_of(p.ep) && !p.ep.is_multiple_of(gpn) {
-        c.fail(
-            "parallel.ep",
-            format!(
-                "ep {} neither divides nor fills whole nodes of {gpn} GPUs, so the ranks of a group \
-                 would see different links: valid are divisors or multiples of {gpn}",
-                p.ep
-            ),
-        );
-    }
-    if p.dp_sharding == DpSharding::Full {
-        c.fail(
-            "parallel.dp_sharding",
-            "\"full\" (FSDP) with experts is not modelled: valid are \"none\" or \"optimizer\""
-                .to_string(),
-        );
-    }
-    // The experts' ranks are laid out over a stage's tp x dp and route
-    // each rank's whole sequence; CP's split of the sequence, between TP
-    // and DP in the rank order, is not modelled with them.
-    if p.cp > 1 {
-        c.fail(
-            "parallel.cp",
-            format!(
-                "cp {} with experts is not modelled: valid is 1 for a mixture of experts",
-                p.cp
-            ),
-        );
-    }
-    if m.top_k > m.experts {
-        c.fail(
-            "workload.moe.top_k",
-            format!(
-                "top_k {} is more than the {}: valid is 1 to {}",
-                m.top_k,
-                counted(u64::from(m.experts), "expert"),
-                m.experts
-            ),
-        );
-    }
-    if m.dense_layers >= t.layers {
-        c.fail(
-            "workload.moe.dense_layers",
-            format!(
-                "{} dense layers leave none of the {} for experts: valid is 0 to {}",
-                m.dense_layers,
-                t.layers,
-                t.layers - 1
-            ),
-        );
-    }
-    // Megatron-LM's argument check: MoE with tensor parallelism needs
-    // sequence parallelism (the experts see each TP rank's own tokens).
-    if p.tp > 1 && !t.sequence_parallel {
-        c.fail(
-            "workload.sequence_parallel",
-            format!(
-                "experts with tp {} need sequence parallelism, as Megatron-LM requires: valid is true",
-                p.tp
-            ),
-        );
-    }
-    // DeepEP's kernels hold their SMs while the rest computes: at least as
-    // many must be left to compute as they take.
-    if m.dispatcher == Dispatcher::Deepep && 2 * m.deepep_sms > s.hardware.sms {
-        c.fail(
-            "workload.moe.deepep_sms",
-            format!(
-                "DeepEP's {} SMs leave too few of the GPU's {} for compute: valid is 1 to {}",
-                m.deepep_sms,
-                s.hardware.sms,
-                s.hardware.sms / 2
-            ),
-        );
-    }
-    check_ep_overlap(c, s, p, t);
-}
-
-/// `overlap.ep`'s options where Megatron-LM refuses them, each refusal
-/// naming the option (model.md section 4c). One hardware queue is
-/// accepted: Megatron only warns, and the queues decide what it costs
-/// (model.md section 3b).
-fn check_ep_overlap(c: &mut Checker, s: &Scenario, p: &Parallel, t: &Transformer) {
-    if p.ep == 1 || t.mode != Mode::Train {
-        return;
-    }
-    // Merged passes on interleaved 1F1B pair a backward with the forward
-    // one warm-up micro-batch later (`moe::merged_order`). With fewer than
-    // 2 x pp micro-batches the warm-up covers the whole step and the
-    // passes the cool-down merges wait on each other across stages: still
-    // a cycle with the layer pairs (interleaved at pp 4 with 4
-    // micro-batches; found by the layout search on the older merged
-    // order), so it stays refused rather than run wrong.
-    let m = u64::from(s.micro_batches());
-    if crate::workload::moe::merges_passes(s)
-        && p.schedule == Schedule::Interleaved
-        && m < 2 * u64::from(p.pp)
-    {
-        c.fail(
-            "overlap.ep",
-            format!(
-                "combined 1F1B on schedule \"interleaved\" merges passes only past the pipeline's warm-up, \
-                 which {m} micro-batches on {} stages leave none of: valid with at least {} micro-batches per \
-                 pipeline (workload.global_batch / (parallel.dp x workload.micro_batch)), or overlap.ep \
-                 false, \"shared_expert\" or \"dispatch_wgrad\"",
-                p.pp,
-                2 * p.pp
-            ),
-        );
-    }
-    // `true` is the schedule's natural form, whose options are never
-    // refused together (`workload::moe::ep_form`); a list is checked
-    // option by option.
-    let crate::model::ep_overlap::EpOverlap::Options(form) = s.overlap.ep else {
-        return;
-    };
-    if !form.combined_1f1b {
-        return;
-    }
-    let valid = "valid are false, true, or a list of \"shared_expert\", \"dispatch_wgrad\", \"combined_1f1b\" \
-                 in which combined_1f1b stands alone";
-    // megatron/core/transformer/transformer_config.py:3039-3041
-    // ("disable moe_shared_expert_overlap when enabling
-    // overlap_moe_expert_parallel_comm") and 3084-3088
-    // ("overlap_moe_expert_parallel_comm must be disabled when enabling
-    // overlap_dispatch_backward_with_experts_wgrad").
-    for (on, name) in [
-        (form.shared_expert, "shared_expert"),
-        (form.dispatch_wgrad, "dispatch_wgrad"),
-    ] {
-        if on {
-            c.fail(
-                "overlap.ep",
-                format!(
-                    "\"combined_1f1b\" excludes \"{name}\", as Megatron-LM refuses them together \
-                     (transformer_config.py): {valid}"
-                ),
-            );
-        }
-    }
-    // transformer_config.py:3007-3011: "virtual_pipeline_model_parallel_size
-    // must be specified when pipeline_model_parallel_size > 1". DualPipeV
-    // pairs its own chunks (DeepSeek's program).
-    let pipelined = p.pp > 1 && !matches!(p.schedule, Schedule::Interleaved | Schedule::DualPipeV);
-    if pipelined {
-        c.fail(
-            "overlap.ep",
-            format!(
-                "\"combined_1f1b\" on schedule \"{}\" with pp {}: Megatron-LM runs combined 1F1B only \
-                 with virtual pipeline stages when pp > 1 (transformer_config.py); valid with \
-                 parallel.schedule \"interleaved\" (or \"dualpipe-v\", whose chunk pairs it becomes), \
-                 or overlap.ep true, \"shared_expert\" or \"dispatch_wgrad\"",
-                p.schedule.name(),
-                p.pp
-            ),
-        );
-    }
-    // transformer_config.py:3021-3023: "disable full recomputation when
-    // enabling overlap_moe_expert_parallel_comm".
-    if t.recompute == Recompute::Full && p.schedule != Schedule::DualPipeV {
-        c.fail(
-            "overlap.ep",
-            "\"combined_1f1b\" with workload.recompute \"full\": Megatron-LM refuses full recomputation \
-             beside combined 1F1B (transformer_config.py); valid is workload.recompute \"none\" or \
-             \"selective\", or overlap.ep true"
-                .to_string(),
-        );
-    }
-}
-
 /// The conditions of the V-shaped schedules (ZB-V, Qi et al. 2024;
 /// DualPipeV, DualPipe README): two chunks per GPU, and at least 2 x pp
 /// micro-batches, which their warm-up alone runs (DualPipe's reference
@@ -817,7 +553,7 @@ fn fits(s: &Scenario) -> bool {
 /// Whether the whole step, and its baseline, can be simulated in one run:
 /// within [`MAX_TIMELINE_OPS`], [`MAX_PLANNED_EVENTS`] and
 /// [`MAX_RERATE_WORK`].
-fn whole_step_fits(s: &Scenario) -> bool {
+pub(crate) fn whole_step_fits(s: &Scenario) -> bool {
     crate::workload::cost::cost_within(s, MAX_TIMELINE_OPS).is_some_and(|c| {
         c.ops <= MAX_TIMELINE_OPS
             && c.planned_events <= MAX_PLANNED_EVENTS
@@ -857,90 +593,26 @@ pub fn timeline_refusal(s: &Scenario) -> Option<FieldError> {
             millions(MAX_TIMELINE_OPS)
         ),
     };
-    Some(match largest_batch(s, whole_step_fits) {
-        Some(batch) => FieldError::new(
-            "workload.global_batch",
-            &format!("{held}: lower workload.global_batch to {batch} to draw it"),
-        ),
-        None => FieldError::new(
-            "workload.global_batch",
-            &format!("{held}, even at one micro-batch per pipeline: lower workload.layers or overlap.tp_chunks to draw it"),
-        ),
-    })
+    Some(global_batch_refusal(s, &held, whole_step_fits, "draw"))
 }
 
-/// The largest trace file `overlap-lab trace` writes, bytes (1 GB): past it
-/// Perfetto's in-browser loader and HTA's pandas frames both struggle, and a
-/// file that size is no longer something a person opens. The command says
-/// which field shortens the step instead.
-pub const MAX_TRACE_FILE_BYTES: u64 = 1_000_000_000;
-
-/// How far over [`MAX_TRACE_FILE_BYTES`] a trace's estimate
-/// from a small run ([`small_run_bytes_per_bar`]) must be for the step to
-/// be refused before it is simulated: a step's mix of bars differs a little
-/// from its small run's (the fill weighs more there), so a trace estimated
-/// nearer the limit is built and measured instead.
-pub const TRACE_ESTIMATE_MARGIN: f64 = 1.1;
-
-/// The bytes per bar of the trace `trace_bytes` writes of the step run at
-/// one unit of micro-batches (a fraction of the step), over its predicted
-/// bars (`workload::cost::Cost::bars`): what [`trace_refusal`] scales the
-/// step's bars by. `None` for a step whose timeline is refused
-/// ([`timeline_refusal`] says why) or that is too long to predict.
-pub fn small_run_bytes_per_bar(
+/// A refusal of the step as it is (`held` says why) naming the largest
+/// `workload.global_batch` for which `fits` holds, else the fields that
+/// shorten even one micro-batch per pipeline; `verb` is what lowering it
+/// lets the page or command do ("draw", "write").
+pub(crate) fn global_batch_refusal(
     s: &Scenario,
-    trace_bytes: impl Fn(&Scenario) -> u64,
-) -> Option<f64> {
-    let Workload::Transformer(_) = &s.workload else {
-        return None;
-    };
-    if !whole_step_fits(s) {
-        return None;
-    }
-    let small = with_micro_batches(s, batch_unit(s).min(s.micro_batches()));
-    let bars = crate::workload::cost::run_cost_within(&small, u64::MAX)?.bars;
-    Some(trace_bytes(&small) as f64 / bars.max(1) as f64)
-}
-
-/// Why `overlap-lab trace` does not write this step's trace: its size,
-/// estimated as its bars (`workload::cost::Cost::bars`, predicted from
-/// the small counting builds) at `bytes_per_bar` (measured on a small run,
-/// [`small_run_bytes_per_bar`], before the step is simulated; or on the
-/// step's own trace once built), is over
-/// [`MAX_TRACE_FILE_BYTES`] times `margin`. Names
-/// `workload.global_batch` and the largest value whose estimate is within
-/// the limit by [`TRACE_ESTIMATE_MARGIN`] and whose timeline is drawn.
-pub fn trace_refusal(s: &Scenario, bytes_per_bar: f64, margin: f64) -> Option<FieldError> {
-    let bars = |x: &Scenario| crate::workload::cost::run_cost_within(x, u64::MAX).map(|c| c.bars);
-    let estimate = |x: &Scenario| bars(x).map(|b| b as f64 * bytes_per_bar);
-    let bytes = estimate(s)?;
-    let limit = MAX_TRACE_FILE_BYTES as f64;
-    if bytes <= limit * margin {
-        return None;
-    }
-    let fits = |x: &Scenario| {
-        estimate(x).is_some_and(|b| b <= limit / TRACE_ESTIMATE_MARGIN) && whole_step_fits(x)
-    };
-    let held = format!(
-        "this step's trace would be about {:.2} GB ({} bars at about {:.0} bytes each), more than the \
-         {:.0} GB overlap-lab trace writes",
-        bytes / 1e9,
-        bars(s)?,
-        bytes_per_bar,
-        limit / 1e9
-    );
-    Some(match largest_batch(s, fits) {
-        Some(batch) => FieldError::new(
-            "workload.global_batch",
-            &format!("{held}: lower workload.global_batch to {batch} to write it"),
+    held: &str,
+    fits: impl Fn(&Scenario) -> bool,
+    verb: &str,
+) -> FieldError {
+    let message = match largest_batch(s, fits) {
+        Some(batch) => format!("{held}: lower workload.global_batch to {batch} to {verb} it"),
+        None => format!(
+            "{held}, even at one micro-batch per pipeline: lower workload.layers or overlap.tp_chunks to {verb} it"
         ),
-        None => FieldError::new(
-            "workload.global_batch",
-            &format!(
-                "{held}, even at one micro-batch per pipeline: lower workload.layers or overlap.tp_chunks to write it"
-            ),
-        ),
-    })
+    };
+    FieldError::new("workload.global_batch", &message)
 }
 
 /// The refusal of a step whose steady state could not be extrapolated at
@@ -965,7 +637,7 @@ pub fn no_steady_state_refusal(s: &Scenario) -> FieldError {
 }
 
 /// Micro-batches per pipeline the schedule steps in.
-fn batch_unit(s: &Scenario) -> u32 {
+pub(crate) fn batch_unit(s: &Scenario) -> u32 {
     match s.parallel.schedule {
         Schedule::Interleaved => s.parallel.pp,
         Schedule::ZeroBubbleV | Schedule::DualPipeV => 2 * s.parallel.pp,
@@ -974,7 +646,7 @@ fn batch_unit(s: &Scenario) -> u32 {
 }
 
 /// The scenario with `micro_batches` per pipeline.
-fn with_micro_batches(s: &Scenario, micro_batches: u32) -> Scenario {
+pub(crate) fn with_micro_batches(s: &Scenario, micro_batches: u32) -> Scenario {
     crate::workload::cost::with_micro_batches(s, micro_batches)
 }
 

@@ -277,9 +277,9 @@ struct TraceFile<'a> {
 }
 
 /// The largest trace file `overlap-lab trace` writes: declared with the
-/// other limits the input is checked against (`input::validate`), which
+/// other limits the input is checked against (`input::trace_size`), which
 /// refuse a step whose trace would exceed it before it is simulated.
-pub use crate::input::validate::MAX_TRACE_FILE_BYTES;
+pub use crate::input::trace_size::MAX_TRACE_FILE_BYTES;
 
 /// The timeline as a Chrome trace-event JSON document.
 pub fn chrome_trace(t: &Timeline) -> String {

@@ -61,7 +61,7 @@ pub struct Cost {
     pub rerate_work: u64,
     /// Bars a timeline of the run draws (a compute op's one, a collective's
     /// one per member lane): what a trace of the step is sized from before
-    /// it is built (`input::validate::trace_refusal`).
+    /// it is built (`input::trace_size::trace_refusal`).
     pub bars: u64,
 }
 

@@ -1,0 +1,215 @@
+//! The cross-field checks of expert parallelism and of EP overlap's
+//! options (model.md 4c), which refuse what Megatron-LM refuses.
+
+use crate::input::checker::{counted, divisors, Checker};
+use crate::model::scenario::*;
+
+/// Cross-field checks of expert parallelism (model.md section 4c).
+pub(crate) fn check_experts(c: &mut Checker, s: &Scenario, t: &Transformer) {
+    let p = &s.parallel;
+    let Some(m) = &t.moe else {
+        if p.ep > 1 {
+            c.fail(
+                "parallel.ep",
+                format!(
+                    "ep {} without experts: set workload.moe.experts, or valid is 1",
+                    p.ep
+                ),
+            );
+        }
+        return;
+    };
+    let stage_gpus = p.tp * p.dp;
+    if !stage_gpus.is_multiple_of(p.ep) {
+        c.fail(
+            "parallel.ep",
+            format!(
+                "ep {} does not divide tp x dp = {stage_gpus}: experts are spread over ranks of one stage, valid is {}",
+                p.ep,
+                divisors(stage_gpus, 4096)
+            ),
+        );
+    }
+    if !m.experts.is_multiple_of(p.ep) {
+        c.fail(
+            "workload.moe.experts",
+            format!(
+                "{} cannot be spread evenly over ep {}: valid are multiples of {}",
+                counted(u64::from(m.experts), "expert"),
+                p.ep,
+                p.ep
+            ),
+        );
+    }
+    // EP groups are consecutive ranks: they must share one node or fill
+    // whole nodes, so that every rank of a group sees the same links.
+    let gpn = s.hardware.gpus_per_node;
+    if !gpn.is_multiple_of(p.ep) && !p.ep.is_multiple_of(gpn) {
+        c.fail(
+            "parallel.ep",
+            format!(
+                "ep {} neither divides nor fills whole nodes of {gpn} GPUs, so the ranks of a group \
+                 would see different links: valid are divisors or multiples of {gpn}",
+                p.ep
+            ),
+        );
+    }
+    if p.dp_sharding == DpSharding::Full {
+        c.fail(
+            "parallel.dp_sharding",
+            "\"full\" (FSDP) with experts is not modelled: valid are \"none\" or \"optimizer\""
+                .to_string(),
+        );
+    }
+    // The experts' ranks are laid out over a stage's tp x dp and route
+    // each rank's whole sequence; CP's split of the sequence, between TP
+    // and DP in the rank order, is not modelled with them.
+    if p.cp > 1 {
+        c.fail(
+            "parallel.cp",
+            format!(
+                "cp {} with experts is not modelled: valid is 1 for a mixture of experts",
+                p.cp
+            ),
+        );
+    }
+    if m.top_k > m.experts {
+        c.fail(
+            "workload.moe.top_k",
+            format!(
+                "top_k {} is more than the {}: valid is 1 to {}",
+                m.top_k,
+                counted(u64::from(m.experts), "expert"),
+                m.experts
+            ),
+        );
+    }
+    if m.dense_layers >= t.layers {
+        c.fail(
+            "workload.moe.dense_layers",
+            format!(
+                "{} dense layers leave none of the {} for experts: valid is 0 to {}",
+                m.dense_layers,
+                t.layers,
+                t.layers - 1
+            ),
+        );
+    }
+    // Megatron-LM's argument check: MoE with tensor parallelism needs
+    // sequence parallelism (the experts see each TP rank's own tokens).
+    if p.tp > 1 && !t.sequence_parallel {
+        c.fail(
+            "workload.sequence_parallel",
+            format!(
+                "experts with tp {} need sequence parallelism, as Megatron-LM requires: valid is true",
+                p.tp
+            ),
+        );
+    }
+    // DeepEP's kernels hold their SMs while the rest computes: at least as
+    // many must be left to compute as they take.
+    if m.dispatcher == Dispatcher::Deepep && 2 * m.deepep_sms > s.hardware.sms {
+        c.fail(
+            "workload.moe.deepep_sms",
+            format!(
+                "DeepEP's {} SMs leave too few of the GPU's {} for compute: valid is 1 to {}",
+                m.deepep_sms,
+                s.hardware.sms,
+                s.hardware.sms / 2
+            ),
+        );
+    }
+    check_ep_overlap(c, s, p, t);
+}
+
+/// `overlap.ep`'s options where Megatron-LM refuses them, each refusal
+/// naming the option (model.md section 4c). One hardware queue is
+/// accepted: Megatron only warns, and the queues decide what it costs
+/// (model.md section 3b).
+fn check_ep_overlap(c: &mut Checker, s: &Scenario, p: &Parallel, t: &Transformer) {
+    if p.ep == 1 || t.mode != Mode::Train {
+        return;
+    }
+    // Merged passes on interleaved 1F1B pair a backward with the forward
+    // one warm-up micro-batch later (`moe::merged_order`). With fewer than
+    // 2 x pp micro-batches the warm-up covers the whole step and the
+    // passes the cool-down merges wait on each other across stages: still
+    // a cycle with the layer pairs (interleaved at pp 4 with 4
+    // micro-batches; found by the layout search on the older merged
+    // order), so it stays refused rather than run wrong.
+    let m = u64::from(s.micro_batches());
+    if crate::workload::moe::merges_passes(s)
+        && p.schedule == Schedule::Interleaved
+        && m < 2 * u64::from(p.pp)
+    {
+        c.fail(
+            "overlap.ep",
+            format!(
+                "combined 1F1B on schedule \"interleaved\" merges passes only past the pipeline's warm-up, \
+                 which {m} micro-batches on {} stages leave none of: valid with at least {} micro-batches per \
+                 pipeline (workload.global_batch / (parallel.dp x workload.micro_batch)), or overlap.ep \
+                 false, \"shared_expert\" or \"dispatch_wgrad\"",
+                p.pp,
+                2 * p.pp
+            ),
+        );
+    }
+    // `true` is the schedule's natural form, whose options are never
+    // refused together (`workload::moe::ep_form`); a list is checked
+    // option by option.
+    let crate::model::ep_overlap::EpOverlap::Options(form) = s.overlap.ep else {
+        return;
+    };
+    if !form.combined_1f1b {
+        return;
+    }
+    let valid = "valid are false, true, or a list of \"shared_expert\", \"dispatch_wgrad\", \"combined_1f1b\" \
+                 in which combined_1f1b stands alone";
+    // megatron/core/transformer/transformer_config.py:3039-3041
+    // ("disable moe_shared_expert_overlap when enabling
+    // overlap_moe_expert_parallel_comm") and 3084-3088
+    // ("overlap_moe_expert_parallel_comm must be disabled when enabling
+    // overlap_dispatch_backward_with_experts_wgrad").
+    for (on, name) in [
+        (form.shared_expert, "shared_expert"),
+        (form.dispatch_wgrad, "dispatch_wgrad"),
+    ] {
+        if on {
+            c.fail(
+                "overlap.ep",
+                format!(
+                    "\"combined_1f1b\" excludes \"{name}\", as Megatron-LM refuses them together \
+                     (transformer_config.py): {valid}"
+                ),
+            );
+        }
+    }
+    // transformer_config.py:3007-3011: "virtual_pipeline_model_parallel_size
+    // must be specified when pipeline_model_parallel_size > 1". DualPipeV
+    // pairs its own chunks (DeepSeek's program).
+    let pipelined = p.pp > 1 && !matches!(p.schedule, Schedule::Interleaved | Schedule::DualPipeV);
+    if pipelined {
+        c.fail(
+            "overlap.ep",
+            format!(
+                "\"combined_1f1b\" on schedule \"{}\" with pp {}: Megatron-LM runs combined 1F1B only \
+                 with virtual pipeline stages when pp > 1 (transformer_config.py); valid with \
+                 parallel.schedule \"interleaved\" (or \"dualpipe-v\", whose chunk pairs it becomes), \
+                 or overlap.ep true, \"shared_expert\" or \"dispatch_wgrad\"",
+                p.schedule.name(),
+                p.pp
+            ),
+        );
+    }
+    // transformer_config.py:3021-3023: "disable full recomputation when
+    // enabling overlap_moe_expert_parallel_comm".
+    if t.recompute == Recompute::Full && p.schedule != Schedule::DualPipeV {
+        c.fail(
+            "overlap.ep",
+            "\"combined_1f1b\" with workload.recompute \"full\": Megatron-LM refuses full recomputation \
+             beside combined 1F1B (transformer_config.py); valid is workload.recompute \"none\" or \
+             \"selective\", or overlap.ep true"
+                .to_string(),
+        );
+    }
+}
