@@ -11,7 +11,7 @@ use std::rc::Rc;
 use serde::de::DeserializeSeed;
 
 use crate::events::{EventsSeed, RootSeed};
-use crate::sink::{Sink, Stop};
+use crate::sink::{Sink, Stop, MAX_DURATION_US, MAX_TIME_US};
 use crate::split::{split, SplitError};
 use crate::{ImportError, MAX_KERNELS, MAX_TRACE_BYTES};
 
@@ -161,6 +161,15 @@ fn parse(
         .map_err(|e| Failure::Json(e, false))
 }
 
+/// A time as written, in exponent form once it is too long to read.
+fn plain_or_exponent(us: f64) -> String {
+    if us.abs() < 1e12 {
+        format!("{us}")
+    } else {
+        format!("{us:e}")
+    }
+}
+
 /// One line that says why the file could not be read.
 fn explain(
     f: &Failure,
@@ -181,6 +190,14 @@ fn explain(
             "{shown}: the process groups' distinct rank lists hold more than {} ranks over the import \
              (Process Group Ranks, pg_config): over the import limit; import fewer ranks' traces",
             sink.rank_lists.max_ranks()
+        )
+    } else if let (Stop::Time, Some((name, ts, dur))) = (sink.stop, &sink.bad_time) {
+        format!(
+            "{shown}: event \"{name}\" has ts {} us and dur {} us; ts must lie within \
+             ±{MAX_TIME_US:e} us (2^53 us, where a microsecond is still exact) and dur within 0 to \
+             {MAX_DURATION_US:e} us (a day): not a profiler trace's times",
+            plain_or_exponent(*ts),
+            plain_or_exponent(*dur)
         )
     } else if sink.stop == Stop::Kernels {
         format!(

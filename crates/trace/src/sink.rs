@@ -163,11 +163,25 @@ impl RankLists {
     }
 }
 
+/// The largest timestamp, either side of zero, an event may carry: 2^53
+/// microseconds (about 285 years). Beyond it an f64 cannot hold a single
+/// microsecond, so a kernel's start and end round together and every figure
+/// built from them (step, compute, exposed) is noise or infinite.
+pub const MAX_TIME_US: f64 = 9_007_199_254_740_992.0;
+
+/// The longest duration an event may carry: a day. A profiled step runs for
+/// milliseconds to seconds; a day bounds the sums over millions of kernels
+/// well inside the range where they stay exact to a microsecond.
+pub const MAX_DURATION_US: f64 = 86_400_000_000.0;
+
 /// Why reading stopped early, beyond what serde_json says.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) enum Stop {
     None,
     Kernels,
+    /// An event's time lies outside [`MAX_TIME_US`] or its duration outside
+    /// [`MAX_DURATION_US`]; the event is kept in [`Sink::bad_time`].
+    Time,
     /// The process groups' distinct rank lists passed [`MAX_HELD_RANKS`].
     Ranks,
 }
@@ -194,6 +208,9 @@ pub(crate) struct Sink {
     pub(crate) hta_rounds: bool,
     pub(crate) max_kernels: usize,
     pub(crate) stop: Stop,
+    /// The first event whose time or duration was out of range: its name,
+    /// `ts` and `dur` in microseconds.
+    pub(crate) bad_time: Option<(String, f64, f64)>,
 }
 
 impl Sink {
@@ -219,6 +236,7 @@ impl Sink {
             hta_rounds: false,
             max_kernels,
             stop: Stop::None,
+            bad_time: None,
         }
     }
 
@@ -286,8 +304,10 @@ impl Sink {
         let (Some(ts), Some(dur)) = (e.ts, e.dur) else {
             return Ok(());
         };
-        if !ts.is_finite() || !dur.is_finite() || dur < 0.0 {
-            return Ok(());
+        if !(ts.abs() <= MAX_TIME_US && (0.0..=MAX_DURATION_US).contains(&dur)) {
+            self.stop = Stop::Time;
+            self.bad_time = Some((e.name.unwrap_or_default(), ts, dur));
+            return Err("an event's time is out of range");
         }
         let end = ts + dur;
         let cat = e.cat.as_deref().unwrap_or("");

@@ -376,6 +376,11 @@ fn bad_input_gets_one_line_naming_the_problem() {
         ("empty.json", Vec::new(), "ends early"),
         ("image.json", b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0".to_vec(), "not JSON text"),
         ("trailing.json", format!("{json} x").into_bytes(), "not valid JSON"),
+        // Times where a microsecond no longer exists: step and exposed
+        // would print as 1e300 ms or inf, so the file is refused instead.
+        ("far.json", br#"{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "gemm", "ts": 1.7e300, "dur": 100}]}"#.to_vec(), "ts 1.7e300 us and dur 100 us; ts must lie within"),
+        ("endless.json", br#"{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "gemm", "ts": 5, "dur": 1.7e308}]}"#.to_vec(), "dur within 0 to 8.64e10 us"),
+        ("backwards.json", br#"{"traceEvents": [{"ph": "X", "cat": "kernel", "name": "gemm", "ts": 5, "dur": -3}]}"#.to_vec(), "dur -3 us"),
     ] {
         let e = import_bytes(name, &bytes).expect_err(name);
         assert!(e.contains(needle) && e.contains(name), "{name}: {e}");
