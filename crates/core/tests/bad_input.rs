@@ -188,6 +188,19 @@ fn counts_of_one_read_in_the_singular() {
         "workload.kv_heads",
         "1 key/value head cannot be split over tp 2",
     );
+    // Left to its rule, the refused value is said to be derived, and from
+    // what; given, it is not.
+    let e = refused(r#"{"workload":{"heads":3,"hidden":4095},"parallel":{"tp":4}}"#);
+    names(
+        &e,
+        "workload.kv_heads",
+        "(workload.kv_heads is not given, so it is derived as heads: set it, or change what it is derived from)",
+    );
+    let e = refused(r#"{"workload":{"heads":1,"kv_heads":1},"parallel":{"tp":2}}"#);
+    assert!(
+        e.errors.iter().all(|f| !f.message.contains("derived")),
+        "{e}"
+    );
     let e = refused(r#"{"parallel":{"schedule":"zb-v"}}"#);
     names(
         &e,

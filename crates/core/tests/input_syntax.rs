@@ -47,6 +47,24 @@ fn values_json_cannot_hold_name_the_field_and_its_range() {
         );
         assert!(!m.contains("expected value"), "{text}: {m}");
     }
+    // A misspelt word of JSON: named as such, with the field's values.
+    for (text, field, valid) in [
+        (r#"{"overlap":{"tp":tru}}"#, "overlap.tp", "true or false"),
+        (r#"{"overlap":{"dp":False}}"#, "overlap.dp", "true or false"),
+        (
+            r#"{"hardware":{"nodes":nul}}"#,
+            "hardware.nodes",
+            "1 to 8192",
+        ),
+    ] {
+        let (f, m) = refusal(text);
+        assert_eq!(f, field, "{text}: {m}");
+        assert!(
+            m.contains("JSON's words are true, false and null") && m.contains(valid),
+            "{text}: {m}"
+        );
+        assert!(!m.contains("expected ident"), "{text}: {m}");
+    }
     // Past the value, the scenario's own syntax: no field to name.
     let (f, _) = refusal(r#"{"hardware":{"nodes":1}x}"#);
     assert_eq!(f, "scenario");

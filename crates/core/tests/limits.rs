@@ -216,3 +216,31 @@ fn one_t_all_off_at_ten_and_twenty_times_the_batch_gives_figures_on_one_line() {
         dp(&twenty)
     );
 }
+
+/// When not even one layer per stage and one micro-batch fit, the refusal
+/// names the largest pp that does, with the dp that keeps the GPU count,
+/// and that suggestion is accepted: 4,096 stages of CP 2 at 64K tokens share
+/// the network too densely to re-rate, 512 do not.
+#[test]
+fn too_many_stages_are_refused_with_the_largest_pp_that_fits() {
+    let text = r#"{"hardware":{"nodes":8192},"parallel":{"tp":8,"pp":4096,"dp":1,"cp":2},
+        "workload":{"layers":4096,"global_batch":1,"micro_batch":1,"seq":65536}}"#;
+    let e = ScenarioInput::from_json(text)
+        .unwrap()
+        .resolve()
+        .unwrap_err();
+    let f = &e.errors[0];
+    assert_eq!(f.field, "parallel.pp", "{e}");
+    assert!(
+        f.message
+            .contains("the largest valid pp here is 512 (with dp 8 and global_batch 8)"),
+        "{e}"
+    );
+    let suggested = text
+        .replace(r#""pp":4096,"dp":1"#, r#""pp":512,"dp":8"#)
+        .replace(r#""global_batch":1"#, r#""global_batch":8"#);
+    ScenarioInput::from_json(&suggested)
+        .unwrap()
+        .resolve()
+        .expect("the suggested pp is accepted");
+}

@@ -189,6 +189,20 @@ fn field_refusal(
             "the number is too large to read {at}: valid is {article}{}",
             row.kind.describe()
         )),
+        // A misspelt `true`, `false` or `null`: serde_json's "expected
+        // ident" when the first letter is right, else "expected value".
+        (None, Some(words))
+            if words.starts_with("expected ident")
+                || (words.starts_with("expected value")
+                    && token.starts_with(|c: char| c.is_ascii_alphabetic())
+                    && !matches!(token.trim_start_matches('-'), "NaN" | "Infinity")) =>
+        {
+            Some(format!(
+            "`{token}` is not a JSON value (JSON's words are true, false and null, in lower \
+                 case): valid is {article}{} {at}",
+                row.kind.describe()
+            ))
+        }
         (None, Some(words))
             if words.starts_with("expected value")
                 || words.starts_with("invalid number")

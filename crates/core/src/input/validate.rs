@@ -10,7 +10,8 @@ pub use crate::input::checker::counted;
 use crate::input::checker::{divisors, Checker};
 use crate::input::error::{FieldError, ScenarioError};
 use crate::input::expert_checks::check_experts;
-use crate::input::table::ScenarioInput;
+use crate::input::kind::DefaultFrom;
+use crate::input::table::{ScenarioInput, FIELDS};
 use crate::model::hardware::Hardware;
 use crate::model::scenario::*;
 
@@ -161,10 +162,30 @@ fn checked(scenario: &Scenario, input: Option<&ScenarioInput>) -> Result<(), Sce
         check_coconet(&mut c, scenario);
     }
 
+    if let Some(input) = input {
+        say_derived(&mut c.errors, input);
+    }
     if c.errors.is_empty() {
         Ok(())
     } else {
         Err(ScenarioError { errors: c.errors })
+    }
+}
+
+/// Marks each refusal of a field the input leaves to its rule
+/// ([`DefaultFrom::Derived`]): the reader never wrote that value, so the
+/// message says where it came from and which fields to change.
+fn say_derived(errors: &mut [FieldError], input: &ScenarioInput) {
+    for e in errors {
+        let Some(field) = FIELDS.iter().find(|f| f.path == e.field) else {
+            continue;
+        };
+        if let (DefaultFrom::Derived(rule), None) = (field.default, (field.get)(input)) {
+            e.message = format!(
+                "{} ({} is not given, so it is derived as {rule}: set it, or change what it is derived from)",
+                e.message, field.path
+            );
+        }
     }
 }
 
@@ -769,10 +790,41 @@ fn over_budget(s: &Scenario) -> Option<FieldError> {
             ),
         );
     }
-    err(
-        "parallel.pp",
-        "even one layer per stage and one micro-batch do not fit: use fewer pipeline stages".into(),
-    )
+    // Fewer stages, the GPUs they free going to data parallelism: the
+    // largest divisor of pp whose step, at its fewest micro-batches, fits.
+    let pp = s.parallel.pp;
+    let fewer = (1..pp)
+        .rev()
+        .filter(|p| pp.is_multiple_of(*p))
+        .find_map(|p| {
+            let mut x = s.clone();
+            x.parallel.pp = p;
+            x.parallel.dp = s.parallel.dp * (pp / p);
+            let x = with_micro_batches(&x, batch_unit(&x));
+            (checked(&x, None).is_ok() && fits(&x)).then_some(x)
+        });
+    let hint = match fewer {
+        Some(x) => format!(
+            "even one layer per stage and one micro-batch do not fit: the largest valid pp here is {} \
+             (with dp {} and global_batch {})",
+            x.parallel.pp,
+            x.parallel.dp,
+            x.micro_batches() * per_mb_of(&x)
+        ),
+        None => format!(
+            "even one layer per stage and one micro-batch do not fit, nor does any pp below {pp}: \
+             lower workload.layers or the model's size"
+        ),
+    };
+    err("parallel.pp", hint)
+}
+
+/// Samples per micro-batch across the data-parallel ranks.
+fn per_mb_of(s: &Scenario) -> u32 {
+    match &s.workload {
+        Workload::Transformer(t) => t.micro_batch * s.parallel.dp,
+        _ => 1,
+    }
 }
 
 /// The largest `k` in `lo..=hi` with `ok(k)`, given `ok(lo)` and that `ok`
