@@ -42,14 +42,6 @@ const LONG_FILES: &[(&str, &str)] = &[
         "not yet split: cross-field checks and the cost budget",
     ),
     (
-        "crates/session/src/codec.rs",
-        "not yet split: the timeline's encoding and its decoder",
-    ),
-    (
-        "crates/session/src/machine.rs",
-        "not yet split: the simulation session's states and transitions",
-    ),
-    (
         "crates/view/src/plot.rs",
         "not yet split: sweep and bus-bandwidth plots",
     ),
