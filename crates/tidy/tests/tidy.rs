@@ -34,10 +34,6 @@ const LONG_FILES: &[(&str, &str)] = &[
         "not yet split: layer shapes, parameter counts and the roofline (cost/params.rs is to take the counts)",
     ),
     (
-        "crates/core/src/output/kineto.rs",
-        "not yet split: stream placement, kernel names and the rank files",
-    ),
-    (
         "crates/core/src/input/validate.rs",
         "not yet split: cross-field checks and the cost budget",
     ),
