@@ -8,12 +8,10 @@ use crate::output::timeline::Interval;
 
 /// The process group of a collective of `rank` on `axis` (or the tied
 /// embedding's all-reduce): Megatron-LM's description of it and its global
-/// ranks, in Megatron's rank order (TP fastest, then CP, then DP, then
-/// PP). The embedding's group is the first and last pipeline stage of the
-/// rank's position in its stage. DP's group holds the CP ranks too, as the
-/// gradients reduce over dp x cp (Megatron's data-parallel group with
-/// context parallelism); the routed experts' reductions are written with
-/// it as well. An EP group is `ep` consecutive ranks of a stage.
+/// ranks, `Scenario::axis_degree` of them `Scenario::axis_stride` apart
+/// from the first (Megatron's rank order: TP fastest, then CP, then DP,
+/// then PP). The embedding's group is the first and last pipeline stage of
+/// the rank's position in its stage.
 pub(super) fn process_group(
     s: &Scenario,
     rank: u32,
@@ -23,42 +21,19 @@ pub(super) fn process_group(
     let p = &s.parallel;
     let (tp, cp, dp, pp) = (p.tp.max(1), p.cp.max(1), p.dp.max(1), p.pp.max(1));
     let stage_size = tp * cp * dp;
-    let (stage_base, local) = (rank / stage_size * stage_size, rank % stage_size);
     if iv.op == OpKind::EmbeddingAllReduce {
+        let local = rank % stage_size;
         return (
             "EMBEDDING_GROUP",
             vec![local, local + (pp - 1) * stage_size],
         );
     }
-    match axis {
-        Axis::Tp => {
-            let base = rank - rank % tp;
-            ("TENSOR_MODEL_PARALLEL_GROUP", (base..base + tp).collect())
-        }
-        Axis::Cp => {
-            let base = rank - rank % (tp * cp) + rank % tp;
-            (
-                "CONTEXT_PARALLEL_GROUP",
-                (0..cp).map(|i| base + i * tp).collect(),
-            )
-        }
-        Axis::Dp => {
-            let base = stage_base + rank % tp;
-            (
-                "DATA_PARALLEL_GROUP",
-                (0..dp * cp).map(|i| base + i * tp).collect(),
-            )
-        }
-        Axis::Ep => {
-            let ep = p.ep.max(1);
-            let base = stage_base + local / ep * ep;
-            ("EXPERT_MODEL_PARALLEL_GROUP", (base..base + ep).collect())
-        }
-        Axis::Pp => (
-            "PIPELINE_MODEL_PARALLEL_GROUP",
-            (0..pp).map(|i| local + i * stage_size).collect(),
-        ),
-    }
+    let (size, stride) = (s.axis_degree(axis).max(1), s.axis_stride(axis).max(1));
+    let first = rank - rank / stride % size * stride;
+    (
+        axis.megatron_group(),
+        (0..size).map(|i| first + i * stride).collect(),
+    )
 }
 
 /// Ranks as PyTorch writes them: `[0, 1, 2, 3]`.
