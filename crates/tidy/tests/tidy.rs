@@ -34,20 +34,8 @@ const LONG_FILES: &[(&str, &str)] = &[
         "not yet split: layer shapes, parameter counts and the roofline (cost/params.rs is to take the counts)",
     ),
     (
-        "crates/core/src/output/kineto.rs",
-        "not yet split: stream placement, kernel names and the rank files",
-    ),
-    (
         "crates/core/src/input/validate.rs",
         "not yet split: cross-field checks and the cost budget",
-    ),
-    (
-        "crates/session/src/codec.rs",
-        "not yet split: the timeline's encoding and its decoder",
-    ),
-    (
-        "crates/session/src/machine.rs",
-        "not yet split: the simulation session's states and transitions",
     ),
     (
         "crates/view/src/plot.rs",

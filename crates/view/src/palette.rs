@@ -2,8 +2,8 @@
 //! each role its colour, so the canvas and the SVG writer paint the same
 //! colours from one table. One colour per parallelism axis, the same on the
 //! canvas, in the figures and in the legend (the CSS variables `--tp`,
-//! `--pp`, ... carry the same values, tests/palette_distance.rs checks;
-//! the playhead and its veil are CSS only). TP, PP and DP take Okabe-Ito
+//! `--pp`, ... are written from this table into www/style.css by
+//! tests/css_palette.rs; the playhead and its veil are CSS only). TP, PP and DP take Okabe-Ito
 //! hues, distinguishable with the common forms of colour blindness; the
 //! dark theme lightens the blue so it stays visible. EP and CP are chosen
 //! by CIEDE2000 distance from everything else drawn beside them.
@@ -220,38 +220,6 @@ pub fn relative_luminance(colour: &str) -> Option<f64> {
 pub fn contrast_ratio(a: &str, b: &str) -> Option<f64> {
     let (la, lb) = (relative_luminance(a)?, relative_luminance(b)?);
     Some((la.max(lb) + 0.05) / (la.min(lb) + 0.05))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The legend and the figures colour the axes with the style sheet's
-    /// `--tp`, `--pp`, ... : each `light-dark(light, dark)` pair must be the
-    /// canvas's two colours.
-    #[test]
-    fn the_style_sheet_axis_colours_are_the_palettes() {
-        let css = include_str!("../../../www/style.css");
-        for axis in Axis::ALL {
-            let (light, dark) = (LIGHT.axis[axis.index()], DARK.axis[axis.index()]);
-            let var = format!("--{}: light-dark({light}, {dark});", axis.name());
-            assert!(css.contains(&var), "the style sheet lacks {var}");
-        }
-    }
-
-    /// The palette is written once: every colour of `:root` is a
-    /// light-dark() pair or one value for both, and nothing else redefines
-    /// it (a link's theme only fixes `color-scheme`).
-    #[test]
-    fn the_style_sheet_writes_its_palette_once() {
-        let css = include_str!("../../../www/style.css");
-        assert!(!css.contains("prefers-color-scheme"), "a second palette");
-        for theme in ["light", "dark"] {
-            let rule = format!(r#":root[data-theme="{theme}"] {{ color-scheme: {theme}; }}"#);
-            assert!(css.contains(&rule), "lacks {rule}");
-        }
-        assert_eq!(css.matches("--tp:").count(), 1);
-    }
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! The axes' colours stand apart from the compute kinds' and from each
 //! other by CIEDE2000 colour difference, in both themes (issue 58: EP's
 //! reddish purple was the optimizer step's colour, CP's violet the weight
-//! gradient's), and the style sheet's variables are the palette's.
+//! gradient's).
 //!
 //! CIEDE2000 as given by G. Sharma, W. Wu and E. N. Dalal, "The CIEDE2000
 //! color-difference formula: implementation notes, supplementary test data,
@@ -200,34 +200,4 @@ fn only_near_grey_compute_kinds_are_excepted() {
         excepted,
         ["light backward", "dark forward", "dark backward"]
     );
-}
-
-/// The page's legend, figures and switches colour with the style sheet's
-/// variables: each `light-dark(light, dark)` pair is the palette's, for the
-/// axes and for the compute kinds alike.
-#[test]
-fn the_style_sheet_variables_are_the_palettes() {
-    let css = include_str!("../../../www/style.css");
-    let mut pairs: Vec<(String, &str, &str)> = Axis::ALL
-        .iter()
-        .map(|&a| {
-            let i = a.index();
-            (a.name().to_string(), LIGHT.axis[i], DARK.axis[i])
-        })
-        .collect();
-    for (var, light, dark) in [
-        ("fwd", LIGHT.forward, DARK.forward),
-        ("bwd", LIGHT.backward, DARK.backward),
-        ("wgrad", LIGHT.weight_gradient, DARK.weight_gradient),
-        ("rec", LIGHT.recompute, DARK.recompute),
-        ("opt", LIGHT.step, DARK.step),
-        ("bg", LIGHT.background, DARK.background),
-        ("lane", LIGHT.lane, DARK.lane),
-    ] {
-        pairs.push((var.to_string(), light, dark));
-    }
-    for (var, light, dark) in pairs {
-        let decl = format!("--{var}: light-dark({light}, {dark});");
-        assert!(css.contains(&decl), "the style sheet lacks {decl}");
-    }
 }

@@ -21,6 +21,23 @@ named_enum! {
     }
 }
 
+impl Axis {
+    /// Megatron-LM's description of the axis's process group
+    /// (parallel_state.py's `group_desc`), as PyTorch's profiler writes it
+    /// on each collective. DP's group holds the CP ranks too, as the
+    /// gradients reduce over dp x cp; the routed experts' reductions are
+    /// written with it as well.
+    pub fn megatron_group(self) -> &'static str {
+        match self {
+            Axis::Tp => "TENSOR_MODEL_PARALLEL_GROUP",
+            Axis::Pp => "PIPELINE_MODEL_PARALLEL_GROUP",
+            Axis::Dp => "DATA_PARALLEL_GROUP",
+            Axis::Ep => "EXPERT_MODEL_PARALLEL_GROUP",
+            Axis::Cp => "CONTEXT_PARALLEL_GROUP",
+        }
+    }
+}
+
 /// One row of a GPU's timeline: its compute stream or one axis's
 /// communication stream. Rows are drawn in the order of [`Lane::ALL`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]

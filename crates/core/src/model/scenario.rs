@@ -549,4 +549,18 @@ impl Scenario {
             Axis::Cp => self.parallel.cp,
         }
     }
+
+    /// How far apart two neighbouring ranks of one of `axis`'s groups are,
+    /// in Megatron's rank order (TP fastest, then CP, then DP, then PP): an
+    /// EP group is consecutive ranks of a stage, and DP's group, holding
+    /// the CP ranks too, steps by TP.
+    pub fn axis_stride(&self, axis: crate::model::axis::Axis) -> u32 {
+        use crate::model::axis::Axis;
+        let p = &self.parallel;
+        match axis {
+            Axis::Tp | Axis::Ep => 1,
+            Axis::Cp | Axis::Dp => p.tp,
+            Axis::Pp => p.tp * p.cp * p.dp,
+        }
+    }
 }
