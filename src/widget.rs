@@ -139,7 +139,7 @@ fn WidgetApp() -> impl IntoView {
     let open_href = move || format!("{app_url}?{}", share.query.get());
     view! {
         <div class="embed widget" node_ref=root data-scenario-json=move || json.get()>
-            {crate::ui::embed::compact_body(state, mode.controls, open_href)}
+            {crate::ui::embed::compact_body(state, mode.controls, mode.figures_axes, open_href)}
         </div>
     }
 }

@@ -523,8 +523,9 @@ fn hatch(pen: &mut Pen<'_>, pal: &Palette, r: &Rect) {
     let (x0, x1, bottom) = (r.x, r.x + r.w, r.y + r.h);
     let path = &mut pen.hatches;
     // Each stripe rises one pixel per pixel across the rectangle's height,
-    // from (sx, bottom) to (sx + h, top).
-    let mut sx = r.x - r.h;
+    // from (sx, bottom) to (sx + h, top); stripes start on a grid fixed to
+    // the canvas, so that the hatches of neighbouring pieces line up.
+    let mut sx = ((r.x - r.h) / HATCH_STEP_PX).floor() * HATCH_STEP_PX;
     while sx < x1 {
         let (xa, xb) = (sx.max(x0), (sx + r.h).min(x1));
         if xa < xb {

@@ -275,6 +275,7 @@ fn Legend() -> impl IntoView {
             <li><span class="sw rec"></span>"recompute"</li>
             <li><span class="sw opt"></span>"optimizer"</li>
             <li><span class="sw exposed"></span>"exposed: compute waits (hatched)"</li>
+            <li><span class="sw window"></span>{overlap_view::slide::WINDOW_BAND_WORDS}</li>
             <li><span class="sw bracket"></span>"window that can hide a collective"</li>
         </ul>
     }

@@ -292,17 +292,19 @@ pub fn EmbedApp() -> impl IntoView {
     let open_href = move || format!("{}?{}", share::base_url(), share.query.get());
     view! {
         <div class="embed" node_ref=root>
-            {compact_body(state, mode.controls, open_href)}
+            {compact_body(state, mode.controls, mode.figures_axes, open_href)}
         </div>
     }
 }
 
 /// What the iframe embed and the widget show: the chosen controls (the
 /// `controls=` list; `playback` adds the playback bar), the headline figures,
-/// the run's state and the timeline, with a link to the full app.
+/// the run's state and the timeline, with a link to the full app; with
+/// `figures=axes` (`axis_cards`), the per-axis cards under the timeline.
 pub(crate) fn compact_body(
     state: AppState,
     chosen: Vec<&'static str>,
+    axis_cards: bool,
     open_href: impl Fn() -> String + Send + Sync + 'static,
 ) -> impl IntoView {
     let with_playback = chosen.contains(&"playback");
@@ -321,6 +323,7 @@ pub(crate) fn compact_body(
         <crate::ui::run_status::SimStatus />
         <panel::TimelineCanvas />
         {with_playback.then(|| view! { <playback::Playback /> })}
+        {axis_cards.then(|| view! { <figures::AxisFigures /> })}
         // A link that opens a sweep or the bus plot (`view=sweep`) shows it.
         {(state.pane.get_untracked() != overlap_view::panes::Pane::Timeline)
             .then(|| view! { <crate::ui::panes::Panes /> })}

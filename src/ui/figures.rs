@@ -111,9 +111,19 @@ fn AxisWords(
                 .and_then(|r| axis_reading::heaviest_note(axis, r))
         })
     });
+    // Where its contention is non-zero: which axes shared which link.
+    let contention = Memo::new(move |_| {
+        state.report.with(|r| {
+            r.as_ref()
+                .and_then(|r| axis_reading::contention_note(axis, r))
+        })
+    });
     view! {
         <p class="axis-reading" data-axis=axis.name() hidden=move || reading.with(Option::is_none)>
             {move || reading.get()}
+        </p>
+        <p class="axis-contention" data-axis=axis.name() hidden=move || contention.with(Option::is_none)>
+            {move || contention.get()}
         </p>
         <p class="axis-heaviest" data-axis=axis.name() hidden=move || heaviest.with(Option::is_none)>
             {move || heaviest.get()}

@@ -33,8 +33,13 @@ fn fallback_height_px(timeline_px: f64) -> u32 {
 /// its content. The script finds its frame by the message's source window,
 /// so several embeds on one page each get their own height; it reads only a
 /// positive number from a message of that type.
-pub fn embed_code(state: AppState, share: Share, controls: &[&'static str]) -> String {
-    let src = embed_link(state, share, controls);
+pub fn embed_code(
+    state: AppState,
+    share: Share,
+    controls: &[&'static str],
+    figures_axes: bool,
+) -> String {
+    let src = embed_link(state, share, controls, figures_axes);
     let timeline_px = state.scene().borrow().layout.height;
     format!(
         "<iframe src=\"{}\" title=\"Overlap Lab: interactive timeline\" width=\"100%\" height=\"{}\" \
@@ -133,11 +138,18 @@ pub fn ShareButtons() -> impl IntoView {
             DEFAULT_CONTROLS.to_vec()
         }
     }));
+    // The per-axis cards in the embed (`figures=axes`).
+    let axis_cards = RwSignal::new(share.mode.with_value(|m| m.figures_axes));
     let copy_embed = move |_| {
         write_now(state, share);
         what.set("Embed code");
         copy_text(
-            embed_code(state, share, &chosen.get_untracked()),
+            embed_code(
+                state,
+                share,
+                &chosen.get_untracked(),
+                axis_cards.get_untracked(),
+            ),
             done,
             fallback,
         );
@@ -172,6 +184,19 @@ pub fn ShareButtons() -> impl IntoView {
                         {control_label(name)}
                     </label>
                 }).collect_view()}
+            </fieldset>
+            <fieldset class="embed-pick embed-figures">
+                <legend>"Figures in the embed (" <code>"figures="</code> ")"</legend>
+                <label class="inline">
+                    <input
+                        type="checkbox"
+                        data-figures="axes"
+                        aria-label="Include the per-axis cards in the embed"
+                        prop:checked=move || axis_cards.get()
+                        on:change=move |ev| axis_cards.set(event_target_checked(&ev))
+                    />
+                    "Per-axis cards: window, exposed, contention"
+                </label>
             </fieldset>
             <span class="copied" role="status">
                 {move || done.get().map(|_| format!("{} copied to the clipboard.", what.get()))}

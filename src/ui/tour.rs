@@ -417,10 +417,15 @@ pub fn Tour() -> impl IntoView {
                         <Verdict chapter=c picked=picked runs=runs />
                         <RevealFigures chapter=c runs=runs />
                         <p class="tour-explain">{move || explain(c, runs)}</p>
-                        <button type="button" class="primary" on:click=move |_| go(i + 1)>
-                            {if last { "Finish the tour" } else { "Next chapter" }}
-                        </button>
-                        <TourNav leave=leave go=go chapter=i />
+                        <p class="tour-parts">{move || parts(c, runs)}</p>
+                        // Kept on screen however long the reveal is (issue
+                        // 58): sticky at the bottom of the viewport.
+                        <div class="tour-next">
+                            <button type="button" class="primary" on:click=move |_| go(i + 1)>
+                                {if last { "Finish the tour" } else { "Next chapter" }}
+                            </button>
+                            <TourNav leave=leave go=go chapter=i />
+                        </div>
                     }.into_any()
                 }
             }}
@@ -444,6 +449,15 @@ fn explain(c: &'static Chapter, runs: Runs) -> Option<String> {
         before: &before,
         after: &after,
     }))
+}
+
+/// The step's change in its parts, from the chapter's two runs.
+fn parts(c: &'static Chapter, runs: Runs) -> Option<String> {
+    let (before, after) = (runs.before.get()?, runs.after.get()?);
+    c.parts_text(&Outcome {
+        before: &before,
+        after: &after,
+    })
 }
 
 /// Whether the prediction was right, and why, from the chapter's two runs.

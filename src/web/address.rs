@@ -431,15 +431,17 @@ pub fn install(state: AppState, widget: Option<WidgetHost>) -> Share {
 }
 
 /// A widget's mode: the compact layout with the host's `controls`, read as
-/// an embed link's; an unknown name is listed in the alert.
+/// an embed link's, and `figures=` from its scenario's query string; an
+/// unknown name is listed in the alert.
 fn widget_mode(share: Share, host: &WidgetHost) -> Mode {
     let mut errors = Vec::new();
-    let pairs: Vec<(String, String)> = host
+    let mut pairs: Vec<(String, String)> = host
         .controls
         .iter()
         .filter(|c| !c.trim().is_empty())
         .map(|c| ("controls".to_string(), c.clone()))
         .collect();
+    pairs.extend(share_link::decode(query_part(&host.query), &["figures"]).view);
     let (_, mut mode) = parse_view(&pairs, overlap_view::tour::chapter_count(), &mut errors);
     mode.embed = true;
     if !errors.is_empty() {
@@ -481,9 +483,15 @@ pub fn write_address(state: AppState, share: Share) {
 /// The embed link of the page's current state showing `controls` (the
 /// share panel's choice), with its theme if one is fixed; the default
 /// controls are left out of the link.
-pub fn embed_link(state: AppState, share: Share, controls: &[&'static str]) -> String {
+pub fn embed_link(
+    state: AppState,
+    share: Share,
+    controls: &[&'static str],
+    figures_axes: bool,
+) -> String {
     let mut mode = mode_now(share);
     mode.embed = true;
+    mode.figures_axes = figures_axes;
     mode.controls = controls.to_vec();
     mode.controls_given = controls != overlap_view::view_query::DEFAULT_CONTROLS;
     format!(

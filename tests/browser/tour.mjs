@@ -72,6 +72,17 @@ export function registerTourTests(test, h) {
           `chapter ${chapter}: the timeline is off screen (${JSON.stringify(b)})`);
         assert(b.verdict.top >= Math.max(0, b.tour.top) && b.verdict.bottom <= b.height,
           `chapter ${chapter}: the verdict is off screen (${JSON.stringify(b)})`);
+        // "Next chapter" stays on screen however long the reveal (issue 58).
+        const nb = await page.getByRole('button', { name: /Next chapter|Finish the tour/ }).boundingBox();
+        assert(nb && nb.y >= 0 && nb.y + nb.height <= b.height,
+          `chapter ${chapter}: "Next chapter" is off screen (${JSON.stringify(nb)}, height ${b.height})`);
+      }
+      // The step's change in its named parts: one unit, no signed zero.
+      const parts = await page.textContent('.tour .tour-parts');
+      if (parts) {
+        assert(/^The step in parts: /.test(parts) && !/[+−]0(\.0+)? /.test(parts), `chapter ${chapter}: ${parts}`);
+        const units = new Set([...parts.matchAll(/\d (ms|µs|s)\b/g)].map((m) => m[1]));
+        assert(units.size === 1, `chapter ${chapter}: units ${[...units]} in ${parts}`);
       }
       await page.screenshot({ path: join(ARTIFACTS, `tour-${label}-c${chapter}-reveal.png`) });
       seen.push({ chapter, right, zoomed: v1 - v0 < 0.999, verdict });
@@ -282,12 +293,17 @@ export function registerTourTests(test, h) {
     const verdict = await page.textContent('.tour .verdict');
     const [, from, to] = verdict.match(/from ([\d.]+ \S+) to ([\d.]+ \S+?);/) ?? [];
     assert(from && to && from !== to, `chapter 7: ${verdict}`);
-    // A chapter the tour does not have: one past its last.
+    // A link to chapter 14, written before it became part of chapter 5,
+    // opens chapter 5 (issue 58).
     const count = await chapterCount(page);
-    await page.goto(page.url().split('?')[0] + `?v=1&chapter=${count + 1}`);
+    await page.goto(page.url().split('?')[0] + '?v=1&chapter=14');
+    await page.waitForFunction(() => /Chapter 5 of/.test(document.querySelector('.tour')?.textContent ?? ''));
+    assert((await page.textContent('.tour h3')).startsWith('Where overlap stops being free'), await page.textContent('.tour h3'));
+    // A chapter the tour never had: past the retired 14.
+    await page.goto(page.url().split('?')[0] + '?v=1&chapter=15');
     await page.waitForFunction(() => document.body.dataset.ready === '1');
     const alert = await page.textContent('[role="alert"]');
-    assert(alert.includes(`"${count + 1}" is not a chapter of the guided tour: valid are 1 to ${count}`), alert);
+    assert(alert.includes(`"15" is not a chapter of the guided tour: valid are 1 to ${count}`), alert);
     assert(!/Chapter \d+ of/.test(await page.textContent('.tour')), 'an out-of-range chapter opened the tour');
   }, { query: '?v=1&chapter=1', timeout: 90000 });
 }

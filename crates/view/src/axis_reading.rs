@@ -109,6 +109,70 @@ pub fn reading(axis: Axis, r: &Report) -> Option<String> {
     Some(format!("{parts} {why}"))
 }
 
+/// Which axes shared which link with `axis`, and the delay it took: for an
+/// axis whose contention is more than a negligible part of its traffic
+/// (none is shown where it is zero). "Contention: its collectives took
+/// 0.84 ms longer than alone. It moved data at once with EP for 12.3% of
+/// NVLink's busy time, and with DP for 4.0% of the network's busy time."
+pub fn contention_note(axis: Axis, r: &Report) -> Option<String> {
+    let a = r.axes.reported(axis)?;
+    if a.comm_ms <= 0.0 || a.contention_ms <= NEGLIGIBLE_SHARE * a.comm_ms {
+        return None;
+    }
+    let head = format!(
+        "Contention: its collectives took {} longer than alone.",
+        format::ms_like(a.contention_ms, a.comm_ms)
+    );
+    let mut clauses = Vec::new();
+    for (name, link) in [
+        ("NVLink", &r.links.nvlink),
+        ("the network", &r.links.network),
+    ] {
+        let mut with: Vec<(Axis, f64)> = link
+            .shared_by
+            .iter()
+            .filter_map(|(pair, share)| {
+                let (x, y) = pair.split_once('+')?;
+                let (x, y) = (Axis::from_name(x)?, Axis::from_name(y)?);
+                let other = match (x == axis, y == axis) {
+                    (true, false) => y,
+                    (false, true) => x,
+                    _ => return None,
+                };
+                (*share > 0.0).then_some((other, *share))
+            })
+            .collect();
+        with.sort_by(|p, q| q.1.total_cmp(&p.1));
+        if with.is_empty() {
+            continue;
+        }
+        let list: Vec<String> = with
+            .iter()
+            .enumerate()
+            .map(|(i, (o, share))| {
+                if i == 0 {
+                    format!(
+                        "{} for {} of {name}'s busy time",
+                        o.label(),
+                        format::pct(*share)
+                    )
+                } else {
+                    format!("{} for {}", o.label(), format::pct(*share))
+                }
+            })
+            .collect();
+        clauses.push(format!("with {}", list.join(" and ")));
+    }
+    Some(if clauses.is_empty() {
+        format!(
+            "{head} No other axis moved data on its links at once: its own transfers, or the GPU \
+             memory they share with compute, slowed it."
+        )
+    } else {
+        format!("{head} It moved data at once {}.", clauses.join(", and "))
+    })
+}
+
 /// Where the axis weighs most, when it moves measurably more there than
 /// on the GPU the step is read on (model.md 6): "On GPU 3, where TP moves
 /// most: 12.1 ms of traffic, 80.2% hidden under compute, 1.3 ms exposed."
@@ -138,6 +202,96 @@ mod tests {
         let mut r = Report::default();
         *r.axes.get_mut(axis) = a;
         r
+    }
+
+    /// Contention is shown where it is non-zero, with the axes it met on
+    /// each link as the report's `shared_by` gives them, and nowhere else.
+    #[test]
+    fn contention_names_the_axes_that_share_each_link_where_it_is_non_zero() {
+        let mut shown = 0;
+        for preset in [
+            "didactic",
+            "contention",
+            "moe-didactic",
+            "long-context-ring",
+        ] {
+            let scenario = overlap_core::presets::scenario(preset).unwrap();
+            let r = overlap_core::simulate(&scenario).report;
+            for axis in Axis::ALL {
+                let Some(a) = r.axes.reported(axis) else {
+                    continue;
+                };
+                let note = contention_note(axis, &r);
+                if a.contention_ms <= NEGLIGIBLE_SHARE * a.comm_ms {
+                    assert!(note.is_none(), "{preset} {}: {note:?}", axis.label());
+                    continue;
+                }
+                shown += 1;
+                let note = note.unwrap();
+                assert!(
+                    note.starts_with("Contention: its collectives took "),
+                    "{note}"
+                );
+                for (name, link) in [
+                    ("NVLink", &r.links.nvlink),
+                    ("the network", &r.links.network),
+                ] {
+                    for (pair, share) in &link.shared_by {
+                        let (x, y) = pair.split_once('+').unwrap();
+                        let other = if x == axis.name() {
+                            y
+                        } else if y == axis.name() {
+                            x
+                        } else {
+                            continue;
+                        };
+                        let other = Axis::from_name(other).unwrap();
+                        assert!(
+                            note.contains(&format!(
+                                "{} for {}",
+                                other.label(),
+                                format::pct(*share)
+                            )) && note.contains(&format!("{name}'s busy time")),
+                            "{preset} {}: {note} lacks {pair} on {name}",
+                            axis.label()
+                        );
+                    }
+                }
+            }
+        }
+        assert!(
+            shown >= 1,
+            "no preset shows contention: the test saw nothing"
+        );
+    }
+
+    #[test]
+    fn contention_reads_link_by_link() {
+        let mut r = with(
+            Axis::Dp,
+            AxisReport {
+                comm_ms: 10.0,
+                contention_ms: 2.0,
+                ..AxisReport::default()
+            },
+        );
+        r.links.network.shared_by.insert("dp+ep".into(), 0.25);
+        r.links.network.shared_by.insert("tp+dp".into(), 0.05);
+        r.links.nvlink.shared_by.insert("tp+pp".into(), 0.5);
+        let s = contention_note(Axis::Dp, &r).unwrap();
+        assert_eq!(
+            s,
+            "Contention: its collectives took 2.00 ms longer than alone. It moved data at once \
+             with EP for 25.0% of the network's busy time and TP for 5.0%."
+        );
+        r.links.network.shared_by.clear();
+        let s = contention_note(Axis::Dp, &r).unwrap();
+        assert!(
+            s.contains("No other axis moved data on its links at once"),
+            "{s}"
+        );
+        r.axes.get_mut(Axis::Dp).contention_ms = 0.0;
+        assert!(contention_note(Axis::Dp, &r).is_none());
     }
 
     #[test]

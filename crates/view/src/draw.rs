@@ -1,19 +1,21 @@
 //! Builds the display list of the scene: the time axis, GPU labels, bars
-//! (level-of-detail merged), exposed spans, bar labels, window brackets and
-//! link bandwidth. The only place the timeline's look is decided; the canvas
-//! and the SVG writer only paint what this returns.
+//! (level-of-detail merged), exposed spans, bar labels, windows (their band
+//! and brackets, windows.rs) and link bandwidth. The only place the
+//! timeline's look is decided; the canvas and the SVG writer only paint
+//! what this returns.
 
 use overlap_core::timeline::{Axis, Interval, Lane, LinkLane, Phase};
 
 use crate::display_list::{text_width_px, Align, DisplayList, Rect, Shape};
 use crate::format;
-use crate::layout::{Band, Row, RowKind};
+use crate::layout::{Row, RowKind};
 use crate::links::link_name;
 use crate::lod::{self, Piece};
 use crate::morph;
 use crate::palette::Role;
 use crate::prepared::Prepared;
 use crate::scene::{Hit, Scene};
+use crate::windows;
 
 /// Bars narrower than this merge with close neighbours, px.
 const MIN_BAR_PX: f64 = 1.5;
@@ -25,8 +27,6 @@ const LABEL_MIN_PX: f64 = 46.0;
 const LABEL_CLEAR_PX: f64 = 20.0;
 /// Space kept free between two tick labels, px.
 const TICK_GAP_PX: f64 = 10.0;
-/// At most this many brackets per lane: more would be one smear.
-const MAX_BRACKETS: usize = 4000;
 
 /// Everything that does not move with the playhead or the pointer, for the
 /// window `win` at morph progress `morph` (1 when not morphing).
@@ -283,6 +283,9 @@ fn gpu_lane(
         l.right - l.left,
         row.h.max(1.0) - 0.5,
     );
+    if let Lane::Comm(axis) = lane {
+        windows::band(scene, list, win, axis, p.lane(gpu, lane), row);
+    }
     if let (Lane::Comm(axis), true) = (lane, l.label_lanes) {
         list.text(
             Role::Axis(axis),
@@ -315,6 +318,25 @@ fn gpu_lane(
     let h = (row.h - 1.0).max(1.0);
     let y = row.y;
     let mut wide = Vec::new();
+    // The exposed share of narrow and merged bars, whose exposed instants
+    // are too close to place: their lower part hatched, as high as the share
+    // of their time compute waited (the whole bar when all of it), joined
+    // with a neighbour of the same height, so that a lane that is all
+    // exposed reads hatched at every zoom.
+    let mut narrow_exposed: Vec<(f64, f64, f64)> = Vec::new();
+    let comm = matches!(lane, Lane::Comm(_));
+    let mut exposed_span = |x0: f64, x1: f64, share: f64| {
+        if !comm || share <= 0.0 {
+            return;
+        }
+        let hh = (h * share).round().clamp(2.0_f64.min(h), h);
+        match narrow_exposed.last_mut() {
+            Some(last) if x0 <= last.1 + 1.0 && (hh - last.2).abs() < 0.5 => {
+                last.1 = last.1.max(x1)
+            }
+            _ => narrow_exposed.push((x0, x1, hh)),
+        }
+    };
     let emit = |piece| {
         match piece {
             Piece::Bar { index, x0, x1 } => {
@@ -327,19 +349,19 @@ fn gpu_lane(
                 list.rect(bar_role(lane, &bars[index]), x0, y, w, h);
                 if x1 - x0 > HATCH_MIN_PX {
                     wide.push((index, x0, x1));
+                } else {
+                    exposed_span(x0, x0 + w, exposed_fraction(&bars[index]));
                 }
             }
             Piece::Merged {
                 first,
                 x0,
                 x1,
-                exposed,
+                exposed_share,
                 ..
             } => {
                 list.rect(bar_role(lane, &bars[first]), x0, y, x1 - x0, h);
-                if let (true, Lane::Comm(_)) = (exposed, lane) {
-                    list.rect(Role::ExposedStripe, x0, y + h - 2.0, x1 - x0, 2.0);
-                }
+                exposed_span(x0, x1, exposed_share);
             }
         }
     };
@@ -358,6 +380,16 @@ fn gpu_lane(
     // send beside a receive), so a label must keep clear of every hatch in
     // its lane, not only its own bar's.
     let mut hatches = Vec::new();
+    for (x0, x1, hh) in narrow_exposed {
+        let rect = Rect {
+            x: x0,
+            y: y + h - hh,
+            w: (x1 - x0).max(1.0),
+            h: hh,
+        };
+        list.shapes.push(Shape::Hatch { rect });
+        hatches.push(rect);
+    }
     let mut clear = Vec::with_capacity(wide.len());
     for &(index, x0, x1) in &wide {
         let iv = &bars[index];
@@ -365,8 +397,7 @@ fn gpu_lane(
         if let (Lane::Comm(_), true) = (lane, iv.exposed_s > 0.0) {
             // Compute waited from `exposed_from_s` to the end of the bar. As a
             // fraction of the bar, so that it follows the morph too.
-            let dur = (iv.end_s - iv.start_s).max(1e-15);
-            let frac = ((iv.end_s - iv.exposed_from_s) / dur).clamp(0.0, 1.0);
+            let frac = exposed_fraction(iv);
             let (ux0, ux1) = pos(index);
             let ex0 = (ux1 - (ux1 - ux0) * frac).clamp(x0, x1);
             let rect = Rect {
@@ -414,54 +445,19 @@ fn gpu_lane(
     }
     if let (Lane::Comm(axis), RowKind::Gpu { .. }) = (lane, row.kind) {
         if let Some(band) = l.bands.iter().find(|b| b.gpu == gpu) {
-            brackets(scene, list, win, band, axis, bars);
+            windows::brackets(scene, list, win, band, axis, bars);
         }
     }
 }
 
-/// Window brackets: for each visible collective, the compute span that can
-/// hide it, drawn in its axis colour in the strip above the compute lane.
-fn brackets(
-    scene: &Scene,
-    list: &mut DisplayList,
-    win: (f64, f64),
-    band: &Band,
-    axis: Axis,
-    bars: &[Interval],
-) {
-    if band.bracket_h < 3.0 {
-        return;
+/// The share of a collective's bar, from its right end, during which
+/// compute waited on it (0 when it is hidden).
+fn exposed_fraction(iv: &Interval) -> f64 {
+    if iv.exposed_s <= 0.0 {
+        return 0.0;
     }
-    let l = &scene.layout;
-    let row_h = band.bracket_h / 3.0;
-    let y = band.bracket_y + row_h * axis.index() as f64 + 0.5;
-    let mut spans = Vec::new();
-    let (mut last_x0, mut last_x1) = (f64::NEG_INFINITY, f64::NEG_INFINITY);
-    for iv in bars {
-        let Some((w0, w1)) = iv.window else { continue };
-        if w1 < win.0 || w0 > win.1 || w1 <= w0 {
-            continue;
-        }
-        let x0 = scene.x_of(w0, win).max(l.left);
-        let x1 = scene.x_of(w1, win).min(l.right);
-        // Brackets that land on the same pixels add nothing.
-        if (x0 - last_x0).abs() < 1.0 && (x1 - last_x1).abs() < 1.0 {
-            continue;
-        }
-        (last_x0, last_x1) = (x0, x1);
-        spans.push((x0, x1));
-        if spans.len() > MAX_BRACKETS {
-            break;
-        }
-    }
-    if !spans.is_empty() {
-        list.shapes.push(Shape::Brackets {
-            y,
-            h: row_h,
-            spans,
-            stroke: Role::Axis(axis),
-        });
-    }
+    let dur = (iv.end_s - iv.start_s).max(1e-15);
+    ((iv.end_s - iv.exposed_from_s) / dur).clamp(0.0, 1.0)
 }
 
 fn links_heading(scene: &Scene, p: &Prepared, list: &mut DisplayList) {

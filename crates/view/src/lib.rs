@@ -47,6 +47,7 @@ pub mod tour;
 pub mod trace_size;
 pub mod view_query;
 pub mod why;
+pub mod windows;
 
 #[cfg(test)]
 mod testing;

@@ -20,7 +20,7 @@ pub enum Piece {
         x1: f64,
     },
     /// Several narrow bars merged: the first one's index, how many, pixel span,
-    /// and whether any of them left compute waiting.
+    /// and the share of their time that left compute waiting.
     Merged {
         /// Index into the lane of the first bar.
         first: usize,
@@ -30,8 +30,9 @@ pub enum Piece {
         x0: f64,
         /// Right edge, px.
         x1: f64,
-        /// Whether any of them left compute waiting.
-        exposed: bool,
+        /// Exposed time over busy time of the merged bars, 0..1: the share
+        /// of the piece's height drawn with the exposed pattern.
+        exposed_share: f64,
     },
 }
 
@@ -121,8 +122,10 @@ pub struct Block {
     pub max_gap_s: f64,
     /// Which bar of the block ends last (offset from the block's first).
     pub last_end: u32,
-    /// Whether any of them left compute waiting.
-    pub exposed: bool,
+    /// Their exposed time summed, s.
+    pub exposed_s: f64,
+    /// Their durations summed, s.
+    pub busy_s: f64,
 }
 
 impl Block {
@@ -132,7 +135,8 @@ impl Block {
             max_dur_s: 0.0,
             max_gap_s: f64::NEG_INFINITY,
             last_end: 0,
-            exposed: false,
+            exposed_s: 0.0,
+            busy_s: 0.0,
         };
         let mut end = f64::NEG_INFINITY;
         for (k, iv) in bars.iter().enumerate() {
@@ -144,7 +148,8 @@ impl Block {
                 end = iv.end_s;
                 b.last_end = k as u32;
             }
-            b.exposed |= iv.exposed_s > 0.0;
+            b.exposed_s += iv.exposed_s;
+            b.busy_s += iv.end_s - iv.start_s;
         }
         b
     }
@@ -208,9 +213,11 @@ fn walk(
     mut emit: impl FnMut(Piece),
 ) -> bool {
     let mut merged_any = false;
-    let mut run: Option<(usize, usize, f64, f64, bool)> = None;
-    let flush = |run: &mut Option<(usize, usize, f64, f64, bool)>, emit: &mut dyn FnMut(Piece)| {
-        if let Some((first, count, x0, x1, exposed)) = run.take() {
+    // First bar, count, x0, x1, (exposed, busy) seconds.
+    type Run = (usize, usize, f64, f64, (f64, f64));
+    let mut run: Option<Run> = None;
+    let flush = |run: &mut Option<Run>, emit: &mut dyn FnMut(Piece)| {
+        if let Some((first, count, x0, x1, (exposed_s, busy_s))) = run.take() {
             if count == 1 {
                 emit(Piece::Bar {
                     index: first,
@@ -223,7 +230,11 @@ fn walk(
                     count,
                     x0,
                     x1: x1.max(x0 + 1.0),
-                    exposed,
+                    exposed_share: if busy_s > 0.0 {
+                        (exposed_s / busy_s).clamp(0.0, 1.0)
+                    } else {
+                        0.0
+                    },
                 });
             }
         }
@@ -245,7 +256,8 @@ fn walk(
                     {
                         *count += BLOCK_BARS;
                         *rx1 = rx1.max(x1);
-                        *rexp |= b.exposed;
+                        rexp.0 += b.exposed_s;
+                        rexp.1 += b.busy_s;
                         merged_any = true;
                         i += BLOCK_BARS;
                         continue;
@@ -260,7 +272,10 @@ fn walk(
             continue;
         }
         let (x0, x1) = (x0.max(clip.0), x1.min(clip.1));
-        let exposed = lane[index].exposed_s > 0.0;
+        let exposed = (
+            lane[index].exposed_s,
+            lane[index].end_s - lane[index].start_s,
+        );
         if x1 - x0 >= min_px {
             flush(&mut run, &mut emit);
             emit(Piece::Bar { index, x0, x1 });
@@ -270,7 +285,8 @@ fn walk(
             Some((_, count, _, rx1, rexp)) if x0 <= *rx1 + 1.0 => {
                 *count += 1;
                 *rx1 = rx1.max(x1);
-                *rexp |= exposed;
+                rexp.0 += exposed.0;
+                rexp.1 += exposed.1;
                 merged_any = true;
             }
             _ => {

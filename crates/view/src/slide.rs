@@ -32,9 +32,14 @@ pub enum Mark {
     Fill(Role),
     /// A hatched swatch: an exposed span.
     Hatch,
+    /// A tint in an axis colour: a lane's window band.
+    Window,
     /// A bracket: a window that can hide a collective.
     Bracket,
 }
+
+/// The legend's words for a lane's window band (the page's legend says the same).
+pub const WINDOW_BAND_WORDS: &str = "window band: tinted behind a lane, where compute can hide it";
 
 /// The legend's entries, in the order the page's legend lists them.
 pub fn legend_entries() -> Vec<(Mark, &'static str)> {
@@ -49,6 +54,7 @@ pub fn legend_entries() -> Vec<(Mark, &'static str)> {
         (Mark::Fill(Role::Phase(Phase::Recompute)), "recompute"),
         (Mark::Fill(Role::Phase(Phase::Step)), "optimizer"),
         (Mark::Hatch, "exposed: compute waits (hatched)"),
+        (Mark::Window, WINDOW_BAND_WORDS),
         (Mark::Bracket, "window that can hide a collective"),
     ]);
     out
@@ -198,6 +204,11 @@ fn legend(width: f64, top: f64) -> (Vec<Shape>, f64) {
                 fill: role,
             },
             Mark::Hatch => Shape::Hatch { rect: swatch },
+            Mark::Window => Shape::Veil {
+                rect: swatch,
+                fill: Role::Axis(Axis::Tp),
+                alpha: crate::windows::WINDOW_ALPHA,
+            },
             Mark::Bracket => Shape::Brackets {
                 y: swatch.y,
                 h: SWATCH_H,

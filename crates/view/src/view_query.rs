@@ -19,6 +19,7 @@ pub const VIEW_KEYS: &[&str] = &[
     "chapter",
     "embed",
     "controls",
+    "figures",
     "theme",
     "view",
     "sweep",
@@ -74,6 +75,9 @@ pub struct Mode {
     pub controls: Vec<&'static str>,
     /// Whether the link named `controls` (kept in rewritten links).
     pub controls_given: bool,
+    /// Whether the embed shows the per-axis cards (`figures=axes`): window,
+    /// exposed, contention and the card's reading, beside the headline.
+    pub figures_axes: bool,
     /// The theme the link fixes (`theme=light|dark`) for the page, its
     /// embeds and its exports; `None` follows the reader's system.
     pub theme: Option<Theme>,
@@ -185,9 +189,16 @@ pub fn parse_view(
                 Ok(shown) => view.shown_gpus = shown,
                 Err(message) => fail(errors, "gpus", message),
             },
-            "chapter" => match raw.parse::<usize>() {
-                Ok(c) if (1..=chapters).contains(&c) => view.chapter = Some(c),
-                _ => fail(
+            // A retired number (a merged chapter) opens the chapter it is
+            // part of now.
+            "chapter" => match raw
+                .parse::<usize>()
+                .ok()
+                .and_then(crate::tour::chapter_of_link)
+                .filter(|c| *c <= chapters)
+            {
+                Some(c) => view.chapter = Some(c),
+                None => fail(
                     errors,
                     "chapter",
                     format!(
@@ -200,6 +211,15 @@ pub fn parse_view(
                 "1" | "true" => mode.embed = true,
                 "0" | "false" => mode.embed = false,
                 _ => fail(errors, "embed", format!("\"{raw}\" is not valid: 1 or 0")),
+            },
+            "figures" => match raw.as_str() {
+                "axes" => mode.figures_axes = true,
+                "" | "none" => mode.figures_axes = false,
+                _ => fail(
+                    errors,
+                    "figures",
+                    format!("\"{raw}\" is not valid: axes (the per-axis cards) or none"),
+                ),
             },
             "theme" => match Theme::from_name(raw) {
                 Some(t) => mode.theme = Some(t),
@@ -343,6 +363,9 @@ pub fn mode_pairs(mode: &Mode) -> Vec<(&'static str, String)> {
             };
             out.push(("controls", list));
         }
+        if mode.figures_axes {
+            out.push(("figures", "axes".to_string()));
+        }
     }
     if let Some(t) = mode.theme {
         out.push(("theme", t.name().to_string()));
@@ -484,6 +507,32 @@ mod tests {
         assert!(mode.controls.is_empty());
         assert_eq!(mode_pairs(&mode)[1].1, "none");
         assert!(errors.is_empty(), "{errors:?}");
+    }
+
+    #[test]
+    fn an_embed_shows_the_axis_cards_with_figures_axes() {
+        let mut errors = Vec::new();
+        let (_, mode) = parse_view(
+            &pairs("embed=1&controls=ep&figures=axes"),
+            CHAPTERS,
+            &mut errors,
+        );
+        assert!(errors.is_empty(), "{errors:?}");
+        assert!(mode.figures_axes);
+        assert_eq!(
+            mode_pairs(&mode),
+            [
+                ("embed", "1".to_string()),
+                ("controls", "ep".to_string()),
+                ("figures", "axes".to_string())
+            ]
+        );
+        let (_, mode) = parse_view(&pairs("embed=1"), CHAPTERS, &mut errors);
+        assert!(!mode.figures_axes);
+        assert_eq!(mode_pairs(&mode), [("embed", "1".to_string())]);
+        parse_view(&pairs("embed=1&figures=cards"), CHAPTERS, &mut errors);
+        assert_eq!(errors.len(), 1);
+        assert!(errors[0].message.contains("axes"), "{errors:?}");
     }
 
     #[test]

@@ -103,6 +103,92 @@ fn every_chapter_fills_its_text_and_answers_with_a_choice() {
     }
 }
 
+/// A link's chapter number keeps opening the chapter it opened when it was
+/// written: the numbers 1 to 13 their chapters, 14 (merged into 5) chapter
+/// 5, and no chapter sits at a retired number.
+#[test]
+fn old_links_chapter_numbers_open_the_same_chapter() {
+    use overlap_view::tour::{chapter_of_link, RETIRED_CHAPTERS};
+    let pinned = [
+        "DP hides",
+        "TP hides",
+        "PP sends",
+        "All three",
+        "Where overlap stops",
+        "Overlap switched on",
+        "CoCoNet",
+        "FSDP",
+        "The bubble",
+        "Experts",
+        "Context parallelism",
+        "FP8",
+        "DualPipe",
+        "Where overlap stops",
+    ];
+    for (k, title) in pinned.iter().enumerate() {
+        let n = k + 1;
+        let c = chapter_of_link(n).unwrap_or_else(|| panic!("chapter={n} opens nothing"));
+        assert!(
+            CHAPTERS[c - 1].title.starts_with(title),
+            "chapter={n} opens {:?}, was {title:?}",
+            CHAPTERS[c - 1].title
+        );
+    }
+    for &(old, _) in RETIRED_CHAPTERS {
+        assert!(
+            old > CHAPTERS.len(),
+            "a chapter sits at retired number {old}"
+        );
+    }
+    assert_eq!(chapter_of_link(0), None);
+    assert_eq!(chapter_of_link(15), None);
+}
+
+/// Every chapter's reveal accounts for at least 80% of its step's change
+/// by the parts it names (compute, each axis's exposed time, the bubble),
+/// computed from the chapter's two reports: the parts line names them with
+/// their moves, and they add up to the step's. A step that moved by less
+/// than a hundredth is not accounted.
+#[test]
+fn every_chapter_accounts_for_its_step_change_by_named_parts() {
+    use overlap_view::why;
+    for c in CHAPTERS {
+        let (c, r) = runs(c.title);
+        let o = r.outcome();
+        let step = o.after.step_time_ms - o.before.step_time_ms;
+        let text = c.parts_text(&o);
+        if step.abs() <= 0.01 * o.before.step_time_ms {
+            continue;
+        }
+        let text =
+            text.unwrap_or_else(|| panic!("{}: the step moved {step} ms, no parts", c.title));
+        let named = why::named(o.before, o.after);
+        let accounted: f64 = named.iter().map(|(_, d)| d).sum();
+        assert!(
+            accounted / step >= 0.8,
+            "{}: the named parts add to {accounted:.2} ms of the step's {step:.2} ms: {text}",
+            c.title
+        );
+        for (part, _) in &named {
+            let word = match part {
+                why::Part::Compute => "compute".to_string(),
+                why::Part::Exposed(a) => format!("{} exposed", a.label()),
+                why::Part::Bubble => "bubble".to_string(),
+            };
+            assert!(
+                text.contains(&word),
+                "{}: {text} does not name {word}",
+                c.title
+            );
+        }
+        assert!(
+            !text.contains("−0.00") && !text.contains("+0.00"),
+            "{}: {text}",
+            c.title
+        );
+    }
+}
+
 /// Exposed equals the traffic: every op of the axis waits in full.
 fn all_exposed(r: &Report, a: Axis) -> bool {
     let x = r.axes.get(a);
@@ -1173,16 +1259,14 @@ fn tp_bus_point(s: &ScenarioInput, tp: u32, bytes: f64) -> overlap_core::sweep::
 
 #[test]
 fn small_message_chapter_loses_bus_bandwidth_on_the_same_bytes() {
-    let (c, r) = runs("Small messages");
+    let (c, r) = runs("Where overlap stops");
     let (b, a) = (&r.before.report, &r.after.report);
     let (sb, sa) = (
         scenario_before(c),
         c.after_input().unwrap().resolve().unwrap(),
     );
-    // Intro: chapter 5's scenario, TP 4 inside a node, every overlap on,
-    // TP overlap in CoCoNet's chunked form with 4 chunks; 32 after.
-    assert!(CHAPTERS[4].title.starts_with("Where overlap"));
-    assert_eq!(c.preset, CHAPTERS[4].preset);
+    // The scenario: TP 4 inside a node, every overlap on, TP overlap in
+    // CoCoNet's chunked form with 4 chunks; 32 after.
     assert!(sb.overlap.tp && sb.overlap.pp && sb.overlap.dp);
     assert_eq!(sb.overlap.tp_mode, TpMode::Chunked);
     assert_eq!((sb.overlap.tp_chunks, sa.overlap.tp_chunks), (4, 32));

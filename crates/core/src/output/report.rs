@@ -1,5 +1,7 @@
 //! The figures of model.md section 6, in the shape of interface.md's report.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 use crate::model::axis::Axis;
@@ -197,6 +199,12 @@ pub struct LinkReport {
     pub busy: f64,
     /// Fraction of its busy time shared by two or more axes.
     pub shared: f64,
+    /// Which axes shared it: per pair of axes that moved data on it at
+    /// once (`"dp+ep"`, the codes in axis order), the fraction of its busy
+    /// time they did (each at most `shared`; three axes at once count for
+    /// each of their pairs). Left out when no two axes met.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub shared_by: BTreeMap<String, f64>,
 }
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]

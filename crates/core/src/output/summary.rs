@@ -241,6 +241,16 @@ pub(crate) fn tally_with_periods(
             out.busy_s += log.busy_s;
             out.shared_s += log.shared_s;
             out.count += 1;
+            // Summed here, divided by the shared time below.
+            for (mix, pair_s) in out.pair_mix.iter_mut().zip(log.pairs_s) {
+                *mix += pair_s;
+            }
+        }
+    }
+    for l in &mut links {
+        let shared_s = l.shared_s;
+        for mix in &mut l.pair_mix {
+            *mix = if shared_s > 0.0 { *mix / shared_s } else { 0.0 };
         }
     }
     let (mut model_flops, mut executed_flops) = (0.0, 0.0);
@@ -269,6 +279,7 @@ pub(crate) fn tally_with_periods(
             busy_s: 0.0,
             shared_s: 0.0,
             count: l.count,
+            pair_mix: l.pair_mix,
         });
         for (k, res) in g.resources.iter().enumerate() {
             if let (Some(class), Some(from), Some(to)) = (

@@ -10,6 +10,7 @@
 use crate::model::axis::Axis;
 use crate::model::scenario::Scenario;
 use crate::output::report::{AxisReport, HeaviestGpu, LinkReport, Report};
+use crate::sim::link_log::{axis_pairs, AXIS_PAIRS};
 use crate::workload::layer_cost::masked_attention_flops;
 
 /// GPUs whose ends differ by at most this part of the step ended together
@@ -113,6 +114,29 @@ pub(crate) struct LinkTally {
     pub shared_s: f64,
     /// Links of the class (a count, the same at every micro-batch count).
     pub count: usize,
+    /// Per pair of axes (`link_log::axis_pairs` order), the part of the
+    /// shared time during which those two moved data on a link at once:
+    /// the mix of the run's shared time, carried unchanged when the sums
+    /// are extrapolated (a steady state repeats it).
+    #[serde(default)]
+    pub pair_mix: [f64; AXIS_PAIRS],
+}
+
+impl LinkTally {
+    /// Per pair of axes that moved data on these links at once, the part
+    /// of their busy time they did (`"dp+ep"`: DP's and EP's codes in axis
+    /// order), below `shared`; pairs that never met are left out.
+    fn shared_by(&self) -> std::collections::BTreeMap<String, f64> {
+        if self.busy_s <= 0.0 {
+            return Default::default();
+        }
+        let shared = (self.shared_s / self.busy_s).clamp(0.0, 1.0);
+        axis_pairs()
+            .zip(self.pair_mix)
+            .filter(|(_, mix)| *mix > 0.0)
+            .map(|((a, b), mix)| (format!("{}+{}", a.name(), b.name()), mix.min(1.0) * shared))
+            .collect()
+    }
 }
 
 /// A run's additive sums (see the module's doc).
@@ -203,6 +227,7 @@ impl Tally {
             busy_s: next(),
             shared_s: next(),
             count: l.count,
+            pair_mix: l.pair_mix,
         });
         Tally {
             step_s,
@@ -376,6 +401,7 @@ impl Tally {
                 } else {
                     0.0
                 },
+                shared_by: l.shared_by(),
             };
         }
         let gpus = s.hardware.gpus() as f64;

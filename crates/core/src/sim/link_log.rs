@@ -18,6 +18,18 @@ pub struct LinkSample {
     pub gbps: [f64; Axis::COUNT],
 }
 
+/// How many pairs of distinct axes there are.
+pub const AXIS_PAIRS: usize = Axis::COUNT * (Axis::COUNT - 1) / 2;
+
+/// The pairs of distinct axes, in a fixed order: (TP, PP), (TP, DP), ...,
+/// (EP, CP); a pair's place in it indexes [`ResourceLog::pairs_s`].
+pub fn axis_pairs() -> impl Iterator<Item = (Axis, Axis)> {
+    Axis::ALL
+        .into_iter()
+        .enumerate()
+        .flat_map(|(i, a)| Axis::ALL[i + 1..].iter().map(move |&b| (a, b)))
+}
+
 /// Busy and shared time of one resource, and optionally its bandwidth samples.
 #[derive(Clone, Debug, Default)]
 pub struct ResourceLog {
@@ -25,6 +37,9 @@ pub struct ResourceLog {
     pub busy_s: f64,
     /// Time during which two or more axes moved data on it.
     pub shared_s: f64,
+    /// Per pair of axes ([`axis_pairs`] order), the time both moved data
+    /// on it at once.
+    pub pairs_s: [f64; AXIS_PAIRS],
     /// Bytes that crossed it.
     pub bytes: f64,
     /// Bandwidth samples, when recorded.
@@ -135,6 +150,12 @@ fn close(log: &mut ResourceLog, now: f64) {
         }
         if active > 1 {
             log.shared_s += dt;
+            let on = log.last_gbps.map(|g| g > 1e-9);
+            for (k, (a, b)) in axis_pairs().enumerate() {
+                if on[a.index()] && on[b.index()] {
+                    log.pairs_s[k] += dt;
+                }
+            }
         }
     }
     log.last_t = now;

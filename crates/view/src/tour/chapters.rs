@@ -4,7 +4,7 @@
 //! ten fields only ends with `..Chapter::BASE`.
 
 use overlap_core::output::metric::{AxisFigure, MemoryFigure, Metric};
-use overlap_core::scenario::{CpMode, Precision, Schedule, TpMode};
+use overlap_core::scenario::{CpMode, Precision, Schedule};
 use overlap_core::Axis::{self, Cp, Dp, Ep, Pp, Tp};
 use overlap_core::ScenarioInput;
 
@@ -179,12 +179,17 @@ pub const CHAPTERS: &[Chapter] = &[
             axis("TP comm", Tp, AxisFigure::Comm),
             axis("TP exposed", Tp, AxisFigure::Exposed),
         ],
-        explain: "Thirty-two small AllReduces take {axes.tp.comm_ms} where four took {before:axes.tp.comm_ms}: \
-                  each pays its latency, and small messages use less of the link. Tiny GEMMs run further from \
-                  peak and NCCL's kernels take SMs while they run, so compute is busy {diff:compute_ms} longer. \
-                  TP's exposed time goes from {before:axes.tp.exposed_ms} to {axes.tp.exposed_ms}: past a \
-                  point, chunking costs more than it hides.",
-        controls: &["overlap.tp_chunks"],
+        explain: "Each chunk's AllReduce is a NCCL call of its own, and NCCL's bus bandwidth, what nccl-tests \
+                  reports, climbs with the message size: every call pays the latency of each step of the ring, \
+                  whatever it carries, and a small one runs NCCL's low-latency protocol, which gives up \
+                  bandwidth to cut that latency. A chunk of the finer cut is small enough that NCCL reaches far \
+                  less bus bandwidth on it than on a chunk of the coarser cut, far below its peak. So thirty-two \
+                  small AllReduces take {axes.tp.comm_ms} where four took {before:axes.tp.comm_ms}, for the \
+                  same bytes. Tiny GEMMs run further from peak and NCCL's kernels take SMs while they run, so \
+                  compute is busy {diff:compute_ms} longer. TP's exposed time goes from \
+                  {before:axes.tp.exposed_ms} to {axes.tp.exposed_ms}: past a point, chunking costs more than \
+                  it hides.",
+        controls: &["overlap.tp_chunks", "overlap.tp_mode"],
         answer: Some(|o| change_choice(o.before.step_time_ms, o.after.step_time_ms, 0.01)),
         verdict: "The step takes {step_time_ms}, {diff:step_time_ms} longer than the {before:step_time_ms} it \
                   took with 4 chunks.",
@@ -503,41 +508,5 @@ pub const CHAPTERS: &[Chapter] = &[
                   same traffic, and the step from {before:step_time_ms} to {step_time_ms}. The bubble falls \
                   from {before:bubble_fraction} to {bubble_fraction}.",
         focus: Focus::Wait(Ep),
-    },
-    Chapter {
-        title: "Small messages waste the link",
-        preset: "didactic",
-        setup: |i| {
-            i.overlap.tp_mode = Some(TpMode::Chunked);
-            i.overlap.tp_chunks = Some(4);
-        },
-        intro: "Chapter 5's two DGX A100 nodes, every overlap on, TP 4 inside a node. TP overlap runs in \
-                CoCoNet's form: each GEMM is cut in 4 chunks, and chunk i's AllReduce runs under chunk i+1's \
-                GEMM. TP's traffic takes {before:axes.tp.comm_ms}, and {before:axes.tp.hidden} of it hides.",
-        question: "Cut each GEMM in 32 chunks instead: every AllReduce moves a smaller piece, more often, the \
-                   same bytes in all. What happens to TP's communication time?",
-        choices: CHANGE_CHOICES,
-        action: |i| i.overlap.tp_chunks = Some(32),
-        watch: &[
-            STEP,
-            axis("TP comm", Tp, AxisFigure::Comm),
-            axis("TP hidden", Tp, AxisFigure::Hidden),
-            axis("TP exposed", Tp, AxisFigure::Exposed),
-        ],
-        explain: "Each chunk's AllReduce is a NCCL call of its own, and NCCL's bus bandwidth, what nccl-tests \
-                  reports, climbs with the message size: every call pays the latency of each step of the ring, \
-                  whatever it carries, and a small one runs NCCL's low-latency protocol, which gives up \
-                  bandwidth to cut that latency. A chunk of the finer cut is small enough that NCCL reaches far \
-                  less bus bandwidth on it than on a chunk of the coarser cut, far below its peak. So the same \
-                  bytes take {axes.tp.comm_ms} where they took {before:axes.tp.comm_ms}. Finer chunks were meant \
-                  to hide more; the share that hides goes from {before:axes.tp.hidden} to {axes.tp.hidden}, yet \
-                  TP's exposed time grows from {before:axes.tp.exposed_ms} to {axes.tp.exposed_ms}: the \
-                  longer traffic eats the gain from the finer overlap, and the step is {diff:step_time_ms} longer.",
-        controls: &["overlap.tp_chunks", "overlap.tp_mode"],
-        answer: Some(|o| change_choice(o.before.axes[Axis::Tp].comm_ms, o.after.axes[Axis::Tp].comm_ms, 0.02)),
-        verdict: "TP's communication takes {axes.tp.comm_ms}, {diff:axes.tp.comm_ms} more than the \
-                  {before:axes.tp.comm_ms} it took in 4 chunks, for the same bytes; its exposed time goes from \
-                  {before:axes.tp.exposed_ms} to {axes.tp.exposed_ms}.",
-        focus: Focus::OneLayer,
     },
 ];

@@ -108,6 +108,16 @@ impl Chapter {
         template::fill(self.explain, outcome.after, Some(outcome.before))
     }
 
+    /// The step's change in its parts (compute, each axis's exposed time,
+    /// the bubble), one sentence in one unit computed from both runs as the
+    /// page's "what changed" sentence is ([`crate::why::sentence`]): every
+    /// part that moved by a twentieth of the step's change or a hundredth of
+    /// the step is named, so that the reveal accounts for the change.
+    /// `None` when the step did not move.
+    pub fn parts_text(&self, outcome: &Outcome) -> Option<String> {
+        crate::why::sentence(outcome.before, outcome.after, Some("The step in parts"))
+    }
+
     /// The verdict on a prediction (`None`: the reader skipped it): whether
     /// it was right, which answer the figures give, and why.
     pub fn verdict_text(&self, picked: Option<usize>, outcome: &Outcome) -> Option<String> {
@@ -127,6 +137,25 @@ impl Chapter {
 /// How many chapters the tour has (share links name them 1 to this).
 pub fn chapter_count() -> usize {
     CHAPTERS.len()
+}
+
+/// Chapter numbers that links written before a merge still carry, with
+/// the chapter (1-based) each now opens. Chapter 14, "Small messages waste
+/// the link", ran chapter 5's experiment with chapter 5's figures; its
+/// explanation is part of chapter 5 now (issue 58). A number here is
+/// never given to a new chapter.
+pub const RETIRED_CHAPTERS: &[(usize, usize)] = &[(14, 5)];
+
+/// The chapter (1-based) a link's `chapter=N` opens: N itself among the
+/// chapters, a retired number's successor, else `None`.
+pub fn chapter_of_link(n: usize) -> Option<usize> {
+    if RETIRED_CHAPTERS.iter().any(|&(old, _)| old == n) {
+        return RETIRED_CHAPTERS
+            .iter()
+            .find(|&&(old, _)| old == n)
+            .map(|&(_, now)| now);
+    }
+    (1..=chapter_count()).contains(&n).then_some(n)
 }
 
 /// Sorts a share of something gone (0..1; negative when it grew) into three
