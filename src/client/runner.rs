@@ -181,6 +181,10 @@ impl Host for Runner {
                 show::timeline_refused(state, &field, &message)
             }
             Action::FieldRefused { field, message } => show::field_refused(state, field, &message),
+            Action::FirstRunRefused { field, message } => match self.share {
+                Some(s) => share::open_default_after_refusal(state, s, &field, &message),
+                None => show::field_refused(state, field, &message),
+            },
             Action::Runs(json) => dom::set_body_data("worker-runs", &json),
         }
     }

@@ -81,10 +81,17 @@ pub fn LinkErrors() -> impl IntoView {
     let title = move || {
         let id = state.preset_id.get();
         let name = presets::find(&id).map(|p| p.title).unwrap_or("default");
-        format!(
-            "Part of this link could not be used. The page shows the \"{name}\" scenario with the parts \
-             listed below left at their preset values;"
-        )
+        if share.link_refused_at_run.get() {
+            format!(
+                "The simulator refused this link's scenario when it ran, for the reason below. The page \
+                 shows the \"{name}\" scenario instead;"
+            )
+        } else {
+            format!(
+                "Part of this link could not be used. The page shows the \"{name}\" scenario with the parts \
+                 listed below left at their preset values;"
+            )
+        }
     };
     let kept = if share.is_widget() {
         "the widget's scenario keeps the text as it was"
@@ -109,7 +116,10 @@ pub fn LinkErrors() -> impl IntoView {
                             .collect_view()
                     }}
                 </ul>
-                <button type="button" on:click=move |_| share.link_errors.set(Vec::new())>"Dismiss"</button>
+                <button type="button" on:click=move |_| {
+                    share.link_errors.set(Vec::new());
+                    share.link_refused_at_run.set(false);
+                }>"Dismiss"</button>
             </div>
         </Show>
     }

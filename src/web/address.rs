@@ -34,6 +34,9 @@ pub struct Share {
     /// What could not be used from the link (or the last history entry or
     /// message), each naming its key and what is valid.
     pub link_errors: RwSignal<Vec<FieldError>>,
+    /// The link read, but the simulator refused its scenario when it ran:
+    /// the page shows the default scenario instead.
+    pub link_refused_at_run: RwSignal<bool>,
     pub mode: StoredValue<Mode>,
     /// The theme fixed by the link (`theme=`) or chosen in the share panel,
     /// for the page, its embed code and its exports; `None` follows the
@@ -204,7 +207,20 @@ fn apply_query(state: AppState, share: Share, query: &str) -> Mode {
     share.pending_view.set_value(Some(view));
     share.give_back_view.set_value(false);
     share.link_errors.set(errors);
+    share.link_refused_at_run.set(false);
     mode
+}
+
+/// The scenario the page opened with was refused when it ran, before
+/// anything was shown (too costly, or a steady state that does not hold):
+/// the default scenario opens with the refusal in the link's message, and
+/// the address keeps the link as it was (interface.md, share links).
+pub fn open_default_after_refusal(state: AppState, share: Share, field: &str, message: &str) {
+    share.pending_view.set_value(None);
+    share.link_errors.set(vec![FieldError::new(field, message)]);
+    share.link_refused_at_run.set(true);
+    state.load_preset(overlap_core::presets::default_preset());
+    keep_address(state, share);
 }
 
 /// Moves a link's view onto the scene once its timeline exists: the zoom is
@@ -350,6 +366,7 @@ pub fn schedule_write(state: AppState, share: Share) {
 pub fn install(state: AppState, widget: Option<WidgetHost>) -> Share {
     let share = Share {
         link_errors: RwSignal::new(Vec::new()),
+        link_refused_at_run: RwSignal::new(false),
         mode: StoredValue::new(Mode::default()),
         theme: RwSignal::new(None),
         query: RwSignal::new(String::new()),

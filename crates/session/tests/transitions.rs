@@ -572,27 +572,54 @@ fn no_timeline_says_why_in_its_place() {
 
 #[test]
 fn a_refusal_names_its_field_beside_the_control_or_alerts() {
+    let refused = |gen| Event::Refused {
+        gen,
+        field: Some("workload.global_batch".into()),
+        message: "too large".into(),
+    };
+    // The scenario the page opened with, before anything was shown: the
+    // page opens the default scenario with the message.
     let mut s = running_first();
-    let got = s.handle(
-        50.0,
-        Event::Refused {
-            gen: 1,
-            field: Some("workload.global_batch".into()),
-            message: "too large".into(),
-        },
-    );
     assert_eq!(
-        got,
-        vec![Action::FieldRefused {
+        s.handle(50.0, refused(1)),
+        vec![Action::FirstRunRefused {
             field: "workload.global_batch".into(),
             message: "too large".into()
         }]
+    );
+    // Once a run was shown, a refusal is an edit's: beside its control.
+    let mut s = running_first();
+    s.handle(
+        300.0,
+        Event::Figures {
+            gen: 1,
+            figures_ms: 300.0,
+            cached: false,
+            keep_before: false,
+        },
+    );
+    request(&mut s, 400.0, 32);
+    s.handle(
+        500.0,
+        Event::Result {
+            gen: 1,
+            sim_ms: 1.0,
+            memory_bytes: 0.0,
+        },
+    );
+    let got = s.handle(600.0, refused(2));
+    assert!(
+        got.contains(&Action::FieldRefused {
+            field: "workload.global_batch".into(),
+            message: "too large".into()
+        }),
+        "{got:?}"
     );
     request(&mut s, 1000.0, 32);
     let got = s.handle(
         1010.0,
         Event::Refused {
-            gen: 2,
+            gen: 3,
             field: None,
             message: "no".into(),
         },

@@ -129,6 +129,10 @@ pub enum Action {
     TimelineRefused { field: String, message: String },
     /// A refusal naming a field: shown beside that control.
     FieldRefused { field: String, message: String },
+    /// The first request's run (the scenario the page opened with) was
+    /// refused naming `field`, before anything was shown: open the default
+    /// scenario and say why.
+    FirstRunRefused { field: String, message: String },
     /// The workers' counts changed (JSON for `data-worker-runs`).
     Runs(String),
 }

@@ -39,6 +39,10 @@ pub struct Session {
     bloated: Option<Scenario>,
     /// The worker reported a panic: the trap that follows is not reported twice.
     panicked: bool,
+    /// The first request's number: the scenario the page opened with.
+    first_request: Option<u64>,
+    /// Whether any run's figures were shown.
+    shown_any: bool,
 }
 
 impl Default for Session {
@@ -57,6 +61,8 @@ impl Default for Session {
             runs_stopped: 0,
             bloated: None,
             panicked: false,
+            first_request: None,
+            shown_any: false,
         }
     }
 }
@@ -197,6 +203,14 @@ impl Session {
                 self.run.take_running(gen);
                 if self.is_latest(gen) {
                     match field {
+                        // The scenario the page opened with (a link's),
+                        // refused before anything was shown: the page
+                        // opens the default scenario with the message
+                        // (interface.md, share links), not an empty page
+                        // pointing at a "last valid scenario" never shown.
+                        Some(field) if self.opened_with(gen) => {
+                            out.push(Action::FirstRunRefused { field, message })
+                        }
                         // Decided at run time: beside that control, as the
                         // page's own refusals are.
                         Some(field) => out.push(Action::FieldRefused { field, message }),
@@ -223,6 +237,9 @@ impl Session {
                 out.push(alert(why, true));
             }
         }
+        self.shown_any |= out
+            .iter()
+            .any(|a| matches!(a, Action::ShowFigures { .. } | Action::Show { .. }));
         out
     }
 
@@ -235,6 +252,7 @@ impl Session {
         out: &mut Vec<Action>,
     ) {
         self.latest_gen += 1;
+        self.first_request.get_or_insert(self.latest_gen);
         self.waiting = Some(Waiting {
             gen: self.latest_gen,
             made_at,
@@ -273,6 +291,12 @@ impl Session {
         if slow {
             self.retire(out);
         }
+    }
+
+    /// Whether run `gen` is of the scenario the page opened with, and
+    /// nothing has been shown before it.
+    fn opened_with(&self, gen: u64) -> bool {
+        self.first_request == Some(gen) && !self.shown_any
     }
 
     fn budget_spent(&mut self, now_ms: f64, gen: u64, out: &mut Vec<Action>) {
