@@ -76,8 +76,9 @@ struct Inner {
 #[derive(Default)]
 struct PageSide {
     budget: Option<Timeout>,
-    /// The newest import's `File`s, posted once its worker is ready.
-    files: Option<js_sys::Array>,
+    /// The newest import's `File`s, posted once its worker is ready, and
+    /// kept (with their descriptions) to read again under new rules.
+    files: Option<(js_sys::Array, Vec<TraceFile>)>,
 }
 
 impl Importer {
@@ -111,14 +112,33 @@ impl Importer {
                 files.push(&f);
             }
         }
-        self.inner.page.borrow_mut().files = Some(files);
+        self.inner.page.borrow_mut().files = Some((files, described.clone()));
         self.inner.view.alert.set(None);
         job::feed(&*self.inner, ImportEvent::Open(described), None);
+    }
+
+    /// The reader's classification rules (one `PATTERN=KIND[:AXIS]` a
+    /// line, already checked): used by every import from now, and the
+    /// files open now are read again under them.
+    pub fn classify(&self, rules: String) {
+        job::feed(&*self.inner, ImportEvent::Rules(rules), None);
+        let open = self
+            .inner
+            .page
+            .borrow()
+            .files
+            .as_ref()
+            .map(|(_, d)| d.clone());
+        if let Some(described) = open {
+            self.inner.view.alert.set(None);
+            job::feed(&*self.inner, ImportEvent::Open(described), None);
+        }
     }
 
     /// Closes the measured trace (and stops an import under way).
     pub fn close(&self) {
         job::feed(&*self.inner, ImportEvent::Cancel, None);
+        self.inner.page.borrow_mut().files = None;
         self.inner.view.run.set_value(None);
         self.inner.view.alert.set(None);
         self.inner.view.shown.update(|n| *n += 1);
@@ -144,7 +164,7 @@ impl Host for Inner {
             ImportAction::Spawn => job::start(self),
             ImportAction::Terminate => self.client.terminate(),
             ImportAction::Post(request) => {
-                let files = self.page.borrow_mut().files.take();
+                let files = self.page.borrow().files.as_ref().map(|(f, _)| f.clone());
                 let posted = match files {
                     Some(files) => job::post_with(self, &request, &files),
                     None => {

@@ -103,7 +103,9 @@ fn handle(data: &JsValue, test_hooks: bool) {
         WorkerRequest::Trace { gen, input } => exports::trace(gen, &input),
         WorkerRequest::Kineto { gen, input, folder } => exports::kineto(gen, &input, &folder),
         WorkerRequest::Parts { gen, input, parts } => helper::run_parts(gen, &input, &parts),
-        WorkerRequest::Import { gen, files } => trace_reader::import(gen, &files, &arrays),
+        WorkerRequest::Import { gen, files, rules } => {
+            trace_reader::import(gen, &files, &rules, &arrays)
+        }
         WorkerRequest::Search {
             gen,
             input,

@@ -8,7 +8,7 @@ use std::io::Read;
 use std::rc::Rc;
 
 use overlap_session::{TraceFile, WorkerReply};
-use overlap_trace::import_sources;
+use overlap_trace::import_sources_with;
 use wasm_bindgen::JsCast;
 
 use super::scope::{now_ms, post};
@@ -86,8 +86,14 @@ fn refused(gen: u64, message: String) {
 
 /// Reads `files` (their `File`s in `blobs`, in the same order) and posts
 /// the figures and bars, or the reader's refusal.
-pub fn import(gen: u64, files: &[TraceFile], blobs: &js_sys::Array) {
+pub fn import(gen: u64, files: &[TraceFile], rules: &str, blobs: &js_sys::Array) {
     let t0 = now_ms();
+    // The reader's rules, checked by the page already; read again here
+    // where the import uses them.
+    let classifier = match overlap_trace::rules::parse_rules(rules, "classification rules") {
+        Ok(rules) => overlap_trace::Classifier::new(rules),
+        Err(e) => return refused(gen, e),
+    };
     let reader = match web_sys::FileReaderSync::new() {
         Ok(r) => r,
         Err(e) => {
@@ -123,7 +129,7 @@ pub fn import(gen: u64, files: &[TraceFile], blobs: &js_sys::Array) {
             },
         ));
     }
-    let (figures, measured) = match import_sources(sources) {
+    let (figures, measured) = match import_sources_with(sources, &classifier) {
         Ok(done) => done,
         Err(e) => return refused(gen, e.to_string()),
     };

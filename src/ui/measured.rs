@@ -112,6 +112,22 @@ pub fn MeasuredPanel() -> impl IntoView {
         }
     };
     let on_close = move |_| importer.with_value(Importer::close);
+    // The reader's own classification rules, as `overlap-lab import
+    // --classify-file` reads them: checked here, a refusal naming the line.
+    let rules_ref = NodeRef::<html::Textarea>::new();
+    let rules_error = RwSignal::new(None::<String>);
+    let on_classify = move |_| {
+        let Some(text) = rules_ref.get_untracked().map(|t| t.value()) else {
+            return;
+        };
+        match overlap_trace::rules::parse_rules(&text, "rules") {
+            Ok(_) => {
+                rules_error.set(None);
+                importer.with_value(|i| i.classify(text));
+            }
+            Err(e) => rules_error.set(Some(e)),
+        }
+    };
     let has_run = move || {
         view.shown.track();
         view.run.with_value(Option::is_some)
@@ -138,6 +154,15 @@ pub fn MeasuredPanel() -> impl IntoView {
                 view.run.with_value(|r| {
                     r.as_ref()
                         .map(|r| overlap_view::format::raw(r.figures.over_ranks.step_ms))
+                })
+            }
+            // The slowest GPU's communication, for the classification test.
+            data-measured-comm-ms=move || {
+                view.shown.track();
+                view.run.with_value(|r| {
+                    r.as_ref()
+                        .and_then(|r| r.figures.gpus.first())
+                        .map(|g| overlap_view::format::raw(g.comm_ms))
                 })
             }
             on:dragover=move |ev: leptos::ev::DragEvent| {
@@ -167,6 +192,18 @@ pub fn MeasuredPanel() -> impl IntoView {
                     <button type="button" class="measured-close" on:click=on_close>"Close trace"</button>
                 </Show>
             </p>
+            <details class="classify">
+                <summary>"Name kernels the table does not know"</summary>
+                <label class="classify-label" for="classify-rules">
+                    "One rule a line, " <code>"PATTERN=KIND[:AXIS]"</code> ": a regular expression on the kernel's name; "
+                    {format!("KIND is one of {}; AXIS one of {}. ", overlap_trace::rules::kinds(), overlap_trace::rules::axes())}
+                    "The first rule that matches decides, before the built-in table."
+                </label>
+                <textarea id="classify-rules" class="classify-rules" rows="3" node_ref=rules_ref
+                    placeholder="my_a2a_kernel=all_to_all:ep" spellcheck="false"></textarea>
+                <button type="button" class="classify-apply" on:click=on_classify>"Apply rules"</button>
+                {move || rules_error.get().map(|e| view! { <p class="classify-error" role="alert">{e}</p> })}
+            </details>
             {move || view.progress.get().map(|(fraction, label)| view! {
                 <div class="import-progress" role="status">
                     <progress max="1" value=fraction.to_string()></progress>
@@ -205,11 +242,20 @@ pub fn MeasuredPanel() -> impl IntoView {
                             }).collect_view()}
                         </tbody>
                     </table>
-                    <p class="measured-note">
-                        "Times are per step, of the slowest GPU on each side. A trace cannot tell waiting on a "
-                        "collective from waiting on another GPU: measured exposed time includes what the simulator "
-                        "counts as pipeline bubble, and is charged to the collective in flight that ends last."
-                    </p>
+                    <p class="measured-note">{move || {
+                        view.shown.track();
+                        let ranks = view.run.with_value(|r| r.as_ref().map_or(0, |r| r.figures.gpus.len()));
+                        if ranks > 1 {
+                            "Times are per step, of the slowest GPU on each side. With the ranks' traces read \
+                             together, each collective is matched across its ranks: its transfer is its shortest \
+                             duration among them, and the rest of each rank's time in it is waiting (below)."
+                        } else {
+                            "Times are per step, of the slowest GPU on each side. One rank's trace cannot tell \
+                             waiting on a collective from transfer: open every rank's trace to tell them apart. \
+                             Measured exposed time includes what the simulator counts as pipeline bubble, and is \
+                             charged to the collective in flight that ends last."
+                        }
+                    }}</p>
                     // Transfer and wait, the late ranks, and what the
                     // import could not say (crates/view's `notes`).
                     <ul class="measured-notes">

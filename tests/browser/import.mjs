@@ -116,4 +116,47 @@ export function registerImportTests(test, h) {
       await page.evaluate(() => document.body.removeAttribute('data-import'));
     }
   });
+
+  test('import: the reader\'s own rules name kernels the table does not know, as --classify does', async ({ page }) => {
+    await painted(page);
+    // One rank: compute on stream 7, and a kernel of a library the table
+    // does not know on stream 20, half of it under the compute.
+    const events = [];
+    for (let i = 0; i < 4; i += 1) {
+      events.push({ ph: 'X', cat: 'kernel', name: 'ampere_bf16_gemm', pid: 0, tid: 7, ts: 1000 * i, dur: 600, args: { device: 0, stream: 7 } });
+      events.push({ ph: 'X', cat: 'kernel', name: 'my_a2a_dispatch_kernel', pid: 0, tid: 20, ts: 1000 * i + 300, dur: 600, args: { device: 0, stream: 20 } });
+    }
+    const buffer = Buffer.from(JSON.stringify({ traceEvents: events }));
+    const file = join(TMP, 'own-library.json');
+    writeFileSync(file, buffer);
+    const rule = 'my_a2a=all_to_all:ep';
+    const cli = (extra) => JSON.parse(execFileSync(CLI, ['import', '--json', ...extra, file], { encoding: 'utf8' }));
+    const plain = cli([]);
+    const named = cli(['--classify', rule]);
+    await page.setInputFiles('.trace-file', { name: 'own-library.json', mimeType: 'application/json', buffer });
+    await shownStep(page);
+    const table = () => page.$$eval('.measured-figures tbody tr', (trs) => trs.map((tr) => tr.textContent).join('|'));
+    const before = await table();
+    const notes = () => page.$$eval('.measured-notes li', (lis) => lis.map((li) => li.textContent).join('|'));
+    assert((await notes()).includes('ernel is recognised as communication'), `the notes: ${await notes()}`);
+    // A bad rule is refused naming its line, and nothing is read again.
+    await page.click('.classify summary');
+    await page.fill('.classify-rules', `${rule}\nmy_x=teleport`);
+    await page.click('.classify-apply');
+    const error = await page.textContent('.classify-error');
+    assert(error.includes('line 2') && error.includes('all_reduce'), `the rule's error reads: ${error}`);
+    // The rule applied reads the open trace again: its communication is the CLI's.
+    await page.evaluate(() => document.body.removeAttribute('data-import'));
+    await page.fill('.classify-rules', rule);
+    await page.click('.classify-apply');
+    await shownStep(page);
+    await page.waitForSelector('.classify-error', { state: 'detached' });
+    const after = await table();
+    assert(after !== before, `the figures did not change: ${after}`);
+    assert(!(await notes()).includes('ernel is recognised as communication'), `the notes: ${await notes()}`);
+    const comm = (r) => r.gpus[0].comm_ms;
+    assert(comm(plain) === 0 && comm(named) > 0, `CLI comm ${comm(plain)} then ${comm(named)}`);
+    const shown = Number(await page.getAttribute('.measured', 'data-measured-comm-ms'));
+    assert(shown === comm(named), `the page read ${shown} ms of communication, the CLI ${comm(named)}`);
+  });
 }

@@ -39,6 +39,9 @@ pub const PROGRESS_STEP: f64 = 0.01;
 pub enum ImportEvent {
     /// The reader opened these files (by the picker or by dropping them).
     Open(Vec<TraceFile>),
+    /// The reader's classification rules, for the imports that follow
+    /// (one `PATTERN=KIND[:AXIS]` a line; checked by the page first).
+    Rules(String),
     /// The import worker's message handler is installed.
     Ready,
     /// The import worker could not be started.
@@ -72,6 +75,8 @@ pub type ImportAction = ErrandAction;
 #[derive(Clone, Debug, Default)]
 pub struct ImportSession {
     errand: Errand,
+    /// The reader's classification rules, sent with each import.
+    rules: String,
 }
 
 impl ImportSession {
@@ -100,12 +105,17 @@ impl ImportSession {
                 }
                 let total: u64 = files.iter().map(|f| f.bytes).sum();
                 e.start(
-                    WorkerRequest::Import { gen, files },
+                    WorkerRequest::Import {
+                        gen,
+                        files,
+                        rules: self.rules.clone(),
+                    },
                     IMPORT_BUDGET_MS,
                     progress_label(0, total),
                     &mut out,
                 );
             }
+            ImportEvent::Rules(text) => self.rules = text,
             ImportEvent::Ready => e.ready(&mut out),
             ImportEvent::SpawnFailed(why) => {
                 e.spawn_failed(format!("The trace could not be opened: {why}."), &mut out);

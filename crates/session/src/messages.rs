@@ -71,7 +71,14 @@ pub enum WorkerRequest {
     /// read by the worker a slice at a time and never sent anywhere.
     /// Answered with `ImportProgress` replies, then `Imported` or
     /// `ImportRefused`.
-    Import { gen: u64, files: Vec<TraceFile> },
+    /// `rules`: the reader's classification rules, one
+    /// `PATTERN=KIND[:AXIS]` a line, read before the built-in table (as
+    /// `overlap-lab import --classify-file` reads them).
+    Import {
+        gen: u64,
+        files: Vec<TraceFile>,
+        rules: String,
+    },
     /// Search the layouts of `input`'s model (`crate::search`): on `gpus`
     /// (`None`: the scenario's), ranked by `objective`. Answered with
     /// `SearchProgress` replies, then `Searched` or `SearchRefused`.

@@ -39,7 +39,8 @@ fn started(s: &mut ImportSession, bytes: u64) -> u64 {
         a,
         vec![ImportAction::Post(Box::new(WorkerRequest::Import {
             gen,
-            files: vec![file("rank0.json.gz", bytes)]
+            files: vec![file("rank0.json.gz", bytes)],
+            rules: String::new(),
         }))]
     );
     gen
@@ -227,6 +228,7 @@ fn the_import_messages_survive_their_json() {
     let request = WorkerRequest::Import {
         gen: 4,
         files: vec![file("rank0.json", 123)],
+        rules: "my_a2a=all_to_all:ep".to_string(),
     };
     assert_eq!(from_json::<WorkerRequest>(&to_json(&request)), Ok(request));
     let dir =
@@ -241,4 +243,19 @@ fn the_import_messages_survive_their_json() {
     };
     // The measured figures bit for bit: the page shows the reader's own.
     assert_eq!(from_json::<WorkerReply>(&to_json(&reply)), Ok(reply));
+}
+
+#[test]
+fn the_readers_rules_go_with_every_import_after_them() {
+    let mut s = ImportSession::default();
+    assert!(s
+        .handle(ImportEvent::Rules("my_a2a=all_to_all:ep".into()))
+        .is_empty());
+    s.handle(ImportEvent::Open(vec![file("a.json", 1)]));
+    let a = s.handle(ImportEvent::Ready);
+    assert!(
+        matches!(&a[..], [ImportAction::Post(r)] if matches!(&**r,
+            WorkerRequest::Import { rules, .. } if rules == "my_a2a=all_to_all:ep")),
+        "{a:?}"
+    );
 }

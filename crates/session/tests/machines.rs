@@ -195,7 +195,7 @@ fn worker(request: &WorkerRequest) -> Vec<WorkerReply> {
                 runs: Default::default(),
             }]
         }
-        WorkerRequest::Import { gen, files } => vec![
+        WorkerRequest::Import { gen, files, .. } => vec![
             WorkerReply::ImportProgress {
                 gen: *gen,
                 read_bytes: files[0].bytes / 2,

@@ -315,6 +315,15 @@ pub fn check_size(shown: &str, len: u64) -> Result<(), ImportError> {
 pub fn import_sources<R: std::io::Read>(
     sources: impl IntoIterator<Item = (String, u64, R)>,
 ) -> Result<(Imported, Measured), ImportError> {
+    import_sources_with(sources, &Classifier::default())
+}
+
+/// As [`import_sources`], kernels classified by `classifier` (the page's
+/// own rules, as `--classify` gives them to [`import_paths_with`]).
+pub fn import_sources_with<R: std::io::Read>(
+    sources: impl IntoIterator<Item = (String, u64, R)>,
+    classifier: &Classifier,
+) -> Result<(Imported, Measured), ImportError> {
     let mut traces = Vec::new();
     let mut kernels = 0;
     let mut rank_lists = RankLists::default();
@@ -339,5 +348,8 @@ pub fn import_sources<R: std::io::Read>(
         return Err(ImportError::new("no trace files given".to_string()));
     }
     check_ranks(&traces)?;
-    Ok((figures_of(&traces), bars_of(&traces)))
+    Ok((
+        figures_with(&traces, classifier),
+        bars::bars_with(&traces, classifier),
+    ))
 }

@@ -100,12 +100,12 @@ impl fmt::Debug for UserRule {
 }
 
 /// The valid kinds, as a message lists them.
-fn kinds() -> String {
+pub fn kinds() -> String {
     Kind::ALL.map(Kind::name).join(", ")
 }
 
 /// The valid axes, as a message lists them.
-fn axes() -> String {
+pub fn axes() -> String {
     Axis::NAMES.join(", ")
 }
 
