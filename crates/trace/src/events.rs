@@ -218,6 +218,18 @@ macro_rules! scalars_read_as_none {
     };
 }
 
+/// An object's visitor: an array or a scalar where the object was
+/// expected reads as `None`, its contents skipped.
+macro_rules! others_read_as_none {
+    () => {
+        fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<Self::Value, A::Error> {
+            while s.next_element::<IgnoredAny>()?.is_some() {}
+            Ok(None)
+        }
+        scalars_read_as_none!();
+    };
+}
+
 /// Ranks as a string (`"[0, 1]"`) or an array; at most [`MAX_GROUP_RANKS`].
 struct LooseRanks;
 /// More ranks than any job has; a longer list is not read.
@@ -315,11 +327,7 @@ impl<'de> Visitor<'de> for ArgsSeed {
         }
         Ok(Some(a))
     }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<Self::Value, A::Error> {
-        while s.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(None)
-    }
-    scalars_read_as_none!();
+    others_read_as_none!();
 }
 
 /// One element of `traceEvents`: an event object, or anything else skipped.
@@ -352,11 +360,7 @@ impl<'de> Visitor<'de> for EventSeed {
         }
         Ok(Some(e))
     }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<Self::Value, A::Error> {
-        while s.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(None)
-    }
-    scalars_read_as_none!();
+    others_read_as_none!();
 }
 
 /// A seed that hands the sink what it reads, itself its own visitor, read
@@ -495,11 +499,7 @@ impl<'de> Visitor<'de> for PgSeed {
         }
         Ok(Some(a))
     }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<Self::Value, A::Error> {
-        while s.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(None)
-    }
-    scalars_read_as_none!();
+    others_read_as_none!();
 }
 
 /// A name written as a string or a number (`"pg_name": "0"` or `0`).
@@ -569,11 +569,7 @@ impl<'de> Visitor<'de> for DeviceSeed {
         }
         Ok(name)
     }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<Self::Value, A::Error> {
-        while s.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(None)
-    }
-    scalars_read_as_none!();
+    others_read_as_none!();
 }
 
 /// The whole document: an object with `traceEvents` (Kineto, Chrome's

@@ -246,6 +246,49 @@ fn trace_files(path: &Path) -> Result<Vec<PathBuf>, ImportError> {
     Ok(found)
 }
 
+/// The traces of one import as they are read, within its limits: the
+/// kernels of all its files together at most [`MAX_KERNELS`], and the
+/// process groups' rank lists held once across files.
+#[derive(Default)]
+struct Traces {
+    files: Vec<FileTrace>,
+    kernels: usize,
+    rank_lists: RankLists,
+}
+
+impl Traces {
+    /// Reads one file, `shown` by that name in messages.
+    fn read(&mut self, source: impl std::io::Read, shown: &str) -> Result<(), ImportError> {
+        let t = read::read_trace_in(
+            source,
+            shown,
+            MAX_TRACE_BYTES,
+            MAX_KERNELS - self.kernels,
+            &mut self.rank_lists,
+        )?;
+        self.kernels += t.kernels.len();
+        self.files.push(t);
+        Ok(())
+    }
+
+    /// Every file read, refused when there is none or two say they are
+    /// the same rank.
+    fn all(self) -> Result<Vec<FileTrace>, ImportError> {
+        if self.files.is_empty() {
+            return Err(ImportError::new("no trace files given".to_string()));
+        }
+        check_ranks(&self.files)?;
+        Ok(self.files)
+    }
+}
+
+/// Refuses an import of more than [`MAX_FILES`] files.
+fn too_many_files() -> ImportError {
+    ImportError::new(format!(
+        "more than {MAX_FILES} trace files given: over the import limit; import fewer ranks"
+    ))
+}
+
 /// Reads every trace the paths name and gives their figures.
 pub fn import_paths(paths: &[PathBuf]) -> Result<Imported, ImportError> {
     import_paths_with(paths, &Classifier::default())
@@ -261,13 +304,9 @@ pub fn import_paths_with(
         files.extend(trace_files(p)?);
     }
     if files.len() > MAX_FILES {
-        return Err(ImportError::new(format!(
-            "more than {MAX_FILES} trace files given: over the import limit; import fewer ranks"
-        )));
+        return Err(too_many_files());
     }
-    let mut traces = Vec::with_capacity(files.len());
-    let mut kernels = 0;
-    let mut rank_lists = RankLists::default();
+    let mut traces = Traces::default();
     for f in &files {
         let shown = f.display().to_string();
         let meta = std::fs::metadata(f)
@@ -280,20 +319,9 @@ pub fn import_paths_with(
         check_size(&shown, meta.len())?;
         let opened = std::fs::File::open(f)
             .map_err(|e| ImportError::new(format!("cannot read {shown}: {e}")))?;
-        let t = read::read_trace_in(
-            opened,
-            &shown,
-            MAX_TRACE_BYTES,
-            MAX_KERNELS - kernels,
-            &mut rank_lists,
-        )?;
-        kernels += t.kernels.len();
-        traces.push(t);
+        traces.read(opened, &shown)?;
     }
-    if traces.is_empty() {
-        return Err(ImportError::new("no trace files given".to_string()));
-    }
-    check_ranks(&traces)?;
+    let traces = traces.all()?;
     Ok(figures_with(&traces, classifier))
 }
 
@@ -324,30 +352,15 @@ pub fn import_sources_with<R: std::io::Read>(
     sources: impl IntoIterator<Item = (String, u64, R)>,
     classifier: &Classifier,
 ) -> Result<(Imported, Measured), ImportError> {
-    let mut traces = Vec::new();
-    let mut kernels = 0;
-    let mut rank_lists = RankLists::default();
+    let mut traces = Traces::default();
     for (shown, len, source) in sources {
-        if traces.len() >= MAX_FILES {
-            return Err(ImportError::new(format!(
-                "more than {MAX_FILES} trace files given: over the import limit; import fewer ranks"
-            )));
+        if traces.files.len() >= MAX_FILES {
+            return Err(too_many_files());
         }
         check_size(&shown, len)?;
-        let t = read::read_trace_in(
-            source,
-            &shown,
-            MAX_TRACE_BYTES,
-            MAX_KERNELS - kernels,
-            &mut rank_lists,
-        )?;
-        kernels += t.kernels.len();
-        traces.push(t);
+        traces.read(source, &shown)?;
     }
-    if traces.is_empty() {
-        return Err(ImportError::new("no trace files given".to_string()));
-    }
-    check_ranks(&traces)?;
+    let traces = traces.all()?;
     Ok((
         figures_with(&traces, classifier),
         bars::bars_with(&traces, classifier),

@@ -37,6 +37,12 @@
 //!   computed from other fields;
 //! - `Absent`: no value unless given.
 //!
+//! A section followed by `into Model` (`ParallelInput => FilledParallel at
+//! [parallel] (...) into Parallel { ... }`) is the model's struct field for
+//! field, by the same names: the macro writes `From<FilledParallel> for
+//! Parallel`, so that a field of it is declared here and in the model's
+//! struct, and set nowhere else.
+//!
 //! `ignored: condition` drops a given value where the model has no use for
 //! it, so that the default applies. `link` is the field's place in share
 //! links and in `FIELDS`: the order fields were added, which old links
@@ -50,7 +56,8 @@
 macro_rules! fields {
     ($(
         $(#[doc = $struct_doc:literal])*
-        $input:ident => $filled:ident at $at:tt ($($param:ident: $param_ty:ty),*) {
+        $input:ident => $filled:ident at $at:tt ($($param:ident: $param_ty:ty),*)
+            $(into $model:ident)? {
             $($(#[doc = $doc:literal])* $name:ident: $ty:ident $tail:tt),* $(,)?
         }
     )*) => {
@@ -103,6 +110,8 @@ macro_rules! fields {
             impl Section for $input {
                 type Filled = $filled;
             }
+
+            $crate::input::declare::fields!(@into $filled ($($model)?) [$($name)*]);
         )*
 
         const ROW_COUNT: usize = count_rows(&[$($input::ROWS),*]);
@@ -144,6 +153,16 @@ macro_rules! fields {
         default: Derived($rule:literal, $value:expr),
         $(ignored: $ignored:expr,)? label: $($rest:tt)*
     }) => { $given $(.filter(|_| !($ignored)))? .unwrap_or_else(|| $value) };
+
+    // A section the model holds field for field, by the same names.
+    (@into $filled:ident () [$($name:ident)*]) => {};
+    (@into $filled:ident ($model:ident) [$($name:ident)*]) => {
+        impl From<$filled> for $model {
+            fn from(filled: $filled) -> Self {
+                $model { $($name: filled.$name),* }
+            }
+        }
+    };
 
     (@row [$($at:ident)*] $name:ident $ty:ident ($($arg:ident),*)) => { None };
     (@row [$($at:ident)*] $name:ident $ty:ident {

@@ -6,8 +6,7 @@ use crate::input::kind::DefaultFrom;
 use crate::input::table::{ScenarioInput, FIELDS};
 use crate::model::hardware::Hardware;
 use crate::model::scenario::{
-    CollectiveBench, MatmulAllreduce, Overlap, Parallel, Scenario, Transformer, Workload,
-    WorkloadKind,
+    CollectiveBench, MatmulAllreduce, Scenario, Transformer, Workload, WorkloadKind,
 };
 
 /// The scenario the input describes, every missing field filled in from
@@ -68,34 +67,9 @@ pub fn filled(input: &ScenarioInput) -> Scenario {
             fp8_tflops: h.preset.hardware().fp8_tflops,
         },
         workload,
-        parallel: Parallel {
-            tp: p.tp,
-            pp: p.pp,
-            dp: p.dp,
-            schedule: p.schedule,
-            virtual_stages: p.virtual_stages,
-            scatter_gather: p.scatter_gather,
-            dp_sharding: p.dp_sharding,
-            ep: p.ep,
-            cp: p.cp,
-            cp_mode: p.cp_mode,
-        },
-        overlap: Overlap {
-            tp: o.tp,
-            pp: o.pp,
-            dp: o.dp,
-            tp_chunks: o.tp_chunks,
-            tp_mode: o.tp_mode,
-            bucket_mb: o.bucket_mb,
-            grad_bytes: o.grad_bytes,
-            pp_chunks: o.pp_chunks,
-            fuse: o.fuse,
-            param_gather: o.param_gather,
-            grad_sync: o.grad_sync,
-            ep: o.ep,
-            cp: o.cp,
-            fp8_all_gather: o.fp8_all_gather,
-        },
+        // Field for field, by the table's `into`.
+        parallel: p.into(),
+        overlap: o.into(),
         sm_tax: v.sm_tax,
         interference: v.interference,
     }

@@ -10,7 +10,8 @@
 //!
 //! Adding a field: one declaration here, with the next `link` number; then
 //! the model's use of it: its field in `model::scenario` (read by the row's
-//! `resolved`), set from the filled value in `input::fill`. The compiler
+//! `resolved`), set from the filled value in `input::fill` (by the macro,
+//! for a section declared `into` its model struct). The compiler
 //! asks for the last (the model's struct literal, and a filled field never
 //! read is dead code); `input::fields`'s tests fail if a row does not
 //! round-trip through a share link.
@@ -25,7 +26,7 @@ use crate::model::ep_overlap::EpOverlap;
 use crate::model::hardware::{HardwarePreset, DEFAULT_MAX_CONNECTIONS};
 use crate::model::scenario::{
     Attention, CollectiveOp, CpMode, Dispatcher, DpSharding, GradSync, Interference, Mlp, Mode,
-    Moe, Precision, Recompute, Scenario, Schedule, TpMode, WorkloadKind,
+    Moe, Overlap, Parallel, Precision, Recompute, Scenario, Schedule, TpMode, WorkloadKind,
 };
 
 /// One scenario field: a row of the table. Rows are written by the
@@ -534,7 +535,7 @@ fields! {
         },
     }
     /// The `parallel` section.
-    ParallelInput => FilledParallel at [parallel] (hardware: FilledHardware, workload: FilledWorkload) {
+    ParallelInput => FilledParallel at [parallel] (hardware: FilledHardware, workload: FilledWorkload) into Parallel {
         /// TP degree.
         tp: u32 {
             link: 29, key: "tp", kind: Kind::Int { min: 1, max: 64 }, default: WorkloadKind(match workload.kind {
@@ -642,7 +643,7 @@ fields! {
         },
     }
     /// The `overlap` section.
-    OverlapInput => FilledOverlap at [overlap] (workload: FilledWorkload) {
+    OverlapInput => FilledOverlap at [overlap] (workload: FilledWorkload) into Overlap {
         /// TP overlap.
         tp: bool {
             link: 35, key: "tp_overlap", kind: Kind::Bool, default: Fixed(true),

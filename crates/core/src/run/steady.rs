@@ -256,35 +256,27 @@ trait ShortRun {
     fn micro_batches(&self) -> u32;
 }
 
-impl ShortRun for Tallied {
-    fn events(&mut self) -> (&mut u64, &mut u64) {
-        (&mut self.events, &mut self.planned_events)
-    }
-    fn without_periods(self) -> Self {
-        Tallied {
-            later: None,
-            ..self
+// Both kinds of short run keep their counts under the same names.
+macro_rules! short_run {
+    ($($run:ident),*) => {$(
+        impl ShortRun for $run {
+            fn events(&mut self) -> (&mut u64, &mut u64) {
+                (&mut self.events, &mut self.planned_events)
+            }
+            fn without_periods(self) -> Self {
+                $run {
+                    later: None,
+                    ..self
+                }
+            }
+            fn micro_batches(&self) -> u32 {
+                self.micro_batches
+            }
         }
-    }
-    fn micro_batches(&self) -> u32 {
-        self.micro_batches
-    }
+    )*};
 }
 
-impl ShortRun for Stepped {
-    fn events(&mut self) -> (&mut u64, &mut u64) {
-        (&mut self.events, &mut self.planned_events)
-    }
-    fn without_periods(self) -> Self {
-        Stepped {
-            later: None,
-            ..self
-        }
-    }
-    fn micro_batches(&self) -> u32 {
-        self.micro_batches
-    }
-}
+short_run!(Tallied, Stepped);
 
 /// Adds the events of `spent` (runs made and set aside) to `run`'s.
 fn charge<T: ShortRun>(run: &mut T, spent: &mut [T]) {
