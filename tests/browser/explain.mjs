@@ -191,7 +191,7 @@ export function registerExplainTests(test, h) {
     await points();
     const big = 1024 * 1024 * 1024;
     let text = await measured();
-    assert(text.startsWith("Measured on TP's group: 4 GPUs in 1 node.") && /your TP (chunks|collectives) are/.test(text) && !/DP buckets/.test(text), text);
+    assert(text.startsWith("Measured on TP's group: 4 GPUs in 1 node.") && /Your TP (chunks|collectives) are/.test(text) && !/DP buckets/.test(text), text);
     const onTp = await busAt(big);
     await page.locator('.plot-view').screenshot({ path: join(ARTIFACTS, 'explain-busbw-tp.png') });
     await pick.selectOption('dp');
@@ -201,7 +201,7 @@ export function registerExplainTests(test, h) {
       return e && Number(e.dataset.busGbps) !== tp;
     }, onTp, { timeout: 60000 });
     text = await measured();
-    assert(/your DP buckets are/.test(text) && !/your TP/.test(text), text);
+    assert(/Your DP buckets are/.test(text) && !/Your TP/.test(text), text);
     console.log(`     1 GiB all_reduce: ${onTp} GB/s on ${options[0]}, ${await busAt(big)} GB/s on ${options[1]}`);
     await page.locator('.plot-view').screenshot({ path: join(ARTIFACTS, 'explain-busbw-dp.png') });
   }, { viewport: { width: 1440, height: 900 }, timeout: 120000 });

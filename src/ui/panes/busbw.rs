@@ -94,8 +94,11 @@ impl PlotPane for BusPane {
                 let g = group_of(frame, s);
                 let mut text = format!("Measured on {}.", bus_group::label(g, s)?);
                 for (_, mark) in bus_group::marks(g, s) {
+                    let mark = mark.replace(": here", " (the dashed line).");
+                    let mut chars = mark.chars();
                     text.push(' ');
-                    text.push_str(&mark.replace(": here", " (the dashed line)."));
+                    text.extend(chars.next().map(|c| c.to_ascii_uppercase()));
+                    text.push_str(chars.as_str());
                 }
                 Some(text)
             })
@@ -125,11 +128,15 @@ impl PlotPane for BusPane {
             })
             .collect();
         let group = scenario.map(|s| group_of(frame, s));
+        // Published figures are of whole nodes: shown for a group that
+        // fills its nodes.
         let published = scenario.map_or_else(Vec::new, |s| {
-            let nodes = group
-                .and_then(|g| bus_group::shape(g, s))
-                .map_or(s.hardware.nodes, |(_, n)| n);
-            plot::published_all_reduce(s.hardware_preset.name(), nodes, s.hardware.nic_gbps)
+            match group.and_then(|g| bus_group::shape(g, s)) {
+                Some((k, nodes)) if k == s.hardware.gpus_per_node => {
+                    plot::published_all_reduce(s.hardware_preset.name(), nodes, s.hardware.nic_gbps)
+                }
+                _ => Vec::new(),
+            }
         });
         let (marks, label) = match (scenario, group) {
             (Some(s), Some(g)) => (bus_group::marks(g, s), bus_group::label(g, s)),
