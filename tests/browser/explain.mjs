@@ -5,7 +5,7 @@
 // another origin read the site. Registered by run.mjs
 // (`registerExplainTests(...)`).
 
-import { readdirSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterRun, painted, ready } from './harness.mjs';
 
@@ -80,6 +80,131 @@ export function registerExplainTests(test, h) {
         `Tab order: ${order.join(', ')}`);
     }, { viewport: { width, height } });
   }
+
+  for (const [width, height] of [[1440, 900], [390, 844]]) {
+    test(`explain: at Fit, windows are a band and an all-exposed lane stays hatched (${width}x${height})`, async ({ page }) => {
+      // long-context-ring with CP overlap off: CP is all exposed, its
+      // collectives merge at Fit, and its window is drawn behind the lane.
+      await goto(page, '?v=1&preset=long-context-ring');
+      const sw = page.getByRole('switch', { name: 'CP overlap', exact: true });
+      await afterRun(page, () => sw.click());
+      await painted(page);
+      const cp = await page.evaluate(() => Object.fromEntries(
+        [...document.querySelectorAll('.axis-card.cp [data-run="current"][data-metric]')]
+          .map((e) => [e.dataset.metric.split('.').pop(), Number(e.dataset.value)])));
+      assert(cp.exposed_ms > 0.9 * cp.comm_ms, `CP is no longer mostly exposed: ${JSON.stringify(cp)}`);
+      const [download] = await Promise.all([
+        page.waitForEvent('download'),
+        page.getByRole('button', { name: 'Download SVG' }).click(),
+      ]);
+      const svg = readFileSync(await download.path(), 'utf8');
+      const rects = [...svg.matchAll(/<rect x="([\d.]+)" y="([\d.]+)" width="([\d.]+)" height="([\d.]+)"([^>]*)\/>/g)]
+        .map((m) => ({ x: +m[1], y: +m[2], w: +m[3], h: +m[4], rest: m[5] }));
+      const CP = '#5C00DC';
+      const DP = '#007A5A';
+      // DP's windows (CP overlap off leaves CP none) as a band the lane's height.
+      const bands = rects.filter((r) => r.rest.includes(`fill="${DP}"`) && r.rest.includes('fill-opacity'));
+      const wide = bands.reduce((s, r) => s + r.w, 0);
+      assert(bands.length > 0 && wide >= 20 && bands.every((b) => b.h >= 6), `DP's window band: ${bands.length} rects, ${wide.toFixed(1)} px wide`);
+      // CP's bars, row by row (the lanes after and before the change, and
+      // the link lanes' CP bandwidth): the lane after it is all exposed,
+      // and at Fit its merged bars are hatched over their exposed share.
+      const cpRects = rects.filter((r) => r.rest === ` fill="${CP}"`);
+      const hatches = rects.filter((r) => r.rest.includes('url(#exposed)'));
+      const area = (rs) => rs.reduce((s, r) => s + r.w * r.h, 0);
+      const ratios = [...new Set(cpRects.map((r) => r.y))].map((y) => {
+        const bars = cpRects.filter((r) => r.y === y);
+        const rowH = Math.max(...bars.map((r) => r.h));
+        const hatched = hatches.filter((h) => h.y >= y - 1 && h.y < y + rowH);
+        return bars.length < 5 ? 0 : area(hatched) / area(bars);
+      });
+      const ratio = Math.max(...ratios);
+      // On a phone the transfers merge, and the merged pieces are hatched
+      // over their exposed share: nearly all of the lane. At 1440 px most
+      // are drawn one by one, each hatched from when compute began to wait
+      // on it (transfers in flight together share the wait): a good part.
+      assert(ratio >= (width < 600 ? 0.8 : 0.3), `the all-exposed CP lane is ${(100 * ratio).toFixed(0)}% hatched at Fit (rows: ${ratios.filter((r) => r > 0).map((r) => r.toFixed(2))})`);
+      console.log(`     DP window band ${wide.toFixed(0)} px in ${bands.length} rects; CP lane ${(100 * ratio).toFixed(0)}% hatched`);
+    }, { viewport: { width, height } });
+  }
+
+  for (const [width, height] of [[640, 900], [390, 844]]) {
+    test(`explain: figures=axes shows the per-axis cards in an embed, and the share panel writes it (${width}x${height})`, async ({ page, context }) => {
+      await goto(page, '?v=1&preset=moe-didactic&embed=1&controls=ep&figures=axes');
+      const card = page.locator('.axis-card.ep');
+      await card.waitFor();
+      const reading = page.locator('.axis-reading[data-axis="ep"]');
+      await reading.waitFor();
+      const text = await reading.textContent();
+      assert(/window/i.test(text) && /exposed/.test(text), `EP's reading in the embed: ${text}`);
+      for (const m of ['exposed_ms', 'window_ms', 'contention_ms']) {
+        assert(await page.locator(`.axis-card.ep [data-run="current"][data-metric="axes.ep.${m}"]`).count() === 1, `the embed's EP card lacks ${m}`);
+      }
+      await card.scrollIntoViewIfNeeded();
+      await page.screenshot({ path: join(ARTIFACTS, `explain-embed-axes-${width}.png`) });
+      // Without the key, no cards.
+      await goto(page, '?v=1&preset=moe-didactic&embed=1&controls=ep');
+      assert(await page.locator('.axis-card').count() === 0, 'an embed without figures=axes shows the cards');
+      // The share panel's picker puts it in the copied embed code.
+      await goto(page, '?v=1&preset=moe-didactic');
+      await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: new URL(page.url()).origin });
+      await page.getByRole('checkbox', { name: 'Include the per-axis cards in the embed', exact: true }).check();
+      await page.getByRole('button', { name: 'Copy embed code' }).click();
+      await page.waitForFunction(() => /Embed code copied/.test(document.querySelector('.copied')?.textContent ?? ''));
+      const code = await page.evaluate(() => navigator.clipboard.readText());
+      assert(/embed=1[^"]*figures=axes/.test(code), `the embed code lacks figures=axes: ${code}`);
+    }, { viewport: { width, height } });
+  }
+
+  for (const [width, height] of [[1440, 900], [390, 844]]) {
+    test(`explain: contention is shown where it is non-zero, saying which axes share which link (${width}x${height})`, async ({ page }) => {
+      await goto(page, '?v=1&preset=long-context-ring');
+      const dp = page.locator('.axis-contention[data-axis="dp"]');
+      await dp.waitFor();
+      const text = await dp.textContent();
+      assert(/^Contention: its collectives took [\d.]+ ms longer than alone\. It moved data at once with /.test(text), text);
+      assert(/CP for [\d.]+% of the network's busy time/.test(text), `DP's line does not name CP on the network: ${text}`);
+      const contention = Number(await page.getAttribute('.axis-card.dp [data-run="current"][data-metric="axes.dp.contention_ms"]', 'data-value'));
+      assert(contention > 0, `DP's contention ${contention}`);
+      // Where an axis has none, no line.
+      for (const el of await page.locator('.axis-card [data-run="current"][data-metric$=".contention_ms"]').all()) {
+        const axis = (await el.getAttribute('data-metric')).split('.')[1];
+        const v = Number(await el.getAttribute('data-value'));
+        const shown = await page.locator(`.axis-contention[data-axis="${axis}"]`).isVisible();
+        const comm = Number(await page.getAttribute(`.axis-card.${axis} [data-run="current"][data-metric="axes.${axis}.comm_ms"]`, 'data-value'));
+        assert(shown === (v > 0.01 * comm), `${axis}: contention ${v} of ${comm} ms, line shown ${shown}`);
+      }
+      await page.locator('.axis-card.dp').screenshot({ path: join(ARTIFACTS, `explain-contention-dp-${width}.png`) });
+    }, { viewport: { width, height } });
+  }
+
+  test('explain: the bus-bandwidth view names its GPUs and nodes, lets the reader pick the group, and marks each axis on its own group', async ({ page }) => {
+    await goto(page, '?v=1&preset=didactic&view=busbw');
+    const pick = page.locator('#bus-group');
+    await pick.waitFor();
+    const options = await pick.locator('option').allTextContents();
+    assert(options.length === 3 && /^TP's group: 4 GPUs in 1 node$/.test(options[0]) && /^DP's group: /.test(options[1])
+      && /^every GPU: 16 GPUs, 8 in each of 2 nodes$/.test(options[2]), `the groups: ${options.join(' | ')}`);
+    const measured = () => page.textContent('.bus-measured');
+    const busAt = (bytes) => page.$eval(`.bus-point[data-bus-collective="all_reduce"][data-bus-bytes="${bytes}"]`, (e) => Number(e.dataset.busGbps));
+    const points = () => page.waitForFunction(() => document.querySelectorAll('.bus-point').length === 120, null, { timeout: 60000 });
+    await points();
+    const big = 1024 * 1024 * 1024;
+    let text = await measured();
+    assert(text.startsWith("Measured on TP's group: 4 GPUs in 1 node.") && /Your TP (chunks|collectives) are/.test(text) && !/DP buckets/.test(text), text);
+    const onTp = await busAt(big);
+    await page.locator('.plot-view').screenshot({ path: join(ARTIFACTS, 'explain-busbw-tp.png') });
+    await pick.selectOption('dp');
+    await page.waitForFunction(() => /DP's group/.test(document.querySelector('.bus-measured')?.textContent ?? ''));
+    await page.waitForFunction((tp) => {
+      const e = document.querySelector(`.bus-point[data-bus-collective="all_reduce"][data-bus-bytes="${1024 * 1024 * 1024}"]`);
+      return e && Number(e.dataset.busGbps) !== tp;
+    }, onTp, { timeout: 60000 });
+    text = await measured();
+    assert(/Your DP buckets are/.test(text) && !/Your TP/.test(text), text);
+    console.log(`     1 GiB all_reduce: ${onTp} GB/s on ${options[0]}, ${await busAt(big)} GB/s on ${options[1]}`);
+    await page.locator('.plot-view').screenshot({ path: join(ARTIFACTS, 'explain-busbw-dp.png') });
+  }, { viewport: { width: 1440, height: 900 }, timeout: 120000 });
 
   test('explain: the embed checkboxes of the share panel are named apart from the scenario switches', async ({ page }) => {
     for (const label of ['TP overlap', 'PP overlap', 'DP overlap']) {

@@ -692,16 +692,22 @@ fn curve_role(i: usize) -> Role {
 /// Bus bandwidth against message size: each curve on a log x axis (bytes)
 /// and linear y axis (GB/s), where NCCL's algorithm or protocol changes a
 /// tick and its name; published figures as outlined squares with their
-/// source; and `mark` (bytes, text) as a dashed vertical line: "your TP
-/// chunks are 3 MiB each: here". Each curve's points are its marks.
+/// source; and each of `marks` (bytes, text) as a dashed vertical line:
+/// "your TP chunks are 3 MiB each: here". `group` names the GPUs the
+/// curves are measured on ("TP's group: 4 GPUs in 1 node"). Each curve's
+/// points are its marks.
 pub fn bus_plot(
     curves: &[BusCurve],
     published: &[Published],
-    mark: Option<(f64, String)>,
+    marks_at: &[(f64, String)],
+    group: Option<&str>,
     width: f64,
     height: f64,
 ) -> Plot {
     let (mut list, mut legend) = blank(width, height);
+    if let Some(g) = group {
+        legend.note(&mut list, &format!("measured on {g}"));
+    }
     let (x0, x1) = (legend.left, legend.right);
     let bottom = height - AXIS_LABEL_PX - 6.0 - 14.0 * published.len() as f64;
     for (i, curve) in curves.iter().enumerate() {
@@ -847,7 +853,8 @@ pub fn bus_plot(
             format!("[{}] published: {}", n + 1, p.source),
         );
     }
-    if let Some((bytes, text)) = mark {
+    for (k, (bytes, text)) in marks_at.iter().enumerate() {
+        let (bytes, text) = (*bytes, text.clone());
         let x = xs.at(bytes.clamp(lo, hi));
         list.shapes.push(Shape::Line {
             from: (x, top),
@@ -865,7 +872,7 @@ pub fn bus_plot(
         } else {
             x + 4.0
         };
-        list.text(Role::Text, tx, top + 6.0, align, text);
+        list.text(Role::Text, tx, top + 6.0 + 14.0 * k as f64, align, text);
     }
     Plot { list, marks }
 }
@@ -1045,7 +1052,8 @@ mod tests {
         let plot = bus_plot(
             &[curve],
             &published,
-            Some((3.0 * MIB, tp_mark_text(3.0 * MIB, 4))),
+            &[(3.0 * MIB, tp_mark_text(3.0 * MIB, 4))],
+            Some("TP's group: 8 GPUs in 1 node"),
             720.0,
             400.0,
         );
@@ -1056,6 +1064,10 @@ mod tests {
             "{texts:?}"
         );
         assert!(texts.contains(&"your TP chunks are 3 MiB each: here"));
+        assert!(
+            texts.contains(&"measured on TP's group: 8 GPUs in 1 node"),
+            "{texts:?}"
+        );
         assert!(texts.iter().any(|t| t.contains("nccl-tests issue 212")));
         // Powers of two spaced evenly: each doubling the same width.
         let xs: Vec<f64> = plot.marks.iter().map(|m| m.rect.x).collect();

@@ -1367,3 +1367,52 @@ fn merged_steps(s: &Scenario, stage: u32, micro_batches: u32) -> BTreeSet<(Phase
     }
     merged
 }
+
+/// One unit per sentence in a chapter's text (issue 58): a sentence gives
+/// its times in one unit (ms, µs or s), and no sentence mixes times with
+/// percentages; no signed zero.
+#[test]
+fn every_sentence_of_the_tour_writes_one_unit() {
+    let mut mixed = Vec::new();
+    for c in CHAPTERS {
+        let (c, r) = runs(c.title);
+        let o = r.outcome();
+        let texts = [
+            c.intro_text(o.before),
+            c.explain_text(&o),
+            c.verdict_text(None, &o).unwrap_or_default(),
+            c.parts_text(&o).unwrap_or_default(),
+        ];
+        for text in &texts {
+            for sentence in text.split(". ") {
+                let mut units = BTreeSet::new();
+                for w in sentence
+                    .split(|ch: char| ch.is_whitespace() || ch == ',' || ch == ')' || ch == ':')
+                {
+                    if w.ends_with('%') && w.len() > 1 {
+                        units.insert("%");
+                    }
+                }
+                let words: Vec<&str> = sentence.split_whitespace().collect();
+                for pair in words.windows(2) {
+                    let num = pair[0].trim_start_matches(['+', '−', '(']);
+                    if num.parse::<f64>().is_ok() {
+                        let u = pair[1].trim_end_matches([',', '.', ')', ':', ';']);
+                        if ["ms", "µs", "s"].contains(&u) {
+                            units.insert(u);
+                        }
+                    }
+                }
+                if units.len() > 1 {
+                    mixed.push(format!("{}: {units:?} in \"{sentence}\"", c.title));
+                }
+                assert!(
+                    !sentence.contains("−0.00") && !sentence.contains("+0.00"),
+                    "{}: a signed zero in {sentence}",
+                    c.title
+                );
+            }
+        }
+    }
+    assert!(mixed.is_empty(), "{}", mixed.join("\n"));
+}

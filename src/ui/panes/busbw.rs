@@ -1,13 +1,15 @@
 //! The bus-bandwidth pane (`view=busbw`): every collective's bus
 //! bandwidth against message size on the scenario's hardware, nccl-tests'
 //! sizes with NCCL's choice of algorithm and protocol, one curve per
-//! collective from the curves' worker (`curves`), with the published
-//! all-reduce points and the size of the scenario's own TP call marked.
+//! collective from the curves' worker (`curves`), measured on the group of
+//! GPUs the reader picks (TP's, DP's, every GPU: `overlap_view::bus_group`),
+//! named on the plot, with the published all-reduce points and the message
+//! sizes of the axis that runs on that group marked.
 
 use leptos::prelude::*;
 use overlap_core::scenario::CollectiveOp;
-use overlap_core::sweep;
 use overlap_core::{Scenario, ScenarioInput};
+use overlap_view::bus_group::{self, BusGroup};
 use overlap_view::panes::Pane;
 use overlap_view::plot::{self, BusCurve, Plot};
 
@@ -28,7 +30,12 @@ fn collective_name(c: CollectiveOp) -> &'static str {
 
 impl PlotPane for BusPane {
     fn update(&self, frame: Frame, _pane: &Pane, input: &ScenarioInput) {
-        frame.curves().bus(&input.hardware);
+        let resolved = frame.state.resolved.get();
+        let hw = resolved
+            .as_ref()
+            .and_then(|s| bus_group::hardware(group_of(frame, s), s, &input.hardware))
+            .unwrap_or_else(|| input.hardware.clone());
+        frame.curves().bus(&hw);
     }
 
     fn close(&self, frame: Frame) {
@@ -43,12 +50,61 @@ impl PlotPane for BusPane {
         frame.curves().problem.get()
     }
 
-    fn above(&self, _frame: Frame) -> AnyView {
-        ().into_any()
+    fn above(&self, frame: Frame) -> AnyView {
+        let curves = frame.curves();
+        let chosen = curves.bus_group;
+        let state = frame.state;
+        let options = move || {
+            state.resolved.with(|s| {
+                let Some(s) = s.as_ref() else {
+                    return Vec::new();
+                };
+                let now = group_of(frame, s);
+                BusGroup::ALL
+                    .into_iter()
+                    .filter_map(|g| {
+                        let label = bus_group::label(g, s)?;
+                        Some(view! {
+                            <option value=g.code() selected=g == now>{label}</option>
+                        })
+                    })
+                    .collect_view()
+            })
+        };
+        view! {
+            <label class="bus-group">
+                "GPUs measured: "
+                <select
+                    id="bus-group"
+                    on:change=move |ev| chosen.set(BusGroup::from_code(&event_target_value(&ev)))
+                >
+                    {options}
+                </select>
+            </label>
+        }
+        .into_any()
     }
 
     fn below(&self, frame: Frame) -> AnyView {
+        // The plot's group and marks in words, for screen readers and tests.
+        let state = frame.state;
+        let words = move || {
+            state.resolved.with(|s| {
+                let s = s.as_ref()?;
+                let g = group_of(frame, s);
+                let mut text = format!("Measured on {}.", bus_group::label(g, s)?);
+                for (_, mark) in bus_group::marks(g, s) {
+                    let mark = mark.replace(": here", " (the dashed line).");
+                    let mut chars = mark.chars();
+                    text.push(' ');
+                    text.extend(chars.next().map(|c| c.to_ascii_uppercase()));
+                    text.push_str(chars.as_str());
+                }
+                Some(text)
+            })
+        };
         view! {
+            <p class="bus-measured">{words}</p>
             <details class="bus-table">
                 <summary>"Every point"</summary>
                 <ol class="bus-points">{move || rows(frame)}</ol>
@@ -71,22 +127,26 @@ impl PlotPane for BusPane {
                 _ => None,
             })
             .collect();
+        let group = scenario.map(|s| group_of(frame, s));
+        // Published figures are of whole nodes: shown for a group that
+        // fills its nodes.
         let published = scenario.map_or_else(Vec::new, |s| {
-            plot::published_all_reduce(
-                s.hardware_preset.name(),
-                s.hardware.nodes,
-                s.hardware.nic_gbps,
-            )
+            match group.and_then(|g| bus_group::shape(g, s)) {
+                Some((k, nodes)) if k == s.hardware.gpus_per_node => {
+                    plot::published_all_reduce(s.hardware_preset.name(), nodes, s.hardware.nic_gbps)
+                }
+                _ => Vec::new(),
+            }
         });
-        let mark = scenario.and_then(|s| {
-            let bytes = sweep::tp_call_bytes(s)?;
-            let chunks = if s.overlap.tp { s.overlap.tp_chunks } else { 1 };
-            Some((bytes, plot::tp_mark_text(bytes, chunks)))
-        });
+        let (marks, label) = match (scenario, group) {
+            (Some(s), Some(g)) => (bus_group::marks(g, s), bus_group::label(g, s)),
+            _ => (Vec::new(), None),
+        };
         Some(plot::bus_plot(
             &drawn,
             &published,
-            mark,
+            &marks,
+            label.as_deref(),
             width,
             PLOT_HEIGHT_PX,
         ))
@@ -113,6 +173,17 @@ impl PlotPane for BusPane {
         }
         out
     }
+}
+
+/// The group the curves are measured on: the reader's pick where the
+/// scenario has it, else the scenario's first.
+fn group_of(frame: Frame, s: &Scenario) -> BusGroup {
+    frame
+        .curves()
+        .bus_group
+        .get()
+        .filter(|g| bus_group::shape(*g, s).is_some())
+        .unwrap_or_else(|| bus_group::first(s))
 }
 
 /// Every point of every curve, for the tests and screen readers.

@@ -35,6 +35,9 @@ pub struct Curves {
     pub version: RwSignal<u64>,
     /// Why the curves cannot be drawn, if something stops them.
     pub problem: RwSignal<Option<String>>,
+    /// The GPUs the bus curves are measured on, as the reader chose
+    /// (`None`: the scenario's first group, `bus_group::first`).
+    pub bus_group: RwSignal<Option<overlap_view::bus_group::BusGroup>>,
     asked: RefCell<Asked>,
 }
 
@@ -56,6 +59,7 @@ impl Curves {
             client: job::client_for(me.clone()),
             version: RwSignal::new(0),
             problem: RwSignal::new(None),
+            bus_group: RwSignal::new(None),
             asked: RefCell::default(),
         })
     }

@@ -131,9 +131,9 @@ pub(crate) fn moe(s: &Scenario) -> Option<&Moe> {
 
 /// Why a field of `workload.moe` changes nothing: the model is dense.
 pub(crate) fn moe_inert(s: &Scenario) -> Option<String> {
-    transformer(s).filter(|t| t.moe.is_none()).map(|_| {
-        "Changes nothing here: without workload.moe.experts the model is dense.".to_string()
-    })
+    transformer(s)
+        .filter(|t| t.moe.is_none())
+        .map(|_| "Changes nothing here: the model has no experts (it is dense).".to_string())
 }
 
 /// Why a DeepEP knob changes nothing: the model is dense, or NCCL's

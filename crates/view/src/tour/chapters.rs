@@ -75,7 +75,7 @@ pub const CHAPTERS: &[Chapter] = &[
         controls: &["overlap.dp"],
         answer: Some(|o| share_gone_choice(exposed_gone(o, Dp))),
         verdict: "{axes.dp.exposed_ms} of DP's {axes.dp.comm_ms} stays exposed, down from \
-                  {before:axes.dp.exposed_ms}: {gone:axes.dp.exposed_ms} of the wait is gone.",
+                  {before:axes.dp.exposed_ms}. {gone:axes.dp.exposed_ms} of the wait is gone.",
         focus: Focus::LastBackward,
     },
     Chapter {
@@ -104,8 +104,8 @@ pub const CHAPTERS: &[Chapter] = &[
                   NCCL's kernels hold SMs while they run.",
         controls: &["overlap.tp", "overlap.tp_chunks"],
         answer: Some(|o| share_gone_choice(o.after.axes[Axis::Tp].hidden)),
-        verdict: "{axes.tp.hidden} of TP's {axes.tp.comm_ms} hides; {axes.tp.exposed_ms} stays exposed, \
-                  down from {before:axes.tp.exposed_ms}.",
+        verdict: "{axes.tp.exposed_ms} of TP's {axes.tp.comm_ms} stays exposed, down from \
+                  {before:axes.tp.exposed_ms}. {axes.tp.hidden} of its traffic hides.",
         focus: Focus::OneLayer,
     },
     Chapter {
@@ -134,7 +134,7 @@ pub const CHAPTERS: &[Chapter] = &[
         controls: &["overlap.pp"],
         answer: Some(|o| share_gone_choice(exposed_gone(o, Pp))),
         verdict: "{axes.pp.exposed_ms} of PP's {axes.pp.comm_ms} stays exposed, down from \
-                  {before:axes.pp.exposed_ms}: {gone:axes.pp.exposed_ms} of the wait is gone.",
+                  {before:axes.pp.exposed_ms}. {gone:axes.pp.exposed_ms} of the wait is gone.",
         focus: Focus::FirstSend,
     },
     Chapter {
@@ -219,8 +219,8 @@ pub const CHAPTERS: &[Chapter] = &[
                   what runs side by side.",
         controls: &["hardware.max_connections", "overlap.dp"],
         answer: Some(|o| share_gone_choice(o.after.axes[Axis::Dp].hidden)),
-        verdict: "{axes.dp.hidden} of DP's {axes.dp.comm_ms} hides, against {before:axes.dp.hidden} with 8 \
-                  queues; the step takes {step_time_ms}, {diff:step_time_ms} longer.",
+        verdict: "{axes.dp.hidden} of DP's traffic hides, against {before:axes.dp.hidden} with 8 queues. \
+                  The step takes {step_time_ms}, {diff:step_time_ms} longer.",
         focus: Focus::LastBackward,
     },
     Chapter {
@@ -287,8 +287,8 @@ pub const CHAPTERS: &[Chapter] = &[
             axis("DP exposed", Dp, AxisFigure::Exposed),
             axis("DP hidden", Dp, AxisFigure::Hidden),
         ],
-        explain: "Each gather now runs under the layer before it, FSDP's prefetch window of one layer: \
-                  {axes.dp.hidden} of DP's {axes.dp.comm_ms} hides. A layer's forward computes for longer than the \
+        explain: "Each gather now runs under the layer before it, FSDP's prefetch window of one layer, and \
+                  {axes.dp.hidden} of DP's traffic hides. A layer's forward computes for longer than the \
                   next layer's gather takes alone, so the network keeps up; only a gather that shares the network \
                   with a gradient reduce-scatter stretches past its layer. The window is never more than one \
                   layer: on a network a quarter as fast every gather outlasts a forward layer, and most of the DP \
@@ -332,7 +332,7 @@ pub const CHAPTERS: &[Chapter] = &[
             axis("DP exposed", Dp, AxisFigure::Exposed),
         ],
         explain: "W fills part of the bubble: it falls from {before:bubble_fraction} to {bubble_fraction} of the \
-                  step, and the step from {before:step_time_ms} to {step_time_ms}. But the DP window shrinks from \
+                  step. The step goes from {before:step_time_ms} to {step_time_ms}. But the DP window shrinks from \
                   {before:axes.dp.window_ms} to {axes.dp.window_ms}. The first stage finishes the step and holds \
                   no W back, as it already keeps as many micro-batches alive as 1F1B allows: its last micro-batch \
                   runs all its B before any W, so its gradients become final only in that last W. The second stage \
@@ -341,8 +341,8 @@ pub const CHAPTERS: &[Chapter] = &[
                   embedding's all-reduce run after the last backward op either way.",
         controls: &["parallel.schedule"],
         answer: Some(|o| change_choice(o.before.axes[Axis::Dp].window_ms, o.after.axes[Axis::Dp].window_ms, 0.05)),
-        verdict: "The DP window goes from {before:axes.dp.window_ms} to {axes.dp.window_ms}, while the bubble \
-                  falls from {before:bubble_fraction} to {bubble_fraction}.",
+        verdict: "The DP window goes from {before:axes.dp.window_ms} to {axes.dp.window_ms}. Meanwhile the \
+                  bubble falls from {before:bubble_fraction} to {bubble_fraction}.",
         focus: Focus::LastBackward,
     },
     Chapter {
@@ -407,7 +407,7 @@ pub const CHAPTERS: &[Chapter] = &[
                   values come out of its own QKV projection just before, so nothing is left to hide the gather \
                   under, and CP overlap changes nothing here. The backward gathers the keys and values again, \
                   and after all 8 blocks reduce-scatters their gradients, QKV's backward waiting for them. So \
-                  {axes.cp.exposed_ms} of CP's time is exposed, {axes.cp.hidden} hides, and the step is \
+                  {axes.cp.exposed_ms} of CP's time is exposed, none of it under compute, and the step is \
                   {diff:step_time_ms} longer than with the ring, which has a block to hide each step under, \
                   forward and backward.",
         controls: &["parallel.cp_mode", "overlap.cp"],
@@ -422,8 +422,8 @@ pub const CHAPTERS: &[Chapter] = &[
         setup: |_| {},
         intro: "Llama-3-8B on 64 H100 in bf16: FSDP across the 8 nodes, TP 8 inside each with sequence \
                 parallelism, and its gathers and reduce-scatters cut into ring steps under the pieces of the \
-                GEMMs (PyTorch's Async TP). Those GEMMs are TP's window, {before:axes.tp.window_ms}, and \
-                {before:axes.tp.hidden} of TP's {before:axes.tp.comm_ms} hides under them.",
+                GEMMs (PyTorch's Async TP). Those GEMMs are TP's window, {before:axes.tp.window_ms}, against \
+                {before:axes.tp.comm_ms} of TP's traffic. {before:axes.tp.hidden} of it hides under them.",
         question: "Run the linear layers in FP8 (torchtitan's Float8), at twice the bf16 peak. What happens to \
                    TP's exposed time?",
         choices: CHANGE_CHOICES,

@@ -117,15 +117,35 @@ fn value(key: &str, after: &Report, before: Option<&Report>) -> Result<String, T
             .ok_or_else(|| TemplateError::NeedsBefore(key.to_string()))
     };
     let now = metric.get(after);
+    // Times in one unit throughout a chapter's text (issue 58: "277.2 µs of
+    // CP's 65.36 ms"): the unit and decimals of the longer step of the two.
+    let step = before.map_or(after.step_time_ms, |b| {
+        b.step_time_ms.max(after.step_time_ms)
+    });
+    let show = |v: f64| match metric.unit() {
+        Unit::Ms if step >= 10_000.0 => format!("{:.2} s", v / 1e3),
+        Unit::Ms if step >= 1_000.0 => format!("{v:.1} ms"),
+        Unit::Ms => format!("{v:.2} ms"),
+        _ => shown(metric, v),
+    };
     Ok(match prefix {
-        "" => shown(metric, now),
-        "before" => shown(metric, before_value()?),
+        "" => show(now),
+        "before" => show(before_value()?),
         "delta" => {
             let d = now - before_value()?;
-            let sign = if d >= 0.0 { "+" } else { "−" };
-            format!("{sign}{}", shown(metric, d.abs()))
+            let body = show(d.abs());
+            // A change that rounds to nothing has no sign: no "−0.0 ms".
+            let zero = body.chars().filter(char::is_ascii_digit).all(|c| c == '0');
+            let sign = if zero {
+                ""
+            } else if d >= 0.0 {
+                "+"
+            } else {
+                "−"
+            };
+            format!("{sign}{body}")
         }
-        "diff" => shown(metric, (now - before_value()?).abs()),
+        "diff" => show((now - before_value()?).abs()),
         "gone" => {
             let b = before_value()?;
             format::pct(if b.abs() > 0.0 { (b - now) / b } else { 0.0 })
@@ -170,7 +190,7 @@ mod tests {
         let text = "{step_time_ms} was {before:step_time_ms} ({delta:step_time_ms}, {diff:step_time_ms} less, {gone:step_time_ms} gone)";
         assert_eq!(
             fill(text, &a, Some(&b)),
-            "75.00 ms was 100.0 ms (−25.00 ms, 25.00 ms less, 25.0% gone)"
+            "75.00 ms was 100.00 ms (−25.00 ms, 25.00 ms less, 25.0% gone)"
         );
         assert!(check(text, &a, Some(&b)).is_empty());
     }
