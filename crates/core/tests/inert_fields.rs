@@ -126,3 +126,25 @@ fn where_the_page_says_nothing_the_field_matters() {
         assert_ne!(run(&a), run(&b), "{id}: {path}");
     }
 }
+
+/// A dotted field path (`workload.moe.experts`) in `text`, if any: the
+/// page's notes are read by students, who know the controls by their labels.
+fn field_path_in(text: &str) -> Option<&'static str> {
+    FIELDS
+        .iter()
+        .map(|f| f.path)
+        .filter(|p| p.contains('.'))
+        .find(|p| text.contains(p))
+}
+
+#[test]
+fn a_note_beside_a_control_names_no_field_path() {
+    for (name, input) in scenarios() {
+        let Ok(s) = input.resolve() else { continue };
+        for f in FIELDS {
+            if let Some(why) = (f.inert)(&s) {
+                assert_eq!(field_path_in(&why), None, "{name}: {}: {why}", f.path);
+            }
+        }
+    }
+}

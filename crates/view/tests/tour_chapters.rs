@@ -1406,6 +1406,16 @@ fn every_sentence_of_the_tour_writes_one_unit() {
                 if units.len() > 1 {
                     mixed.push(format!("{}: {units:?} in \"{sentence}\"", c.title));
                 }
+                // Students know the controls by their labels, not by
+                // the scenario's field paths.
+                assert!(
+                    overlap_core::input::fields::FIELDS
+                        .iter()
+                        .filter(|f| f.path.contains('.'))
+                        .all(|f| !sentence.contains(f.path)),
+                    "{}: a field path in {sentence}",
+                    c.title
+                );
                 assert!(
                     !sentence.contains("−0.00") && !sentence.contains("+0.00"),
                     "{}: a signed zero in {sentence}",
