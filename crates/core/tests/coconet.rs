@@ -226,12 +226,14 @@ fn the_breakdown_steps_down_and_reads_the_preset() {
     assert!(close(report.step_time_ms, rows[3].step_time_ms));
     assert!(close(report.baseline_ms, rows[0].step_time_ms));
     // The gains are pinned in a band around today's figures (overlap
-    // 0.975x, slicing ~1.001x, fusion 1.276x). Chunks are separate NCCL calls
+    // 0.970x, 0.975x before the SM race of model.md 3b, where each chunk's
+    // AllReduce now starts once the next chunk's GEMM has run its first
+    // wave; slicing ~1.001x, fusion 1.273x). Chunks are separate NCCL calls
     // unless fused (model.md 2b): each of the 4 chunks' AllReduces pays the
     // 16-rank ring's latency and a smaller call's protocol, which costs
     // about what the overlap hides; fusion makes them one kernel, which
     // pays it once, and gains that back with the pointwise work.
-    assert!((0.97..0.98).contains(&rows[1].gain), "{}", rows[1].gain);
+    assert!((0.965..0.975).contains(&rows[1].gain), "{}", rows[1].gain);
     assert!((1.0..1.01).contains(&rows[2].gain), "{}", rows[2].gain);
     assert!((1.25..1.3).contains(&rows[3].gain), "{}", rows[3].gain);
     // Short of the paper's 1.48x: see docs/validation.md.

@@ -383,10 +383,13 @@ fn interference_off_gives_free_overlap() {
         let (a, b) = (simulate(&off).report, simulate(&zero_tax).report);
         assert_eq!(a.step_time_ms, b.step_time_ms, "{id}");
         assert_eq!(a.compute_ms, b.compute_ms, "{id}");
-        // Modelled: compute that overlaps communication is slower.
+        // Modelled: compute that overlaps communication is slower. On
+        // `contention` by 0.08% (78.255 against 78.195 ms) since the SM
+        // race (model.md 3b): a collective ready with a GEMM on another
+        // queue starts once the GEMM's first wave has run at full speed.
         let modelled = simulate(&preset(id)).report;
         assert!(
-            modelled.compute_ms > a.compute_ms * 1.001,
+            modelled.compute_ms > a.compute_ms * 1.0005,
             "{id}: {} vs {}",
             modelled.compute_ms,
             a.compute_ms

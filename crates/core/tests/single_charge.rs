@@ -29,7 +29,7 @@ fn check(what: &str, (step_s, gpus): &(f64, Vec<overlap_core::GpuStep>)) {
             g.exposed_s,
             g.bubble_s
         );
-        for a in 0..3 {
+        for a in 0..overlap_core::Axis::COUNT {
             let parts = [g.under_compute_s[a], g.exposed_s[a], g.under_idle_s[a]];
             assert!(
                 parts.iter().all(|&x| x >= -slack)

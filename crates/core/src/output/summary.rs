@@ -365,6 +365,18 @@ pub(crate) fn gpu_sums(g: &Graph, run: &RunResult, with_hta: bool, share: Range<
         // Its data is ready when the schedule says, or when it started if
         // that was earlier (it cannot start without its data).
         let ready_s = scheduled.map_or(span.0, |w| w.0.min(span.0));
+        // A result no GPU of the step needs is one the next step needs (the
+        // distributed optimizer's parameter gathers without `param_gather`,
+        // which the next forward reads bucket by bucket): it is needed at
+        // the end of its scheduled window, not at the end of the step
+        // (model.md 5), so its window is the forward's compute up to its
+        // bucket's first layer, never the whole step.
+        let start = t.members_start as usize;
+        let next_step_needs = scheduled.filter(|_| {
+            run.needed_s[start..start + members.len()]
+                .iter()
+                .all(|n| n.is_infinite())
+        });
         for (i, &m) in members.iter().enumerate() {
             if !share.contains(&(m as usize)) {
                 continue;
@@ -376,10 +388,15 @@ pub(crate) fn gpu_sums(g: &Graph, run: &RunResult, with_hta: bool, share: Range<
             }
             inflight[local][a].push(span);
             // Until this GPU first needs the result (its step's end when it
-            // never does): its compute can hide the collective until then,
-            // and no longer, as the stream then waits for it.
+            // never does, as a send's sender): its compute can hide the
+            // collective until then, and no longer, as the stream then
+            // waits for it.
             let slot = t.members_start as usize + i;
-            let needed_s = run.needed_s[slot].min(run.gpus[m as usize].end_s);
+            let end_s = run.gpus[m as usize].end_s;
+            let needed_s = match next_step_needs {
+                Some(w) => w.1.min(end_s),
+                None => run.needed_s[slot].min(end_s),
+            };
             legal[local][a].push((ready_s, needed_s));
             if let Some(w) = scheduled.filter(|_| t.gpu == m) {
                 scheduled_legal[local][a].push(w);

@@ -23,141 +23,29 @@ use std::collections::BinaryHeap;
 
 use crate::sim::bandwidth_model::BandwidthModel;
 use crate::sim::exposure::Uncharged;
-use crate::sim::link_log::{LinkLog, ResourceLog};
+use crate::sim::link_log::LinkLog;
 use crate::sim::network::{ClassId, Network};
 use crate::workload::graph::{Graph, TaskId, COMPUTE};
 use crate::workload::interference::{memory_phase_s, NetworkSetup, Sharing, SmUse};
+use crate::workload::queues::Streams;
 use crate::workload::recycle;
+use event::{Event, Kind};
+pub(crate) use result::{GpuStats, Mark, RunResult};
 
+mod alone;
 mod compute_run;
+mod event;
+mod events;
+mod race;
+pub(crate) mod result;
+#[cfg(test)]
+mod tests;
 
 /// No compute run in progress on a GPU.
 const NO_RUN: TaskId = TaskId::MAX;
 
 /// No op's end planned past a collective's (`GpuState::planned_past_alone`).
 const NOT_PLANNED: (TaskId, f64) = (TaskId::MAX, f64::NAN);
-
-/// What an entity's pending event stands for; kept beside the entity (the
-/// heap entry carries only time, order and entity).
-#[derive(Clone, Copy, PartialEq, Eq)]
-#[repr(u8)]
-enum Kind {
-    /// No event pending.
-    None,
-    /// Latency paid: the bytes start moving.
-    LatencyDone,
-    /// Compute finished, or the last byte arrived.
-    Done,
-    /// The last op of a compute run (`compute_run`) finished; the entity is
-    /// the run's first op.
-    RunDone,
-    /// A collective timed alone on its links, from its start, ended (see
-    /// `Engine::pay_latency`).
-    AloneDone,
-}
-
-/// A heap entry in 16 bytes: the time's bit pattern (a non-negative f64
-/// orders like the number), then the sequence number of its push, then the
-/// entity (a task below the task count, else a flow class at task count +
-/// class). Ordered by that one number: by time, then by push order, so equal
-/// times break the same way on every run. The sequence number also tells a
-/// live entry from a superseded one: only the entity's latest push is live.
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-struct Event(u128);
-
-impl Event {
-    fn new(time_bits: u64, seq: u32, entity: u32) -> Self {
-        Self(u128::from(time_bits) << 64 | u128::from(seq) << 32 | u128::from(entity))
-    }
-
-    fn time_bits(self) -> u64 {
-        (self.0 >> 64) as u64
-    }
-
-    fn time_s(self) -> f64 {
-        f64::from_bits(self.time_bits())
-    }
-
-    fn seq(self) -> u32 {
-        (self.0 >> 32) as u32
-    }
-
-    fn entity(self) -> u32 {
-        self.0 as u32
-    }
-}
-
-/// What one GPU did during the step.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct GpuStats {
-    /// Time each axis had a collective in flight on this GPU.
-    pub comm_s: [f64; Axis::COUNT],
-    /// Time the compute stream stood idle waiting on each axis.
-    pub exposed_s: [f64; Axis::COUNT],
-    /// Time the compute stream stood idle waiting on another GPU's work
-    /// (until `end_s`): with `exposed_s` and `compute_busy_s`, all of it.
-    pub bubble_s: f64,
-    /// Time the compute stream ran.
-    pub compute_busy_s: f64,
-    /// When the GPU's last task ended.
-    pub end_s: f64,
-}
-
-impl GpuStats {
-    /// Sets its idle time as charged (`exposure`).
-    pub(crate) fn set_idle(&mut self, idle: crate::sim::exposure::Idle) {
-        self.exposed_s = idle.exposed_s;
-        self.bubble_s = idle.bubble_s;
-    }
-}
-
-/// The engine's sums as they stood when a period mark (`Graph::period_marks`)
-/// ended, before anything of its end was counted: between two marks, each
-/// sum grew by what one period added to it (`steady_state`).
-#[derive(Clone, Debug, Default)]
-pub(crate) struct Mark {
-    pub time_s: f64,
-    /// Per GPU: compute busy, exposed, and in flight until now (`end_s`,
-    /// its last end so far, is not read). Exposed time is charged after the
-    /// run, each mark getting what the compute ops started before it charged
-    /// (`exposure::charge_finished`).
-    pub gpus: Vec<GpuStats>,
-    /// Per logged link: (busy, shared) seconds until now; empty when the
-    /// run does not record.
-    pub links: Vec<(f64, f64)>,
-}
-
-pub(crate) struct RunResult {
-    pub start_s: Vec<f64>,
-    pub end_s: Vec<f64>,
-    /// Per entry of `Graph::members`: compute idle time of that member waiting on the task.
-    pub exposed_s: Vec<f64>,
-    /// Per entry of `Graph::members`: when that wait began (infinite when none).
-    pub exposed_from_s: Vec<f64>,
-    /// Per entry of `Graph::members`: when that member's compute stream
-    /// first needs the task's result (infinite when it never does).
-    pub needed_s: Vec<f64>,
-    pub gpus: Vec<GpuStats>,
-    pub links: Vec<ResourceLog>,
-    pub step_time_s: f64,
-    /// At each of the graph's period marks, in order.
-    pub marks: Vec<Mark>,
-    pub events: u64,
-    /// Events planned (heap pushes), superseded ones included.
-    pub planned_events: u64,
-}
-
-impl RunResult {
-    /// Frees the result, keeping its per-task arrays for the thread's next
-    /// run (`recycle`).
-    pub fn recycle(self) {
-        recycle::give(self.start_s);
-        recycle::give(self.end_s);
-        recycle::give(self.exposed_s);
-        recycle::give(self.exposed_from_s);
-        recycle::give(self.needed_s);
-    }
-}
 
 struct GpuState {
     running: Option<TaskId>,
@@ -259,6 +147,11 @@ struct Engine<'g, N: BandwidthModel> {
     next_mark: TaskId,
     /// Compute speed with no collective of the GPU in flight.
     quiet_speed: f64,
+    /// The GPUs' streams and the queues they go through (the SM race).
+    streams: Streams,
+    /// Collectives ready at this instant that may lose the SM race: they
+    /// start once every event of the instant is processed (`race`).
+    racing: Vec<TaskId>,
 }
 
 /// Runs the graph. `record_links` keeps per-link bandwidth samples (the page
@@ -362,6 +255,8 @@ fn run_from_seq<'g>(
         now: 0.0,
         next_mark: g.period_marks.first().copied().unwrap_or(TaskId::MAX),
         quiet_speed: sharing.compute_speed(0, &SmUse::default(), 0),
+        streams: Streams::of(&g.tasks, g.max_connections),
+        racing: Vec::new(),
     };
     // Collected first: a task started here may start the kernels queued
     // behind it (`start`), which must not start a second time.
@@ -371,7 +266,16 @@ fn run_from_seq<'g>(
     for t in ready {
         e.start(t);
     }
-    while let Some(Reverse(ev)) = e.heap.pop() {
+    loop {
+        // The instant's last event is processed: the collectives held to
+        // its end start, or lose the race (`race`).
+        if !e.racing.is_empty() && e.heap.peek().is_none_or(|Reverse(ev)| ev.time_s() > e.now) {
+            e.settle_races();
+            continue;
+        }
+        let Some(Reverse(ev)) = e.heap.pop() else {
+            break;
+        };
         let entity = ev.entity() as usize;
         let (seq, kind) = e.slot(ev.entity());
         if ev.seq() != *seq || *kind == Kind::None {
@@ -395,6 +299,7 @@ fn run_from_seq<'g>(
                 Kind::LatencyDone => e.begin_transfer(t),
                 Kind::RunDone => e.finish_run(t),
                 Kind::AloneDone => e.finish_alone(t),
+                Kind::RaceLost => e.start_now(t),
                 Kind::Done if e.st[entity].in_memory_phase => e.memory_done(t),
                 Kind::Done => e.complete(t),
                 Kind::None => unreachable!("a live event has a kind"),
@@ -424,90 +329,6 @@ fn run_from_seq<'g>(
 }
 
 impl<N: BandwidthModel> Engine<'_, N> {
-    /// Schedules the entity's next event, superseding any pending one.
-    fn push(&mut self, at: f64, entity: u32, kind: Kind) {
-        self.cancel(entity);
-        if self.seq == u32::MAX {
-            self.renumber();
-        }
-        self.seq += 1;
-        let seq = self.seq;
-        let slot = self.slot(entity);
-        *slot.0 = seq;
-        *slot.1 = kind;
-        self.res.planned_events += 1;
-        self.heap
-            .push(Reverse(Event::new(at.max(0.0).to_bits(), seq, entity)));
-    }
-
-    /// The sequence numbers ran out: the live events are numbered again from
-    /// 1 in their order, which the heap keeps, and the superseded ones dropped.
-    fn renumber(&mut self) {
-        let mut live: Vec<Event> = std::mem::take(&mut self.heap)
-            .into_iter()
-            .map(|Reverse(ev)| ev)
-            .filter(|&ev| self.is_live(ev))
-            .collect();
-        live.sort_unstable();
-        for (i, ev) in live.iter_mut().enumerate() {
-            let seq = i as u32 + 1;
-            *self.slot(ev.entity()).0 = seq;
-            *ev = Event::new(ev.time_bits(), seq, ev.entity());
-        }
-        self.seq = live.len() as u32;
-        self.stale = 0;
-        self.heap = live.into_iter().map(Reverse).collect();
-    }
-
-    /// Whether the heap entry is its entity's pending event.
-    fn is_live(&self, ev: Event) -> bool {
-        let n = self.st.len();
-        let e = ev.entity() as usize;
-        let (seq, kind) = if e < n {
-            (self.st[e].seq, self.st[e].kind)
-        } else {
-            (self.class_seq[e - n], self.class_kind[e - n])
-        };
-        ev.seq() == seq && kind != Kind::None
-    }
-
-    /// The entity's latest sequence number and its pending event's kind.
-    fn slot(&mut self, entity: u32) -> (&mut u32, &mut Kind) {
-        let n = self.st.len();
-        let e = entity as usize;
-        if e < n {
-            let t = &mut self.st[e];
-            (&mut t.seq, &mut t.kind)
-        } else {
-            (&mut self.class_seq[e - n], &mut self.class_kind[e - n])
-        }
-    }
-
-    /// Drops the entity's pending event, if any. When superseded entries
-    /// outnumber live ones the heap is rebuilt without them, so that it never
-    /// holds more than twice the live events (plus a constant).
-    fn cancel(&mut self, entity: u32) {
-        let (_, kind) = self.slot(entity);
-        if std::mem::replace(kind, Kind::None) != Kind::None {
-            self.stale += 1;
-            if self.stale > 1024 && self.stale * 2 > self.heap.len() {
-                let mut heap = std::mem::take(&mut self.heap);
-                heap.retain(|&Reverse(ev)| self.is_live(ev));
-                self.heap = heap;
-                self.stale = 0;
-            }
-        }
-    }
-
-    /// Plans the class's next finish (after its rate or its queue changed).
-    fn schedule_class(&mut self, class: ClassId) {
-        let entity = self.g.tasks.len() as u32 + class;
-        match self.net.next_finish(class) {
-            Some((at, _)) => self.push(at, entity, Kind::Done),
-            None => self.cancel(entity),
-        }
-    }
-
     /// Speed of compute task `t`'s compute-bound part on `gpu` now.
     fn speed(&self, gpu: u32, t: TaskId) -> f64 {
         let st = &self.gpu[gpu as usize];
@@ -515,7 +336,9 @@ impl<N: BandwidthModel> Engine<'_, N> {
             .compute_speed(st.comm_active, &st.sms, self.g.tiles[t as usize])
     }
 
-    fn start(&mut self, t: TaskId) {
+    /// Task `t` starts now (`start` holds a collective that may lose the SM
+    /// race to the end of the instant first).
+    fn start_now(&mut self, t: TaskId) {
         self.begin(t);
         // The kernels queued behind it may start now (`queues`).
         for &s in self.g.start_successors(t) {
@@ -583,88 +406,6 @@ impl<N: BandwidthModel> Engine<'_, N> {
                 self.begin_transfer(t);
             }
         }
-    }
-
-    /// Collective `t` pays its latency until `latency_end_s`, then moves
-    /// its bytes. When nothing moves on its links and none other is timed
-    /// alone there, it is timed alone from now: one event at its end, at
-    /// the time the network would give it (`latency_end_s` plus its bytes
-    /// at its bottleneck rate, the same sum). Whatever joins its links
-    /// before then settles it first (`settle_alone`), as if it had joined
-    /// the network at `latency_end_s`. Most collectives of a large step
-    /// meet nothing on their links: this spares each of them an event and
-    /// two rate changes.
-    /// Returns the end it is timed alone to, if it is.
-    fn pay_latency(&mut self, t: TaskId, latency_end_s: f64) -> Option<f64> {
-        let task = &self.g.tasks[t as usize];
-        if task.work > 0.0 {
-            if let Some(rate) = self.net.reserve_alone(t, task.pattern) {
-                let end_s = latency_end_s + task.work / rate;
-                self.push(end_s, t, Kind::AloneDone);
-                return Some(end_s);
-            }
-        }
-        self.push(latency_end_s, t, Kind::LatencyDone);
-        None
-    }
-
-    /// The GPU's collective timed alone is no longer its only one, or no
-    /// longer timed alone: its end no longer tells when the GPU's op speeds
-    /// up, so an op planned past it (`begin_compute_phase`) is planned again
-    /// as op by op, at the speed it began with.
-    fn forget_sole_alone(&mut self, gpu: u32) {
-        let st = &mut self.gpu[gpu as usize];
-        st.sole_alone = None;
-        let op = std::mem::replace(&mut st.planned_past_alone, NOT_PLANNED).0;
-        if st.running == Some(op) {
-            let end_s = st.last_update + st.remaining / st.speed;
-            self.push(end_s, op, Kind::Done);
-        }
-    }
-
-    /// When started collective `t`'s latency ends: the sum `start` made.
-    fn latency_end_s(&self, t: TaskId) -> f64 {
-        self.res.start_s[t as usize] + self.g.tasks[t as usize].latency_s()
-    }
-
-    /// Collective `t`, timed alone since its start, meets a flow joining
-    /// its links now: it becomes what the network would have made of it.
-    /// Still paying its latency, it joins when that ends; already moving,
-    /// it joins as of its latency's end, alone on its links until now.
-    fn settle_alone(&mut self, t: TaskId) {
-        let g = self.g;
-        let task = &g.tasks[t as usize];
-        self.net.release(task.pattern);
-        self.cancel(t);
-        for &m in g.members_of(t) {
-            if self.gpu[m as usize]
-                .sole_alone
-                .is_some_and(|(alone, _)| alone == t)
-            {
-                self.forget_sole_alone(m);
-            }
-        }
-        let latency_end_s = self.latency_end_s(t);
-        if self.now <= latency_end_s {
-            self.push(latency_end_s, t, Kind::LatencyDone);
-        } else {
-            let now = std::mem::replace(&mut self.now, latency_end_s);
-            self.begin_transfer(t);
-            self.now = now;
-        }
-    }
-
-    /// Collective `t`, timed alone since its start, ended now.
-    fn finish_alone(&mut self, t: TaskId) {
-        let g = self.g;
-        let task = &g.tasks[t as usize];
-        self.net.release(task.pattern);
-        if self.record {
-            let span = (self.latency_end_s(t), self.now);
-            self.net
-                .observe_alone(task.pattern, task.axis, span, &mut self.links);
-        }
-        self.complete_off_network(t);
     }
 
     /// The GPU's collectives changed: if the speed of its running op's
@@ -905,212 +646,5 @@ impl<N: BandwidthModel> Engine<'_, N> {
                 self.start(s);
             }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::input::presets;
-    use crate::model::axis::Axis;
-    use crate::model::fidelity::Fidelity;
-    use crate::model::link::{Direction, LinkClass};
-    use crate::model::op::{OpKind, Phase};
-    use crate::sim::network::Usage;
-    use crate::workload;
-    use crate::workload::graph::{GpuInfo, Meta, ResourceInfo};
-
-    /// One GPU and one 1 GB/s link. A PP send starts at once: 1 ms of
-    /// latency, then 3 MB (3 ms alone). A compute op of `compute_s`, then a
-    /// DP collective on the same link: 0.5 ms of latency, then 1 MB.
-    fn send_then_collective(compute_s: f64) -> Graph {
-        let mut g = Graph::default();
-        // A queue per stream: the send and the collective may overlap.
-        g.max_connections = 4;
-        g.add_gpu(GpuInfo::lone(0));
-        g.add_resource(ResourceInfo {
-            gpu: Some(0),
-            class: LinkClass::Network,
-            direction: Direction::Out,
-            capacity_bps: 1e9,
-        });
-        let link = g.add_pattern(vec![Usage {
-            resource: 0,
-            weight: 1.0,
-        }]);
-        let meta = Meta::new(OpKind::Gemm, Phase::Forward);
-        g.comm(&[0], Axis::Pp as u8, link, 3e6, 1e-3, meta.op(OpKind::Send));
-        let op = g.compute(0, compute_s, 0.0, 0.0, 0.0, meta);
-        let reduce = g.comm(
-            &[0],
-            Axis::Dp as u8,
-            link,
-            1e6,
-            0.5e-3,
-            meta.op(OpKind::AllReduce),
-        );
-        g.dep(op, reduce);
-        g.finish();
-        g
-    }
-
-    /// A matmul that starts beside a collective timed alone, which ends
-    /// before it: slowed (a 50% tax) until the collective ends, then at
-    /// full speed. Its end is planned once, as it starts, to the same sum
-    /// the collective's end would give it: no event is superseded. Sends
-    /// of other GPUs joining the link first make the collective a flow of
-    /// the network, which then ends after the matmul's planned end: the
-    /// matmul is planned again, and the times are the plain reference's.
-    /// So it is when a second collective of the GPU starts, on another
-    /// link, and outlasts the first: the tax stays as the first ends.
-    #[test]
-    fn a_matmul_beside_a_collective_timed_alone_is_planned_once() {
-        #[derive(PartialEq)]
-        enum Beside {
-            Nothing,
-            SendsOnItsLink,
-            ASecondCollective,
-        }
-        let build = |beside: Beside| {
-            let mut g = Graph::default();
-            g.max_connections = 4;
-            for gpu in 0..5 {
-                g.add_gpu(GpuInfo::lone(gpu));
-            }
-            for gpu in 0..2 {
-                g.add_resource(ResourceInfo {
-                    gpu: Some(gpu),
-                    class: LinkClass::Nvlink,
-                    direction: Direction::Out,
-                    capacity_bps: 1e9,
-                });
-            }
-            let [link, other_link] = [0, 1].map(|resource| {
-                g.add_pattern(vec![Usage {
-                    resource,
-                    weight: 1.0,
-                }])
-            });
-            let meta = Meta::new(OpKind::Gemm, Phase::Forward);
-            let first = g.compute(0, 1e-3, 0.0, 0.0, 0.0, meta);
-            // 0.5 ms of latency, then 0.5 MB at 1 GB/s: alone, it ends at 2 ms.
-            let all_reduce = meta.op(OpKind::AllReduce);
-            let reduce = g.comm(&[0], Axis::Tp as u8, link, 0.5e6, 0.5e-3, all_reduce);
-            g.dep(first, reduce);
-            // 2 ms of work: 0.5 ms of it done by 2 ms, at half speed.
-            let second = g.compute(0, 2e-3, 0.0, 0.0, 0.0, meta);
-            if beside == Beside::SendsOnItsLink {
-                // GPUs 1 to 4 each send 10 MB on the link from 1.2 ms,
-                // while the all-reduce still pays its latency: from 1.5 ms
-                // it gets a fifth of the link, and ends at 4 ms.
-                for gpu in 1..5 {
-                    let before = g.compute(gpu, 1.2e-3, 0.0, 0.0, 0.0, meta);
-                    let send = meta.op(OpKind::Send);
-                    let send = g.comm(&[gpu], Axis::Pp as u8, link, 1e7, 0.0, send);
-                    g.dep(before, send);
-                }
-            }
-            if beside == Beside::ASecondCollective {
-                // From 1.2 ms to 4.2 ms, GPU 0 a member, on GPU 1's link.
-                let before = g.compute(1, 1.2e-3, 0.0, 0.0, 0.0, meta);
-                let gather = meta.op(OpKind::AllGather);
-                let gather = g.comm(&[1, 0], Axis::Dp as u8, other_link, 3e6, 0.0, gather);
-                g.dep(before, gather);
-            }
-            g.finish();
-            (g, second)
-        };
-        let tax = Sharing::Tax(0.5);
-        let (g, second) = build(Beside::Nothing);
-        let fast = run(&g, true, &tax);
-        let plain = crate::sim::plain::run(&g, true, &tax);
-        for end_s in [fast.end_s[second as usize], plain.end_s[second as usize]] {
-            assert!((end_s - 3.5e-3).abs() < 1e-15, "{end_s}");
-        }
-        assert_eq!(
-            (fast.events, fast.planned_events),
-            (3, 3),
-            "no event superseded"
-        );
-        // Slowed until 4 ms (1.5 ms of its work done), then 0.5 ms more;
-        // slowed until 4.2 ms (1.6 ms done), then 0.4 ms more.
-        for (beside, expected_s) in [
-            (Beside::SendsOnItsLink, 4.5e-3),
-            (Beside::ASecondCollective, 4.6e-3),
-        ] {
-            let (g, second) = build(beside);
-            let fast = run(&g, true, &tax);
-            let plain = crate::sim::plain::run(&g, true, &tax);
-            for (f, p) in fast.end_s.iter().zip(&plain.end_s) {
-                assert!((f - p).abs() < 1e-15, "fast {f} plain {p}");
-            }
-            let end_s = fast.end_s[second as usize];
-            assert!((end_s - expected_s).abs() < 1e-15, "{end_s}");
-        }
-    }
-
-    /// A collective timed alone from its start (one event) gives what the
-    /// network gives it, whether another joins its link during its latency,
-    /// while it moves, or only after it ended; so do the link's logs.
-    #[test]
-    fn a_collective_timed_alone_gives_the_network_times() {
-        let sharing = Sharing::Tax(0.0);
-        // The collective joins at 0.7 ms (the send still pays its latency),
-        // at 2 ms (the send moves, 1 MB of 3 sent), at 5.5 ms (it ended at
-        // 4). The link then moves the 4 MB from its first byte on without a
-        // pause, at 1 GB/s: the send ends at 4.7, 5 and 4 ms.
-        for (compute_s, send_end_s) in [(0.2e-3, 4.7e-3), (1.5e-3, 5e-3), (5e-3, 4e-3)] {
-            let g = send_then_collective(compute_s);
-            let fast = run(&g, true, &sharing);
-            let plain = crate::sim::plain::run(&g, true, &sharing);
-            let close = |a: f64, b: f64| (a - b).abs() < 1e-15;
-            for t in 0..g.tasks.len() {
-                assert!(
-                    close(fast.start_s[t], plain.start_s[t]),
-                    "{compute_s}: task {t}"
-                );
-                assert!(
-                    close(fast.end_s[t], plain.end_s[t]),
-                    "{compute_s}: task {t}"
-                );
-            }
-            assert!(
-                close(fast.end_s[0], send_end_s),
-                "{compute_s}: {}",
-                fast.end_s[0]
-            );
-            let (f, p) = (&fast.links[0], &plain.links[0]);
-            assert!(close(f.busy_s, p.busy_s) && close(f.shared_s, p.shared_s));
-            assert!((f.bytes - p.bytes).abs() < 1e-3, "{} {}", f.bytes, p.bytes);
-            assert!((f.bytes - 4e6).abs() < 1e-3, "{}", f.bytes);
-        }
-        // Alone all along, each collective is one event; the compute op one.
-        let alone = run(&send_then_collective(5e-3), true, &sharing);
-        assert_eq!(alone.events, 3);
-    }
-
-    /// Sequence numbers that run out mid-run are numbered again in order:
-    /// the timeline is the same bit for bit.
-    #[test]
-    fn renumbered_sequence_gives_the_same_timeline() {
-        let s = presets::scenario("contention").unwrap();
-        let g = workload::build(
-            &s,
-            Fidelity::Reduced,
-            0,
-            &crate::collective::Libraries::of(&s),
-        );
-        let sharing = Sharing::of(&s);
-        let plain = run_from_seq(&g, true, true, &sharing, 0).charge_here(&g);
-        assert!(plain.planned_events > 1000, "enough pushes to run out");
-        // The numbers run out halfway through.
-        let first_seq = u32::MAX - (plain.planned_events / 2) as u32;
-        let wrapped = run_from_seq(&g, true, true, &sharing, first_seq).charge_here(&g);
-        let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-        assert_eq!(bits(&plain.start_s), bits(&wrapped.start_s));
-        assert_eq!(bits(&plain.end_s), bits(&wrapped.end_s));
-        assert_eq!(bits(&plain.exposed_s), bits(&wrapped.exposed_s));
-        assert_eq!(plain.step_time_s.to_bits(), wrapped.step_time_s.to_bits());
-        assert_eq!(plain.events, wrapped.events);
     }
 }

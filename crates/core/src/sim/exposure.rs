@@ -34,7 +34,7 @@
 use crate::model::axis::Axis;
 use std::ops::Range;
 
-use crate::sim::engine::{GpuStats, RunResult};
+use crate::sim::engine::result::{GpuStats, RunResult};
 use crate::workload::graph::{Graph, TaskId, COMPUTE};
 
 /// Collectives whose ends differ by at most this part of the later end
@@ -467,9 +467,9 @@ impl Uncharged {
         let mut last_compute_end = Vec::with_capacity(g.gpus.len());
         for share in &shares {
             for (local, gpu) in share.gpus.clone().enumerate() {
-                res.gpus[gpu].set_idle(share.idle[local]);
+                set_idle(&mut res.gpus[gpu], share.idle[local]);
                 for (k, mark) in res.marks.iter_mut().enumerate() {
-                    mark.gpus[gpu].set_idle(share.at_marks[local * marks + k]);
+                    set_idle(&mut mark.gpus[gpu], share.at_marks[local * marks + k]);
                 }
             }
             last_compute_end.extend_from_slice(&share.last_compute_end);
@@ -493,6 +493,12 @@ impl Uncharged {
         let all = self.charge_share(g, 0..g.gpus.len());
         self.settle(g, vec![all])
     }
+}
+
+/// Sets a GPU's idle time as charged.
+fn set_idle(stats: &mut GpuStats, idle: Idle) {
+    stats.exposed_s = idle.exposed_s;
+    stats.bubble_s = idle.bubble_s;
 }
 
 #[cfg(test)]

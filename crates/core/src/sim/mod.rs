@@ -13,3 +13,4 @@ pub mod network;
 pub(crate) mod plain;
 #[cfg(test)]
 mod queue_order;
+pub(crate) mod sm_race;

@@ -97,3 +97,66 @@ fn a_blocked_collective_at_the_head_of_the_queue_holds_the_gemm_behind_it() {
     // A starts once `first` has started (at 0); B once C has, at 2 ms.
     assert_eq!(starts(1), (0.0, 2.0 * MS));
 }
+
+/// SMs and HBM shared as modelled, on a GPU of 100 SMs.
+fn modelled() -> Sharing {
+    Sharing::Modelled(crate::workload::interference::Modelled {
+        sms: 100,
+        hbm_bps: 2e12,
+        channels_override: None,
+    })
+}
+
+/// Op A (1 ms), then a TP collective C that needs A's output and GEMM B
+/// (2 ms, 200 tiles: two waves of 1 ms on 100 SMs), which does not need C,
+/// both ready as A ends (model.md 3b). With a queue per stream they race
+/// for the SMs and B's first wave wins: C starts 1 ms later, when it drains.
+/// With one queue C, launched ahead of B, starts first. A B that opens with
+/// memory-bound kernels (or a copy-engine C, or no SMs modelled) races for
+/// nothing: C starts with it.
+#[test]
+fn a_gemm_ready_with_a_collective_on_another_queue_takes_the_sms_with_its_first_wave() {
+    let build = |queues: u32, b_memory_s: f64, copy_engines: bool| {
+        let (mut g, link) = one_gpu(queues);
+        let meta = Meta::new(OpKind::Gemm, Phase::Backward);
+        let a = g.compute(0, MS, 0.0, 0.0, 0.0, meta);
+        let c = g.comm(
+            &[0],
+            Axis::Tp as u8,
+            link,
+            1e6,
+            0.0,
+            meta.op(OpKind::AllGather),
+        );
+        g.dep(a, c);
+        if copy_engines {
+            g.on_copy_engines(c);
+        }
+        let b = g.compute(0, 2.0 * MS, b_memory_s, 200.0, 0.0, meta);
+        g.finish();
+        (g, c, b)
+    };
+    let starts = |g: &Graph, c: TaskId, b: TaskId, sharing: &Sharing| {
+        let fast = crate::sim::engine::run(g, true, sharing);
+        let plain = crate::sim::plain::run(g, true, sharing);
+        for t in 0..g.tasks.len() {
+            for (f, p) in [
+                (fast.start_s[t], plain.start_s[t]),
+                (fast.end_s[t], plain.end_s[t]),
+            ] {
+                assert!((f - p).abs() < 1e-15, "task {t}: fast {f}, plain {p}");
+            }
+        }
+        (fast.start_s[c as usize], fast.start_s[b as usize])
+    };
+    let sharing = modelled();
+    let (g, c, b) = build(8, 0.0, false);
+    assert_eq!(starts(&g, c, b, &sharing), (2.0 * MS, MS));
+    let (g, c, b) = build(1, 0.0, false);
+    assert_eq!(starts(&g, c, b, &sharing), (MS, MS));
+    for (g, c, b) in [build(8, 0.5 * MS, false), build(8, 0.0, true)] {
+        assert_eq!(starts(&g, c, b, &sharing), (MS, MS));
+    }
+    let (g, c, b) = build(8, 0.0, false);
+    assert_eq!(starts(&g, c, b, &Sharing::Tax(0.2)), (MS, MS));
+}

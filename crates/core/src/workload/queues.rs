@@ -8,9 +8,15 @@
 //! while one that cannot start yet (waiting on its stream) holds the GEMM.
 //!
 //! Streams of every GPU, in creation order: compute, then one communication
-//! stream per axis (TP, PP, DP). With 4 queues or more each has its own; with
-//! 3, compute shares with DP while TP and PP have one each; with 2, compute
-//! shares with PP and TP with DP; with 1, all share.
+//! stream per axis the step has a collective on, in the axes' order (TP,
+//! PP, DP, EP, CP; [`Streams`]). A framework creates a communicator's
+//! stream for the groups it uses, so an axis of degree 1 adds none. With as
+//! many queues as streams each has its own; with fewer, stream s goes
+//! through queue s mod the queues (a dense 3D step's four streams on 3
+//! queues: compute shares with DP while TP and PP have one each; on 2,
+//! compute shares with PP and TP with DP; on 1, all share). An MoE step
+//! with TP, DP and EP has four streams too, a fifth with PP: EP and CP
+//! streams take their queues like the others, not a fixed four.
 //!
 //! Launch order on a GPU is the order its host thread issues kernels, which
 //! is the order the builder issues ops on that GPU: compute ops in their
@@ -50,23 +56,77 @@
 //! The fast engine and the plain reference run the same graph, so both
 //! model the same queues.
 
+use crate::model::axis::Axis;
 use crate::workload::graph::{Task, TaskId, COMPUTE};
 
-/// Streams of a GPU: compute and one per communication axis.
-const STREAMS: u32 = 4;
+/// Most streams a GPU has: compute and one per axis.
+const MAX_STREAMS: usize = Axis::COUNT + 1;
 
-/// Stream of a task: compute is stream 0, axis `a`'s collectives stream a + 1.
-fn stream(task: &Task) -> u32 {
-    if task.axis == COMPUTE {
-        0
-    } else {
-        u32::from(task.axis) + 1
-    }
+/// The streams of a step's GPUs and the hardware queue each goes through.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Streams {
+    /// Per axis index (compute at `COMPUTE`): its stream's queue.
+    queue: [u8; MAX_STREAMS],
+    /// Streams in all: compute and one per axis with a collective.
+    count: u32,
+    /// Whether some queue holds two streams or more.
+    any_shared: bool,
+    /// Per queue: whether two streams or more share it.
+    shared: [bool; MAX_STREAMS],
 }
 
-/// The queue a stream's kernels go through (CUDA's round-robin by creation).
-pub(crate) fn queue_of_stream(stream: u32, max_connections: u32) -> u32 {
-    stream % max_connections.max(1)
+impl Streams {
+    /// The streams of the step `tasks` make up, on `max_connections` queues:
+    /// compute is stream 0, then each axis with a collective in the step
+    /// takes the next, in the axes' order.
+    pub(crate) fn of(tasks: &[Task], max_connections: u32) -> Self {
+        let mut has = [false; Axis::COUNT];
+        for t in tasks {
+            if t.axis != COMPUTE {
+                has[usize::from(t.axis)] = true;
+            }
+        }
+        Self::with_axes(has, max_connections)
+    }
+
+    /// The streams of a step with a collective on each axis `has` marks.
+    fn with_axes(has: [bool; Axis::COUNT], max_connections: u32) -> Self {
+        let queues = max_connections.clamp(1, MAX_STREAMS as u32);
+        let mut queue = [0u8; MAX_STREAMS];
+        let mut members = [0u32; MAX_STREAMS];
+        members[0] = 1;
+        let mut count = 1u32;
+        for a in 0..Axis::COUNT {
+            if has[a] {
+                let q = count % queues;
+                queue[a] = q as u8;
+                members[q as usize] += 1;
+                count += 1;
+            }
+        }
+        let shared = std::array::from_fn(|q| members[q] > 1);
+        Self {
+            queue,
+            count,
+            any_shared: shared.iter().any(|&s| s),
+            shared,
+        }
+    }
+
+    /// The queue task `task`'s kernels go through (compute's is queue 0).
+    pub(crate) fn queue(&self, task: &Task) -> usize {
+        if task.axis == COMPUTE {
+            0
+        } else {
+            usize::from(self.queue[usize::from(task.axis)])
+        }
+    }
+
+    /// Streams in all.
+    #[cfg(test)]
+    fn count(&self) -> u32 {
+        self.count
+    }
 }
 
 /// Start-order dependencies (from, to) that the shared queues add: `to`
@@ -80,7 +140,8 @@ pub(crate) fn queue_edges(
     launched_first: &[TaskId],
     max_connections: u32,
 ) -> Vec<(TaskId, TaskId)> {
-    if max_connections >= STREAMS {
+    let streams = Streams::of(tasks, max_connections);
+    if !streams.any_shared {
         return Vec::new();
     }
     const NONE: u32 = u32::MAX;
@@ -145,19 +206,13 @@ pub(crate) fn queue_edges(
     // A queue that one stream has to itself orders nothing the stream does
     // not (as with a queue per stream, where no edges are added): a stream
     // starts its kernels in its own order already.
-    let shared: [bool; STREAMS as usize] = std::array::from_fn(|q| {
-        (0..STREAMS)
-            .filter(|&s| queue_of_stream(s, max_connections) as usize == q)
-            .count()
-            > 1
-    });
     let mut added = Vec::new();
     for mut list in launches {
         list.sort_unstable();
-        let mut last: [Option<TaskId>; STREAMS as usize] = [None; STREAMS as usize];
+        let mut last: [Option<TaskId>; MAX_STREAMS] = [None; MAX_STREAMS];
         for (_, _, task) in list {
-            let q = queue_of_stream(stream(&tasks[task as usize]), max_connections) as usize;
-            if !shared[q] {
+            let q = streams.queue(&tasks[task as usize]);
+            if !streams.shared[q] {
                 continue;
             }
             if let Some(prev) = last[q].replace(task) {
@@ -172,16 +227,53 @@ pub(crate) fn queue_edges(
 mod tests {
     use super::*;
 
+    /// The queues of compute and of each axis, in `Axis::ALL`'s order.
+    fn queues(has: [bool; Axis::COUNT], n: u32) -> Vec<u8> {
+        let s = Streams::with_axes(has, n);
+        std::iter::once(0)
+            .chain(s.queue)
+            .take(MAX_STREAMS)
+            .collect()
+    }
+
     #[test]
     fn streams_share_queues_round_robin() {
-        let queues = |n| {
-            (0..STREAMS)
-                .map(|s| queue_of_stream(s, n))
-                .collect::<Vec<_>>()
-        };
-        assert_eq!(queues(1), [0, 0, 0, 0]);
-        assert_eq!(queues(2), [0, 1, 0, 1]);
-        assert_eq!(queues(3), [0, 1, 2, 0]);
-        assert_eq!(queues(8), [0, 1, 2, 3]);
+        // TP, PP and DP: compute and three streams.
+        let dense = [true, true, true, false, false];
+        assert_eq!(queues(dense, 1), [0, 0, 0, 0, 0, 0]);
+        assert_eq!(queues(dense, 2), [0, 1, 0, 1, 0, 0]);
+        assert_eq!(queues(dense, 3), [0, 1, 2, 0, 0, 0]);
+        assert_eq!(queues(dense, 8), [0, 1, 2, 3, 0, 0]);
+        assert!(!Streams::with_axes(dense, 4).any_shared);
+    }
+
+    #[test]
+    fn every_stream_the_step_has_takes_a_queue() {
+        // TP, DP and EP (no PP): EP is the fourth stream, its own queue on
+        // 4 and compute's on 3. With every axis, CP is a sixth stream.
+        let moe = [true, false, true, true, false];
+        assert_eq!(queues(moe, 3), [0, 1, 0, 2, 0, 0]);
+        assert_eq!(Streams::with_axes(moe, 3).queue(&task(Axis::Ep)), 0);
+        assert!(!Streams::with_axes(moe, 4).any_shared);
+        let all = [true; Axis::COUNT];
+        let four = Streams::with_axes(all, 4);
+        assert_eq!(four.count(), 6);
+        assert!(four.any_shared);
+        assert_eq!(four.queue(&task(Axis::Cp)), 1);
+        assert_eq!(four.queue(&task(Axis::Ep)), 0);
+        assert!(!Streams::with_axes(all, 6).any_shared);
+    }
+
+    /// A collective of `axis` (the fields `Streams` reads).
+    fn task(axis: Axis) -> Task {
+        let mut g = crate::workload::graph::Graph::default();
+        g.add_gpu(crate::workload::graph::GpuInfo::lone(0));
+        let pattern = g.add_pattern(Vec::new());
+        let meta = crate::workload::graph::Meta::new(
+            crate::model::op::OpKind::AllReduce,
+            crate::model::op::Phase::Forward,
+        );
+        let id = g.comm(&[0], axis as u8, pattern, 0.0, 0.0, meta);
+        g.tasks[id as usize].clone()
     }
 }

@@ -39,6 +39,18 @@ pub(super) struct RunOp {
     times: QuietTimes,
 }
 
+impl RunOp {
+    /// The op.
+    pub(super) fn task(&self) -> TaskId {
+        self.task
+    }
+
+    /// When it ends, as planned.
+    pub(super) fn end_s(&self) -> f64 {
+        self.times.end_s
+    }
+}
+
 impl<N: BandwidthModel> Engine<'_, N> {
     /// The phases of compute op `t` started at `start_s` on a GPU whose
     /// compute-bound parts run at `speed`, added up as `start`,

@@ -16,11 +16,13 @@ use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
 use super::network::Network;
-use crate::sim::engine::{GpuStats, RunResult};
+use crate::sim::engine::result::{GpuStats, RunResult};
 use crate::sim::exposure::{Charged, Exposure};
 use crate::sim::link_log::LinkLog;
+use crate::sim::sm_race;
 use crate::workload::graph::{Graph, TaskId, COMPUTE};
 use crate::workload::interference::{memory_phase_s, NetworkSetup, Sharing, SmUse};
+use crate::workload::queues::Streams;
 
 const NO_WAIT: u32 = u32::MAX;
 
@@ -30,6 +32,9 @@ enum Kind {
     LatencyDone,
     /// Compute finished, or the last byte arrived.
     Done,
+    /// A collective that lost the SM race to a GEMM's first wave starts
+    /// (`sim::sm_race`).
+    RaceLost,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -120,6 +125,11 @@ struct Engine<'g> {
     heap: BinaryHeap<Event>,
     seq: u64,
     now: f64,
+    /// The GPUs' streams and the queues they go through (the SM race).
+    streams: Streams,
+    /// Collectives ready at this instant that may lose the SM race: they
+    /// start once every event of the instant is processed.
+    racing: Vec<TaskId>,
 }
 
 /// Runs the graph. `record_links` keeps per-link bandwidth samples (the page
@@ -182,6 +192,8 @@ pub(crate) fn run<'g>(g: &'g Graph, record_links: bool, sharing: &'g Sharing) ->
         heap: BinaryHeap::with_capacity(1024),
         seq: 0,
         now: 0.0,
+        streams: Streams::of(&g.tasks, g.max_connections),
+        racing: Vec::new(),
     };
     // Collected first: a task started here may start the kernels queued
     // behind it (`start`), which must not start a second time.
@@ -191,7 +203,20 @@ pub(crate) fn run<'g>(g: &'g Graph, record_links: bool, sharing: &'g Sharing) ->
     for t in ready {
         e.start(t);
     }
-    while let Some(ev) = e.heap.pop() {
+    loop {
+        // The instant's last event is processed: the collectives held to
+        // its end start, or lose the race.
+        if !e.racing.is_empty()
+            && e.heap
+                .peek()
+                .is_none_or(|ev| f64::from_bits(ev.time_bits) > e.now)
+        {
+            e.settle_races();
+            continue;
+        }
+        let Some(ev) = e.heap.pop() else {
+            break;
+        };
         if ev.version != e.st[ev.task as usize].version {
             continue;
         }
@@ -201,6 +226,7 @@ pub(crate) fn run<'g>(g: &'g Graph, record_links: bool, sharing: &'g Sharing) ->
             Kind::LatencyDone => e.begin_transfer(ev.task),
             Kind::Done if e.st[ev.task as usize].in_memory_phase => e.memory_done(ev.task),
             Kind::Done => e.complete(ev.task),
+            Kind::RaceLost => e.start_now(ev.task),
         }
     }
     let unfinished = e.res.end_s.iter().filter(|t| t.is_nan()).count();
@@ -245,7 +271,38 @@ impl Engine<'_> {
             .compute_speed(st.comm_active, &st.sms, self.g.tiles[t as usize])
     }
 
+    /// Task `t` is ready now: it starts, unless it is a collective that may
+    /// lose the SM race, which waits for the end of the instant.
     fn start(&mut self, t: TaskId) {
+        if sm_race::may_lose(self.g, self.sharing, &self.streams, t) {
+            self.racing.push(t);
+        } else {
+            self.start_now(t);
+        }
+    }
+
+    /// Every event of the instant is processed: each collective held to its
+    /// end starts now, or when the first wave of a GEMM its members started
+    /// now drains.
+    fn settle_races(&mut self) {
+        while !self.racing.is_empty() {
+            for t in std::mem::take(&mut self.racing) {
+                let now = self.now;
+                let at = sm_race::start_s(self.g, self.sharing, t, now, |m| {
+                    let running = self.gpu[m as usize].running;
+                    running.filter(|&k| self.res.start_s[k as usize] == now)
+                });
+                if at > now {
+                    self.push(at, t, Kind::RaceLost);
+                } else {
+                    self.start_now(t);
+                }
+            }
+        }
+    }
+
+    /// Task `t` starts now.
+    fn start_now(&mut self, t: TaskId) {
         self.begin(t);
         // The kernels queued behind it may start now (`queues`); compute
         // among them waited on it, as on a collective it needs done.
