@@ -20,6 +20,7 @@
 
 use std::fs;
 use std::path::PathBuf;
+use std::sync::Once;
 
 use overlap_core::Axis;
 use overlap_view::palette::{Palette, DARK, LIGHT};
@@ -140,21 +141,39 @@ fn split(css: &str) -> (&str, &str, &str) {
     (&css[..start], &css[start..end], &css[end..])
 }
 
+/// The style sheet as the palette and the axes write it.
+fn written(css: &str) -> String {
+    let (before, _, after) = split(css);
+    with_axis_rules(&format!("{before}{}{after}", block()))
+}
+
+/// The style sheet's text; with `OVERLAP_LAB_BLESS` set, first rewritten
+/// from the palette and the axes, once for all the tests (which run side
+/// by side and would otherwise write over each other).
+fn read_style_sheet() -> String {
+    static BLESS: Once = Once::new();
+    let path = style_sheet();
+    if std::env::var_os("OVERLAP_LAB_BLESS").is_some() {
+        BLESS.call_once(|| {
+            let css = fs::read_to_string(&path).unwrap();
+            let want = written(&css);
+            if css != want {
+                fs::write(&path, want).unwrap();
+            }
+        });
+    }
+    fs::read_to_string(&path).unwrap()
+}
+
 #[test]
 fn the_per_axis_rules_are_written_from_the_axes() {
-    let path = style_sheet();
-    let css = fs::read_to_string(&path).unwrap();
-    let want = with_axis_rules(&css);
+    let css = read_style_sheet();
     for rule in PER_AXIS {
         let first = rule.replace("{a}", Axis::ALL[0].name());
         assert!(css.contains(&first), "the style sheet lacks {first}");
     }
-    if std::env::var_os("OVERLAP_LAB_BLESS").is_some() && css != want {
-        fs::write(&path, want).unwrap();
-        return;
-    }
     assert!(
-        css == want,
+        css == with_axis_rules(&css),
         "www/style.css's per-axis rules are not one per axis; rewrite them with\n\
          OVERLAP_LAB_BLESS=1 cargo test -p overlap-view --test css_palette"
     );
@@ -162,14 +181,9 @@ fn the_per_axis_rules_are_written_from_the_axes() {
 
 #[test]
 fn the_style_sheet_variables_are_written_from_the_palette() {
-    let path = style_sheet();
-    let css = fs::read_to_string(&path).unwrap();
-    let (before, found, after) = split(&css);
+    let css = read_style_sheet();
+    let (_, found, _) = split(&css);
     let want = block();
-    if std::env::var_os("OVERLAP_LAB_BLESS").is_some() && found != want {
-        fs::write(&path, format!("{before}{want}{after}")).unwrap();
-        return;
-    }
     assert!(
         found == want,
         "www/style.css's palette block is not the palette's; rewrite it with\n\
@@ -183,7 +197,7 @@ fn the_style_sheet_variables_are_written_from_the_palette() {
 /// and a link's theme only fixes `color-scheme`.
 #[test]
 fn the_style_sheet_declares_each_colour_once() {
-    let css = fs::read_to_string(style_sheet()).unwrap();
+    let css = read_style_sheet();
     assert!(!css.contains("prefers-color-scheme"), "a second palette");
     for theme in ["light", "dark"] {
         let rule = format!(r#":root[data-theme="{theme}"] {{ color-scheme: {theme}; }}"#);
