@@ -19,17 +19,14 @@ use crate::ui::widgets::{NumberPair, SelectField, Toggle};
 // from the core's field table; a row placed nowhere here still gets a
 // control, at the end of its section's group (`unplaced`).
 
-/// The overlap group's rows: each axis's switch, then its knobs.
-const OVERLAP_ROWS: [(Axis, &[&str]); Axis::COUNT] = [
-    (
-        Axis::Tp,
-        &["overlap.tp", "overlap.tp_mode", "overlap.tp_chunks"],
-    ),
-    (Axis::Pp, &["overlap.pp"]),
+/// The knobs under an axis's overlap switch, for the axes that have any.
+/// An axis's switch is the field table's `overlap.<axis>` row
+/// (`overlap_switch`): an axis with no knobs needs no line here.
+const OVERLAP_KNOBS: &[(Axis, &[&str])] = &[
+    (Axis::Tp, &["overlap.tp_mode", "overlap.tp_chunks"]),
     (
         Axis::Dp,
         &[
-            "overlap.dp",
             "overlap.bucket_mb",
             "overlap.grad_bytes",
             "overlap.param_gather",
@@ -37,8 +34,6 @@ const OVERLAP_ROWS: [(Axis, &[&str]); Axis::COUNT] = [
             "overlap.fp8_all_gather",
         ],
     ),
-    (Axis::Ep, &["overlap.ep"]),
-    (Axis::Cp, &["overlap.cp"]),
 ];
 /// Below the rows of the overlap group: what overlap costs (interference,
 /// the v1 SM tax) and whether kernels can run side by side at all (hardware
@@ -96,23 +91,35 @@ const PARALLEL: &[&str] = &[
     "parallel.ep",
 ];
 
-/// The field of an axis's overlap switch: its row's first.
+/// The field of an axis's overlap switch: the field table's
+/// `overlap.<axis>` row.
 pub(crate) fn overlap_switch(axis: Axis) -> &'static str {
-    OVERLAP_ROWS[axis.index()].1[0]
+    let path = format!("overlap.{}", axis.name());
+    table::find(&path)
+        .map(|f| f.path)
+        .unwrap_or_else(|| panic!("the field table has no {path}"))
+}
+
+/// The overlap group's row of an axis: its switch, then its knobs.
+fn overlap_row(axis: Axis) -> Vec<&'static str> {
+    let knobs = OVERLAP_KNOBS
+        .iter()
+        .filter(|(a, _)| *a == axis)
+        .flat_map(|(_, paths)| paths.iter().copied());
+    std::iter::once(overlap_switch(axis)).chain(knobs).collect()
 }
 
 /// Every placed path.
 fn placed() -> impl Iterator<Item = &'static str> {
-    OVERLAP_ROWS
-        .iter()
-        .flat_map(|(_, paths)| paths.iter())
-        .chain(OVERLAP_AFTER)
-        .chain(HARDWARE)
-        .chain(MODEL_KIND)
-        .chain(TRANSFORMER)
-        .chain(MATMUL)
-        .chain(PARALLEL)
-        .copied()
+    Axis::ALL
+        .into_iter()
+        .flat_map(overlap_row)
+        .chain(OVERLAP_AFTER.iter().copied())
+        .chain(HARDWARE.iter().copied())
+        .chain(MODEL_KIND.iter().copied())
+        .chain(TRANSFORMER.iter().copied())
+        .chain(MATMUL.iter().copied())
+        .chain(PARALLEL.iter().copied())
 }
 
 /// The rows of `section` that no list above places, in table order.
@@ -189,9 +196,7 @@ pub(crate) fn control(path: &'static str) -> AnyView {
     let value = shown(state, f);
     if f.choices().is_empty() {
         // A switch; the overlap switches are coloured by their axis.
-        let axis = Axis::ALL
-            .into_iter()
-            .find(|a| OVERLAP_ROWS[a.index()].1.first() == Some(&path));
+        let axis = Axis::ALL.into_iter().find(|&a| overlap_switch(a) == path);
         let checked =
             // `overlap.ep` may hold a list of options (JSON, links): on.
             Signal::derive(move || {
@@ -319,8 +324,8 @@ fn OverlapGroup() -> impl IntoView {
                 each=move || order.get()
                 key=|axis| *axis
                 children=|axis| {
-                    let paths = OVERLAP_ROWS[axis.index()].1;
-                    view! { <div class=format!("axis-row {}", axis.name())>{controls(paths)}</div> }
+                    let paths = overlap_row(axis);
+                    view! { <div class=format!("axis-row {}", axis.name())>{controls(&paths)}</div> }
                 }
             />
             {controls(&after)}

@@ -64,13 +64,7 @@ fn Figure(
 
 /// The card's heading: what the axis parallelises.
 fn title(axis: Axis) -> &'static str {
-    match axis {
-        Axis::Tp => "TP: tensor parallel",
-        Axis::Pp => "PP: pipeline",
-        Axis::Dp => "DP: data parallel",
-        Axis::Ep => "EP: expert parallel",
-        Axis::Cp => "CP: context parallel",
-    }
+    overlap_view::axis_words::words(axis).title
 }
 
 /// The per-axis figures and the chart of its window against its traffic.

@@ -21,23 +21,9 @@ pub const CONTENTION: &str = "Contention: how much longer its collectives took t
 because other axes' traffic shared the same links.";
 
 /// The compute each axis can hide its communication behind: the thesis,
-/// per axis (model.md 4 and 5).
+/// per axis (model.md 4 and 5), from the axis's words.
 pub fn window_of(axis: Axis) -> &'static str {
-    match axis {
-        Axis::Tp => "the GEMM next to each all-reduce or all-gather: small, against heavy traffic",
-        Axis::Pp => "a whole micro-batch's forward or backward on the stage",
-        Axis::Dp => {
-            "with gradient accumulation, only the last micro-batch's backward (the gradients are \
-             final only then)"
-        }
-        Axis::Ep => {
-            "another micro-batch's compute, when two micro-batches' passes are merged (combined \
-             1F1B, DualPipe): one micro-batch's own layers wait on their all-to-all"
-        }
-        Axis::Cp => {
-            "the attention of the block in hand, which grows with the square of the sequence"
-        }
-    }
+    crate::axis_words::words(axis).window
 }
 
 /// The axes in the order the controls list their switches: those the

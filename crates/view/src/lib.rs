@@ -21,6 +21,7 @@
 #![warn(missing_docs)]
 
 pub mod axis_reading;
+pub mod axis_words;
 pub mod bus_group;
 pub mod display_list;
 pub mod draw;

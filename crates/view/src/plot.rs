@@ -109,14 +109,14 @@ pub fn number_tick(v: f64) -> String {
 }
 
 /// One part of a stacked bar.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Part {
     /// Its colour.
     pub role: Role,
     /// Its height, ms.
     pub ms: f64,
     /// What the legend calls it.
-    pub label: &'static str,
+    pub label: String,
 }
 
 /// The parts of a step, bottom to top: compute, the exposed communication
@@ -127,7 +127,7 @@ pub fn stack(p: &Point) -> Vec<Part> {
     let mut parts = vec![Part {
         role: Role::Phase(Phase::Forward),
         ms: p.compute_ms,
-        label: "compute",
+        label: "compute".to_string(),
     }];
     for a in Axis::ALL
         .into_iter()
@@ -136,20 +136,14 @@ pub fn stack(p: &Point) -> Vec<Part> {
         parts.push(Part {
             role: Role::Axis(a),
             ms: p.exposed(a),
-            label: match a {
-                Axis::Tp => "TP exposed",
-                Axis::Pp => "PP exposed",
-                Axis::Dp => "DP exposed",
-                Axis::Ep => "EP exposed",
-                Axis::Cp => "CP exposed",
-            },
+            label: format!("{} exposed", a.label()),
         });
     }
     let used: f64 = parts.iter().map(|p| p.ms).sum();
     parts.push(Part {
         role: Role::Grid,
         ms: (p.step_time_ms - used).max(0.0),
-        label: "bubble",
+        label: "bubble".to_string(),
     });
     parts
 }
@@ -390,7 +384,7 @@ pub fn sweep_plot(
         }
     }
     for part in stack(&sample) {
-        legend.item(&mut list, part.role, Swatch::Fill, part.label);
+        legend.item(&mut list, part.role, Swatch::Fill, &part.label);
     }
     legend.item(&mut list, Role::Text, Swatch::Dash, "all overlap off");
     let top_px = legend.top();

@@ -123,15 +123,8 @@ fn under_compute_ms(r: &Report) -> f64 {
 }
 
 /// What an axis moves, in a reader's words: the subject of its template.
-/// A match with no catch-all arm, so that a new axis cannot go unnamed.
 fn traffic(axis: Axis) -> &'static str {
-    match axis {
-        Axis::Tp => "collectives",
-        Axis::Pp => "stage sends",
-        Axis::Dp => "gradient reductions",
-        Axis::Ep => "all-to-alls",
-        Axis::Cp => "K/V transfers",
-    }
+    crate::axis_words::words(axis).traffic
 }
 
 /// The words for one part's move, with its reason where the reports give one.
