@@ -7,6 +7,7 @@
 use crate::model::axis::Axis;
 use crate::model::link::LinkClass;
 use crate::output::report::Report;
+use crate::sim::link_log::{axis_pairs, pair_key};
 
 /// How a figure's number is written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -193,14 +194,18 @@ pub enum LinkFigure {
     Busy,
     /// Fraction of busy time two or more axes shared the link.
     Shared,
+    /// Fraction of busy time these two axes moved data on it at once
+    /// (`shared_by`; 0 where they never met, which the report leaves out).
+    SharedBy(Axis, Axis),
 }
 
 impl LinkFigure {
-    /// Its field name in the report's `LinkReport`.
-    pub fn field(self) -> &'static str {
+    /// Its field's path in the report's `LinkReport`.
+    pub fn field(self) -> String {
         match self {
-            LinkFigure::Busy => "busy",
-            LinkFigure::Shared => "shared",
+            LinkFigure::Busy => "busy".to_string(),
+            LinkFigure::Shared => "shared".to_string(),
+            LinkFigure::SharedBy(a, b) => format!("shared_by.{}", pair_key(a, b)),
         }
     }
 }
@@ -355,9 +360,23 @@ impl Metric {
         all
     }
 
-    /// The metric of a name ([`Metric::name`]), if there is one.
+    /// The metric of a name ([`Metric::name`]), if there is one. A pair
+    /// of axes sharing a link is not in [`Metric::all`] (the report names
+    /// only the pairs that met) but has its metric all the same.
     pub fn from_name(name: &str) -> Option<Metric> {
-        Metric::all().into_iter().find(|m| m.name() == name)
+        Metric::all()
+            .into_iter()
+            .chain(Self::link_pairs())
+            .find(|m| m.name() == name)
+    }
+
+    /// Every link class's pairs of axes (`links.*.shared_by.*`).
+    fn link_pairs() -> impl Iterator<Item = Metric> {
+        [LinkClass::Nvlink, LinkClass::Network]
+            .into_iter()
+            .flat_map(|class| {
+                axis_pairs().map(move |(a, b)| Metric::Link(class, LinkFigure::SharedBy(a, b)))
+            })
     }
 
     /// Reads the figure from a report.
@@ -398,6 +417,9 @@ impl Metric {
                 match figure {
                     LinkFigure::Busy => l.busy,
                     LinkFigure::Shared => l.shared,
+                    LinkFigure::SharedBy(a, b) => {
+                        l.shared_by.get(&pair_key(a, b)).copied().unwrap_or(0.0)
+                    }
                 }
             }
         }
@@ -452,6 +474,14 @@ impl Metric {
             Metric::Link(class, LinkFigure::Shared) => {
                 format!("{} shared by axes", link_label(class))
             }
+            Metric::Link(class, LinkFigure::SharedBy(a, b)) => {
+                format!(
+                    "{} shared by {} and {}",
+                    link_label(class),
+                    a.label(),
+                    b.label()
+                )
+            }
             Metric::Memory(MemoryFigure::Total) => "Memory per GPU".to_string(),
             Metric::Memory(MemoryFigure::Capacity) => "GPU memory".to_string(),
             Metric::Memory(figure) => format!("Memory: {}", figure.field()),
@@ -494,6 +524,9 @@ impl Metric {
             }
             Metric::Link(_, LinkFigure::Shared) => {
                 "Fraction of busy time two or more axes shared the link"
+            }
+            Metric::Link(_, LinkFigure::SharedBy(..)) => {
+                "Fraction of busy time these two axes moved data on the link at once"
             }
             Metric::Memory(MemoryFigure::Total) => "The fullest GPU: weights, gradients, optimizer states and activations",
             Metric::Memory(_) => "",
@@ -581,9 +614,15 @@ mod tests {
             assert!(!m.label().is_empty(), "{m}");
         }
         // And every number of the report has its metric.
-        for (path, _) in &fields {
-            assert!(Metric::from_name(path).is_some(), "{path} has no Metric");
+        // (the pairs of axes that shared a link included), reading it.
+        for (path, value) in &fields {
+            let m = Metric::from_name(path).unwrap_or_else(|| panic!("{path} has no Metric"));
+            assert_eq!(m.get(&report), *value, "{path}");
         }
+        assert!(
+            fields.iter().any(|(p, _)| p.contains(".shared_by.")),
+            "moe-didactic's links no longer name a pair of axes"
+        );
     }
 
     #[test]

@@ -10,7 +10,7 @@
 use crate::model::axis::Axis;
 use crate::model::scenario::Scenario;
 use crate::output::report::{AxisReport, HeaviestGpu, LinkReport, Report};
-use crate::sim::link_log::{axis_pairs, AXIS_PAIRS};
+use crate::sim::link_log::{axis_pairs, pair_key, AXIS_PAIRS};
 use crate::workload::layer_cost::masked_attention_flops;
 
 /// GPUs whose ends differ by at most this part of the step ended together
@@ -134,7 +134,7 @@ impl LinkTally {
         axis_pairs()
             .zip(self.pair_mix)
             .filter(|(_, mix)| *mix > 0.0)
-            .map(|((a, b), mix)| (format!("{}+{}", a.name(), b.name()), mix.min(1.0) * shared))
+            .map(|((a, b), mix)| (pair_key(a, b), mix.min(1.0) * shared))
             .collect()
     }
 }

@@ -21,6 +21,17 @@ pub struct LinkSample {
 /// How many pairs of distinct axes there are.
 pub const AXIS_PAIRS: usize = Axis::COUNT * (Axis::COUNT - 1) / 2;
 
+/// A pair of axes as the report's `shared_by` names it: both codes in axis
+/// order, joined by `+` (`"dp+ep"`).
+pub fn pair_key(a: Axis, b: Axis) -> String {
+    let (a, b) = if a.index() <= b.index() {
+        (a, b)
+    } else {
+        (b, a)
+    };
+    format!("{}+{}", a.name(), b.name())
+}
+
 /// The pairs of distinct axes, in a fixed order: (TP, PP), (TP, DP), ...,
 /// (EP, CP); a pair's place in it indexes [`ResourceLog::pairs_s`].
 pub fn axis_pairs() -> impl Iterator<Item = (Axis, Axis)> {
