@@ -170,7 +170,7 @@ fn the_explanation_holds_before_and_after() {
     // The figures are placeholders the page fills from these two runs.
     assert_in_chapter(
         "W fills part of the bubble: it falls from {before:bubble_fraction} to {bubble_fraction} of the \
-         step, and the step from {before:step_time_ms} to {step_time_ms}.",
+         step. The step goes from {before:step_time_ms} to {step_time_ms}.",
     );
 
     // The DP window shrinks.

@@ -12,6 +12,7 @@ use crate::output::report::Report;
 use crate::output::tally::{GpuTally, LinkTally, Tally};
 use crate::output::timeline::{GpuLanes, Interval, LinkLane, Timeline};
 use crate::sim::engine::RunResult;
+use crate::sim::link_log::AXIS_PAIRS;
 use crate::workload::graph::{Graph, COMPUTE};
 
 /// Builds the timeline; the run's link samples move into it.
@@ -241,16 +242,9 @@ pub(crate) fn tally_with_periods(
             out.busy_s += log.busy_s;
             out.shared_s += log.shared_s;
             out.count += 1;
-            // Summed here, divided by the shared time below.
-            for (mix, pair_s) in out.pair_mix.iter_mut().zip(log.pairs_s) {
-                *mix += pair_s;
+            for (sum, pair_s) in out.pairs_s.iter_mut().zip(log.pairs_s) {
+                *sum += pair_s;
             }
-        }
-    }
-    for l in &mut links {
-        let shared_s = l.shared_s;
-        for mix in &mut l.pair_mix {
-            *mix = if shared_s > 0.0 { *mix / shared_s } else { 0.0 };
         }
     }
     let (mut model_flops, mut executed_flops) = (0.0, 0.0);
@@ -279,7 +273,7 @@ pub(crate) fn tally_with_periods(
             busy_s: 0.0,
             shared_s: 0.0,
             count: l.count,
-            pair_mix: l.pair_mix,
+            pairs_s: [0.0; AXIS_PAIRS],
         });
         for (k, res) in g.resources.iter().enumerate() {
             if let (Some(class), Some(from), Some(to)) = (
@@ -287,8 +281,16 @@ pub(crate) fn tally_with_periods(
                 run.marks[p].links.get(k),
                 run.marks[p + 1].links.get(k),
             ) {
-                links[class].busy_s += to.0 - from.0;
-                links[class].shared_s += to.1 - from.1;
+                let l = &mut links[class];
+                l.busy_s += to.busy_s - from.busy_s;
+                l.shared_s += to.shared_s - from.shared_s;
+                for (sum, (t, f)) in l
+                    .pairs_s
+                    .iter_mut()
+                    .zip(to.pairs_s.iter().zip(from.pairs_s))
+                {
+                    *sum += t - f;
+                }
             }
         }
         Tally {

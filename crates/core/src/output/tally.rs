@@ -114,12 +114,11 @@ pub(crate) struct LinkTally {
     pub shared_s: f64,
     /// Links of the class (a count, the same at every micro-batch count).
     pub count: usize,
-    /// Per pair of axes (`link_log::axis_pairs` order), the part of the
-    /// shared time during which those two moved data on a link at once:
-    /// the mix of the run's shared time, carried unchanged when the sums
-    /// are extrapolated (a steady state repeats it).
+    /// Per pair of axes (`link_log::axis_pairs` order), the time those
+    /// two moved data on a link at once, summed over the links: additive,
+    /// extrapolated like `shared_s`.
     #[serde(default)]
-    pub pair_mix: [f64; AXIS_PAIRS],
+    pub pairs_s: [f64; AXIS_PAIRS],
 }
 
 impl LinkTally {
@@ -130,11 +129,13 @@ impl LinkTally {
         if self.busy_s <= 0.0 {
             return Default::default();
         }
+        // Each pair's time is within the shared time, which is within the
+        // busy time; an extrapolated sum may round past either.
         let shared = (self.shared_s / self.busy_s).clamp(0.0, 1.0);
         axis_pairs()
-            .zip(self.pair_mix)
-            .filter(|(_, mix)| *mix > 0.0)
-            .map(|((a, b), mix)| (pair_key(a, b), mix.min(1.0) * shared))
+            .zip(self.pairs_s)
+            .filter(|(_, pair_s)| *pair_s > 0.0)
+            .map(|((a, b), pair_s)| (pair_key(a, b), (pair_s / self.busy_s).clamp(0.0, shared)))
             .collect()
     }
 }
@@ -188,6 +189,7 @@ impl Tally {
             let scale = step * l.count as f64;
             out.push((l.busy_s, scale));
             out.push((l.shared_s, scale));
+            out.extend(l.pairs_s.map(|p| (p, scale)));
         }
         out.push((self.model_flops, self.model_flops.abs()));
         out.push((self.executed_flops, self.executed_flops.abs()));
@@ -227,7 +229,7 @@ impl Tally {
             busy_s: next(),
             shared_s: next(),
             count: l.count,
-            pair_mix: l.pair_mix,
+            pairs_s: std::array::from_fn(|_| next()),
         });
         Tally {
             step_s,

@@ -41,6 +41,17 @@ pub fn axis_pairs() -> impl Iterator<Item = (Axis, Axis)> {
         .flat_map(|(i, a)| Axis::ALL[i + 1..].iter().map(move |&b| (a, b)))
 }
 
+/// One resource's sums up to a moment (a period mark).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LinkAt {
+    /// Time it carried traffic.
+    pub busy_s: f64,
+    /// Time two or more axes moved data on it.
+    pub shared_s: f64,
+    /// Per pair of axes ([`axis_pairs`] order), the time both moved data.
+    pub pairs_s: [f64; AXIS_PAIRS],
+}
+
 /// Busy and shared time of one resource, and optionally its bandwidth samples.
 #[derive(Clone, Debug, Default)]
 pub struct ResourceLog {
@@ -94,9 +105,9 @@ impl LinkLog {
         }
     }
 
-    /// Every resource's (busy, shared) seconds as they would stand were its
-    /// log closed now, the logs left as they are.
-    pub fn busy_shared_at(&self, now: f64) -> Vec<(f64, f64)> {
+    /// Every resource's busy, shared and per-pair seconds as they would
+    /// stand were its log closed now, the logs left as they are.
+    pub fn busy_shared_at(&self, now: f64) -> Vec<LinkAt> {
         self.logs
             .iter()
             .map(|log| {
@@ -105,7 +116,11 @@ impl LinkLog {
                     ..*log
                 };
                 close(&mut closed, now);
-                (closed.busy_s, closed.shared_s)
+                LinkAt {
+                    busy_s: closed.busy_s,
+                    shared_s: closed.shared_s,
+                    pairs_s: closed.pairs_s,
+                }
             })
             .collect()
     }

@@ -32,9 +32,9 @@ pub(crate) struct Mark {
     /// run, each mark getting what the compute ops started before it charged
     /// (`exposure::charge_finished`).
     pub gpus: Vec<GpuStats>,
-    /// Per logged link: (busy, shared) seconds until now; empty when the
-    /// run does not record.
-    pub links: Vec<(f64, f64)>,
+    /// Per logged link: its busy, shared and per-pair seconds until now;
+    /// empty when the run does not record.
+    pub links: Vec<crate::sim::link_log::LinkAt>,
 }
 
 pub(crate) struct RunResult {
