@@ -2,7 +2,7 @@
 //! changes nothing there: the figures stay the same, bit for bit, over the
 //! field's slider range, on every preset and with each overlap switched.
 
-use overlap_core::input::fields::{Kind, FIELDS};
+use overlap_core::input::fields::{field_path_in, Kind, FIELDS};
 use overlap_core::presets::PRESETS;
 use overlap_core::{simulate_report, ScenarioInput};
 use serde_json::{json, Value};
@@ -125,16 +125,6 @@ fn where_the_page_says_nothing_the_field_matters() {
         };
         assert_ne!(run(&a), run(&b), "{id}: {path}");
     }
-}
-
-/// A dotted field path (`workload.moe.experts`) in `text`, if any: the
-/// page's notes are read by students, who know the controls by their labels.
-fn field_path_in(text: &str) -> Option<&'static str> {
-    FIELDS
-        .iter()
-        .map(|f| f.path)
-        .filter(|p| p.contains('.'))
-        .find(|p| text.contains(p))
 }
 
 #[test]

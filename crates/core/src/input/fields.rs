@@ -37,6 +37,17 @@ impl Field {
     }
 }
 
+/// The first dotted field path (`workload.moe.experts`) `text` names, if
+/// any: text for students names controls by their labels, and the tests of
+/// the page's notes and the tour's sentences check it with this.
+pub fn field_path_in(text: &str) -> Option<&'static str> {
+    FIELDS
+        .iter()
+        .map(|f| f.path)
+        .filter(|p| p.contains('.'))
+        .find(|p| text.contains(p))
+}
+
 /// Every field as a Markdown table: path, link key, type and range,
 /// default, and the page's label (`overlap-lab fields`).
 pub fn table() -> String {
