@@ -275,6 +275,8 @@ pub fn slider_values(field: &Field) -> Vec<Value> {
             .iter()
             .filter_map(|c| field.parse_text(c.name).ok())
             .collect(),
+        // A layout is written for its own pp and layers: nothing to sweep.
+        Kind::Layout => Vec::new(),
         Kind::IntOf { choices, .. } => choices
             .iter()
             .filter_map(|c| c.name.parse::<u32>().ok().map(Value::from))

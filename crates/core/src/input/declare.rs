@@ -99,7 +99,7 @@ macro_rules! fields {
             }
 
             #[doc = concat!("[`", stringify!($input), "`] with every field filled in.")]
-            #[derive(Clone, Copy, Debug, PartialEq)]
+            #[derive(Clone, Debug, PartialEq)]
             pub(crate) struct $filled {
                 $(
                     $(#[doc = $doc])*
@@ -132,10 +132,14 @@ macro_rules! fields {
     (@filled_type $ty:ident { $($meta:tt)* }) => { $ty };
 
     // The value of one field, given as `$given`.
-    (@fill $given:expr, $name:ident, ($($arg:ident),*)) => { $given.fill($($arg),*) };
+    // Filled sections are not `Copy` (a layout is a list): each fill gets
+    // its own copy of the sections it reads.
+    (@fill $given:expr, $name:ident, ($($arg:ident),*)) => {
+        $given.fill($(::std::clone::Clone::clone(&$arg)),*)
+    };
     (@fill $given:expr, $name:ident, {
         link: $link:literal, key: $key:literal, kind: $kind:expr, default: Absent, $($rest:tt)*
-    }) => { $given };
+    }) => { ::std::clone::Clone::clone(&$given) };
     (@fill $given:expr, $name:ident, {
         link: $link:literal, key: $key:literal, kind: $kind:expr, default: Fixed($value:expr),
         $(ignored: $ignored:expr,)? label: $($rest:tt)*

@@ -125,6 +125,23 @@ impl Field {
                 )),
                 _ => Err(self.not_of_kind(&format!("{raw:?}"))),
             },
+            // Megatron's string form without its `(...)*n`: entries split
+            // at `|` (`Field::link_text`); validation reads each entry.
+            Kind::Layout => Ok(Value::Array(raw.split('|').map(Value::from).collect())),
+        }
+    }
+
+    /// The value as a link writes it: [`Field::text`], but a pipeline
+    /// layout's entries joined by `|`, since they hold spaces and names
+    /// that a `+` would run together.
+    pub fn link_text(&self, value: &Value) -> String {
+        match (self.kind, value) {
+            (Kind::Layout, Value::Array(entries)) => entries
+                .iter()
+                .map(|e| e.as_str().map_or_else(|| e.to_string(), str::to_string))
+                .collect::<Vec<_>>()
+                .join("|"),
+            _ => Self::text(value),
         }
     }
 
@@ -157,6 +174,10 @@ impl Field {
                     .map(|n| format!("{n:?}"))
                     .collect::<Vec<_>>()
                     .join(", ")
+            ),
+            Kind::Layout => format!(
+                "{given} is not a pipeline layout: valid is {}",
+                crate::model::pipeline_layout::VALID_FORM
             ),
         }
     }

@@ -121,6 +121,7 @@ mod tests {
                 // A field without a default: its smallest valid value.
                 (DefaultFrom::Absent, Kind::Real { min, .. }) => serde_json::json!(min),
                 (DefaultFrom::Absent, Kind::Int { min, .. }) => serde_json::json!(min),
+                (DefaultFrom::Absent, Kind::Layout) => serde_json::json!(["E t*4", "t*4 L"]),
                 _ => f
                     .default_value()
                     .unwrap_or_else(|| panic!("{} has a default", f.path)),
@@ -209,6 +210,16 @@ mod tests {
                     values.extend(choices.iter().map(|c| f.parse_text(c.name).unwrap()))
                 }
                 Kind::Enum(_) | Kind::IntOf { .. } => {}
+                // The default scenario's 8 layers on 2 stages, unevenly and
+                // with the loss alone; then one that misses a layer.
+                Kind::Layout => values.extend(
+                    [
+                        vec!["E t*3", "tttt t L"],
+                        vec!["Et*8", "L"],
+                        vec!["E t*3", "t*4 L"],
+                    ]
+                    .map(|l| Value::from(l.into_iter().map(Value::from).collect::<Vec<_>>())),
+                ),
             }
             for v in values {
                 let mut input = ScenarioInput::default();
@@ -221,7 +232,7 @@ mod tests {
                     input.workload.kind = Some(WorkloadKind::Collective);
                 }
                 (f.set)(&mut input, Some(&v)).unwrap();
-                let link = format!("v=1&{}={}", f.key, Field::text(&v));
+                let link = format!("v=1&{}={}", f.key, f.link_text(&v));
                 let back = share_link::decode(&link, &[]);
                 let back_value = (f.get)(&back.input);
                 // A link that makes the scenario invalid keeps the preset's value

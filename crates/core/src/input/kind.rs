@@ -59,6 +59,10 @@ pub enum Kind {
         /// The options a list may name.
         options: &'static [&'static str],
     },
+    /// A list of strings, one per virtual pipeline stage
+    /// (`parallel.pipeline_layout`); joined by `|` in links, as Megatron's
+    /// string form joins them.
+    Layout,
 }
 
 /// Where a missing field's value comes from.
@@ -102,6 +106,7 @@ impl FieldValue for f64 {
 }
 
 impl FieldValue for bool {}
+impl FieldValue for crate::model::pipeline_layout::PipelineLayout {}
 impl FieldValue for crate::model::ep_overlap::EpOverlap {}
 impl FieldValue for HardwarePreset {}
 impl FieldValue for WorkloadKind {}
@@ -138,6 +143,10 @@ impl Kind {
                     .map(|n| format!("`{n}`"))
                     .collect::<Vec<_>>()
                     .join(", ")
+            ),
+            Kind::Layout => format!(
+                "absent (the even split), or {} (entries joined by `|` in links)",
+                crate::model::pipeline_layout::VALID_FORM
             ),
         }
     }

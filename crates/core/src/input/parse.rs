@@ -360,12 +360,13 @@ fn refuse_objects_for_values(value: &Value) -> Result<(), ScenarioError> {
                 }
                 continue;
             }
-            // A field of switches (`overlap.ep`) also takes a list of names.
+            // A field of switches (`overlap.ep`) also takes a list of names,
+            // and a pipeline layout is one.
             let path = format!("{key}.{name}");
             let list_ok = field.is_array()
-                && FIELDS
-                    .iter()
-                    .any(|f| f.path == path && matches!(f.kind, Kind::Switches { .. }));
+                && FIELDS.iter().any(|f| {
+                    f.path == path && matches!(f.kind, Kind::Switches { .. } | Kind::Layout)
+                });
             if field.is_object() || (field.is_array() && !list_ok) {
                 return Err(single_value_expected(&path, field));
             }

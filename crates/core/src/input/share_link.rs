@@ -162,7 +162,7 @@ pub fn encode_resolving(
         });
         if let Some(value) = value {
             if get(&base, p) != Some(&value) {
-                parts.push(format!("{}={}", p.key, escape(&Field::text(&value))));
+                parts.push(format!("{}={}", p.key, escape(&p.link_text(&value))));
             }
         }
     }

@@ -24,6 +24,7 @@ use crate::input::kind::{choices, named_choices, Choice, DefaultFrom, FieldValue
 use crate::input::reads::*;
 use crate::model::ep_overlap::EpOverlap;
 use crate::model::hardware::{HardwarePreset, DEFAULT_MAX_CONNECTIONS};
+use crate::model::pipeline_layout::PipelineLayout;
 use crate::model::scenario::{
     Attention, CollectiveOp, CpMode, Dispatcher, DpSharding, GradSync, Interference, Mlp, Mode,
     Moe, Overlap, Parallel, Precision, Recompute, Scenario, Schedule, TpMode, WorkloadKind,
@@ -640,6 +641,13 @@ fields! {
             default: Fixed(CpMode::Ring), label: "CP mode", unit: "", slider: NO_SLIDER,
             resolved: |s| Some(s.parallel.cp_mode),
             inert: cp_mode_inert,
+        },
+        /// What each virtual stage holds, in Megatron's layout vocabulary
+        /// (`model::pipeline_layout`); absent, the even split.
+        pipeline_layout: PipelineLayout {
+            link: 71, key: "pp_layout", kind: Kind::Layout, default: Absent,
+            label: "Pipeline layout", unit: "", slider: NO_SLIDER,
+            resolved: |s| s.parallel.pipeline_layout.clone(),
         },
     }
     /// The `overlap` section.

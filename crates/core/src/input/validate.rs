@@ -13,6 +13,7 @@ use crate::input::expert_checks::check_experts;
 use crate::input::kind::DefaultFrom;
 use crate::input::table::{ScenarioInput, FIELDS};
 use crate::model::hardware::Hardware;
+use crate::model::pipeline_layout::{LayoutError, PipelineLayout};
 use crate::model::scenario::*;
 
 /// The largest cluster accepted. The reduced simulation does not grow with DP,
@@ -201,6 +202,14 @@ fn check_fields_of_kind(c: &mut Checker, scenario: &Scenario, input: &ScenarioIn
                 );
             }
         }
+    }
+    if !matches!(scenario.workload, Workload::Transformer(_))
+        && input.parallel.pipeline_layout.is_some()
+    {
+        c.fail(
+            "parallel.pipeline_layout",
+            "only applies to workload.kind \"transformer\", whose layers it places".to_string(),
+        );
     }
     if !matches!(scenario.workload, Workload::Collective(_)) {
         for (field, set) in [
@@ -396,7 +405,11 @@ fn check_transformer(c: &mut Checker, t: &Transformer, p: &Parallel, o: &Overlap
     }
     // Uneven shares are fine (workload::stage_layers); an empty stage is not.
     let stages = p.pp * p.virtual_stages;
-    if t.layers < stages {
+    if let Some(layout) = &p.pipeline_layout {
+        if let Err(e) = layout.check(stages, t.layers) {
+            c.fail("parallel.pipeline_layout", layout_refusal(layout, &e));
+        }
+    } else if t.layers < stages {
         c.fail(
             "workload.layers",
             format!(
@@ -453,6 +466,24 @@ fn check_transformer(c: &mut Checker, t: &Transformer, p: &Parallel, o: &Overlap
                 gemm_rows.min(64)
             ),
         );
+    }
+}
+
+/// A refused layout's message: the entry at fault, as given, and why.
+fn layout_refusal(layout: &PipelineLayout, e: &LayoutError) -> String {
+    match e.entry {
+        Some(i) => {
+            let given = &layout.0[i];
+            // An entry past the length limit is not echoed whole.
+            let shown: String = given.chars().take(40).collect();
+            let more = if shown.len() < given.len() { "..." } else { "" };
+            format!(
+                "entry {i} ({shown:?}{more}) {}; valid is {}",
+                e.message,
+                crate::model::pipeline_layout::VALID_FORM
+            )
+        }
+        None => format!("the layout {}", e.message),
     }
 }
 
@@ -777,6 +808,9 @@ fn over_budget(s: &Scenario) -> Option<FieldError> {
         if let Workload::Transformer(xt) = &mut x.workload {
             xt.layers = k * stages;
         }
+        // A layout names the layers it was written for: the hint's depths
+        // are split evenly.
+        x.parallel.pipeline_layout = None;
         x
     };
     if t.layers > stages && fits(&with_layers(1)) {
@@ -800,6 +834,7 @@ fn over_budget(s: &Scenario) -> Option<FieldError> {
             let mut x = s.clone();
             x.parallel.pp = p;
             x.parallel.dp = s.parallel.dp * (pp / p);
+            x.parallel.pipeline_layout = None;
             let x = with_micro_batches(&x, batch_unit(&x));
             (checked(&x, None).is_ok() && fits(&x)).then_some(x)
         });

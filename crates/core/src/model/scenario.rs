@@ -391,6 +391,9 @@ pub struct Parallel {
     pub cp: u32,
     /// How the CP ranks exchange keys and values.
     pub cp_mode: CpMode,
+    /// What each virtual stage holds, when not the even split
+    /// (`workload::stage_layers`).
+    pub pipeline_layout: Option<crate::model::pipeline_layout::PipelineLayout>,
 }
 
 impl Parallel {

@@ -20,7 +20,7 @@ use crate::output::report::MemoryGb;
 use crate::workload::layer_cost::{dense_params_at, embedding_params_whole, layer_params};
 use crate::workload::moe;
 use crate::workload::schedule::{peak_in_flight, stage_program};
-use crate::workload::stage_layers::stage_layers;
+use crate::workload::stage_layers;
 
 /// Half-precision weight, bytes per parameter.
 pub const WEIGHT_BYTES_PER_PARAM: f64 = 2.0;
@@ -197,12 +197,13 @@ fn stage_memory_with(s: &Scenario, t: &Transformer, memo: &InFlightMemo) -> Vec<
         activation_bytes_per_layer(&forward, p.tp)
     });
     let m = s.micro_batches();
+    let split = stage_layers::split(p, t.layers);
     (0..p.pp)
         .map(|stage| {
             let layers: Vec<u32> = (0..chunks)
                 .flat_map(|chunk| {
                     let vs = p.schedule.virtual_stage(stage, chunk, p.pp);
-                    stage_layers(t.layers, virtual_stages, vs)
+                    split[vs as usize].clone()
                 })
                 .collect();
             // Every layer's activations (a dense model's as one product, as

@@ -90,7 +90,7 @@ use crate::model::scenario::{
     DpSharding, GradSync, Mode, Precision, Scenario, Schedule, Transformer, Workload,
 };
 use crate::workload::graph::{Graph, TaskId, COMPUTE};
-use crate::workload::stage_layers::stage_layers;
+use crate::workload::stage_layers;
 
 /// Per virtual stage, one micro-batch's figures, seconds (see the module's doc).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -382,9 +382,10 @@ pub fn stage_figures(s: &Scenario, model: &ModelFigures) -> Vec<StageFigures> {
         return vec![StageFigures::default(); stages as usize];
     }
     let split = s.parallel.schedule.splits_backward();
+    let stage_layers = stage_layers::split(&s.parallel, t.layers);
     (0..stages)
         .map(|vs| {
-            let layers: Vec<u32> = stage_layers(t.layers, stages, vs).collect();
+            let layers: Vec<u32> = stage_layers[vs as usize].clone().collect();
             let at = |l: u32| model.layers[proxy_layer(l, t.layers, proxy_layers)];
             let mut f = StageFigures::default();
             for &l in &layers {

@@ -286,7 +286,14 @@ impl ShapeCost {
         // holds a flush, whatever its first bucket carried in).
         let k = bucket_period_layers(s, t, q);
         let q0 = k + q % k;
-        let qs = if q > q0 + k { [q0, q0 + k] } else { [q, q] };
+        // A layout states each stage's layers: the run is counted at its
+        // own depth (affine in `m` alone).
+        let layout = s.parallel.pipeline_layout.is_some();
+        let qs = if q > q0 + k && !layout {
+            [q0, q0 + k]
+        } else {
+            [q, q]
+        };
         let rem = t.layers % vst;
         let mut c = [[Cost::default(); 2]; 2];
         for (i, &mi) in ms.iter().enumerate() {

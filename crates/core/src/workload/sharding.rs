@@ -36,7 +36,7 @@ use crate::model::scenario::{DpSharding, GradSync, Precision, Scenario, Transfor
 use crate::workload::graph::{Graph, Meta, TaskId};
 use crate::workload::layer_cost::{embedding_params_whole, layer_params};
 use crate::workload::schedule::{stage_program, Pass};
-use crate::workload::stage_layers::stage_layers;
+use crate::workload::stage_layers;
 
 const DP: u8 = Axis::Dp as u8;
 
@@ -81,8 +81,8 @@ pub(crate) struct Sharding {
     grad_sync: GradSync,
     train: bool,
     micro_batches: u32,
-    /// Layers of the whole model.
-    layers: u32,
+    /// Each virtual stage's layers (`stage_layers::split`).
+    stage_layers: Vec<std::ops::Range<u32>>,
     /// One layer's parameters on a TP rank.
     layer_params: f64,
     /// The embedding's (or output layer's) parameters on a TP rank.
@@ -126,7 +126,7 @@ impl Sharding {
             grad_sync: s.overlap.grad_sync,
             train: t.mode == crate::model::scenario::Mode::Train,
             micro_batches: s.micro_batches(),
-            layers: t.layers,
+            stage_layers: stage_layers::split(&s.parallel, t.layers),
             layer_params: layer_params(t, tp),
             embedding_params: embedding_params_whole(t) / f64::from(tp),
             grad_bytes: f64::from(s.overlap.grad_bytes),
@@ -202,10 +202,10 @@ impl Sharding {
             p.virtual_stages,
             self.train,
         );
-        let layers = self.layers;
+        let split = self.stage_layers.clone();
         let layers_of = |chunk: u32| {
             let vs = p.schedule.virtual_stage(stage, chunk, p.pp);
-            stage_layers(layers, p.pp * p.virtual_stages, vs)
+            split[vs as usize].clone()
         };
         self.needs.clear();
         if self.mode == DpSharding::Full {

@@ -3,9 +3,41 @@
 //! and the first and last virtual stages, which also run the embedding and
 //! the logits with the loss, take the smaller shares. When only one of them
 //! can, the last keeps the smaller share (the logits GEMM is the heavier
-//! extra work).
+//! extra work). A scenario's `parallel.pipeline_layout`, when it states
+//! one, gives each virtual stage its own count instead, zero for a stage
+//! of the embedding or the loss alone (`model::pipeline_layout`).
 
 use std::ops::Range;
+
+use crate::model::scenario::Parallel;
+
+/// The layers of every virtual stage of `p` (pp x virtual_stages of them,
+/// in layer order) for a model of `layers` layers: as its layout gives
+/// them, or the even split. A layout validation refused (which the
+/// builder never sees) counts as absent.
+pub fn split(p: &Parallel, layers: u32) -> Vec<Range<u32>> {
+    let stages = p.pp * p.virtual_stages;
+    let counts = p
+        .pipeline_layout
+        .as_ref()
+        .and_then(|l| l.check(stages, layers).ok());
+    match counts {
+        Some(counts) => {
+            let mut next = 0;
+            counts
+                .iter()
+                .map(|c| {
+                    let r = next..next + c.layers;
+                    next = r.end;
+                    r
+                })
+                .collect()
+        }
+        None => (0..stages)
+            .map(|vs| stage_layers(layers, stages, vs))
+            .collect(),
+    }
+}
 
 /// The layers of virtual stage `vs` among `stages` (layer indices).
 pub fn stage_layers(layers: u32, stages: u32, vs: u32) -> Range<u32> {

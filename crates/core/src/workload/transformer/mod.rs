@@ -12,7 +12,7 @@
 use super::fusion::FusedLayers;
 use super::layer_cost::{embedding_params_whole, layer_cost, LayerCost, OpCost, Roofline};
 use super::sharding::Sharding;
-use super::stage_layers::stage_layers;
+use super::stage_layers;
 use super::tp_form::TpForm;
 use super::Cluster;
 use crate::model::axis::Axis;
@@ -61,6 +61,9 @@ struct Builder<'a> {
     decomposed: bool,
     micro_batches: u32,
     virtual_stages: u32,
+    /// Each virtual stage's layers (`stage_layers::split`): the layout's,
+    /// or the even split.
+    stage_layers: Vec<std::ops::Range<u32>>,
     /// The micro-batches whose gradients reaching the first stage mark the
     /// steady state's periods (`schedule::period_marks`), if any.
     period_marks: Option<[u32; 3]>,
@@ -126,6 +129,7 @@ pub(crate) fn build(mut g: Graph, s: &Scenario, t: &Transformer, fidelity: Fidel
         decomposed: form.decomposed,
         micro_batches: s.micro_batches(),
         virtual_stages,
+        stage_layers: stage_layers::split(&s.parallel, t.layers),
         period_marks: period_marks(s),
         sends: Vec::new(),
         buckets: (0..gpus).map(|_| GpuBuckets::default()).collect(),
@@ -184,7 +188,7 @@ impl Builder<'_> {
 
     /// The layers virtual stage `vs` runs.
     fn layers_of(&self, vs: u32) -> std::ops::Range<u32> {
-        stage_layers(self.t.layers, self.virtual_stages_total(), vs)
+        self.stage_layers[vs as usize].clone()
     }
 
     /// Parameters of the embedding matrix on one TP rank (and of the output
@@ -294,10 +298,14 @@ impl Builder<'_> {
         let last_vs = self.virtual_stages_total() - 1;
         let mb = step.micro_batch;
         let layers = self.layers_of(vs);
+        // A stage of the embedding or the loss alone has no layers: no
+        // fusion to bound, and no last layer whose AllReduce a sliced
+        // boundary's ReduceScatter replaces.
+        let last_layer = layers.end.checked_sub(1).filter(|_| !layers.is_empty());
         self.fused.first = layers.start;
-        self.fused.last = layers.end - 1;
+        self.fused.last = last_layer.unwrap_or(layers.start);
         let sliced_out = step.pass == Pass::Forward && vs < last_vs && self.sliced.is_some();
-        self.boundary_layer = sliced_out.then_some(layers.end - 1);
+        self.boundary_layer = last_layer.filter(|_| sliced_out);
         match step.pass {
             Pass::Forward => {
                 if vs > 0 {

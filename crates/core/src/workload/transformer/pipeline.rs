@@ -191,11 +191,12 @@ impl Builder<'_> {
             let first = self.sends[self.send_index(replica, k as u32, from_vs, mb, pass)];
             for id in first..first + pieces {
                 if pieces == 1 {
-                    let last = self
-                        .g
-                        .last_compute(m)
-                        .expect("a step computes before it sends");
-                    self.g.dep(last, id);
+                    // The send follows the stream's last kernel; a stage of
+                    // the embedding alone (`pipeline_layout`) may send
+                    // before any (its lookup is not modelled as a kernel).
+                    if let Some(last) = self.g.last_compute(m) {
+                        self.g.dep(last, id);
+                    }
                     // The experts' output, when the last layer's combine is
                     // still in flight.
                     self.ep_feed(id);
