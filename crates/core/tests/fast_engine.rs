@@ -300,6 +300,26 @@ fn fast_engine_equals_plain_on_moe_scenarios_reduced_and_full() {
     }
 }
 
+/// Pipeline layouts (`parallel.pipeline_layout`): the zero-bubble paper's
+/// ZB-V at 30 layers on 16 GPUs, whose GPU 0 holds the embedding's and the
+/// loss's chunks and no layer, and DeepSeek-V3's split on PP 8 x VP 4 (at
+/// 128 GPUs), whose last virtual stage holds the loss alone, with EP
+/// overlap's merged passes.
+#[test]
+fn fast_engine_equals_plain_on_pipeline_layouts() {
+    use common::layouts::{deepseek_v3_on_pp8_vp4, zbv_30_layers_on_16_gpus};
+    let zbv = scenario(&zbv_30_layers_on_16_gpus(1024, 32));
+    check("zb-v 30 layers on 16 GPUs", &zbv, Fidelity::Reduced);
+    for ep_overlap in [false, true] {
+        let split = scenario(&deepseek_v3_on_pp8_vp4(16, 16, ep_overlap));
+        check(
+            &format!("deepseek-v3 on pp 8 x vp 4, EP overlap {ep_overlap}"),
+            &split,
+            Fidelity::Reduced,
+        );
+    }
+}
+
 #[test]
 fn fast_engine_equals_plain_on_medium_presets() {
     for id in [

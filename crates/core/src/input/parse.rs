@@ -86,6 +86,17 @@ impl ScenarioInput {
                 } else {
                     field
                 };
+                // A field whose value is a list (a pipeline layout, EP's
+                // options) refused for what one of its items holds.
+                let list = table::find(&field)
+                    .filter(|row| matches!(row.kind, Kind::Switches { .. } | Kind::Layout));
+                let given = plain
+                    .as_ref()
+                    .ok()
+                    .and_then(|v| v.pointer(&format!("/{}", field.replace('.', "/"))));
+                if let (Some(row), Some(given)) = (list, given) {
+                    return ScenarioError::single(field.as_str(), row.json_refusal(given));
+                }
                 return ScenarioError::single(
                     field,
                     "an array is given where an object is expected",

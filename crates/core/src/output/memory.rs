@@ -19,7 +19,7 @@ use crate::model::scenario::{
 use crate::output::report::MemoryGb;
 use crate::workload::layer_cost::{dense_params_at, embedding_params_whole, layer_params};
 use crate::workload::moe;
-use crate::workload::schedule::{peak_in_flight, stage_program};
+use crate::workload::schedule::{peak_alive_bytes, peak_in_flight, stage_program};
 use crate::workload::stage_layers;
 
 /// Half-precision weight, bytes per parameter.
@@ -257,9 +257,28 @@ fn stage_memory_with(s: &Scenario, t: &Transformer, memo: &InFlightMemo) -> Vec<
                     let program = moe::merged_order(s, program);
                     peak_in_flight(&program, chunks)
                 });
-                let kept = match moe_layers {
-                    None => in_flight * count * one_layer,
-                    Some(all) => in_flight * all,
+                let kept = match (moe_layers, &p.pipeline_layout) {
+                    // A layout's chunks may hold unequal layers (the first
+                    // and last none but the embedding or the loss): each
+                    // chunk's micro-batches weigh their own layers.
+                    (_, Some(_)) => {
+                        let per_chunk: Vec<f64> = (0..chunks)
+                            .map(|chunk| {
+                                let vs = p.schedule.virtual_stage(stage, chunk, p.pp);
+                                split[vs as usize]
+                                    .clone()
+                                    .map(|l| match &t.moe {
+                                        Some(_) => activation_bytes_at(t_local, p.tp, l),
+                                        None => one_layer,
+                                    })
+                                    .sum()
+                            })
+                            .collect();
+                        let program = stage_program(p.schedule, stage, p.pp, m, chunks, true);
+                        peak_alive_bytes(&moe::merged_order(s, program), &per_chunk)
+                    }
+                    (None, None) => in_flight * count * one_layer,
+                    (Some(all), None) => in_flight * all,
                 };
                 (in_flight, kept + buffers)
             } else {

@@ -311,6 +311,33 @@ pub fn peak_in_flight(steps: &[Step], chunks: u32) -> f64 {
     f64::from(peak) / f64::from(chunks.max(1))
 }
 
+/// Bytes of activations a stage holds at its peak when its chunks differ
+/// (a pipeline layout's stages): as [`peak_in_flight`], each chunk's
+/// micro-batch weighing `per_chunk[c]`, its layers' activations.
+pub fn peak_alive_bytes(steps: &[Step], per_chunk: &[f64]) -> f64 {
+    let mut alive = vec![0u32; per_chunk.len().max(1)];
+    let weight = |c: usize| per_chunk.get(c).copied().unwrap_or(0.0);
+    let mut peak: f64 = 0.0;
+    for s in steps {
+        let c = (s.chunk as usize).min(alive.len() - 1);
+        match s.pass {
+            Pass::Forward => {
+                alive[c] += 1;
+                let held: f64 = alive
+                    .iter()
+                    .enumerate()
+                    .map(|(c, &n)| f64::from(n) * weight(c))
+                    .sum();
+                peak = peak.max(held);
+            }
+            Pass::Backward | Pass::WeightGrad => alive[c] = alive[c].saturating_sub(1),
+            Pass::HeldWeightGrads => alive[c] = 0,
+            Pass::InputGrad => {}
+        }
+    }
+    peak
+}
+
 /// Megatron-LM's interleaved schedule (Narayanan et al. 2021, section 2.2):
 /// virtual micro-batches run in groups of `stages`, cycling over chunks.
 fn interleaved(stage: u32, p: u32, m: u32, v: u32) -> Vec<Step> {

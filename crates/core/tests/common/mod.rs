@@ -5,6 +5,7 @@
 //! hint of what is valid.
 #![allow(dead_code)] // each test file uses the part it needs
 
+pub mod layouts;
 pub mod same_figures;
 pub mod small_scenario;
 
