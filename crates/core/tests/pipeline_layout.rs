@@ -274,3 +274,30 @@ fn links_carry_the_layout_joined_by_bars_and_old_links_open_unchanged() {
     assert_eq!(old.input.parallel.pipeline_layout, None);
     assert_eq!(old.input.resolve().unwrap().parallel.pipeline_layout, None);
 }
+
+#[test]
+fn a_choice_the_layout_no_longer_fits_splits_evenly_again() {
+    use overlap_core::input::{companions, fields};
+    let json =
+        r#"{"workload":{"layers":8},"parallel":{"pp":2,"pipeline_layout":["E t*3","t*5 L"]}}"#;
+    let input = ScenarioInput::from_json(json).unwrap();
+    let set = |path: &str, value: serde_json::Value| {
+        let f = fields::find(path).unwrap();
+        let mut i = input.clone();
+        (f.set)(&mut i, Some(&value)).unwrap();
+        companions::follow(f, &mut i);
+        i
+    };
+    // Another pp, a V's two chunks per GPU, another depth: the even split.
+    for (path, value) in [
+        ("parallel.pp", 4.into()),
+        ("parallel.schedule", "zb-v".into()),
+        ("workload.layers", 12.into()),
+    ] {
+        assert_eq!(set(path, value).parallel.pipeline_layout, None, "{path}");
+    }
+    set("workload.layers", 12.into()).resolve().unwrap();
+    // A choice the layout still fits keeps it: interleaved at one chunk.
+    let i = set("parallel.schedule", "interleaved".into());
+    assert_eq!(i.parallel.pipeline_layout, input.parallel.pipeline_layout);
+}

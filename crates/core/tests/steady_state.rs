@@ -276,3 +276,18 @@ proptest! {
         }
     }
 }
+
+/// Pipeline layouts (`parallel.pipeline_layout`): chunks of the embedding
+/// or the loss alone, and unequal chunks, extrapolate as even ones do.
+#[test]
+fn pipeline_layouts_extrapolate_to_the_full_figures() {
+    use common::layouts::{deepseek_v3_on_pp8_vp4, zbv_30_layers_on_16_gpus};
+    // The V's steady state is its own question (whether it has one): its
+    // figures, extrapolated or not, are the full simulation's.
+    let zbv = scenario(&zbv_30_layers_on_16_gpus(4096, 96)).expect("valid");
+    check("zb-v 30 layers on 16 GPUs", &zbv);
+    // The recipe's 128 micro-batches per pipeline (8,192 sequences over DP 64).
+    let split = scenario(&deepseek_v3_on_pp8_vp4(128, 128, true)).expect("valid");
+    assert!(steady_counts(&split).is_some(), "a steady state");
+    check("deepseek-v3 on pp 8 x vp 4", &split);
+}

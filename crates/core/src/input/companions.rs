@@ -6,8 +6,9 @@
 //! stage, which the control sets with them).
 
 use crate::input::fields::{self, Field};
+use crate::input::fill;
 use crate::input::table::ScenarioInput;
-use crate::model::scenario::{DpSharding, GradSync, Schedule};
+use crate::model::scenario::{DpSharding, GradSync, Schedule, Workload};
 
 /// Sets in `input` the companions of `field`, whose new value `input`
 /// already holds. A field without companions leaves `input` as it is.
@@ -35,6 +36,25 @@ pub fn follow(field: &Field, input: &mut ScenarioInput) {
             && input.overlap.grad_sync == Some(GradSync::LastMicroBatch)
         {
             input.overlap.grad_sync = Some(GradSync::EveryMicroBatch);
+        }
+    }
+    // A pipeline layout is written for one pp x virtual_stages and one
+    // depth: a choice that no longer fits it splits the layers evenly
+    // again, rather than have a sweep refuse every value but one.
+    let reshapes = [
+        "parallel.pp",
+        "parallel.virtual_stages",
+        "parallel.schedule",
+        "workload.layers",
+    ];
+    if reshapes.into_iter().any(is) && input.parallel.pipeline_layout.is_some() {
+        let s = fill::filled(input);
+        if let (Some(layout), Workload::Transformer(t)) = (&s.parallel.pipeline_layout, &s.workload)
+        {
+            let stages = s.parallel.pp.saturating_mul(s.parallel.virtual_stages);
+            if layout.check(stages, t.layers).is_err() {
+                input.parallel.pipeline_layout = None;
+            }
         }
     }
 }

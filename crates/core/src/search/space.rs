@@ -238,6 +238,15 @@ impl Layout {
         p.schedule = Some(self.schedule);
         p.virtual_stages = Some(self.virtual_stages);
         p.dp_sharding = Some(self.dp_sharding);
+        // A pipeline layout names one count of virtual stages: a candidate
+        // of another count splits its layers evenly.
+        let stages = u64::from(self.pp) * u64::from(self.virtual_stages);
+        if p.pipeline_layout
+            .as_ref()
+            .is_some_and(|l| l.0.len() as u64 != stages)
+        {
+            p.pipeline_layout = None;
+        }
         let w = &mut input.workload;
         w.micro_batch = Some(self.micro_batch);
         w.global_batch = Some(self.global_batch);
