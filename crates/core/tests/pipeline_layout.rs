@@ -62,6 +62,22 @@ fn model_flops_per_stage(t: &Timeline, pp: u32) -> Vec<f64> {
     out
 }
 
+/// The engine stays within the cost the validator predicted for the step
+/// (`workload::cost`), which counts a layout's run at its own depth.
+fn within_predicted_cost(s: &Scenario, sim: &overlap_core::Simulation) {
+    let predicted = overlap_core::workload::cost::cost(s);
+    assert!(
+        sim.events <= predicted.events,
+        "{} > {predicted:?}",
+        sim.events
+    );
+    assert!(
+        sim.planned_events <= predicted.planned_events,
+        "{} > {predicted:?}",
+        sim.planned_events
+    );
+}
+
 fn close(a: f64, b: f64, rel: f64) -> bool {
     (a - b).abs() <= rel * a.abs().max(b.abs())
 }
@@ -71,6 +87,7 @@ fn zbv_30_layers_on_16_gpus_runs_one_layer_per_chunk_with_embedding_and_loss_at_
     let (hidden, m) = (4096u32, 32u32);
     let s = scenario(&zbv_30_layers_on_16_gpus(hidden, m));
     let sim = simulate(&s);
+    within_predicted_cost(&s, &sim);
     let t = &sim.timeline;
     // The V: GPU g's first chunk is virtual stage g, its second 31 - g;
     // entry i >= 1 holds layer i - 1. GPU 0 holds the embedding (entry 0)
@@ -127,6 +144,7 @@ fn deepseek_v3_on_pp8_vp4_runs_megatrons_split() {
     let m = 16;
     let s = scenario(&deepseek_v3_on_pp8_vp4(128, m, true));
     let sim = simulate(&s);
+    within_predicted_cost(&s, &sim);
     let t = &sim.timeline;
     // Megatron's order: entry i is virtual stage i / 8 of GPU i % 8. Entry 0
     // holds layer 0, entry k in 1..=30 layers 2k - 1 and 2k, entry 31 none.

@@ -246,18 +246,15 @@ pub fn predict(s: &Scenario) -> Option<Cost> {
 }
 
 /// A transformer run's cost as a function of its micro-batch count `m` and
-/// layer count `layers`, for a fixed shape otherwise. Every schedule runs
-/// every micro-batch through the same ops, so the count is affine in `m`
-/// from `base` on in steps of `unit` (`affine_micro_batches`); every layer
-/// of a virtual stage runs the same ops per micro-batch, and the layers
-/// spread over the `vst` virtual stages evenly but for `layers % vst`
-/// (`stage_layers`), so at a fixed remainder the count is affine in
-/// `q = layers / vst` too: bilinear in both. Four builds, at `m` in
-/// {`base`, `base + unit`} and `q` in {1, 2}, give it exactly at any size
-/// (or fewer, at the run's own `m` or `q` when it is below those); a test
-/// checks this against full builds on random shapes. The builds are the
-/// smallest of the shape: no larger than one pipeline fill through two
-/// layers per virtual stage.
+/// layer count `layers`, its shape fixed otherwise: affine in `m` from
+/// `base` on in steps of `unit` (`affine_micro_batches`), each micro-batch
+/// running the same ops; and, the layers spread over the `vst` virtual
+/// stages evenly but for `layers % vst` (`stage_layers`), affine in `q =
+/// layers / vst` at a fixed remainder (a layout's run at its own depth).
+/// Four builds, at `m` in {`base`, `base + unit`} and `q` in {1, 2}, give
+/// it exactly at any size (or fewer, at the run's own `m` or `q` below
+/// those); a test checks this against full builds on random shapes. The
+/// builds are the smallest: one pipeline fill through two layers a stage.
 struct ShapeCost {
     /// The micro-batch counts built: `[base, base + unit]`, or the run's own.
     m: [u32; 2],
@@ -286,14 +283,7 @@ impl ShapeCost {
         // holds a flush, whatever its first bucket carried in).
         let k = bucket_period_layers(s, t, q);
         let q0 = k + q % k;
-        // A layout states each stage's layers: the run is counted at its
-        // own depth (affine in `m` alone).
-        let layout = s.parallel.pipeline_layout.is_some();
-        let qs = if q > q0 + k && !layout {
-            [q0, q0 + k]
-        } else {
-            [q, q]
-        };
+        let qs = if q > q0 + k { [q0, q0 + k] } else { [q, q] };
         let rem = t.layers % vst;
         let mut c = [[Cost::default(); 2]; 2];
         for (i, &mi) in ms.iter().enumerate() {
@@ -346,11 +336,14 @@ impl ShapeCost {
 /// Layers of a GPU whose gradients fill a DP bucket from empty, summed as
 /// the builder sums them (`Builder::grads_final`); 1 where no buckets fill
 /// layer by layer (FSDP reduces each layer's gradients itself; inference
-/// has none). Past `q + 1` (more than a chunk of the run holds) it is
-/// `q + 2`: then no bucket fills within a chunk from empty and the run is
-/// counted at its own depth.
+/// has none). Past `q + 1` (more than a chunk of the run holds), or with a
+/// pipeline layout, it is `q + 2`: the run is then counted at its own depth
+/// (no bucket fills within a chunk from empty; a layout fixes each depth).
 fn bucket_period_layers(s: &Scenario, t: &crate::model::scenario::Transformer, q: u32) -> u32 {
     use crate::model::scenario::{DpSharding, Mode};
+    if s.parallel.pipeline_layout.is_some() {
+        return q + 2;
+    }
     if t.mode != Mode::Train || s.parallel.dp_sharding == DpSharding::Full {
         return 1;
     }
