@@ -3,7 +3,8 @@
 //! `ScenarioInput` in `AppState`; the core validates and simulates.
 
 use leptos::prelude::*;
-use overlap_core::input::fields::{self as table, Field, FIELDS};
+use overlap_core::input::fields::{self as table, Field, Kind, FIELDS};
+
 use overlap_core::model::axis::Axis;
 use overlap_core::presets;
 use overlap_core::scenario::WorkloadKind;
@@ -13,7 +14,7 @@ use serde_json::Value;
 
 use crate::state::fields;
 use crate::state::{set_hardware_preset, AppState};
-use crate::ui::widgets::{NumberPair, SelectField, Toggle};
+use crate::ui::widgets::{NumberPair, SelectField, TextField, Toggle};
 
 // Where each field's control sits. Labels, units, ranges and choices come
 // from the core's field table; a row placed nowhere here still gets a
@@ -194,6 +195,25 @@ pub(crate) fn control(path: &'static str) -> AnyView {
         return view! { <NumberPair field=n /> }.into_any();
     }
     let value = shown(state, f);
+    if f.kind == Kind::Layout {
+        // A pipeline layout as links write it: entries joined by `|`.
+        let current =
+            Signal::derive(move || value.get().map(|v| f.link_text(&v)).unwrap_or_default());
+        let on_change = Callback::new(move |raw: String| {
+            let raw = raw.trim();
+            if raw.is_empty() {
+                state.edit(|i| {
+                    let _ = (f.set)(i, None);
+                });
+            } else if let Ok(v) = f.parse_text(raw) {
+                choose(state, f, v);
+            }
+        });
+        return view! {
+            <TextField label=f.label field=f.path placeholder="even split (e.g. E t*3|t*4|t*4|t*3 L)" current on_change />
+        }
+        .into_any();
+    }
     if f.choices().is_empty() {
         // A switch; the overlap switches are coloured by their axis.
         let axis = Axis::ALL.into_iter().find(|&a| overlap_switch(a) == path);

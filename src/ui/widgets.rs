@@ -240,6 +240,48 @@ pub fn SelectField(
     }
 }
 
+/// A labelled line of text for a field written as text (a pipeline
+/// layout's entries joined by `|`); the value applies when the reader
+/// leaves the box or presses Enter, and an empty box clears the field.
+#[component]
+pub fn TextField(
+    /// Visible label and accessible name.
+    label: &'static str,
+    /// Dotted field name (error placement).
+    field: &'static str,
+    /// What an empty box means, shown in it.
+    placeholder: &'static str,
+    /// The value currently in effect, as text.
+    #[prop(into)]
+    current: Signal<String>,
+    /// Called with the text given.
+    on_change: Callback<String>,
+) -> impl IntoView {
+    let id = crate::state::fields::control_id(field);
+    let err_id = format!("{id}-err");
+    let invalid = Memo::new(move |_| {
+        expect_context::<AppState>()
+            .errors
+            .with(|e| e.iter().any(|e| e.field == field))
+    });
+    let described = described_by(&id);
+    view! {
+        <div class="field text" class:invalid=move || invalid.get()>
+            <label for=id.clone()>{label}</label>
+            <input
+                type="text"
+                id=id
+                placeholder=placeholder
+                aria-describedby=described
+                aria-invalid=move || invalid.get().to_string()
+                prop:value=move || current.get()
+                on:change=move |ev| on_change.run(event_target_value(&ev))
+            />
+            <FieldErrors field=field id=err_id />
+        </div>
+    }
+}
+
 /// Why the field changes nothing in the scenario in effect, if it does
 /// not (`Field::inert`): said beside its control, so that a control moved
 /// to no effect is not a mystery.
