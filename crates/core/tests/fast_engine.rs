@@ -308,8 +308,27 @@ fn fast_engine_equals_plain_on_moe_scenarios_reduced_and_full() {
 #[test]
 fn fast_engine_equals_plain_on_pipeline_layouts() {
     use common::layouts::{deepseek_v3_on_pp8_vp4, zbv_30_layers_on_16_gpus};
-    let zbv = scenario(&zbv_30_layers_on_16_gpus(1024, 32));
-    check("zb-v 30 layers on 16 GPUs", &zbv, Fidelity::Reduced);
+    let zbv = zbv_30_layers_on_16_gpus(1024, 32);
+    check(
+        "zb-v 30 layers on 16 GPUs",
+        &scenario(&zbv),
+        Fidelity::Reduced,
+    );
+    // GPU 0's chunks, which hold no layer, under FSDP's per-layer gathers
+    // and under a sliced TP boundary (4 nodes: DP 2, or TP 2).
+    let wider = zbv.replace(r#""nodes":2"#, r#""nodes":4"#);
+    let fsdp = wider
+        .replace(r#""dp":1,"#, r#""dp":2,"dp_sharding":"full","#)
+        .replace(r#""global_batch":96"#, r#""global_batch":192"#);
+    check("zb-v 30/16 with FSDP", &scenario(&fsdp), Fidelity::Reduced);
+    let sliced = wider
+        .replace(r#""tp":1,"#, r#""tp":2,"#)
+        .replace(r#""tp":false,"#, r#""tp":true,"pp_chunks":2,"#);
+    check(
+        "zb-v 30/16 with a sliced boundary",
+        &scenario(&sliced),
+        Fidelity::Reduced,
+    );
     for ep_overlap in [false, true] {
         let split = scenario(&deepseek_v3_on_pp8_vp4(16, 16, ep_overlap));
         check(
