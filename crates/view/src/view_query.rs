@@ -60,7 +60,8 @@ pub struct ViewParams {
     pub link_gpu: usize,
     /// Which simulated GPUs the lanes are drawn for.
     pub shown_gpus: ShownGpus,
-    /// The guided tour's open chapter, 1-based as in the link.
+    /// The guided tour's open chapter, 1-based as the page counts them
+    /// (a link writes its `tour::link_number`).
     pub chapter: Option<usize>,
     /// The sweep or bus-bandwidth picture, if one is open.
     pub pane: Pane,
@@ -203,7 +204,7 @@ pub fn parse_view(
                     "chapter",
                     format!(
                         "\"{raw}\" is not a chapter of the guided tour: valid are 1 to {}",
-                        chapters
+                        crate::tour::link_number(chapters)
                     ),
                 ),
             },
@@ -327,7 +328,7 @@ pub fn view_pairs(view: &ViewParams) -> Vec<(&'static str, String)> {
         out.push(("gpus", view.shown_gpus.key()));
     }
     if let Some(c) = view.chapter {
-        out.push(("chapter", c.to_string()));
+        out.push(("chapter", crate::tour::link_number(c).to_string()));
     }
     if view.pane != Pane::Timeline {
         out.push(("view", view.pane.row().key.to_string()));
