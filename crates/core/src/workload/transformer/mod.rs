@@ -27,6 +27,7 @@ mod context;
 mod grad_buckets;
 mod layer;
 mod layer_pairs;
+mod module_recompute;
 mod moe_layer;
 mod pipeline;
 mod tp_modes;
@@ -324,6 +325,7 @@ impl Builder<'_> {
                         self.forward_layer(layer, mb, Phase::Recompute);
                         self.ep_wait();
                     }
+                    self.recompute_modules(layer, mb);
                     self.backward_layer(layer, mb, whole);
                 }
                 self.backward_tail(replica, vs, mb, whole);
