@@ -10,8 +10,10 @@
 //! each rank's T*k token copies evenly over the ep ranks, so each rank also
 //! receives T*k copies; `imbalance` (busiest over mean) stretches the
 //! grouped GEMMs, whose pace the busiest expert sets, and not the FLOPs the
-//! model counts.
+//! model counts, and loads the busiest rank's all-to-all traffic
+//! (`AllToAllTraffic::at_busiest`).
 
+use crate::collective::LinkRates;
 use crate::model::ep_overlap::{EpOptions, EpOverlap};
 use crate::model::recompute_modules::RecomputeModules;
 use crate::model::scenario::{
@@ -23,7 +25,7 @@ use crate::workload::schedule::{Pass, Step};
 
 /// Bytes per value of the tokens the all-to-alls move (bf16; DeepSeek-V3
 /// dispatches in FP8, a precision this model does not run).
-const TOKEN_BYTES: f64 = 2.0;
+pub(crate) const TOKEN_BYTES: f64 = 2.0;
 
 /// What one MoE layer costs on one rank for one micro-batch.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -73,6 +75,39 @@ impl AllToAllTraffic {
     /// Bytes one rank sends over NVLink in one all-to-all.
     pub fn nvlink_bytes(&self) -> f64 {
         f64::from(self.nvlink_peers) * self.nvlink_pair_bytes
+    }
+
+    /// The traffic of the busiest rank under routing `imbalance` (busiest
+    /// over mean; model.md 4c: the busiest rank receives `imbalance` times
+    /// the mean in the dispatch, and sends it back in the combine). Each
+    /// simulated rank stands for the busiest, whose all-to-all the others
+    /// wait for. NCCL's all-to-all brings the extra tokens over each of the
+    /// rank's pairs, NVLink and NIC alike. DeepEP brings them over NVLink
+    /// from the node's forwarders, each of which received them over its
+    /// own NIC: the node's NICs share the extra, each carrying
+    /// (imbalance - 1) / per_node more.
+    pub fn at_busiest(self, imbalance: f64, dispatcher: Dispatcher, per_node: u32) -> Self {
+        let nic = match dispatcher {
+            Dispatcher::Alltoall => imbalance,
+            Dispatcher::Deepep => 1.0 + (imbalance - 1.0) / f64::from(per_node.max(1)),
+        };
+        Self {
+            nvlink_pair_bytes: self.nvlink_pair_bytes * imbalance,
+            nic_pair_bytes: self.nic_pair_bytes * nic,
+            ..self
+        }
+    }
+
+    /// The bytes as the links carry them when the library moves them at
+    /// `rates` over links of `links`' rates: scaled by links / rates, so
+    /// that a flow alone on its link takes the library's time and, beside
+    /// other flows, holds the link for as long.
+    pub fn at_rates(self, rates: LinkRates, links: LinkRates) -> Self {
+        Self {
+            nvlink_pair_bytes: self.nvlink_pair_bytes * links.nvlink_bps / rates.nvlink_bps,
+            nic_pair_bytes: self.nic_pair_bytes * links.nic_bps / rates.nic_bps,
+            ..self
+        }
     }
 }
 
@@ -148,7 +183,18 @@ pub fn all_to_all_traffic(
     place: EpPlacement,
     tokens: f64,
 ) -> AllToAllTraffic {
-    let h = f64::from(t.hidden);
+    traffic_of_hidden(t.hidden, m, ep, place, tokens)
+}
+
+/// [`all_to_all_traffic`] of tokens of `hidden` values.
+pub(crate) fn traffic_of_hidden(
+    hidden: u32,
+    m: &Moe,
+    ep: u32,
+    place: EpPlacement,
+    tokens: f64,
+) -> AllToAllTraffic {
+    let h = f64::from(hidden);
     let token_bytes = h * TOKEN_BYTES;
     let k = f64::from(m.top_k);
     let (local, nodes) = (f64::from(place.per_node), f64::from(place.nodes));

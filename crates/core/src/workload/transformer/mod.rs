@@ -157,7 +157,11 @@ pub(crate) fn build(mut g: Graph, s: &Scenario, t: &Transformer, fidelity: Fidel
             let ep = s.parallel.ep;
             let place = crate::workload::moe::EpPlacement::of(ep, s.hardware.gpus_per_node);
             let tokens = crate::workload::moe::tokens_per_rank(t, tp);
-            crate::workload::moe::all_to_all_traffic(t, m, ep, place, tokens)
+            crate::workload::moe::all_to_all_traffic(t, m, ep, place, tokens).at_busiest(
+                m.imbalance,
+                m.dispatcher,
+                place.per_node,
+            )
         }),
         ep_stream: Default::default(),
         group_at: (0, 0),
