@@ -271,13 +271,13 @@ pub struct BusbwArgs {
     /// A token dispatcher for --collective all_to_all: deepep prints DeepEP's bottleneck bandwidth per EP size as its tests compute it (alltoall: nccl-tests' all-to-all, the default)
     #[arg(long, value_name = "D", value_enum)]
     pub dispatcher: Option<Dispatcher>,
-    /// Tokens per rank of DeepEP's benchmark [default: 4096]
+    /// A number of tokens: per rank, in DeepEP's benchmark [default: 4096]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1_048_576))]
     pub tokens: Option<u32>,
-    /// Hidden size of DeepEP's benchmark [default: 7168]
+    /// A hidden size: each token's width in DeepEP's benchmark [default: 7168]
     #[arg(long, value_name = "H", value_parser = clap::value_parser!(u32).range(1..=1_048_576))]
     pub hidden: Option<u32>,
-    /// Experts per token of DeepEP's benchmark, of its 256 [default: 8]
+    /// A number of experts per token: of the 256 of DeepEP's benchmark [default: 8]
     #[arg(long, value_name = "K", value_parser = clap::value_parser!(u32).range(1..=256))]
     pub top_k: Option<u32>,
 }
