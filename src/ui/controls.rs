@@ -75,6 +75,8 @@ const TRANSFORMER: &[&str] = &[
     "workload.moe.max_nodes_per_token",
     "workload.moe.imbalance",
     "workload.moe.deepep_sms",
+    "workload.moe.recompute",
+    "workload.moe.fp8_dispatch_cache",
     "workload.precision",
 ];
 const MATMUL: &[&str] = &["workload.m", "workload.n", "workload.k"];

@@ -351,27 +351,30 @@ fn refuse_objects_for_values(value: &Value) -> Result<(), ScenarioError> {
             // fields hold single values.
             if let (true, Some(inner)) = (is_subsection(key, name), field.as_object()) {
                 for (inner_name, value) in inner {
-                    if value.is_object() || value.is_array() {
-                        return Err(single_value_expected(
-                            &format!("{key}.{name}.{inner_name}"),
-                            value,
-                        ));
+                    let path = format!("{key}.{name}.{inner_name}");
+                    if value.is_object() || (value.is_array() && !takes_list(&path)) {
+                        return Err(single_value_expected(&path, value));
                     }
                 }
                 continue;
             }
             // A field of switches (`overlap.ep`) also takes a list of names.
             let path = format!("{key}.{name}");
-            let list_ok = field.is_array()
-                && FIELDS
-                    .iter()
-                    .any(|f| f.path == path && matches!(f.kind, Kind::Switches { .. }));
+            let list_ok = field.is_array() && takes_list(&path);
             if field.is_object() || (field.is_array() && !list_ok) {
                 return Err(single_value_expected(&path, field));
             }
         }
     }
     Ok(())
+}
+
+/// Whether the field at `path` takes a list of names (a field of switches:
+/// `overlap.ep`, `workload.moe.recompute`).
+fn takes_list(path: &str) -> bool {
+    FIELDS
+        .iter()
+        .any(|f| f.path == path && matches!(f.kind, Kind::Switches { .. }))
 }
 
 /// Whether `section.name` is an object of fields (`workload.moe`): a

@@ -10,4 +10,5 @@ pub mod link;
 mod named;
 pub mod op;
 pub mod per_axis;
+pub mod recompute_modules;
 pub mod scenario;
