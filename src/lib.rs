@@ -100,6 +100,7 @@ pub fn App() -> impl IntoView {
                 <timeline::panel::TimelineCanvas />
                 <ui::playback::Playback />
                 <ui::panes::Panes />
+                <ui::figures::AxisReadings />
                 <ui::figures::AxisFigures />
                 <ui::measured::MeasuredPanel />
                 <ui::memory_bar::MemoryBar />

@@ -127,6 +127,9 @@ pub struct AppState {
     pub resolve_seq: RwSignal<u64>,
     /// The sweep or bus-bandwidth picture open beside the timeline (`view=`).
     pub pane: RwSignal<overlap_view::panes::Pane>,
+    /// The measured view's classification rules, as the link keeps them
+    /// (`classify=`, checked by `view_query::classify_rules`).
+    pub classify: RwSignal<Option<String>>,
 }
 
 /// Why the last run did not show, in the page's alert.
@@ -198,6 +201,7 @@ impl AppState {
             timeline_refused: RwSignal::new(None),
             resolve_seq: RwSignal::new(0),
             pane: RwSignal::new(overlap_view::panes::Pane::Timeline),
+            classify: RwSignal::new(None),
         }
     }
 

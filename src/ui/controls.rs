@@ -76,6 +76,8 @@ const TRANSFORMER: &[&str] = &[
     "workload.moe.max_nodes_per_token",
     "workload.moe.imbalance",
     "workload.moe.deepep_sms",
+    "workload.moe.recompute",
+    "workload.moe.fp8_dispatch_cache",
     "workload.precision",
 ];
 const MATMUL: &[&str] = &["workload.m", "workload.n", "workload.k"];
@@ -101,20 +103,21 @@ pub(crate) fn overlap_switch(axis: Axis) -> &'static str {
         .unwrap_or_else(|| panic!("the field table has no {path}"))
 }
 
-/// The overlap group's row of an axis: its switch, then its knobs.
-fn overlap_row(axis: Axis) -> Vec<&'static str> {
-    let knobs = OVERLAP_KNOBS
+/// An axis's overlap knobs (TP chunks, DP's bucket size...), which the
+/// settings group shows under the axis's colour.
+fn overlap_knobs(axis: Axis) -> Vec<&'static str> {
+    OVERLAP_KNOBS
         .iter()
         .filter(|(a, _)| *a == axis)
-        .flat_map(|(_, paths)| paths.iter().copied());
-    std::iter::once(overlap_switch(axis)).chain(knobs).collect()
+        .flat_map(|(_, paths)| paths.iter().copied())
+        .collect()
 }
 
 /// Every placed path.
 fn placed() -> impl Iterator<Item = &'static str> {
     Axis::ALL
         .into_iter()
-        .flat_map(overlap_row)
+        .flat_map(|a| std::iter::once(overlap_switch(a)).chain(overlap_knobs(a)))
         .chain(OVERLAP_AFTER.iter().copied())
         .chain(HARDWARE.iter().copied())
         .chain(MODEL_KIND.iter().copied())
@@ -316,27 +319,27 @@ fn PresetPicker() -> impl IntoView {
     }
 }
 
-#[component]
-fn OverlapGroup() -> impl IntoView {
-    let after: Vec<&'static str> = OVERLAP_AFTER
-        .iter()
-        .copied()
-        .chain(unplaced("overlap"))
-        .chain(unplaced(""))
-        .collect();
-    let state = expect_context::<AppState>();
-    // The scenario's own axes first (issue 58: EP's switch sat below three
-    // "changes nothing here" notes on moe-didactic). Rows are moved, not
-    // rebuilt, so focus and typed text survive, and the DOM order is the
-    // Tab order.
-    // A refused edit (no resolved scenario) keeps the order it had, so rows
-    // do not jump under the reader's pointer.
-    let order = Memo::new(move |prev: Option<&Vec<Axis>>| {
+/// The axes in the order the overlap groups show them: the scenario's own
+/// axes first (issue 58: EP's switch sat below three "changes nothing here"
+/// notes on moe-didactic). A refused edit (no resolved scenario) keeps the
+/// order it had, so rows do not jump under the reader's pointer.
+fn axis_order(state: AppState) -> Memo<Vec<Axis>> {
+    Memo::new(move |prev: Option<&Vec<Axis>>| {
         state.resolved.with(|s| match s {
             Some(s) => overlap_view::axis_reading::axes_in_order(|a| s.axis_degree(a) > 1),
             None => prev.cloned().unwrap_or_else(|| Axis::ALL.to_vec()),
         })
-    });
+    })
+}
+
+/// One switch per axis, and nothing else: on a phone this group sits in the
+/// first screen (style.css), so its knobs live in [`OverlapSettings`]
+/// (issue 58: with them, the switches filled 1,100 px of a phone and pushed
+/// every axis's reading below its second screen). Rows are moved, not
+/// rebuilt, so focus survives, and the DOM order is the Tab order.
+#[component]
+fn OverlapGroup() -> impl IntoView {
+    let order = axis_order(expect_context::<AppState>());
     view! {
         <fieldset class="group overlap">
             <legend>"Overlap, per axis"</legend>
@@ -344,7 +347,40 @@ fn OverlapGroup() -> impl IntoView {
                 each=move || order.get()
                 key=|axis| *axis
                 children=|axis| {
-                    let paths = overlap_row(axis);
+                    view! { <div class=format!("axis-row {}", axis.name())>{control(overlap_switch(axis))}</div> }
+                }
+            />
+        </fieldset>
+    }
+}
+
+/// How each axis's overlap runs (its knobs, in the switches' order and
+/// colours), then what every axis shares: interference, hardware queues and
+/// the SM tax.
+#[component]
+fn OverlapSettings() -> impl IntoView {
+    let after: Vec<&'static str> = OVERLAP_AFTER
+        .iter()
+        .copied()
+        .chain(unplaced("overlap"))
+        .chain(unplaced(""))
+        .collect();
+    let order = axis_order(expect_context::<AppState>());
+    let with_knobs = move || {
+        order
+            .get()
+            .into_iter()
+            .filter(|a| !overlap_knobs(*a).is_empty())
+            .collect::<Vec<_>>()
+    };
+    view! {
+        <fieldset class="group overlap-settings">
+            <legend>"Overlap settings"</legend>
+            <For
+                each=with_knobs
+                key=|axis| *axis
+                children=|axis| {
+                    let paths = overlap_knobs(axis);
                     view! { <div class=format!("axis-row {}", axis.name())>{controls(&paths)}</div> }
                 }
             />
@@ -408,6 +444,7 @@ pub fn Controls() -> impl IntoView {
             <PresetPicker />
             <OtherErrors />
             <OverlapGroup />
+            <OverlapSettings />
             <HardwareGroup />
             <ModelGroup />
             <ParallelGroup />

@@ -323,7 +323,7 @@ pub(crate) fn compact_body(
         <crate::ui::run_status::SimStatus />
         <panel::TimelineCanvas />
         {with_playback.then(|| view! { <playback::Playback /> })}
-        {axis_cards.then(|| view! { <figures::AxisFigures /> })}
+        {axis_cards.then(|| view! { <figures::AxisReadings /><figures::AxisFigures /> })}
         // A link that opens a sweep or the bus plot (`view=sweep`) shows it.
         {(state.pane.get_untracked() != overlap_view::panes::Pane::Timeline)
             .then(|| view! { <crate::ui::panes::Panes /> })}

@@ -79,15 +79,16 @@ fn AxisCard(axis: Axis) -> impl IntoView {
                     .collect_view()}
             </div>
             <WindowChart axis=axis />
-            <AxisWords axis=axis />
+            <AxisDefinitions axis=axis />
         </article>
     }
 }
 
-/// The card in words, visible without hover: why the axis is exposed as it
-/// is (computed from the figures, `overlap_view::axis_reading`), where it
-/// weighs most, and what its window and contention are, the definitions
-/// folded under a summary that names the axis's window.
+/// An axis in words, visible without hover: why it is exposed as it is
+/// (computed from the figures, `overlap_view::axis_reading`) and which axes
+/// shared its links. The readings of every axis
+/// sit together in [`AxisReadings`], so that a phone reaches all of them in
+/// its first two screens (issue 58).
 #[component]
 fn AxisWords(
     /// The axis whose figures are read.
@@ -99,12 +100,6 @@ fn AxisWords(
             .report
             .with(|r| r.as_ref().and_then(|r| axis_reading::reading(axis, r)))
     });
-    let heaviest = Memo::new(move |_| {
-        state.report.with(|r| {
-            r.as_ref()
-                .and_then(|r| axis_reading::heaviest_note(axis, r))
-        })
-    });
     // Where its contention is non-zero: which axes shared which link.
     let contention = Memo::new(move |_| {
         state.report.with(|r| {
@@ -113,12 +108,34 @@ fn AxisWords(
         })
     });
     view! {
-        <p class="axis-reading" data-axis=axis.name() hidden=move || reading.with(Option::is_none)>
-            {move || reading.get()}
-        </p>
-        <p class="axis-contention" data-axis=axis.name() hidden=move || contention.with(Option::is_none)>
-            {move || contention.get()}
-        </p>
+        <div class=format!("axis-words axis-row {}", axis.name())>
+            <h3>{title(axis)}</h3>
+            <p class="axis-reading" data-axis=axis.name() hidden=move || reading.with(Option::is_none)>
+                {move || reading.get()}
+            </p>
+            <p class="axis-contention" data-axis=axis.name() hidden=move || contention.with(Option::is_none)>
+                {move || contention.get()}
+            </p>
+        </div>
+    }
+}
+
+/// Where the axis weighs most (its parts on that GPU), then what window and
+/// contention mean, folded under a summary that names the axis's window: the
+/// card's words.
+#[component]
+fn AxisDefinitions(
+    /// The axis whose window is named.
+    axis: Axis,
+) -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let heaviest = Memo::new(move |_| {
+        state.report.with(|r| {
+            r.as_ref()
+                .and_then(|r| axis_reading::heaviest_note(axis, r))
+        })
+    });
+    view! {
         <p class="axis-heaviest" data-axis=axis.name() hidden=move || heaviest.with(Option::is_none)>
             {move || heaviest.get()}
         </p>
@@ -128,6 +145,25 @@ fn AxisWords(
             <p>{axis_reading::CONTENTION}</p>
             <p>"Hidden is the share of the traffic under compute. The rest is exposed (compute stood idle waiting on it) or under another's wait (compute stood idle for another axis or the bubble)."</p>
         </details>
+    }
+}
+
+/// Every axis of the scenario in words, under the two definitions the page
+/// exists for, visible as text: the same readings for every axis the cards
+/// show.
+#[component]
+pub fn AxisReadings() -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let has = move |axis: Axis| state.shows_axis_card(axis);
+    view! {
+        <section class="axis-readings" aria-labelledby="readings-h">
+            <h2 id="readings-h">"Why each axis is exposed"</h2>
+            <p class="def-window">{axis_reading::WINDOW}</p>
+            <p class="def-contention">{axis_reading::CONTENTION}</p>
+            {Axis::ALL
+                .map(|axis| view! { <Show when=move || has(axis)><AxisWords axis=axis /></Show> })
+                .collect_view()}
+        </section>
     }
 }
 

@@ -114,20 +114,32 @@ pub fn MeasuredPanel() -> impl IntoView {
     let on_close = move |_| importer.with_value(Importer::close);
     // The reader's own classification rules, as `overlap-lab import
     // --classify-file` reads them: checked here, a refusal naming the line.
+    // Kept in the link (`classify=`): the rules the state holds are the
+    // ones the importer uses, from the link or from "Apply rules".
     let rules_ref = NodeRef::<html::Textarea>::new();
     let rules_error = RwSignal::new(None::<String>);
     let on_classify = move |_| {
         let Some(text) = rules_ref.get_untracked().map(|t| t.value()) else {
             return;
         };
-        match overlap_trace::rules::parse_rules(&text, "rules") {
-            Ok(_) => {
+        match overlap_view::view_query::classify_rules(&text) {
+            Ok(rules) => {
                 rules_error.set(None);
-                importer.with_value(|i| i.classify(text));
+                state.classify.set(rules);
             }
             Err(e) => rules_error.set(Some(e)),
         }
     };
+    // The importer follows the state's rules; none given is nothing to
+    // tell it until some were.
+    let applied = StoredValue::new(None::<String>);
+    Effect::new(move |_| {
+        let rules = state.classify.get();
+        if rules != applied.get_value() {
+            applied.set_value(rules.clone());
+            importer.with_value(|i| i.classify(rules.unwrap_or_default()));
+        }
+    });
     let has_run = move || {
         view.shown.track();
         view.run.with_value(Option::is_some)
@@ -192,7 +204,7 @@ pub fn MeasuredPanel() -> impl IntoView {
                     <button type="button" class="measured-close" on:click=on_close>"Close trace"</button>
                 </Show>
             </p>
-            <details class="classify">
+            <details class="classify" prop:open=move || state.classify.with(Option::is_some)>
                 <summary>"Name kernels the table does not know"</summary>
                 <label class="classify-label" for="classify-rules">
                     "One rule a line, " <code>"PATTERN=KIND[:AXIS]"</code> ": a regular expression on the kernel's name; "
@@ -200,7 +212,8 @@ pub fn MeasuredPanel() -> impl IntoView {
                     "The first rule that matches decides, before the built-in table."
                 </label>
                 <textarea id="classify-rules" class="classify-rules" rows="3" node_ref=rules_ref
-                    placeholder="my_a2a_kernel=all_to_all:ep" spellcheck="false"></textarea>
+                    placeholder="my_a2a_kernel=all_to_all:ep" spellcheck="false"
+                    prop:value=move || state.classify.get().unwrap_or_default()></textarea>
                 <button type="button" class="classify-apply" on:click=on_classify>"Apply rules"</button>
                 {move || rules_error.get().map(|e| view! { <p class="classify-error" role="alert">{e}</p> })}
             </details>

@@ -99,6 +99,7 @@ fn current_view(state: AppState, share: Share) -> ViewParams {
         shown_gpus: state.shown_gpus.get_untracked(),
         chapter: state.tour_chapter.get_untracked().map(|c| c + 1),
         pane: state.pane.get_untracked(),
+        classify: state.classify.get_untracked(),
     }
 }
 
@@ -204,6 +205,7 @@ fn apply_query(state: AppState, share: Share, query: &str) -> Mode {
     state.tour_chapter.set(view.chapter.map(|c| c - 1));
     // A sweep or bus plot needs no timeline: opened at once.
     state.pane.set(view.pane.clone());
+    state.classify.set(view.classify.clone());
     share.pending_view.set_value(Some(view));
     share.give_back_view.set_value(false);
     share.link_errors.set(errors);
@@ -418,6 +420,7 @@ pub fn install(state: AppState, widget: Option<WidgetHost>) -> Share {
         state.link_gpu.track();
         state.shown_gpus.track();
         state.pane.track();
+        state.classify.track();
         state.playhead.track();
         state.tour_chapter.track();
         share.theme.track();

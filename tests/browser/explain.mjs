@@ -305,6 +305,32 @@ export function registerExplainTests(test, h) {
     }, { viewport: { width, height } });
   }
 
+  test('explain: on a phone, every preset says what window and contention mean, and why each axis is exposed, within its first two screens', async ({ page }) => {
+    // The goal of issue 58, measured at 390x844 with no hover: the two
+    // definitions and every axis's reading end above 2 x 844 px. They were
+    // at 2,917-3,679 px, below the overlap knobs, the tour and the timeline.
+    await goto(page, '?v=1');
+    const presets = await page.$$eval('#f-preset option', (os) => os.map((o) => o.value).filter(Boolean));
+    assert(presets.length >= 15, `the picker offers ${presets.length} presets`);
+    const screens = 2 * 844;
+    const worst = [];
+    for (const preset of presets) {
+      await goto(page, `?v=1&preset=${preset}`);
+      const shown = await page.evaluate(() => [...document.querySelectorAll('.def-window, .def-contention, .axis-reading')]
+        .filter((e) => !e.hidden && e.getClientRects().length > 0)
+        .map((e) => ({ what: e.dataset.axis ?? e.className, bottom: Math.round(e.getBoundingClientRect().bottom + window.scrollY) })));
+      const readings = shown.filter((e) => !e.what.startsWith('def-'));
+      assert(shown.length - readings.length === 2, `${preset}: the definitions are not both shown: ${JSON.stringify(shown)}`);
+      assert(readings.length >= 1, `${preset}: no axis reading`);
+      const last = shown.reduce((a, b) => (a.bottom > b.bottom ? a : b));
+      worst.push(`${preset} ${last.bottom}`);
+      assert(last.bottom <= screens, `${preset}: ${last.what} ends at y ${last.bottom}, below the first two screens (${screens} px)`);
+    }
+    console.log(`     last reading ends at: ${worst.join(', ')}`);
+    await goto(page, '?v=1&preset=qwen3-235b');
+    await page.screenshot({ path: join(ARTIFACTS, 'explain-phone-readings-qwen3.png'), fullPage: true, clip: { x: 0, y: 0, width: 390, height: screens } });
+  }, { viewport: { width: 390, height: 844 }, timeout: 180000 });
+
   for (const [preset, axis, others] of [['moe-didactic', 'EP', ['TP', 'PP', 'CP']], ['long-context-ring', 'CP', ['PP', 'EP']]]) {
     test(`explain: on ${preset} the ${axis} switch comes before the switches of axes it does not have, in the DOM and on screen`, async ({ page }) => {
       await goto(page, `?v=1&preset=${preset}`);

@@ -158,5 +158,23 @@ export function registerImportTests(test, h) {
     assert(comm(plain) === 0 && comm(named) > 0, `CLI comm ${comm(plain)} then ${comm(named)}`);
     const shown = Number(await page.getAttribute('.measured', 'data-measured-comm-ms'));
     assert(shown === comm(named), `the page read ${shown} ms of communication, the CLI ${comm(named)}`);
+    // The link keeps the rules: opened again, the box holds them and a
+    // trace is read with them from the start.
+    await page.waitForFunction(() => new URLSearchParams(location.search).get('classify') !== null);
+    const address = page.url();
+    assert(new URL(address).searchParams.get('classify') === rule, `the link's rules: ${address}`);
+    await page.goto(address);
+    await painted(page);
+    assert((await page.inputValue('.classify-rules')) === rule, 'the link\'s rules are not in the box');
+    await page.setInputFiles('.trace-file', { name: 'own-library.json', mimeType: 'application/json', buffer });
+    await shownStep(page);
+    const again = Number(await page.getAttribute('.measured', 'data-measured-comm-ms'));
+    assert(again === comm(named), `from the link the page read ${again} ms of communication, the CLI ${comm(named)}`);
+    // A link with a bad rule says which, and keeps none.
+    await page.goto(address.split('?')[0] + '?v=1&classify=' + encodeURIComponent('my_x=teleport'));
+    await painted(page);
+    const alert = await page.textContent('[role="alert"]');
+    assert(/classify/.test(alert) && /teleport/.test(alert), `the link's error reads: ${alert}`);
+    assert((await page.inputValue('.classify-rules')) === '', 'a refused rule is in the box');
   });
 }

@@ -268,6 +268,29 @@ pub struct BusbwArgs {
     /// A collective: run over every GPU of the nodes, as nccl-tests runs it
     #[arg(long, value_name = "C", value_enum, default_value_t = Collective::AllReduce)]
     pub collective: Collective,
+    /// A token dispatcher for --collective all_to_all: deepep prints DeepEP's bottleneck bandwidth per EP size as its tests compute it (alltoall: nccl-tests' all-to-all, the default)
+    #[arg(long, value_name = "D", value_enum)]
+    pub dispatcher: Option<Dispatcher>,
+    /// A number of tokens: per rank, in DeepEP's benchmark [default: 4096]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=1_048_576))]
+    pub tokens: Option<u32>,
+    /// A hidden size: each token's width in DeepEP's benchmark [default: 7168]
+    #[arg(long, value_name = "H", value_parser = clap::value_parser!(u32).range(1..=1_048_576))]
+    pub hidden: Option<u32>,
+    /// A number of experts per token: of the 256 of DeepEP's benchmark [default: 8]
+    #[arg(long, value_name = "K", value_parser = clap::value_parser!(u32).range(1..=256))]
+    pub top_k: Option<u32>,
+}
+
+/// The all-to-all `busbw --dispatcher` runs, as scenarios spell
+/// `workload.moe.dispatcher`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+#[value(rename_all = "snake_case")]
+pub enum Dispatcher {
+    /// nccl-tests' alltoall_perf
+    Alltoall,
+    /// DeepEP's normal kernels, as its tests/legacy/test_{intra,inter}node.py time them
+    Deepep,
 }
 
 /// How a table is written; one of them at most.

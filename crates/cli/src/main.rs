@@ -298,6 +298,29 @@ fn timeline(scenario: &Scenario) -> Result<Simulation, String> {
 /// `workload.kind: "collective"` scenario.
 fn bus_bandwidth(a: &BusbwArgs) -> Result<String, String> {
     use serde_json::json;
+    let deepep = a.dispatcher == Some(cli::Dispatcher::Deepep);
+    if a.dispatcher.is_some() && a.collective != cli::Collective::AllToAll {
+        return Err(format!(
+            "--dispatcher runs an all-to-all, not --collective {}: valid with --collective all_to_all",
+            a.collective.name()
+        ));
+    }
+    if !deepep {
+        for (given, flag) in [
+            (a.tokens, "--tokens"),
+            (a.hidden, "--hidden"),
+            (a.top_k, "--top-k"),
+        ] {
+            if given.is_some() {
+                return Err(format!(
+                    "{flag} sets DeepEP's benchmark shape: valid with --collective all_to_all --dispatcher deepep"
+                ));
+            }
+        }
+    }
+    if deepep {
+        return deepep_bottleneck(a);
+    }
     let (hardware, nodes, collective) = (a.hardware.name(), a.nodes, a.collective.name());
     let mut out = format!(
         "# {collective} over {nodes} x {hardware}: NCCL {} tuning model, simulated
@@ -321,6 +344,94 @@ fn bus_bandwidth(a: &BusbwArgs) -> Result<String, String> {
             "  {:>12} {:>12.2} {:>10.2} {:>10.2} {:>9} {:>8}
 ",
             p.bytes, p.time_us, p.alg_gbps, p.bus_gbps, p.algorithm, p.protocol
+        );
+    }
+    Ok(out)
+}
+
+/// `busbw --collective all_to_all --dispatcher deepep`: DeepEP's normal
+/// kernels in its benchmark's shape at EP 8, 16, 32 and 64 (or over
+/// `--nodes`), their bottleneck bandwidth as DeepEP's tests print it
+/// (`workload::deepep_bench`). The DGX H100 runs as the H800 DeepEP's
+/// table was measured on: NVLink 200 GB/s per direction.
+fn deepep_bottleneck(a: &BusbwArgs) -> Result<String, String> {
+    use overlap_core::workload::deepep_bench::{bottleneck, DeepEpBench};
+    let mut hw = a.hardware.hardware();
+    let h800 = a.hardware == overlap_core::HardwarePreset::DgxH100;
+    if h800 {
+        // The H800's NVLink: 400 GB/s both ways (DeepSeek-V3 section 3.2:
+        // about 160 GB/s achievable), where the H100's is 900.
+        hw.nvlink_gbps = 200.0;
+    }
+    let published = DeepEpBench::published(hw.gpus_per_node);
+    let shape = DeepEpBench {
+        tokens: a.tokens.unwrap_or(published.tokens),
+        hidden: a.hidden.unwrap_or(published.hidden),
+        top_k: a.top_k.unwrap_or(published.top_k),
+        ..published
+    };
+    let nodes: Vec<u32> = if a.nodes > 1 {
+        vec![a.nodes]
+    } else {
+        vec![1, 2, 4, 8]
+    };
+    let name = if h800 {
+        "H800 (dgx-h100 with NVLink 200 GB/s per direction)".to_string()
+    } else {
+        a.hardware.name().to_string()
+    };
+    let mut out = format!(
+        "# DeepEP normal kernels on {name}, simulated: {} tokens, hidden {}, top-{} of {} experts, top-{} node groups,
+# FP8 dispatch, BF16 combine, {} SMs; GB/s as DeepEP's tests count them (RDMA: tokens x nodes reached, own node included;
+# NVL: tokens received, own GPU included); the bottleneck is RDMA across nodes, NVL inside one
+# {:>5} {:>5} {:>7} {:>13} {:>13} {:>13} {:>13} {:>13} {:>13}
+",
+        shape.tokens,
+        shape.hidden,
+        shape.top_k,
+        shape.experts,
+        shape.max_nodes_per_token,
+        shape.sms,
+        "EP",
+        "nodes",
+        "path",
+        "dispatch us",
+        "dispatch GB/s",
+        "(RDMA / NVL)",
+        "combine us",
+        "combine GB/s",
+        "(RDMA / NVL)"
+    );
+    for n in nodes {
+        hw.nodes = n;
+        let b = bottleneck(
+            &hw,
+            &DeepEpBench {
+                ep: n * hw.gpus_per_node,
+                ..shape
+            },
+        )
+        .map_err(|e| format!("--nodes {n}: {e}"))?;
+        // Inside one node the tests time NVLink alone (test_intranode.py).
+        let counted = |rdma: f64, nvl: f64| {
+            if b.internode() {
+                format!("{rdma:.1} / {nvl:.1}")
+            } else {
+                format!("- / {nvl:.1}")
+            }
+        };
+        out += &format!(
+            "  {:>5} {:>5} {:>7} {:>13.1} {:>13.1} {:>13} {:>13.1} {:>13.1} {:>13}
+",
+            b.ep,
+            b.nodes,
+            b.path(),
+            b.dispatch_us,
+            b.dispatch_gbps(),
+            counted(b.dispatch_rdma_gbps, b.dispatch_nvl_gbps),
+            b.combine_us,
+            b.combine_gbps(),
+            counted(b.combine_rdma_gbps, b.combine_nvl_gbps),
         );
     }
     Ok(out)

@@ -202,6 +202,87 @@ fn busbw_prints_the_curve_and_refuses_bad_options() {
     }
 }
 
+/// `busbw --collective all_to_all --dispatcher deepep`: DeepEP's
+/// bottleneck bandwidth per EP size in its benchmark's shape, against its
+/// published normal-kernel table (published.md section 10, the data its
+/// rates are fitted to: the fit's reproduction within 15%); DeepEP's
+/// options elsewhere are refused naming the option.
+#[test]
+fn busbw_prints_deepeps_bottleneck_bandwidth_against_its_table() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_overlap-lab"))
+        .args([
+            "busbw",
+            "--collective",
+            "all_to_all",
+            "--dispatcher",
+            "deepep",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let rows: Vec<Vec<&str>> = text
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(rows.len(), 4, "{text}");
+    for (row, (ep, path, dispatch, combine)) in rows.iter().zip([
+        ("8", "NVLink", 153.0, 158.0),
+        ("16", "RDMA", 43.0, 43.0),
+        ("32", "RDMA", 58.0, 57.0),
+        ("64", "RDMA", 51.0, 50.0),
+    ]) {
+        assert_eq!((row[0], row[2]), (ep, path), "{text}");
+        let gbps = |i: usize| row[i].parse::<f64>().unwrap();
+        // Columns: EP, nodes, path, dispatch us, dispatch GB/s, RDMA / NVL
+        // (three words), combine us, combine GB/s.
+        assert!((gbps(4) - dispatch).abs() <= 0.15 * dispatch, "{text}");
+        assert!((gbps(9) - combine).abs() <= 0.15 * combine, "{text}");
+    }
+    for (args, option) in [
+        (&["busbw", "--dispatcher", "deepep"][..], "--collective"),
+        (
+            &["busbw", "--collective", "all_to_all", "--tokens", "5"][..],
+            "--tokens",
+        ),
+        (
+            &[
+                "busbw",
+                "--collective",
+                "all_to_all",
+                "--dispatcher",
+                "deepep",
+                "--nodes",
+                "3",
+            ][..],
+            "--nodes",
+        ),
+        (
+            &[
+                "busbw",
+                "--collective",
+                "all_to_all",
+                "--dispatcher",
+                "nvshmem",
+            ][..],
+            "--dispatcher",
+        ),
+    ] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_overlap-lab"))
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(!out.status.success(), "{args:?}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.contains(option) && err.contains("valid"),
+            "{args:?}: {err}"
+        );
+    }
+}
+
 /// `sweep`: one row per value, in order, a refused value a row with its
 /// message; JSON rows equal `simulate --json` of the same scenario.
 #[test]

@@ -278,3 +278,74 @@ fn two_h100_nodes_tree_pays_fewer_latency_steps_than_the_ring() {
     let ring = choose_algorithm(&f, &shape, Algorithm::Ring).unwrap();
     assert!(tree.latency_s < ring.latency_s, "{tree:?} {ring:?}");
 }
+
+/// H800 as DeepEP measured it: the DGX H100 with NVLink at 200 GB/s per
+/// direction (400 GB/s both ways, the export part's) and a 400 Gb/s
+/// InfiniBand NIC per GPU, as the deepseek-v3 preset states it.
+fn h800() -> overlap_core::Hardware {
+    let mut hw = HardwarePreset::DgxH100.hardware();
+    hw.nvlink_gbps = 200.0;
+    hw.nodes = 8;
+    hw
+}
+
+#[test]
+fn deepep_reproduces_its_fitted_normal_kernel_table_within_15_percent() {
+    use overlap_core::workload::deepep_bench::{bottleneck, DeepEpBench};
+    // published.md section 10 (DeepEP docs/legacy.md): EP, path, dispatch
+    // and combine bottleneck bandwidth in GB/s. These rows are the data
+    // `collective::deepep`'s rates are fitted to: this checks the fit's
+    // reproduction, not a prediction.
+    for (ep, path, dispatch, combine) in [
+        (8, "NVLink", 153.0, 158.0),
+        (16, "RDMA", 43.0, 43.0),
+        (32, "RDMA", 58.0, 57.0),
+        (64, "RDMA", 51.0, 50.0),
+    ] {
+        let b = bottleneck(&h800(), &DeepEpBench::published(ep)).unwrap();
+        assert_eq!(b.path(), path, "EP {ep}");
+        assert!(
+            within(b.dispatch_gbps(), dispatch) && within(b.combine_gbps(), combine),
+            "EP {ep}: dispatch {:.1} against {dispatch}, combine {:.1} against {combine}",
+            b.dispatch_gbps(),
+            b.combine_gbps()
+        );
+    }
+    // EP 32's 58 GB/s counted is more than the 50 GB/s NIC: a quarter of
+    // the counted bytes go to the token's own node and cross no NIC.
+    let b = bottleneck(&h800(), &DeepEpBench::published(32)).unwrap();
+    assert!(b.dispatch_rdma_gbps > 50.0 && b.dispatch_rdma_gbps * 0.75 < 50.0);
+}
+
+#[test]
+fn deepep_refuses_shapes_its_tests_cannot_run() {
+    use overlap_core::workload::deepep_bench::{bottleneck, DeepEpBench};
+    let e = bottleneck(&h800(), &DeepEpBench::published(12)).unwrap_err();
+    assert!(e.contains("EP 12") && e.contains("valid"), "{e}");
+    let e = bottleneck(
+        &h800(),
+        &DeepEpBench {
+            experts: 100,
+            ..DeepEpBench::published(16)
+        },
+    )
+    .unwrap_err();
+    assert!(e.contains("multiples of 16"), "{e}");
+}
+
+#[test]
+fn nccl_all_to_all_across_nodes_follows_the_maintainers_rule_of_thumb() {
+    // published.md section 10 (NCCL's maintainers): all-to-all bus
+    // bandwidth across N nodes is about N/(N-1) times the per-GPU NIC
+    // bandwidth, 46-48 GB/s per NDR NIC (47 taken).
+    for nodes in [2.0, 4.0] {
+        let extra = format!(r#","nodes":{nodes}"#);
+        let c = simulated("dgx-h100", &extra, "all_to_all", 1024.0 * MB);
+        let rule = nodes / (nodes - 1.0) * 47.0;
+        assert!(
+            within(c.bus_gbps, rule),
+            "{nodes} nodes: {:.1} against {rule:.1}",
+            c.bus_gbps
+        );
+    }
+}

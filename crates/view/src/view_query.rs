@@ -26,7 +26,13 @@ pub const VIEW_KEYS: &[&str] = &[
     "values",
     "search_gpus",
     "objective",
+    "classify",
 ];
+
+/// The longest `classify=` a link may carry, characters: a few dozen rules
+/// (each pattern is short), and a link stays well inside the lengths
+/// browsers and chat tools keep. A project choice.
+pub const MAX_CLASSIFY_CHARS: usize = 4096;
 
 /// Names that stand for several controls: `controls=overlap` is the three
 /// overlap switches.
@@ -60,10 +66,14 @@ pub struct ViewParams {
     pub link_gpu: usize,
     /// Which simulated GPUs the lanes are drawn for.
     pub shown_gpus: ShownGpus,
-    /// The guided tour's open chapter, 1-based as in the link.
+    /// The guided tour's open chapter, 1-based as the page counts them
+    /// (a link writes its `tour::link_number`).
     pub chapter: Option<usize>,
     /// The sweep or bus-bandwidth picture, if one is open.
     pub pane: Pane,
+    /// The measured view's classification rules (`classify=`), one a line
+    /// as `overlap-lab import --classify-file` reads them, checked.
+    pub classify: Option<String>,
 }
 
 /// How the page was opened: fixed for the life of the page.
@@ -129,6 +139,10 @@ pub fn parse_view(
                 ),
             },
             "values" => values = Some(raw.clone()).filter(|v| !v.trim().is_empty()),
+            "classify" => match classify_rules(raw) {
+                Ok(rules) => view.classify = rules,
+                Err(message) => fail(errors, "classify", message),
+            },
             "search_gpus" => match raw.parse::<u64>() {
                 Ok(n) if (1..=overlap_core::input::validate::MAX_GPUS).contains(&n) => {
                     search_gpus = Some(n);
@@ -203,7 +217,7 @@ pub fn parse_view(
                     "chapter",
                     format!(
                         "\"{raw}\" is not a chapter of the guided tour: valid are 1 to {}",
-                        chapters
+                        crate::tour::link_number(chapters)
                     ),
                 ),
             },
@@ -327,7 +341,7 @@ pub fn view_pairs(view: &ViewParams) -> Vec<(&'static str, String)> {
         out.push(("gpus", view.shown_gpus.key()));
     }
     if let Some(c) = view.chapter {
-        out.push(("chapter", c.to_string()));
+        out.push(("chapter", crate::tour::link_number(c).to_string()));
     }
     if view.pane != Pane::Timeline {
         out.push(("view", view.pane.row().key.to_string()));
@@ -346,7 +360,30 @@ pub fn view_pairs(view: &ViewParams) -> Vec<(&'static str, String)> {
             out.push(("values", v.clone()));
         }
     }
+    if let Some(rules) = &view.classify {
+        out.push(("classify", rules.clone()));
+    }
     out
+}
+
+/// The rules of a `classify=` value or of the measured view's box: each
+/// line checked as `overlap-lab import --classify-file` checks it, blank
+/// lines and comments dropped; `None` when no rule is left. A refusal names
+/// the line and the valid form.
+pub fn classify_rules(text: &str) -> Result<Option<String>, String> {
+    let chars = text.chars().count();
+    if chars > MAX_CLASSIFY_CHARS {
+        return Err(format!(
+            "{chars} characters of rules: valid is at most {MAX_CLASSIFY_CHARS}"
+        ));
+    }
+    overlap_trace::rules::parse_rules(text, "rules")?;
+    let kept: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .collect();
+    Ok((!kept.is_empty()).then(|| kept.join("\n")))
 }
 
 /// The embedding keys for a link (only an embedded page has any) and the
@@ -408,6 +445,42 @@ mod tests {
     /// As many chapters as a tour might have; the bound is the caller's.
     const CHAPTERS: usize = 6;
 
+    #[test]
+    fn classification_rules_round_trip_and_a_bad_rule_is_named() {
+        let view = ViewParams {
+            classify: Some("my_a2a_kernel=all_to_all:ep\nflash_fwd=compute".to_string()),
+            ..ViewParams::default()
+        };
+        let q = join(String::new(), &view_pairs(&view));
+        let mut errors = Vec::new();
+        let (back, _) = parse_view(&pairs(&q), CHAPTERS, &mut errors);
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(back.classify, view.classify, "{q}");
+        // Blank lines and comments are dropped; nothing left is no rules.
+        assert_eq!(
+            classify_rules("\n# mine\n  my_a2a_kernel=all_to_all:ep \n")
+                .unwrap()
+                .as_deref(),
+            Some("my_a2a_kernel=all_to_all:ep")
+        );
+        assert_eq!(classify_rules(" \n# only a comment").unwrap(), None);
+        // A bad rule names the key and the line; the view keeps none.
+        let mut errors = Vec::new();
+        let (back, _) = parse_view(
+            &pairs("classify=ok_kernel%3Dcompute%0Anonsense"),
+            CHAPTERS,
+            &mut errors,
+        );
+        assert_eq!(back.classify, None);
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert_eq!(errors[0].field, "classify");
+        assert!(errors[0].message.contains("line 2"), "{errors:?}");
+        // Too long is refused with the bound.
+        let long = "k=compute\n".repeat(MAX_CLASSIFY_CHARS / 10 + 1);
+        let e = classify_rules(&long).unwrap_err();
+        assert!(e.contains(&MAX_CLASSIFY_CHARS.to_string()), "{e}");
+    }
+
     fn pairs(q: &str) -> Vec<(String, String)> {
         share_link::decode(q, VIEW_KEYS).view
     }
@@ -441,6 +514,7 @@ mod tests {
             shown_gpus: ShownGpus::Range { first: 8, last: 15 },
             chapter: Some(2),
             pane: Pane::Timeline,
+            classify: None,
         };
         let q = join(
             share_link::encode(&presets::default_preset().input(), None),

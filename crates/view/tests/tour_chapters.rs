@@ -105,7 +105,8 @@ fn every_chapter_fills_its_text_and_answers_with_a_choice() {
 
 /// A link's chapter number keeps opening the chapter it opened when it was
 /// written: the numbers 1 to 13 their chapters, 14 (merged into 5) chapter
-/// 5, and no chapter sits at a retired number.
+/// 5, 15 the chapter after the merge, and no chapter's link number is a
+/// retired one.
 #[test]
 fn old_links_chapter_numbers_open_the_same_chapter() {
     use overlap_view::tour::{chapter_of_link, RETIRED_CHAPTERS};
@@ -124,6 +125,7 @@ fn old_links_chapter_numbers_open_the_same_chapter() {
         "FP8",
         "DualPipe",
         "Where overlap stops",
+        "The best layout",
     ];
     for (k, title) in pinned.iter().enumerate() {
         let n = k + 1;
@@ -134,14 +136,19 @@ fn old_links_chapter_numbers_open_the_same_chapter() {
             CHAPTERS[c - 1].title
         );
     }
-    for &(old, _) in RETIRED_CHAPTERS {
+    for c in 1..=CHAPTERS.len() {
+        let n = overlap_view::tour::link_number(c);
         assert!(
-            old > CHAPTERS.len(),
-            "a chapter sits at retired number {old}"
+            RETIRED_CHAPTERS.iter().all(|&(old, _)| old != n),
+            "chapter {c} writes retired number {n}"
         );
+        assert_eq!(chapter_of_link(n), Some(c), "chapter {c} writes {n}");
     }
     assert_eq!(chapter_of_link(0), None);
-    assert_eq!(chapter_of_link(15), None);
+    assert_eq!(
+        chapter_of_link(overlap_view::tour::last_link_number() + 1),
+        None
+    );
 }
 
 /// Every chapter's reveal accounts for at least 80% of its step's change
@@ -406,7 +413,7 @@ fn the_course_authors_guide_gives_the_tours_chapter_range() {
         .lines()
         .find(|l| l.trim_start().starts_with("| `chapter` |"))
         .expect("the guide's table has a `chapter` row");
-    let range = format!("(1 to {})", overlap_view::tour::chapter_count());
+    let range = format!("(1 to {})", overlap_view::tour::last_link_number());
     assert!(
         row.contains(&range),
         "the guide says {row:?}, the tour has {range}"
@@ -1423,4 +1430,46 @@ fn every_sentence_of_the_tour_writes_one_unit() {
         }
     }
     assert!(mixed.is_empty(), "{}", mixed.join("\n"));
+}
+
+/// The layout chapter: two layouts of the same work whose compute is about
+/// equal, told apart by what fits in each axis's window.
+#[test]
+fn layout_chapter_is_decided_by_windows_not_compute() {
+    let (c, r) = runs("The best layout");
+    let (b, a) = (&r.before.report, &r.after.report);
+    let sb = scenario_before(c);
+    let sa = c.after_input().unwrap().resolve().unwrap();
+    assert_eq!((sb.parallel.tp, sb.parallel.pp, sb.parallel.dp), (8, 1, 2));
+    assert_eq!((sa.parallel.tp, sa.parallel.pp, sa.parallel.dp), (2, 1, 8));
+    // "the same GPUs and the same work per GPU"; "compute barely moves".
+    assert_eq!(sb.hardware.gpus(), sa.hardware.gpus());
+    assert!(
+        close(b.compute_ms, a.compute_ms, 0.05),
+        "compute {} then {}",
+        b.compute_ms,
+        a.compute_ms
+    );
+    // TP 8: traffic above its window; TP 2: inside it, and little exposed.
+    let (tb, ta) = (b.axes.get(Axis::Tp), a.axes.get(Axis::Tp));
+    assert!(tb.comm_ms > tb.window_ms, "{tb:?}");
+    assert!(ta.comm_ms < ta.window_ms, "{ta:?}");
+    assert!(ta.exposed_ms < 0.1 * tb.exposed_ms, "{ta:?} against {tb:?}");
+    // DP: traffic grows, the window grows more; one micro-batch per
+    // replica against four; exposed about the same.
+    let (db, da) = (b.axes.get(Axis::Dp), a.axes.get(Axis::Dp));
+    assert!(da.comm_ms > db.comm_ms, "{da:?} against {db:?}");
+    assert!(
+        da.window_ms / db.window_ms > da.comm_ms / db.comm_ms,
+        "{da:?} against {db:?}"
+    );
+    assert_eq!((sb.micro_batches(), sa.micro_batches()), (4, 1));
+    assert!(
+        close(db.exposed_ms, da.exposed_ms, 0.1),
+        "{da:?} against {db:?}"
+    );
+    // Each GPU holds half of every layer's weights instead of an eighth.
+    assert_eq!(sa.parallel.tp * 4, sb.parallel.tp);
+    // The step shrinks by more than the 5% the answer allows.
+    assert!(a.step_time_ms < 0.95 * b.step_time_ms);
 }

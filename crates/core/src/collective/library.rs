@@ -34,6 +34,17 @@ pub struct KernelSite<'a> {
     pub across_nodes: bool,
 }
 
+/// The rates one rank's share of an all-to-all reaches on each link class
+/// alone, bytes/s per direction: what the library's kernels achieve, which
+/// may fall short of the link's own rate (the fluid network's capacity).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LinkRates {
+    /// Over NVLink.
+    pub nvlink_bps: f64,
+    /// Over the NIC.
+    pub nic_bps: f64,
+}
+
 /// A collective library: how its calls cost, what they hold, and what
 /// profilers call them. Implement it in one file and add one line to
 /// `collective::REGISTRY`.
@@ -49,6 +60,18 @@ pub trait CollectiveLibrary: Send + Sync + std::fmt::Debug {
     /// wire bytes, time, channels (SMs held), HBM bytes per link byte, and
     /// whether traces name its kernel by an algorithm and protocol.
     fn call(&self, fabric: &Fabric, shape: &CallShape) -> CollectiveCall;
+
+    /// The rates its all-to-all of `shape` reaches per link class. NCCL's
+    /// all-to-all runs at the rates its rings reach (`Fabric`): across N
+    /// nodes its bus bandwidth is then about N/(N-1) times the NIC's 46-48
+    /// GB/s, as NCCL's maintainers state it (published.md section 10;
+    /// `tests/bus_bandwidth.rs` checks it).
+    fn all_to_all_rates(&self, fabric: &Fabric, _shape: &CallShape) -> LinkRates {
+        LinkRates {
+            nvlink_bps: fabric.nvlink_bps,
+            nic_bps: fabric.nic_bps,
+        }
+    }
 
     /// What its kernels run on.
     fn engine(&self) -> Engine {

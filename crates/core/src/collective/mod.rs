@@ -19,5 +19,7 @@ mod registry;
 pub mod symmetric_memory;
 
 pub use call::{CallShape, Collective, CollectiveCall, Fabric};
-pub use library::{collective_of, CollectiveLibrary, Engine, KernelSite, LibraryRef, Registered};
+pub use library::{
+    collective_of, CollectiveLibrary, Engine, KernelSite, LibraryRef, LinkRates, Registered,
+};
 pub use registry::{name_rules, Libraries, REGISTRY};

@@ -120,6 +120,7 @@ pub(crate) fn check_experts(c: &mut Checker, s: &Scenario, t: &Transformer) {
         );
     }
     check_ep_overlap(c, s, p, t);
+    check_recompute_modules(c, s, t, m);
 }
 
 /// `overlap.ep`'s options where Megatron-LM refuses them, each refusal
@@ -209,6 +210,56 @@ fn check_ep_overlap(c: &mut Checker, s: &Scenario, p: &Parallel, t: &Transformer
             "\"combined_1f1b\" with workload.recompute \"full\": Megatron-LM refuses full recomputation \
              beside combined 1F1B (transformer_config.py); valid is workload.recompute \"none\" or \
              \"selective\", or overlap.ep true"
+                .to_string(),
+        );
+    }
+}
+
+/// `workload.moe.recompute` where Megatron-LM refuses it or this model
+/// cannot run it, each refusal naming the module.
+fn check_recompute_modules(c: &mut Checker, s: &Scenario, t: &Transformer, m: &Moe) {
+    let r = m.recompute;
+    if r.is_empty() {
+        return;
+    }
+    // Megatron-LM reads recompute_modules under selective granularity only
+    // (transformer_config.py:1943); full recomputation keeps every layer's
+    // input alone already.
+    if t.recompute == Recompute::Full {
+        c.fail(
+            "workload.moe.recompute",
+            format!(
+                "{:?} with workload.recompute \"full\": full recomputation recomputes every module \
+                 already; valid is [] with \"full\", or workload.recompute \"none\" or \"selective\"",
+                r.names()
+            ),
+        );
+    }
+    // transformer_config.py:1969-1973: "mla_up_proj in recompute_modules is
+    // only supported with multi_latent_attention".
+    if r.mla_up_proj {
+        c.fail(
+            "workload.moe.recompute",
+            "\"mla_up_proj\" recomputes multi-latent attention's up-projections, which this model \
+             does not have (its attention is grouped-query; Megatron-LM refuses mla_up_proj without \
+             multi_latent_attention): valid are \"core_attn\", \"moe_act\", \"layernorm\", \"mlp\", \
+             \"moe\", \"shared_experts\""
+                .to_string(),
+        );
+    }
+    // transformer_config.py:1991-1999: "shared_experts recompute cannot
+    // work with --moe-shared-expert-overlap".
+    if r.shared_experts
+        && m.shared_experts > 0
+        && crate::workload::moe::ep_form(s).shared_expert
+        && s.parallel.ep > 1
+    {
+        c.fail(
+            "workload.moe.recompute",
+            "\"shared_experts\" with the shared experts beside the all-to-alls (overlap.ep \
+             \"shared_expert\", or true on this schedule): Megatron-LM refuses them together \
+             (transformer_config.py); valid is overlap.ep without \"shared_expert\" (false, \
+             \"dispatch_wgrad\" or \"combined_1f1b\"), or the list without \"shared_experts\""
                 .to_string(),
         );
     }

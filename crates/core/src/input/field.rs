@@ -76,6 +76,8 @@ impl Field {
         match value {
             Value::String(s) => s.clone(),
             Value::Bool(b) => if *b { "1" } else { "0" }.to_string(),
+            // The empty list of a field of switches is the switch off.
+            Value::Array(names) if names.is_empty() => "0".to_string(),
             // A list of options (`Kind::Switches`): their names joined by `+`.
             Value::Array(names) => names
                 .iter()
@@ -116,6 +118,14 @@ impl Field {
             },
             Kind::Enum(choices) if choices.iter().any(|c| c.name == raw) => Ok(Value::from(raw)),
             Kind::Enum(_) => Err(self.not_of_kind(&format!("{raw:?}"))),
+            // A field whose select offers no `1` is a list of names
+            // (`workload.moe.recompute`): its `0` is the empty list.
+            Kind::Switches { choices, .. }
+                if matches!(raw, "0" | "false" | "off")
+                    && !choices.iter().any(|c| c.name == "1") =>
+            {
+                Ok(Value::Array(Vec::new()))
+            }
             Kind::Switches { options, .. } => match raw {
                 "1" | "true" | "on" => Ok(Value::Bool(true)),
                 "0" | "false" | "off" => Ok(Value::Bool(false)),
@@ -167,8 +177,15 @@ impl Field {
                 "{given} is not valid: valid are {}",
                 names(choices).join(", ")
             ),
-            Kind::Switches { options, .. } => format!(
-                "{given} is not valid: valid are false, true, or a list of {}",
+            Kind::Switches { options, choices } => format!(
+                "{given} is not valid: valid are {} a list of {}",
+                // A field whose select offers no `1` takes no `true`
+                // (`workload.moe.recompute` names its modules).
+                if choices.iter().any(|c| c.name == "1") {
+                    "false, true, or"
+                } else {
+                    "false or"
+                },
                 options
                     .iter()
                     .map(|n| format!("{n:?}"))

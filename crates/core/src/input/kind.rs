@@ -108,6 +108,7 @@ impl FieldValue for f64 {
 impl FieldValue for bool {}
 impl FieldValue for crate::model::pipeline_layout::PipelineLayout {}
 impl FieldValue for crate::model::ep_overlap::EpOverlap {}
+impl FieldValue for crate::model::recompute_modules::RecomputeModules {}
 impl FieldValue for HardwarePreset {}
 impl FieldValue for WorkloadKind {}
 impl FieldValue for Mode {}

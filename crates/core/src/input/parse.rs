@@ -362,11 +362,9 @@ fn refuse_objects_for_values(value: &Value) -> Result<(), ScenarioError> {
             // fields hold single values.
             if let (true, Some(inner)) = (is_subsection(key, name), field.as_object()) {
                 for (inner_name, value) in inner {
-                    if value.is_object() || value.is_array() {
-                        return Err(single_value_expected(
-                            &format!("{key}.{name}.{inner_name}"),
-                            value,
-                        ));
+                    let path = format!("{key}.{name}.{inner_name}");
+                    if value.is_object() || (value.is_array() && !takes_list(&path)) {
+                        return Err(single_value_expected(&path, value));
                     }
                 }
                 continue;
@@ -374,16 +372,21 @@ fn refuse_objects_for_values(value: &Value) -> Result<(), ScenarioError> {
             // A field of switches (`overlap.ep`) also takes a list of names,
             // and a pipeline layout is one.
             let path = format!("{key}.{name}");
-            let list_ok = field.is_array()
-                && FIELDS.iter().any(|f| {
-                    f.path == path && matches!(f.kind, Kind::Switches { .. } | Kind::Layout)
-                });
+            let list_ok = field.is_array() && takes_list(&path);
             if field.is_object() || (field.is_array() && !list_ok) {
                 return Err(single_value_expected(&path, field));
             }
         }
     }
     Ok(())
+}
+
+/// Whether the field at `path` takes a list (a field of switches:
+/// `overlap.ep`, `workload.moe.recompute`; a pipeline layout).
+fn takes_list(path: &str) -> bool {
+    FIELDS
+        .iter()
+        .any(|f| f.path == path && matches!(f.kind, Kind::Switches { .. } | Kind::Layout))
 }
 
 /// Whether `section.name` is an object of fields (`workload.moe`): a

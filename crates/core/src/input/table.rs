@@ -25,6 +25,7 @@ use crate::input::reads::*;
 use crate::model::ep_overlap::EpOverlap;
 use crate::model::hardware::{HardwarePreset, DEFAULT_MAX_CONNECTIONS};
 use crate::model::pipeline_layout::PipelineLayout;
+use crate::model::recompute_modules::{RecomputeModules, RECOMPUTE_MODULE_NAMES};
 use crate::model::scenario::{
     Attention, CollectiveOp, CpMode, Dispatcher, DpSharding, GradSync, Interference, Mlp, Mode,
     Moe, Overlap, Parallel, Precision, Recompute, Scenario, Schedule, TpMode, WorkloadKind,
@@ -534,6 +535,31 @@ fields! {
             resolved: |s| moe_field(s, |m| m.deepep_sms),
             inert: deepep_inert,
         },
+        /// Megatron-LM's `recompute_modules` (`model::recompute_modules`).
+        recompute: RecomputeModules {
+            link: 71, key: "moe_recompute",
+            kind: Kind::Switches {
+                choices: choices![
+                    ("0", "None"),
+                    ("moe_act", "The experts' activation function"),
+                    ("moe_act+layernorm", "Activation and LayerNorms"),
+                    ("moe_act+layernorm+shared_experts", "Activation, LayerNorms, shared experts"),
+                    ("moe", "The whole MoE layer"),
+                ],
+                options: &RECOMPUTE_MODULE_NAMES,
+            },
+            default: Fixed(RecomputeModules::default()),
+            label: "Recomputed modules (MoE)", unit: "", slider: NO_SLIDER,
+            resolved: |s| moe_field(s, |m| m.recompute),
+            inert: moe_inert,
+        },
+        /// Dispatched activations cached in FP8.
+        fp8_dispatch_cache: bool {
+            link: 72, key: "fp8_dispatch_cache", kind: Kind::Bool, default: Fixed(false),
+            label: "Dispatched tokens cached in FP8", unit: "", slider: NO_SLIDER,
+            resolved: |s| moe_field(s, |m| m.fp8_dispatch_cache),
+            inert: moe_inert,
+        },
     }
     /// The `parallel` section.
     ParallelInput => FilledParallel at [parallel] (hardware: FilledHardware, workload: FilledWorkload) into Parallel {
@@ -645,7 +671,7 @@ fields! {
         /// What each virtual stage holds, in Megatron's layout vocabulary
         /// (`model::pipeline_layout`); absent, the even split.
         pipeline_layout: PipelineLayout {
-            link: 71, key: "pp_layout", kind: Kind::Layout, default: Absent,
+            link: 73, key: "pp_layout", kind: Kind::Layout, default: Absent,
             label: "Pipeline layout", unit: "", slider: NO_SLIDER,
             resolved: |s| s.parallel.pipeline_layout.clone(),
         },
@@ -793,6 +819,8 @@ impl FilledMoe {
             max_nodes_per_token: self.max_nodes_per_token,
             imbalance: self.imbalance,
             deepep_sms: self.deepep_sms,
+            recompute: self.recompute,
+            fp8_dispatch_cache: self.fp8_dispatch_cache,
         }
     }
 }

@@ -11,4 +11,5 @@ mod named;
 pub mod op;
 pub mod per_axis;
 pub mod pipeline_layout;
+pub mod recompute_modules;
 pub mod scenario;

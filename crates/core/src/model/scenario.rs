@@ -269,6 +269,12 @@ pub struct Moe {
     pub imbalance: f64,
     /// SMs DeepEP's kernels hold while they run.
     pub deepep_sms: u32,
+    /// Megatron-LM's `recompute_modules`: what the backward recomputes
+    /// instead of keeping.
+    pub recompute: crate::model::recompute_modules::RecomputeModules,
+    /// The dispatched token copies kept for the backward in FP8 with one
+    /// fp32 scale per 128 values instead of BF16 (DeepSeek-V3 section 3.3).
+    pub fp8_dispatch_cache: bool,
 }
 
 impl Moe {
@@ -331,6 +337,24 @@ impl Transformer {
     /// Whether layer `layer` replaces its MLP by experts.
     pub fn is_moe_layer(&self, layer: u32) -> bool {
         self.moe.as_ref().is_some_and(|m| m.is_moe_layer(layer))
+    }
+
+    /// The recomputation the attention core's activations follow:
+    /// `workload.recompute`, or selective where the MoE model's
+    /// `recompute_modules` names `core_attn` (Megatron-LM's selective
+    /// granularity recomputes the attention core then, attention.py:394).
+    pub fn attention_recompute(&self) -> Recompute {
+        let core_attn = self.moe.as_ref().is_some_and(|m| m.recompute.core_attn);
+        if self.recompute == Recompute::None && core_attn {
+            Recompute::Selective
+        } else {
+            self.recompute
+        }
+    }
+
+    /// Megatron-LM's `recompute_modules` of the MoE model (none for a dense one).
+    pub fn recompute_modules(&self) -> crate::model::recompute_modules::RecomputeModules {
+        self.moe.as_ref().map(|m| m.recompute).unwrap_or_default()
     }
 }
 

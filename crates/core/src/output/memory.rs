@@ -64,7 +64,7 @@ pub fn activation_bytes_per_layer(t: &Transformer, tp: u32) -> f64 {
         Attention::Flash => 0.0,
     };
     let split = tp_split_activation_terms(t);
-    match (t.recompute, sp) {
+    match (t.attention_recompute(), sp) {
         (Recompute::None, false) => sbh * (10.0 + split / tp + attention_scores / tp),
         (Recompute::None, true) => sbh * (10.0 + split + attention_scores) / tp,
         (Recompute::Selective, false) => sbh * (10.0 + split / tp),
@@ -76,16 +76,38 @@ pub fn activation_bytes_per_layer(t: &Transformer, tp: u32) -> f64 {
 
 /// [`activation_bytes_per_layer`] for layer `layer`: an MoE layer keeps
 /// its routed activations (`moe::routed_activation_bytes`) instead of the
-/// dense MLP's terms, unless full recomputation keeps only its input.
+/// dense MLP's terms, unless full recomputation keeps only its input; and
+/// less where the MoE model's `recompute_modules` discard some:
+/// - `layernorm`: both LayerNorms' outputs (2sbh each of Korthikanti et
+///   al.'s 10sbh, the QKV's and the MLP's inputs; over t with sequence
+///   parallelism) are recomputed (transformer_layer.py:475-527);
+/// - `mlp`: a dense layer's MLP is checkpointed from its input, the
+///   pre-MLP LayerNorm's output, which stays; its TP-split terms go
+///   (transformer_layer.py:528-530, dense layers only).
 pub fn activation_bytes_at(t: &Transformer, tp: u32, layer: u32) -> f64 {
     let dense = activation_bytes_per_layer(t, tp);
+    if t.recompute == Recompute::Full {
+        return dense;
+    }
+    let sbh = f64::from(t.seq) * f64::from(t.micro_batch) * f64::from(t.hidden);
+    let modules = t.recompute_modules();
+    let sp_split = if t.sequence_parallel {
+        f64::from(tp)
+    } else {
+        1.0
+    };
+    let layernorm_outputs = if modules.layernorm {
+        2.0 * 2.0 * sbh / sp_split
+    } else {
+        0.0
+    };
+    let mlp_terms = sbh * mlp_activation_terms(t) / f64::from(tp);
     match &t.moe {
-        Some(m) if m.is_moe_layer(layer) && t.recompute != Recompute::Full => {
-            let sbh = f64::from(t.seq) * f64::from(t.micro_batch) * f64::from(t.hidden);
-            dense - sbh * mlp_activation_terms(t) / f64::from(tp)
-                + moe::routed_activation_bytes(t, m, tp)
+        Some(m) if m.is_moe_layer(layer) => {
+            dense - mlp_terms + moe::routed_activation_bytes(t, m, tp) - layernorm_outputs
         }
-        _ => dense,
+        _ if modules.mlp => dense - mlp_terms - layernorm_outputs,
+        _ => dense - layernorm_outputs,
     }
 }
 

@@ -166,6 +166,21 @@ impl Cluster {
         call
     }
 
+    /// The rates `axis`'s library reaches for an all-to-all of `shape`,
+    /// and those of the links themselves (the network's capacities).
+    pub fn all_to_all_rates(
+        &self,
+        axis: Axis,
+        shape: CallShape,
+    ) -> (crate::collective::LinkRates, crate::collective::LinkRates) {
+        let library = self.libraries.for_call(axis, shape.kind);
+        let links = crate::collective::LinkRates {
+            nvlink_bps: self.fabric.nvlink_bps,
+            nic_bps: self.fabric.nic_bps,
+        };
+        (library.all_to_all_rates(&self.fabric, &shape), links)
+    }
+
     /// The library that runs calls of `kind` on `axis`.
     pub fn library(
         &self,

@@ -250,6 +250,9 @@ pub(crate) struct LayerCost {
     pub attention_recompute_flops: f64,
     pub qkv_dgrad: OpCost,
     pub qkv_wgrad: OpCost,
+    /// One LayerNorm's forward on the rank's tokens (what `layernorm`
+    /// recomputation runs again, twice per layer).
+    pub layernorm: OpCost,
     /// The kernels each sublayer's backward starts with (LayerNorm and
     /// bias-dropout-add backward), on the local sequence slice with SP.
     pub backward_pre: OpCost,
@@ -437,7 +440,7 @@ pub(crate) fn layer_cost(t: &Transformer, tp: u32, cp: u32, r: &Roofline) -> Lay
     let mut attention_core_backward = attention_core_bwd;
     let mut attention_backward_block = attention_core_bwd_block;
     let mut attention_backward_diagonal = attention_core_bwd_diagonal;
-    if t.recompute == Recompute::Selective {
+    if t.attention_recompute() == Recompute::Selective {
         attention_backward = attention_backward.add(attention_core);
         attention_core_backward = attention_core_backward.add(attention_core);
         attention_backward_block = attention_backward_block.add(attention_block);
@@ -480,6 +483,7 @@ pub(crate) fn layer_cost(t: &Transformer, tp: u32, cp: u32, r: &Roofline) -> Lay
         qkv_dgrad: qkv_gemm,
         qkv_wgrad: qkv_gemm,
         backward_pre: layernorm_bwd.add(bias_dropout_add_bwd),
+        layernorm,
         attention_core_backward,
         mlp_up_dgrad_pre: gelu_bwd,
         logits: logits_gemm.add(cross_entropy),

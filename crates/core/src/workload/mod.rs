@@ -4,6 +4,7 @@
 mod cluster;
 mod collective_bench;
 pub mod cost;
+pub mod deepep_bench;
 pub mod efficiency;
 pub mod embedding_sync;
 pub(crate) mod fp8_casts;

@@ -10,9 +10,12 @@
 //! each rank's T*k token copies evenly over the ep ranks, so each rank also
 //! receives T*k copies; `imbalance` (busiest over mean) stretches the
 //! grouped GEMMs, whose pace the busiest expert sets, and not the FLOPs the
-//! model counts.
+//! model counts, and loads the busiest rank's all-to-all traffic
+//! (`AllToAllTraffic::at_busiest`).
 
+use crate::collective::LinkRates;
 use crate::model::ep_overlap::{EpOptions, EpOverlap};
+use crate::model::recompute_modules::RecomputeModules;
 use crate::model::scenario::{
     Dispatcher, Mode, Moe, Recompute, Scenario, Schedule, Transformer, Workload,
 };
@@ -22,7 +25,7 @@ use crate::workload::schedule::{Pass, Step};
 
 /// Bytes per value of the tokens the all-to-alls move (bf16; DeepSeek-V3
 /// dispatches in FP8, a precision this model does not run).
-const TOKEN_BYTES: f64 = 2.0;
+pub(crate) const TOKEN_BYTES: f64 = 2.0;
 
 /// What one MoE layer costs on one rank for one micro-batch.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -34,6 +37,9 @@ pub(crate) struct MoeCost {
     pub experts: OpCost,
     /// The shared experts' SwiGLU on the rank's tokens (zero without any).
     pub shared: OpCost,
+    /// The routed experts' activation (SwiGLU's gated product) alone, part
+    /// of `experts`: what `moe_act` recomputation runs again.
+    pub act: OpCost,
     /// The routed experts' input gradients (and the activation's backward).
     pub experts_dgrad: OpCost,
     /// The routed experts' weight gradients.
@@ -69,6 +75,39 @@ impl AllToAllTraffic {
     /// Bytes one rank sends over NVLink in one all-to-all.
     pub fn nvlink_bytes(&self) -> f64 {
         f64::from(self.nvlink_peers) * self.nvlink_pair_bytes
+    }
+
+    /// The traffic of the busiest rank under routing `imbalance` (busiest
+    /// over mean; model.md 4c: the busiest rank receives `imbalance` times
+    /// the mean in the dispatch, and sends it back in the combine). Each
+    /// simulated rank stands for the busiest, whose all-to-all the others
+    /// wait for. NCCL's all-to-all brings the extra tokens over each of the
+    /// rank's pairs, NVLink and NIC alike. DeepEP brings them over NVLink
+    /// from the node's forwarders, each of which received them over its
+    /// own NIC: the node's NICs share the extra, each carrying
+    /// (imbalance - 1) / per_node more.
+    pub fn at_busiest(self, imbalance: f64, dispatcher: Dispatcher, per_node: u32) -> Self {
+        let nic = match dispatcher {
+            Dispatcher::Alltoall => imbalance,
+            Dispatcher::Deepep => 1.0 + (imbalance - 1.0) / f64::from(per_node.max(1)),
+        };
+        Self {
+            nvlink_pair_bytes: self.nvlink_pair_bytes * imbalance,
+            nic_pair_bytes: self.nic_pair_bytes * nic,
+            ..self
+        }
+    }
+
+    /// The bytes as the links carry them when the library moves them at
+    /// `rates` over links of `links`' rates: scaled by links / rates, so
+    /// that a flow alone on its link takes the library's time and, beside
+    /// other flows, holds the link for as long.
+    pub fn at_rates(self, rates: LinkRates, links: LinkRates) -> Self {
+        Self {
+            nvlink_pair_bytes: self.nvlink_pair_bytes * links.nvlink_bps / rates.nvlink_bps,
+            nic_pair_bytes: self.nic_pair_bytes * links.nic_bps / rates.nic_bps,
+            ..self
+        }
     }
 }
 
@@ -144,7 +183,18 @@ pub fn all_to_all_traffic(
     place: EpPlacement,
     tokens: f64,
 ) -> AllToAllTraffic {
-    let h = f64::from(t.hidden);
+    traffic_of_hidden(t.hidden, m, ep, place, tokens)
+}
+
+/// [`all_to_all_traffic`] of tokens of `hidden` values.
+pub(crate) fn traffic_of_hidden(
+    hidden: u32,
+    m: &Moe,
+    ep: u32,
+    place: EpPlacement,
+    tokens: f64,
+) -> AllToAllTraffic {
+    let h = f64::from(hidden);
     let token_bytes = h * TOKEN_BYTES;
     let k = f64::from(m.top_k);
     let (local, nodes) = (f64::from(place.per_node), f64::from(place.nodes));
@@ -264,6 +314,7 @@ pub(crate) fn moe_cost(t: &Transformer, m: &Moe, tp: u32, ep: u32, r: &Roofline)
         router,
         experts: experts_fwd,
         shared,
+        act,
         experts_dgrad,
         experts_wgrad,
         shared_dgrad: shared_dgrad.add(router_bwd),
@@ -394,18 +445,82 @@ pub fn merged_order(s: &Scenario, program: Vec<Step>) -> Vec<Step> {
     out
 }
 
+/// Bytes per value of a tensor in FP8 with one fp32 scale per 128 values
+/// (DeepSeek-V3 section 3.3.1: 1 x 128 tiles for activations, each with its
+/// own scaling factor); DeepEP's tests count FP8 dispatches the same way,
+/// `fp8_factor = (1 + 4 / 128) / 2` of the BF16 bytes
+/// (deepseek-ai/DeepEP tests/legacy/test_internode.py:239).
+pub const FP8_BYTES_PER_VALUE: f64 = 1.0 + 4.0 / 128.0;
+
+/// What one MoE layer keeps for its backward per micro-batch on one rank,
+/// beyond what its attention keeps, by part, in bytes at 2 per value
+/// before any recomputation (full recomputation keeps only the layer's
+/// input, `memory::activation_bytes_per_layer`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RoutedActivations {
+    /// The dispatched token copies, the grouped fc1's input (h each).
+    pub dispatched: f64,
+    /// The experts' outputs before the combine (h per copy).
+    pub expert_out: f64,
+    /// The gate and up outputs of each routed copy (2f), the activation's input.
+    pub fc1_out: f64,
+    /// Their product (f per copy), the grouped fc2's input.
+    pub act_out: f64,
+    /// The shared experts' gate, up and product on every token (3f each).
+    pub shared: f64,
+}
+
+impl RoutedActivations {
+    /// The parts of one MoE layer's activations on one rank of `tp`.
+    pub fn of(t: &Transformer, m: &Moe, tp: u32) -> Self {
+        let h = f64::from(t.hidden);
+        let f = f64::from(m.expert_ffn_hidden);
+        let tokens = tokens_per_rank(t, tp);
+        let copies = tokens * f64::from(m.top_k);
+        Self {
+            dispatched: 2.0 * copies * h,
+            expert_out: 2.0 * copies * h,
+            fc1_out: 2.0 * copies * 2.0 * f,
+            act_out: 2.0 * copies * f,
+            shared: 2.0 * tokens * 3.0 * f * f64::from(m.shared_experts),
+        }
+    }
+
+    /// What is kept once `recompute`'s modules are recomputed and, with
+    /// `fp8_cache`, the dispatched copies kept in FP8:
+    /// - `moe` checkpoints the whole layer from its input, which the
+    ///   pre-MLP LayerNorm's output already holds: none of these is kept
+    ///   (megatron/core/transformer/moe/moe_layer.py:701-716);
+    /// - `moe_act` discards the activation's output and recomputes it from
+    ///   the fc1 output (experts.py:1019-1032): `act_out` goes;
+    /// - `shared_experts` checkpoints the shared experts from their input
+    ///   (shared_experts.py:158): `shared` goes;
+    /// - FP8 caching keeps the dispatched copies at 1 + 4/128 bytes per
+    ///   value (DeepSeek-V3 section 3.3).
+    pub fn kept_bytes(&self, recompute: RecomputeModules, fp8_cache: bool) -> f64 {
+        if recompute.moe {
+            return 0.0;
+        }
+        let dispatched = if fp8_cache {
+            self.dispatched * FP8_BYTES_PER_VALUE / TOKEN_BYTES
+        } else {
+            self.dispatched
+        };
+        let act_out = if recompute.moe_act { 0.0 } else { self.act_out };
+        let shared = if recompute.shared_experts {
+            0.0
+        } else {
+            self.shared
+        };
+        dispatched + self.expert_out + self.fc1_out + act_out + shared
+    }
+}
+
 /// Bytes one MoE layer keeps for its backward per micro-batch on one rank,
-/// beyond what its attention keeps: the dispatched token copies and the
-/// experts' outputs before the combine (h each), the gate and up outputs
-/// (2 f) and their product (f) of each routed copy, at 2 bytes per value;
-/// the shared experts' likewise on every token. Full recomputation keeps
-/// only the layer's input (`memory::activation_bytes_per_layer`).
+/// beyond what its attention keeps ([`RoutedActivations`], as the
+/// scenario recomputes and caches them).
 pub fn routed_activation_bytes(t: &Transformer, m: &Moe, tp: u32) -> f64 {
-    let h = f64::from(t.hidden);
-    let f = f64::from(m.expert_ffn_hidden);
-    let tokens = tokens_per_rank(t, tp);
-    let copies = tokens * f64::from(m.top_k);
-    2.0 * (copies * (2.0 * h + 3.0 * f) + tokens * 3.0 * f * f64::from(m.shared_experts))
+    RoutedActivations::of(t, m, tp).kept_bytes(m.recompute, m.fp8_dispatch_cache)
 }
 
 /// Bytes of the all-to-all buffers one rank holds: the dispatch's send and

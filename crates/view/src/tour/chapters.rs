@@ -509,4 +509,45 @@ pub const CHAPTERS: &[Chapter] = &[
                   from {before:bubble_fraction} to {bubble_fraction}.",
         focus: Focus::Wait(Ep),
     },
+    Chapter {
+        title: "The best layout is decided by windows",
+        preset: "didactic",
+        setup: |i| {
+            i.parallel.tp = Some(8);
+            i.parallel.pp = Some(1);
+            i.parallel.dp = Some(2);
+        },
+        intro: "The didactic model on its 16 GPUs without a pipeline: TP 8 fills each node and DP 2 spans the \
+                two, every overlap on. Each GEMM is an eighth of its layer, too short to hide TP's traffic: \
+                {before:axes.tp.comm_ms} of it against a window of {before:axes.tp.window_ms}. \
+                {before:axes.tp.exposed_ms} of it is exposed.",
+        question: "Move to TP 2 x DP 8: the same GPUs and the same work per GPU. What happens to the step time?",
+        choices: CHANGE_CHOICES,
+        action: |i| {
+            i.parallel.tp = Some(2);
+            i.parallel.dp = Some(8);
+        },
+        watch: &[
+            STEP,
+            ("compute busy", Metric::Compute),
+            axis("TP exposed", Tp, AxisFigure::Exposed),
+            axis("TP window", Tp, AxisFigure::Window),
+            axis("DP window", Dp, AxisFigure::Window),
+            axis("DP exposed", Dp, AxisFigure::Exposed),
+        ],
+        explain: "Compute barely moves, from {before:compute_ms} to {compute_ms}: what moves is what fits in the \
+                  windows. TP's traffic falls to {axes.tp.comm_ms}, inside its window of {axes.tp.window_ms}. \
+                  Only {axes.tp.exposed_ms} of it stays exposed. DP's traffic grows from {before:axes.dp.comm_ms} to \
+                  {axes.dp.comm_ms}, as each GPU now holds half of every layer's weights instead of an eighth. Its \
+                  window grows more: the global batch of 8 over 8 replicas gives each one micro-batch, so the \
+                  window lies in the step's only backward pass, {axes.dp.window_ms}, where four micro-batches per \
+                  replica left it the last one's, {before:axes.dp.window_ms}. DP's exposed time stays near where it \
+                  was, {before:axes.dp.exposed_ms} then {axes.dp.exposed_ms}. The Search layouts view ranks every \
+                  layout of a model this way, each simulated.",
+        controls: &["parallel.tp", "parallel.dp"],
+        answer: Some(|o| change_choice(o.before.step_time_ms, o.after.step_time_ms, 0.05)),
+        verdict: "The step goes from {before:step_time_ms} to {step_time_ms} on about the same compute. TP's \
+                  exposed time falls from {before:axes.tp.exposed_ms} to {axes.tp.exposed_ms}.",
+        focus: Focus::OneLayer,
+    },
 ];

@@ -134,7 +134,7 @@ impl Chapter {
     }
 }
 
-/// How many chapters the tour has (share links name them 1 to this).
+/// How many chapters the tour has.
 pub fn chapter_count() -> usize {
     CHAPTERS.len()
 }
@@ -143,19 +143,39 @@ pub fn chapter_count() -> usize {
 /// the chapter (1-based) each now opens. Chapter 14, "Small messages waste
 /// the link", ran chapter 5's experiment with chapter 5's figures; its
 /// explanation is part of chapter 5 now (issue 58). A number here is
-/// never given to a new chapter.
+/// never given to a new chapter: the chapter after it takes the next one
+/// ([`link_number`]).
 pub const RETIRED_CHAPTERS: &[(usize, usize)] = &[(14, 5)];
 
-/// The chapter (1-based) a link's `chapter=N` opens: N itself among the
-/// chapters, a retired number's successor, else `None`.
+fn retired(n: usize) -> Option<usize> {
+    RETIRED_CHAPTERS
+        .iter()
+        .find(|&&(old, _)| old == n)
+        .map(|&(_, now)| now)
+}
+
+/// The number a link writes for chapter `chapter` (1-based, as the page
+/// counts them): its place among the numbers no retired chapter holds, so
+/// that a number once written keeps opening the same chapter.
+pub fn link_number(chapter: usize) -> usize {
+    (1..)
+        .filter(|&n| retired(n).is_none())
+        .nth(chapter.saturating_sub(1))
+        .unwrap_or(chapter)
+}
+
+/// The highest number a link may carry: the last chapter's.
+pub fn last_link_number() -> usize {
+    link_number(chapter_count())
+}
+
+/// The chapter (1-based) a link's `chapter=N` opens: a retired number's
+/// successor, else the chapter whose link number N is, else `None`.
 pub fn chapter_of_link(n: usize) -> Option<usize> {
-    if RETIRED_CHAPTERS.iter().any(|&(old, _)| old == n) {
-        return RETIRED_CHAPTERS
-            .iter()
-            .find(|&&(old, _)| old == n)
-            .map(|&(_, now)| now);
+    if let Some(now) = retired(n) {
+        return Some(now);
     }
-    (1..=chapter_count()).contains(&n).then_some(n)
+    (1..=chapter_count()).find(|&c| link_number(c) == n)
 }
 
 /// Sorts a share of something gone (0..1; negative when it grew) into three

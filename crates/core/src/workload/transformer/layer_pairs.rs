@@ -274,13 +274,15 @@ impl Builder<'_> {
     }
 
     /// What opens a layer's backward: sharded DP's hook, and with full
-    /// recomputation the layer's forward again (its all-to-alls waited for).
+    /// recomputation the layer's forward again (its all-to-alls waited
+    /// for), or the modules `recompute_modules` names.
     fn backward_layer_opens(&mut self, layer: u32, mb: u32) {
         self.before_layer(layer, Phase::Backward);
         if self.t.recompute == Recompute::Full {
             self.forward_layer(layer, mb, Phase::Recompute);
             self.ep_wait();
         }
+        self.recompute_modules(layer, mb);
     }
 
     fn pair_cost(&self) -> crate::workload::moe::MoeCost {

@@ -27,6 +27,7 @@ mod context;
 mod grad_buckets;
 mod layer;
 mod layer_pairs;
+mod module_recompute;
 mod moe_layer;
 mod pipeline;
 mod tp_modes;
@@ -160,7 +161,11 @@ pub(crate) fn build(mut g: Graph, s: &Scenario, t: &Transformer, fidelity: Fidel
             let ep = s.parallel.ep;
             let place = crate::workload::moe::EpPlacement::of(ep, s.hardware.gpus_per_node);
             let tokens = crate::workload::moe::tokens_per_rank(t, tp);
-            crate::workload::moe::all_to_all_traffic(t, m, ep, place, tokens)
+            crate::workload::moe::all_to_all_traffic(t, m, ep, place, tokens).at_busiest(
+                m.imbalance,
+                m.dispatcher,
+                place.per_node,
+            )
         }),
         ep_stream: Default::default(),
         group_at: (0, 0),
@@ -332,6 +337,7 @@ impl Builder<'_> {
                         self.forward_layer(layer, mb, Phase::Recompute);
                         self.ep_wait();
                     }
+                    self.recompute_modules(layer, mb);
                     self.backward_layer(layer, mb, whole);
                 }
                 self.backward_tail(replica, vs, mb, whole);

@@ -213,6 +213,10 @@ impl Builder<'_> {
             size_bytes: traffic.nic_bytes() + traffic.nvlink_bytes(),
         };
         let meta = meta.call(&self.cluster.call(Axis::Ep, shape));
+        // The library's achievable rates on each link class (DeepEP's
+        // fitted to its own table, `collective::deepep`).
+        let (rates, links) = self.cluster.all_to_all_rates(Axis::Ep, shape);
+        let traffic = traffic.at_rates(rates, links);
         let (stage, replica) = self.group_at;
         let parts = [
             (false, traffic.nvlink_peers, traffic.nvlink_pair_bytes),

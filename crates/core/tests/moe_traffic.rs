@@ -1,0 +1,98 @@
+//! The all-to-all as the busiest rank sees it (model.md 4c): routing
+//! imbalance loads its traffic as well as its GEMMs, and each library's
+//! fitted rates set the bytes its flows hold the links for; each against a
+//! hand count.
+
+use overlap_core::scenario::Dispatcher;
+use overlap_core::timeline::{Axis, Interval};
+use overlap_core::workload::moe::{AllToAllTraffic, EpPlacement};
+use overlap_core::{presets, simulate, ScenarioInput};
+
+const MIB: f64 = 1024.0 * 1024.0;
+
+#[test]
+fn nccl_brings_the_busiest_rank_imbalance_times_the_mean_over_every_pair() {
+    // moe-didactic (NCCL, EP 16 on two nodes): 4 MiB per pair balanced
+    // (tests/moe.rs); at imbalance 1.5 the busiest rank receives, and
+    // sends back, 6 MiB per pair.
+    let mut input = presets::find("moe-didactic").unwrap().input();
+    input.workload.moe.imbalance = Some(1.5);
+    let s = input.resolve().unwrap();
+    let sim = simulate(&s);
+    let ep: &[Interval] = &sim.timeline.gpus[0].comm[Axis::Ep.index()];
+    assert!(!ep.is_empty());
+    assert!(
+        ep.iter().all(|iv| (iv.bytes - 6.0 * MIB).abs() < 1.0),
+        "{:?}",
+        ep.first().map(|iv| iv.bytes)
+    );
+}
+
+#[test]
+fn deepep_brings_the_extra_over_nvlink_and_spreads_it_over_the_nodes_nics() {
+    let balanced = AllToAllTraffic {
+        nvlink_peers: 7,
+        nvlink_pair_bytes: 1000.0,
+        nic_peers: 7,
+        nic_pair_bytes: 800.0,
+    };
+    let place = EpPlacement::of(64, 8);
+    let busiest = balanced.at_busiest(1.5, Dispatcher::Deepep, place.per_node);
+    assert_eq!(busiest.nvlink_pair_bytes, 1500.0);
+    // The node's 8 NICs share the busiest GPU's extra half: 1/16 more each.
+    assert_eq!(busiest.nic_pair_bytes, 800.0 * (1.0 + 0.5 / 8.0));
+    let nccl = balanced.at_busiest(1.5, Dispatcher::Alltoall, place.per_node);
+    assert_eq!(
+        (nccl.nvlink_pair_bytes, nccl.nic_pair_bytes),
+        (1500.0, 1200.0)
+    );
+    assert_eq!(balanced.at_busiest(1.0, Dispatcher::Deepep, 8), balanced);
+}
+
+#[test]
+fn deepseek_v3s_all_to_all_holds_the_links_at_deepeps_fitted_rates() {
+    // deepseek-v3 (DeepEP over 8 nodes of H800-like GPUs, NVLink 200 and
+    // NIC 50 GB/s per direction): the NIC part is carried at 43.7 of 50
+    // GB/s where the links run NCCL's 0.94 x 50, so its bytes on the
+    // timeline are 0.94 x 50 / 43.7 of the traffic's.
+    let s = presets::scenario("deepseek-v3").unwrap();
+    let overlap_core::scenario::Workload::Transformer(t) = &s.workload else {
+        panic!()
+    };
+    let m = t.moe.as_ref().unwrap();
+    let place = EpPlacement::of(64, 8);
+    let traffic = overlap_core::workload::moe::all_to_all_traffic(t, m, 64, place, 4096.0);
+    let nic_on_links = traffic.nic_pair_bytes * 0.94 * 50.0 / 43.7;
+    // NVLink: 200 x NCCL's 20.6/25 per link against DeepEP's 124.8.
+    let nvlink_on_links = traffic.nvlink_pair_bytes * 200.0 * (20.6 / 25.0) / 124.8;
+    // Its shape and links on 8 nodes without a pipeline, four layers.
+    let mut v = serde_json::to_value(presets::find("deepseek-v3").unwrap().input()).unwrap();
+    v["hardware"]["nodes"] = 8.into();
+    v["workload"]["layers"] = 4.into();
+    v["workload"]["global_batch"] = 64.into();
+    v["parallel"] =
+        serde_json::json!({"tp": 1, "pp": 1, "dp": 64, "ep": 64, "dp_sharding": "optimizer"});
+    let small = ScenarioInput::from_json(&v.to_string())
+        .unwrap()
+        .resolve()
+        .unwrap();
+    let sim = simulate(&small);
+    let bytes: Vec<f64> = sim
+        .timeline
+        .gpus
+        .iter()
+        .flat_map(|g| g.comm[Axis::Ep.index()].iter().map(|iv| iv.bytes))
+        .collect();
+    let near = |a: f64, b: f64| (a - b).abs() <= 1e-6 * b;
+    assert!(
+        bytes.iter().any(|&b| near(b, nic_on_links)),
+        "NIC {nic_on_links}"
+    );
+    assert!(
+        bytes.iter().any(|&b| near(b, nvlink_on_links)),
+        "NVLink {nvlink_on_links}"
+    );
+    assert!(bytes
+        .iter()
+        .all(|&b| near(b, nic_on_links) || near(b, nvlink_on_links)));
+}
