@@ -271,9 +271,19 @@ fn moe_grid() -> Vec<String> {
             forms.push(("deepep", r#"["combined_1f1b"]"#));
         }
         for (dispatcher, ep_on) in forms {
+            // Expert TP 2 (Megatron's MoE folding): the EP group every
+            // other rank, inside a node and across two.
             for (hardware, layout) in [
                 (r#""nodes":4,"gpus_per_node":2"#, r#""tp":1,"dp":4,"ep":4"#),
                 (r#""nodes":2,"gpus_per_node":4"#, r#""tp":2,"dp":2,"ep":2"#),
+                (
+                    r#""nodes":2,"gpus_per_node":4"#,
+                    r#""tp":2,"dp":2,"ep":2,"etp":2"#,
+                ),
+                (
+                    r#""nodes":4,"gpus_per_node":2"#,
+                    r#""tp":2,"dp":2,"ep":2,"etp":2"#,
+                ),
             ] {
                 out.push(format!(
                     r#"{{"hardware":{{{hardware},"oversubscription":2}},

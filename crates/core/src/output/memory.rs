@@ -17,6 +17,7 @@ use crate::model::scenario::{
     Transformer, Workload,
 };
 use crate::output::report::MemoryGb;
+use crate::workload::expert_folding::ExpertFolding;
 use crate::workload::layer_cost::{dense_params_at, embedding_params_whole, layer_params};
 use crate::workload::moe;
 use crate::workload::schedule::{peak_in_flight, stage_program};
@@ -77,13 +78,13 @@ pub fn activation_bytes_per_layer(t: &Transformer, tp: u32) -> f64 {
 /// [`activation_bytes_per_layer`] for layer `layer`: an MoE layer keeps
 /// its routed activations (`moe::routed_activation_bytes`) instead of the
 /// dense MLP's terms, unless full recomputation keeps only its input.
-pub fn activation_bytes_at(t: &Transformer, tp: u32, layer: u32) -> f64 {
+pub fn activation_bytes_at(t: &Transformer, tp: u32, etp: u32, layer: u32) -> f64 {
     let dense = activation_bytes_per_layer(t, tp);
     match &t.moe {
         Some(m) if m.is_moe_layer(layer) && t.recompute != Recompute::Full => {
             let sbh = f64::from(t.seq) * f64::from(t.micro_batch) * f64::from(t.hidden);
             dense - sbh * mlp_activation_terms(t) / f64::from(tp)
-                + moe::routed_activation_bytes(t, m, tp)
+                + moe::routed_activation_bytes(t, m, tp, etp)
         }
         _ => dense,
     }
@@ -211,7 +212,7 @@ fn stage_memory_with(s: &Scenario, t: &Transformer, memo: &InFlightMemo) -> Vec<
             let moe_layers: Option<f64> = t.moe.as_ref().map(|_| {
                 layers
                     .iter()
-                    .map(|&l| activation_bytes_at(t_local, p.tp, l))
+                    .map(|&l| activation_bytes_at(t_local, p.tp, p.etp, l))
                     .sum()
             });
             let one_layer = activation_bytes_per_layer(t_local, p.tp);
@@ -219,7 +220,7 @@ fn stage_memory_with(s: &Scenario, t: &Transformer, memo: &InFlightMemo) -> Vec<
                 Some(m) => layers
                     .iter()
                     .filter(|&&l| m.is_moe_layer(l))
-                    .map(|_| moe::expert_params_per_rank(t, m, p.ep))
+                    .map(|_| moe::expert_params_per_rank(t, m, &ExpertFolding::of(s)))
                     .sum(),
                 None => 0.0,
             };
@@ -348,11 +349,11 @@ pub fn memory_gb_with(s: &Scenario, memo: &InFlightMemo) -> MemoryGb {
             let (weight_shards, grad_shards, optimizer_shards) = dp_shards(s);
             let grad_bytes = f64::from(s.overlap.grad_bytes);
             // The routed experts' optimizer states shard over the ranks
-            // holding the same experts, as the distributed optimizer shards
-            // the rest over DP (CP with experts is refused).
+            // holding the same expert shard, as the distributed optimizer
+            // shards the rest over DP (CP with experts is refused).
             let expert_optimizer_shards = match s.parallel.dp_sharding {
                 DpSharding::None => 1.0,
-                _ => f64::from(s.parallel.tp * s.parallel.dp / s.parallel.ep),
+                _ => f64::from(ExpertFolding::of(s).edp()),
             };
             stage_memory_with(s, t, memo)
                 .into_iter()

@@ -473,14 +473,14 @@ impl Cluster {
     /// The simulated GPUs an EP all-to-all of GPU (`stage`, `replica`,
     /// `tp_rank`) sends to over one link class (`across`: the NIC), for
     /// `Fidelity::Full`; empty in the reduced simulation, whose mirrors'
-    /// links are the representative's own. The EP group is `ep`
-    /// consecutive ranks of the stage (TP fastest, then DP; expert tensor
-    /// parallelism 1). `same_index`: across nodes, only the GPU of the
-    /// same index in its node (DeepEP).
+    /// links are the representative's own. `group` is the all-to-all's
+    /// ranks as indices in the stage (TP fastest, then DP: its expert
+    /// group, `ExpertFolding`), the GPU's own among them. `same_index`:
+    /// across nodes, only the GPU of the same index in its node (DeepEP).
     pub fn ep_peers(
         &self,
         (stage, replica, tp_rank): (u32, u32, u32),
-        ep: u32,
+        group: &[u32],
         across: bool,
         same_index: bool,
     ) -> Vec<u32> {
@@ -489,10 +489,11 @@ impl Cluster {
             return Vec::new();
         }
         let local = tp_rank + l.tp * replica;
-        let start = local - local % ep;
         let node_of = |local: u32| l.node(l.rank(stage, local / l.tp, local % l.tp));
         let gpn = l.gpus_per_node;
-        (start..start + ep)
+        group
+            .iter()
+            .copied()
             .filter(|&j| j != local)
             .filter(|&j| (node_of(j) != node_of(local)) == across)
             .filter(|&j| !(across && same_index) || (j % gpn == local % gpn))

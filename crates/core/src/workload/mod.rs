@@ -6,6 +6,7 @@ mod collective_bench;
 pub mod cost;
 pub mod efficiency;
 pub mod embedding_sync;
+pub mod expert_folding;
 pub(crate) mod fp8_casts;
 pub mod fusion;
 pub(crate) mod graph;
