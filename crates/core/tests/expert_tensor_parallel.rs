@@ -2,7 +2,8 @@
 //! (model.md 4c, `parallel.etp`): which ranks form each expert group, the
 //! bytes of the all-to-all and of the expert-TP gather and reduce-scatter
 //! against a hand count, the experts' FLOPs and parameters per rank, the
-//! expert-data-parallel reduction, and the refusals naming their field.
+//! expert-data-parallel reduction, CP ranks in the expert groups, and the
+//! refusals naming their field.
 
 use overlap_core::timeline::{Axis, OpKind};
 use overlap_core::workload::expert_folding::ExpertFolding;
@@ -192,4 +193,42 @@ fn impossible_expert_tp_is_refused_naming_the_field() {
     );
     let e = refusal(&small(4, 2, 1, 2));
     assert!(e.contains("parallel.etp") && e.contains("ep 1"), "{e}");
+}
+
+#[test]
+fn cp_ranks_join_the_expert_groups_and_route_their_own_tokens() {
+    // TP 2 x CP 2 x DP 4 on two nodes of 8, EP 8: a stage's 16 ranks fold
+    // into two EP groups of 8 consecutive ranks, one per node (TP 0-1 of
+    // CP 0 and CP 1, of two replicas), and expert DP 16 / 8 = 2, a rank
+    // and its twin in the other node.
+    let json = r#"{"hardware":{"preset":"dgx-h100","nodes":2},
+        "workload":{"layers":2,"hidden":2048,"heads":16,"seq":4096,"global_batch":8,"vocab":32000,
+          "sequence_parallel":true,"mlp":"swiglu","ffn_hidden":4096,"attention":"flash",
+          "moe":{"experts":8,"top_k":2,"expert_ffn_hidden":1024}},
+        "parallel":{"tp":2,"cp":2,"pp":1,"dp":4,"ep":8,"dp_sharding":"optimizer"},
+        "overlap":{"tp":false,"pp":true,"dp":true}}"#;
+    let s = scenario(json);
+    let f = ExpertFolding::of(&s);
+    assert_eq!(f.stage_ranks, 16);
+    assert_eq!(f.ep_group(3), (0..8).collect::<Vec<_>>());
+    assert_eq!(f.edp(), 2);
+    assert_eq!(f.edp_group(3), vec![3, 11]);
+    // Each rank routes its own 4096 / (cp 2 x tp 2) = 1024 tokens, 2
+    // copies each of 2048 bf16 values: 8 MiB, 1 MiB to each of its 7 NVLink
+    // peers, none across the NIC. Per MoE layer and micro-batch, four
+    // all-to-alls of one link class each.
+    let sim = simulate(&s);
+    let ep = &sim.timeline.gpus[0].comm[Axis::Ep.index()];
+    assert!(ep.iter().all(|iv| iv.bytes == 1_048_576.0), "{ep:?}");
+    let micro_batches = 8 / 4;
+    assert_eq!(ep.len(), 4 * 2 * micro_batches);
+    // The expert gradients reduce over the expert-DP pair (across the
+    // nodes); the dense ones over dp x cp = 8.
+    let report = simulate_report(&s).unwrap().report;
+    assert!(report.axes[Axis::Dp].comm_ms > 0.0);
+    // Without CP the same 16 GPUs route twice the tokens a rank.
+    let no_cp = json.replace(r#""cp":2,"pp":1,"dp":4"#, r#""cp":1,"pp":1,"dp":8"#);
+    let sim = simulate(&scenario(&no_cp));
+    let ep = &sim.timeline.gpus[0].comm[Axis::Ep.index()];
+    assert!(ep.iter().all(|iv| iv.bytes == 2_097_152.0));
 }

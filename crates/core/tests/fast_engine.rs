@@ -272,7 +272,7 @@ fn moe_grid() -> Vec<String> {
         }
         for (dispatcher, ep_on) in forms {
             // Expert TP 2 (Megatron's MoE folding): the EP group every
-            // other rank, inside a node and across two.
+            // other rank, inside a node and across two; and CP 2.
             for (hardware, layout) in [
                 (r#""nodes":4,"gpus_per_node":2"#, r#""tp":1,"dp":4,"ep":4"#),
                 (r#""nodes":2,"gpus_per_node":4"#, r#""tp":2,"dp":2,"ep":2"#),
@@ -283,6 +283,15 @@ fn moe_grid() -> Vec<String> {
                 (
                     r#""nodes":4,"gpus_per_node":2"#,
                     r#""tp":2,"dp":2,"ep":2,"etp":2"#,
+                ),
+                // CP ranks in the EP and expert-DP groups.
+                (
+                    r#""nodes":4,"gpus_per_node":2"#,
+                    r#""tp":1,"cp":2,"dp":2,"ep":2"#,
+                ),
+                (
+                    r#""nodes":2,"gpus_per_node":4"#,
+                    r#""tp":2,"cp":2,"dp":1,"ep":4"#,
                 ),
             ] {
                 out.push(format!(

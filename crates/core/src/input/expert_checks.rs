@@ -25,14 +25,16 @@ pub(crate) fn check_experts(c: &mut Checker, s: &Scenario, t: &Transformer) {
     // Megatron-LM's MoE parallel folding lays ep x etp over each stage's
     // ranks: the expert rank generator's world is tp x cp x dp per stage
     // (megatron/core/parallel_state.py:874-884, which raises when it does
-    // not divide).
-    let stage_gpus = p.tp * p.dp;
+    // not divide). The CP ranks join the experts' groups, each routing its
+    // own seq / cp tokens.
+    let stage_gpus = p.tp * p.cp * p.dp;
+    let stage_axes = if p.cp > 1 { "tp x cp x dp" } else { "tp x dp" };
     let folded = p.ep.saturating_mul(p.etp);
     if !stage_gpus.is_multiple_of(p.ep) {
         c.fail(
             "parallel.ep",
             format!(
-                "ep {} does not divide tp x dp = {stage_gpus}: experts are spread over ranks of one stage, valid is {}",
+                "ep {} does not divide {stage_axes} = {stage_gpus}: experts are spread over ranks of one stage, valid is {}",
                 p.ep,
                 divisors(stage_gpus, 4096)
             ),
@@ -41,7 +43,7 @@ pub(crate) fn check_experts(c: &mut Checker, s: &Scenario, t: &Transformer) {
         c.fail(
             "parallel.ep",
             format!(
-                "ep {} x etp {} = {folded} does not divide tp x dp = {stage_gpus} (Megatron-LM's MoE parallel \
+                "ep {} x etp {} = {folded} does not divide {stage_axes} = {stage_gpus} (Megatron-LM's MoE parallel \
                  folding): valid ep with etp {} is {}",
                 p.ep,
                 p.etp,
@@ -85,18 +87,6 @@ pub(crate) fn check_experts(c: &mut Checker, s: &Scenario, t: &Transformer) {
             "parallel.dp_sharding",
             "\"full\" (FSDP) with experts is not modelled: valid are \"none\" or \"optimizer\""
                 .to_string(),
-        );
-    }
-    // The experts' ranks are laid out over a stage's tp x dp and route
-    // each rank's whole sequence; CP's split of the sequence, between TP
-    // and DP in the rank order, is not modelled with them.
-    if p.cp > 1 {
-        c.fail(
-            "parallel.cp",
-            format!(
-                "cp {} with experts is not modelled: valid is 1 for a mixture of experts",
-                p.cp
-            ),
         );
     }
     if m.top_k > m.experts {

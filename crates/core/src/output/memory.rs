@@ -350,7 +350,7 @@ pub fn memory_gb_with(s: &Scenario, memo: &InFlightMemo) -> MemoryGb {
             let grad_bytes = f64::from(s.overlap.grad_bytes);
             // The routed experts' optimizer states shard over the ranks
             // holding the same expert shard, as the distributed optimizer
-            // shards the rest over DP (CP with experts is refused).
+            // shards the rest over DP; the CP ranks are among them.
             let expert_optimizer_shards = match s.parallel.dp_sharding {
                 DpSharding::None => 1.0,
                 _ => f64::from(ExpertFolding::of(s).edp()),

@@ -474,8 +474,8 @@ impl Cluster {
     /// `tp_rank`) sends to over one link class (`across`: the NIC), for
     /// `Fidelity::Full`; empty in the reduced simulation, whose mirrors'
     /// links are the representative's own. `group` is the all-to-all's
-    /// ranks as indices in the stage (TP fastest, then DP: its expert
-    /// group, `ExpertFolding`), the GPU's own among them. `same_index`:
+    /// ranks as indices in the stage (TP fastest, then CP, then DP: its
+    /// expert group, `ExpertFolding`), the GPU's own among them. `same_index`:
     /// across nodes, only the GPU of the same index in its node (DeepEP).
     pub fn ep_peers(
         &self,
@@ -488,16 +488,22 @@ impl Cluster {
         if l.fidelity == Fidelity::Reduced {
             return Vec::new();
         }
-        let local = tp_rank + l.tp * replica;
-        let node_of = |local: u32| l.node(l.rank(stage, local / l.tp, local % l.tp));
+        let local = l.stage_index(replica, tp_rank);
+        let node_of = |local: u32| l.node(l.rank_at(stage, local));
         let gpn = l.gpus_per_node;
+        // A peer at a CP rank above 0 is its CP rank 0's mirror: its in-link
+        // is that GPU's (model.md 7), which so carries, over the CP ranks,
+        // what each real rank receives.
         group
             .iter()
             .copied()
             .filter(|&j| j != local)
             .filter(|&j| (node_of(j) != node_of(local)) == across)
             .filter(|&j| !(across && same_index) || (j % gpn == local % gpn))
-            .map(|j| self.gpu(stage, j / l.tp, j % l.tp))
+            .map(|j| {
+                let (replica, tp) = l.represented_by(j);
+                self.gpu(stage, replica, tp)
+            })
             .collect()
     }
 

@@ -1,9 +1,10 @@
 //! Megatron-LM's MoE parallel folding (model.md 4c): which ranks of a
 //! pipeline stage form each expert group. The experts renumber a stage's
-//! tp x dp ranks in their own order, expert TP fastest, then EP, then
-//! expert DP (megatron/core/parallel_state.py:886-895, the expert
-//! RankGenerator over `tp-cp-ep-dp-pp` with tp = etp and cp = 1); a rank
-//! keeps its place in the stage, so the dense order's index (TP fastest,
+//! tp x cp x dp ranks in their own order, expert TP fastest, then EP,
+//! then expert DP (megatron/core/parallel_state.py:886-895, the expert
+//! RankGenerator over `tp-cp-ep-dp-pp` with tp = etp and cp = 1: the CP
+//! ranks fold into EP and expert DP like any other); a rank keeps its
+//! place in the stage, so the dense order's index (TP fastest, then CP,
 //! then DP, `Layout::rank`) is also its expert-order index.
 //!
 //! Groups, for the rank at stage index i:
@@ -24,7 +25,7 @@ pub struct ExpertFolding {
     pub ep: u32,
     /// Expert tensor-parallel degree.
     pub etp: u32,
-    /// Ranks of one stage: tp x dp.
+    /// Ranks of one stage: tp x cp x dp.
     pub stage_ranks: u32,
 }
 
@@ -34,7 +35,7 @@ impl ExpertFolding {
         Self {
             ep: s.parallel.ep,
             etp: s.parallel.etp,
-            stage_ranks: s.parallel.tp * s.parallel.dp,
+            stage_ranks: s.parallel.tp * s.parallel.cp * s.parallel.dp,
         }
     }
 
@@ -44,7 +45,7 @@ impl ExpertFolding {
     }
 
     /// The expert-data-parallel degree: ranks of a stage holding the same
-    /// expert shard, tp x dp / (ep x etp) (parallel_state.py:880).
+    /// expert shard, tp x cp x dp / (ep x etp) (parallel_state.py:880).
     pub fn edp(&self) -> u32 {
         self.stage_ranks / self.block()
     }

@@ -37,7 +37,7 @@ pub(super) struct GpuBuckets {
     /// gathers, the weights whose scales the optimizer step recomputes.
     layer_params: f64,
     /// The routed experts' gradients, reduced over the expert-data-parallel
-    /// group (tp * dp / (ep * etp) ranks) rather than over DP.
+    /// group (tp * cp * dp / (ep * etp) ranks) rather than over DP.
     expert_pending_bytes: f64,
     expert_buckets: Vec<Bucket>,
     expert_params: f64,
@@ -240,8 +240,7 @@ impl Builder<'_> {
     }
 
     /// The expert-data-parallel degree: the ranks of a stage holding the
-    /// same expert shard, tp * dp / (ep * etp) (CP with experts is
-    /// refused, so no CP ranks join them).
+    /// same expert shard, tp * cp * dp / (ep * etp): the CP ranks join it.
     fn expert_data_parallel(&self) -> u32 {
         self.folding.edp()
     }
@@ -258,17 +257,30 @@ impl Builder<'_> {
         if self.t.moe.is_none() || edp <= 1 {
             return Vec::new();
         }
+        // Each simulated GPU's group, its simulated members (CP rank 0: the
+        // rest are their mirrors, model.md 7), each group once.
         let groups: Vec<Vec<u32>> = match l.fidelity {
             Fidelity::Reduced => vec![vec![self.cluster.gpu(stage, 0, 0)]],
-            Fidelity::Full => (0..folding.block())
-                .map(|first| {
-                    folding
-                        .edp_group(first)
-                        .into_iter()
-                        .map(|local| self.cluster.gpu(stage, local / l.tp, local % l.tp))
-                        .collect()
-                })
-                .collect(),
+            Fidelity::Full => {
+                let mut groups: Vec<Vec<u32>> = Vec::new();
+                for r in 0..l.replicas() {
+                    for k in 0..l.tp_ranks() {
+                        let members: Vec<u32> = folding
+                            .edp_group(l.stage_index(r, k))
+                            .into_iter()
+                            .filter(|&j| l.simulated_index(j))
+                            .map(|j| {
+                                let (replica, tp) = l.represented_by(j);
+                                self.cluster.gpu(stage, replica, tp)
+                            })
+                            .collect();
+                        if !groups.contains(&members) {
+                            groups.push(members);
+                        }
+                    }
+                }
+                groups
+            }
         };
         let per_node = folding.edp_per_node(l.gpus_per_node);
         let (kind, _) = self.sharding.bucket_collective();

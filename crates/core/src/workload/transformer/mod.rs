@@ -120,6 +120,12 @@ pub(crate) fn build(mut g: Graph, s: &Scenario, t: &Transformer, fidelity: Fidel
     let virtual_stages = s.parallel.virtual_stages;
     let gpus = g.gpus.len();
     let folding = ExpertFolding::of(s);
+    // Each CP rank routes its own seq / cp tokens (model.md 4c, as the
+    // layer costs count them).
+    let t_local = Transformer {
+        seq: t.seq / s.parallel.cp.max(1),
+        ..t.clone()
+    };
     let mut b = Builder {
         g,
         s,
@@ -152,7 +158,7 @@ pub(crate) fn build(mut g: Graph, s: &Scenario, t: &Transformer, fidelity: Fidel
         sharding: Sharding::new(s, t),
         moe_cost: t.moe.as_ref().map(|m| {
             crate::workload::moe::moe_cost(
-                t,
+                &t_local,
                 m,
                 tp,
                 &folding,
@@ -160,9 +166,9 @@ pub(crate) fn build(mut g: Graph, s: &Scenario, t: &Transformer, fidelity: Fidel
             )
         }),
         ep_traffic: t.moe.as_ref().filter(|_| folding.ep > 1).map(|m| {
-            let tokens = crate::workload::moe::tokens_per_rank(t, tp);
+            let tokens = crate::workload::moe::tokens_per_rank(&t_local, tp);
             crate::workload::moe::expert_all_to_all(
-                t,
+                &t_local,
                 m,
                 &folding,
                 s.hardware.gpus_per_node,
@@ -170,7 +176,7 @@ pub(crate) fn build(mut g: Graph, s: &Scenario, t: &Transformer, fidelity: Fidel
             )
         }),
         etp_gather_bytes: t.moe.as_ref().map_or(0.0, |m| {
-            crate::workload::moe::etp_gather_bytes(t, m, tp, &folding)
+            crate::workload::moe::etp_gather_bytes(&t_local, m, tp, &folding)
         }),
         folding,
         ep_stream: Default::default(),

@@ -268,7 +268,7 @@ impl Builder<'_> {
                     continue;
                 }
                 let tp_rank = self.g.gpus[gpu as usize].tp_rank;
-                let at = tp_rank + self.s.parallel.tp * replica;
+                let at = self.cluster.layout.stage_index(replica, tp_rank);
                 let ranks = if deepep {
                     self.folding.tp_ep_group(at)
                 } else {
