@@ -2,8 +2,8 @@
 //! (model.md 4c, `parallel.etp`): which ranks form each expert group, the
 //! bytes of the all-to-all and of the expert-TP gather and reduce-scatter
 //! against a hand count, the experts' FLOPs and parameters per rank, the
-//! expert-data-parallel reduction, CP ranks in the expert groups, and the
-//! refusals naming their field.
+//! expert-data-parallel reduction, CP ranks in the expert groups, FSDP's
+//! expert shards, and the refusals naming their field.
 
 use overlap_core::timeline::{Axis, OpKind};
 use overlap_core::workload::expert_folding::ExpertFolding;
@@ -231,4 +231,59 @@ fn cp_ranks_join_the_expert_groups_and_route_their_own_tokens() {
     let sim = simulate(&scenario(&no_cp));
     let ep = &sim.timeline.gpus[0].comm[Axis::Ep.index()];
     assert!(ep.iter().all(|iv| iv.bytes == 2_097_152.0));
+}
+
+#[test]
+fn fsdp_shards_the_experts_over_their_expert_dp_group() {
+    // TP 2 x DP 8 on two nodes of 8, EP 4, FSDP: the dense parts shard
+    // over the 8 replicas, the experts over tp x dp / ep = 4 ranks, every
+    // 4th of the stage (0, 4, 8, 12: two in each node). Each MoE layer's
+    // forward and backward gather twice (dense and experts) and its
+    // gradients reduce-scatter twice.
+    let json = r#"{"hardware":{"preset":"dgx-h100","nodes":2},
+        "workload":{"layers":2,"hidden":2048,"heads":16,"seq":2048,"global_batch":16,"vocab":32000,
+          "sequence_parallel":true,"mlp":"swiglu","ffn_hidden":4096,"attention":"flash",
+          "moe":{"experts":8,"top_k":2,"expert_ffn_hidden":1024}},
+        "parallel":{"tp":2,"pp":1,"dp":8,"ep":4,"dp_sharding":"full"},
+        "overlap":{"tp":false,"pp":true,"dp":true}}"#;
+    let s = scenario(json);
+    let f = ExpertFolding::of(&s);
+    assert_eq!(f.edp(), 4);
+    assert_eq!(f.edp_group(0), vec![0, 4, 8, 12]);
+    assert_eq!(f.edp_per_node(8), 2);
+    let sim = simulate(&s);
+    let dp = &sim.timeline.gpus[0].comm[Axis::Dp.index()];
+    let count = |op| dp.iter().filter(|iv| iv.op == op).count();
+    // 2 micro-batches x 2 layers x (forward + backward) gathers, each two.
+    assert_eq!(count(OpKind::AllGather), 2 * 2 * 2 * 2);
+    // Every micro-batch's gradients of each layer, each two, and the
+    // embeddings' bucket (FSDP's root unit).
+    assert_eq!(count(OpKind::ReduceScatter), 2 * 2 * 2 + 1);
+    // The experts' weights shard over 4 ranks: 2 experts of 3 x 2048 x
+    // 1024 a layer on a rank, a quarter held, in bf16, 2 layers; the
+    // dense parts over 8 (the same with EP 8, where each rank holds 1
+    // expert over 2 ranks: the held shards are equal, the gathered layer
+    // one expert smaller).
+    let weights = |ep: u32| {
+        let json = json.replace(r#""ep":4"#, &format!(r#""ep":{ep}"#));
+        simulate_report(&scenario(&json))
+            .unwrap()
+            .report
+            .memory_gb
+            .weights
+    };
+    let gb = (1u64 << 30) as f64;
+    let gathered_expert = 2.0 * 3.0 * 2048.0 * 1024.0 * 2.0; // 2 layers in flight, bf16
+    let diff = (weights(4) - weights(8)) * gb;
+    assert!(
+        (diff - gathered_expert).abs() < 1.0,
+        "{diff} against {gathered_expert}"
+    );
+    // Combined 1F1B's merged passes with FSDP are refused, naming the option.
+    let merged = json.replace(
+        r#""overlap":{"tp":false"#,
+        r#""overlap":{"ep":["combined_1f1b"],"tp":false"#,
+    );
+    let e = refusal(&merged);
+    assert!(e.contains("overlap.ep") && e.contains("\"full\""), "{e}");
 }

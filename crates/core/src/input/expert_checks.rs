@@ -82,13 +82,6 @@ pub(crate) fn check_experts(c: &mut Checker, s: &Scenario, t: &Transformer) {
             ),
         );
     }
-    if p.dp_sharding == DpSharding::Full {
-        c.fail(
-            "parallel.dp_sharding",
-            "\"full\" (FSDP) with experts is not modelled: valid are \"none\" or \"optimizer\""
-                .to_string(),
-        );
-    }
     if m.top_k > m.experts {
         c.fail(
             "workload.moe.top_k",
@@ -221,6 +214,18 @@ fn check_ep_overlap(c: &mut Checker, s: &Scenario, p: &Parallel, t: &Transformer
                 p.pp,
                 2 * p.pp
             ),
+        );
+    }
+    // FSDP gathers each layer in the order of the stage's program; merged
+    // passes interleave a forward's layers with a backward's, an order its
+    // gathers do not follow here.
+    if crate::workload::moe::merges_passes(s) && p.dp_sharding == DpSharding::Full {
+        c.fail(
+            "overlap.ep",
+            "combined 1F1B (or DualPipe's chunk pairs) with parallel.dp_sharding \"full\" is not \
+             modelled: valid are overlap.ep false, \"shared_expert\" or \"dispatch_wgrad\" with FSDP, \
+             or parallel.dp_sharding \"none\" or \"optimizer\""
+                .to_string(),
         );
     }
     // `true` is the schedule's natural form, whose options are never

@@ -310,7 +310,23 @@ pub fn gathered_weight_bytes(s: &Scenario, t: &Transformer, stage: &StageMemory)
         return 0.0;
     }
     let layers = if s.overlap.dp { 2.0 } else { 1.0 };
-    let layer_params = layers * layer_params(t, s.parallel.tp);
+    // The largest layer gathered: with experts, an MoE layer's dense part
+    // and its routed experts' shard on this rank.
+    let tp = s.parallel.tp;
+    let largest = match &t.moe {
+        None => layer_params(t, tp),
+        Some(m) => (0..t.layers)
+            .map(|layer| {
+                let experts = if m.is_moe_layer(layer) {
+                    moe::expert_params_per_rank(t, m, &ExpertFolding::of(s))
+                } else {
+                    0.0
+                };
+                dense_params_at(t, tp, layer) + experts
+            })
+            .fold(0.0, f64::max),
+    };
+    let layer_params = layers * largest;
     // In fp8 the gathered layers are read by the GEMMs as fp8: gathered so
     // (`fp8_all_gather`), or cast from the bf16 ones, a copy beside them.
     let layer_bytes = match (t.precision, s.overlap.fp8_all_gather) {
@@ -355,13 +371,27 @@ pub fn memory_gb_with(s: &Scenario, memo: &InFlightMemo) -> MemoryGb {
                 DpSharding::None => 1.0,
                 _ => f64::from(ExpertFolding::of(s).edp()),
             };
+            // FSDP shards the experts' weights and gradients over the same
+            // group (torchtitan's expert-DP mesh), as `dp_shards` does the
+            // rest over DP.
+            let (expert_weight_shards, expert_grad_shards) = match s.parallel.dp_sharding {
+                DpSharding::Full => {
+                    let edp = f64::from(ExpertFolding::of(s).edp());
+                    match s.overlap.grad_sync {
+                        GradSync::EveryMicroBatch => (edp, edp),
+                        GradSync::LastMicroBatch => (edp, 1.0),
+                    }
+                }
+                _ => (1.0, 1.0),
+            };
             stage_memory_with(s, t, memo)
                 .into_iter()
                 .map(|m| {
                     let e = m.expert_params;
                     let (grads, optimizer) = if train {
                         (
-                            m.params * grad_bytes / grad_shards + e * grad_bytes,
+                            m.params * grad_bytes / grad_shards
+                                + e * grad_bytes / expert_grad_shards,
                             m.params * OPTIMIZER_BYTES_PER_PARAM / optimizer_shards
                                 + e * OPTIMIZER_BYTES_PER_PARAM / expert_optimizer_shards,
                         )
@@ -370,7 +400,7 @@ pub fn memory_gb_with(s: &Scenario, memo: &InFlightMemo) -> MemoryGb {
                     };
                     (
                         m.params * WEIGHT_BYTES_PER_PARAM / weight_shards
-                            + e * WEIGHT_BYTES_PER_PARAM
+                            + e * WEIGHT_BYTES_PER_PARAM / expert_weight_shards
                             + gathered_weight_bytes(s, t, &m)
                             + fp8_weight_copy_bytes(s, t, &m),
                         grads,

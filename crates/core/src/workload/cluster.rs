@@ -507,6 +507,31 @@ impl Cluster {
             .collect()
     }
 
+    /// The simulated members of the expert-data-parallel group of GPU
+    /// (`stage`, `replica`, `tp_rank`) under `folding`: every (ep x
+    /// etp)-th rank of the stage, those at CP rank 0 (the rest are their
+    /// mirrors, model.md 7); in the reduced simulation the representative
+    /// alone.
+    pub fn expert_dp_members(
+        &self,
+        (stage, replica, tp_rank): (u32, u32, u32),
+        folding: &super::expert_folding::ExpertFolding,
+    ) -> Vec<u32> {
+        let l = &self.layout;
+        if l.fidelity == Fidelity::Reduced {
+            return vec![self.gpu(stage, 0, 0)];
+        }
+        folding
+            .edp_group(l.stage_index(replica, tp_rank))
+            .into_iter()
+            .filter(|&j| l.simulated_index(j))
+            .map(|j| {
+                let (replica, tp) = l.represented_by(j);
+                self.gpu(stage, replica, tp)
+            })
+            .collect()
+    }
+
     /// The link usage pattern of one rank's share of an EP all-to-all on
     /// one link class: its own out-link carries a transfer to each of
     /// `pairs` peers, and each peer's in-link one (per (source,

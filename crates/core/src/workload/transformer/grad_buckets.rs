@@ -265,15 +265,7 @@ impl Builder<'_> {
                 let mut groups: Vec<Vec<u32>> = Vec::new();
                 for r in 0..l.replicas() {
                     for k in 0..l.tp_ranks() {
-                        let members: Vec<u32> = folding
-                            .edp_group(l.stage_index(r, k))
-                            .into_iter()
-                            .filter(|&j| l.simulated_index(j))
-                            .map(|j| {
-                                let (replica, tp) = l.represented_by(j);
-                                self.cluster.gpu(stage, replica, tp)
-                            })
-                            .collect();
+                        let members = self.cluster.expert_dp_members((stage, r, k), &folding);
                         if !groups.contains(&members) {
                             groups.push(members);
                         }
