@@ -92,6 +92,7 @@ const PARALLEL: &[&str] = &[
     "parallel.scatter_gather",
     "parallel.dp_sharding",
     "parallel.ep",
+    "parallel.etp",
 ];
 
 /// The field of an axis's overlap switch: the field table's

@@ -287,13 +287,13 @@ fn impossible_cp_layouts_are_refused_naming_the_field() {
         e.contains("workload.precision") && e.contains("FP8 tensor cores"),
         "{e}"
     );
-    // CP with experts, which the model does not lay out.
+    // CP with experts: EP folds over tp x cp x dp, which it must divide.
     let e = refusal(
         r#"{"hardware":{"preset":"dgx-h100","nodes":2},"workload":{"seq":4096,"global_batch":4,
-            "moe":{"experts":8}},"parallel":{"tp":1,"cp":2,"pp":1,"dp":8,"ep":8}}"#,
+            "moe":{"experts":32}},"parallel":{"tp":1,"cp":2,"pp":1,"dp":8,"ep":32}}"#,
     );
     assert!(
-        e.contains("parallel.cp") && e.contains("with experts is not modelled"),
+        e.contains("parallel.ep") && e.contains("tp x cp x dp = 16"),
         "{e}"
     );
 }

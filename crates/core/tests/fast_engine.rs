@@ -271,10 +271,44 @@ fn moe_grid() -> Vec<String> {
             forms.push(("deepep", r#"["combined_1f1b"]"#));
         }
         for (dispatcher, ep_on) in forms {
+            // Expert TP 2 (Megatron's MoE folding): the EP group every
+            // other rank, inside a node and across two; CP 2; FSDP.
             for (hardware, layout) in [
                 (r#""nodes":4,"gpus_per_node":2"#, r#""tp":1,"dp":4,"ep":4"#),
                 (r#""nodes":2,"gpus_per_node":4"#, r#""tp":2,"dp":2,"ep":2"#),
+                (
+                    r#""nodes":2,"gpus_per_node":4"#,
+                    r#""tp":2,"dp":2,"ep":2,"etp":2"#,
+                ),
+                (
+                    r#""nodes":4,"gpus_per_node":2"#,
+                    r#""tp":2,"dp":2,"ep":2,"etp":2"#,
+                ),
+                // CP ranks in the EP and expert-DP groups.
+                (
+                    r#""nodes":4,"gpus_per_node":2"#,
+                    r#""tp":1,"cp":2,"dp":2,"ep":2"#,
+                ),
+                (
+                    r#""nodes":2,"gpus_per_node":4"#,
+                    r#""tp":2,"cp":2,"dp":1,"ep":4"#,
+                ),
+                // FSDP: the experts over their expert-DP group.
+                (
+                    r#""nodes":4,"gpus_per_node":2"#,
+                    r#""tp":1,"dp":4,"ep":2,"dp_sharding":"full""#,
+                ),
+                (
+                    r#""nodes":4,"gpus_per_node":2"#,
+                    r#""tp":1,"cp":2,"dp":2,"ep":2,"dp_sharding":"full""#,
+                ),
             ] {
+                // FSDP with merged passes is refused (their order is not
+                // the gathers').
+                let merges = ep_on == "true" || ep_on.contains("combined");
+                if layout.contains("full") && merges {
+                    continue;
+                }
                 out.push(format!(
                     r#"{{"hardware":{{{hardware},"oversubscription":2}},
                     "workload":{{"layers":{},"hidden":1024,"heads":8,"seq":512,"global_batch":16,

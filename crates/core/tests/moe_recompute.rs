@@ -39,7 +39,10 @@ fn transformer(s: &Scenario) -> &Transformer {
 fn layer_bytes(moe_extra: &str) -> (f64, f64) {
     let s = scenario(moe_extra, "false").unwrap();
     let t = transformer(&s);
-    (activation_bytes_at(t, 1, 1), activation_bytes_at(t, 1, 0))
+    (
+        activation_bytes_at(t, 1, 1, 1),
+        activation_bytes_at(t, 1, 1, 0),
+    )
 }
 
 /// Equal up to floating-point rounding.

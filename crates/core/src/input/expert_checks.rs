@@ -8,25 +8,47 @@ use crate::model::scenario::*;
 pub(crate) fn check_experts(c: &mut Checker, s: &Scenario, t: &Transformer) {
     let p = &s.parallel;
     let Some(m) = &t.moe else {
-        if p.ep > 1 {
-            c.fail(
-                "parallel.ep",
-                format!(
-                    "ep {} without experts: set workload.moe.experts, or valid is 1",
-                    p.ep
-                ),
-            );
+        for (path, value) in [("parallel.ep", p.ep), ("parallel.etp", p.etp)] {
+            if value > 1 {
+                let name = &path["parallel.".len()..];
+                c.fail(
+                    path,
+                    format!(
+                        "{name} {value} without experts: set workload.moe.experts, or valid is 1"
+                    ),
+                );
+            }
         }
         return;
     };
-    let stage_gpus = p.tp * p.dp;
+    check_expert_tensor_parallel(c, s, m);
+    // Megatron-LM's MoE parallel folding lays ep x etp over each stage's
+    // ranks: the expert rank generator's world is tp x cp x dp per stage
+    // (megatron/core/parallel_state.py:874-884, which raises when it does
+    // not divide). The CP ranks join the experts' groups, each routing its
+    // own seq / cp tokens.
+    let stage_gpus = p.tp * p.cp * p.dp;
+    let stage_axes = if p.cp > 1 { "tp x cp x dp" } else { "tp x dp" };
+    let folded = p.ep.saturating_mul(p.etp);
     if !stage_gpus.is_multiple_of(p.ep) {
         c.fail(
             "parallel.ep",
             format!(
-                "ep {} does not divide tp x dp = {stage_gpus}: experts are spread over ranks of one stage, valid is {}",
+                "ep {} does not divide {stage_axes} = {stage_gpus}: experts are spread over ranks of one stage, valid is {}",
                 p.ep,
                 divisors(stage_gpus, 4096)
+            ),
+        );
+    } else if !stage_gpus.is_multiple_of(folded) {
+        c.fail(
+            "parallel.ep",
+            format!(
+                "ep {} x etp {} = {folded} does not divide {stage_axes} = {stage_gpus} (Megatron-LM's MoE parallel \
+                 folding): valid ep with etp {} is {}",
+                p.ep,
+                p.etp,
+                p.etp,
+                divisors(stage_gpus / p.etp.max(1), 4096)
             ),
         );
     }
@@ -43,33 +65,20 @@ pub(crate) fn check_experts(c: &mut Checker, s: &Scenario, t: &Transformer) {
     }
     // EP groups are consecutive ranks: they must share one node or fill
     // whole nodes, so that every rank of a group sees the same links.
+    // With etp > 1 the EP group is every etp-th rank of ep x etp
+    // consecutive ones (`Cluster::ep_peers`): that block is what must.
     let gpn = s.hardware.gpus_per_node;
-    if !gpn.is_multiple_of(p.ep) && !p.ep.is_multiple_of(gpn) {
+    if !gpn.is_multiple_of(folded) && !folded.is_multiple_of(gpn) {
+        let what = if p.etp > 1 {
+            format!("ep {} x etp {} = {folded}", p.ep, p.etp)
+        } else {
+            format!("ep {}", p.ep)
+        };
         c.fail(
             "parallel.ep",
             format!(
-                "ep {} neither divides nor fills whole nodes of {gpn} GPUs, so the ranks of a group \
-                 would see different links: valid are divisors or multiples of {gpn}",
-                p.ep
-            ),
-        );
-    }
-    if p.dp_sharding == DpSharding::Full {
-        c.fail(
-            "parallel.dp_sharding",
-            "\"full\" (FSDP) with experts is not modelled: valid are \"none\" or \"optimizer\""
-                .to_string(),
-        );
-    }
-    // The experts' ranks are laid out over a stage's tp x dp and route
-    // each rank's whole sequence; CP's split of the sequence, between TP
-    // and DP in the rank order, is not modelled with them.
-    if p.cp > 1 {
-        c.fail(
-            "parallel.cp",
-            format!(
-                "cp {} with experts is not modelled: valid is 1 for a mixture of experts",
-                p.cp
+                "{what} neither divides nor fills whole nodes of {gpn} GPUs, so the ranks of a group \
+                 would see different links: valid are divisors or multiples of {gpn}"
             ),
         );
     }
@@ -123,6 +132,59 @@ pub(crate) fn check_experts(c: &mut Checker, s: &Scenario, t: &Transformer) {
     check_recompute_modules(c, s, t, m);
 }
 
+/// `parallel.etp` where Megatron-LM refuses it, and where this model lays
+/// its groups out (model.md 4c).
+fn check_expert_tensor_parallel(c: &mut Checker, s: &Scenario, m: &Moe) {
+    let p = &s.parallel;
+    if p.etp == 1 {
+        return;
+    }
+    // Experts split over TP with no expert parallelism are the dense MLP's
+    // layout under another name; the expert axis models EP groups.
+    if p.ep == 1 {
+        c.fail(
+            "parallel.etp",
+            format!(
+                "etp {} with ep 1 is not modelled: expert tensor parallelism splits the experts of \
+                 an expert-parallel group, valid is 1 (or set parallel.ep above 1)",
+                p.etp
+            ),
+        );
+    }
+    // Each expert's fc1 is column-parallel and its fc2 row-parallel over
+    // the expert TP group (megatron/core/transformer/moe/experts.py:210-250,
+    // TEGroupedMLP), whose `divide` asserts that the ffn width splits
+    // evenly; the gated unit's halves each split, so ffn itself must.
+    if !m.expert_ffn_hidden.is_multiple_of(p.etp) {
+        c.fail(
+            "parallel.etp",
+            format!(
+                "etp {} does not divide workload.moe.expert_ffn_hidden {}, so the experts' GEMMs \
+                 would not split evenly: valid are {}",
+                p.etp,
+                m.expert_ffn_hidden,
+                divisors(m.expert_ffn_hidden, 64)
+            ),
+        );
+    }
+    // The expert TP group's gather and reduce-scatter are laid out inside
+    // one TP group (etp consecutive ranks, as Megatron's expert rank order
+    // tp-ep-dp puts them, parallel_state.py:886-895). A group wider than TP
+    // would span DP replicas, which this model does not lay out.
+    if !p.tp.is_multiple_of(p.etp) {
+        c.fail(
+            "parallel.etp",
+            format!(
+                "etp {} does not divide tp {}: the expert tensor-parallel group is modelled inside \
+                 a TP group, valid are {}",
+                p.etp,
+                p.tp,
+                divisors(p.tp, 64)
+            ),
+        );
+    }
+}
+
 /// `overlap.ep`'s options where Megatron-LM refuses them, each refusal
 /// naming the option (model.md section 4c). One hardware queue is
 /// accepted: Megatron only warns, and the queues decide what it costs
@@ -153,6 +215,18 @@ fn check_ep_overlap(c: &mut Checker, s: &Scenario, p: &Parallel, t: &Transformer
                 p.pp,
                 2 * p.pp
             ),
+        );
+    }
+    // FSDP gathers each layer in the order of the stage's program; merged
+    // passes interleave a forward's layers with a backward's, an order its
+    // gathers do not follow here.
+    if crate::workload::moe::merges_passes(s) && p.dp_sharding == DpSharding::Full {
+        c.fail(
+            "overlap.ep",
+            "combined 1F1B (or DualPipe's chunk pairs) with parallel.dp_sharding \"full\" is not \
+             modelled: valid are overlap.ep false, \"shared_expert\" or \"dispatch_wgrad\" with FSDP, \
+             or parallel.dp_sharding \"none\" or \"optimizer\""
+                .to_string(),
         );
     }
     // `true` is the schedule's natural form, whose options are never

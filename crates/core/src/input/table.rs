@@ -647,6 +647,16 @@ fields! {
             label: "EP", unit: "", slider: (1.0, 64.0, 1.0),
             resolved: |s| transformer(s).map(|_| s.parallel.ep),
         },
+        /// Expert tensor-parallel degree: each routed expert's GEMMs split
+        /// over this many ranks (Megatron-LM's `expert_tensor_parallel_size`,
+        /// whose own default is the TP degree,
+        /// megatron/training/arguments.py:587-588; 1 here, as interface.md
+        /// declares and as the MoE model zoo's recipes set it).
+        etp: u32 {
+            link: 73, key: "etp", kind: Kind::Int { min: 1, max: 64 }, default: Fixed(1),
+            label: "Expert TP", unit: "", slider: (1.0, 8.0, 1.0),
+            resolved: |s| transformer(s).map(|_| s.parallel.etp),
+        },
         /// CP degree.
         cp: u32 {
             link: 67, key: "cp", kind: Kind::Int { min: 1, max: 1024 }, default: Fixed(1),
@@ -671,7 +681,7 @@ fields! {
         /// What each virtual stage holds, in Megatron's layout vocabulary
         /// (`model::pipeline_layout`); absent, the even split.
         pipeline_layout: PipelineLayout {
-            link: 73, key: "pp_layout", kind: Kind::Layout, default: Absent,
+            link: 74, key: "pp_layout", kind: Kind::Layout, default: Absent,
             label: "Pipeline layout", unit: "", slider: NO_SLIDER,
             resolved: |s| s.parallel.pipeline_layout.clone(),
         },

@@ -409,8 +409,12 @@ pub struct Parallel {
     /// How the DP replicas shard weights, gradients and optimizer states.
     pub dp_sharding: DpSharding,
     /// Expert-parallel degree: the experts spread over this many ranks of
-    /// each stage's tp x dp (expert tensor parallelism 1).
+    /// each stage's tp x dp (Megatron-LM's MoE parallel folding), every
+    /// etp-th one.
     pub ep: u32,
+    /// Expert tensor-parallel degree: each routed expert's GEMMs split over
+    /// this many consecutive ranks, inside a TP group (model.md 4c).
+    pub etp: u32,
     /// Context-parallel degree: ranks that split each sequence (1: none).
     pub cp: u32,
     /// How the CP ranks exchange keys and values.

@@ -17,6 +17,7 @@ use crate::model::scenario::{
     Transformer, Workload,
 };
 use crate::output::report::MemoryGb;
+use crate::workload::expert_folding::ExpertFolding;
 use crate::workload::layer_cost::{dense_params_at, embedding_params_whole, layer_params};
 use crate::workload::moe;
 use crate::workload::schedule::{peak_alive_bytes, peak_in_flight, stage_program};
@@ -84,7 +85,7 @@ pub fn activation_bytes_per_layer(t: &Transformer, tp: u32) -> f64 {
 /// - `mlp`: a dense layer's MLP is checkpointed from its input, the
 ///   pre-MLP LayerNorm's output, which stays; its TP-split terms go
 ///   (transformer_layer.py:528-530, dense layers only).
-pub fn activation_bytes_at(t: &Transformer, tp: u32, layer: u32) -> f64 {
+pub fn activation_bytes_at(t: &Transformer, tp: u32, etp: u32, layer: u32) -> f64 {
     let dense = activation_bytes_per_layer(t, tp);
     if t.recompute == Recompute::Full {
         return dense;
@@ -104,7 +105,7 @@ pub fn activation_bytes_at(t: &Transformer, tp: u32, layer: u32) -> f64 {
     let mlp_terms = sbh * mlp_activation_terms(t) / f64::from(tp);
     match &t.moe {
         Some(m) if m.is_moe_layer(layer) => {
-            dense - mlp_terms + moe::routed_activation_bytes(t, m, tp) - layernorm_outputs
+            dense - mlp_terms + moe::routed_activation_bytes(t, m, tp, etp) - layernorm_outputs
         }
         _ if modules.mlp => dense - mlp_terms - layernorm_outputs,
         _ => dense - layernorm_outputs,
@@ -234,7 +235,7 @@ fn stage_memory_with(s: &Scenario, t: &Transformer, memo: &InFlightMemo) -> Vec<
             let moe_layers: Option<f64> = t.moe.as_ref().map(|_| {
                 layers
                     .iter()
-                    .map(|&l| activation_bytes_at(t_local, p.tp, l))
+                    .map(|&l| activation_bytes_at(t_local, p.tp, p.etp, l))
                     .sum()
             });
             let one_layer = activation_bytes_per_layer(t_local, p.tp);
@@ -242,7 +243,7 @@ fn stage_memory_with(s: &Scenario, t: &Transformer, memo: &InFlightMemo) -> Vec<
                 Some(m) => layers
                     .iter()
                     .filter(|&&l| m.is_moe_layer(l))
-                    .map(|_| moe::expert_params_per_rank(t, m, p.ep))
+                    .map(|_| moe::expert_params_per_rank(t, m, &ExpertFolding::of(s)))
                     .sum(),
                 None => 0.0,
             };
@@ -290,7 +291,7 @@ fn stage_memory_with(s: &Scenario, t: &Transformer, memo: &InFlightMemo) -> Vec<
                                 split[vs as usize]
                                     .clone()
                                     .map(|l| match &t.moe {
-                                        Some(_) => activation_bytes_at(t_local, p.tp, l),
+                                        Some(_) => activation_bytes_at(t_local, p.tp, p.etp, l),
                                         None => one_layer,
                                     })
                                     .sum()
@@ -351,7 +352,23 @@ pub fn gathered_weight_bytes(s: &Scenario, t: &Transformer, stage: &StageMemory)
         return 0.0;
     }
     let layers = if s.overlap.dp { 2.0 } else { 1.0 };
-    let layer_params = layers * layer_params(t, s.parallel.tp);
+    // The largest layer gathered: with experts, an MoE layer's dense part
+    // and its routed experts' shard on this rank.
+    let tp = s.parallel.tp;
+    let largest = match &t.moe {
+        None => layer_params(t, tp),
+        Some(m) => (0..t.layers)
+            .map(|layer| {
+                let experts = if m.is_moe_layer(layer) {
+                    moe::expert_params_per_rank(t, m, &ExpertFolding::of(s))
+                } else {
+                    0.0
+                };
+                dense_params_at(t, tp, layer) + experts
+            })
+            .fold(0.0, f64::max),
+    };
+    let layer_params = layers * largest;
     // In fp8 the gathered layers are read by the GEMMs as fp8: gathered so
     // (`fp8_all_gather`), or cast from the bf16 ones, a copy beside them.
     let layer_bytes = match (t.precision, s.overlap.fp8_all_gather) {
@@ -390,11 +407,24 @@ pub fn memory_gb_with(s: &Scenario, memo: &InFlightMemo) -> MemoryGb {
             let (weight_shards, grad_shards, optimizer_shards) = dp_shards(s);
             let grad_bytes = f64::from(s.overlap.grad_bytes);
             // The routed experts' optimizer states shard over the ranks
-            // holding the same experts, as the distributed optimizer shards
-            // the rest over DP (CP with experts is refused).
+            // holding the same expert shard, as the distributed optimizer
+            // shards the rest over DP; the CP ranks are among them.
             let expert_optimizer_shards = match s.parallel.dp_sharding {
                 DpSharding::None => 1.0,
-                _ => f64::from(s.parallel.tp * s.parallel.dp / s.parallel.ep),
+                _ => f64::from(ExpertFolding::of(s).edp()),
+            };
+            // FSDP shards the experts' weights and gradients over the same
+            // group (torchtitan's expert-DP mesh), as `dp_shards` does the
+            // rest over DP.
+            let (expert_weight_shards, expert_grad_shards) = match s.parallel.dp_sharding {
+                DpSharding::Full => {
+                    let edp = f64::from(ExpertFolding::of(s).edp());
+                    match s.overlap.grad_sync {
+                        GradSync::EveryMicroBatch => (edp, edp),
+                        GradSync::LastMicroBatch => (edp, 1.0),
+                    }
+                }
+                _ => (1.0, 1.0),
             };
             stage_memory_with(s, t, memo)
                 .into_iter()
@@ -402,7 +432,8 @@ pub fn memory_gb_with(s: &Scenario, memo: &InFlightMemo) -> MemoryGb {
                     let e = m.expert_params;
                     let (grads, optimizer) = if train {
                         (
-                            m.params * grad_bytes / grad_shards + e * grad_bytes,
+                            m.params * grad_bytes / grad_shards
+                                + e * grad_bytes / expert_grad_shards,
                             m.params * OPTIMIZER_BYTES_PER_PARAM / optimizer_shards
                                 + e * OPTIMIZER_BYTES_PER_PARAM / expert_optimizer_shards,
                         )
@@ -411,7 +442,7 @@ pub fn memory_gb_with(s: &Scenario, memo: &InFlightMemo) -> MemoryGb {
                     };
                     (
                         m.params * WEIGHT_BYTES_PER_PARAM / weight_shards
-                            + e * WEIGHT_BYTES_PER_PARAM
+                            + e * WEIGHT_BYTES_PER_PARAM / expert_weight_shards
                             + gathered_weight_bytes(s, t, &m)
                             + fp8_weight_copy_bytes(s, t, &m),
                         grads,

@@ -488,14 +488,14 @@ impl Cluster {
     /// The simulated GPUs an EP all-to-all of GPU (`stage`, `replica`,
     /// `tp_rank`) sends to over one link class (`across`: the NIC), for
     /// `Fidelity::Full`; empty in the reduced simulation, whose mirrors'
-    /// links are the representative's own. The EP group is `ep`
-    /// consecutive ranks of the stage (TP fastest, then DP; expert tensor
-    /// parallelism 1). `same_index`: across nodes, only the GPU of the
-    /// same index in its node (DeepEP).
+    /// links are the representative's own. `group` is the all-to-all's
+    /// ranks as indices in the stage (TP fastest, then CP, then DP: its
+    /// expert group, `ExpertFolding`), the GPU's own among them. `same_index`:
+    /// across nodes, only the GPU of the same index in its node (DeepEP).
     pub fn ep_peers(
         &self,
         (stage, replica, tp_rank): (u32, u32, u32),
-        ep: u32,
+        group: &[u32],
         across: bool,
         same_index: bool,
     ) -> Vec<u32> {
@@ -503,15 +503,47 @@ impl Cluster {
         if l.fidelity == Fidelity::Reduced {
             return Vec::new();
         }
-        let local = tp_rank + l.tp * replica;
-        let start = local - local % ep;
-        let node_of = |local: u32| l.node(l.rank(stage, local / l.tp, local % l.tp));
+        let local = l.stage_index(replica, tp_rank);
+        let node_of = |local: u32| l.node(l.rank_at(stage, local));
         let gpn = l.gpus_per_node;
-        (start..start + ep)
+        // A peer at a CP rank above 0 is its CP rank 0's mirror: its in-link
+        // is that GPU's (model.md 7), which so carries, over the CP ranks,
+        // what each real rank receives.
+        group
+            .iter()
+            .copied()
             .filter(|&j| j != local)
             .filter(|&j| (node_of(j) != node_of(local)) == across)
             .filter(|&j| !(across && same_index) || (j % gpn == local % gpn))
-            .map(|j| self.gpu(stage, j / l.tp, j % l.tp))
+            .map(|j| {
+                let (replica, tp) = l.represented_by(j);
+                self.gpu(stage, replica, tp)
+            })
+            .collect()
+    }
+
+    /// The simulated members of the expert-data-parallel group of GPU
+    /// (`stage`, `replica`, `tp_rank`) under `folding`: every (ep x
+    /// etp)-th rank of the stage, those at CP rank 0 (the rest are their
+    /// mirrors, model.md 7); in the reduced simulation the representative
+    /// alone.
+    pub fn expert_dp_members(
+        &self,
+        (stage, replica, tp_rank): (u32, u32, u32),
+        folding: &super::expert_folding::ExpertFolding,
+    ) -> Vec<u32> {
+        let l = &self.layout;
+        if l.fidelity == Fidelity::Reduced {
+            return vec![self.gpu(stage, 0, 0)];
+        }
+        folding
+            .edp_group(l.stage_index(replica, tp_rank))
+            .into_iter()
+            .filter(|&j| l.simulated_index(j))
+            .map(|j| {
+                let (replica, tp) = l.represented_by(j);
+                self.gpu(stage, replica, tp)
+            })
             .collect()
     }
 

@@ -150,7 +150,7 @@ pub fn bottleneck(hw: &Hardware, b: &DeepEpBench) -> Result<Bottleneck, String> 
     };
     let place = EpPlacement::of(b.ep, gpn);
     let tokens = f64::from(b.tokens);
-    let traffic = traffic_of_hidden(b.hidden, &m, b.ep, place, tokens);
+    let traffic = traffic_of_hidden(b.hidden, &m, b.ep, place, 1, tokens);
     let fabric = Fabric::of(hw, false);
     let shape = CallShape {
         kind: Collective::AllToAll,

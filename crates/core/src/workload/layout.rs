@@ -35,6 +35,29 @@ impl Layout {
         tp + self.tp * self.cp * (dp + self.dp * stage)
     }
 
+    /// The index in its stage of TP rank `tp` of replica `dp`, at CP rank
+    /// 0: TP fastest, then CP, then DP (as [`Layout::rank`] counts).
+    pub fn stage_index(&self, dp: u32, tp: u32) -> u32 {
+        tp + self.tp * self.cp * dp
+    }
+
+    /// The simulated (replica, TP rank) standing for the rank at `index`
+    /// in its stage: its own, or at CP rank above 0 its CP rank 0's, which
+    /// runs the same program (model.md 7).
+    pub fn represented_by(&self, index: u32) -> (u32, u32) {
+        (index / (self.tp * self.cp), index % self.tp)
+    }
+
+    /// Whether the rank at `index` in its stage is simulated (CP rank 0).
+    pub fn simulated_index(&self, index: u32) -> bool {
+        (index / self.tp).is_multiple_of(self.cp)
+    }
+
+    /// The global rank of the rank at `index` in `stage`.
+    pub fn rank_at(&self, stage: u32, index: u32) -> u32 {
+        index + self.tp * self.cp * self.dp * stage
+    }
+
     /// Ranks that reduce each gradient: DP replicas times CP ranks.
     pub fn dp_group(&self) -> u32 {
         self.dp * self.cp

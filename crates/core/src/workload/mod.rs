@@ -7,6 +7,7 @@ pub mod cost;
 pub mod deepep_bench;
 pub mod efficiency;
 pub mod embedding_sync;
+pub mod expert_folding;
 pub(crate) mod fp8_casts;
 pub mod fusion;
 pub(crate) mod graph;

@@ -4,11 +4,20 @@
 //! expert-parallel group, per (source, destination) pair, for NCCL's
 //! all-to-all and for DeepEP.
 //!
-//! Tokens: with expert tensor parallelism 1 each rank routes the tokens it
-//! holds, b*s/t with sequence parallelism (which Megatron-LM requires for
-//! experts with TP, `validate::check_experts`). Balanced routing sends
-//! each rank's T*k token copies evenly over the ep ranks, so each rank also
-//! receives T*k copies; `imbalance` (busiest over mean) stretches the
+//! Tokens: each rank routes the tokens it holds, b*s/t with sequence
+//! parallelism (which Megatron-LM requires for experts with TP,
+//! `validate::check_experts`): the MoE layer's input is the attention's
+//! sequence-parallel shard and its router runs on it
+//! (megatron/core/transformer/moe/moe_layer.py:636-640). The dispatcher's
+//! "TP" is the expert TP group (token_dispatcher.py:85-90, `expt_tp`), not
+//! the attention's: with etp 1 no tokens are gathered across TP. Balanced
+//! routing sends each rank's T*k token copies evenly over the ep ranks, so
+//! each rank also receives T*k copies; with etp > 1 NCCL's path gathers
+//! them across the expert TP group after the all-to-all and
+//! reduce-scatters the experts' partial outputs before the combine
+//! (token_dispatcher.py:381-387 and 741-751, 824-832), and each expert's
+//! GEMMs split their ffn width etp ways (experts.py:210-250), so a rank's
+//! expert FLOPs are the same. `imbalance` (busiest over mean) stretches the
 //! grouped GEMMs, whose pace the busiest expert sets, and not the FLOPs the
 //! model counts, and loads the busiest rank's all-to-all traffic
 //! (`AllToAllTraffic::at_busiest`).
@@ -20,6 +29,7 @@ use crate::model::scenario::{
     Dispatcher, Mode, Moe, Recompute, Scenario, Schedule, Transformer, Workload,
 };
 use crate::workload::efficiency::GemmShape;
+use crate::workload::expert_folding::ExpertFolding;
 use crate::workload::layer_cost::{OpCost, Roofline};
 use crate::workload::schedule::{Pass, Step};
 
@@ -133,6 +143,62 @@ impl EpPlacement {
     }
 }
 
+/// The ranks one all-to-all spans and how they sit. NCCL's all-to-all
+/// runs over the EP group, every etp-th rank of a TP x EP block
+/// (token_dispatcher.py:705-710, `ep_group`); DeepEP, Megatron-LM's flex
+/// dispatcher, over the whole TP x EP block, each token sent to every
+/// expert-TP rank of its experts (token_dispatcher.py:1836-1842 and
+/// 1893-1914: `tp_ep_group`, top-k and experts times the expert TP size).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct A2aGroup {
+    /// Ranks of the group.
+    pub ranks: u32,
+    /// Stage indices between consecutive members (`ExpertFolding`).
+    pub stride: u32,
+    /// Where they sit.
+    pub place: EpPlacement,
+}
+
+impl A2aGroup {
+    /// The group of `m`'s dispatcher under `folding`, on nodes of
+    /// `gpus_per_node`.
+    pub fn of(m: &Moe, folding: &ExpertFolding, gpus_per_node: u32) -> Self {
+        match m.dispatcher {
+            Dispatcher::Alltoall => {
+                // Every etp-th rank: gpus_per_node / etp of them per node.
+                let per_node = folding.ep.min(gpus_per_node / folding.etp).max(1);
+                Self {
+                    ranks: folding.ep,
+                    stride: folding.etp,
+                    place: EpPlacement {
+                        per_node,
+                        nodes: folding.ep.div_ceil(per_node),
+                    },
+                }
+            }
+            Dispatcher::Deepep => Self {
+                ranks: folding.block(),
+                stride: 1,
+                place: EpPlacement::of(folding.block(), gpus_per_node),
+            },
+        }
+    }
+}
+
+/// One all-to-all's traffic from one rank of `tokens` under `folding`:
+/// [`all_to_all_traffic`] over the dispatcher's group ([`A2aGroup`]), with
+/// DeepEP's copies reaching every expert-TP rank of each expert.
+pub fn expert_all_to_all(
+    t: &Transformer,
+    m: &Moe,
+    folding: &ExpertFolding,
+    gpus_per_node: u32,
+    tokens: f64,
+) -> AllToAllTraffic {
+    let group = A2aGroup::of(m, folding, gpus_per_node);
+    traffic_of_hidden(t.hidden, m, group.ranks, group.place, folding.etp, tokens)
+}
+
 /// Tokens each rank routes per micro-batch: b*s, over t with sequence
 /// parallelism.
 pub(crate) fn tokens_per_rank(t: &Transformer, tp: u32) -> f64 {
@@ -183,15 +249,19 @@ pub fn all_to_all_traffic(
     place: EpPlacement,
     tokens: f64,
 ) -> AllToAllTraffic {
-    traffic_of_hidden(t.hidden, m, ep, place, tokens)
+    traffic_of_hidden(t.hidden, m, ep, place, 1, tokens)
 }
 
-/// [`all_to_all_traffic`] of tokens of `hidden` values.
+/// [`all_to_all_traffic`] of tokens of `hidden` values, with each expert
+/// split over `etp` consecutive ranks of the group, which DeepEP's copies
+/// all reach; NCCL's group (every etp-th rank) holds one shard of each
+/// expert, so `etp` does not change its traffic.
 pub(crate) fn traffic_of_hidden(
     hidden: u32,
     m: &Moe,
     ep: u32,
     place: EpPlacement,
+    etp: u32,
     tokens: f64,
 ) -> AllToAllTraffic {
     let h = f64::from(hidden);
@@ -214,8 +284,10 @@ pub(crate) fn traffic_of_hidden(
             let remote = reached * (nodes - 1.0) / nodes;
             // Inside each node reached, its k / reached experts fall on this
             // many distinct GPUs, one of which receives it (over the NIC, or
-            // its own GPU): the others by NVLink.
-            let gpus = distinct(local, k / reached);
+            // its own GPU): the others by NVLink. An expert split over etp
+            // ranks is etp GPUs, each sent the token.
+            let etp = f64::from(etp);
+            let gpus = distinct(local / etp, k / reached) * etp;
             let nvlink_bytes = tokens * reached * gpus * (local - 1.0) / local * token_bytes;
             AllToAllTraffic {
                 nvlink_peers: place.per_node - 1,
@@ -264,14 +336,23 @@ fn swiglu(r: &Roofline, groups: f64, tokens: f64, h: f64, ffn: f64) -> (OpCost, 
 }
 
 /// The costs of one MoE layer on one rank (see the module's note).
-pub(crate) fn moe_cost(t: &Transformer, m: &Moe, tp: u32, ep: u32, r: &Roofline) -> MoeCost {
+pub(crate) fn moe_cost(
+    t: &Transformer,
+    m: &Moe,
+    tp: u32,
+    folding: &ExpertFolding,
+    r: &Roofline,
+) -> MoeCost {
     let h = f64::from(t.hidden);
     let tokens = tokens_per_rank(t, tp);
     let experts = f64::from(m.experts);
-    let local_experts = experts / f64::from(ep);
-    let ffn = f64::from(m.expert_ffn_hidden);
+    let local_experts = experts / f64::from(folding.ep);
+    // Each expert's shard on this rank: ffn / etp wide, on the copies its
+    // expert-TP group received, gathered (etp times one rank's).
+    let etp = f64::from(folding.etp);
+    let ffn = f64::from(m.expert_ffn_hidden) / etp;
     // Token copies this rank's experts receive: balanced, then the busiest.
-    let routed = tokens * f64::from(m.top_k);
+    let routed = tokens * f64::from(m.top_k) * etp;
     let paced = routed * m.imbalance;
     let layernorm = r.memory(4.0 * tokens * h);
     let router_gemm = r.gemm(tokens, h, experts);
@@ -296,7 +377,8 @@ pub(crate) fn moe_cost(t: &Transformer, m: &Moe, tp: u32, ep: u32, r: &Roofline)
         balanced_flops,
     );
     let experts_wgrad = flops(up.add(down), balanced_flops);
-    let shared_ffn = f64::from(m.shared_experts) * ffn;
+    // Shared experts run outside the expert TP group, whole.
+    let shared_ffn = f64::from(m.shared_experts) * f64::from(m.expert_ffn_hidden);
     let (shared, shared_dgrad, shared_wgrad) = if m.shared_experts == 0 {
         (OpCost::default(), OpCost::default(), OpCost::default())
     } else {
@@ -323,9 +405,24 @@ pub(crate) fn moe_cost(t: &Transformer, m: &Moe, tp: u32, ep: u32, r: &Roofline)
 }
 
 /// Parameters of one MoE layer's routed experts on one rank: experts / ep
-/// SwiGLUs of 3 x h x expert_ffn_hidden each (expert tensor parallelism 1).
-pub fn expert_params_per_rank(t: &Transformer, m: &Moe, ep: u32) -> f64 {
-    f64::from(m.experts) / f64::from(ep) * expert_params(t, m)
+/// SwiGLUs of 3 x h x expert_ffn_hidden each, each split over etp ranks.
+pub fn expert_params_per_rank(t: &Transformer, m: &Moe, folding: &ExpertFolding) -> f64 {
+    f64::from(m.experts) / f64::from(folding.ep) * expert_params(t, m) / f64::from(folding.etp)
+}
+
+/// Bytes of the token copies a rank's expert-TP group gathers after the
+/// dispatch (and reduce-scatters before the combine), whole: the etp
+/// ranks' received copies, b*s/t*k each, of h values in bf16
+/// (token_dispatcher.py:741-751, 824-832: the reduce-scatter runs in the
+/// probabilities' dtype, bf16 unless the router's is set to fp32). Zero
+/// with etp 1 or DeepEP, whose dispatch reaches every expert-TP rank
+/// itself.
+pub fn etp_gather_bytes(t: &Transformer, m: &Moe, tp: u32, folding: &ExpertFolding) -> f64 {
+    if folding.etp == 1 || m.dispatcher == Dispatcher::Deepep {
+        return 0.0;
+    }
+    let copies = tokens_per_rank(t, tp) * f64::from(m.top_k);
+    f64::from(folding.etp) * copies * f64::from(t.hidden) * TOKEN_BYTES
 }
 
 /// Parameters of one routed expert.
@@ -471,17 +568,20 @@ pub struct RoutedActivations {
 }
 
 impl RoutedActivations {
-    /// The parts of one MoE layer's activations on one rank of `tp`.
-    pub fn of(t: &Transformer, m: &Moe, tp: u32) -> Self {
+    /// The parts of one MoE layer's activations on one rank of `tp`. With
+    /// etp > 1 the rank's experts run on the gathered copies (etp times its
+    /// own), each ffn / etp wide.
+    pub fn of(t: &Transformer, m: &Moe, tp: u32, etp: u32) -> Self {
         let h = f64::from(t.hidden);
         let f = f64::from(m.expert_ffn_hidden);
         let tokens = tokens_per_rank(t, tp);
-        let copies = tokens * f64::from(m.top_k);
+        let copies = tokens * f64::from(m.top_k) * f64::from(etp);
+        let f_shard = f / f64::from(etp);
         Self {
             dispatched: 2.0 * copies * h,
             expert_out: 2.0 * copies * h,
-            fc1_out: 2.0 * copies * 2.0 * f,
-            act_out: 2.0 * copies * f,
+            fc1_out: 2.0 * copies * 2.0 * f_shard,
+            act_out: 2.0 * copies * f_shard,
             shared: 2.0 * tokens * 3.0 * f * f64::from(m.shared_experts),
         }
     }
@@ -519,8 +619,8 @@ impl RoutedActivations {
 /// Bytes one MoE layer keeps for its backward per micro-batch on one rank,
 /// beyond what its attention keeps ([`RoutedActivations`], as the
 /// scenario recomputes and caches them).
-pub fn routed_activation_bytes(t: &Transformer, m: &Moe, tp: u32) -> f64 {
-    RoutedActivations::of(t, m, tp).kept_bytes(m.recompute, m.fp8_dispatch_cache)
+pub fn routed_activation_bytes(t: &Transformer, m: &Moe, tp: u32, etp: u32) -> f64 {
+    RoutedActivations::of(t, m, tp, etp).kept_bytes(m.recompute, m.fp8_dispatch_cache)
 }
 
 /// Bytes of the all-to-all buffers one rank holds: the dispatch's send and

@@ -22,6 +22,14 @@
 //!   stream waits. The embeddings form the root unit: gathered with the
 //!   first layer, their gradients reduced in the bucket path.
 //!
+//! With experts, FSDP shards an MoE layer's routed experts over their
+//! expert-data-parallel group and the rest of the layer over DP, as
+//! torchtitan's per-parameter placement does
+//! (torchtitan/distributed/fsdp.py:266-360: one `fully_shard` unit per
+//! block, the experts' parameters on the expert-DP mesh, the others on the
+//! DP mesh): the layer's gather and reduce-scatter are then two, one per
+//! group, each waited for where the dense one is.
+//!
 //! Every DP collective here is one task shared by the replicas of its
 //! group: the first replica built creates it, the others add their
 //! dependencies to it.
@@ -33,8 +41,10 @@ use crate::collective::Collective;
 use crate::model::axis::Axis;
 use crate::model::op::{OpKind, Phase};
 use crate::model::scenario::{DpSharding, GradSync, Precision, Scenario, Transformer};
+use crate::workload::expert_folding::ExpertFolding;
 use crate::workload::graph::{Graph, Meta, TaskId};
-use crate::workload::layer_cost::{embedding_params_whole, layer_params};
+use crate::workload::layer_cost::{dense_params_at, embedding_params_whole, layer_params};
+use crate::workload::moe::expert_params_per_rank;
 use crate::workload::schedule::{stage_program, Pass};
 use crate::workload::stage_layers;
 
@@ -55,6 +65,8 @@ enum Family {
     LayerGather,
     LayerReduceScatter,
     BucketGather,
+    ExpertGather,
+    ExpertReduceScatter,
 }
 
 /// One FSDP gather of a stage, in the order the stage needs them.
@@ -114,6 +126,22 @@ pub(crate) struct Sharding {
     previous_bucket_start: u32,
     /// Embedding matrices the stage holds (input embedding, output layer).
     root_matrices: f64,
+    /// Per layer of the model: its parameters on a TP rank that shard over
+    /// DP (an MoE layer's without its routed experts), and whether it is an
+    /// MoE layer.
+    dense_params: Vec<f64>,
+    moe_layers: Vec<bool>,
+    /// An MoE layer's routed experts' parameters on a rank, which shard
+    /// over the expert-data-parallel group.
+    expert_params: f64,
+    /// The experts' groups (Megatron-LM's MoE parallel folding).
+    folding: ExpertFolding,
+    /// FSDP's expert collectives by (stage, the group's first GPU,
+    /// family, index), shared by the group's members.
+    expert_tasks: HashMap<(u32, u32, Family, u32), TaskId>,
+    /// The latest expert collective of each (stage, first GPU, family):
+    /// the next waits for it (one stream per family).
+    last_expert: HashMap<(u32, u32, Family), TaskId>,
 }
 
 impl Sharding {
@@ -148,6 +176,19 @@ impl Sharding {
             param_buckets: Vec::new(),
             previous_bucket_start: 0,
             root_matrices: 0.0,
+            dense_params: (0..t.layers)
+                .map(|layer| dense_params_at(t, tp, layer))
+                .collect(),
+            moe_layers: (0..t.layers)
+                .map(|layer| t.moe.as_ref().is_some_and(|m| m.is_moe_layer(layer)))
+                .collect(),
+            expert_params: t
+                .moe
+                .as_ref()
+                .map_or(0.0, |m| expert_params_per_rank(t, m, &ExpertFolding::of(s))),
+            folding: ExpertFolding::of(s),
+            expert_tasks: HashMap::new(),
+            last_expert: HashMap::new(),
         }
     }
 
@@ -320,7 +361,7 @@ impl Sharding {
     /// FSDP gather number `j` of the stage.
     fn layer_gather(&mut self, g: &mut Graph, cluster: &Cluster, k: u32, j: usize) -> TaskId {
         let need = self.needs[j];
-        let mut bytes = self.layer_params * self.layer_gather_bytes;
+        let mut bytes = self.dense_params[need.layer as usize] * self.layer_gather_bytes;
         // The root unit (embeddings) comes with the stage's first gather.
         if j == 0 {
             bytes += self.root_params() * PARAM_GATHER_BYTES;
@@ -333,6 +374,85 @@ impl Sharding {
             cluster,
             k,
             Family::LayerGather,
+            j as u32,
+            Collective::AllGather,
+            bytes,
+            meta,
+        )
+    }
+
+    /// The shared expert collective `(family, index)` of GPU `gpu`'s
+    /// expert-data-parallel group, created on first use after the
+    /// family's latest one; `None` where the group is one rank.
+    #[allow(clippy::too_many_arguments)]
+    fn expert_task(
+        &mut self,
+        g: &mut Graph,
+        cluster: &Cluster,
+        gpu: u32,
+        family: Family,
+        index: u32,
+        kind: Collective,
+        size_bytes: f64,
+        meta: Meta,
+    ) -> Option<TaskId> {
+        let edp = self.folding.edp();
+        if edp <= 1 {
+            return None;
+        }
+        let info = &g.gpus[gpu as usize];
+        let at = (self.stage, info.dp_rank, info.tp_rank);
+        let members = cluster.expert_dp_members(at, &self.folding);
+        let leader = members[0];
+        let key = (self.stage, leader, family, index);
+        if let Some(&id) = self.expert_tasks.get(&key) {
+            return Some(id);
+        }
+        let per_node = self.folding.edp_per_node(cluster.layout.gpus_per_node);
+        let c = cluster.group_collective(g, &members, kind, size_bytes, (edp, per_node));
+        let id = g.placed_comm(&members, DP, c, meta);
+        if let Some(previous) = self.last_expert.insert((self.stage, leader, family), id) {
+            g.dep(previous, id);
+        }
+        self.expert_tasks.insert(key, id);
+        if family == Family::ExpertReduceScatter {
+            let mut ks: Vec<u32> = members
+                .iter()
+                .map(|&m| g.gpus[m as usize].tp_rank)
+                .collect();
+            ks.dedup();
+            for k in ks {
+                let list = self.reduce_scatters.entry((self.stage, k)).or_default();
+                if !list.contains(&id) {
+                    list.push(id);
+                }
+            }
+        }
+        Some(id)
+    }
+
+    /// FSDP's gather number `j` of the stage's routed experts, on `gpu`'s
+    /// expert-data-parallel group: `None` for a dense layer.
+    fn expert_gather(
+        &mut self,
+        g: &mut Graph,
+        cluster: &Cluster,
+        gpu: u32,
+        j: usize,
+    ) -> Option<TaskId> {
+        let need = self.needs[j];
+        if !self.moe_layers[need.layer as usize] {
+            return None;
+        }
+        let bytes = self.expert_params * self.layer_gather_bytes;
+        let meta = Meta::new(OpKind::AllGather, need.phase)
+            .mb(need.micro_batch)
+            .layer(need.layer);
+        self.expert_task(
+            g,
+            cluster,
+            gpu,
+            Family::ExpertGather,
             j as u32,
             Collective::AllGather,
             bytes,
@@ -369,13 +489,16 @@ impl Sharding {
                 for (k, &m) in members.iter().enumerate() {
                     let k = k as u32;
                     let current = self.layer_gather(g, cluster, k, j);
-                    if !self.overlap_dp || j == 0 {
-                        match g.last_compute(m) {
-                            Some(last) => g.dep(last, current),
-                            None => g.launch_first(current),
+                    let experts = self.expert_gather(g, cluster, m, j);
+                    for id in std::iter::once(current).chain(experts) {
+                        if !self.overlap_dp || j == 0 {
+                            match g.last_compute(m) {
+                                Some(last) => g.dep(last, id),
+                                None => g.launch_first(id),
+                            }
                         }
+                        g.block_compute_on(m, id);
                     }
-                    g.block_compute_on(m, current);
                     if self.owner_replica {
                         // Its window: the previous layer's compute, under
                         // which the prefetch runs.
@@ -385,10 +508,13 @@ impl Sharding {
                     }
                     if self.overlap_dp && j + 1 < self.needs.len() {
                         let next = self.layer_gather(g, cluster, k, j + 1);
-                        match g.last_compute(m) {
-                            Some(last) => g.dep(last, next),
-                            // Issued as the step's first layer starts.
-                            None => g.launch_first(next),
+                        let experts = self.expert_gather(g, cluster, m, j + 1);
+                        for id in std::iter::once(next).chain(experts) {
+                            match g.last_compute(m) {
+                                Some(last) => g.dep(last, id),
+                                // Issued as the step's first layer starts.
+                                None => g.launch_first(id),
+                            }
                         }
                     }
                 }
@@ -460,10 +586,11 @@ impl Sharding {
         self.close_reduce_scatter_windows(g, now);
         let index = self.next_reduce_scatter;
         self.next_reduce_scatter += 1;
-        let bytes = self.layer_params * self.grad_bytes;
+        let bytes = self.dense_params[layer as usize] * self.grad_bytes;
         let meta = Meta::new(OpKind::ReduceScatter, Phase::Backward)
             .mb(mb)
             .layer(layer);
+        let moe = self.moe_layers[layer as usize];
         for (k, &m) in members.iter().enumerate() {
             let id = self.task(
                 g,
@@ -475,11 +602,28 @@ impl Sharding {
                 bytes,
                 meta,
             );
-            if let Some(last) = g.last_compute(m) {
-                g.dep(last, id);
-            }
-            if !self.overlap_dp {
-                g.block_compute_on(m, id);
+            let experts = if moe {
+                let bytes = self.expert_params * self.grad_bytes;
+                self.expert_task(
+                    g,
+                    cluster,
+                    m,
+                    Family::ExpertReduceScatter,
+                    index,
+                    Collective::ReduceScatter,
+                    bytes,
+                    meta,
+                )
+            } else {
+                None
+            };
+            for id in std::iter::once(id).chain(experts) {
+                if let Some(last) = g.last_compute(m) {
+                    g.dep(last, id);
+                }
+                if !self.overlap_dp {
+                    g.block_compute_on(m, id);
+                }
             }
             if self.owner_replica {
                 self.open_reduce_scatters.push((id, now));

@@ -35,7 +35,8 @@ pub(super) fn kernel_name(
             half
         };
         let kind = collective_of(iv.op);
-        let across_nodes = axis == Axis::Ep && s.parallel.ep > s.hardware.gpus_per_node;
+        let across_nodes =
+            axis == Axis::Ep && s.parallel.ep * s.parallel.etp > s.hardware.gpus_per_node;
         return libraries.for_call(axis, kind).kernel_name(&KernelSite {
             op: iv.op,
             kernel: iv.kernel,

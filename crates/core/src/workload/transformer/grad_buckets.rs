@@ -37,7 +37,7 @@ pub(super) struct GpuBuckets {
     /// gathers, the weights whose scales the optimizer step recomputes.
     layer_params: f64,
     /// The routed experts' gradients, reduced over the expert-data-parallel
-    /// group (tp * dp / ep ranks) rather than over DP.
+    /// group (tp * cp * dp / (ep * etp) ranks) rather than over DP.
     expert_pending_bytes: f64,
     expert_buckets: Vec<Bucket>,
     expert_params: f64,
@@ -75,7 +75,7 @@ impl Builder<'_> {
             Some(m) => layers
                 .iter()
                 .filter(|&&layer| m.is_moe_layer(layer))
-                .map(|_| expert_params_per_rank(self.t, m, self.s.parallel.ep))
+                .map(|_| expert_params_per_rank(self.t, m, &self.folding))
                 .sum(),
             None => 0.0,
         };
@@ -108,7 +108,7 @@ impl Builder<'_> {
         } else if mb + 1 == self.micro_batches {
             self.grads_final(dense_params_at(self.t, self.tp, layer));
             if let Some(m) = self.t.moe.as_ref().filter(|m| m.is_moe_layer(layer)) {
-                let experts = expert_params_per_rank(self.t, m, self.s.parallel.ep);
+                let experts = expert_params_per_rank(self.t, m, &self.folding);
                 self.expert_grads_final(experts);
             }
         }
@@ -240,38 +240,41 @@ impl Builder<'_> {
     }
 
     /// The expert-data-parallel degree: the ranks of a stage holding the
-    /// same experts, tp * dp / ep (CP with experts is refused, so no CP
-    /// ranks join them).
+    /// same expert shard, tp * cp * dp / (ep * etp): the CP ranks join it.
     fn expert_data_parallel(&self) -> u32 {
-        self.s.parallel.tp * self.s.parallel.dp / self.s.parallel.ep
+        self.folding.edp()
     }
 
     /// The routed experts' gradient buckets of `stage`, each reduced over
     /// the expert-data-parallel group: the ranks of the stage holding the
-    /// same experts, every ep-th (model.md section 4c). In order on the DP
-    /// stream, launched as the dense buckets are.
+    /// same expert shard, every (ep * etp)-th (`ExpertFolding::edp_group`,
+    /// model.md section 4c). In order on the DP stream, launched as the
+    /// dense buckets are.
     fn expert_reductions(&mut self, stage: u32) -> Vec<TaskId> {
         let l = self.cluster.layout.clone();
-        let edp = self.expert_data_parallel();
-        let ep = self.s.parallel.ep;
+        let folding = self.folding;
+        let edp = folding.edp();
         if self.t.moe.is_none() || edp <= 1 {
             return Vec::new();
         }
+        // Each simulated GPU's group, its simulated members (CP rank 0: the
+        // rest are their mirrors, model.md 7), each group once.
         let groups: Vec<Vec<u32>> = match l.fidelity {
             Fidelity::Reduced => vec![vec![self.cluster.gpu(stage, 0, 0)]],
-            Fidelity::Full => (0..ep)
-                .map(|first| {
-                    (0..edp)
-                        .map(|i| {
-                            let local = first + i * ep;
-                            self.cluster.gpu(stage, local / l.tp, local % l.tp)
-                        })
-                        .collect()
-                })
-                .collect(),
+            Fidelity::Full => {
+                let mut groups: Vec<Vec<u32>> = Vec::new();
+                for r in 0..l.replicas() {
+                    for k in 0..l.tp_ranks() {
+                        let members = self.cluster.expert_dp_members((stage, r, k), &folding);
+                        if !groups.contains(&members) {
+                            groups.push(members);
+                        }
+                    }
+                }
+                groups
+            }
         };
-        // Every ep-th rank: gpus_per_node / ep of them share a node.
-        let per_node = (l.gpus_per_node / ep).clamp(1, edp);
+        let per_node = folding.edp_per_node(l.gpus_per_node);
         let (kind, _) = self.sharding.bucket_collective();
         let mut out = Vec::new();
         for members in groups {

@@ -9,6 +9,7 @@
 //! the gradient buckets, their DP and expert reductions and the optimizer
 //! (`grad_buckets`).
 
+use super::expert_folding::ExpertFolding;
 use super::fusion::FusedLayers;
 use super::layer_cost::{embedding_params_whole, layer_cost, LayerCost, OpCost, Roofline};
 use super::sharding::Sharding;
@@ -97,6 +98,11 @@ struct Builder<'a> {
     moe_cost: Option<crate::workload::moe::MoeCost>,
     /// One all-to-all's traffic from a rank, when the EP group spans ranks.
     ep_traffic: Option<crate::workload::moe::AllToAllTraffic>,
+    /// Bytes of the expert-TP group's gather after each dispatch and
+    /// reduce-scatter before each combine, whole (zero without one).
+    etp_gather_bytes: f64,
+    /// The stage's expert groups (Megatron-LM's MoE parallel folding).
+    folding: ExpertFolding,
     /// The all-to-alls the pass being built launched and still awaits.
     ep_stream: moe_layer::EpStream,
     /// The (stage, replica) whose group is being built.
@@ -117,6 +123,13 @@ pub(crate) fn build(mut g: Graph, s: &Scenario, t: &Transformer, fidelity: Fidel
     let tp_on = form.on;
     let virtual_stages = s.parallel.virtual_stages;
     let gpus = g.gpus.len();
+    let folding = ExpertFolding::of(s);
+    // Each CP rank routes its own seq / cp tokens (model.md 4c, as the
+    // layer costs count them).
+    let t_local = Transformer {
+        seq: t.seq / s.parallel.cp.max(1),
+        ..t.clone()
+    };
     let mut b = Builder {
         g,
         s,
@@ -150,23 +163,24 @@ pub(crate) fn build(mut g: Graph, s: &Scenario, t: &Transformer, fidelity: Fidel
         sharding: Sharding::new(s, t),
         moe_cost: t.moe.as_ref().map(|m| {
             crate::workload::moe::moe_cost(
-                t,
+                &t_local,
                 m,
                 tp,
-                s.parallel.ep,
+                &folding,
                 &Roofline::of(&s.hardware, s.hardware_preset),
             )
         }),
-        ep_traffic: t.moe.as_ref().filter(|_| s.parallel.ep > 1).map(|m| {
-            let ep = s.parallel.ep;
-            let place = crate::workload::moe::EpPlacement::of(ep, s.hardware.gpus_per_node);
-            let tokens = crate::workload::moe::tokens_per_rank(t, tp);
-            crate::workload::moe::all_to_all_traffic(t, m, ep, place, tokens).at_busiest(
-                m.imbalance,
-                m.dispatcher,
-                place.per_node,
-            )
+        ep_traffic: t.moe.as_ref().filter(|_| folding.ep > 1).map(|m| {
+            let gpus_per_node = s.hardware.gpus_per_node;
+            let group = crate::workload::moe::A2aGroup::of(m, &folding, gpus_per_node);
+            let tokens = crate::workload::moe::tokens_per_rank(&t_local, tp);
+            crate::workload::moe::expert_all_to_all(&t_local, m, &folding, gpus_per_node, tokens)
+                .at_busiest(m.imbalance, m.dispatcher, group.place.per_node)
         }),
+        etp_gather_bytes: t.moe.as_ref().map_or(0.0, |m| {
+            crate::workload::moe::etp_gather_bytes(&t_local, m, tp, &folding)
+        }),
+        folding,
         ep_stream: Default::default(),
         group_at: (0, 0),
     };

@@ -87,7 +87,9 @@ impl Builder<'_> {
             }
             _ => {
                 let cost = self.moe_cost();
+                self.etp_blocking(Collective::AllGather, meta.op(OpKind::AllGather));
                 self.compute_all(cost.experts, meta.op(OpKind::Experts));
+                self.etp_blocking(Collective::ReduceScatter, meta.op(OpKind::ReduceScatter));
                 self.ep_launch(meta.op(OpKind::Combine));
             }
         }
@@ -113,7 +115,10 @@ impl Builder<'_> {
             }
             (true, 1) => {
                 let cost = self.moe_cost();
+                // The mirrors of the forward's reduce-scatter and gather.
+                self.etp_blocking(Collective::AllGather, meta.op(OpKind::AllGather));
                 self.compute_all(cost.experts_dgrad, meta.op(OpKind::ExpertsDgrad));
+                self.etp_blocking(Collective::ReduceScatter, meta.op(OpKind::ReduceScatter));
                 self.ep_launch(meta.op(OpKind::Dispatch));
                 if whole {
                     let beside = crate::workload::moe::ep_form(self.s).dispatch_wgrad;
@@ -191,6 +196,39 @@ impl Builder<'_> {
         }
     }
 
+    /// The expert-TP group's gather of the dispatched token copies (or
+    /// reduce-scatter of the experts' partial outputs), NCCL's path with
+    /// etp > 1 (token_dispatcher.py:741-751 and 824-832): one collective
+    /// per group of etp consecutive members, inside their TP group on
+    /// NVLink, after each member's latest op; the compute stream waits for
+    /// it, as Megatron-LM runs it in `dispatch_postprocess` and
+    /// `combine_preprocess` on the compute stream. Nothing with etp 1.
+    fn etp_blocking(&mut self, kind: Collective, meta: Meta) {
+        let size = self.etp_gather_bytes;
+        if size <= 0.0 {
+            return;
+        }
+        let etp = self.folding.etp;
+        let call = self.cluster.node_call(Axis::Ep, kind, etp, size);
+        let meta = meta.call(&call);
+        // The reduced simulation's one GPU stands for its group, its own
+        // links for the ring's.
+        let width = (etp as usize).min(self.members.len());
+        let groups: Vec<Vec<u32>> = self.members.chunks(width).map(<[u32]>::to_vec).collect();
+        for group in groups {
+            let pattern = self.cluster.nvlink_ring(&mut self.g, &group);
+            let id = self
+                .g
+                .comm(&group, EP, pattern, call.wire_bytes, call.latency_s, meta);
+            for &m in &group {
+                if let Some(last) = self.g.last_compute(m) {
+                    self.g.dep(last, id);
+                }
+                self.g.block_compute_on(m, id);
+            }
+        }
+    }
+
     /// Each member's share of an all-to-all of the EP group, after its
     /// latest compute op (and whatever that stream's next op awaits): one
     /// task per link class it crosses, each a transfer per (source,
@@ -200,15 +238,16 @@ impl Builder<'_> {
             return;
         };
         let m = self.t.moe.as_ref().expect("an MoE layer");
-        let ep = self.s.parallel.ep;
-        let place = crate::workload::moe::EpPlacement::of(ep, self.s.hardware.gpus_per_node);
+        let group =
+            crate::workload::moe::A2aGroup::of(m, &self.folding, self.s.hardware.gpus_per_node);
+        let (ranks, place) = (group.ranks, group.place);
         let deepep = m.dispatcher == Dispatcher::Deepep;
         // The SMs and copies its library's call holds (NCCL's grouped
         // sends, or the SMs DeepEP is given) and the kernel a trace names;
         // the bytes move as the flows below.
         let shape = CallShape {
             kind: Collective::AllToAll,
-            ranks: ep,
+            ranks,
             per_node: place.per_node,
             size_bytes: traffic.nic_bytes() + traffic.nvlink_bytes(),
         };
@@ -233,9 +272,18 @@ impl Builder<'_> {
                     continue;
                 }
                 let tp_rank = self.g.gpus[gpu as usize].tp_rank;
-                let peers =
-                    self.cluster
-                        .ep_peers((stage, replica, tp_rank), ep, across, deepep && across);
+                let at = self.cluster.layout.stage_index(replica, tp_rank);
+                let ranks = if deepep {
+                    self.folding.tp_ep_group(at)
+                } else {
+                    self.folding.ep_group(at)
+                };
+                let peers = self.cluster.ep_peers(
+                    (stage, replica, tp_rank),
+                    &ranks,
+                    across,
+                    deepep && across,
+                );
                 let pattern = self
                     .cluster
                     .ep_pattern(&mut self.g, gpu, pairs, &peers, across);

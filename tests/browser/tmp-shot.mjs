@@ -1,0 +1,10 @@
+import { launch, serve } from './harness.mjs';
+const server = await serve(process.env.DIST ?? '/work/main/dist');
+const browser = await launch();
+const [preset, y0, h, w] = [process.env.PRESET ?? 'moe-didactic', +(process.env.Y ?? 0), +(process.env.H ?? 1700), +(process.env.W ?? 390)];
+const page = await browser.newPage({ viewport: { width: w, height: 844 } });
+await page.goto(server.url + `?v=1&preset=${preset}`);
+await page.waitForFunction(() => document.body.dataset.ready === '1', null, { timeout: 60000 });
+await page.waitForSelector('.axis-reading');
+await page.screenshot({ path: `/tmp/shot-${preset}-${y0}.png`, fullPage: true, clip: { x: 0, y: y0, width: w, height: h } });
+await browser.close(); await server.close();
