@@ -128,7 +128,7 @@ pub struct AppState {
     /// The sweep or bus-bandwidth picture open beside the timeline (`view=`).
     pub pane: RwSignal<overlap_view::panes::Pane>,
     /// The measured view's classification rules, as the link keeps them
-    /// (`classify=`, checked by `view_query::classify_rules`).
+    /// (`classify=`, checked by `classify_link::classify_rules`).
     pub classify: RwSignal<Option<String>>,
 }
 

@@ -122,7 +122,7 @@ pub fn MeasuredPanel() -> impl IntoView {
         let Some(text) = rules_ref.get_untracked().map(|t| t.value()) else {
             return;
         };
-        match overlap_view::view_query::classify_rules(&text) {
+        match overlap_view::classify_link::classify_rules(&text) {
             Ok(rules) => {
                 rules_error.set(None);
                 state.classify.set(rules);

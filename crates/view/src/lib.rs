@@ -23,6 +23,7 @@
 pub mod axis_reading;
 pub mod axis_words;
 pub mod bus_group;
+pub mod classify_link;
 pub mod display_list;
 pub mod draw;
 pub mod format;
