@@ -1091,7 +1091,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         preset: "deepseek-v3",
-        text: "DeepSeek-V3-shaped on 1024 H800: DualPipeV, EP 64",
+        text: "DeepSeek-V3 on 1024 H800: its DualPipeV and EP 64 layout",
         check: |s| {
             let hw = &s.hardware;
             ensure(
@@ -1105,39 +1105,53 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         preset: "deepseek-v3",
-        text: "DeepSeek's layout: 16 pipeline stages in DualPipeV, 256 experts per layer spread over 64 \
-               GPUs (8 nodes) with node-limited routing, each token crossing InfiniBand to at most 4 nodes.",
+        text: "DeepSeek-V3's section 3.2 layout on half its 2,048 GPUs: 16 pipeline stages in DualPipeV, \
+               256 experts per layer over 64 GPUs (8 nodes), each token crossing InfiniBand to at most 4 nodes.",
         check: |s| {
             let m = moe(s);
+            let t = transformer(s);
+            let chunks = s
+                .parallel
+                .pipeline_layout
+                .as_ref()
+                .ok_or("no pipeline layout")?
+                .check(32, t.layers)
+                .map_err(|e| format!("{e:?}"))?;
+            let counts: Vec<u32> = chunks.iter().map(|c| c.layers).collect();
             ensure(
-                s.parallel.pp == 16
+                2 * s.hardware.gpus() == 2048
+                    && s.parallel.pp == 16
+                    && s.parallel.virtual_stages == 2
+                    && t.layers == 61
+                    && counts.len() == 32
+                    && counts[0] == 1
+                    && chunks[0].embeddings == 1
+                    && counts[1..31].iter().all(|&n| n == 2)
+                    && counts[31] == 0
+                    && chunks[31].losses == 1
                     && m.experts == 256
                     && s.parallel.ep / s.hardware.gpus_per_node == 8
                     && m.dispatcher == Dispatcher::Deepep
                     && m.max_nodes_per_token == 4,
-                || format!("{m:?}"),
+                || format!("{counts:?}, {m:?}"),
             )
         },
     },
     Claim {
         preset: "deepseek-v3",
-        text: "DeepEP sends a token across the network 3.5 times on average, where NCCL's all-to-all would send \
-               each of its 8 copies, 7 of them to other nodes.",
+        text: "Its final batch of 15,360 sequences, scaled to DP 64, gives 120 micro-batches per pipeline; \
+               the norms and the experts' activation are recomputed and dispatched tokens kept in FP8, as in its report.",
         check: |s| {
             let t = transformer(s);
-            let token = f64::from(t.hidden) * 2.0;
-            let tokens = f64::from(t.micro_batch * t.seq);
-            let deepep = ep_traffic(s).nic_bytes() / (tokens * token);
-            let m = overlap_core::scenario::Moe {
-                dispatcher: Dispatcher::Alltoall,
-                ..moe(s).clone()
-            };
-            let place = EpPlacement::of(s.parallel.ep, s.hardware.gpus_per_node);
-            let nccl = all_to_all_traffic(t, &m, s.parallel.ep, place, tokens).nic_bytes()
-                / (tokens * token);
+            let m = moe(s);
             ensure(
-                (deepep - 3.5).abs() < 1e-9 && (nccl - 7.0).abs() < 1e-9 && m.top_k == 8,
-                || format!("{deepep} and {nccl} crossings"),
+                s.parallel.dp == 64
+                    && t.global_batch == 15_360 * 64 / 128
+                    && s.micro_batches() == 120
+                    && m.recompute.layernorm
+                    && m.recompute.moe_act
+                    && m.fp8_dispatch_cache,
+                || format!("{} micro-batches, {:?}", s.micro_batches(), m.recompute),
             )
         },
     },

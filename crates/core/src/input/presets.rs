@@ -475,21 +475,32 @@ pub const PRESETS: &[Preset] = &[
     // DualPipeV, EP 64, ZeRO-1 over DP, no TP, DeepEP on 20 SMs.
     Preset {
         id: "deepseek-v3",
-        title: "DeepSeek-V3-shaped on 1024 H800: DualPipeV, EP 64",
-        description: "DeepSeek's layout: 16 pipeline stages in DualPipeV, 256 experts per layer spread over 64 \
-            GPUs (8 nodes) with node-limited routing, each token crossing InfiniBand to at most 4 nodes. \
-            DeepEP sends a token across the network 3.5 times on average, where NCCL's all-to-all would send \
-            each of its 8 copies, 7 of them to other nodes. DualPipeV runs each forward chunk beside another \
-            micro-batch's backward chunk, so that one's all-to-all hides under the other's compute.",
+        title: "DeepSeek-V3 on 1024 H800: its DualPipeV and EP 64 layout",
+        description: "DeepSeek-V3's section 3.2 layout on half its 2,048 GPUs: 16 pipeline stages in DualPipeV, \
+            256 experts per layer over 64 GPUs (8 nodes), each token crossing InfiniBand to at most 4 nodes. Its final batch of 15,360 sequences, scaled to DP 64, gives 120 micro-batches per pipeline; \
+            the norms and the experts' activation are recomputed and dispatched tokens kept in FP8, as in its report. DualPipeV runs each forward chunk beside another micro-batch's backward chunk, \
+            so that one's all-to-all hides under the other's compute.",
+        // DeepSeek-V3 (arXiv 2412.19437) section 3.2: PP 16 with DualPipe,
+        // EP 64 over 8 nodes, ZeRO-1 DP, no TP, DeepEP on 20 SMs; section
+        // 3.3: RMSNorm recomputed, the SwiGLU's output recomputed from its
+        // cached input, activations cached in FP8 (here the dispatched
+        // tokens, `fp8_dispatch_cache`; MLA's up-projection recompute is
+        // not modelled, as MLA is approximated by grouped-query attention).
+        // Section 4.2: the batch ramps to 15,360 sequences of 4,096 tokens
+        // on 2,048 GPUs (DP 128), here DP 64: 7,680, 120 micro-batches of 1.
+        // The layout is Megatron's DeepSeek-V3 split (Megatron-MoE-ModelZoo
+        // best-practice/DeepSeekV3) without its MTP chunk, on DualPipeV's 32.
         json: r#"{"hardware":{"preset":"dgx-h100","nodes":128,"nvlink_gbps":200,"nic_gbps":50,"sms":132},
             "workload":{"layers":61,"hidden":7168,"heads":128,"kv_heads":8,"head_dim":128,"ffn_hidden":18432,
                         "mlp":"swiglu","tied_embeddings":false,"seq":4096,"vocab":129280,"attention":"flash",
-                        "micro_batch":1,"global_batch":2048,"recompute":"none","sequence_parallel":false,
+                        "micro_batch":1,"global_batch":7680,"recompute":"none","sequence_parallel":false,
                         "moe":{"experts":256,"top_k":8,"expert_ffn_hidden":2048,"shared_experts":1,
                                "dense_layers":3,"dispatcher":"deepep","max_nodes_per_token":4,
-                               "deepep_sms":20}},
+                               "deepep_sms":20,"recompute":["moe_act","layernorm"],
+                               "fp8_dispatch_cache":true}},
             "parallel":{"tp":1,"pp":16,"dp":64,"ep":64,"schedule":"dualpipe-v","virtual_stages":2,
-                        "dp_sharding":"optimizer"},
+                        "dp_sharding":"optimizer",
+                        "pipeline_layout":["E t","t*2","t*2","t*2","t*2","t*2","t*2","t*2","t*2","t*2","t*2","t*2","t*2","t*2","t*2","t*2","t*2","t*2","t*2","t*2","t*2","t*2","t*2","t*2","t*2","t*2","t*2","t*2","t*2","t*2","t*2","L"]},
             "overlap":{"tp":false,"pp":true,"dp":true,"ep":true,"grad_bytes":4}}"#,
         published: None,
     },
