@@ -81,11 +81,20 @@ export function registerExplainTests(test, h) {
     }, { viewport: { width, height } });
   }
 
-  for (const [width, height] of [[1440, 900], [390, 844]]) {
-    test(`explain: at Fit, windows are a band and an all-exposed lane stays hatched (${width}x${height})`, async ({ page }) => {
+  /** An axis's colour in `theme`, as the site's style sheet declares it. */
+  function axisColour(axis, theme) {
+    const css = readdirSync(DIST).filter((f) => f.endsWith('.css'))
+      .map((f) => readFileSync(join(DIST, f), 'utf8')).find((c) => c.includes(`--${axis}: light-dark(`));
+    const m = css.match(new RegExp(`--${axis}: light-dark\\((#[0-9A-Fa-f]{6}), (#[0-9A-Fa-f]{6})\\)`));
+    return m[theme === 'dark' ? 2 : 1];
+  }
+
+  for (const [width, height, theme] of [[1440, 900, 'light'], [390, 844, 'light'], [1440, 900, 'dark'], [390, 844, 'dark']]) {
+    test(`explain: at Fit, windows are a band and an all-exposed lane stays hatched (${width}x${height}, ${theme})`, async ({ page }) => {
       // long-context-ring with CP overlap off: CP is all exposed, its
       // collectives merge at Fit, and its window is drawn behind the lane.
-      await goto(page, '?v=1&preset=long-context-ring');
+      // The theme fixes the export's colours too (theme=).
+      await goto(page, `?v=1&preset=long-context-ring&theme=${theme}`);
       const sw = page.getByRole('switch', { name: 'CP overlap', exact: true });
       await afterRun(page, () => sw.click());
       await painted(page);
@@ -100,8 +109,8 @@ export function registerExplainTests(test, h) {
       const svg = readFileSync(await download.path(), 'utf8');
       const rects = [...svg.matchAll(/<rect x="([\d.]+)" y="([\d.]+)" width="([\d.]+)" height="([\d.]+)"([^>]*)\/>/g)]
         .map((m) => ({ x: +m[1], y: +m[2], w: +m[3], h: +m[4], rest: m[5] }));
-      const CP = '#5C00DC';
-      const DP = '#007A5A';
+      const CP = axisColour('cp', theme);
+      const DP = axisColour('dp', theme);
       // DP's windows (CP overlap off leaves CP none) as a band the lane's height.
       const bands = rects.filter((r) => r.rest.includes(`fill="${DP}"`) && r.rest.includes('fill-opacity'));
       const wide = bands.reduce((s, r) => s + r.w, 0);
@@ -125,6 +134,8 @@ export function registerExplainTests(test, h) {
       // on it (transfers in flight together share the wait): a good part.
       assert(ratio >= (width < 600 ? 0.8 : 0.3), `the all-exposed CP lane is ${(100 * ratio).toFixed(0)}% hatched at Fit (rows: ${ratios.filter((r) => r > 0).map((r) => r.toFixed(2))})`);
       console.log(`     DP window band ${wide.toFixed(0)} px in ${bands.length} rects; CP lane ${(100 * ratio).toFixed(0)}% hatched`);
+      await page.locator('.timeline').first().scrollIntoViewIfNeeded();
+      await page.screenshot({ path: join(ARTIFACTS, `explain-band-${theme}-${width}.png`) });
     }, { viewport: { width, height } });
   }
 
