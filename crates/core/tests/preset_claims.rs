@@ -1106,7 +1106,7 @@ const CLAIMS: &[Claim] = &[
     Claim {
         preset: "deepseek-v3",
         text: "DeepSeek-V3's section 3.2 layout on half its 2,048 GPUs: 16 pipeline stages in DualPipeV, \
-               256 experts per layer over 64 GPUs (8 nodes), each token crossing InfiniBand to at most 4 nodes.",
+               256 experts per layer over 64 GPUs (8 nodes) with DeepEP.",
         check: |s| {
             let m = moe(s);
             let t = transformer(s);
@@ -1139,7 +1139,7 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         preset: "deepseek-v3",
-        text: "Its final batch of 15,360 sequences, scaled to DP 64, gives 120 micro-batches per pipeline; \
+        text: "Its final batch of 15,360 sequences scaled to DP 64 gives 120 micro-batches; \
                the norms and the experts' activation are recomputed and dispatched tokens kept in FP8, as in its report.",
         check: |s| {
             let t = transformer(s);

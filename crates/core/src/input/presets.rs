@@ -477,7 +477,7 @@ pub const PRESETS: &[Preset] = &[
         id: "deepseek-v3",
         title: "DeepSeek-V3 on 1024 H800: its DualPipeV and EP 64 layout",
         description: "DeepSeek-V3's section 3.2 layout on half its 2,048 GPUs: 16 pipeline stages in DualPipeV, \
-            256 experts per layer over 64 GPUs (8 nodes), each token crossing InfiniBand to at most 4 nodes. Its final batch of 15,360 sequences, scaled to DP 64, gives 120 micro-batches per pipeline; \
+            256 experts per layer over 64 GPUs (8 nodes) with DeepEP. Its final batch of 15,360 sequences scaled to DP 64 gives 120 micro-batches; \
             the norms and the experts' activation are recomputed and dispatched tokens kept in FP8, as in its report. DualPipeV runs each forward chunk beside another micro-batch's backward chunk, \
             so that one's all-to-all hides under the other's compute.",
         // DeepSeek-V3 (arXiv 2412.19437) section 3.2: PP 16 with DualPipe,
