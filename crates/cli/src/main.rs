@@ -595,16 +595,19 @@ fn summary(s: &Scenario, r: &Report) -> String {
         let hidden = a
             .hidden_share()
             .map_or_else(|| "-".to_string(), |h| format!("{:.1}%", h * 100.0));
+        // A part that is a rounding residual (under idle is what is left of
+        // comm after the other two) prints as 0.000, never as -0.000.
+        let ms = |x: f64| if x.abs() < 5e-4 { 0.0 } else { x };
         out += &format!(
             "{:<4} {:9.3} {:11.3} {:>7} {:10.3} {:14.3} {:17.3} {:14.3}\n",
             axis.name(),
-            a.comm_ms,
-            a.exposed_ms,
+            ms(a.comm_ms),
+            ms(a.exposed_ms),
             hidden,
-            a.window_ms,
-            a.contention_ms,
-            a.under_compute_ms,
-            a.under_idle_ms
+            ms(a.window_ms),
+            ms(a.contention_ms),
+            ms(a.under_compute_ms),
+            ms(a.under_idle_ms)
         );
     }
     out += &format!(

@@ -32,6 +32,9 @@ fn an_axis_that_moves_nothing_has_no_hidden_share_in_the_summary() {
     };
     assert_eq!(row("tp")[1..4], ["0.000", "0.000", "-"]);
     assert_eq!(row("pp")[3], "-");
+    // A part that is a rounding residual prints unsigned: one-queue's TP
+    // and PP rows' under-idle parts printed -0.000.
+    assert!(!text.contains("-0.000"), "{text}");
     let dp_hidden: f64 = row("dp")[3].trim_end_matches('%').parse().unwrap();
     assert!((55.0..67.0).contains(&dp_hidden), "{dp_hidden}");
     // The JSON keeps the report's figure: 1 for an axis with nothing exposed.
