@@ -182,6 +182,15 @@ fn event_target<T: JsCast>(ev: &web_sys::Event) -> T {
         .expect("input events come from the input they are bound to")
 }
 
+/// Whether the last edit left an error on `field`: its control is marked.
+fn field_invalid(field: &'static str) -> Memo<bool> {
+    Memo::new(move |_| {
+        expect_context::<AppState>()
+            .errors
+            .with(|e| e.iter().any(|e| e.field == field))
+    })
+}
+
 /// A labelled select for an enum field.
 #[component]
 pub fn SelectField(
@@ -199,11 +208,7 @@ pub fn SelectField(
 ) -> impl IntoView {
     let id = crate::state::fields::control_id(field);
     let err_id = format!("{id}-err");
-    let invalid = Memo::new(move |_| {
-        expect_context::<AppState>()
-            .errors
-            .with(|e| e.iter().any(|e| e.field == field))
-    });
+    let invalid = field_invalid(field);
     let inert = inert_reason(
         expect_context::<AppState>(),
         overlap_core::input::fields::find(field),
@@ -259,11 +264,7 @@ pub fn TextField(
 ) -> impl IntoView {
     let id = crate::state::fields::control_id(field);
     let err_id = format!("{id}-err");
-    let invalid = Memo::new(move |_| {
-        expect_context::<AppState>()
-            .errors
-            .with(|e| e.iter().any(|e| e.field == field))
-    });
+    let invalid = field_invalid(field);
     let described = described_by(&id);
     view! {
         <div class="field text" class:invalid=move || invalid.get()>
