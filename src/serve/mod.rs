@@ -31,7 +31,9 @@
 //! - `Search` (`search`): the layout search of the scenario's model,
 //!   answered with `SearchProgress` replies, then `Searched` or
 //!   `SearchRefused`; the page starts a worker of its own for each search
-//!   (`searcher`) and cancels by terminating it.
+//!   (`searcher`) and cancels by terminating it. That worker simulates each
+//!   wave's candidates over a pool of helpers it starts, the same module
+//!   again: `SearchCandidates`, answered with `SearchCandidatesRan`.
 //! - `Panic`: panics on purpose, only when the page started the worker
 //!   with its test hooks on, so that the browser tests can check how a
 //!   panic is reported.
@@ -112,6 +114,9 @@ fn handle(data: &JsValue, test_hooks: bool) {
             gpus,
             objective,
         } => search::search(gen, &input, gpus, objective),
+        WorkerRequest::SearchCandidates { gen, candidates } => {
+            search::run_candidates(gen, &candidates)
+        }
         WorkerRequest::Panic if test_hooks => {
             panic!("a test asked the simulation worker to panic")
         }

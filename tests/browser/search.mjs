@@ -1,5 +1,6 @@
 // Browser tests of the layout search view (issue 59): a link with
-// view=search runs the core's search in a worker of its own; the best
+// view=search runs the core's search in a worker of its own, which
+// simulates the candidates over a pool of helper workers; the best
 // layouts and the counts equal `overlap-lab search --json`'s; a row pressed
 // loads its scenario and keeps the search; the search can be cancelled; at
 // 390x844 the controls and the list stay usable.
@@ -44,6 +45,13 @@ export function registerSearchTests(test, h) {
       `counts ${JSON.stringify(c)} against the CLI's ${expected.space}/${expected.simulated}/${expected.pruned}/${expected.refused}`);
     const winner = await page.textContent('.search-winner');
     assert(winner === expected.winner, `winner: ${winner}`);
+    // The candidates were simulated over a pool: the search worker and one
+    // helper per further core (at most eight workers), each of which answered.
+    const workers = await page.$eval('.search-status', (e) => Number(e.dataset.searchWorkers));
+    const cores = await page.evaluate(() => navigator.hardwareConcurrency || 1);
+    assert(workers === Math.min(Math.max(cores, 1), 8), `${workers} workers on ${cores} cores`);
+    const time = await page.textContent('.search-time');
+    assert(time.includes(workers === 1 ? 'on one worker' : `over ${workers} workers`), `time: ${time}`);
     await page.locator('.plot-view').screenshot({ path: join(ARTIFACTS, 'search-view.png') });
     // The link keeps the search.
     assert(page.url().includes('view=search'), `the address lost the search: ${page.url()}`);

@@ -3,7 +3,10 @@
 //! below every simulated step; refusals are counted by reason; the result
 //! is the same on one thread and two.
 
-use overlap_core::search::{front, search, Dimension, Objective, Options, Outcome, Point};
+use overlap_core::search::{
+    front, search, simulate_candidate, Candidate, Dimension, Objective, Options, Outcome, Point,
+    Searching, Simulated,
+};
 use overlap_core::ScenarioInput;
 
 fn input(json: &str) -> ScenarioInput {
@@ -198,6 +201,58 @@ fn one_thread_or_two_give_the_same_result() {
             serde_json::to_string(&o).unwrap()
         };
         assert_eq!(at(1), at(2), "{name}");
+    }
+}
+
+/// A search a wave at a time, as the page runs it over its workers: each
+/// wave's candidates sent as JSON, simulated out of order (the last
+/// first, as a faster worker would answer), their results sent back as
+/// JSON and recorded in the wave's order, gives the very result of
+/// `search`, bit for bit.
+#[test]
+fn a_search_run_a_wave_at_a_time_over_workers_is_the_same_search() {
+    for (name, input, fix, max_batch) in cases().into_iter().take(2) {
+        let options = Options {
+            fix: fix.clone(),
+            max_batch,
+            threads: 1,
+            ..Options::default()
+        };
+        let whole = serde_json::to_string(&run(&input, &options)).unwrap();
+        let mut searching = Searching::start(&input, &options).expect("a search starts");
+        let mut waves = 0;
+        loop {
+            let wave = searching.next_wave();
+            if wave.is_empty() {
+                break;
+            }
+            waves += 1;
+            let sent: Vec<Candidate> = wave
+                .iter()
+                .map(|c| serde_json::from_str(&serde_json::to_string(c).unwrap()).unwrap())
+                .collect();
+            assert_eq!(
+                sent, wave,
+                "{name}: a candidate crosses to a worker unchanged"
+            );
+            let mut results: Vec<(usize, Simulated)> = sent
+                .iter()
+                .enumerate()
+                .rev()
+                .map(|(i, c)| {
+                    let r = simulate_candidate(c);
+                    (
+                        i,
+                        serde_json::from_str(&serde_json::to_string(&r).unwrap()).unwrap(),
+                    )
+                })
+                .collect();
+            results.sort_by_key(|(i, _)| *i);
+            searching.record(&wave, results.into_iter().map(|(_, r)| r).collect());
+        }
+        assert!(waves > 1, "{name}: the case runs more than one wave");
+        let stepped = serde_json::to_string(&searching.finish()).unwrap();
+        assert_eq!(stepped, whole, "{name}");
     }
 }
 

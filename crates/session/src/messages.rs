@@ -8,7 +8,7 @@
 //! Which arrays follow is part of each variant's contract, written on it.
 
 use overlap_core::scenario::{CollectiveOp, HardwareInput};
-use overlap_core::search::{Found, Objective, Progress};
+use overlap_core::search::{Candidate, Found, Objective, Progress, Simulated};
 use overlap_core::sweep::{BusPoint, Row};
 use overlap_core::{Part, PartRan, Report, ScenarioInput};
 use overlap_trace::bars::MeasuredRow;
@@ -46,6 +46,12 @@ pub enum WorkerRequest {
         gen: u64,
         input: ScenarioInput,
         parts: Vec<Part>,
+    },
+    /// To a search worker's helper (`crate::search`'s pool): simulate these
+    /// candidates of search `gen`'s current wave.
+    SearchCandidates {
+        gen: u64,
+        candidates: Vec<Candidate>,
     },
     /// Panic on purpose (only with the test hooks on), so that the browser
     /// tests can check how a panic is reported.
@@ -166,6 +172,12 @@ pub enum WorkerReply {
     /// it could not run them (the simulation worker then runs them itself,
     /// so why does not matter to it).
     PartsRan { gen: u64, ran: Option<Vec<PartRan>> },
+    /// From a search worker's helper: each candidate's place in the
+    /// search's queue with what simulating it gave, in the order asked.
+    SearchCandidatesRan {
+        gen: u64,
+        ran: Vec<(usize, Simulated)>,
+    },
     /// How far an `Import` has read: bytes of the files, over all of them.
     ImportProgress {
         gen: u64,
@@ -194,6 +206,9 @@ pub enum WorkerReply {
         found: Box<Found>,
         /// The worker's time for the whole search, ms.
         search_ms: f64,
+        /// The workers that simulated its candidates: the search worker
+        /// and each of its helpers that answered a share.
+        workers: u32,
     },
     /// A `Search` was refused: one line naming what to change.
     SearchRefused { gen: u64, message: String },

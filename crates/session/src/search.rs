@@ -21,10 +21,11 @@ use crate::job::{Heard, Machine};
 use crate::messages::{WorkerReply, WorkerRequest};
 
 /// A search that takes longer than this is stopped and said so. The
-/// page's worker runs the search on one thread, where the command line
-/// uses every core: GPT-3 175B on 1,024 GPUs is the largest case
-/// (under 60 s natively); ten minutes leaves room for a slower laptop,
-/// and the reader can cancel sooner. A project choice, not a measurement.
+/// page's search worker simulates over a pool of helpers, one per core
+/// the browser reports (`src/serve/search.rs`), as the command line uses
+/// every core: GPT-3 175B on 1,024 GPUs is the largest case;
+/// ten minutes leaves room for a slower laptop, and the reader can cancel
+/// sooner. A project choice, not a measurement.
 pub const SEARCH_BUDGET_MS: u32 = 600_000;
 
 /// The progress bar moves in steps of at least this much of the whole.

@@ -140,6 +140,16 @@ pub fn search_plot(found: &Found, width: f64, height: f64) -> Plot {
     Plot { list, marks }
 }
 
+/// How long the page's search took and over how many workers: "Searched
+/// in 12.3 s over 4 workers." (one worker: "on one worker").
+pub fn time_taken(search_ms: f64, workers: u32) -> String {
+    let over = match workers {
+        0 | 1 => "on one worker".to_string(),
+        n => format!("over {n} workers"),
+    };
+    format!("Searched in {} {over}.", crate::format::ms(search_ms))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -157,6 +167,15 @@ mod tests {
             on_front,
             input: ScenarioInput::default(),
         }
+    }
+
+    #[test]
+    fn the_time_taken_names_the_workers() {
+        assert_eq!(
+            time_taken(12_345.0, 4),
+            "Searched in 12.35 s over 4 workers."
+        );
+        assert_eq!(time_taken(850.0, 1), "Searched in 850.0 ms on one worker.");
     }
 
     #[test]

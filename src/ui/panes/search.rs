@@ -161,7 +161,7 @@ impl PlotPane for SearchPane {
     }
 
     fn picture(&self, frame: Frame, _scenario: Option<&Scenario>, width: f64) -> Option<Plot> {
-        let (found, _) = frame.searcher().found.get_untracked()?;
+        let (found, _, _) = frame.searcher().found.get_untracked()?;
         Some(overlap_view::search_plot::search_plot(
             &found,
             width,
@@ -174,11 +174,11 @@ impl PlotPane for SearchPane {
             .searcher()
             .found
             .get_untracked()
-            .map_or_else(String::new, |(found, _)| found.csv())
+            .map_or_else(String::new, |(found, _, _)| found.csv())
     }
 
     fn clicked(&self, frame: Frame, index: usize) {
-        if let Some((found, _)) = frame.searcher().found.get_untracked() {
+        if let Some((found, _, _)) = frame.searcher().found.get_untracked() {
             if let Some(row) = found.best.get(index) {
                 load(frame.state, row);
             }
@@ -197,15 +197,17 @@ fn objective_label(o: Objective) -> &'static str {
 
 /// The search's counts and why the winner wins, once shown.
 fn status(frame: Frame) -> Option<impl IntoView> {
-    let (found, search_ms) = frame.searcher().found.get()?;
+    let (found, search_ms, workers) = frame.searcher().found.get()?;
     Some(view! {
         <div class="search-status" role="status"
             data-search-space=found.space.to_string()
             data-search-simulated=found.simulated.to_string()
             data-search-pruned=found.pruned.to_string()
             data-search-refused=found.refused().to_string()
-            data-search-ms=format!("{search_ms}")>
+            data-search-ms=format!("{search_ms}")
+            data-search-workers=workers.to_string()>
             <p class="search-counts">{found.counts()}</p>
+            <p class="search-time">{overlap_view::search_plot::time_taken(search_ms, workers)}</p>
             {found.winner.clone().map(|w| view! { <p class="search-winner">{w}</p> })}
         </div>
     })
@@ -215,7 +217,7 @@ fn status(frame: Frame) -> Option<impl IntoView> {
 /// by Tab; a press loads the layout's scenario.
 fn rows(frame: Frame) -> Vec<AnyView> {
     let state = frame.state;
-    let Some((found, _)) = frame.searcher().found.get() else {
+    let Some((found, _, _)) = frame.searcher().found.get() else {
         return Vec::new();
     };
     found

@@ -29,8 +29,9 @@ pub struct Searcher {
     pub progress: RwSignal<Option<(f64, String)>>,
     /// Why the last search did not show.
     pub problem: RwSignal<Option<String>>,
-    /// The search shown, with the worker's time for it, ms.
-    pub found: RwSignal<Option<(Rc<Found>, f64)>, LocalStorage>,
+    /// The search shown, with the worker's time for it, ms, and the
+    /// workers that simulated it.
+    pub found: RwSignal<Option<(Rc<Found>, f64, u32)>, LocalStorage>,
 }
 
 impl Searcher {
@@ -126,13 +127,16 @@ impl Host for Searcher {
                 if let Some(Received {
                     reply:
                         WorkerReply::Searched {
-                            found, search_ms, ..
+                            found,
+                            search_ms,
+                            workers,
+                            ..
                         },
                     ..
                 }) = received
                 {
                     self.found
-                        .set(Some((Rc::new((**found).clone()), *search_ms)));
+                        .set(Some((Rc::new((**found).clone()), *search_ms, *workers)));
                     dom::set_body_data("search", "shown");
                 }
             }

@@ -30,7 +30,9 @@
 //!
 //! The lists depend only on the simulated figures, and which candidates a
 //! wave holds only on the waves before it: the same best list, front and
-//! counts for any number of threads.
+//! counts for any number of threads, and for any number of the page's
+//! workers, which simulate a wave's candidates between them
+//! ([`Searching`] gives the waves and takes their results).
 //!
 //! Memory: the candidates' layouts and screening results (under 100 bytes
 //! each, [`MAX_SPACE`] at most), the proxies' figures, and the runs in
@@ -82,10 +84,27 @@ enum Screened {
 }
 
 /// What simulating one candidate gave.
-#[derive(Clone, Debug)]
-enum Simulated {
+/// What simulating a [`Candidate`] gave (it travels between the page's
+/// workers as JSON, which carries every `f64` bit for bit).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub enum Simulated {
+    /// Over the cost budget, or refused by the simulator at run time.
     Refused(Reason, String),
+    /// Its figures.
     Figures(outcome::Figures),
+}
+
+/// A candidate of a wave, as any thread or worker simulates it
+/// ([`simulate_candidate`]): its scenario input (the user's with the
+/// layout's fields set) and whether its cost is within the budget.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Candidate {
+    /// Its place in the search's queue (in the order of the bounds).
+    pub place: usize,
+    /// Its scenario input.
+    pub input: ScenarioInput,
+    /// Its predicted ops, or why it is over the budget.
+    pub budget: Result<u64, String>,
 }
 
 /// The user's scenario on the search's GPUs: its input and its fill.
@@ -170,8 +189,13 @@ fn screen(
 }
 
 /// Simulates one candidate whose budget [`budget`] passed.
-fn simulate(layout: &Layout, input: &ScenarioInput, filled: &Scenario) -> Simulated {
-    let s = validate::filled(&layout.apply(input, filled));
+/// Simulates `candidate`: figures only, no timeline, no all-off baseline,
+/// on a simulator of its own and one thread. The same wherever it runs.
+pub fn simulate_candidate(candidate: &Candidate) -> Simulated {
+    if let Err(e) = &candidate.budget {
+        return Simulated::Refused(Reason::Limit, e.clone());
+    }
+    let s = validate::filled(&candidate.input);
     let mut sim = Simulator::new(Fidelity::Reduced)
         .with_threads(1)
         .without_baseline();
@@ -202,139 +226,208 @@ pub fn search(
     options: &Options,
     mut progress: impl FnMut(&Progress),
 ) -> Result<Outcome, String> {
-    let (input, filled) = base(input, options.gpus)?;
-    let Workload::Transformer(model) = &filled.workload else {
-        unreachable!("checked by base");
-    };
-    let mut fix = options.fix.clone();
-    fix.sort();
-    fix.dedup();
-    let space = Space {
-        filled: &filled,
-        model,
-        fixed: &fix,
-        max_batch: options.max_batch,
-    };
-    let size = space.size();
-    let max_space = options.max_space.min(MAX_SPACE);
-    if size > max_space {
-        let free: Vec<&str> = Dimension::ALL
-            .iter()
-            .filter(|d| !fix.contains(d))
-            .map(|d| d.path())
-            .collect();
-        return Err(format!(
-            "the search space holds {size} candidates, more than the {max_space} one search takes: \
-             fix some of the fields it varies to the scenario's values with --fix (any of {})",
-            free.join(", ")
-        ));
-    }
-    let mut layouts = Vec::with_capacity(size as usize);
-    space.for_each(|l| layouts.push(l));
+    let mut searching = Searching::start(input, options)?;
     let threads = options.threads.max(1);
-
-    // Screening, in slices of the space's order (neighbours share proxies).
-    let bounds = Bounds::default();
-    let in_flight = InFlightMemo::default();
-    let slices: Vec<&[Layout]> = layouts.chunks(256).collect();
-    let screened: Vec<Screened> = parallel::map(&slices, threads, |slice| {
-        slice
-            .iter()
-            .map(|l| screen(l, &input, &filled, (&bounds, &in_flight)))
-            .collect::<Vec<_>>()
-    })
-    .into_iter()
-    .flatten()
-    .collect();
-
-    let mut refusals = Refusals::default();
-    // (index, memory, bound per sample, description)
-    let mut queue: Vec<(usize, f64, f64, String)> = Vec::new();
-    for (i, s) in screened.iter().enumerate() {
-        match s {
-            Screened::Refused(reason, message) => refusals.add(*reason, message),
-            Screened::Kept { memory_gb, bound_s } => {
-                let batch = f64::from(layouts[i].global_batch.max(1));
-                queue.push((i, *memory_gb, bound_s / batch, layouts[i].describe()));
-            }
-        }
-    }
-    drop(screened);
-
-    queue.sort_by(|a, b| {
-        match options.objective {
-            Objective::Memory => a.1.total_cmp(&b.1).then(a.2.total_cmp(&b.2)),
-            _ => a.2.total_cmp(&b.2).then(a.1.total_cmp(&b.1)),
-        }
-        .then_with(|| a.3.cmp(&b.3))
-    });
-
-    let mut pruner = Pruner::new(options.objective, options.top);
-    let mut done: Vec<(usize, f64, outcome::Figures)> = Vec::new();
-    let mut pruned = 0u64;
-    let mut next = 0;
-    while next < queue.len() {
-        let mut wave: Vec<usize> = Vec::with_capacity(WAVE);
-        while next < queue.len() && wave.len() < WAVE {
-            let (_, memory, bound, _) = &queue[next];
-            if !options.exhaustive && pruner.prunes(*bound, *memory) {
-                pruned += 1;
-            } else {
-                wave.push(next);
-            }
-            next += 1;
-        }
+    loop {
+        let wave = searching.next_wave();
         if wave.is_empty() {
-            continue;
+            return Ok(searching.finish());
         }
-        let budgets = parallel::map(&wave, threads, |&q| {
-            budget(&layouts[queue[q].0], &input, &filled)
-        });
-        let largest = budgets.iter().flatten().copied().max().unwrap_or(0);
+        let largest = wave
+            .iter()
+            .filter_map(|c| c.budget.as_ref().ok())
+            .copied()
+            .max()
+            .unwrap_or(0);
         let at_once = (SIMULATIONS_MEMORY_BYTES
             / largest.saturating_mul(parallel::RUN_BYTES_PER_OP).max(1))
         .max(1) as usize;
-        let within: Vec<(usize, Result<u64, String>)> = wave.iter().copied().zip(budgets).collect();
-        let results = parallel::map(&within, threads.min(at_once), |(q, b)| match b {
-            Ok(_) => simulate(&layouts[queue[*q].0], &input, &filled),
-            Err(e) => Simulated::Refused(Reason::Limit, e.clone()),
+        let results = parallel::map(&wave, threads.min(at_once), simulate_candidate);
+        searching.record(&wave, results);
+        progress(&searching.progress());
+    }
+}
+
+/// A search a wave at a time, for a caller that simulates each wave's
+/// candidates itself: [`search`] on its threads, the page over a pool of
+/// workers. [`Searching::next_wave`] prunes and gives the next wave;
+/// [`Searching::record`] takes its results, in any order of running but
+/// in the wave's order; the same waves, lists and counts as [`search`].
+pub struct Searching {
+    input: ScenarioInput,
+    filled: Scenario,
+    options: Options,
+    layouts: Vec<Layout>,
+    /// (layout index, memory, bound per sample, description), in bound order.
+    queue: Vec<(usize, f64, f64, String)>,
+    pruner: Pruner,
+    done: Vec<(usize, f64, outcome::Figures)>,
+    refusals: Refusals,
+    pruned: u64,
+    next: usize,
+    size: u64,
+    proxies: u64,
+}
+
+impl Searching {
+    /// Enumerates and screens the candidates (on `options.threads`), or
+    /// refuses the request in one line naming what to change.
+    pub fn start(input: &ScenarioInput, options: &Options) -> Result<Self, String> {
+        let (input, filled) = base(input, options.gpus)?;
+        let Workload::Transformer(model) = &filled.workload else {
+            unreachable!("checked by base");
+        };
+        let mut fix = options.fix.clone();
+        fix.sort();
+        fix.dedup();
+        let space = Space {
+            filled: &filled,
+            model,
+            fixed: &fix,
+            max_batch: options.max_batch,
+        };
+        let size = space.size();
+        let max_space = options.max_space.min(MAX_SPACE);
+        if size > max_space {
+            let free: Vec<&str> = Dimension::ALL
+                .iter()
+                .filter(|d| !fix.contains(d))
+                .map(|d| d.path())
+                .collect();
+            return Err(format!(
+                "the search space holds {size} candidates, more than the {max_space} one search takes: \
+                 fix some of the fields it varies to the scenario's values with --fix (any of {})",
+                free.join(", ")
+            ));
+        }
+        let mut layouts = Vec::with_capacity(size as usize);
+        space.for_each(|l| layouts.push(l));
+        let threads = options.threads.max(1);
+
+        // Screening, in slices of the space's order (neighbours share proxies).
+        let bounds = Bounds::default();
+        let in_flight = InFlightMemo::default();
+        let slices: Vec<&[Layout]> = layouts.chunks(256).collect();
+        let screened: Vec<Screened> = parallel::map(&slices, threads, |slice| {
+            slice
+                .iter()
+                .map(|l| screen(l, &input, &filled, (&bounds, &in_flight)))
+                .collect::<Vec<_>>()
+        })
+        .into_iter()
+        .flatten()
+        .collect();
+
+        let mut refusals = Refusals::default();
+        let mut queue: Vec<(usize, f64, f64, String)> = Vec::new();
+        for (i, s) in screened.iter().enumerate() {
+            match s {
+                Screened::Refused(reason, message) => refusals.add(*reason, message),
+                Screened::Kept { memory_gb, bound_s } => {
+                    let batch = f64::from(layouts[i].global_batch.max(1));
+                    queue.push((i, *memory_gb, bound_s / batch, layouts[i].describe()));
+                }
+            }
+        }
+        drop(screened);
+        queue.sort_by(|a, b| {
+            match options.objective {
+                Objective::Memory => a.1.total_cmp(&b.1).then(a.2.total_cmp(&b.2)),
+                _ => a.2.total_cmp(&b.2).then(a.1.total_cmp(&b.1)),
+            }
+            .then_with(|| a.3.cmp(&b.3))
         });
+        Ok(Self {
+            pruner: Pruner::new(options.objective, options.top),
+            input,
+            filled,
+            options: options.clone(),
+            layouts,
+            queue,
+            done: Vec::new(),
+            refusals,
+            pruned: 0,
+            next: 0,
+            size,
+            proxies: bounds.proxies() as u64,
+        })
+    }
+
+    /// The next wave's candidates, the ones pruned on the way counted;
+    /// empty when every candidate is simulated, pruned or refused. Each
+    /// candidate's budget is checked here, on `options.threads`.
+    pub fn next_wave(&mut self) -> Vec<Candidate> {
+        let mut wave: Vec<usize> = Vec::with_capacity(WAVE);
+        while wave.is_empty() && self.next < self.queue.len() {
+            while self.next < self.queue.len() && wave.len() < WAVE {
+                let (_, memory, bound, _) = &self.queue[self.next];
+                if !self.options.exhaustive && self.pruner.prunes(*bound, *memory) {
+                    self.pruned += 1;
+                } else {
+                    wave.push(self.next);
+                }
+                self.next += 1;
+            }
+        }
+        let (layouts, queue, input, filled) =
+            (&self.layouts, &self.queue, &self.input, &self.filled);
+        parallel::map(&wave, self.options.threads.max(1), |&place| {
+            let layout = &layouts[queue[place].0];
+            Candidate {
+                place,
+                input: layout.apply(input, filled),
+                budget: budget(layout, input, filled),
+            }
+        })
+    }
+
+    /// Takes the results of `wave` (as [`Searching::next_wave`] gave it),
+    /// one per candidate in its order.
+    pub fn record(&mut self, wave: &[Candidate], results: Vec<Simulated>) {
         let mut points = Vec::new();
-        for (&q, r) in wave.iter().zip(results) {
-            let (i, _, bound, description) = &queue[q];
+        for (c, r) in wave.iter().zip(results) {
+            let (i, _, bound, description) = &self.queue[c.place];
             match r {
-                Simulated::Refused(reason, message) => refusals.add(reason, &message),
+                Simulated::Refused(reason, message) => self.refusals.add(reason, &message),
                 Simulated::Figures(f) => {
-                    let batch = f64::from(layouts[*i].global_batch.max(1));
+                    let batch = f64::from(self.layouts[*i].global_batch.max(1));
                     points.push(Point {
                         time_s: f.step_time_ms / 1e3 / batch,
                         memory_gb: f.memory_gb,
                         description: description.clone(),
                     });
-                    done.push((*i, *bound * batch, f));
+                    self.done.push((*i, *bound * batch, f));
                 }
             }
         }
-        pruner.add(&points);
-        progress(&Progress {
-            space: size,
-            simulated: done.len() as u64,
-            pruned,
-            refused: refusals.total(),
-            remaining: (queue.len() - next) as u64,
-        });
+        self.pruner.add(&points);
     }
-    Ok(outcome::assemble(
-        &input,
-        &filled,
-        options,
-        &layouts,
-        done,
-        outcome::Counts {
-            space: size,
-            refusals,
-            pruned,
-            proxies: bounds.proxies() as u64,
-        },
-    ))
+
+    /// Where the search stands.
+    pub fn progress(&self) -> Progress {
+        Progress {
+            space: self.size,
+            simulated: self.done.len() as u64,
+            pruned: self.pruned,
+            refused: self.refusals.total(),
+            remaining: (self.queue.len() - self.next) as u64,
+        }
+    }
+
+    /// The search's result, once [`Searching::next_wave`] is empty.
+    pub fn finish(self) -> Outcome {
+        outcome::assemble(
+            &self.input,
+            &self.filled,
+            &self.options,
+            &self.layouts,
+            self.done,
+            outcome::Counts {
+                space: self.size,
+                refusals: self.refusals,
+                pruned: self.pruned,
+                proxies: self.proxies,
+            },
+        )
+    }
 }

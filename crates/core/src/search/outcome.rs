@@ -14,7 +14,7 @@ use crate::model::scenario::Scenario;
 use crate::output::report::Report;
 
 /// Why a candidate was refused.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Reason {
     /// Its fullest GPU needs more memory than it has.
@@ -77,7 +77,7 @@ pub struct Progress {
 }
 
 /// A simulated candidate's figures (from its report).
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Figures {
     /// The step, ms.
     pub step_time_ms: f64,

@@ -13,7 +13,8 @@ use crate::model::scenario::{
     Attention, Mlp, Mode, Precision, Recompute, Scenario, Transformer, Workload,
 };
 use crate::workload::efficiency::{
-    flash_efficiency, flash_generation, gemm_generation, FlashGeneration, GemmGeneration, GemmShape,
+    flash_efficiency, flash_generation, gemm_generation, FlashGeneration, GemmGeneration, GemmPlan,
+    GemmShape,
 };
 use crate::workload::fp8_casts::fp8_cast_bytes;
 
@@ -95,6 +96,30 @@ pub(crate) struct Roofline {
     /// count when FSDP gathers fp8 weights (each rank casts its shard
     /// before the gather, `fp8_casts`), else 1.
     pub fp8_weight_shards: f64,
+    /// The GEMM plans made so far, by peak and shape (`PlanMemo`).
+    plans: PlanMemo,
+}
+
+/// Each GEMM plan made once per build. A builder asks for the same few
+/// shapes (a layer's GEMMs, whole and in TP's chunks) once per layer and
+/// micro-batch, and choosing the split-K part count tries every count up
+/// to the SM count: 15% of a layout search's time before (issue 56). A
+/// list, not a map: a transformer has a few dozen shapes. The key holds
+/// every input of the plan, so a roofline changed after a plan was made
+/// never reads a stale one.
+#[derive(Default)]
+struct PlanMemo(std::cell::RefCell<Vec<([u64; 7], GemmPlan)>>);
+
+impl PlanMemo {
+    fn get_or(&self, inputs: [f64; 7], plan: impl FnOnce() -> GemmPlan) -> GemmPlan {
+        let key = inputs.map(f64::to_bits);
+        if let Some((_, p)) = self.0.borrow().iter().find(|(k, _)| *k == key) {
+            return *p;
+        }
+        let p = plan();
+        self.0.borrow_mut().push((key, p));
+        p
+    }
 }
 
 impl Roofline {
@@ -118,6 +143,7 @@ impl Roofline {
             sms: hw.sms,
             flash: flash_generation(generation),
             fp8_weight_shards: 1.0,
+            plans: PlanMemo::default(),
         }
     }
 
@@ -138,7 +164,18 @@ impl Roofline {
     fn tiled(&self, peak_tflops: f64, shape: GemmShape, bytes: f64) -> OpCost {
         // The plan once: its time on every SM and its blocks, which the
         // engine stretches into waves beside collectives.
-        let plan = self.gemm.plan(shape, peak_tflops, self.hbm_bps, self.sms);
+        let inputs = [
+            peak_tflops,
+            self.hbm_bps,
+            f64::from(self.sms),
+            shape.rows,
+            shape.inner,
+            shape.cols,
+            shape.count,
+        ];
+        let plan = self.plans.get_or(inputs, || {
+            self.gemm.plan(shape, peak_tflops, self.hbm_bps, self.sms)
+        });
         let compute_s = self.gemm.planned_s(shape, &plan, self.sms);
         OpCost::roofline(compute_s, bytes / self.hbm_bps, shape.flops(), plan.blocks)
     }

@@ -83,6 +83,7 @@ impl Machine for Session {
             WorkerReply::Trace { .. }
             | WorkerReply::Kineto { .. }
             | WorkerReply::PartsRan { .. }
+            | WorkerReply::SearchCandidatesRan { .. }
             | WorkerReply::ImportProgress { .. }
             | WorkerReply::Imported { .. }
             | WorkerReply::ImportRefused { .. }
