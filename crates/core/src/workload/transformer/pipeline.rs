@@ -53,7 +53,7 @@ impl Builder<'_> {
         let vst = self.virtual_stages_total();
         let bytes = self.send_bytes();
         let train = self.t.mode == Mode::Train;
-        let mut pattern_cache = std::collections::HashMap::new();
+        let mut pattern_cache = rustc_hash::FxHashMap::default();
         for replica in 0..l.replicas() {
             for k in 0..l.tp_ranks() {
                 for from_vs in 0..vst {
