@@ -147,7 +147,12 @@ fn table(o: &Outcome, took: Duration) -> String {
         out += &row(r, &axes);
     }
     match &o.winner {
-        Some(w) => out += &format!("\n{w}\n"),
+        Some(w) => {
+            out += &format!("\n{w}\n");
+            if let Some(g) = &o.given {
+                out += &format!("\nAgainst the scenario's own layout: {g}\n");
+            }
+        }
         None => {
             out += "\nNo layout fits: every candidate was refused (see the counts above).\n";
             for (reason, example) in &r.examples {

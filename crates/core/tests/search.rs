@@ -204,6 +204,60 @@ fn one_thread_or_two_give_the_same_result() {
     }
 }
 
+/// The scenario's own layout is compared with the fastest found: a poor
+/// one (every GPU in one TP group, no overlap) is beaten, by fields the
+/// result names and a figure equal to its own simulation; the fastest
+/// found, given back as the scenario, is within 10% of itself.
+#[test]
+fn the_scenarios_own_layout_is_weighed_against_the_best() {
+    let poor = input(
+        r#"{"hardware":{"preset":"dgx-a100","nodes":1},
+  "workload":{"layers":8,"hidden":1024,"heads":16,"seq":1024,"vocab":8192,
+              "micro_batch":1,"global_batch":16,"attention":"flash"},
+  "parallel":{"tp":8,"pp":1,"dp":1},
+  "overlap":{"tp":false,"pp":false,"dp":false}}"#,
+    );
+    let options = Options {
+        fix: fixed(&["overlap.pp"]),
+        ..Options::default()
+    };
+    let o = run(&poor, &options);
+    let best = &o.best[0];
+    let given = o
+        .given
+        .as_deref()
+        .expect("the scenario's layout is weighed");
+    let own_ms = overlap_core::Simulator::new(overlap_core::Fidelity::Reduced)
+        .simulate_report(&poor.resolve().unwrap())
+        .unwrap()
+        .report
+        .step_time_ms;
+    assert!(best.figures.step_time_ms < 0.9 * own_ms, "{given}");
+    let less = (1.0 - best.figures.step_time_ms / own_ms) * 100.0;
+    assert!(
+        given.starts_with(&format!("the best found ({})", best.description))
+            && given.contains(&format!("{less:.1}% less than tp 8, pp 1, dp 1"))
+            && given.contains("it changes tp 8 -> "),
+        "{given}"
+    );
+    // The winner as the scenario: within 10% of the best, which it is.
+    let again = run(&best.scenario, &options);
+    let said = again.given.expect("weighed");
+    assert!(
+        said.starts_with(&best.description) && said.contains("within 10% of the best found"),
+        "{said}"
+    );
+    // Ranked by memory: nothing to weigh by time.
+    let by_memory = run(
+        &poor,
+        &Options {
+            objective: Objective::Memory,
+            ..options
+        },
+    );
+    assert_eq!(by_memory.given, None);
+}
+
 /// A search a wave at a time, as the page runs it over its workers: each
 /// wave's candidates sent as JSON, simulated out of order (the last
 /// first, as a faster worker would answer), their results sent back as

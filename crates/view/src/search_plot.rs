@@ -190,6 +190,7 @@ mod tests {
             pruned: 3,
             simulated: 7,
             winner: None,
+            given: None,
             best: best.clone(),
             front: best,
             points: vec![FoundPoint {

@@ -209,6 +209,9 @@ fn status(frame: Frame) -> Option<impl IntoView> {
             <p class="search-counts">{found.counts()}</p>
             <p class="search-time">{overlap_view::search_plot::time_taken(search_ms, workers)}</p>
             {found.winner.clone().map(|w| view! { <p class="search-winner">{w}</p> })}
+            {found.given.clone().map(|g| view! {
+                <p class="search-given">"Against the scenario's own layout: "{g}</p>
+            })}
         </div>
     })
 }

@@ -78,6 +78,8 @@ pub struct Found {
     pub simulated: u64,
     /// Why the first of the best list is first, against the second.
     pub winner: Option<String>,
+    /// The scenario's own layout against the fastest found (`Outcome::given`).
+    pub given: Option<String>,
     /// The best, by the objective.
     pub best: Vec<FoundRow>,
     /// The Pareto front, fastest first.
@@ -98,6 +100,7 @@ impl Found {
             pruned: outcome.pruned,
             simulated: outcome.simulated,
             winner: outcome.winner.clone(),
+            given: outcome.given.clone(),
             best: outcome.best.iter().map(FoundRow::of).collect(),
             front: outcome.front.iter().map(FoundRow::of).collect(),
             points: outcome

@@ -208,11 +208,15 @@ pub fn simulate_candidate(candidate: &Candidate) -> Simulated {
 /// The cost budget's refusal of a candidate (as `resolve` refuses), or the
 /// operations of its largest run (what its memory grows with).
 fn budget(layout: &Layout, input: &ScenarioInput, filled: &Scenario) -> Result<u64, String> {
-    let s = validate::filled(&layout.apply(input, filled));
-    if let Some(e) = validate::budget_refusal(&s) {
+    budget_of(&validate::filled(&layout.apply(input, filled)))
+}
+
+/// The predicted ops of `s`'s step, or why it is over the cost budget.
+fn budget_of(s: &Scenario) -> Result<u64, String> {
+    if let Some(e) = validate::budget_refusal(s) {
         return Err(e.to_string());
     }
-    crate::workload::cost::budget_within(&s, validate::MAX_TIMELINE_OPS)
+    crate::workload::cost::budget_within(s, validate::MAX_TIMELINE_OPS)
         .map(|b| b.figures.ops)
         .ok_or_else(|| "the step's cost could not be counted".to_string())
 }
@@ -416,7 +420,8 @@ impl Searching {
 
     /// The search's result, once [`Searching::next_wave`] is empty.
     pub fn finish(self) -> Outcome {
-        outcome::assemble(
+        let given = self.given();
+        let mut outcome = outcome::assemble(
             &self.input,
             &self.filled,
             &self.options,
@@ -428,6 +433,60 @@ impl Searching {
                 pruned: self.pruned,
                 proxies: self.proxies,
             },
-        )
+        );
+        outcome.given = given.and_then(|(layout, result)| {
+            let best = outcome.best.first()?;
+            Some(match result {
+                Ok(step_ms) => against(best, &layout, step_ms, GIVEN_TOLERANCE),
+                Err(why) => format!("the scenario's own layout ({}) {why}", layout.describe()),
+            })
+        });
+        outcome
+    }
+
+    /// The scenario's own layout on the searched GPUs, with its step, ms
+    /// (the search's figures where it simulated it, else simulated here),
+    /// or why it has none. `None` for a best list ranked by memory.
+    fn given(&self) -> Option<(Layout, Result<f64, String>)> {
+        if self.options.objective == Objective::Memory {
+            return None;
+        }
+        let layout = Layout::of(&self.filled)?;
+        let description = layout.describe();
+        let simulated = self
+            .done
+            .iter()
+            .find(|(i, _, _)| self.layouts[*i].describe() == description);
+        if let Some((_, _, f)) = simulated {
+            return Some((layout, Ok(f.step_time_ms)));
+        }
+        let s = &self.filled;
+        if let Err(e) = validate::check_filled(s) {
+            let why = format!("does not run on these GPUs: {e}");
+            return Some((layout, Err(why)));
+        }
+        let memory = memory_gb_with(s, &InFlightMemo::default());
+        if !memory.fits {
+            let why = format!(
+                "does not fit: it needs {:.1} GB on its fullest GPU, which has {:.1}",
+                memory.total, memory.capacity
+            );
+            return Some((layout, Err(why)));
+        }
+        let candidate = Candidate {
+            place: usize::MAX,
+            input: self.input.clone(),
+            budget: budget_of(s),
+        };
+        let result = match simulate_candidate(&candidate) {
+            Simulated::Figures(f) => Ok(f.step_time_ms),
+            Simulated::Refused(_, why) => Err(format!("could not be simulated: {why}")),
+        };
+        Some((layout, result))
     }
 }
+
+/// How close to the fastest found the scenario's own layout must come to
+/// be called as good (issue 59: a published layout within 10% of the best
+/// found).
+pub const GIVEN_TOLERANCE: f64 = 0.1;

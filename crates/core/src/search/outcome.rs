@@ -166,6 +166,11 @@ pub struct Outcome {
     pub front: Vec<Ranked>,
     /// Why the first of the best list is first, against the second.
     pub winner: Option<String>,
+    /// The scenario's own layout against the fastest found: within 10% of
+    /// it, or which fields the fastest changes and how much faster it is
+    /// (`against`); why it could not be compared otherwise. `None` when the
+    /// best list is ranked by memory or empty.
+    pub given: Option<String>,
     /// The first of the best list as scenario input (`overlap-lab simulate` runs it).
     pub scenario: Option<ScenarioInput>,
     /// Every simulated candidate: its description, bound and step, ms, in
@@ -289,34 +294,46 @@ pub(crate) fn assemble(
         best,
         front: front_list,
         winner,
+        given: None,
         scenario,
         checked,
     }
 }
 
-/// How the best layout compares with a given one (a published layout)
-/// simulated at `given_ms` per step: within `tolerance` (0.1: 10%) of it,
-/// or which of its fields the best changes and how much faster it is.
+/// How the best layout compares with a given one (a published layout, or
+/// the scenario's own) simulated at `given_ms` per step: within
+/// `tolerance` (0.1: 10%) of it, or which of its fields the best changes
+/// and how much faster it is. Per sample where the two run different
+/// global batches (a search with a maximum batch), else per step.
 pub fn against(best: &Ranked, given: &Layout, given_ms: f64, tolerance: f64) -> String {
-    let best_ms = best.figures.step_time_ms;
-    if best_ms >= given_ms * (1.0 - tolerance) {
+    let per_sample = best.layout.global_batch != given.global_batch;
+    let (best_t, given_t, unit) = if per_sample {
+        (
+            best.time_per_sample_ms,
+            given_ms / f64::from(given.global_batch.max(1)),
+            "per sample",
+        )
+    } else {
+        (best.figures.step_time_ms, given_ms, "per step")
+    };
+    if best_t >= given_t * (1.0 - tolerance) {
         return format!(
-            "{} takes {} per step, within {:.0}% of the best found ({}: {})",
+            "{} takes {} {unit}, within {:.0}% of the best found ({}: {})",
             given.describe(),
-            time_text(given_ms),
+            time_text(given_t),
             tolerance * 100.0,
             best.description,
-            time_text(best_ms)
+            time_text(best_t)
         );
     }
     let changes = changes(given, &best.layout);
     format!(
-        "the best found ({}) takes {} per step, {:.1}% less than {} ({}): it changes {}",
+        "the best found ({}) takes {} {unit}, {:.1}% less than {} ({}): it changes {}",
         best.description,
-        time_text(best_ms),
-        (1.0 - best_ms / given_ms) * 100.0,
+        time_text(best_t),
+        (1.0 - best_t / given_t) * 100.0,
         given.describe(),
-        time_text(given_ms),
+        time_text(given_t),
         changes.join(", ")
     )
 }
