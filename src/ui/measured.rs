@@ -301,19 +301,19 @@ pub fn MeasuredPanel() -> impl IntoView {
                     }))
                 }}</p>
                 <div class="measured-zoom" role="toolbar" aria-label="Zoom and pan the time axis">
-                    <button type="button" class="zoom-out" aria-label="Zoom out" title="Zoom out (-)"
+                    <button type="button" class="zoom-out" aria-label="Zoom the trace out" title="Zoom out (-)"
                         on:click=move |_| move_window(Move::ZoomOut)>"−"</button>
-                    <button type="button" class="zoom-in" aria-label="Zoom in" title="Zoom in (+)"
+                    <button type="button" class="zoom-in" aria-label="Zoom the trace in" title="Zoom in (+)"
                         on:click=move |_| move_window(Move::ZoomIn)>"+"</button>
-                    <button type="button" class="pan-left" aria-label="Earlier" title="Earlier (←)"
+                    <button type="button" class="pan-left" aria-label="Earlier in the trace" title="Earlier (←)"
                         on:click=move |_| move_window(Move::PanLeft)>"←"</button>
-                    <button type="button" class="pan-right" aria-label="Later" title="Later (→)"
+                    <button type="button" class="pan-right" aria-label="Later in the trace" title="Later (→)"
                         on:click=move |_| move_window(Move::PanRight)>"→"</button>
                     <button type="button" class="zoom-reset" title="The whole step (0)"
                         prop:disabled=move || window.get().is_none()
                         on:click=move |_| move_window(Move::Reset)>"Whole step"</button>
                 </div>
-                <div class="measured-picture" tabindex="0" on:keydown=on_key
+                <div class="measured-picture" tabindex="0" role="group" on:keydown=on_key
                     aria-label="The picture: + and - zoom, the arrows pan, 0 shows the whole step">
                     <canvas node_ref=canvas_ref class="measured-canvas" role="img"
                         aria-label="The measured trace above the simulated step, on one time axis"></canvas>

@@ -70,14 +70,21 @@ export function registerMeasuredZoomTests(test, h) {
       await until(page, async () => (await windowOf(page))[0] > z[0], 'the pan');
       const p = await windowOf(page);
       assert(Math.abs(p[0] - z[0] - width / 4) < 1e-9 * full, `panned from ${z} to ${p}`);
+      // Panned left past the start: the window stops there, at the first
+      // collectives, where both ranks waited for each other.
+      for (let i = 0; i < 8; i++) await page.keyboard.press('ArrowLeft');
+      await until(page, async () => (await windowOf(page))[0] === 0, 'the pan to the start');
       // Buttons do the same: one more zoom in by the button.
-      await page.getByRole('button', { name: 'Zoom in' }).click();
+      await page.locator('.measured-zoom').getByRole('button', { name: 'Zoom the trace in' }).click();
       await until(page, async () => { const q = await windowOf(page); return q[1] - q[0] < width * 0.6; }, 'the button zoom');
+      const q = await windowOf(page);
+      assert(Math.abs(q[0] - width / 4) < 1e-9 * full && Math.abs(q[1] - q[0] - width / 2) < 1e-9 * full,
+        `zoomed by the button to ${q}`);
       const waitsZoomed = Number(await canvas.getAttribute('data-wait-spans'));
       assert(waitsZoomed > 0, 'no wait striped in the zoomed window');
       await page.locator('.measured').screenshot({ path: join(ARTIFACTS, `measured-zoomed-${tag}.png`) });
-      await page.getByRole('button', { name: 'Earlier' }).click();
-      await page.getByRole('button', { name: 'Whole step' }).click();
+      await page.locator('.measured-zoom').getByRole('button', { name: 'Earlier in the trace' }).click();
+      await page.locator('.measured-zoom').getByRole('button', { name: 'Whole step' }).click();
       await until(page, async () => (await windowOf(page)) === null, 'the whole step again');
     }, { viewport: { width: w, height: hgt } });
   }

@@ -299,7 +299,12 @@ pub fn draw(
             } else {
                 (&gpu.comm[lane - 1], Axis::ALL[lane - 1].label())
             };
-            label(&mut list, left, y, format!("GPU {} {name}", gpu.rank));
+            let text = if short {
+                format!("g{} {}", gpu.rank, if lane == 0 { "comp" } else { name })
+            } else {
+                format!("GPU {} {name}", gpu.rank)
+            };
+            label(&mut list, left, y, text);
             let axis = (lane > 0).then(|| Axis::ALL[lane - 1]);
             let role = |iv: &Interval| match axis {
                 Some(a) => Role::Axis(a),

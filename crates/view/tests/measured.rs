@@ -480,4 +480,23 @@ fn each_rank_has_its_lanes_and_its_wait_striped_apart_from_exposed() {
     let w = waits(&list);
     assert_eq!(w.len(), 1);
     assert!(w[0].x > 78.0 && w[0].right() < 346.0, "{w:?}");
+    // The simulated side's labels are short too: "g0 comp", "g0 TP".
+    let (sim, _, _) = round_trip("didactic");
+    let side = Simulated {
+        caption: "Simulated".to_string(),
+        timeline: &sim.timeline,
+    };
+    let list = draw(&measured, &m, Some(&side), 358.0, None);
+    let texts: Vec<&str> = list
+        .shapes
+        .iter()
+        .filter_map(|s| match s {
+            Shape::Text { text, .. } => Some(text.as_ref()),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        texts.contains(&"g0 comp") && texts.contains(&"g0 TP"),
+        "{texts:?}"
+    );
 }
