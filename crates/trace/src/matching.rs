@@ -406,9 +406,12 @@ fn infer(
     gpus: &[GpuRef],
 ) -> Vec<((Key, u32), Vec<Part>)> {
     if !whole_world {
+        let read = match world {
+            Some(w) => format!("{ranks_read} of the world's {w} ranks were read"),
+            None => "the traces do not state their world_size".to_string(),
+        };
         out.messages.push(format!(
-            "no process group is stated and {ranks_read} of the world's {} ranks were read: groups are inferred only when every rank's trace is read, so the axes of those collectives are unknown",
-            world.map_or("unknown".to_string(), |w| w.to_string())
+            "no process group is stated and {read}: groups are inferred only when every rank's trace is read, so the axes of those collectives are unknown"
         ));
         return found;
     }
