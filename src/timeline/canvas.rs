@@ -423,7 +423,7 @@ pub fn paint(ctx: &CanvasRenderingContext2d, shapes: &[Shape], pal: &Palette) {
     ctx.set_line_width(1.0);
     let mut align = Align::Start;
     for shape in shapes {
-        if !matches!(shape, Shape::Hatch { .. }) {
+        if !matches!(shape, Shape::Hatch { .. } | Shape::Wait { .. }) {
             pen.flush();
         }
         match shape {
@@ -434,6 +434,7 @@ pub fn paint(ctx: &CanvasRenderingContext2d, shapes: &[Shape], pal: &Palette) {
                 ctx.set_global_alpha(1.0);
             }
             Shape::Hatch { rect } => hatch(&mut pen, pal, rect),
+            Shape::Wait { rect } => wait_stripes(&mut pen.hatches, rect),
             Shape::Brackets {
                 y,
                 h,
@@ -512,6 +513,30 @@ pub fn paint(ctx: &CanvasRenderingContext2d, shapes: &[Shape], pal: &Palette) {
         }
     }
     pen.flush();
+}
+
+/// A measured rank's wait: stripes falling left to right over the bar's
+/// own colour, joining the pen's path (no background, no outline: an
+/// exposed span has both).
+fn wait_stripes(path: &mut String, r: &Rect) {
+    use std::fmt::Write;
+    let (x0, x1) = (r.x, r.x + r.w);
+    // From (sx, top) down to (sx + h, bottom), on a grid fixed to the canvas.
+    let mut sx = ((r.x - r.h) / HATCH_STEP_PX).floor() * HATCH_STEP_PX;
+    while sx < x1 {
+        let (xa, xb) = (sx.max(x0), (sx + r.h).min(x1));
+        if xa < xb {
+            let _ = write!(
+                path,
+                "M{:.2} {:.2}L{:.2} {:.2}",
+                xa,
+                r.y + (xa - sx),
+                xb,
+                r.y + (xb - sx)
+            );
+        }
+        sx += HATCH_STEP_PX;
+    }
 }
 
 /// The exposed part of a collective: background, diagonal stripes, outline.

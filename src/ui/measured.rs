@@ -4,12 +4,16 @@
 //! is drawn above the current scenario's timeline on one time axis (the
 //! display list of `overlap_view::measured`, painted by the timeline's
 //! canvas backend), with the two sides' figures in two columns and one
-//! sentence saying where they differ most.
+//! sentence saying where they differ most. The picture zooms and pans on
+//! its one time axis (`overlap_view::time_window`) by its buttons or, with
+//! the picture focused, by the keys `+`, `-`, the arrows and `0`.
 
 use leptos::html;
 use leptos::prelude::*;
+use overlap_view::display_list::Shape;
 use overlap_view::measured::{self, Simulated};
 use overlap_view::slide;
+use overlap_view::time_window::{Move, TimeWindow};
 use wasm_bindgen::JsCast;
 
 use crate::client::importer::{ImportView, Importer};
@@ -33,8 +37,25 @@ fn caption(state: AppState) -> String {
     })
 }
 
-/// Paints the measured trace above the simulated timeline on `el`.
-fn paint(el: &web_sys::HtmlCanvasElement, state: AppState, view: ImportView) {
+/// The span of the picture's time axis, seconds, if a trace is open.
+fn span_now(state: AppState, view: ImportView) -> Option<f64> {
+    let run = view.run.get_value()?;
+    let scene = state.scene();
+    let s = scene.borrow();
+    Some(measured::span_s(
+        &run.measured,
+        s.current.as_ref().map(|p| &p.timeline),
+    ))
+}
+
+/// Paints the measured trace above the simulated timeline on `el`, over
+/// `window` (the whole step when `None`).
+fn paint(
+    el: &web_sys::HtmlCanvasElement,
+    state: AppState,
+    view: ImportView,
+    window: Option<TimeWindow>,
+) {
     let Some(run) = view.run.get_value() else {
         return;
     };
@@ -49,13 +70,25 @@ fn paint(el: &web_sys::HtmlCanvasElement, state: AppState, view: ImportView) {
         caption,
         timeline: &p.timeline,
     });
-    let list = measured::draw(&run.measured, &run.figures, sim.as_ref(), width);
+    let list = measured::draw(&run.measured, &run.figures, sim.as_ref(), width, window);
     drop(s);
     let dpr = crate::dom::window().map_or(1.0, |w| w.device_pixel_ratio());
     if !canvas::paint_sized(el, &list, dpr, theme::for_element(el)) {
         return;
     }
     let _ = el.set_attribute("data-rects", &list.shapes.len().to_string());
+    // For the browser tests: the wait spans drawn (less the legend's
+    // swatch) and the measured lanes.
+    let waits = list
+        .shapes
+        .iter()
+        .filter(|s| matches!(s, Shape::Wait { .. }))
+        .count();
+    let _ = el.set_attribute("data-wait-spans", &waits.saturating_sub(1).to_string());
+    let lanes = run.measured.rows.len().min(measured::MAX_MEASURED_ROWS);
+    let _ = el.set_attribute("data-lanes", &lanes.to_string());
+    let shown = window.map_or("full".to_string(), |w| format!("{} {}", w.from_s, w.to_s));
+    let _ = el.set_attribute("data-window", &shown);
 }
 
 /// The section: the picker, the drop zone, the progress bar, the alert,
@@ -68,13 +101,21 @@ pub fn MeasuredPanel() -> impl IntoView {
     let importer = StoredValue::new_local(importer);
     let canvas_ref = NodeRef::<html::Canvas>::new();
     let dragging = RwSignal::new(false);
+    // The time window shown; `None` is the whole step. A new trace shows
+    // its whole step.
+    let window = RwSignal::new(None::<TimeWindow>);
+    Effect::new(move |_| {
+        view.shown.track();
+        window.set(None);
+    });
 
     Effect::new(move |_| {
         view.shown.track();
         // A new simulated run redraws the lower half.
         state.timeline_seq.track();
+        let w = window.get();
         if let Some(el) = canvas_ref.get() {
-            paint(&el, state, view);
+            paint(&el, state, view, w);
         }
     });
 
@@ -82,7 +123,7 @@ pub fn MeasuredPanel() -> impl IntoView {
     // changes width.
     let resized = window_event_listener(leptos::ev::resize, move |_| {
         if let Some(el) = canvas_ref.get_untracked() {
-            paint(&el, state, view);
+            paint(&el, state, view, window.get_untracked());
         }
     });
     on_cleanup(move || resized.remove());
@@ -112,6 +153,23 @@ pub fn MeasuredPanel() -> impl IntoView {
         }
     };
     let on_close = move |_| importer.with_value(Importer::close);
+    let move_window = move |m: Move| {
+        let Some(span) = span_now(state, view) else {
+            return;
+        };
+        let now = window.get_untracked().unwrap_or(TimeWindow::full(span));
+        let next = now.moved(m, span);
+        window.set((!next.is_full(span)).then_some(next));
+    };
+    let on_key = move |ev: leptos::ev::KeyboardEvent| {
+        if ev.ctrl_key() || ev.meta_key() || ev.alt_key() {
+            return;
+        }
+        if let Some(m) = Move::of_key(&ev.key()) {
+            ev.prevent_default();
+            move_window(m);
+        }
+    };
     // The reader's own classification rules, as `overlap-lab import
     // --classify-file` reads them: checked here, a refusal naming the line.
     // Kept in the link (`classify=`): the rules the state holds are the
@@ -242,7 +300,21 @@ pub fn MeasuredPanel() -> impl IntoView {
                         )
                     }))
                 }}</p>
-                <div class="measured-picture">
+                <div class="measured-zoom" role="toolbar" aria-label="Zoom and pan the time axis">
+                    <button type="button" class="zoom-out" aria-label="Zoom the trace out" title="Zoom out (-)"
+                        on:click=move |_| move_window(Move::ZoomOut)>"−"</button>
+                    <button type="button" class="zoom-in" aria-label="Zoom the trace in" title="Zoom in (+)"
+                        on:click=move |_| move_window(Move::ZoomIn)>"+"</button>
+                    <button type="button" class="pan-left" aria-label="Earlier in the trace" title="Earlier (←)"
+                        on:click=move |_| move_window(Move::PanLeft)>"←"</button>
+                    <button type="button" class="pan-right" aria-label="Later in the trace" title="Later (→)"
+                        on:click=move |_| move_window(Move::PanRight)>"→"</button>
+                    <button type="button" class="zoom-reset" title="The whole step (0)"
+                        prop:disabled=move || window.get().is_none()
+                        on:click=move |_| move_window(Move::Reset)>"Whole step"</button>
+                </div>
+                <div class="measured-picture" tabindex="0" role="group" on:keydown=on_key
+                    aria-label="The picture: + and - zoom, the arrows pan, 0 shows the whole step">
                     <canvas node_ref=canvas_ref class="measured-canvas" role="img"
                         aria-label="The measured trace above the simulated step, on one time axis"></canvas>
                 </div>

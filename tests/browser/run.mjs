@@ -384,6 +384,7 @@ registerWidgetTests(test, { assert, close, cliReport, ARTIFACTS, DIST, serverUrl
 (await import('./kineto.mjs')).registerKinetoTests(test, { assert, CLI, TMP });
 
 (await import('./import.mjs')).registerImportTests(test, { assert, CLI, TMP, ARTIFACTS });
+(await import('./measured_zoom.mjs')).registerMeasuredZoomTests(test, { assert, CLI, ARTIFACTS });
 // The simulation worker: large scenarios, failing runs, exports at any size (issues 14 and 8).
 registerPageTests(test, { assert, close, canvasDrawn, matchesCli, ARTIFACTS });
 // CoCoNet's tour chapter: slicing and fusion (issue 16).

@@ -8,8 +8,8 @@
 //! simulated step. Times are seconds from that start.
 //!
 //! The bars cross a worker boundary as two flat arrays ([`Measured::to_arrays`]
-//! and [`Measured::from_arrays`]): `f64`s (start, end) and `u32`s (row, class)
-//! per bar.
+//! and [`Measured::from_arrays`]): `f64`s (start, end of wait, end) and
+//! `u32`s (row, class) per bar.
 
 use serde::{Deserialize, Serialize};
 
@@ -17,7 +17,6 @@ use overlap_core::Axis;
 
 use crate::classify::Class;
 use crate::figures::window_of;
-use crate::identify::identify;
 use crate::read::{FileTrace, Kernel};
 use crate::rules::Classifier;
 
@@ -79,6 +78,10 @@ pub struct Bar {
     pub row: u32,
     /// Start, seconds from its GPU's step start.
     pub start_s: f64,
+    /// The end of its wait for later ranks, seconds (`start_s` when it
+    /// has none): a matched collective's kernel waits first and transfers
+    /// its last part (`matching`).
+    pub wait_until_s: f64,
     /// End, seconds.
     pub end_s: f64,
     /// What it is.
@@ -104,14 +107,17 @@ pub fn bars_of(files: &[FileTrace]) -> Measured {
 
 /// As [`bars_of`], kernels classified by `classifier`.
 pub fn bars_with(files: &[FileTrace], classifier: &Classifier) -> Measured {
-    let mut order: Vec<&FileTrace> = files.iter().collect();
-    crate::sort_by_rank(&mut order);
+    bars_from(&crate::analyse(files, classifier))
+}
+
+/// The bars of an analysed import.
+pub(crate) fn bars_from(a: &crate::Analysed) -> Measured {
     let mut out = Measured::default();
     let mut gpu = 0u32;
-    for file in order {
-        let id = identify(file, classifier);
+    for (f, (file, id)) in a.order.iter().zip(&a.ids).enumerate() {
         for (device, indices) in &id.devices {
             let device = *device;
+            let a_match = &a.matched;
             let kernels: Vec<&Kernel> =
                 indices.iter().map(|&i| &file.kernels[i as usize]).collect();
             let (steps, from, to) = window_of(file, &kernels);
@@ -142,9 +148,15 @@ pub fn bars_with(files: &[FileTrace], classifier: &Classifier) -> Measured {
                     Class::Comm { .. } => BarClass::Comm(id.comm[ki as usize].and_then(|c| c.axis)),
                 };
                 let s = streams.binary_search(&k.stream).unwrap_or(0) as u32;
+                // The wait: the kernel's time before its last `transfer` µs.
+                let wait_end = match a_match.transfer_of(f, ki) {
+                    Some(t) => (k.end_us - t).clamp(a, b),
+                    None => a,
+                };
                 out.bars.push(Bar {
                     row: first_row + s,
                     start_s: (a - from) / 1e6,
+                    wait_until_s: (wait_end - from) / 1e6,
                     end_s: (b - from) / 1e6,
                     class,
                 });
@@ -158,13 +170,13 @@ pub fn bars_with(files: &[FileTrace], classifier: &Classifier) -> Measured {
 }
 
 impl Measured {
-    /// The bars as two flat arrays: (start, end) seconds, and (row, class
-    /// code), per bar.
+    /// The bars as two flat arrays: (start, end of wait, end) seconds, and
+    /// (row, class code), per bar.
     pub fn to_arrays(&self) -> (Vec<f64>, Vec<u32>) {
-        let mut f = Vec::with_capacity(2 * self.bars.len());
+        let mut f = Vec::with_capacity(3 * self.bars.len());
         let mut u = Vec::with_capacity(2 * self.bars.len());
         for b in &self.bars {
-            f.extend([b.start_s, b.end_s]);
+            f.extend([b.start_s, b.wait_until_s, b.end_s]);
             u.extend([b.row, b.class.code()]);
         }
         (f, u)
@@ -177,7 +189,7 @@ impl Measured {
         f64s: &[f64],
         u32s: &[u32],
     ) -> Result<Measured, String> {
-        if f64s.len() != u32s.len() || !f64s.len().is_multiple_of(2) {
+        if 2 * f64s.len() != 3 * u32s.len() || !u32s.len().is_multiple_of(2) {
             return Err(format!(
                 "the measured bars' arrays disagree: {} times and {} codes",
                 f64s.len(),
@@ -185,7 +197,7 @@ impl Measured {
             ));
         }
         let mut bars = Vec::with_capacity(f64s.len() / 2);
-        for (t, c) in f64s.chunks_exact(2).zip(u32s.chunks_exact(2)) {
+        for (t, c) in f64s.chunks_exact(3).zip(u32s.chunks_exact(2)) {
             let class = BarClass::from_code(c[1])
                 .ok_or_else(|| format!("a measured bar of unknown class {}", c[1]))?;
             if c[0] as usize >= rows.len() {
@@ -194,7 +206,8 @@ impl Measured {
             bars.push(Bar {
                 row: c[0],
                 start_s: t[0],
-                end_s: t[1],
+                wait_until_s: t[1],
+                end_s: t[2],
                 class,
             });
         }
@@ -227,6 +240,7 @@ mod tests {
             bars: vec![Bar {
                 row: 0,
                 start_s: 0.1 + 0.2,
+                wait_until_s: 0.31,
                 end_s: 1.0 / 3.0,
                 class: BarClass::Comm(Some(Axis::Dp)),
             }],
@@ -237,7 +251,7 @@ mod tests {
             Measured::from_arrays(m.rows.clone(), 2.5, &f, &u),
             Ok(m.clone())
         );
-        assert!(Measured::from_arrays(m.rows.clone(), 2.5, &f[..1], &u).is_err());
+        assert!(Measured::from_arrays(m.rows.clone(), 2.5, &f[..2], &u).is_err());
         assert!(Measured::from_arrays(m.rows.clone(), 2.5, &f, &[0, 99]).is_err());
         assert!(Measured::from_arrays(m.rows, 2.5, &f, &[1, 0]).is_err());
     }

@@ -11,7 +11,8 @@
 //!   compute, and the axis of a collective from its process group.
 //! - `rules`: the user's own rules, read before the table (`--classify`).
 //! - `identify`: each file's kernels classified once, for every pass after.
-//! - `matching`: collectives matched across ranks: transfer and wait.
+//! - `matching`: collectives matched across ranks: transfer and wait;
+//!   `infer_groups`: their process groups, where the trace states none.
 //! - `figures`, `over_ranks`: per GPU and over ranks.
 //! - `propose`: the scenario the traces imply.
 //!
@@ -25,6 +26,7 @@ pub mod compare;
 mod events;
 pub mod figures;
 pub mod identify;
+pub mod infer_groups;
 mod matching;
 pub mod over_ranks;
 pub mod propose;
@@ -119,19 +121,20 @@ pub fn figures_of(files: &[FileTrace]) -> Imported {
     figures_with(files, &Classifier::default())
 }
 
-/// As [`figures_of`], kernels classified by `classifier`.
-pub fn figures_with(files: &[FileTrace], classifier: &Classifier) -> Imported {
+/// An import's files in rank order, their kernels identified (the axes of
+/// inferred groups filled in) and their collectives matched: what the
+/// figures and the bars are both read from.
+pub(crate) struct Analysed<'a> {
+    pub order: Vec<&'a FileTrace>,
+    pub ids: Vec<identify::Identified>,
+    pub matched: matching::Matched,
+}
+
+/// Identifies and matches `files` once.
+pub(crate) fn analyse<'a>(files: &'a [FileTrace], classifier: &Classifier) -> Analysed<'a> {
     let mut order: Vec<&FileTrace> = files.iter().collect();
     sort_by_rank(&mut order);
-    // HTA reads the steps of all ranks into one table of names.
-    let mut steps: Vec<u64> = files
-        .iter()
-        .flat_map(|f| f.step_numbers.iter().copied())
-        .collect();
-    steps.sort_unstable();
-    steps.dedup();
-    let hta_steps = steps.len() >= 2;
-    let ids: Vec<identify::Identified> = order
+    let mut ids: Vec<identify::Identified> = order
         .iter()
         .map(|f| identify::identify(f, classifier))
         .collect();
@@ -145,11 +148,42 @@ pub fn figures_with(files: &[FileTrace], classifier: &Classifier) -> Imported {
         })
         .collect();
     let matched = matching::match_collectives(&order, &ids, &refs);
-    let mut gpus: Vec<GpuFigures> = Vec::with_capacity(refs.len());
+    // A kernel the trace gives no axis takes its inferred group's.
+    for (f, list) in matched.inferred_of.iter().enumerate() {
+        for &(k, g) in list {
+            if let Some(c) = ids[f].comm[k as usize].as_mut() {
+                c.axis = c.axis.or(matched.inferred[g as usize].axis);
+            }
+        }
+    }
+    Analysed {
+        order,
+        ids,
+        matched,
+    }
+}
+
+/// As [`figures_of`], kernels classified by `classifier`.
+pub fn figures_with(files: &[FileTrace], classifier: &Classifier) -> Imported {
+    figures_from(&analyse(files, classifier))
+}
+
+/// The figures of an analysed import.
+fn figures_from(a: &Analysed) -> Imported {
+    let (order, ids, matched) = (&a.order, &a.ids, &a.matched);
+    // HTA reads the steps of all ranks into one table of names.
+    let mut steps: Vec<u64> = order
+        .iter()
+        .flat_map(|f| f.step_numbers.iter().copied())
+        .collect();
+    steps.sort_unstable();
+    steps.dedup();
+    let hta_steps = steps.len() >= 2;
+    let mut gpus: Vec<GpuFigures> = Vec::new();
     for (f, file) in order.iter().enumerate() {
         let first = gpus.len();
         gpus.extend(figures::gpus_of(
-            file, f, &ids[f], &matched, first, hta_steps,
+            file, f, &ids[f], matched, first, hta_steps,
         ));
     }
     let mut messages = matched.messages.clone();
@@ -183,7 +217,7 @@ pub fn figures_with(files: &[FileTrace], classifier: &Classifier) -> Imported {
         over_ranks: over_ranks::over_ranks(&gpus, &matched.late, matched.matched),
         gpus,
         messages,
-        proposed: Some(propose::propose(&order, &ids)),
+        proposed: Some(propose::propose(order, ids, matched)),
     }
 }
 
@@ -361,8 +395,6 @@ pub fn import_sources_with<R: std::io::Read>(
         traces.read(source, &shown)?;
     }
     let traces = traces.all()?;
-    Ok((
-        figures_with(&traces, classifier),
-        bars::bars_with(&traces, classifier),
-    ))
+    let analysed = analyse(&traces, classifier);
+    Ok((figures_from(&analysed), bars::bars_from(&analysed)))
 }

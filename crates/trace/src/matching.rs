@@ -17,14 +17,23 @@
 //! - else its stream, its kernel's name and its size (`In msg nelems`),
 //!   as ranks running the same program issue them in the same order.
 //!
+//! Where no kernel states its group and every rank of the world is read,
+//! the groups are inferred from when the matched kernels end
+//! (`infer_groups`), and each inferred group's collectives are matched
+//! within it, its axis read from its ranks as a stated group's would be.
+//!
 //! One pass over each GPU's communication kernels and one over the
 //! collectives found: linear in the events (hash maps), never a pass over
 //! GPUs per GPU.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
-use crate::classify::{Group, Op};
+use overlap_core::Axis;
+
+use crate::classify::{axis_of_group, Group, Op};
 use crate::identify::Identified;
+use crate::infer_groups::groups_of;
 use crate::read::FileTrace;
 
 /// One GPU of the import, as the matching sees it.
@@ -42,6 +51,8 @@ enum Key {
     Group(u32, Op),
     /// Its stream, its name (by its place among the import's names), its size.
     Stream(i64, u32, Option<u64>),
+    /// As `Stream`, within the inferred group of this index.
+    Inferred(u32, i64, u32, Option<u64>),
 }
 
 /// One rank's kernel of a collective.
@@ -50,6 +61,17 @@ struct Part {
     gpu: u32,
     kernel: u32,
     dur_us: f64,
+    end_us: f64,
+    rank: Option<u64>,
+}
+
+/// A process group inferred from the matching.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct InferredGroup {
+    /// Its ranks, sorted.
+    pub ranks: Arc<[u64]>,
+    /// Its axis, read from its ranks as a stated group's.
+    pub axis: Option<Axis>,
 }
 
 /// How often one GPU arrived last, and what it cost the others.
@@ -76,6 +98,10 @@ pub(crate) struct Matched {
     pub messages: Vec<String>,
     /// Collectives matched across two ranks or more.
     pub matched: usize,
+    /// Groups inferred where the trace states none.
+    pub inferred: Vec<InferredGroup>,
+    /// Per file, its kernels in an inferred group, by kernel index.
+    pub inferred_of: Vec<Vec<(u32, u32)>>,
 }
 
 impl Matched {
@@ -85,6 +111,13 @@ impl Matched {
         list.binary_search_by_key(&kernel, |p| p.0)
             .ok()
             .map(|i| list[i].1)
+    }
+
+    /// The inferred group of a kernel of file `f`, if any.
+    pub fn inferred_group(&self, f: usize, kernel: u32) -> Option<&InferredGroup> {
+        let list = self.inferred_of.get(f)?;
+        let i = list.binary_search_by_key(&kernel, |p| p.0).ok()?;
+        self.inferred.get(list[i].1 as usize)
     }
 }
 
@@ -115,6 +148,8 @@ pub(crate) fn match_collectives(
         late: vec![Lateness::default(); gpus.len()],
         messages: Vec::new(),
         matched: 0,
+        inferred: Vec::new(),
+        inferred_of: vec![Vec::new(); files.len()],
     };
     let comm_kernels = |g: &GpuRef| {
         g.kernels
@@ -244,6 +279,8 @@ pub(crate) fn match_collectives(
                 gpu: gi as u32,
                 kernel: i,
                 dur_us: (k.end_us - k.ts_us).max(0.0),
+                end_us: k.end_us,
+                rank: f.rank,
             });
         }
     }
@@ -251,6 +288,25 @@ pub(crate) fn match_collectives(
     // In a fixed order, so that sums are the same on every run.
     let mut found: Vec<((Key, u32), Vec<Part>)> = by_key.into_iter().collect();
     found.sort_by_key(|(_, parts)| (parts[0].gpu, parts[0].kernel));
+    let world = worlds.first().copied();
+    let ranks_read = files.iter().filter(|f| f.rank.is_some()).count() as u64;
+    if keyed_by_stream > 0 {
+        let whole_world = world == Some(ranks_read) && files.iter().all(|f| f.rank.is_some());
+        let per_node = files.iter().find_map(|f| f.devices_listed);
+        let ops = |p: &Part| {
+            ids[gpus[p.gpu as usize].file].comm[p.kernel as usize].map_or(Op::Other, |c| c.op)
+        };
+        found = infer(
+            &mut out,
+            found,
+            whole_world,
+            ranks_read,
+            world,
+            per_node,
+            &ops,
+            gpus,
+        );
+    }
     let (mut matched, mut alone, mut partial) = (0usize, 0usize, 0usize);
     let mut partial_example: Option<(usize, usize)> = None;
     for ((key, _), parts) in &found {
@@ -318,7 +374,6 @@ pub(crate) fn match_collectives(
             matched + alone
         ));
     }
-    let ranks_read = files.iter().filter(|f| f.rank.is_some()).count() as u64;
     match (partial_example, worlds.first()) {
         (None, Some(&w)) if matched > 0 && ranks_read < w => out.messages.push(format!(
             "{ranks_read} of the world's {w} ranks read: a collective's transfer is the shortest among the ranks read, so wait is a lower bound where its other ranks were not read"
@@ -334,4 +389,146 @@ pub(crate) fn match_collectives(
         ));
     }
     out
+}
+
+/// Splits the collectives matched by stream, name and size into the groups
+/// inferred from when they end, where the whole world was read; says what
+/// was inferred and what could not be.
+#[allow(clippy::too_many_arguments)]
+fn infer(
+    out: &mut Matched,
+    found: Vec<((Key, u32), Vec<Part>)>,
+    whole_world: bool,
+    ranks_read: u64,
+    world: Option<u64>,
+    per_node: Option<u64>,
+    op_of: &dyn Fn(&Part) -> Op,
+    gpus: &[GpuRef],
+) -> Vec<((Key, u32), Vec<Part>)> {
+    if !whole_world {
+        let read = match world {
+            Some(w) => format!("{ranks_read} of the world's {w} ranks were read"),
+            None => "the traces do not state their world_size".to_string(),
+        };
+        out.messages.push(format!(
+            "no process group is stated and {read}: groups are inferred only when every rank's trace is read, so the axes of those collectives are unknown"
+        ));
+        return found;
+    }
+    // Each stream key's collectives, in the order first found.
+    let mut keys: Vec<Key> = Vec::new();
+    let mut of_key: HashMap<Key, Vec<usize>> = HashMap::new();
+    for (i, ((key, _), _)) in found.iter().enumerate() {
+        if let Key::Stream(..) = key {
+            of_key
+                .entry(*key)
+                .or_insert_with(|| {
+                    keys.push(*key);
+                    Vec::new()
+                })
+                .push(i);
+        }
+    }
+    let mut group_ids: HashMap<Arc<[u64]>, u32> = HashMap::new();
+    // For each found collective, its group per rank, where inferred.
+    let mut rank_group: Vec<Option<HashMap<u64, u32>>> = vec![None; found.len()];
+    let mut said: Vec<String> = Vec::new();
+    let mut not: Vec<String> = Vec::new();
+    for key in &keys {
+        let Key::Stream(stream, ..) = *key else {
+            continue;
+        };
+        let list = &of_key[key];
+        let collectives: Vec<Vec<(u64, f64)>> = list
+            .iter()
+            .map(|&i| {
+                found[i]
+                    .1
+                    .iter()
+                    .map(|p| (p.rank.unwrap_or(u64::MAX), p.end_us))
+                    .collect()
+            })
+            .collect();
+        let op = op_of(&found[list[0]].1[0]);
+        match groups_of(&collectives) {
+            Ok(groups) => {
+                let mut by_rank: HashMap<u64, u32> = HashMap::new();
+                let mut axis = None;
+                for g in &groups {
+                    let ranks: Arc<[u64]> = g.as_slice().into();
+                    let group = Group {
+                        ranks: Some(ranks.clone()),
+                        name: None,
+                        desc: None,
+                    };
+                    axis = axis_of_group(&group, op, world, per_node);
+                    let next = out.inferred.len() as u32;
+                    let id = *group_ids.entry(ranks.clone()).or_insert_with(|| {
+                        out.inferred.push(InferredGroup { ranks, axis });
+                        next
+                    });
+                    for &r in g {
+                        by_rank.insert(r, id);
+                    }
+                }
+                if said.len() < 4 {
+                    said.push(format!(
+                        "stream {stream} {}: {} group{} of {} ({}{}), read as {}",
+                        op.label(),
+                        groups.len(),
+                        if groups.len() == 1 { "" } else { "s" },
+                        groups[0].len(),
+                        shown_ranks(&groups[0]),
+                        if groups.len() > 1 { ", ..." } else { "" },
+                        axis.map_or("unknown", |a| a.label())
+                    ));
+                }
+                for &i in list {
+                    rank_group[i] = Some(by_rank.clone());
+                }
+            }
+            Err(why) => {
+                if not.len() < 4 {
+                    not.push(format!("stream {stream} {}: {}", op.label(), why.why()));
+                }
+            }
+        }
+    }
+    if !said.is_empty() {
+        out.messages.push(format!(
+            "no process group is stated: groups inferred from the ranks that end each collective together ({}); a group's name and description cannot be inferred, so CP reads as DP",
+            said.join("; ")
+        ));
+    }
+    if !not.is_empty() {
+        out.messages.push(format!(
+            "no process group could be inferred for {} (their axis is unknown)",
+            not.join("; ")
+        ));
+    }
+    let mut split: Vec<((Key, u32), Vec<Part>)> = Vec::with_capacity(found.len());
+    for (((key, n), parts), groups) in found.into_iter().zip(rank_group) {
+        let (Key::Stream(s, name, size), Some(groups)) = (key, groups) else {
+            split.push(((key, n), parts));
+            continue;
+        };
+        let mut by_group: Vec<(u32, Vec<Part>)> = Vec::new();
+        for p in parts {
+            let Some(&g) = p.rank.and_then(|r| groups.get(&r)) else {
+                continue;
+            };
+            out.inferred_of[gpus[p.gpu as usize].file].push((p.kernel, g));
+            match by_group.iter_mut().find(|(id, _)| *id == g) {
+                Some((_, list)) => list.push(p),
+                None => by_group.push((g, vec![p])),
+            }
+        }
+        for (g, list) in by_group {
+            split.push(((Key::Inferred(g, s, name, size), n), list));
+        }
+    }
+    for list in &mut out.inferred_of {
+        list.sort_unstable_by_key(|p| p.0);
+    }
+    split
 }

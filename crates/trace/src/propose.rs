@@ -15,6 +15,7 @@ use serde_json::{json, Value};
 
 use crate::classify::{Class, Family};
 use crate::identify::Identified;
+use crate::matching::Matched;
 use crate::read::FileTrace;
 
 /// A proposed scenario and what the reader should know of it.
@@ -43,17 +44,18 @@ fn hardware_of(device: &str) -> Option<HardwarePreset> {
     }
 }
 
-/// Proposes the scenario of an import's files (in the import's order) and
-/// their identified kernels.
-pub(crate) fn propose(files: &[&FileTrace], ids: &[Identified]) -> Proposed {
+/// Proposes the scenario of an import's files (in the import's order),
+/// their identified kernels and their matching (whose inferred groups size
+/// the axes of a trace that states none).
+pub(crate) fn propose(files: &[&FileTrace], ids: &[Identified], matched: &Matched) -> Proposed {
     let mut notes = Vec::new();
     // Each axis's largest group, and whether an axis's kernels were seen
     // with no group at all.
     let mut sizes: BTreeMap<Axis, usize> = BTreeMap::new();
     let mut seen_alone: BTreeMap<Axis, bool> = BTreeMap::new();
     let mut deepseek = false;
-    for (f, id) in files.iter().zip(ids) {
-        for (k, c) in f.kernels.iter().zip(&id.comm) {
+    for (fi, (f, id)) in files.iter().zip(ids).enumerate() {
+        for (ki, (k, c)) in f.kernels.iter().zip(&id.comm).enumerate() {
             let Some(c) = c else { continue };
             if let Class::Comm {
                 family: Family::DEEPSEEK_EP,
@@ -63,7 +65,9 @@ pub(crate) fn propose(files: &[&FileTrace], ids: &[Identified]) -> Proposed {
                 deepseek = true;
             }
             let Some(axis) = c.axis else { continue };
-            match k.group.and_then(|g| f.groups[g as usize].ranks.as_ref()) {
+            let stated = k.group.and_then(|g| f.groups[g as usize].ranks.as_ref());
+            let inferred = || matched.inferred_group(fi, ki as u32).map(|g| &g.ranks);
+            match stated.or_else(inferred) {
                 Some(ranks) => {
                     let s = sizes.entry(axis).or_default();
                     *s = (*s).max(ranks.len());

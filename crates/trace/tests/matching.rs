@@ -455,3 +455,42 @@ fn groups_named_alone_find_their_ranks_among_many() {
     // Each distinct list once: two ranks per group.
     assert_eq!(lists.ranks_held(), 2 * n as usize);
 }
+
+#[test]
+fn the_bars_carry_each_ranks_wait_before_its_transfer() {
+    // Rank 0's two all-reduces: 100..200 µs (transfer 20: waits until 180)
+    // and 300..310 (transfer 10: no wait). Its window starts at its first
+    // kernel, 0 µs.
+    let sources: Vec<_> = three_ranks()
+        .into_iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let b = t.into_bytes();
+            (
+                format!("rank{i}.json"),
+                b.len() as u64,
+                std::io::Cursor::new(b),
+            )
+        })
+        .collect();
+    let (_, bars) = overlap_trace::import_sources(sources).unwrap();
+    let row = bars
+        .rows
+        .iter()
+        .position(|r| r.rank == Some(0) && r.stream == 13)
+        .unwrap() as u32;
+    let ar: Vec<_> = bars.bars.iter().filter(|b| b.row == row).collect();
+    assert_eq!(ar.len(), 2);
+    assert!(
+        close(ar[0].start_s, 100e-6) && close(ar[0].wait_until_s, 180e-6),
+        "{:?}",
+        ar[0]
+    );
+    assert!(close(ar[1].wait_until_s, ar[1].start_s), "{:?}", ar[1]);
+    // Compute never waits.
+    assert!(bars
+        .bars
+        .iter()
+        .filter(|b| b.class == overlap_trace::bars::BarClass::Compute)
+        .all(|b| b.wait_until_s == b.start_s));
+}

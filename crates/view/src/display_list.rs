@@ -93,6 +93,14 @@ pub enum Shape {
         /// Where.
         rect: Rect,
     },
+    /// A measured rank's wait for later ranks inside its collective's
+    /// kernel: stripes falling left to right, in [`Role::ExposedStripe`],
+    /// over the bar's own colour, with no outline, so that it reads apart
+    /// from an exposed span (background, rising stripes, outline).
+    Wait {
+        /// Where.
+        rect: Rect,
+    },
     /// Window brackets of one lane: for each span, a bracket open at the
     /// bottom, from `y + h` up to `y` and down again.
     Brackets {

@@ -45,6 +45,7 @@ pub mod slide;
 pub mod summary;
 pub mod svg;
 pub mod table;
+pub mod time_window;
 pub mod tip;
 pub mod tour;
 pub mod trace_size;

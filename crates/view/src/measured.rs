@@ -5,10 +5,14 @@
 //! the two sides' figures as rows; and one sentence that says where they
 //! differ most.
 //!
-//! The measured side has a row per GPU stream: compute in the compute
+//! Both sides share one time axis, zoomed and panned together
+//! ([`TimeWindow`]). The measured side has a lane per GPU stream, each
+//! GPU's lanes one block (its rank, then a lane per stream): compute in the compute
 //! colour, communication in its axis's colour where the trace says the
 //! axis ([`Role::UnknownComm`] where it does not), copies and sets muted
-//! and half as tall. The simulated side has each drawn GPU's compute lane and its
+//! and half as tall; where a collective was matched across ranks, the
+//! part of each rank's kernel spent waiting for later ranks is striped
+//! over its colour ([`Shape::Wait`]), apart from the exposed hatch. The simulated side has each drawn GPU's compute lane and its
 //! communication lanes that hold anything, with the exposed part of each
 //! collective hatched.
 //! Bars that fall within half a pixel of the bar drawn before them on
@@ -17,16 +21,21 @@
 
 use overlap_core::timeline::{Axis, Interval, Phase, Timeline};
 use overlap_core::Report;
-use overlap_trace::bars::{BarClass, Measured, MeasuredRow};
+use overlap_trace::bars::{Bar, BarClass, Measured, MeasuredRow};
 use overlap_trace::compare::{compare, step_mismatch, Compared, Figure, Unit};
 use overlap_trace::{gpu_label, Imported};
 
 use crate::display_list::{text_width_px, Align, DisplayList, Rect, Shape};
 use crate::format;
 use crate::palette::Role;
+use crate::time_window::TimeWindow;
 
 /// The gutter left of the rows, for their labels, px.
 pub const LEFT_PX: f64 = 150.0;
+/// The gutter on a narrow screen (a phone), px, with shorter labels.
+pub const NARROW_LEFT_PX: f64 = 78.0;
+/// Pictures narrower than this take the narrow gutter, px.
+pub const NARROW_BELOW_PX: f64 = 600.0;
 /// Space right of the rows, px.
 const RIGHT_PX: f64 = 12.0;
 /// The time axis strip, px.
@@ -36,6 +45,9 @@ const HEADING_PX: f64 = 22.0;
 /// A row, px, and the gap below it.
 const ROW_PX: f64 = 14.0;
 const ROW_GAP_PX: f64 = 3.0;
+/// The extra gap between two GPUs' lanes, px, so that each rank's streams
+/// read as one block.
+const GPU_GAP_PX: f64 = 5.0;
 /// Measured rows drawn at most (the figures cover every GPU): more would
 /// be a wall of streams taller than a screen.
 pub const MAX_MEASURED_ROWS: usize = 32;
@@ -67,12 +79,49 @@ fn bar_span(role: Role) -> (f64, f64) {
     }
 }
 
-/// A measured row's label: "rank 3 GPU 0 · s7".
-pub fn row_label(row: &MeasuredRow) -> String {
-    match row.rank {
-        Some(r) => format!("rank {r} GPU {} · s{}", row.device, row.stream),
-        None => format!("GPU {} · s{}", row.device, row.stream),
+/// A measured row's label: "rank 3 GPU 0 · s7", or "r3 · s7" when `short`.
+pub fn row_label(row: &MeasuredRow, short: bool) -> String {
+    match (row.rank, short) {
+        (Some(r), false) => format!("rank {r} GPU {} · s{}", row.device, row.stream),
+        (None, false) => format!("GPU {} · s{}", row.device, row.stream),
+        (Some(r), true) => format!("r{r} · s{}", row.stream),
+        (None, true) => format!("g{} · s{}", row.device, row.stream),
     }
+}
+
+/// The top of each measured lane drawn, px below the first one's: a lane
+/// per stream, [`GPU_GAP_PX`] more between two GPUs, at most
+/// [`MAX_MEASURED_ROWS`].
+pub fn lane_tops(rows: &[MeasuredRow]) -> Vec<f64> {
+    let mut y = 0.0;
+    let mut out = Vec::with_capacity(rows.len().min(MAX_MEASURED_ROWS));
+    for (i, row) in rows.iter().enumerate().take(MAX_MEASURED_ROWS) {
+        if i > 0 && rows[i - 1].gpu != row.gpu {
+            y += GPU_GAP_PX;
+        }
+        out.push(y);
+        y += ROW_PX + ROW_GAP_PX;
+    }
+    out
+}
+
+/// The span of the picture's time axis, seconds: the longer of the
+/// measured step and the simulated one.
+pub fn span_s(measured: &Measured, sim: Option<&Timeline>) -> f64 {
+    sim.map_or(0.0, |t| t.step_time_s)
+        .max(measured.span_s)
+        .max(1e-9)
+}
+
+/// The waiting part of a bar, seconds, inside `window`: from its start to
+/// the end of its wait, if it waited at all.
+pub fn wait_span(bar: &Bar, window: &TimeWindow) -> Option<(f64, f64)> {
+    if bar.wait_until_s <= bar.start_s {
+        return None;
+    }
+    window
+        .clip(bar.start_s, bar.wait_until_s)
+        .filter(|(a, b)| b > a)
 }
 
 /// Adds bars to one row, merging those within half a pixel of the one
@@ -136,36 +185,39 @@ pub struct Simulated<'a> {
     pub timeline: &'a Timeline,
 }
 
-/// The picture, `width` px wide: the time axis over the longer of the
-/// measured step and the simulated one, the measured rows under their
-/// heading, then the simulated rows under theirs, then a legend.
+/// The picture, `width` px wide: the time axis over `window` (the whole
+/// of [`span_s`] when `None`), the measured lanes under their heading,
+/// then the simulated rows under theirs, then a legend.
 pub fn draw(
     measured: &Measured,
     figures: &Imported,
     sim: Option<&Simulated>,
     width: f64,
+    window: Option<TimeWindow>,
 ) -> DisplayList {
-    let right = (width - RIGHT_PX).max(LEFT_PX + 40.0);
-    let span_s = sim
-        .map_or(0.0, |s| s.timeline.step_time_s)
-        .max(measured.span_s)
-        .max(1e-9);
-    let x_of = |t: f64| LEFT_PX + t / span_s * (right - LEFT_PX);
-    let m_rows = measured.rows.len().min(MAX_MEASURED_ROWS);
+    let short = width < NARROW_BELOW_PX;
+    let left = if short { NARROW_LEFT_PX } else { LEFT_PX };
+    let right = (width - RIGHT_PX).max(left + 40.0);
+    let span = span_s(measured, sim.map(|s| s.timeline));
+    let win = window.map_or(TimeWindow::full(span), |w| w.clamped(span));
+    let x_of = |t: f64| win.x_of(t, left, right);
+    let clip = |(a, b, role): (f64, f64, Role)| win.clip(a, b).map(|(a, b)| (a, b, role));
+    let tops = lane_tops(&measured.rows);
+    let m_rows = tops.len();
     let s_rows = sim.map_or(Vec::new(), |s| simulated_rows(s.timeline));
     let row_h = ROW_PX + ROW_GAP_PX;
     let m_top = AXIS_PX + HEADING_PX;
-    let s_heading = m_top + m_rows as f64 * row_h + 4.0;
+    let s_heading = m_top + tops.last().map_or(0.0, |t| t + row_h) + 4.0;
     let s_top = s_heading + HEADING_PX;
     let bottom = if sim.is_some() {
         s_top + s_rows.len() as f64 * row_h
     } else {
         s_heading
     };
-    let height = bottom + 6.0 + legend_layout(right).1 as f64 * LEGEND_LINE_PX;
+    let height = bottom + 6.0 + legend_layout(left, right).1 as f64 * LEGEND_LINE_PX;
     let mut list = DisplayList::new(right + RIGHT_PX, height);
     list.rect(Role::Background, 0.0, 0.0, list.width, list.height);
-    ticks(&mut list, span_s, &x_of, right, bottom);
+    ticks(&mut list, &win, &x_of, left, right, bottom);
 
     // The measured side.
     let gpus = figures.gpus.len();
@@ -177,7 +229,18 @@ pub fn draw(
         figures.files.len(),
         if figures.files.len() == 1 { "" } else { "s" },
     );
-    if hidden_rows > 0 {
+    if short {
+        heading = format!("Measured: {gpus} GPU{}", if gpus == 1 { "" } else { "s" });
+    }
+    if !win.is_full(span) {
+        heading += &format!(
+            ", {} to {} of {}",
+            format::ms(win.from_s * 1e3),
+            format::ms(win.to_s * 1e3),
+            format::ms(span * 1e3)
+        );
+    }
+    if hidden_rows > 0 && !short {
         heading += &format!(" ({hidden_rows} more streams not drawn; the figures count them)");
     }
     list.text(
@@ -189,15 +252,32 @@ pub fn draw(
     );
     let mut first = 0;
     for (r, row) in measured.rows.iter().enumerate().take(m_rows) {
-        let y = m_top + r as f64 * row_h;
-        list.rect(Role::Lane, LEFT_PX, y, right - LEFT_PX, ROW_PX);
-        label(&mut list, y, row_label(row));
+        let y = m_top + tops[r];
+        list.rect(Role::Lane, left, y, right - left, ROW_PX);
+        label(&mut list, left, y, row_label(row, short));
         // Bars are sorted by row: this row's are the next run.
         let end = first + measured.bars[first..].partition_point(|b| b.row as usize == r);
-        let bars = measured.bars[first..end]
+        let bars = &measured.bars[first..end];
+        let drawn = bars
             .iter()
-            .map(|b| (b.start_s, b.end_s, bar_role(b.class)));
-        list.merged |= row_bars(&mut list, y, &x_of, bars);
+            .filter_map(|b| clip((b.start_s, b.end_s, bar_role(b.class))));
+        list.merged |= row_bars(&mut list, y, &x_of, drawn);
+        // Each rank's wait, striped over its bars, merged as they are.
+        let mut waits: Option<(f64, f64)> = None;
+        for (a, b) in bars.iter().filter_map(|b| wait_span(b, &win)) {
+            let (x0, x1) = (x_of(a), x_of(b).max(x_of(a) + 1.0));
+            waits = match waits {
+                Some((c0, c1)) if x0 <= c1 + 0.5 => Some((c0, c1.max(x1))),
+                Some(c) => {
+                    wait_shape(&mut list, y, c);
+                    Some((x0, x1))
+                }
+                None => Some((x0, x1)),
+            };
+        }
+        if let Some(c) = waits {
+            wait_shape(&mut list, y, c);
+        }
         first = end;
     }
 
@@ -213,13 +293,18 @@ pub fn draw(
         for (i, &(g, lane)) in s_rows.iter().enumerate() {
             let y = s_top + i as f64 * row_h;
             let gpu = &s.timeline.gpus[g];
-            list.rect(Role::Lane, LEFT_PX, y, right - LEFT_PX, ROW_PX);
+            list.rect(Role::Lane, left, y, right - left, ROW_PX);
             let (bars, name): (&[Interval], &str) = if lane == 0 {
                 (&gpu.compute, "compute")
             } else {
                 (&gpu.comm[lane - 1], Axis::ALL[lane - 1].label())
             };
-            label(&mut list, y, format!("GPU {} {name}", gpu.rank));
+            let text = if short {
+                format!("g{} {}", gpu.rank, if lane == 0 { "comp" } else { name })
+            } else {
+                format!("GPU {} {name}", gpu.rank)
+            };
+            label(&mut list, left, y, text);
             let axis = (lane > 0).then(|| Axis::ALL[lane - 1]);
             let role = |iv: &Interval| match axis {
                 Some(a) => Role::Axis(a),
@@ -229,11 +314,15 @@ pub fn draw(
                 &mut list,
                 y,
                 &x_of,
-                bars.iter().map(|iv| (iv.start_s, iv.end_s, role(iv))),
+                bars.iter()
+                    .filter_map(|iv| clip((iv.start_s, iv.end_s, role(iv)))),
             );
             if axis.is_some() {
                 for iv in bars.iter().filter(|iv| iv.exposed_s > 0.0) {
-                    let (x0, x1) = (x_of(iv.exposed_from_s), x_of(iv.end_s));
+                    let Some((a, b)) = win.clip(iv.exposed_from_s, iv.end_s) else {
+                        continue;
+                    };
+                    let (x0, x1) = (x_of(a), x_of(b));
                     if x1 - x0 >= HATCH_MIN_PX {
                         list.shapes.push(Shape::Hatch {
                             rect: Rect {
@@ -248,13 +337,25 @@ pub fn draw(
             }
         }
     }
-    legend(&mut list, bottom + 6.0, right);
+    legend(&mut list, bottom + 6.0, left, right);
     list
 }
 
-fn label(list: &mut DisplayList, y: f64, text: String) {
+/// A wait span from x0 to x1 on the lane at `y`.
+fn wait_shape(list: &mut DisplayList, y: f64, (x0, x1): (f64, f64)) {
+    list.shapes.push(Shape::Wait {
+        rect: Rect {
+            x: x0,
+            y,
+            w: x1 - x0,
+            h: ROW_PX,
+        },
+    });
+}
+
+fn label(list: &mut DisplayList, left: f64, y: f64, text: String) {
     list.shapes.push(Shape::Text {
-        x: LEFT_PX - 6.0,
+        x: left - 6.0,
         y: y + ROW_PX / 2.0,
         text: text.into(),
         fill: Role::Muted,
@@ -262,20 +363,28 @@ fn label(list: &mut DisplayList, y: f64, text: String) {
         clip: Some(Rect {
             x: 0.0,
             y,
-            w: LEFT_PX - 4.0,
+            w: left - 4.0,
             h: ROW_PX,
         }),
     });
 }
 
-/// Tick marks and labels along the top, grid lines down to `bottom`.
-fn ticks(list: &mut DisplayList, span_s: f64, x_of: &dyn Fn(f64) -> f64, right: f64, bottom: f64) {
-    let step = format::nice_step(span_s, ((right - LEFT_PX) / 90.0).max(2.0));
+/// Tick marks and labels along the top over the window, grid lines down
+/// to `bottom`.
+fn ticks(
+    list: &mut DisplayList,
+    win: &TimeWindow,
+    x_of: &dyn Fn(f64) -> f64,
+    left: f64,
+    right: f64,
+    bottom: f64,
+) {
+    let step = format::nice_step(win.width_s(), ((right - left) / 90.0).max(2.0));
     let mut free_from = f64::NEG_INFINITY;
-    let mut k = 0u32;
+    let mut k = (win.from_s / step).ceil();
     loop {
-        let t = f64::from(k) * step;
-        if t > span_s * (1.0 + 1e-9) || k > 200 {
+        let t = k * step;
+        if t > win.to_s + win.width_s() * 1e-9 || k * step > win.from_s + 201.0 * step {
             break;
         }
         let x = x_of(t).round() + 0.5;
@@ -291,42 +400,54 @@ fn ticks(list: &mut DisplayList, span_s: f64, x_of: &dyn Fn(f64) -> f64, right: 
             free_from = x0 + w + TICK_GAP_PX;
             list.text(Role::Muted, x, AXIS_PX / 2.0 - 1.0, align, text);
         }
-        k += 1;
+        k += 1.0;
     }
 }
 
+/// A legend entry's swatch.
+#[derive(Clone, Copy, PartialEq)]
+enum Swatch {
+    /// A bar of this colour.
+    Fill(Role),
+    /// The hatch of an exposed span.
+    Exposed,
+    /// The stripes of a rank's wait, over a communication bar.
+    Wait,
+}
+
 /// What each colour means: a swatch and a word each, wrapped to `right`.
-const LEGEND: [(Option<Role>, &str); 12] = [
+const LEGEND: [(Swatch, &str); 13] = [
     (
-        Some(Role::Phase(Phase::Forward)),
+        Swatch::Fill(Role::Phase(Phase::Forward)),
         "compute (measured), forward",
     ),
-    (Some(Role::Phase(Phase::Backward)), "backward"),
-    (Some(Role::Phase(Phase::Step)), "optimizer step"),
-    (Some(Role::Axis(Axis::Tp)), "TP"),
-    (Some(Role::Axis(Axis::Pp)), "PP"),
-    (Some(Role::Axis(Axis::Dp)), "DP"),
-    (Some(Role::Axis(Axis::Ep)), "EP"),
-    (Some(Role::Axis(Axis::Cp)), "CP"),
-    (Some(Role::UnknownComm), "axis unknown"),
-    (Some(Role::Muted), "copy or set"),
-    // The hatch of an exposed span.
-    (None, "exposed (simulated)"),
-    (Some(Role::Lane), "idle"),
+    (Swatch::Fill(Role::Phase(Phase::Backward)), "backward"),
+    (Swatch::Fill(Role::Phase(Phase::Step)), "optimizer step"),
+    (Swatch::Fill(Role::Axis(Axis::Tp)), "TP"),
+    (Swatch::Fill(Role::Axis(Axis::Pp)), "PP"),
+    (Swatch::Fill(Role::Axis(Axis::Dp)), "DP"),
+    (Swatch::Fill(Role::Axis(Axis::Ep)), "EP"),
+    (Swatch::Fill(Role::Axis(Axis::Cp)), "CP"),
+    (Swatch::Fill(Role::UnknownComm), "axis unknown"),
+    (Swatch::Fill(Role::Muted), "copy or set"),
+    (Swatch::Wait, "waiting for later ranks (measured)"),
+    (Swatch::Exposed, "exposed (simulated)"),
+    (Swatch::Fill(Role::Lane), "idle"),
 ];
 /// A legend line, px.
 const LEGEND_LINE_PX: f64 = 18.0;
 
 /// Where each legend entry goes: (x, line) per entry, and the lines used.
-fn legend_layout(right: f64) -> (Vec<(f64, usize)>, usize) {
-    let mut x = LEFT_PX;
+fn legend_layout(left: f64, right: f64) -> (Vec<(f64, usize)>, usize) {
+    let left = left.min(LEFT_PX / 2.0);
+    let mut x = left;
     let mut line = 0;
     let mut out = Vec::with_capacity(LEGEND.len());
     for (_, text) in LEGEND {
         let w = 12.0 + 4.0 + text_width_px(text) + 14.0;
-        if x + w > right + RIGHT_PX && x > LEFT_PX {
+        if x + w > right + RIGHT_PX && x > left {
             line += 1;
-            x = LEFT_PX;
+            x = left;
         }
         out.push((x, line));
         x += w;
@@ -334,8 +455,8 @@ fn legend_layout(right: f64) -> (Vec<(f64, usize)>, usize) {
     (out, line + 1)
 }
 
-fn legend(list: &mut DisplayList, top: f64, right: f64) {
-    let (places, _) = legend_layout(right);
+fn legend(list: &mut DisplayList, top: f64, left: f64, right: f64) {
+    let (places, _) = legend_layout(left, right);
     for ((role, text), (x, line)) in LEGEND.into_iter().zip(places) {
         let y = top + 8.0 + line as f64 * LEGEND_LINE_PX;
         let swatch = Rect {
@@ -345,14 +466,18 @@ fn legend(list: &mut DisplayList, top: f64, right: f64) {
             h: 10.0,
         };
         match role {
-            Some(role) => {
+            Swatch::Fill(role) => {
                 let (top, h) = bar_span(role);
                 let scale = swatch.h / ROW_PX;
                 list.rect(role, swatch.x, swatch.y + top * scale, swatch.w, h * scale);
             }
-            None => list.shapes.push(Shape::Hatch { rect: swatch }),
+            Swatch::Exposed => list.shapes.push(Shape::Hatch { rect: swatch }),
+            Swatch::Wait => {
+                list.rect(Role::Axis(Axis::Tp), swatch.x, swatch.y, swatch.w, swatch.h);
+                list.shapes.push(Shape::Wait { rect: swatch });
+            }
         }
-        if role == Some(Role::Lane) {
+        if role == Swatch::Fill(Role::Lane) {
             list.shapes.push(Shape::Outline {
                 rect: swatch,
                 stroke: Role::Grid,

@@ -132,6 +132,7 @@ fn shifted(shape: &Shape, dy: f64) -> Shape {
             alpha: *alpha,
         },
         Shape::Hatch { rect } => Shape::Hatch { rect: down(rect) },
+        Shape::Wait { rect } => Shape::Wait { rect: down(rect) },
         Shape::Brackets {
             y,
             h,

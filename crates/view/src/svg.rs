@@ -39,9 +39,10 @@ pub fn write(list: &DisplayList, pal: &Palette, title: &str) -> String {
         r#"<?xml version="1.0" encoding="UTF-8"?>
 <svg xmlns="http://www.w3.org/2000/svg" width="{width:.0}" height="{height:.0}" viewBox="0 0 {width:.2} {height:.2}" font-family="{FONT_FAMILY}" font-size="{FONT_PX}">
 <title>{}</title>
-<defs><pattern id="exposed" width="{HATCH_STEP_PX}" height="{HATCH_STEP_PX}" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="{HATCH_STEP_PX}" height="{HATCH_STEP_PX}" fill="{}"/><line x1="0" y1="0" x2="0" y2="{HATCH_STEP_PX}" stroke="{}" stroke-width="1"/></pattern></defs>"#,
+<defs><pattern id="exposed" width="{HATCH_STEP_PX}" height="{HATCH_STEP_PX}" patternUnits="userSpaceOnUse" patternTransform="rotate(45)"><rect width="{HATCH_STEP_PX}" height="{HATCH_STEP_PX}" fill="{}"/><line x1="0" y1="0" x2="0" y2="{HATCH_STEP_PX}" stroke="{}" stroke-width="1"/></pattern><pattern id="wait" width="{HATCH_STEP_PX}" height="{HATCH_STEP_PX}" patternUnits="userSpaceOnUse" patternTransform="rotate(-45)"><line x1="0" y1="0" x2="0" y2="{HATCH_STEP_PX}" stroke="{}" stroke-width="1"/></pattern></defs>"#,
         xml_escape(title),
         pal.background,
+        pal.exposed_stripe,
         pal.exposed_stripe
     );
     for shape in &list.shapes {
@@ -92,6 +93,7 @@ fn shape_element(out: &mut String, shape: &Shape, pal: &Palette) {
                 pal.exposed_stripe
             )
         }
+        Shape::Wait { rect } => writeln!(out, r#"<rect {} fill="url(#wait)"/>"#, rect_attrs(rect)),
         Shape::Brackets {
             y,
             h,

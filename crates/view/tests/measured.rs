@@ -144,7 +144,7 @@ fn measured_above_simulated_on_one_time_axis() {
         caption: caption.clone(),
         timeline: &sim.timeline,
     };
-    let list = draw(&measured, &m, Some(&side), 1000.0);
+    let list = draw(&measured, &m, Some(&side), 1000.0, None);
     let texts: Vec<&str> = list.texts().collect();
     let at = |t: &str| {
         texts
@@ -222,6 +222,7 @@ fn a_row_of_a_million_kernels_draws_about_a_rectangle_per_pixel() {
         .map(|i| Bar {
             row: 0,
             start_s: f64::from(i) * 1e-6,
+            wait_until_s: f64::from(i) * 1e-6,
             end_s: f64::from(i) * 1e-6 + 4e-7,
             // Compute and communication interleaved: nothing merges by colour.
             class: if i % 2 == 0 {
@@ -242,7 +243,7 @@ fn a_row_of_a_million_kernels_draws_about_a_rectangle_per_pixel() {
         span_s: 1.0,
     };
     let (_, m, _) = round_trip("didactic");
-    let list = draw(&measured, &m, None, 1000.0);
+    let list = draw(&measured, &m, None, 1000.0, None);
     let bars = rects(&list)
         .into_iter()
         .filter(|(_, r)| matches!(r, Role::Axis(Axis::Tp) | Role::Phase(_)))
@@ -270,7 +271,7 @@ fn rows_beyond_the_limit_are_counted_in_the_heading() {
         bars: vec![],
         span_s: 0.01,
     };
-    let list = draw(&measured, &m, None, 800.0);
+    let list = draw(&measured, &m, None, 800.0, None);
     assert!(list.shapes.iter().any(|s| matches!(s,
         Shape::Text { text, .. } if text.ends_with("(5 more streams not drawn; the figures count them)"))));
     // Rows are 14 px tall (the legend's swatch for idle is 10).
@@ -287,6 +288,7 @@ fn copies_and_sets_are_half_bars_apart_from_compute() {
     let bar = |start_s: f64, class| Bar {
         row: 0,
         start_s,
+        wait_until_s: start_s,
         end_s: start_s + 0.1,
         class,
     };
@@ -300,7 +302,7 @@ fn copies_and_sets_are_half_bars_apart_from_compute() {
         bars: vec![bar(0.0, BarClass::Compute), bar(0.5, BarClass::Memcpy)],
         span_s: 1.0,
     };
-    let list = draw(&measured, &m, None, 800.0);
+    let list = draw(&measured, &m, None, 800.0, None);
     let bars: Vec<_> = rects(&list)
         .into_iter()
         .filter(|(r, role)| {
@@ -349,5 +351,152 @@ fn notes_say_transfer_wait_late_ranks_and_what_was_not_matched() {
     assert!(
         said.iter().all(|s| s.ends_with('.') && !s.ends_with("..")),
         "{said:?}"
+    );
+}
+
+/// Two GPUs (ranks 0 and 1), a compute and a TP lane each; rank 0 waits
+/// 2 of its all-reduce's 3 ms, rank 1 none; a 1 ms kernel at 8 ms on each.
+fn two_ranks() -> Measured {
+    let row = |gpu: u32, stream: i64| MeasuredRow {
+        gpu,
+        rank: Some(u64::from(gpu)),
+        device: 0,
+        stream,
+    };
+    let bar = |row: u32, start_s: f64, wait_until_s: f64, end_s: f64, class| Bar {
+        row,
+        start_s,
+        wait_until_s,
+        end_s,
+        class,
+    };
+    let tp = BarClass::Comm(Some(Axis::Tp));
+    Measured {
+        rows: vec![row(0, 7), row(0, 13), row(1, 7), row(1, 13)],
+        bars: vec![
+            bar(0, 0.008, 0.008, 0.009, BarClass::Compute),
+            bar(1, 0.002, 0.004, 0.005, tp),
+            bar(2, 0.008, 0.008, 0.009, BarClass::Compute),
+            bar(3, 0.004, 0.004, 0.005, tp),
+        ],
+        span_s: 0.010,
+    }
+}
+
+fn waits(list: &overlap_view::display_list::DisplayList) -> Vec<overlap_view::display_list::Rect> {
+    list.shapes
+        .iter()
+        .filter_map(|s| match s {
+            // The legend's swatch is 10 px tall; a lane's wait 14.
+            Shape::Wait { rect } if rect.h == 14.0 => Some(*rect),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn each_rank_has_its_lanes_and_its_wait_striped_apart_from_exposed() {
+    use overlap_view::time_window::{Move, TimeWindow};
+    let (_, m, _) = round_trip("didactic");
+    let measured = two_ranks();
+    // 1000 px: the lanes run from 150 to 988 px over 10 ms, 83.8 px a ms.
+    let list = draw(&measured, &m, None, 1000.0, None);
+    let w = waits(&list);
+    assert_eq!(w.len(), 1, "only rank 0 waited: {w:?}");
+    assert!((w[0].x - (150.0 + 2.0 * 83.8)).abs() < 0.01, "{:?}", w[0]);
+    assert!((w[0].w - 2.0 * 83.8).abs() < 0.01, "{:?}", w[0]);
+    // Never the exposed hatch: that is the simulated side's (none here but
+    // the legend's swatch).
+    let hatches = list
+        .shapes
+        .iter()
+        .filter(|s| matches!(s, Shape::Hatch { .. }))
+        .count();
+    assert_eq!(hatches, 1);
+    // A lane per rank and stream; rank 1's lanes 5 px further down than a
+    // plain next row.
+    let lanes: Vec<f64> = rects(&list)
+        .iter()
+        .filter(|(r, role)| *role == Role::Lane && r.h == 14.0)
+        .map(|(r, _)| r.y)
+        .collect();
+    assert_eq!(lanes.len(), 4);
+    assert_eq!(lanes[1] - lanes[0], 17.0);
+    assert_eq!(lanes[2] - lanes[1], 22.0);
+    let labels: Vec<String> = list
+        .shapes
+        .iter()
+        .filter_map(|s| match s {
+            Shape::Text { text, .. } if text.starts_with("rank ") => Some(text.to_string()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        labels,
+        [
+            "rank 0 GPU 0 · s7",
+            "rank 0 GPU 0 · s13",
+            "rank 1 GPU 0 · s7",
+            "rank 1 GPU 0 · s13"
+        ]
+    );
+
+    // Zoomed in twice about the middle: 3.75 to 6.25 ms. Rank 0's wait
+    // (2 to 4 ms) shows its last 0.25 ms from the lane's left edge; the
+    // compute at 8 ms is outside and not drawn.
+    let span = 0.010;
+    let win = TimeWindow::full(span)
+        .moved(Move::ZoomIn, span)
+        .moved(Move::ZoomIn, span);
+    assert!(
+        (win.from_s - 0.00375).abs() < 1e-12 && (win.to_s - 0.00625).abs() < 1e-12,
+        "{win:?}"
+    );
+    let list = draw(&measured, &m, None, 1000.0, Some(win));
+    let w = waits(&list);
+    assert_eq!(w.len(), 1);
+    assert!(
+        (w[0].x - 150.0).abs() < 1e-6 && (w[0].w - 0.25 / 2.5 * 838.0).abs() < 0.01,
+        "{w:?}"
+    );
+    let compute = rects(&list)
+        .iter()
+        .filter(|(r, role)| matches!(role, Role::Phase(_)) && r.h == 14.0)
+        .count();
+    assert_eq!(compute, 0, "the compute at 8 ms lies outside 3.75-6.25 ms");
+    assert!(list.shapes.iter().any(|s| matches!(s,
+        Shape::Text { text, .. } if text.contains("3.75 ms to 6.25 ms of 10.00 ms"))));
+    // Panned right twice: 5 to 7.5 ms; no wait inside, the TP bars' ends are.
+    let win = win.moved(Move::PanRight, span).moved(Move::PanRight, span);
+    let list = draw(&measured, &m, None, 1000.0, Some(win));
+    assert!(waits(&list).is_empty());
+
+    // On a phone (390 px): a narrow gutter and short labels.
+    let list = draw(&measured, &m, None, 358.0, None);
+    assert!(list
+        .shapes
+        .iter()
+        .any(|s| matches!(s, Shape::Text { text, .. } if text == "r1 · s13")));
+    let w = waits(&list);
+    assert_eq!(w.len(), 1);
+    assert!(w[0].x > 78.0 && w[0].right() < 346.0, "{w:?}");
+    // The simulated side's labels are short too: "g0 comp", "g0 TP".
+    let (sim, _, _) = round_trip("didactic");
+    let side = Simulated {
+        caption: "Simulated".to_string(),
+        timeline: &sim.timeline,
+    };
+    let list = draw(&measured, &m, Some(&side), 358.0, None);
+    let texts: Vec<&str> = list
+        .shapes
+        .iter()
+        .filter_map(|s| match s {
+            Shape::Text { text, .. } => Some(text.as_ref()),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        texts.contains(&"g0 comp") && texts.contains(&"g0 TP"),
+        "{texts:?}"
     );
 }
