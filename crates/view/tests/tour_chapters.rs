@@ -797,7 +797,7 @@ fn busy_s(sim: &Simulation, keep: impl Fn(&Interval) -> bool) -> f64 {
 }
 
 #[test]
-fn fp8_chapter_halves_the_window_and_the_gathers_not_the_reduce_scatters() {
+fn fp8_chapter_shrinks_the_window_and_halves_the_gathers_not_the_reduce_scatters() {
     let (c, r) = runs("FP8");
     // Intro: "Llama-3-8B on 64 H100 in bf16: FSDP across the 8 nodes, TP 8
     // inside each with sequence parallelism, … (PyTorch's Async TP)."
@@ -839,11 +839,18 @@ fn fp8_chapter_halves_the_window_and_the_gathers_not_the_reduce_scatters() {
     assert!((peaks - 2.0).abs() < 0.01, "{peaks}");
     let (b, a) = (&r.before.report, &r.after.report);
     assert!(b.axes[Axis::Tp].hidden > 0.0);
-    // Answer: TP's exposed time stays about the same, within 5% (it grew
-    // while TP's gathers stayed bf16, before issue 55's fp8 TP gathers).
-    assert_eq!((c.answer.unwrap())(&r.outcome()), 0);
-    // Explain: "Each GEMM alone takes about half the time, and TP's window
-    // shrinks from .. to ..". The GEMM-only ops: the projection, the MLP's
+    // Answer: TP's exposed time shrinks, by more than 5% (it grew while
+    // TP's gathers stayed bf16, before issue 55's fp8 TP gathers, and
+    // stayed about the same while fp8 GEMMs ran at the bf16 sustained
+    // fraction).
+    assert_eq!((c.answer.unwrap())(&r.outcome()), 2);
+    // Explain: "Each GEMM alone takes a little over half the time: cuBLAS's
+    // fp8 GEMMs reach 71% of a peak twice as high, its bf16 ones 80% of
+    // theirs. TP's window shrinks from .. to ..".
+    use overlap_core::workload::efficiency::{HOPPER_FP8_SUSTAINED_FRACTION, HOPPER_GEMM};
+    assert_eq!((HOPPER_FP8_SUSTAINED_FRACTION * 100.0).round(), 71.0);
+    assert_eq!((HOPPER_GEMM.sustained_fraction * 100.0).round(), 80.0);
+    // The GEMM-only ops: the projection, the MLP's
     // down GEMM, QKV's input and weight gradients, the MLP's up weight
     // gradient; alone, that is without collectives beside them (one that
     // takes SMs may add a wave to a GEMM in one run and not the other).
@@ -863,12 +870,13 @@ fn fp8_chapter_halves_the_window_and_the_gathers_not_the_reduce_scatters() {
     for kind in gemms {
         let ratio =
             busy_s(&after_alone, |x| x.op == kind) / busy_s(&before_alone, |x| x.op == kind);
-        // Each kernel's fixed cost does not halve: Async TP's pieces, eight
-        // kernels to a GEMM, land a little over half.
-        assert!((0.45..0.6).contains(&ratio), "{kind:?} x{ratio:.3}");
+        // 792.1 / 1402.6 = 0.565 of the bf16 time at the two sustained
+        // fractions, and each kernel's fixed cost does not shrink: Async
+        // TP's pieces, eight kernels to a GEMM, land a little over half.
+        assert!((0.55..0.7).contains(&ratio), "{kind:?} x{ratio:.3}");
     }
     let window = a.axes[Axis::Tp].window_ms / b.axes[Axis::Tp].window_ms;
-    assert!((0.45..0.6).contains(&window), "TP window x{window:.3}");
+    assert!((0.55..0.7).contains(&window), "TP window x{window:.3}");
     // "TP's traffic shrinks less …: … the gathers move fp8, half their
     // bytes, but the reduce-scatters still move bf16" (before issue 55's
     // fp8 TP gathers, TP's traffic stayed).
@@ -888,11 +896,13 @@ fn fp8_chapter_halves_the_window_and_the_gathers_not_the_reduce_scatters() {
         traffic > window && traffic < 1.0,
         "TP traffic x{traffic:.3}"
     );
-    // "The two about cancel: TP's exposed time goes from … to …", and
+    // "A smaller share of it hides, … against …, but of less traffic. TP's
+    // exposed time goes from … to …", and
     // "FSDP's gathers, still bf16 here …, and its reduce-scatters lose
     // window with nothing to shrink them".
+    assert!(a.axes[Axis::Tp].hidden < b.axes[Axis::Tp].hidden);
     let exposed = a.axes[Axis::Tp].exposed_ms / b.axes[Axis::Tp].exposed_ms;
-    assert!((exposed - 1.0).abs() <= 0.05, "TP exposed x{exposed:.3}");
+    assert!(exposed < 0.95, "TP exposed x{exposed:.3}");
     assert!(!after.overlap.fp8_all_gather);
     let dp_bytes = |sim: &Simulation| -> f64 {
         sim.timeline.gpus[0].comm[Axis::Dp.index()]
