@@ -391,6 +391,77 @@ fn queue_chapter_leaves_over_a_third_exposed() {
     assert!(a.step_time_ms > b.step_time_ms);
 }
 
+/// The queue chapter's last sentences: the SM race that makes one queue
+/// beat eight for Megatron's TP overlap (model.md 3b), on the shape of
+/// crates/core/tests/queues.rs. Its figures are the chapter's text, so each
+/// is checked here as the text writes it, and the race is read from the
+/// timeline: with eight queues a backward TP collective starts after the
+/// GEMM beside it has begun (its first wave), with one at the same instant.
+#[test]
+fn queue_chapter_shows_the_sm_race_one_queue_wins_for_megatrons_tp_overlap() {
+    let (c, r) = runs("Overlap switched on");
+    let text = c.explain_text(&r.outcome());
+    let tp_run = |queues: u32| {
+        let json = format!(
+            r#"{{"hardware":{{"preset":"dgx-h100","nodes":1,"max_connections":{queues}}},
+            "workload":{{"layers":48,"hidden":4096,"heads":32,"seq":2048,"vocab":51200,"micro_batch":4,
+              "global_batch":4,"recompute":"selective","sequence_parallel":true,"attention":"materialized"}},
+            "parallel":{{"tp":8,"pp":1,"dp":1,"schedule":"1f1b"}},
+            "overlap":{{"tp":true,"pp":false,"dp":false,"tp_mode":"megatron"}}}}"#
+        );
+        let s = overlap_core::parse_scenario(&json).unwrap();
+        // "On one DGX H100 (a 4096-wide model, 48 layers, TP 8)".
+        assert_eq!(s.hardware_preset.name(), "dgx-h100");
+        assert_eq!((s.hardware.gpus(), s.parallel.tp), (8, 8));
+        let t = transformer(&s);
+        assert_eq!((t.hidden, t.layers), (4096, 48));
+        run(&ScenarioInput::from_json(&json).unwrap())
+    };
+    let (one, eight) = (tp_run(1), tp_run(8));
+    // "with several, a GEMM ready beside a collective fills every SM with
+    // its first wave, and the collective starts only when that wave drains;
+    // with one, the collective, launched first, starts first."
+    let lags = |sim: &Simulation| -> Vec<f64> {
+        let g = &sim.timeline.gpus[0];
+        g.comm[Axis::Tp.index()]
+            .iter()
+            .filter(|iv| iv.phase == Phase::Backward)
+            .filter_map(|iv| {
+                let x = g
+                    .compute
+                    .iter()
+                    .find(|x| x.start_s <= iv.start_s && x.end_s > iv.start_s)?;
+                Some(iv.start_s - x.start_s)
+            })
+            .collect()
+    };
+    let (l1, l8) = (lags(&one), lags(&eight));
+    assert!(!l1.is_empty() && l1.iter().all(|&lag| lag == 0.0));
+    assert!(l8.iter().filter(|&&lag| lag > 0.0).count() * 2 > l8.len());
+    // "one queue hides 38.9% of TP's traffic and eight queues 31.5%. The
+    // step takes 212.16 ms with one queue, 217.33 ms with eight."
+    let (tp1, tp8) = (&one.report.axes[Axis::Tp], &eight.report.axes[Axis::Tp]);
+    for (figure, written) in [
+        (
+            format!("{:.1}%", tp1.hidden * 100.0),
+            "one queue hides 38.9%",
+        ),
+        (format!("{:.1}%", tp8.hidden * 100.0), "eight queues 31.5%"),
+        (
+            format!("{:.2} ms", one.report.step_time_ms),
+            "212.16 ms with one queue",
+        ),
+        (
+            format!("{:.2} ms", eight.report.step_time_ms),
+            "217.33 ms with eight",
+        ),
+    ] {
+        assert!(written.contains(&figure), "{written} is now {figure}");
+        assert!(text.contains(written), "{text}");
+    }
+    assert!(tp1.hidden > tp8.hidden && one.report.step_time_ms < eight.report.step_time_ms);
+}
+
 /// Prints every chapter's texts as the page shows them (`--nocapture`), for
 /// a reader to check the wording against the figures.
 #[test]

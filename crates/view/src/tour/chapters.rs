@@ -216,7 +216,12 @@ pub const CHAPTERS: &[Chapter] = &[
                   one after another on the DP stream: the last waits for the one before it to end, and the \
                   forward waits behind it. Each gradient reduce-scatter is launched ahead of the next backward \
                   GEMM, starts first and still runs beside it. The switch says overlap is on; the queue decides \
-                  what runs side by side.",
+                  what runs side by side. That race is why Megatron-LM asks for one queue for its TP overlap: \
+                  with several, a GEMM ready beside a collective fills every SM with its first wave, and the \
+                  collective starts only when that wave drains; with one, the collective, launched first, \
+                  starts first. On one DGX H100 (a 4096-wide model, 48 layers, TP 8), one queue hides 38.9% of \
+                  TP's traffic and eight queues 31.5%. The step takes 212.16 ms with one queue, 217.33 ms with \
+                  eight.",
         controls: &["hardware.max_connections", "overlap.dp"],
         answer: Some(|o| share_gone_choice(o.after.axes[Axis::Dp].hidden)),
         verdict: "{axes.dp.hidden} of DP's traffic hides, against {before:axes.dp.hidden} with 8 queues. \
