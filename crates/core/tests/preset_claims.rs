@@ -838,13 +838,15 @@ const CLAIMS: &[Claim] = &[
     },
     Claim {
         preset: "llama3-8b-fsdp-fp8",
-        text: "TP's window, its GEMMs, halves while only its gathers move fp8 (its reduce-scatters stay bf16), \
-               so more of it is exposed than in bf16 and the step shrinks less than its compute.",
+        text: "TP's window, its GEMMs, shrinks by 40% while only its gathers move fp8 (its reduce-scatters stay bf16), \
+               so less of it is hidden than in bf16 and the step shrinks less than its compute.",
         check: |s| {
             let (fp8, bf16) = (report(s), report(&preset("llama3-8b-fsdp")));
             let (a, b) = (&fp8.axes[Axis::Tp], &bf16.axes[Axis::Tp]);
+            // FP8 GEMMs at 0.565 of their bf16 time (twice the peak at 70.9%
+            // of it against 80.1%), their fixed costs and the casts beside.
             let window = a.window_ms / b.window_ms;
-            ensure((0.45..=0.55).contains(&window), || format!("TP window x{window:.3}"))?;
+            ensure((0.55..=0.65).contains(&window), || format!("TP window x{window:.3}"))?;
             // The gathers at half their bf16 bytes, the reduce-scatters at theirs.
             let bytes = |s: &Scenario, kind: OpKind| -> f64 {
                 comm(&simulate(s).timeline, 0, Axis::Tp).filter(|iv| iv.op == kind).map(|iv| iv.bytes).sum()
@@ -854,7 +856,10 @@ const CLAIMS: &[Claim] = &[
                 let ratio = bytes(s, kind) / bytes(&bf16_s, kind);
                 ensure((ratio - want).abs() < 1e-9, || format!("{kind:?} bytes x{ratio:.3}"))?;
             }
-            ensure(a.exposed_ms > b.exposed_ms, || format!("{a:?} vs {b:?}"))?;
+            // Less hidden, in time and as a share of its traffic.
+            ensure(a.under_compute_ms < b.under_compute_ms && a.hidden < b.hidden, || {
+                format!("{a:?} vs {b:?}")
+            })?;
             let (step, compute) = (
                 fp8.step_time_ms / bf16.step_time_ms,
                 fp8.compute_ms / bf16.compute_ms,

@@ -391,6 +391,77 @@ fn queue_chapter_leaves_over_a_third_exposed() {
     assert!(a.step_time_ms > b.step_time_ms);
 }
 
+/// The queue chapter's last sentences: the SM race that makes one queue
+/// beat eight for Megatron's TP overlap (model.md 3b), on the shape of
+/// crates/core/tests/queues.rs. Its figures are the chapter's text, so each
+/// is checked here as the text writes it, and the race is read from the
+/// timeline: with eight queues a backward TP collective starts after the
+/// GEMM beside it has begun (its first wave), with one at the same instant.
+#[test]
+fn queue_chapter_shows_the_sm_race_one_queue_wins_for_megatrons_tp_overlap() {
+    let (c, r) = runs("Overlap switched on");
+    let text = c.explain_text(&r.outcome());
+    let tp_run = |queues: u32| {
+        let json = format!(
+            r#"{{"hardware":{{"preset":"dgx-h100","nodes":1,"max_connections":{queues}}},
+            "workload":{{"layers":48,"hidden":4096,"heads":32,"seq":2048,"vocab":51200,"micro_batch":4,
+              "global_batch":4,"recompute":"selective","sequence_parallel":true,"attention":"materialized"}},
+            "parallel":{{"tp":8,"pp":1,"dp":1,"schedule":"1f1b"}},
+            "overlap":{{"tp":true,"pp":false,"dp":false,"tp_mode":"megatron"}}}}"#
+        );
+        let s = overlap_core::parse_scenario(&json).unwrap();
+        // "On one DGX H100 (a 4096-wide model, 48 layers, TP 8)".
+        assert_eq!(s.hardware_preset.name(), "dgx-h100");
+        assert_eq!((s.hardware.gpus(), s.parallel.tp), (8, 8));
+        let t = transformer(&s);
+        assert_eq!((t.hidden, t.layers), (4096, 48));
+        run(&ScenarioInput::from_json(&json).unwrap())
+    };
+    let (one, eight) = (tp_run(1), tp_run(8));
+    // "with several, a GEMM ready beside a collective fills every SM with
+    // its first wave, and the collective starts only when that wave drains;
+    // with one, the collective, launched first, starts first."
+    let lags = |sim: &Simulation| -> Vec<f64> {
+        let g = &sim.timeline.gpus[0];
+        g.comm[Axis::Tp.index()]
+            .iter()
+            .filter(|iv| iv.phase == Phase::Backward)
+            .filter_map(|iv| {
+                let x = g
+                    .compute
+                    .iter()
+                    .find(|x| x.start_s <= iv.start_s && x.end_s > iv.start_s)?;
+                Some(iv.start_s - x.start_s)
+            })
+            .collect()
+    };
+    let (l1, l8) = (lags(&one), lags(&eight));
+    assert!(!l1.is_empty() && l1.iter().all(|&lag| lag == 0.0));
+    assert!(l8.iter().filter(|&&lag| lag > 0.0).count() * 2 > l8.len());
+    // "one queue hides 38.9% of TP's traffic and eight queues 31.5%. The
+    // step takes 212.16 ms with one queue, 217.33 ms with eight."
+    let (tp1, tp8) = (&one.report.axes[Axis::Tp], &eight.report.axes[Axis::Tp]);
+    for (figure, written) in [
+        (
+            format!("{:.1}%", tp1.hidden * 100.0),
+            "one queue hides 38.9%",
+        ),
+        (format!("{:.1}%", tp8.hidden * 100.0), "eight queues 31.5%"),
+        (
+            format!("{:.2} ms", one.report.step_time_ms),
+            "212.16 ms with one queue",
+        ),
+        (
+            format!("{:.2} ms", eight.report.step_time_ms),
+            "217.33 ms with eight",
+        ),
+    ] {
+        assert!(written.contains(&figure), "{written} is now {figure}");
+        assert!(text.contains(written), "{text}");
+    }
+    assert!(tp1.hidden > tp8.hidden && one.report.step_time_ms < eight.report.step_time_ms);
+}
+
 /// Prints every chapter's texts as the page shows them (`--nocapture`), for
 /// a reader to check the wording against the figures.
 #[test]
@@ -797,7 +868,7 @@ fn busy_s(sim: &Simulation, keep: impl Fn(&Interval) -> bool) -> f64 {
 }
 
 #[test]
-fn fp8_chapter_halves_the_window_and_the_gathers_not_the_reduce_scatters() {
+fn fp8_chapter_shrinks_the_window_and_halves_the_gathers_not_the_reduce_scatters() {
     let (c, r) = runs("FP8");
     // Intro: "Llama-3-8B on 64 H100 in bf16: FSDP across the 8 nodes, TP 8
     // inside each with sequence parallelism, … (PyTorch's Async TP)."
@@ -839,11 +910,18 @@ fn fp8_chapter_halves_the_window_and_the_gathers_not_the_reduce_scatters() {
     assert!((peaks - 2.0).abs() < 0.01, "{peaks}");
     let (b, a) = (&r.before.report, &r.after.report);
     assert!(b.axes[Axis::Tp].hidden > 0.0);
-    // Answer: TP's exposed time stays about the same, within 5% (it grew
-    // while TP's gathers stayed bf16, before issue 55's fp8 TP gathers).
-    assert_eq!((c.answer.unwrap())(&r.outcome()), 0);
-    // Explain: "Each GEMM alone takes about half the time, and TP's window
-    // shrinks from .. to ..". The GEMM-only ops: the projection, the MLP's
+    // Answer: TP's exposed time shrinks, by more than 5% (it grew while
+    // TP's gathers stayed bf16, before issue 55's fp8 TP gathers, and
+    // stayed about the same while fp8 GEMMs ran at the bf16 sustained
+    // fraction).
+    assert_eq!((c.answer.unwrap())(&r.outcome()), 2);
+    // Explain: "Each GEMM alone takes a little over half the time: cuBLAS's
+    // fp8 GEMMs reach 71% of a peak twice as high, its bf16 ones 80% of
+    // theirs. TP's window shrinks from .. to ..".
+    use overlap_core::workload::efficiency::{HOPPER_FP8_SUSTAINED_FRACTION, HOPPER_GEMM};
+    assert_eq!((HOPPER_FP8_SUSTAINED_FRACTION * 100.0).round(), 71.0);
+    assert_eq!((HOPPER_GEMM.sustained_fraction * 100.0).round(), 80.0);
+    // The GEMM-only ops: the projection, the MLP's
     // down GEMM, QKV's input and weight gradients, the MLP's up weight
     // gradient; alone, that is without collectives beside them (one that
     // takes SMs may add a wave to a GEMM in one run and not the other).
@@ -863,12 +941,13 @@ fn fp8_chapter_halves_the_window_and_the_gathers_not_the_reduce_scatters() {
     for kind in gemms {
         let ratio =
             busy_s(&after_alone, |x| x.op == kind) / busy_s(&before_alone, |x| x.op == kind);
-        // Each kernel's fixed cost does not halve: Async TP's pieces, eight
-        // kernels to a GEMM, land a little over half.
-        assert!((0.45..0.6).contains(&ratio), "{kind:?} x{ratio:.3}");
+        // 792.1 / 1402.6 = 0.565 of the bf16 time at the two sustained
+        // fractions, and each kernel's fixed cost does not shrink: Async
+        // TP's pieces, eight kernels to a GEMM, land a little over half.
+        assert!((0.55..0.7).contains(&ratio), "{kind:?} x{ratio:.3}");
     }
     let window = a.axes[Axis::Tp].window_ms / b.axes[Axis::Tp].window_ms;
-    assert!((0.45..0.6).contains(&window), "TP window x{window:.3}");
+    assert!((0.55..0.7).contains(&window), "TP window x{window:.3}");
     // "TP's traffic shrinks less …: … the gathers move fp8, half their
     // bytes, but the reduce-scatters still move bf16" (before issue 55's
     // fp8 TP gathers, TP's traffic stayed).
@@ -888,11 +967,13 @@ fn fp8_chapter_halves_the_window_and_the_gathers_not_the_reduce_scatters() {
         traffic > window && traffic < 1.0,
         "TP traffic x{traffic:.3}"
     );
-    // "The two about cancel: TP's exposed time goes from … to …", and
+    // "A smaller share of it hides, … against …, but of less traffic. TP's
+    // exposed time goes from … to …", and
     // "FSDP's gathers, still bf16 here …, and its reduce-scatters lose
     // window with nothing to shrink them".
+    assert!(a.axes[Axis::Tp].hidden < b.axes[Axis::Tp].hidden);
     let exposed = a.axes[Axis::Tp].exposed_ms / b.axes[Axis::Tp].exposed_ms;
-    assert!((exposed - 1.0).abs() <= 0.05, "TP exposed x{exposed:.3}");
+    assert!(exposed < 0.95, "TP exposed x{exposed:.3}");
     assert!(!after.overlap.fp8_all_gather);
     let dp_bytes = |sim: &Simulation| -> f64 {
         sim.timeline.gpus[0].comm[Axis::Dp.index()]

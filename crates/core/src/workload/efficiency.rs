@@ -73,6 +73,10 @@ pub const FLASH_HALF_EFFICIENCY_FLOPS: f64 = 0.5e9;
 pub struct GemmGeneration {
     /// Fraction of the dense peak the best-shaped large GEMM sustains.
     pub sustained_fraction: f64,
+    /// Fraction of the FP8 dense peak the best-shaped large FP8 GEMM
+    /// (`torch._scaled_mm`, as Float8Linear runs it) sustains; `None` on a
+    /// generation without FP8 tensor cores (fp8 is refused there).
+    pub fp8_sustained_fraction: Option<f64>,
     /// Fixed cost per GEMM kernel, microseconds.
     pub fixed_us: f64,
     /// Rows of cuBLAS's output tile for large bf16/fp16 GEMMs.
@@ -91,6 +95,7 @@ pub struct GemmGeneration {
 /// f2f_nn`, a 32-deep main loop).
 pub const VOLTA_GEMM: GemmGeneration = GemmGeneration {
     sustained_fraction: AMPERE_GEMM.sustained_fraction,
+    fp8_sustained_fraction: None,
     fixed_us: GEMM_FIXED_US,
     tile_rows: 128.0,
     tile_cols: 128.0,
@@ -107,6 +112,7 @@ pub const VOLTA_GEMM: GemmGeneration = GemmGeneration {
 /// (a 32-deep main loop in three stages).
 pub const AMPERE_GEMM: GemmGeneration = GemmGeneration {
     sustained_fraction: 267.9 / 312.0 * 1305.0 / 1410.0,
+    fp8_sustained_fraction: None,
     fixed_us: GEMM_FIXED_US,
     tile_rows: 256.0,
     tile_cols: 128.0,
@@ -114,15 +120,27 @@ pub const AMPERE_GEMM: GemmGeneration = GemmGeneration {
 };
 
 /// Hopper (H100 SXM). Sustained fraction: the same MAMF table, 792.1 of 989
-/// TFLOPS bf16 with CUDA 12.1, 80.1%. Tile: cuBLAS's `sm90_xmma_gemm_..._
-/// tilesize128x256x64` kernels.
+/// TFLOPS bf16 with CUDA 12.1, 80.1%. FP8: [`HOPPER_FP8_SUSTAINED_FRACTION`].
+/// Tile: cuBLAS's `sm90_xmma_gemm_..._tilesize128x256x64` kernels.
 pub const HOPPER_GEMM: GemmGeneration = GemmGeneration {
     sustained_fraction: 792.1 / 989.0,
+    fp8_sustained_fraction: Some(HOPPER_FP8_SUSTAINED_FRACTION),
     fixed_us: GEMM_FIXED_US,
     tile_rows: 128.0,
     tile_cols: 256.0,
     tile_depth: 64.0,
 };
+
+/// H100 SXM's FP8 GEMMs: the same MAMF table's FP8 (`float8_e4m3fn`) rows
+/// (stas00/ml-engineering, compute/accelerator/README.md at 744d01e, "FP8"
+/// table): 1402.6 of 1979 TFLOPS, 70.9%, torch 2.7.0+cu126, best shape
+/// 1024x9216x14336, measured by `mamf-finder.py` with `torch._scaled_mm`
+/// (compute/accelerator/benchmarks/mamf-finder.py:349), the call torchao's
+/// Float8Linear makes. The same table's bf16 row on the same torch is
+/// 794.5 of 989 (80.3%, beside the 80.1% above): cuBLAS's FP8 GEMMs sustain
+/// 0.88 of the share of their peak that its bf16 ones do. A measurement, not
+/// a fit; no figure docs/validation.md checks is among its inputs.
+pub const HOPPER_FP8_SUSTAINED_FRACTION: f64 = 1402.6 / 1979.0;
 
 /// The smallest side of an output tile cuBLAS runs bf16 GEMMs with on
 /// these generations: CUTLASS's Ampere and Hopper tile configurations go
@@ -137,6 +155,18 @@ pub const SMALLEST_TILE_SIDE: f64 = 64.0;
 pub const GEMM_FIXED_US: f64 = 0.9;
 
 impl GemmGeneration {
+    /// The generation as it runs FP8 GEMMs: its FP8 sustained fraction in
+    /// place of the bf16 one (model.md 4e), tiles and fixed cost unchanged.
+    /// A generation without FP8 keeps its own (fp8 is refused there).
+    pub fn fp8(&self) -> Self {
+        Self {
+            sustained_fraction: self
+                .fp8_sustained_fraction
+                .unwrap_or(self.sustained_fraction),
+            ..*self
+        }
+    }
+
     /// The output tile cuBLAS runs `shape` with: the generation's large
     /// tile, each side halved while the matrix is no more than half of it,
     /// down to `SMALLEST_TILE_SIDE` (a 64-row GEMM, a chunk of a chunked TP

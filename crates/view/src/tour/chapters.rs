@@ -216,7 +216,12 @@ pub const CHAPTERS: &[Chapter] = &[
                   one after another on the DP stream: the last waits for the one before it to end, and the \
                   forward waits behind it. Each gradient reduce-scatter is launched ahead of the next backward \
                   GEMM, starts first and still runs beside it. The switch says overlap is on; the queue decides \
-                  what runs side by side.",
+                  what runs side by side. That race is why Megatron-LM asks for one queue for its TP overlap: \
+                  with several, a GEMM ready beside a collective fills every SM with its first wave, and the \
+                  collective starts only when that wave drains; with one, the collective, launched first, \
+                  starts first. On one DGX H100 (a 4096-wide model, 48 layers, TP 8), one queue hides 38.9% of \
+                  TP's traffic and eight queues 31.5%. The step takes 212.16 ms with one queue, 217.33 ms with \
+                  eight.",
         controls: &["hardware.max_connections", "overlap.dp"],
         answer: Some(|o| share_gone_choice(o.after.axes[Axis::Dp].hidden)),
         verdict: "{axes.dp.hidden} of DP's traffic hides, against {before:axes.dp.hidden} with 8 queues. \
@@ -417,7 +422,7 @@ pub const CHAPTERS: &[Chapter] = &[
         focus: Focus::Wait(Cp),
     },
     Chapter {
-        title: "FP8 halves the GEMMs, not the communication",
+        title: "FP8 speeds the GEMMs, not the communication",
         preset: "llama3-8b-fsdp",
         setup: |_| {},
         intro: "Llama-3-8B on 64 H100 in bf16: FSDP across the 8 nodes, TP 8 inside each with sequence \
@@ -434,11 +439,13 @@ pub const CHAPTERS: &[Chapter] = &[
             axis("TP window", Tp, AxisFigure::Window),
             axis("TP exposed", Tp, AxisFigure::Exposed),
         ],
-        explain: "Each GEMM alone takes about half the time, and TP's window shrinks from {before:axes.tp.window_ms} \
+        explain: "Each GEMM alone takes a little over half the time: cuBLAS's fp8 GEMMs reach 71% of a peak \
+                  twice as high, its bf16 ones 80% of theirs. TP's window shrinks from {before:axes.tp.window_ms} \
                   to {axes.tp.window_ms}. TP's traffic shrinks less, from {before:axes.tp.comm_ms} to \
                   {axes.tp.comm_ms}: Float8's TP casts each layer input, and each output gradient, before \
                   gathering it, so the gathers move fp8, half their bytes, but the reduce-scatters still move \
-                  bf16. The two about cancel: TP's exposed time goes from {before:axes.tp.exposed_ms} to \
+                  bf16. A smaller share of it hides, {axes.tp.hidden} against {before:axes.tp.hidden}, but of \
+                  less traffic. TP's exposed time goes from {before:axes.tp.exposed_ms} to \
                   {axes.tp.exposed_ms}. FSDP's gathers, still bf16 here (fp8 gathers are FSDP's own switch), and \
                   its reduce-scatters lose window with nothing to shrink them: DP exposed \
                   {before:axes.dp.exposed_ms} before, {axes.dp.exposed_ms} after. Compute is {diff:compute_ms} \

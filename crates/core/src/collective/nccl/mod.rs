@@ -19,9 +19,11 @@
 //! factors NCCL's own model would pick NVLS from about 0.5 MB on one DGX
 //! H100, against the published log.
 //!
-//! The choice is NCCL's; the time of a chosen NVLS AllReduce is what it
-//! achieves (`achieved`, fitted to a published curve), not NCCL's
-//! prediction, which overshoots it in the middle sizes.
+//! The choice is NCCL's; the time of a chosen NVLS AllReduce (or of an NVLS
+//! AllGather or ReduceScatter, which NCCL's tuner offers in one node but
+//! never picks over the ring there) is what it achieves (`achieved`, fitted
+//! to a published AllReduce curve), not NCCL's prediction, which overshoots
+//! it in the middle sizes.
 //!
 //! The choice feeds the simulated flows: a call's latency is paid before its
 //! bytes move, and the bandwidth the protocol and algorithm lose travels as
@@ -47,7 +49,10 @@ pub use crate::collective::call::{
     Algorithm, CallShape, Collective, CollectiveCall, Fabric, Generation, Kernel, Protocol,
     NIC_EFFICIENCY,
 };
-pub use achieved::{NVLS_ACHIEVED_LATENCY_US, NVLS_LOOP_OVERHEAD_US, NVLS_PEAK_ALG_PER_NVLINK};
+pub use achieved::{
+    nvls_link_bytes, NVLS_ACHIEVED_LATENCY_US, NVLS_LOOP_OVERHEAD_US, NVLS_PEAK_ALG_PER_NVLINK,
+    NVLS_PEAK_LINK_SHARE,
+};
 pub use tuner::{
     HBM_BYTES_PER_LINK_BYTE_COPY, HBM_BYTES_PER_LINK_BYTE_REDUCE, NETWORK_CHANNELS,
     NVLINK_CHANNELS, P2P_CHANNELS,
@@ -58,7 +63,7 @@ pub const NCCL_VERSION: &str = "2.21.5";
 
 /// NCCL's choice: the algorithm and protocol of least predicted time (the
 /// first in NCCL's order, Tree, Ring, NVLS, on a tie), timed as it achieves
-/// (`achieved`: an NVLS AllReduce's calibrated time). A call of one rank,
+/// (`achieved`: an NVLS call's calibrated time). A call of one rank,
 /// or of no bytes, costs nothing.
 pub fn choose(f: &Fabric, shape: &CallShape) -> CollectiveCall {
     let call = predicted(f, shape);
