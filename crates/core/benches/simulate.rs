@@ -61,6 +61,9 @@ fn cases() -> Vec<(&'static str, Scenario, u32)> {
         ("megatron-145.6b", p("megatron-145.6b"), 10),
         ("megatron-1t (overlap off)", p("megatron-1t"), 3),
         ("megatron-1t (all overlaps, tp_chunks 4)", one_t_on(), 3),
+        // Issue 54's goal: the preset as shipped (DualPipeV, 120
+        // micro-batches) under 200 ms, scenario and baseline.
+        ("deepseek-v3 (as shipped)", p("deepseek-v3"), 3),
         (
             "deepseek-v3 1024 GPUs (every overlap)",
             deepseek_all_on(),

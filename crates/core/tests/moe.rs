@@ -59,17 +59,21 @@ fn nccl_all_to_all_sends_each_peer_its_share_of_the_token_copies() {
 fn deepep_crosses_infiniband_once_per_node_reached() {
     // The DeepSeek-V3 preset: EP 64 over 8 nodes of 8, top-8, at most 4
     // nodes per token. Drawn evenly a token's 8 experts would reach
-    // 8 (1 - (7/8)^8) = 5.25 nodes; node-limited, 4, of which 4 x 7/8 =
-    // 3.5 are remote: 3.5 x 7168 x 2 bytes per token over the NIC, spread
-    // over the same-index GPU of the 7 other nodes.
+    // 8 (1 - (7/8)^8) = 5.25 nodes; node-limited, they fall within the 4
+    // nodes its router picked (DeepSeek-V3 section 2.1.2) and reach
+    // 4 (1 - (3/4)^8) = 3.5995 of them, not 4; 7/8 of those are remote:
+    // 3.1496 x 7168 x 2 bytes per token over the NIC, spread over the
+    // same-index GPU of the 7 other nodes.
     let s = presets::scenario("deepseek-v3").unwrap();
     let (t, m) = moe(&s);
     let place = EpPlacement::of(64, 8);
-    assert_eq!(nodes_per_token(m, place), 4.0);
+    let reached = 4.0 * (1.0 - 0.75f64.powi(8));
+    assert!((nodes_per_token(m, place) - reached).abs() < 1e-12);
+    assert!((reached - 3.5995).abs() < 1e-4, "{reached}");
     let tokens = 4096.0;
     let traffic = all_to_all_traffic(t, m, 64, place, tokens);
     assert_eq!(traffic.nic_peers, 7);
-    let per_token = 3.5 * 7168.0 * 2.0;
+    let per_token = reached * 7.0 / 8.0 * 7168.0 * 2.0;
     assert!((traffic.nic_bytes() - tokens * per_token).abs() < 1.0);
     // NCCL's all-to-all sends every copy: 8 x 56/64 = 7 crossings a token.
     let nccl = Moe {

@@ -575,7 +575,7 @@ fn overshoot(s: &Scenario) -> Option<String> {
     if figures.ops > MAX_TIMELINE_OPS {
         return Some(format!(
             "this step's figures would simulate it whole, all {} of its operations at once (no steady state \
-             to extrapolate from: a GPipe, inference or param_gather step, or too few micro-batches past \
+             to extrapolate from: a GPipe, ZB-V, DualPipeV, inference or param_gather step, or too few micro-batches past \
              the pipeline's fill), more than the limit of {} for one run",
             millions(step.ops),
             millions(MAX_TIMELINE_OPS)

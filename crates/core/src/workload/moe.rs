@@ -220,13 +220,22 @@ fn distinct(n: f64, slots: f64) -> f64 {
 }
 
 /// Nodes one token reaches, in expectation: its k experts drawn evenly
-/// from the group's nodes, at most `max_nodes_per_token` of them under
-/// DeepEP's node-limited routing.
+/// from the group's nodes; under DeepEP's node-limited routing, from the
+/// `max_nodes_per_token` (M) nodes its router picked first. DeepSeek-V3
+/// section 2.1.2 (node-limited routing, M = 4) as its reference gate runs
+/// it (DeepSeek-V3 inference/model.py:584-593): the scores are grouped by
+/// node, the `topk_groups` best groups kept, the others masked to -inf,
+/// and the top k taken over what is left (DeepEP's benchmark routes so
+/// too, tests/legacy/test_internode.py:42-46). So all k experts fall within
+/// the M nodes, and drawn evenly over them they reach distinct(M, k) of
+/// them (3.6 for M = 4, k = 8), not M; with no more than M nodes in the
+/// group the limit does not bind.
 pub fn nodes_per_token(m: &Moe, place: EpPlacement) -> f64 {
-    let reached = distinct(f64::from(place.nodes), f64::from(m.top_k));
+    let nodes = f64::from(place.nodes);
+    let k = f64::from(m.top_k);
     match m.dispatcher {
-        Dispatcher::Deepep => reached.min(f64::from(m.max_nodes_per_token)),
-        Dispatcher::Alltoall => reached,
+        Dispatcher::Deepep => distinct(nodes.min(f64::from(m.max_nodes_per_token)), k),
+        Dispatcher::Alltoall => distinct(nodes, k),
     }
 }
 

@@ -202,7 +202,14 @@ impl Builder<'_> {
     /// per group of etp consecutive members, inside their TP group on
     /// NVLink, after each member's latest op; the compute stream waits for
     /// it, as Megatron-LM runs it in `dispatch_postprocess` and
-    /// `combine_preprocess` on the compute stream. Nothing with etp 1.
+    /// `combine_preprocess` on the compute stream. Combined 1F1B does not
+    /// move them: its schedule plan runs the expert part as one compute
+    /// node (`mlp`, model_chunk_schedule_plan.py:163, on `comp_stream`),
+    /// whose forward (fine_grained_callables.py:178-190) calls
+    /// `routed_experts_compute`, which runs `dispatch_postprocess` before
+    /// the experts and `combine_preprocess` after them (moe_layer.py:547-569);
+    /// only the all-to-alls are nodes of `comm_stream` (:165-166). So they
+    /// block here with every EP option. Nothing with etp 1.
     fn etp_blocking(&mut self, kind: Collective, meta: Meta) {
         let size = self.etp_gather_bytes;
         if size <= 0.0 {
