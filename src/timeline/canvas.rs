@@ -519,9 +519,28 @@ pub fn paint(ctx: &CanvasRenderingContext2d, shapes: &[Shape], pal: &Palette) {
 /// own colour, joining the pen's path (no background, no outline: an
 /// exposed span has both).
 fn wait_stripes(path: &mut String, r: &Rect) {
+    stripes(path, r, Slope::Falling);
+}
+
+/// Which way a rectangle's stripes run, left to right.
+#[derive(Clone, Copy)]
+enum Slope {
+    /// From the bottom up: an exposed span's hatch.
+    Rising,
+    /// From the top down: a measured rank's wait.
+    Falling,
+}
+
+/// Diagonal stripes one pixel per pixel across `r`'s height, cut at its
+/// sides, joining `path`. They start on a grid fixed to the canvas, so
+/// that the stripes of neighbouring pieces line up.
+fn stripes(path: &mut String, r: &Rect, slope: Slope) {
     use std::fmt::Write;
-    let (x0, x1) = (r.x, r.x + r.w);
-    // From (sx, top) down to (sx + h, bottom), on a grid fixed to the canvas.
+    let (x0, x1, bottom) = (r.x, r.x + r.w, r.y + r.h);
+    let y_at = |dx: f64| match slope {
+        Slope::Rising => bottom - dx,
+        Slope::Falling => r.y + dx,
+    };
     let mut sx = ((r.x - r.h) / HATCH_STEP_PX).floor() * HATCH_STEP_PX;
     while sx < x1 {
         let (xa, xb) = (sx.max(x0), (sx + r.h).min(x1));
@@ -530,41 +549,23 @@ fn wait_stripes(path: &mut String, r: &Rect) {
                 path,
                 "M{:.2} {:.2}L{:.2} {:.2}",
                 xa,
-                r.y + (xa - sx),
+                y_at(xa - sx),
                 xb,
-                r.y + (xb - sx)
+                y_at(xb - sx)
             );
         }
         sx += HATCH_STEP_PX;
     }
 }
 
-/// The exposed part of a collective: background, diagonal stripes, outline.
-/// The background is filled now; the stripes (cut at the rectangle's sides)
-/// and the outline join the pen's path, stroked by [`Pen::flush`].
+/// The exposed part of a collective: background, rising stripes, outline.
+/// The background is filled now; the stripes and the outline join the
+/// pen's path, stroked by [`Pen::flush`].
 fn hatch(pen: &mut Pen<'_>, pal: &Palette, r: &Rect) {
     use std::fmt::Write;
     pen.rect(pal.background, r);
-    let (x0, x1, bottom) = (r.x, r.x + r.w, r.y + r.h);
     let path = &mut pen.hatches;
-    // Each stripe rises one pixel per pixel across the rectangle's height,
-    // from (sx, bottom) to (sx + h, top); stripes start on a grid fixed to
-    // the canvas, so that the hatches of neighbouring pieces line up.
-    let mut sx = ((r.x - r.h) / HATCH_STEP_PX).floor() * HATCH_STEP_PX;
-    while sx < x1 {
-        let (xa, xb) = (sx.max(x0), (sx + r.h).min(x1));
-        if xa < xb {
-            let _ = write!(
-                path,
-                "M{:.2} {:.2}L{:.2} {:.2}",
-                xa,
-                bottom - (xa - sx),
-                xb,
-                bottom - (xb - sx)
-            );
-        }
-        sx += HATCH_STEP_PX;
-    }
+    stripes(path, r, Slope::Rising);
     let _ = write!(
         path,
         "M{:.2} {:.2}h{:.2}v{:.2}h{:.2}Z",
