@@ -225,13 +225,15 @@ fn every_schedule_and_switch_extrapolates_to_the_full_figures() {
         }
     }
     println!("{extrapolated} of {total} extrapolated");
-    // 40 of 140 today: GPipe, inference (forwards only) and the V
+    // 60 of 140 today: GPipe, inference (forwards only) and the V
     // schedules are simulated in full by design (8 ZB-V and DualPipeV steps
     // of these were extrapolated before the V schedules were, at PP 2; at
     // PP 4 and on deepseek-v3 theirs never held), and many of these short
-    // pipelines are not yet periodic even sixteen units past the fill.
+    // pipelines are not yet periodic even sixteen units past the fill. The
+    // distributed optimizer's overlapped parameter gather extrapolates like
+    // any other step: 20 of the 60, all run in full before.
     assert!(
-        extrapolated >= 40,
+        extrapolated >= 60,
         "only {extrapolated} of {total} extrapolated"
     );
 }

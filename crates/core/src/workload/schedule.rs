@@ -404,13 +404,7 @@ fn fill_micro_batches(schedule: Schedule, pp: u32) -> Option<u32> {
 /// The three micro-batch counts the scenario's figures would be
 /// extrapolated from, or `None` when it is simulated in full: not a
 /// transformer step in training (inference runs forwards only, as GPipe
-/// does before its backwards: see [`fill_micro_batches`]); the distributed
-/// optimizer's parameter all-gather overlapped with the forward (`overlap.param_gather`), which runs beside
-/// the first forwards for a time set by the parameters, not by the
-/// micro-batches, and so could outlast the short runs' fill while their
-/// differences still agree (a precaution: the mismatch seen with it was a
-/// GPipe step);
-/// or too few micro-batches past the fill for the three runs to cost less
+/// does before its backwards: see [`fill_micro_batches`]); or too few micro-batches past the fill for the three runs to cost less
 /// than the full one (counted in micro-batches). `crate::steady_state`
 /// runs them; `cost::cost` counts them.
 pub fn steady_counts(s: &Scenario) -> Option<[u32; 3]> {
@@ -443,7 +437,16 @@ pub const MARGIN_UNITS: [u32; 3] = [2, 8, 16];
 fn first_steady_count(s: &Scenario, margin: u32) -> Option<(u32, u32)> {
     use crate::model::scenario::{Mode, Workload};
     let train = matches!(&s.workload, Workload::Transformer(t) if t.mode == Mode::Train);
-    if !train || s.overlap.param_gather {
+    // The distributed optimizer's parameter gather overlapped with the
+    // forward (`overlap.param_gather`) is no exception: each bucket gates
+    // only the first forward on its stage that reads it, the first
+    // micro-batch of each virtual stage, all within the fill, and every
+    // later forward follows those on the one compute stream. However long
+    // the gather, it shifts the step by the same time at every count past
+    // the fill. `tests/steady_state.rs` checks it with every schedule and
+    // switch; it was excluded before as a precaution against a mismatch
+    // that was GPipe's (which has no steady state at all).
+    if !train {
         return None;
     }
     let (schedule, pp) = (s.parallel.schedule, s.parallel.pp);
