@@ -376,8 +376,25 @@ fn fixed_fields_keep_their_values_and_the_winner_reproduces() {
     let report = overlap_core::simulate_report(&winner).unwrap().report;
     assert_eq!(report.step_time_ms, o.best[0].figures.step_time_ms);
     let sentence = o.winner.unwrap();
+    // It names the part the winner saves most on, with both figures.
+    let (w, r) = (&o.best[0].figures, &o.best[1].figures);
+    let saved = [
+        ("compute".to_string(), w.compute_ms, r.compute_ms),
+        ("bubble".to_string(), w.bubble_ms, r.bubble_ms),
+    ]
+    .into_iter()
+    .chain(w.exposed_ms.iter().map(|(axis, ms)| {
+        let label = overlap_core::Axis::from_name(axis).unwrap().label();
+        let theirs = r.exposed_ms.get(axis).copied().unwrap_or(0.0);
+        (format!("exposed {label}"), *ms, theirs)
+    }))
+    .max_by(|a, b| (a.2 - a.1).total_cmp(&(b.2 - b.1)))
+    .unwrap();
+    assert!(saved.2 > saved.1, "{sentence}");
     assert!(
-        sentence.contains("ranks first") && sentence.contains("differs most"),
+        sentence.contains("ranks first")
+            && sentence.contains("it saves most on ")
+            && sentence.contains(&format!("on {}:", saved.0)),
         "{sentence}"
     );
 }

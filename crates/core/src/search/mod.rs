@@ -41,6 +41,7 @@
 mod bound;
 mod found;
 mod front;
+mod lead;
 mod options;
 mod outcome;
 mod space;
@@ -75,6 +76,15 @@ pub const WAVE: usize = 16;
 /// limit for a whole search is 1 GB, and the candidates' screening results
 /// and the proxies' figures take the rest.
 pub const SIMULATIONS_MEMORY_BYTES: u64 = 768 * 1024 * 1024;
+
+/// A candidate's peak memory per op of its largest run, bytes, as
+/// [`simulate_candidate`] runs it (figures only, its arrays its own).
+/// Measured: each of the first 1,712 candidates the 145.6B preset's search
+/// simulates, run alone on one thread, peaked at most 207 bytes per op
+/// above its start (a zero-bubble step of 670,803 ops at 133 MB); the 1T
+/// step's short runs, which `run::parallel::RUN_BYTES_PER_OP` was
+/// measured on, take 158.
+pub const CANDIDATE_BYTES_PER_OP: u64 = 210;
 
 /// What screening made of one candidate.
 #[derive(Clone, Debug)]
@@ -199,10 +209,12 @@ pub fn simulate_candidate(candidate: &Candidate) -> Simulated {
     let mut sim = Simulator::new(Fidelity::Reduced)
         .with_threads(1)
         .without_baseline();
-    match sim.simulate_report(&s) {
+    // Its arrays freed at its end, not kept for the thread's next
+    // candidate (`recycle::apart` says why).
+    crate::workload::recycle::apart(|| match sim.simulate_report(&s) {
         Ok(f) => Simulated::Figures(outcome::Figures::of(&s, &f.report)),
         Err(e) => Simulated::Refused(Reason::Limit, e.to_string()),
-    }
+    })
 }
 
 /// The cost budget's refusal of a candidate (as `resolve` refuses), or the
@@ -211,14 +223,23 @@ fn budget(layout: &Layout, input: &ScenarioInput, filled: &Scenario) -> Result<u
     budget_of(&validate::filled(&layout.apply(input, filled)))
 }
 
-/// The predicted ops of `s`'s step, or why it is over the cost budget.
+/// The ops of the largest run simulating `s` may make, predicted, or why
+/// it is over the cost budget. That is the whole step's where it is within
+/// the limit of one run, not only the steady state's short runs': where
+/// those disagree, the whole step runs after them
+/// (`run::steady::tally`), and the memory gate of [`search`] must hold
+/// for it too.
 fn budget_of(s: &Scenario) -> Result<u64, String> {
     if let Some(e) = validate::budget_refusal(s) {
         return Err(e.to_string());
     }
-    crate::workload::cost::budget_within(s, validate::MAX_TIMELINE_OPS)
-        .map(|b| b.figures.ops)
-        .ok_or_else(|| "the step's cost could not be counted".to_string())
+    let b = crate::workload::cost::budget_within(s, validate::MAX_TIMELINE_OPS)
+        .ok_or_else(|| "the step's cost could not be counted".to_string())?;
+    Ok(if b.step.ops <= validate::MAX_TIMELINE_OPS {
+        b.figures.ops.max(b.step.ops)
+    } else {
+        b.figures.ops
+    })
 }
 
 /// Searches the layouts of `input`'s model (see the module's doc).
@@ -244,7 +265,7 @@ pub fn search(
             .max()
             .unwrap_or(0);
         let at_once = (SIMULATIONS_MEMORY_BYTES
-            / largest.saturating_mul(parallel::RUN_BYTES_PER_OP).max(1))
+            / largest.saturating_mul(CANDIDATE_BYTES_PER_OP).max(1))
         .max(1) as usize;
         let results = parallel::map(&wave, threads.min(at_once), simulate_candidate);
         searching.record(&wave, results);

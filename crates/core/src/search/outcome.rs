@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::front::{compare, front, Objective, Point};
+use super::lead::{lead, PartPair};
 use super::options::Options;
 use super::space::{recompute_name, sharding_name, Layout};
 use crate::input::parse::ScenarioInput;
@@ -428,10 +429,11 @@ fn parts(r: &Ranked, per_sample: bool) -> Vec<(String, f64)> {
     out
 }
 
-/// Why the winner is first: its figure against the runner-up's, and the
-/// part of the step (compute, an axis's exposed time, the bubble) whose
-/// two figures differ most. With a maximum batch the layouts' batches
-/// differ, and the parts compare per sample.
+/// Why the winner is first: its figure against the runner-up's, the part
+/// of the step (compute, an axis's exposed time, the bubble) it saves most
+/// on, and the part it gives back, where that one differs more
+/// ([`lead`]). With a maximum batch the layouts' batches differ, and the
+/// parts compare per sample.
 fn sentence(winner: &Ranked, runner_up: Option<&Ranked>, per_sample: bool) -> String {
     let Some(other) = runner_up else {
         return format!(
@@ -442,41 +444,41 @@ fn sentence(winner: &Ranked, runner_up: Option<&Ranked>, per_sample: bool) -> St
         );
     };
     let unit = if per_sample { " per sample" } else { "" };
-    let (w, o) = (parts(winner, per_sample), parts(other, per_sample));
-    let mut most: Option<(String, f64, f64)> = None;
-    for (name, a) in &w {
-        let b = o.iter().find(|(n, _)| n == name).map_or(0.0, |x| x.1);
-        if most
-            .as_ref()
-            .is_none_or(|m| (a - b).abs() > (m.1 - m.2).abs())
-        {
-            most = Some((name.clone(), *a, b));
-        }
-    }
-    for (name, b) in &o {
-        if !w.iter().any(|(n, _)| n == name)
-            && most.as_ref().is_none_or(|m| b.abs() > (m.1 - m.2).abs())
-        {
-            most = Some((name.clone(), 0.0, *b));
-        }
-    }
-    let (part, a, b) = most.expect("compute is always a part");
+    let l = lead(&parts(winner, per_sample), &parts(other, per_sample));
     let (wt, ot) = if per_sample {
         (winner.time_per_sample_ms, other.time_per_sample_ms)
     } else {
         (winner.figures.step_time_ms, other.figures.step_time_ms)
     };
+    let pair = |p: &PartPair| {
+        format!(
+            "{}: {}{unit} against {}{unit}",
+            p.part,
+            time_text(p.winner),
+            time_text(p.runner_up)
+        )
+    };
+    let why = match (&l.ahead, &l.behind) {
+        (Some(a), None) => format!("it saves most on {}", pair(a)),
+        (Some(a), Some(b)) => format!(
+            "it saves most on {}, and gives back more on {}",
+            pair(a),
+            pair(b)
+        ),
+        (None, Some(b)) => format!(
+            "no part of its step is smaller; it gives back most on {}",
+            pair(b)
+        ),
+        (None, None) => "their steps' parts are equal".to_string(),
+    };
     format!(
-        "{} ranks first: {}{unit} and {:.1} GB, against {}{unit} and {:.1} GB for the runner-up ({}); \
-         the part of the step that differs most is {part}: {}{unit} against {}{unit}.",
+        "{} ranks first: {}{unit} and {:.1} GB, against {}{unit} and {:.1} GB for the runner-up ({}); {why}.",
         winner.description,
         time_text(wt),
         winner.figures.memory_gb,
         time_text(ot),
         other.figures.memory_gb,
         other.description,
-        time_text(a),
-        time_text(b),
     )
 }
 

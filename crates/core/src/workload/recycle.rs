@@ -60,6 +60,27 @@ pub(crate) fn within<R>(f: impl FnOnce() -> R) -> R {
     f()
 }
 
+/// Runs `f` with a pool of its own: the arrays kept before stay aside
+/// (untouched, for the caller's next run), and those `f`'s runs keep are
+/// freed when it returns. For independent jobs of very different sizes on
+/// one thread (a search's candidates): a kept array is taken only where it
+/// has the room, so a pool shared across them fills with the largest
+/// job's arrays while the smaller ones allocate their own, and holds up to
+/// [`SPARES_PER_TYPE`] of each type at once.
+pub(crate) fn apart<R>(f: impl FnOnce() -> R) -> R {
+    struct Restore(Option<Spares>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            if let Some(outer) = self.0.take() {
+                SPARES.with_borrow_mut(|s| *s = outer);
+            }
+        }
+    }
+    let outer = SPARES.with_borrow_mut(std::mem::take);
+    let _restore = Restore(Some(outer));
+    within(f)
+}
+
 /// An empty array with room for at least `capacity` elements: the
 /// smallest kept one that has the room, else the largest kept one grown to
 /// it exactly, else a new one.
@@ -152,6 +173,29 @@ mod tests {
         within(|| give(vec![0u8; BIG]));
         let kept = SPARES.with_borrow(|s| s.by_type.len());
         assert_eq!(kept, 0, "the outermost `within` frees what it kept");
+    }
+
+    #[test]
+    fn a_job_apart_keeps_nothing_after_it_and_leaves_the_pool_as_it_was() {
+        within(|| {
+            give(Vec::<u16>::with_capacity(4 * BIG));
+            apart(|| {
+                let spare = SPARES.with_borrow(|s| s.by_type.len());
+                assert_eq!(spare, 0, "the job starts with a pool of its own");
+                give(Vec::<u16>::with_capacity(8 * BIG));
+                assert_eq!(with_capacity::<u16>(BIG).capacity(), 8 * BIG);
+                give(Vec::<u64>::with_capacity(BIG));
+            });
+            let kept = SPARES.with_borrow(|s| {
+                s.by_type
+                    .get(&TypeId::of::<u16>())
+                    .and_then(|l| l.downcast_ref::<Vec<Vec<u16>>>())
+                    .map(|l| l.iter().map(Vec::capacity).collect::<Vec<_>>())
+            });
+            assert_eq!(kept, Some(vec![4 * BIG]), "the outer pool is untouched");
+            let job_kept = SPARES.with_borrow(|s| s.by_type.contains_key(&TypeId::of::<u64>()));
+            assert!(!job_kept, "what the job kept is freed at its end");
+        });
     }
 
     #[test]
