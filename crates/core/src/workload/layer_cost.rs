@@ -13,10 +13,10 @@ use crate::model::scenario::{
     Attention, Mlp, Mode, Precision, Recompute, Scenario, Transformer, Workload,
 };
 use crate::workload::efficiency::{
-    flash_efficiency, flash_generation, gemm_generation, FlashGeneration, GemmGeneration, GemmPlan,
-    GemmShape,
+    flash_efficiency, flash_generation, gemm_generation, FlashGeneration, GemmGeneration, GemmShape,
 };
 use crate::workload::fp8_casts::fp8_cast_bytes;
+use crate::workload::plan_memo::PlanMemo;
 
 /// One op: seconds at full speed on an idle GPU, and its FLOPs. An op may
 /// fuse several kernels; `memory_s` is the part of `time_s` spent in its
@@ -101,28 +101,6 @@ pub(crate) struct Roofline {
     pub fp8_weight_shards: f64,
     /// The GEMM plans made so far, by peak and shape (`PlanMemo`).
     plans: PlanMemo,
-}
-
-/// Each GEMM plan made once per build. A builder asks for the same few
-/// shapes (a layer's GEMMs, whole and in TP's chunks) once per layer and
-/// micro-batch, and choosing the split-K part count tries every count up
-/// to the SM count: 15% of a layout search's time before (issue 56). A
-/// list, not a map: a transformer has a few dozen shapes. The key holds
-/// every input of the plan, so a roofline changed after a plan was made
-/// never reads a stale one.
-#[derive(Default)]
-struct PlanMemo(std::cell::RefCell<Vec<([u64; 11], GemmPlan)>>);
-
-impl PlanMemo {
-    fn get_or(&self, inputs: [f64; 11], plan: impl FnOnce() -> GemmPlan) -> GemmPlan {
-        let key = inputs.map(f64::to_bits);
-        if let Some((_, p)) = self.0.borrow().iter().find(|(k, _)| *k == key) {
-            return *p;
-        }
-        let p = plan();
-        self.0.borrow_mut().push((key, p));
-        p
-    }
 }
 
 impl Roofline {

@@ -16,6 +16,7 @@ pub mod layer_cost;
 mod layout;
 mod matmul_allreduce;
 pub mod moe;
+mod plan_memo;
 mod pp_boundary;
 pub(crate) mod queues;
 pub(crate) mod recycle;
