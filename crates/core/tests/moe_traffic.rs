@@ -4,7 +4,7 @@
 //! hand count.
 
 use overlap_core::scenario::Dispatcher;
-use overlap_core::timeline::{Axis, Interval};
+use overlap_core::timeline::{Axis, Interval, OpKind, Phase};
 use overlap_core::workload::moe::{AllToAllTraffic, EpPlacement};
 use overlap_core::{presets, simulate, ScenarioInput};
 
@@ -77,22 +77,81 @@ fn deepseek_v3s_all_to_all_holds_the_links_at_deepeps_fitted_rates() {
         .resolve()
         .unwrap();
     let sim = simulate(&small);
-    let bytes: Vec<f64> = sim
+    // The preset dispatches in FP8 (DeepSeek-V3 section 3.3.2): what goes
+    // towards the experts (the forward dispatch, the backward's mirror of
+    // the combine) carries 1 + 4/128 bytes a value, the rest 2.
+    let fp8 = (1.0 + 4.0 / 128.0) / 2.0;
+    let near = |a: f64, b: f64| (a - b).abs() <= 1e-6 * b;
+    let mut seen = [[false; 2]; 2];
+    for iv in sim
         .timeline
         .gpus
         .iter()
-        .flat_map(|g| g.comm[Axis::Ep.index()].iter().map(|iv| iv.bytes))
-        .collect();
-    let near = |a: f64, b: f64| (a - b).abs() <= 1e-6 * b;
-    assert!(
-        bytes.iter().any(|&b| near(b, nic_on_links)),
-        "NIC {nic_on_links}"
-    );
-    assert!(
-        bytes.iter().any(|&b| near(b, nvlink_on_links)),
-        "NVLink {nvlink_on_links}"
-    );
-    assert!(bytes
-        .iter()
-        .all(|&b| near(b, nic_on_links) || near(b, nvlink_on_links)));
+        .flat_map(|g| &g.comm[Axis::Ep.index()])
+    {
+        let towards_experts = matches!(
+            (iv.op, iv.phase),
+            (OpKind::Dispatch, Phase::Forward) | (OpKind::Combine, Phase::Backward)
+        );
+        let scale = if towards_experts { fp8 } else { 1.0 };
+        let across = near(iv.bytes, nic_on_links * scale);
+        assert!(
+            across || near(iv.bytes, nvlink_on_links * scale),
+            "{:?} {:?}: {} bytes, not NIC {} or NVLink {}",
+            iv.op,
+            iv.phase,
+            iv.bytes,
+            nic_on_links * scale,
+            nvlink_on_links * scale
+        );
+        seen[usize::from(towards_experts)][usize::from(across)] = true;
+    }
+    assert_eq!(seen, [[true; 2]; 2], "every direction on both link classes");
+}
+
+#[test]
+fn fp8_dispatch_shrinks_what_goes_to_the_experts_and_only_with_deepep() {
+    // deepseek-v3 shrunk to one stage: its EP time with and without FP8
+    // dispatch, and the same with NCCL's all-to-all, where the field is
+    // inert (Megatron's all-to-all dispatcher sends BF16).
+    let run = |fp8: bool, dispatcher: &str| {
+        let mut v = serde_json::to_value(presets::find("deepseek-v3").unwrap().input()).unwrap();
+        v["hardware"]["nodes"] = 8.into();
+        v["workload"]["layers"] = 4.into();
+        v["workload"]["global_batch"] = 64.into();
+        v["workload"]["moe"]["fp8_dispatch"] = fp8.into();
+        v["workload"]["moe"]["dispatcher"] = dispatcher.into();
+        v["parallel"] =
+            serde_json::json!({"tp": 1, "pp": 1, "dp": 64, "ep": 64, "dp_sharding": "optimizer"});
+        let s = ScenarioInput::from_json(&v.to_string())
+            .unwrap()
+            .resolve()
+            .unwrap();
+        let bytes = |op: OpKind, phase: Phase| -> f64 {
+            simulate(&s).timeline.gpus[0].comm[Axis::Ep.index()]
+                .iter()
+                .filter(|iv| iv.op == op && iv.phase == phase)
+                .map(|iv| iv.bytes)
+                .sum()
+        };
+        [
+            bytes(OpKind::Dispatch, Phase::Forward),
+            bytes(OpKind::Combine, Phase::Forward),
+            bytes(OpKind::Combine, Phase::Backward),
+            bytes(OpKind::Dispatch, Phase::Backward),
+        ]
+    };
+    let (bf16, fp8) = (run(false, "deepep"), run(true, "deepep"));
+    let ratio: Vec<f64> = fp8.iter().zip(&bf16).map(|(a, b)| a / b).collect();
+    let want = [
+        (1.0 + 4.0 / 128.0) / 2.0,
+        1.0,
+        (1.0 + 4.0 / 128.0) / 2.0,
+        1.0,
+    ];
+    for (r, w) in ratio.iter().zip(want) {
+        assert!((r - w).abs() < 1e-9, "{ratio:?} against {want:?}");
+    }
+    assert!(bf16.iter().all(|&b| b > 0.0));
+    assert_eq!(run(true, "alltoall"), run(false, "alltoall"));
 }

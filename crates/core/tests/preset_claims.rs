@@ -1145,7 +1145,7 @@ const CLAIMS: &[Claim] = &[
     Claim {
         preset: "deepseek-v3",
         text: "Its final batch of 15,360 sequences scaled to DP 64 gives 120 micro-batches; \
-               the norms and the experts' activation are recomputed and dispatched tokens kept in FP8, as in its report.",
+               the norms and the experts' activation are recomputed, and tokens are dispatched and kept in FP8, as in its report.",
         check: |s| {
             let t = transformer(s);
             let m = moe(s);
@@ -1155,7 +1155,9 @@ const CLAIMS: &[Claim] = &[
                     && s.micro_batches() == 120
                     && m.recompute.layernorm
                     && m.recompute.moe_act
-                    && m.fp8_dispatch_cache,
+                    && m.fp8_dispatch_cache
+                    && m.fp8_dispatch
+                    && m.dispatcher == overlap_core::scenario::Dispatcher::Deepep,
                 || format!("{} micro-batches, {:?}", s.micro_batches(), m.recompute),
             )
         },

@@ -33,10 +33,6 @@ const LONG_FILES: &[(&str, &str)] = &[
         "crates/core/src/input/validate.rs",
         "not yet split: cross-field checks and the cost budget",
     ),
-    (
-        "crates/view/src/plot.rs",
-        "not yet split: sweep and bus-bandwidth plots",
-    ),
 ];
 
 /// The workspace's root.

@@ -285,12 +285,22 @@ pub struct Group {
 /// Megatron-LM's group descriptions (megatron/core/parallel_state.py,
 /// `group_desc=`), read before the ranks: a name says more than a stride.
 /// Checked in order: "EXPERT_TENSOR..." is EP's before it is TP's.
+///
+/// The embedding groups (`EMBEDDING_GROUP`, `POSITION_EMBEDDING_GROUP`:
+/// the first and last pipeline stages) carry one collective, the tied
+/// embedding's gradient all-reduce after the backward
+/// (`_allreduce_word_embedding_grads`, NVIDIA/Megatron-LM d98e8a6
+/// megatron/core/distributed/finalize_model_grads.py:164-200). It sums copies of one gradient before the
+/// optimizer step, so it is DP's, as the simulator draws it
+/// (`overlap_core::workload::embedding_sync`), though its bytes cross the
+/// pipeline's links: a measured trace and a simulated one then put it on
+/// the same axis.
 pub const GROUP_DESCRIPTIONS: &[(&str, Axis)] = &[
     ("EXPERT", Axis::Ep),
     ("TENSOR_MODEL_PARALLEL", Axis::Tp),
     ("PIPELINE_MODEL_PARALLEL", Axis::Pp),
-    ("EMBEDDING", Axis::Pp),
-    ("POSITION_EMBEDDING", Axis::Pp),
+    ("EMBEDDING", Axis::Dp),
+    ("POSITION_EMBEDDING", Axis::Dp),
     ("CONTEXT_PARALLEL", Axis::Cp),
     ("DATA_PARALLEL", Axis::Dp),
 ];
@@ -435,6 +445,12 @@ mod tests {
                 n
             ),
             Some(Axis::Ep)
+        );
+        // The tied embedding's all-reduce between the end stages is a
+        // gradient reduction: DP's, as the simulator draws it.
+        assert_eq!(
+            axis_of_group(&g(&[0, 12], Some("EMBEDDING_GROUP")), Op::AllReduce, w, n),
+            Some(Axis::Dp)
         );
         assert_eq!(axis_of_group(&Group::default(), Op::AllReduce, w, n), None);
         // A stride-1 group across two nodes is not TP.

@@ -96,7 +96,7 @@ pub fn marks(group: BusGroup, s: &Scenario) -> Vec<(f64, String)> {
         BusGroup::Tp => overlap_core::sweep::tp_call_bytes(s)
             .map(|bytes| {
                 let chunks = if s.overlap.tp { s.overlap.tp_chunks } else { 1 };
-                vec![(bytes, plot::tp_mark_text(bytes, chunks))]
+                vec![(bytes, crate::bus_plot::tp_mark_text(bytes, chunks))]
             })
             .unwrap_or_default(),
         BusGroup::Dp if s.parallel.dp_group() > 1 && s.overlap.bucket_mb > 0.0 => {

@@ -23,6 +23,7 @@
 pub mod axis_reading;
 pub mod axis_words;
 pub mod bus_group;
+pub mod bus_plot;
 pub mod classify_link;
 pub mod display_list;
 pub mod draw;
@@ -44,6 +45,7 @@ pub mod shown_gpus;
 pub mod slide;
 pub mod summary;
 pub mod svg;
+pub mod sweep_plot;
 pub mod table;
 pub mod time_window;
 pub mod tip;

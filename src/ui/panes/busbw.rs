@@ -10,8 +10,9 @@ use leptos::prelude::*;
 use overlap_core::scenario::CollectiveOp;
 use overlap_core::{Scenario, ScenarioInput};
 use overlap_view::bus_group::{self, BusGroup};
+use overlap_view::bus_plot::{self, BusCurve};
 use overlap_view::panes::Pane;
-use overlap_view::plot::{self, BusCurve, Plot};
+use overlap_view::plot::{self, Plot};
 
 use super::pane::{Frame, PlotPane, PLOT_HEIGHT_PX};
 
@@ -133,7 +134,11 @@ impl PlotPane for BusPane {
         let published = scenario.map_or_else(Vec::new, |s| {
             match group.and_then(|g| bus_group::shape(g, s)) {
                 Some((k, nodes)) if k == s.hardware.gpus_per_node => {
-                    plot::published_all_reduce(s.hardware_preset.name(), nodes, s.hardware.nic_gbps)
+                    bus_plot::published_all_reduce(
+                        s.hardware_preset.name(),
+                        nodes,
+                        s.hardware.nic_gbps,
+                    )
                 }
                 _ => Vec::new(),
             }
@@ -142,7 +147,7 @@ impl PlotPane for BusPane {
             (Some(s), Some(g)) => (bus_group::marks(g, s), bus_group::label(g, s)),
             _ => (Vec::new(), None),
         };
-        Some(plot::bus_plot(
+        Some(bus_plot::bus_plot(
             &drawn,
             &published,
             &marks,

@@ -9,7 +9,8 @@ use overlap_core::input::fields::{self, Field};
 use overlap_core::sweep::{self, Candidate, Row};
 use overlap_core::{Scenario, ScenarioInput};
 use overlap_view::panes::Pane;
-use overlap_view::plot::{self, Plot};
+use overlap_view::plot::Plot;
+use overlap_view::sweep_plot;
 use serde_json::Value;
 
 use super::pane::{sweep_field, Frame, PlotPane, PLOT_HEIGHT_PX};
@@ -177,7 +178,7 @@ impl PlotPane for SweepPane {
         let field = fields::find(&run.field)?;
         let rows: Vec<Row> = run.rows.iter().flatten().cloned().collect();
         let current = scenario.and_then(|s| (field.resolved)(s));
-        Some(plot::sweep_plot(
+        Some(sweep_plot::sweep_plot(
             field,
             &rows,
             current.as_ref(),

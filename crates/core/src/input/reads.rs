@@ -149,6 +149,26 @@ pub(crate) fn deepep_inert(s: &Scenario) -> Option<String> {
     })
 }
 
+/// Why `fp8_dispatch` changes nothing: the model is dense, or NCCL's
+/// all-to-all dispatches. Megatron-LM's all-to-all dispatcher sends BF16;
+/// its FP8 wire (`moe_dispatch_fwd_dtype`, `moe_combine_bwd_dtype`) is
+/// refused outside its NCCL-EP flex backend (NVIDIA/Megatron-LM d98e8a6,
+/// transformer_config.py:997-1009 and 1776-1783), which is not modelled,
+/// and its DeepEP path sends BF16 too (fused_a2a.py:402). DeepEP itself
+/// takes FP8 tokens with their scales in a dispatch
+/// (deepseek-ai/DeepEP dd758ca, README.md:177-187 and 239-243).
+pub(crate) fn fp8_dispatch_inert(s: &Scenario) -> Option<String> {
+    moe_inert(s).or_else(|| {
+        moe(s)
+            .filter(|m| m.dispatcher != Dispatcher::Deepep)
+            .map(|_| {
+                "Changes nothing here: NCCL's all-to-all dispatcher sends BF16; FP8 on the wire \
+                 needs DeepEP (dispatcher \"deepep\")."
+                    .to_string()
+            })
+    })
+}
+
 /// Why `overlap.ep` changes nothing: no experts, or all of them on each
 /// GPU; or combined 1F1B with one micro-batch, which has no other
 /// micro-batch's pass to pair with (model.md section 4c).

@@ -560,6 +560,13 @@ fields! {
             resolved: |s| moe_field(s, |m| m.fp8_dispatch_cache),
             inert: moe_inert,
         },
+        /// Tokens and their gradients sent to the experts in FP8.
+        fp8_dispatch: bool {
+            link: 75, key: "fp8_dispatch", kind: Kind::Bool, default: Fixed(false),
+            label: "Tokens dispatched in FP8 (DeepEP)", unit: "", slider: NO_SLIDER,
+            resolved: |s| moe_field(s, |m| m.fp8_dispatch),
+            inert: fp8_dispatch_inert,
+        },
     }
     /// The `parallel` section.
     ParallelInput => FilledParallel at [parallel] (hardware: FilledHardware, workload: FilledWorkload) into Parallel {
@@ -831,6 +838,7 @@ impl FilledMoe {
             deepep_sms: self.deepep_sms,
             recompute: self.recompute,
             fp8_dispatch_cache: self.fp8_dispatch_cache,
+            fp8_dispatch: self.fp8_dispatch,
         }
     }
 }

@@ -224,22 +224,30 @@ fn budget(layout: &Layout, input: &ScenarioInput, filled: &Scenario) -> Result<u
 }
 
 /// The ops of the largest run simulating `s` may make, predicted, or why
-/// it is over the cost budget. That is the whole step's where it is within
-/// the limit of one run, not only the steady state's short runs': where
-/// those disagree, the whole step runs after them
-/// (`run::steady::tally`), and the memory gate of [`search`] must hold
-/// for it too.
+/// it is over the cost budget. Not only the steady state's first short
+/// runs': where their periods do not repeat, runs further past the fill
+/// follow, each within the limit of one run (`run::steady`, the
+/// `later` counts of `workload::schedule::marked_run_counts`); and where
+/// three short runs disagree, the whole step runs after them, also within
+/// that limit (`run::steady::tally`). The memory gate of [`search`] must
+/// hold for the largest of them.
 fn budget_of(s: &Scenario) -> Result<u64, String> {
     if let Some(e) = validate::budget_refusal(s) {
         return Err(e.to_string());
     }
+    let within = |ops: u64| ops <= validate::MAX_TIMELINE_OPS;
     let b = crate::workload::cost::budget_within(s, validate::MAX_TIMELINE_OPS)
         .ok_or_else(|| "the step's cost could not be counted".to_string())?;
-    Ok(if b.step.ops <= validate::MAX_TIMELINE_OPS {
-        b.figures.ops.max(b.step.ops)
-    } else {
-        b.figures.ops
-    })
+    let later = crate::workload::schedule::marked_run_counts(s)
+        .into_iter()
+        .skip(1)
+        .filter_map(|m| crate::workload::cost::predict(&validate::with_micro_batches(s, m)))
+        .map(|c| c.ops)
+        .filter(|&ops| within(ops))
+        .max()
+        .unwrap_or(0);
+    let step = if within(b.step.ops) { b.step.ops } else { 0 };
+    Ok(b.figures.ops.max(later).max(step))
 }
 
 /// Searches the layouts of `input`'s model (see the module's doc).

@@ -24,6 +24,7 @@
 
 use crate::collective::LinkRates;
 use crate::model::ep_overlap::{EpOptions, EpOverlap};
+use crate::model::op::{OpKind, Phase};
 use crate::model::recompute_modules::RecomputeModules;
 use crate::model::scenario::{
     Dispatcher, Mode, Moe, Recompute, Scenario, Schedule, Transformer, Workload,
@@ -104,6 +105,15 @@ impl AllToAllTraffic {
         Self {
             nvlink_pair_bytes: self.nvlink_pair_bytes * imbalance,
             nic_pair_bytes: self.nic_pair_bytes * nic,
+            ..self
+        }
+    }
+
+    /// The traffic with every pair's bytes times `fraction`.
+    pub fn scaled(self, fraction: f64) -> Self {
+        Self {
+            nvlink_pair_bytes: self.nvlink_pair_bytes * fraction,
+            nic_pair_bytes: self.nic_pair_bytes * fraction,
             ..self
         }
     }
@@ -557,6 +567,28 @@ pub fn merged_order(s: &Scenario, program: Vec<Step>) -> Vec<Step> {
 /// `fp8_factor = (1 + 4 / 128) / 2` of the BF16 bytes
 /// (deepseek-ai/DeepEP tests/legacy/test_internode.py:239).
 pub const FP8_BYTES_PER_VALUE: f64 = 1.0 + 4.0 / 128.0;
+
+/// The wire bytes of one all-to-all over its BF16 bytes ([`all_to_all_traffic`]
+/// counts 2 per value). With `fp8_dispatch`, what travels towards the
+/// experts goes in FP8 with its scales ([`FP8_BYTES_PER_VALUE`]): the
+/// forward dispatch (and its recomputation), and the backward's mirror of
+/// the combine, the gradient of the experts' output that the
+/// down-projection's backward reads (DeepSeek-V3 section 3.3.2: both are
+/// quantised, both combine directions stay BF16; DeepEP's
+/// `combine_backward` is a dispatch of FP8 or BF16, README.md:239-243).
+/// The dispatch's backward, a combine, stays BF16.
+pub fn wire_fraction(m: &Moe, op: OpKind, phase: Phase) -> f64 {
+    let towards_experts = match op {
+        OpKind::Dispatch => phase != Phase::Backward,
+        OpKind::Combine => phase == Phase::Backward,
+        _ => false,
+    };
+    if m.fp8_dispatch && m.dispatcher == Dispatcher::Deepep && towards_experts {
+        FP8_BYTES_PER_VALUE / TOKEN_BYTES
+    } else {
+        1.0
+    }
+}
 
 /// What one MoE layer keeps for its backward per micro-batch on one rank,
 /// beyond what its attention keeps, by part, in bytes at 2 per value

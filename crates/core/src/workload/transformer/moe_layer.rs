@@ -245,6 +245,7 @@ impl Builder<'_> {
             return;
         };
         let m = self.t.moe.as_ref().expect("an MoE layer");
+        let traffic = traffic.scaled(crate::workload::moe::wire_fraction(m, meta.op, meta.phase));
         let group =
             crate::workload::moe::A2aGroup::of(m, &self.folding, self.s.hardware.gpus_per_node);
         let (ranks, place) = (group.ranks, group.place);
