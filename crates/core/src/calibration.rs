@@ -9,9 +9,11 @@ use crate::input::presets;
 use crate::model::axis::Axis;
 use crate::model::op::{OpKind, Phase};
 use crate::model::scenario::{Interference, Scenario};
-use crate::workload::graph::{Graph, Meta};
+use crate::workload::graph::Graph;
 use crate::workload::interference::{Modelled, Sharing};
-use crate::workload::layer_cost::{layer_cost, Roofline};
+use crate::workload::layer_cost::layer_cost;
+use crate::workload::roofline::Roofline;
+use crate::workload::task::Meta;
 use crate::workload::Cluster;
 use crate::{simulate, Fidelity};
 

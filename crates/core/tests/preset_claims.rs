@@ -12,8 +12,8 @@ use overlap_core::model::scenario::{
 };
 use overlap_core::presets::{self, PRESETS};
 use overlap_core::timeline::{Interval, Timeline};
-use overlap_core::workload::layer_cost::{active_params, model_params};
 use overlap_core::workload::moe::{all_to_all_traffic, merges_passes, EpPlacement};
+use overlap_core::workload::params::{active_params, model_params};
 use overlap_core::{simulate, simulate_report, Axis, HardwarePreset, Report, Scenario};
 
 type Outcome = Result<(), String>;

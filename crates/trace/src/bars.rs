@@ -107,11 +107,11 @@ pub fn bars_of(files: &[FileTrace]) -> Measured {
 
 /// As [`bars_of`], kernels classified by `classifier`.
 pub fn bars_with(files: &[FileTrace], classifier: &Classifier) -> Measured {
-    bars_from(&crate::analyse(files, classifier))
+    bars_from(&crate::analyse::analyse(files, classifier))
 }
 
 /// The bars of an analysed import.
-pub(crate) fn bars_from(a: &crate::Analysed) -> Measured {
+pub(crate) fn bars_from(a: &crate::analyse::Analysed) -> Measured {
     let mut out = Measured::default();
     let mut gpu = 0u32;
     for (f, (file, id)) in a.order.iter().zip(&a.ids).enumerate() {

@@ -20,13 +20,16 @@
 //! [`MAX_TRACE_BYTES`] of JSON (after gzip), an import at most
 //! [`MAX_KERNELS`] GPU events and [`MAX_FILES`] files.
 
+mod analyse;
 pub mod bars;
 pub mod classify;
 pub mod compare;
+mod error;
 mod events;
 pub mod figures;
 pub mod identify;
 pub mod infer_groups;
+mod limits;
 mod matching;
 pub mod over_ranks;
 pub mod propose;
@@ -35,59 +38,20 @@ pub mod rules;
 mod sink;
 pub mod split;
 
-use std::fmt;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
 pub use bars::{bars_of, bars_with, Measured};
+pub use error::ImportError;
 pub use figures::{AxisFigures, GpuFigures, Transfer};
 pub use identify::Candidate;
+pub use limits::{MAX_FILES, MAX_KERNELS, MAX_TRACE_BYTES};
 pub use over_ranks::{LateRank, OverRanks};
 pub use propose::Proposed;
 pub use read::{read_trace, FileTrace, Kernel, RankLists};
 pub use rules::{Classifier, UserRule};
 pub use sink::MAX_HELD_RANKS;
-
-/// A file's JSON, after gzip, is read up to 1 GiB: a 100 MB trace is a
-/// long profile of a large job (profile a step or two: a 1 GiB file is
-/// hundreds of steps), and the kernels kept from a full 1 GiB stay within
-/// [`MAX_KERNELS`]' memory.
-pub const MAX_TRACE_BYTES: u64 = 1 << 30;
-/// GPU events kept over an import, about 100 bytes each with their share of
-/// launches: 5 million is about 500 MB at most (Kineto writes about 4
-/// events, some 1 KB, per kernel, so a 1 GiB file holds about a million).
-pub const MAX_KERNELS: usize = 5_000_000;
-/// Files read in one import: more ranks than the largest jobs profile.
-pub const MAX_FILES: usize = 4096;
-
-/// A message is cut here: what a file holds is echoed at most this long.
-const MAX_MESSAGE_CHARS: usize = 300;
-
-/// Why a trace could not be imported: one line naming the file and the cause.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ImportError {
-    message: String,
-}
-
-impl ImportError {
-    pub(crate) fn new(message: String) -> Self {
-        // One line, and short whatever the file echoes into it.
-        let mut message = message.replace(['\n', '\r'], " ");
-        if message.chars().count() > MAX_MESSAGE_CHARS {
-            message = message.chars().take(MAX_MESSAGE_CHARS).collect::<String>() + "…";
-        }
-        Self { message }
-    }
-}
-
-impl fmt::Display for ImportError {
-    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for ImportError {}
 
 /// An imported job: its GPUs' figures, in rank order, and over ranks.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -109,67 +73,18 @@ pub struct Imported {
     pub proposed: Option<Proposed>,
 }
 
-/// Files in the order their GPUs are listed: by rank, then name.
-pub(crate) fn sort_by_rank(order: &mut [&FileTrace]) {
-    order.sort_by(|a, b| {
-        (a.rank.unwrap_or(u64::MAX), &a.source).cmp(&(b.rank.unwrap_or(u64::MAX), &b.source))
-    });
-}
-
 /// The figures of traces already read (one per rank), in rank order.
 pub fn figures_of(files: &[FileTrace]) -> Imported {
     figures_with(files, &Classifier::default())
 }
 
-/// An import's files in rank order, their kernels identified (the axes of
-/// inferred groups filled in) and their collectives matched: what the
-/// figures and the bars are both read from.
-pub(crate) struct Analysed<'a> {
-    pub order: Vec<&'a FileTrace>,
-    pub ids: Vec<identify::Identified>,
-    pub matched: matching::Matched,
-}
-
-/// Identifies and matches `files` once.
-pub(crate) fn analyse<'a>(files: &'a [FileTrace], classifier: &Classifier) -> Analysed<'a> {
-    let mut order: Vec<&FileTrace> = files.iter().collect();
-    sort_by_rank(&mut order);
-    let mut ids: Vec<identify::Identified> = order
-        .iter()
-        .map(|f| identify::identify(f, classifier))
-        .collect();
-    let refs: Vec<matching::GpuRef> = ids
-        .iter()
-        .enumerate()
-        .flat_map(|(file, id)| {
-            id.devices
-                .iter()
-                .map(move |(_, kernels)| matching::GpuRef { file, kernels })
-        })
-        .collect();
-    let matched = matching::match_collectives(&order, &ids, &refs);
-    // A kernel the trace gives no axis takes its inferred group's.
-    for (f, list) in matched.inferred_of.iter().enumerate() {
-        for &(k, g) in list {
-            if let Some(c) = ids[f].comm[k as usize].as_mut() {
-                c.axis = c.axis.or(matched.inferred[g as usize].axis);
-            }
-        }
-    }
-    Analysed {
-        order,
-        ids,
-        matched,
-    }
-}
-
 /// As [`figures_of`], kernels classified by `classifier`.
 pub fn figures_with(files: &[FileTrace], classifier: &Classifier) -> Imported {
-    figures_from(&analyse(files, classifier))
+    figures_from(&analyse::analyse(files, classifier))
 }
 
 /// The figures of an analysed import.
-fn figures_from(a: &Analysed) -> Imported {
+fn figures_from(a: &analyse::Analysed) -> Imported {
     let (order, ids, matched) = (&a.order, &a.ids, &a.matched);
     // HTA reads the steps of all ranks into one table of names.
     let mut steps: Vec<u64> = order
@@ -395,6 +310,6 @@ pub fn import_sources_with<R: std::io::Read>(
         traces.read(source, &shown)?;
     }
     let traces = traces.all()?;
-    let analysed = analyse(&traces, classifier);
+    let analysed = analyse::analyse(&traces, classifier);
     Ok((figures_from(&analysed), bars::bars_from(&analysed)))
 }

@@ -10,10 +10,11 @@ use std::rc::Rc;
 
 use serde::de::DeserializeSeed;
 
+use crate::error::ImportError;
 use crate::events::{EventsSeed, RootSeed};
+use crate::limits::{MAX_KERNELS, MAX_TRACE_BYTES};
 use crate::sink::{Sink, Stop, MAX_DURATION_US, MAX_TIME_US};
 use crate::split::{split, SplitError};
-use crate::{ImportError, MAX_KERNELS, MAX_TRACE_BYTES};
 
 pub use crate::sink::{FileTrace, Kernel, RankLists};
 

@@ -115,24 +115,15 @@ fn the_round_trip_gives_the_reports_figures() {
             let span_us = all.last().unwrap().1 - all.first().unwrap().0;
             assert!((got.step_ms - span_us / 1e3).abs() < 1e-9);
             // The export writes each collective's process group: every
-            // axis's communication is read back as that axis's (the tied
-            // embedding's all-reduce, which the model runs on the DP lane,
-            // as its own group's: Megatron-LM's embedding group, read as PP).
+            // axis's communication is read back as that axis's, the tied
+            // embedding's all-reduce (Megatron-LM's embedding group) as DP's,
+            // the lane the model runs it on.
             for axis in [Axis::Tp, Axis::Pp, Axis::Dp] {
-                let on_axis = |iv: &&overlap_core::timeline::Interval, lane: usize| {
-                    let embedding = iv.op == overlap_core::timeline::OpKind::EmbeddingAllReduce;
-                    match axis {
-                        Axis::Tp => lane == 0,
-                        Axis::Pp => lane == 1 || embedding,
-                        Axis::Dp => lane == 2 && !embedding,
-                        _ => false,
-                    }
-                };
-                let mine = union(gpu.comm.iter().enumerate().flat_map(|(lane, ivs)| {
-                    ivs.iter()
-                        .filter(move |iv| on_axis(iv, lane))
-                        .map(|iv| exported_us(iv.start_s, iv.end_s))
-                }));
+                let mine = union(
+                    gpu.comm[axis.index()]
+                        .iter()
+                        .map(|iv| exported_us(iv.start_s, iv.end_s)),
+                );
                 let read = got.axes.get(axis.name()).map_or(0.0, |a| a.comm_ms);
                 assert!(
                     (read - length(&mine) / 1e3).abs() < 1e-9,
@@ -534,25 +525,15 @@ fn the_pages_sources_give_the_figures_and_bars_of_the_round_trip() {
         };
         // Every kernel of the one step is drawn, compute as compute and
         // each lane's collectives as its axis's (the export writes their
-        // process groups; the tied embedding's all-reduce is its own
-        // group's, read as PP).
+        // process groups; the tied embedding's all-reduce, its own group's,
+        // is read as DP's, the lane it runs on).
         assert_eq!(of(&|c| c == BarClass::Compute), gpu.compute.len());
-        let embedding = gpu.comm[2]
-            .iter()
-            .filter(|iv| iv.op == overlap_core::timeline::OpKind::EmbeddingAllReduce)
-            .count();
-        assert_eq!(
-            of(&|c| c == BarClass::Comm(Some(Axis::Tp))),
-            gpu.comm[0].len()
-        );
-        assert_eq!(
-            of(&|c| c == BarClass::Comm(Some(Axis::Pp))),
-            gpu.comm[1].len() + embedding
-        );
-        assert_eq!(
-            of(&|c| c == BarClass::Comm(Some(Axis::Dp))),
-            gpu.comm[2].len() - embedding
-        );
+        for axis in [Axis::Tp, Axis::Pp, Axis::Dp] {
+            assert_eq!(
+                of(&|c| c == BarClass::Comm(Some(axis))),
+                gpu.comm[axis.index()].len()
+            );
+        }
         assert_eq!(of(&|c| c == BarClass::Comm(None)), 0);
         // The bars start at the GPU's first kernel and fit in its step.
         let first = measured

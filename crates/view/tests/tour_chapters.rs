@@ -365,7 +365,7 @@ fn queue_chapter_leaves_over_a_third_exposed() {
     let overlap_core::scenario::Workload::Transformer(t) = &s.workload else {
         panic!("a transformer");
     };
-    let params_b = overlap_core::workload::layer_cost::model_params(t) / 1e9;
+    let params_b = overlap_core::workload::params::model_params(t) / 1e9;
     assert!((6.65..6.75).contains(&params_b), "{params_b}B");
     assert_eq!(t.mlp, overlap_core::scenario::Mlp::Gelu, "a GPT");
     assert_eq!(s.hardware.gpus(), 64);
@@ -874,7 +874,7 @@ fn fp8_chapter_shrinks_the_window_and_halves_the_gathers_not_the_reduce_scatters
     // inside each with sequence parallelism, … (PyTorch's Async TP)."
     let s = scenario_before(c);
     let t = transformer(&s);
-    let params_b = overlap_core::workload::layer_cost::model_params(t) / 1e9;
+    let params_b = overlap_core::workload::params::model_params(t) / 1e9;
     assert!((7.95..8.1).contains(&params_b), "{params_b}B");
     assert_eq!(t.precision, Precision::Bf16);
     assert_eq!(s.hardware_preset.name(), "dgx-h100");

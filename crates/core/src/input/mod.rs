@@ -12,6 +12,7 @@
 //! (`fields`); the settings a choice brings along (`companions`).
 
 mod checker;
+mod cost_budget;
 mod declare;
 mod error;
 mod expert_checks;

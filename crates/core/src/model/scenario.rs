@@ -499,6 +499,21 @@ pub struct Scenario {
 }
 
 impl Scenario {
+    /// Pieces of each forward pipeline boundary of transformer `t` when
+    /// CoCoNet's sliced boundary cuts it (model.md section 5):
+    /// `overlap.pp_chunks` above 1 with scatter/gather across a TP group
+    /// (validation refuses the other combinations); `None` keeps
+    /// scatter/gather whole.
+    pub fn sliced_boundary_pieces(&self, t: &Transformer) -> Option<u32> {
+        let p = &self.parallel;
+        (self.overlap.pp_chunks > 1
+            && p.scatter_gather
+            && p.tp > 1
+            && p.pp > 1
+            && !t.sequence_parallel)
+            .then_some(self.overlap.pp_chunks)
+    }
+
     /// Micro-batches per pipeline per step (m = B / (b * d)); 1 for the micro-benchmark.
     pub fn micro_batches(&self) -> u32 {
         match &self.workload {

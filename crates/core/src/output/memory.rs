@@ -18,8 +18,8 @@ use crate::model::scenario::{
 };
 use crate::output::report::MemoryGb;
 use crate::workload::expert_folding::ExpertFolding;
-use crate::workload::layer_cost::{dense_params_at, embedding_params_whole, layer_params};
 use crate::workload::moe;
+use crate::workload::params::{dense_params_at, embedding_params_whole, layer_params};
 use crate::workload::schedule::{peak_alive_bytes, peak_in_flight, stage_program};
 use crate::workload::stage_layers;
 

@@ -89,8 +89,9 @@ use crate::model::op::{OpKind, Phase, NONE};
 use crate::model::scenario::{
     DpSharding, GradSync, Mode, Precision, Scenario, Schedule, Transformer, Workload,
 };
-use crate::workload::graph::{Graph, TaskId, COMPUTE};
+use crate::workload::graph::Graph;
 use crate::workload::stage_layers;
+use crate::workload::task::{TaskId, COMPUTE};
 
 /// Per virtual stage, one micro-batch's figures, seconds (see the module's doc).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]

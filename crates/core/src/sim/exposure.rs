@@ -35,7 +35,7 @@ use crate::model::axis::Axis;
 use std::ops::Range;
 
 use crate::sim::engine::result::{GpuStats, RunResult};
-use crate::workload::graph::{Graph, TaskId, COMPUTE};
+use crate::workload::{graph::Graph, task::TaskId, task::COMPUTE};
 
 /// Collectives whose ends differ by at most this part of the later end
 /// ended together, and the lowest task id among them is the one held up
@@ -506,7 +506,7 @@ mod tests {
     use crate::model::axis::Axis;
     use crate::model::link::LinkClass;
     use crate::model::op::{OpKind, Phase};
-    use crate::workload::graph::{Graph, Meta};
+    use crate::workload::{graph::Graph, task::Meta};
 
     /// GPU 0 computes for 1 ms and sends 1 MB to GPU 1 (1 ms on its link);
     /// GPU 1 gathers the slices over NVLink (1 ms more), then computes.

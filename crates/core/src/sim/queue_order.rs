@@ -6,8 +6,9 @@ use crate::model::link::{Direction, LinkClass};
 use crate::model::op::{OpKind, Phase};
 use crate::sim::engine::RunResult;
 use crate::sim::network::Usage;
-use crate::workload::graph::{GpuInfo, Graph, Meta, ResourceInfo, TaskId};
+use crate::workload::graph::Graph;
 use crate::workload::interference::Sharing;
+use crate::workload::task::{GpuInfo, Meta, ResourceInfo, TaskId};
 
 /// One GPU with a 1 GB/s link, and the graph's queues.
 fn one_gpu(max_connections: u32) -> (Graph, u32) {

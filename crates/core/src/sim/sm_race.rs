@@ -40,9 +40,10 @@
 //! that a GEMM that becomes ready at the same time later in the event order
 //! is seen too.
 
-use crate::workload::graph::{Graph, RunsOn, TaskId, COMPUTE};
+use crate::workload::graph::Graph;
 use crate::workload::interference::{memory_phase_s, Sharing};
 use crate::workload::queues::Streams;
+use crate::workload::task::{RunsOn, TaskId, COMPUTE};
 
 /// Whether collective `t` can lose an SM race: it holds SMs that the
 /// sharing models, and goes through another queue than compute's.

@@ -3,27 +3,15 @@
 //! (`collective::Libraries`), its link usage pattern and its bytes.
 
 use super::layout::Layout;
-use crate::collective::nccl::{CallShape, CollectiveCall, Fabric, Kernel};
+use crate::collective::nccl::{CallShape, CollectiveCall, Fabric};
 use crate::collective::{Collective, Libraries};
 use crate::model::axis::Axis;
 use crate::model::fidelity::Fidelity;
 use crate::model::link::{Direction, LinkClass};
 use crate::model::scenario::{CollectiveOp, Scenario};
 use crate::workload::efficiency::NIC_EFFICIENCY;
-use crate::workload::graph::{CallUse, GpuInfo, Graph, ResourceInfo, Usage};
-
-/// A collective laid out on the cluster's links: its link usage pattern,
-/// the bytes each member moves, the latency paid before they move, and the
-/// NCCL kernel its call runs.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Placed {
-    pub pattern: u32,
-    pub bytes: f64,
-    pub latency_s: f64,
-    pub kernel: Option<Kernel>,
-    /// The channels and HBM traffic of its call.
-    pub call: CallUse,
-}
+use crate::workload::graph::Graph;
+use crate::workload::task::{CallUse, GpuInfo, Placed, ResourceInfo, Usage};
 
 /// The simulated GPUs and their four links (and the network core), built once per graph.
 pub(crate) struct Cluster {
@@ -478,6 +466,15 @@ impl Cluster {
     }
 
     pub fn nvlink_latency_s(&self) -> f64 {
+        self.nvlink_latency_s
+    }
+
+    /// Latency of a chunk's collective after the first inside a node: the
+    /// chunks of one GEMM flow through one pipelined ring (CoCoNet fuses
+    /// them into one kernel), so a ring of n ranks moving c chunks takes
+    /// 2(n - 1) + c - 1 steps, not c x 2(n - 1): each further chunk adds
+    /// one NVLink step.
+    pub fn pipelined_chunk_latency_s(&self) -> f64 {
         self.nvlink_latency_s
     }
 

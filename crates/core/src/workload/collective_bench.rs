@@ -3,12 +3,13 @@
 //! picks for its size (`collective_cost`), laid out on the cluster's links
 //! as a DP collective over all the GPUs, and nothing else in the step.
 
-use super::Cluster;
 use crate::model::axis::Axis;
 use crate::model::fidelity::Fidelity;
 use crate::model::op::{OpKind, Phase};
 use crate::model::scenario::{CollectiveBench, CollectiveOp, Scenario};
-use crate::workload::graph::{Graph, Meta};
+use crate::workload::cluster::Cluster;
+use crate::workload::graph::Graph;
+use crate::workload::task::Meta;
 
 pub(crate) fn build(mut g: Graph, s: &Scenario, c: &CollectiveBench, fidelity: Fidelity) -> Graph {
     let cluster = Cluster::new(&mut g, s, fidelity);

@@ -37,9 +37,9 @@
 use crate::model::axis::Axis;
 use crate::model::fidelity::Fidelity;
 use crate::model::scenario::{Scenario, Workload};
-use crate::workload::graph::{Graph, COMPUTE};
 use crate::workload::interference::{memory_phase_s, NetworkSetup, Sharing};
 use crate::workload::schedule::{affine_micro_batches, steady_counts};
+use crate::workload::{graph::Graph, task::COMPUTE};
 
 /// The predicted cost of simulating one scenario.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -129,7 +129,7 @@ fn with_layers(s: &Scenario, layers: u32) -> Scenario {
 /// from its full build.
 pub fn run_cost(s: &Scenario) -> Cost {
     run_cost_within(s, u64::MAX).unwrap_or_else(|| {
-        let g = super::build_capped(
+        let g = crate::workload::build::build_capped(
             s,
             Fidelity::Reduced,
             0,
@@ -347,8 +347,8 @@ fn bucket_period_layers(s: &Scenario, t: &crate::model::scenario::Transformer, q
     if t.mode != Mode::Train || s.parallel.dp_sharding == DpSharding::Full {
         return 1;
     }
-    let bytes = crate::workload::layer_cost::layer_params(t, s.parallel.tp)
-        * f64::from(s.overlap.grad_bytes);
+    let bytes =
+        crate::workload::params::layer_params(t, s.parallel.tp) * f64::from(s.overlap.grad_bytes);
     let bucket_bytes = s.overlap.bucket_mb * 1e6;
     let (mut pending, mut k) = (0.0, 0);
     while k <= q + 1 {
@@ -385,7 +385,7 @@ fn count_within(s: &Scenario, cap_ops: u64) -> Option<Cost> {
         return cost;
     }
     let cap = usize::try_from(cap_ops).unwrap_or(usize::MAX);
-    let g = super::build_for_count(s, cap);
+    let g = crate::workload::build::build_for_count(s, cap);
     let cost = (!g.over_cap()).then(|| graph_cost(&g, &Sharing::of(s)));
     KEPT.with_borrow_mut(|kept| {
         if kept.len() == KEPT_COUNTS {
@@ -579,7 +579,7 @@ mod tests {
         ] {
             let s = parse_scenario(&json.replace("GB", &batch.to_string())).unwrap();
             let full = graph_cost(
-                &super::super::build(
+                &crate::workload::build::build(
                     &s,
                     Fidelity::Reduced,
                     0,
@@ -654,7 +654,7 @@ mod tests {
                     checked.set(checked.get() + 1);
                     for s in [s.clone(), s.all_overlap_off()] {
                         let full = graph_cost(
-                            &super::super::build(&s, Fidelity::Reduced, 0, &crate::collective::Libraries::of(&s)),
+                            &crate::workload::build::build(&s, Fidelity::Reduced, 0, &crate::collective::Libraries::of(&s)),
                             &Sharing::of(&s),
                         );
                         prop_assert_eq!(predict(&s), Some(full), "{}", json);
@@ -673,7 +673,7 @@ mod tests {
         let s = parse_scenario(r#"{"workload":{"global_batch":24}}"#).unwrap();
         let fresh = |s: &Scenario| {
             graph_cost(
-                &super::super::build(
+                &crate::workload::build::build(
                     s,
                     Fidelity::Reduced,
                     0,

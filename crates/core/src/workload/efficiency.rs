@@ -66,7 +66,7 @@ pub const FLASH_HALF_EFFICIENCY_FLOPS: f64 = 0.5e9;
 /// blocks, one thread block per tile and one tile per SM at a time, each SM
 /// computing at `sustained_fraction` of its share of the datasheet peak;
 /// the kernel costs `fixed_us` more (launch and tail). None of these comes
-/// from a figure docs/validation.md checks. `layer_cost::Roofline` times
+/// from a figure docs/validation.md checks. `roofline::Roofline` times
 /// every cuBLAS GEMM with it: the linear layers, the output layer, the
 /// materialised attention's batched GEMMs and the experts' grouped GEMMs.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -20,7 +20,7 @@
 //! did, so that v1 links keep their figures.
 
 use crate::model::scenario::{DpSharding, Mode, Scenario, Transformer};
-use crate::workload::layer_cost::embedding_params_whole;
+use crate::workload::params::embedding_params_whole;
 
 /// The pipeline stages (first, last) whose GPUs all-reduce the tied
 /// embedding's gradient, or `None` where the step has no such all-reduce:

@@ -21,7 +21,8 @@
 //! (`precompute_float8_dynamic_scale_for_fsdp`, lines 28-85).
 
 use crate::model::scenario::Transformer;
-use crate::workload::layer_cost::{LayerShape, Roofline};
+use crate::workload::params::LayerShape;
+use crate::workload::roofline::Roofline;
 
 /// HBM bytes per value of a compiled cast of a bf16 tensor whose maximum
 /// is known (reduced in the producing kernel's pass, or read before): the

@@ -27,8 +27,9 @@
 use crate::model::axis::Axis;
 use crate::model::scenario::{Interference, Scenario};
 use crate::workload::efficiency::GemmGeneration;
-use crate::workload::graph::Usage;
-use crate::workload::graph::{Graph, RunsOn, TaskId, COMPUTE};
+use crate::workload::graph::Graph;
+use crate::workload::task::Usage;
+use crate::workload::task::{RunsOn, TaskId, COMPUTE};
 
 /// How compute and communication of one GPU slow each other in a run.
 #[derive(Clone, Debug, PartialEq)]
@@ -263,8 +264,8 @@ mod tests {
     use crate::model::axis::Axis;
     use crate::model::fidelity::Fidelity;
     use crate::model::op::{OpKind, Phase};
-    use crate::workload::graph::Meta;
-    use crate::workload::Cluster;
+    use crate::workload::cluster::Cluster;
+    use crate::workload::task::Meta;
 
     /// One DGX A100 node, every GPU simulated, with `hbm_gbps` of HBM.
     fn node(hbm_gbps: f64) -> Scenario {

@@ -2,14 +2,15 @@
 //! AllReduce of its output over the TP group. With TP overlap the GEMM is
 //! split into row chunks and chunk i's AllReduce runs while chunk i+1 computes.
 
-use super::layer_cost::{Roofline, SplitGemm};
-use super::Cluster;
+use super::roofline::{Roofline, SplitGemm};
 use crate::collective::Collective;
 use crate::model::axis::Axis;
 use crate::model::fidelity::Fidelity;
 use crate::model::op::{OpKind, Phase};
 use crate::model::scenario::{MatmulAllreduce, Scenario};
-use crate::workload::graph::{Graph, Meta};
+use crate::workload::cluster::Cluster;
+use crate::workload::graph::Graph;
+use crate::workload::task::Meta;
 
 /// Builds the step into `g`, an empty graph (see `workload::build_capped`).
 pub(crate) fn build(mut g: Graph, s: &Scenario, mm: &MatmulAllreduce, fidelity: Fidelity) -> Graph {
@@ -59,9 +60,7 @@ pub(crate) fn build(mut g: Graph, s: &Scenario, mm: &MatmulAllreduce, fidelity: 
                 g.dep(c, id);
             }
             if i > 0 {
-                g.tasks[id as usize].set_latency_s(super::transformer::pipelined_chunk_latency_s(
-                    cluster.nvlink_latency_s(),
-                ));
+                g.tasks[id as usize].set_latency_s(cluster.pipelined_chunk_latency_s());
             }
             if let Some(p) = previous.replace(id) {
                 g.dep(p, id);

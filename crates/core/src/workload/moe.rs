@@ -31,7 +31,7 @@ use crate::model::scenario::{
 };
 use crate::workload::efficiency::GemmShape;
 use crate::workload::expert_folding::ExpertFolding;
-use crate::workload::layer_cost::{OpCost, Roofline};
+use crate::workload::roofline::{OpCost, Roofline};
 use crate::workload::schedule::{Pass, Step};
 
 /// Bytes per value of the tokens the all-to-alls move (bf16; DeepSeek-V3
@@ -517,7 +517,7 @@ pub fn merges_passes(s: &Scenario) -> bool {
         && s.parallel.ep > 1
         && t.mode == Mode::Train
         && !(s.overlap.fuse && s.parallel.tp > 1)
-        && crate::workload::pp_boundary::sliced_pieces(s, t).is_none()
+        && s.sliced_boundary_pieces(t).is_none()
         && matches!(
             s.parallel.schedule,
             Schedule::OneFOneB | Schedule::Interleaved | Schedule::DualPipeV

@@ -1,4 +1,4 @@
-//! A roofline's GEMM plans, each made once (`layer_cost::Roofline`).
+//! A roofline's GEMM plans, each made once (`roofline::Roofline`).
 
 use crate::workload::efficiency::GemmPlan;
 

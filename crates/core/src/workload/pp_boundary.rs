@@ -16,21 +16,11 @@
 use crate::collective::Collective;
 use crate::model::axis::Axis;
 use crate::model::op::OpKind;
-use crate::model::scenario::{Scenario, Transformer};
-use crate::workload::graph::{Graph, Meta, TaskId};
-use crate::workload::transformer::pipelined_chunk_latency_s;
-use crate::workload::Cluster;
+use crate::workload::cluster::Cluster;
+use crate::workload::graph::Graph;
+use crate::workload::task::{Meta, TaskId};
 
 const PP: u8 = Axis::Pp as u8;
-
-/// Pieces of each forward boundary when it is sliced: `overlap.pp_chunks`
-/// above 1 with scatter/gather across a TP group (validation refuses the
-/// other combinations); `None` keeps scatter/gather.
-pub(crate) fn sliced_pieces(s: &Scenario, t: &Transformer) -> Option<u32> {
-    let p = &s.parallel;
-    (s.overlap.pp_chunks > 1 && p.scatter_gather && p.tp > 1 && p.pp > 1 && !t.sequence_parallel)
-        .then_some(s.overlap.pp_chunks)
-}
 
 /// One end of a boundary: a TP group on one node.
 pub(crate) struct Group {
@@ -71,7 +61,7 @@ fn in_pieces(
         let latency_s = if j == 0 {
             call.latency_s
         } else {
-            pipelined_chunk_latency_s(cluster.nvlink_latency_s())
+            cluster.pipelined_chunk_latency_s()
         };
         let id = g.comm(
             &group.members,

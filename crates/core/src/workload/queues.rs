@@ -57,7 +57,7 @@
 //! model the same queues.
 
 use crate::model::axis::Axis;
-use crate::workload::graph::{Task, TaskId, COMPUTE};
+use crate::workload::task::{Task, TaskId, COMPUTE};
 
 /// Most streams a GPU has: compute and one per axis.
 const MAX_STREAMS: usize = Axis::COUNT + 1;
@@ -267,9 +267,9 @@ mod tests {
     /// A collective of `axis` (the fields `Streams` reads).
     fn task(axis: Axis) -> Task {
         let mut g = crate::workload::graph::Graph::default();
-        g.add_gpu(crate::workload::graph::GpuInfo::lone(0));
+        g.add_gpu(crate::workload::task::GpuInfo::lone(0));
         let pattern = g.add_pattern(Vec::new());
-        let meta = crate::workload::graph::Meta::new(
+        let meta = crate::workload::task::Meta::new(
             crate::model::op::OpKind::AllReduce,
             crate::model::op::Phase::Forward,
         );

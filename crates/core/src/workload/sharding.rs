@@ -36,17 +36,18 @@
 
 use std::collections::HashMap;
 
-use super::Cluster;
 use crate::collective::Collective;
 use crate::model::axis::Axis;
 use crate::model::op::{OpKind, Phase};
 use crate::model::scenario::{DpSharding, GradSync, Precision, Scenario, Transformer};
+use crate::workload::cluster::Cluster;
 use crate::workload::expert_folding::ExpertFolding;
-use crate::workload::graph::{Graph, Meta, TaskId};
-use crate::workload::layer_cost::{dense_params_at, embedding_params_whole, layer_params};
+use crate::workload::graph::Graph;
 use crate::workload::moe::expert_params_per_rank;
+use crate::workload::params::{dense_params_at, embedding_params_whole, layer_params};
 use crate::workload::schedule::{stage_program, Pass};
 use crate::workload::stage_layers;
+use crate::workload::task::{Meta, TaskId};
 
 const DP: u8 = Axis::Dp as u8;
 

@@ -10,8 +10,8 @@ use super::{Builder, CP};
 use crate::collective::Collective;
 use crate::model::op::OpKind;
 use crate::model::scenario::CpMode;
-use crate::workload::graph::{Meta, TaskId};
-use crate::workload::layer_cost::{times, OpCost};
+use crate::workload::roofline::{times, OpCost};
+use crate::workload::task::{Meta, TaskId};
 
 impl Builder<'_> {
     /// The attention core's forward, with context parallelism's exchange

@@ -10,12 +10,14 @@
 use super::{Builder, DP};
 use crate::model::fidelity::Fidelity;
 use crate::model::op::{OpKind, Phase};
+use crate::workload::cluster::Cluster;
 use crate::workload::embedding_sync;
 use crate::workload::fp8_casts::FP8_SCALE_BYTES_PER_PARAM;
-use crate::workload::graph::{Graph, Meta, TaskId};
-use crate::workload::layer_cost::{dense_params_at, OPTIMIZER_BYTES_PER_PARAM};
+use crate::workload::graph::Graph;
 use crate::workload::moe::expert_params_per_rank;
-use crate::workload::{Cluster, Placed};
+use crate::workload::params::{dense_params_at, OPTIMIZER_BYTES_PER_PARAM};
+use crate::workload::task::Placed;
+use crate::workload::task::{Meta, TaskId};
 
 /// Gradients whose reduction can start: a DP bucket, seen from one GPU.
 struct Bucket {

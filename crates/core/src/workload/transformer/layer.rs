@@ -9,8 +9,8 @@
 use super::Builder;
 use crate::collective::Collective;
 use crate::model::op::{OpKind, Phase};
-use crate::workload::graph::Meta;
-use crate::workload::layer_cost::OpCost;
+use crate::workload::roofline::OpCost;
+use crate::workload::task::Meta;
 
 impl Builder<'_> {
     /// A layer's forward: QKV, the attention core, the projection, then

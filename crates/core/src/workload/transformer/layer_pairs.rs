@@ -35,9 +35,9 @@ use super::moe_layer::EpStream;
 use super::Builder;
 use crate::model::op::{OpKind, Phase};
 use crate::model::scenario::Recompute;
-use crate::workload::graph::Meta;
-use crate::workload::layer_cost::OpCost;
+use crate::workload::roofline::OpCost;
 use crate::workload::schedule::{Pass, Step};
+use crate::workload::task::Meta;
 
 /// One piece of a merged pass, built in the pair's phase order.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

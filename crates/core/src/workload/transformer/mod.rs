@@ -11,18 +11,20 @@
 
 use super::expert_folding::ExpertFolding;
 use super::fusion::FusedLayers;
-use super::layer_cost::{embedding_params_whole, layer_cost, LayerCost, OpCost, Roofline};
+use super::layer_cost::{layer_cost, LayerCost};
+use super::params::embedding_params_whole;
+use super::roofline::{OpCost, Roofline};
 use super::sharding::Sharding;
 use super::stage_layers;
 use super::tp_form::TpForm;
-use super::Cluster;
 use crate::model::axis::Axis;
 use crate::model::fidelity::Fidelity;
 use crate::model::op::{OpKind, Phase};
 use crate::model::scenario::{DpSharding, Mode, Recompute, Scenario, Transformer};
-use crate::workload::graph::{Graph, Meta, TaskId};
-use crate::workload::pp_boundary;
+use crate::workload::cluster::Cluster;
+use crate::workload::graph::Graph;
 use crate::workload::schedule::{period_marks, stage_program, Pass, Step};
+use crate::workload::task::{Meta, TaskId};
 
 mod context;
 mod grad_buckets;
@@ -36,7 +38,6 @@ mod tp_modes;
 use grad_buckets::GpuBuckets;
 // The latency rule of CoCoNet's fused chunks, shared with the stage
 // boundary's and the micro-benchmark's chunked collectives.
-pub(crate) use tp_modes::pipelined_chunk_latency_s;
 
 const TP: u8 = Axis::Tp as u8;
 const PP: u8 = Axis::Pp as u8;
@@ -154,7 +155,7 @@ pub(crate) fn build(mut g: Graph, s: &Scenario, t: &Transformer, fidelity: Fidel
         cp_step: (0, 0.0),
         last_cp_collective: None,
         open_windows: Vec::new(),
-        sliced: pp_boundary::sliced_pieces(s, t),
+        sliced: s.sliced_boundary_pieces(t),
         boundary_layer: None,
         fused: FusedLayers {
             on: s.overlap.fuse && tp > 1,

@@ -7,8 +7,8 @@
 
 use super::Builder;
 use crate::model::op::{OpKind, Phase};
-use crate::workload::graph::Meta;
-use crate::workload::layer_cost::OpCost;
+use crate::workload::roofline::OpCost;
+use crate::workload::task::Meta;
 
 impl Builder<'_> {
     /// Layer `layer`'s recomputed modules of micro-batch `mb`, before its

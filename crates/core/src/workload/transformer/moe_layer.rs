@@ -24,9 +24,9 @@ use crate::collective::{CallShape, Collective};
 use crate::model::axis::Axis;
 use crate::model::op::{OpKind, Phase};
 use crate::model::scenario::Dispatcher;
-use crate::workload::graph::{Meta, TaskId};
-use crate::workload::layer_cost::OpCost;
+use crate::workload::roofline::OpCost;
 use crate::workload::schedule::Pass;
+use crate::workload::task::{Meta, TaskId};
 
 /// The all-to-alls a pass launched and has not waited for yet, with the
 /// owner's compute index at launch (where their window starts).

@@ -11,9 +11,9 @@ use crate::collective::Collective;
 use crate::model::axis::Axis;
 use crate::model::op::{OpKind, Phase};
 use crate::model::scenario::Mode;
-use crate::workload::graph::{Meta, TaskId};
 use crate::workload::pp_boundary::{self, Group};
 use crate::workload::schedule::Pass;
+use crate::workload::task::{Meta, TaskId};
 
 impl Builder<'_> {
     /// Whether pipeline activations travel as 1/t slices gathered on arrival.

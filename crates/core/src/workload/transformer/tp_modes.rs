@@ -13,16 +13,8 @@ use crate::collective::Collective;
 use crate::collective::Engine;
 use crate::model::axis::Axis;
 use crate::model::op::OpKind;
-use crate::workload::graph::{Meta, TaskId};
-use crate::workload::layer_cost::{OpCost, SplitGemm};
-
-/// Latency of a chunk's collective after the first: the chunks of one GEMM
-/// flow through one pipelined ring (CoCoNet fuses them into one kernel), so a
-/// ring of n ranks moving c chunks takes 2(n - 1) + c - 1 steps, not
-/// c x 2(n - 1): each further chunk adds one step.
-pub(crate) fn pipelined_chunk_latency_s(step_latency_s: f64) -> f64 {
-    step_latency_s
-}
+use crate::workload::roofline::{OpCost, SplitGemm};
+use crate::workload::task::{Meta, TaskId};
 
 impl Builder<'_> {
     /// A collective of the TP group, after each member's latest op.
@@ -137,8 +129,7 @@ impl Builder<'_> {
             let id = self.tp_call(&call, meta.op(Self::collective_op(kind)).chunk(i));
             crate::workload::fusion::carry(&mut self.g, id, fused_bytes);
             if one_kernel && i > 0 {
-                self.g.tasks[id as usize]
-                    .set_latency_s(pipelined_chunk_latency_s(self.cluster.nvlink_latency_s()));
+                self.g.tasks[id as usize].set_latency_s(self.cluster.pipelined_chunk_latency_s());
             }
             if i + 1 < chunks {
                 self.window_next(id);
