@@ -25,6 +25,7 @@ pub mod bars;
 pub mod classify;
 pub mod compare;
 mod error;
+mod event;
 mod events;
 pub mod figures;
 pub mod identify;

@@ -7,7 +7,7 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
 use crate::classify::{op_of_record, GpuCat, Group, Op};
-use crate::events::{Args, Event};
+use crate::event::{Args, Event};
 
 /// One GPU event kept: a kernel, a copy or a set, in the trace's µs.
 #[derive(Clone, Debug, PartialEq)]

@@ -3,8 +3,17 @@
 use overlap_core::timeline::Lane;
 
 use crate::prepared::Prepared;
-use crate::scene::Run;
 use crate::shown_gpus::ShownGpus;
+
+/// Which run a timeline row draws.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Run {
+    /// The latest simulation.
+    Current,
+    /// The run before it (`Scene::before`), whose lanes of one GPU are
+    /// drawn under the current ones.
+    Before,
+}
 
 /// What a row of the timeline shows.
 #[derive(Clone, Copy, Debug, PartialEq)]

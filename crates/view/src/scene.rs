@@ -6,7 +6,7 @@
 use overlap_core::timeline::Lane;
 use overlap_core::Timeline;
 
-use crate::layout::{Layout, RowKind};
+use crate::layout::{Layout, RowKind, Run};
 use crate::lod;
 use crate::morph::{self, MorphSources, MORPH_MAX_BARS};
 use crate::prepared::Prepared;
@@ -24,16 +24,6 @@ pub struct View {
     pub t1: f64,
     /// Follows the whole step (and the morph between step lengths).
     pub fit: bool,
-}
-
-/// Which run a timeline row draws.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Run {
-    /// The latest simulation.
-    Current,
-    /// The run before it (`Scene::before`), whose lanes of one GPU are
-    /// drawn under the current ones.
-    Before,
 }
 
 /// What the pointer is over.

@@ -3,8 +3,9 @@
 use overlap_core::timeline::{Axis, Lane, NONE};
 
 use crate::format;
+use crate::layout::Run;
 use crate::links::link_title;
-use crate::scene::{Hit, Run, Scene};
+use crate::scene::{Hit, Scene};
 
 /// The tooltip's content and where the pointer was.
 #[derive(Clone, Debug, PartialEq)]

@@ -8,7 +8,8 @@ use overlap_core::scenario::{CpMode, Precision, Schedule};
 use overlap_core::Axis::{self, Cp, Dp, Ep, Pp, Tp};
 use overlap_core::ScenarioInput;
 
-use super::{change_choice, share_gone_choice, Chapter, Focus, Outcome, Watch};
+use super::chapter::{change_choice, share_gone_choice, Chapter, Outcome, Watch};
+use super::focus::Focus;
 
 const STEP: Watch = ("step time", Metric::StepTime);
 

@@ -17,7 +17,7 @@
 //! 7. p - 1 - i times W B0;
 //! 8. the held-back W.
 
-use super::{Pass, Step};
+use super::step::{Pass, Step};
 
 /// DeepSeek's DualPipeV: whole backwards in the steady state (there each
 /// backward runs together with a forward), B and W split at the ends.
