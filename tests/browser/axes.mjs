@@ -54,7 +54,9 @@ export function registerAxisTests(test, h) {
     const after = await matchesCli(page);
     assert(after.axes.ep.exposed_ms < 0.5 * before.axes.ep.exposed_ms,
       `EP exposed ${before.axes.ep.exposed_ms} -> ${after.axes.ep.exposed_ms} ms`);
-    assert(after.axes.ep.window_ms > 0 && before.axes.ep.window_ms === 0,
+    // Off, the window is only the backward's weight gradients; paired, the
+    // other micro-batch's compute.
+    assert(after.axes.ep.window_ms > 2 * before.axes.ep.window_ms && before.axes.ep.window_ms > 0,
       `EP window ${before.axes.ep.window_ms} -> ${after.axes.ep.window_ms} ms`);
     await page.locator('.axis-figures').scrollIntoViewIfNeeded();
     await page.screenshot({ path: join(ARTIFACTS, 'axes-ep-on-1440.png') });

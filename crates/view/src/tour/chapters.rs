@@ -359,8 +359,9 @@ pub const CHAPTERS: &[Chapter] = &[
                 and each token goes to the GPUs of its 2 experts and back, a dispatch all-to-all before the \
                 experts and a combine after them. Each GPU runs 8 micro-batches a step, with no pipeline. With \
                 EP overlap off all {before:axes.ep.comm_ms} of the all-to-alls stalls compute, and their window \
-                is {before:axes.ep.window_ms}: the experts need the tokens the dispatch brings, and the next \
-                layer needs what the combine brings back.",
+                is only {before:axes.ep.window_ms}, the backward's expert weight gradients, which need nothing \
+                its dispatch brings back: the experts need the tokens the dispatch brings, and the next layer \
+                needs what the combine brings back.",
         question: "Switch EP overlap on. Without a pipeline Megatron-LM then runs combined 1F1B: each \
                    micro-batch's forward runs as one plan with the previous micro-batch's backward, layer by \
                    layer. What happens to EP's exposed time?",

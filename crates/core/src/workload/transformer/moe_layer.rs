@@ -17,7 +17,8 @@
 //! backward chunk pair (DeepSeek's `_forward_backward_chunk`): their
 //! segments alternate, so that each one's all-to-all runs under the other's
 //! compute. Off, each all-to-all blocks the compute stream where it is
-//! launched.
+//! launched; its window (the compute before the op that needs its result:
+//! the shared experts, the weight gradients) is still reported.
 
 use super::{Builder, EP};
 use crate::collective::{CallShape, Collective};
@@ -29,10 +30,16 @@ use crate::workload::schedule::Pass;
 use crate::workload::task::{Meta, TaskId};
 
 /// The all-to-alls a pass launched and has not waited for yet, with the
-/// owner's compute index at launch (where their window starts).
+/// owner's compute index at launch (where their window starts); and,
+/// without EP overlap, those that block the compute stream but whose
+/// window is still open: a window is the axis's and the schedule's, not
+/// the switch's (model.md 5), so the compute up to the op that needs their
+/// result (the shared experts, the weight gradients) is reported as what
+/// could have hidden them.
 #[derive(Clone, Debug, Default)]
 pub(super) struct EpStream {
     pending: Vec<(TaskId, u32)>,
+    blocking: Vec<(TaskId, u32)>,
 }
 
 impl Builder<'_> {
@@ -154,13 +161,24 @@ impl Builder<'_> {
             return;
         }
         if !overlap {
-            self.ep_wait();
+            self.ep_block();
         }
         self.compute_all(cost, meta);
     }
 
-    /// The next compute op of the pass waits for the all-to-alls it launched.
+    /// The next compute op of the pass needs the all-to-alls it launched:
+    /// it waits for those in flight, and their windows, and those of the
+    /// blocking ones, close.
     pub(super) fn ep_wait(&mut self) {
+        self.ep_block();
+        for (id, from) in std::mem::take(&mut self.ep_stream.blocking) {
+            self.close_ep_window(id, from);
+        }
+    }
+
+    /// The next compute op waits for the all-to-alls in flight (it may not
+    /// run beside them), whose windows close there.
+    fn ep_block(&mut self) {
         let pending = std::mem::take(&mut self.ep_stream.pending);
         if pending.is_empty() {
             return;
@@ -179,9 +197,14 @@ impl Builder<'_> {
         }
     }
 
-    /// Forgets the pending all-to-alls once a send carries them.
+    /// Forgets the pending all-to-alls once a send carries them (the send
+    /// needs their output: their windows close, the blocking ones' too).
     pub(super) fn ep_fed(&mut self) {
-        for (id, from) in std::mem::take(&mut self.ep_stream.pending) {
+        let blocking = std::mem::take(&mut self.ep_stream.blocking);
+        for (id, from) in std::mem::take(&mut self.ep_stream.pending)
+            .into_iter()
+            .chain(blocking)
+        {
             self.close_ep_window(id, from);
         }
     }
@@ -307,11 +330,12 @@ impl Builder<'_> {
                 for &b in &waiting {
                     self.g.dep(b, id);
                 }
+                let launched_at = self.g.next_compute_index(gpu);
                 if self.s.overlap.ep.is_on() {
-                    let launched_at = self.g.next_compute_index(gpu);
                     self.ep_stream.pending.push((id, launched_at));
                 } else {
                     self.g.block_compute_on(gpu, id);
+                    self.ep_stream.blocking.push((id, launched_at));
                 }
             }
         }
