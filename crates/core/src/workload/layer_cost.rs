@@ -390,16 +390,7 @@ impl FlashAttention {
 #[cfg(test)]
 mod fp8_tests {
     use super::*;
-    use crate::model::hardware::HardwarePreset;
-    use crate::model::scenario::Precision;
-
-    fn rooflines() -> (Roofline, Roofline) {
-        let hw = HardwarePreset::DgxH100.hardware();
-        (
-            Roofline::with_precision(&hw, HardwarePreset::DgxH100, Precision::Bf16),
-            Roofline::with_precision(&hw, HardwarePreset::DgxH100, Precision::Fp8),
-        )
-    }
+    use crate::workload::roofline::h100_rooflines as rooflines;
 
     #[test]
     fn fp8_adds_the_casts_to_the_layer_and_halves_its_linear_gemms() {

@@ -259,17 +259,23 @@ pub(crate) fn times(op: OpCost, n: u32) -> OpCost {
     }
 }
 
+/// For tests: a DGX H100's rooflines in bf16 and in fp8.
+#[cfg(test)]
+pub(crate) fn h100_rooflines() -> (Roofline, Roofline) {
+    use crate::model::scenario::Precision;
+    let hw = HardwarePreset::DgxH100.hardware();
+    (
+        Roofline::with_precision(&hw, HardwarePreset::DgxH100, Precision::Bf16),
+        Roofline::with_precision(&hw, HardwarePreset::DgxH100, Precision::Fp8),
+    )
+}
+
 #[cfg(test)]
 mod fp8_tests {
     use super::*;
-    use crate::model::scenario::Precision;
 
     fn rooflines() -> (Roofline, Roofline) {
-        let hw = HardwarePreset::DgxH100.hardware();
-        (
-            Roofline::with_precision(&hw, HardwarePreset::DgxH100, Precision::Bf16),
-            Roofline::with_precision(&hw, HardwarePreset::DgxH100, Precision::Fp8),
-        )
+        h100_rooflines()
     }
 
     #[test]
