@@ -149,23 +149,17 @@ pub(crate) fn deepep_inert(s: &Scenario) -> Option<String> {
     })
 }
 
-/// Why `fp8_dispatch` changes nothing: the model is dense, or NCCL's
-/// all-to-all dispatches. Megatron-LM's all-to-all dispatcher sends BF16;
-/// its FP8 wire (`moe_dispatch_fwd_dtype`, `moe_combine_bwd_dtype`) is
-/// refused outside its NCCL-EP flex backend (NVIDIA/Megatron-LM d98e8a6,
-/// transformer_config.py:997-1009 and 1776-1783), which is not modelled,
-/// and its DeepEP path sends BF16 too (fused_a2a.py:402). DeepEP itself
-/// takes FP8 tokens with their scales in a dispatch
-/// (deepseek-ai/DeepEP dd758ca, README.md:177-187 and 239-243).
+/// Why `fp8_dispatch` changes nothing: the model is dense, or its
+/// dispatcher does not carry FP8 (`Dispatcher::carries_fp8`; Megatron-LM's
+/// DeepEP path sends BF16 too, fused_a2a.py:402, and its NCCL-EP backend,
+/// transformer_config.py:997-1009, is not modelled).
 pub(crate) fn fp8_dispatch_inert(s: &Scenario) -> Option<String> {
     moe_inert(s).or_else(|| {
-        moe(s)
-            .filter(|m| m.dispatcher != Dispatcher::Deepep)
-            .map(|_| {
-                "Changes nothing here: NCCL's all-to-all dispatcher sends BF16; FP8 on the wire \
+        moe(s).filter(|m| !m.dispatcher.carries_fp8()).map(|_| {
+            "Changes nothing here: NCCL's all-to-all dispatcher sends BF16; FP8 on the wire \
                  needs DeepEP (dispatcher \"deepep\")."
-                    .to_string()
-            })
+                .to_string()
+        })
     })
 }
 

@@ -248,6 +248,18 @@ pub enum Dispatcher {
     Deepep,
 }
 
+impl Dispatcher {
+    /// Whether it may carry tokens in FP8 with their scales
+    /// (`Moe::fp8_dispatch`): DeepEP's dispatch takes BF16 or an FP8 tuple
+    /// (deepseek-ai/DeepEP dd758ca, README.md:177-187); Megatron-LM's
+    /// all-to-all dispatcher sends BF16 (NVIDIA/Megatron-LM d98e8a6,
+    /// transformer_config.py:1776-1783 refuses an FP8 wire outside its
+    /// NCCL-EP backend).
+    pub fn carries_fp8(self) -> bool {
+        self == Dispatcher::Deepep
+    }
+}
+
 /// The mixture-of-experts layers of a transformer (model.md section 4c).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Moe {

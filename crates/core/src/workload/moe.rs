@@ -583,7 +583,7 @@ pub fn wire_fraction(m: &Moe, op: OpKind, phase: Phase) -> f64 {
         OpKind::Combine => phase == Phase::Backward,
         _ => false,
     };
-    if m.fp8_dispatch && m.dispatcher == Dispatcher::Deepep && towards_experts {
+    if m.fp8_dispatch && m.dispatcher.carries_fp8() && towards_experts {
         FP8_BYTES_PER_VALUE / TOKEN_BYTES
     } else {
         1.0

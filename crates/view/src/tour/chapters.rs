@@ -1,6 +1,6 @@
 //! The chapters, in tour order. A figure in a text is a placeholder
 //! (`super::template`); every other claim is asserted on the chapter's own
-//! scenario by `tests/tour_chapters.rs`. A chapter written with the first
+//! scenario by `tests/tour_*.rs`. A chapter written with the first
 //! ten fields only ends with `..Chapter::BASE`.
 
 use overlap_core::output::metric::{AxisFigure, MemoryFigure, Metric};

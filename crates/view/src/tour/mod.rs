@@ -4,7 +4,7 @@
 //! Text never states a number of its own: every figure in it is a
 //! placeholder filled from the chapter's own runs ([`template`]), which
 //! choice was right is computed from the same runs ([`Chapter::answer`]),
-//! and each remaining claim is checked by `tests/tour_chapters.rs` on the
+//! and each remaining claim is checked by `tests/tour_*.rs` on the
 //! chapter's own scenario. [`focus`] says where on the timeline the
 //! chapter's effect is, so the page can zoom there.
 
