@@ -155,3 +155,35 @@ fn fp8_dispatch_shrinks_what_goes_to_the_experts_and_only_with_deepep() {
     assert!(bf16.iter().all(|&b| b > 0.0));
     assert_eq!(run(true, "alltoall"), run(false, "alltoall"));
 }
+
+#[test]
+fn old_moe_links_open_without_fp8_dispatch_and_the_field_travels_in_links() {
+    use overlap_core::share_link;
+    let fp8 = |input: &ScenarioInput| {
+        let s = input.resolve().unwrap();
+        let overlap_core::scenario::Workload::Transformer(t) = &s.workload else {
+            panic!("a transformer")
+        };
+        t.moe.as_ref().expect("experts").fp8_dispatch
+    };
+    // A link written before the field existed opens as it did: BF16 on the
+    // wire, and written back it does not name the field.
+    let old = share_link::decode("v=1&preset=moe-didactic&dispatcher=deepep", &[]);
+    assert!(old.errors.is_empty(), "{:?}", old.errors);
+    assert!(!fp8(&old.input));
+    let link = share_link::encode(&old.input, Some(old.preset));
+    assert!(!link.contains("fp8_dispatch"), "{link}");
+    // Set, it travels and comes back the same scenario.
+    let new = share_link::decode(
+        "v=1&preset=moe-didactic&dispatcher=deepep&fp8_dispatch=1",
+        &[],
+    );
+    assert!(new.errors.is_empty(), "{:?}", new.errors);
+    assert!(fp8(&new.input));
+    let again = share_link::encode(&new.input, Some(new.preset));
+    assert!(again.contains("fp8_dispatch=1"), "{again}");
+    assert_eq!(
+        share_link::decode(&again, &[]).input.resolve().unwrap(),
+        new.input.resolve().unwrap()
+    );
+}
