@@ -78,6 +78,7 @@ const TRANSFORMER: &[&str] = &[
     "workload.moe.deepep_sms",
     "workload.moe.recompute",
     "workload.moe.fp8_dispatch_cache",
+    "workload.moe.fp8_swiglu_cache",
     "workload.moe.fp8_dispatch",
     "workload.precision",
 ];

@@ -91,10 +91,13 @@ fn each_recomputed_module_stops_keeping_its_own_tensors() {
         dense - with_dense,
         4.0 * SBH
     );
-    // moe: every routed and shared tensor: copies x (h + h + 2f + f) and
-    // the shared expert's 3f per token, at 2 bytes.
+    // moe: every routed and shared tensor: copies x (h + 2f + f), the
+    // dispatched copy, the activation's input and its output, and the
+    // shared expert's 3f per token, at 2 bytes. The experts' outputs are
+    // not among them: Megatron-LM weighs the copies inside the activation,
+    // and the combine that follows keeps nothing.
     let (with, _) = layer_bytes(r#","recompute":["moe"]"#);
-    let routed = 2.0 * COPIES * (2.0 * H + 3.0 * F) + 2.0 * 4096.0 * 3.0 * F;
+    let routed = 2.0 * COPIES * (H + 3.0 * F) + 2.0 * 4096.0 * 3.0 * F;
     assert!(
         close(moe - with, routed),
         "{} against {}",
@@ -132,6 +135,32 @@ fn fp8_caching_keeps_the_dispatched_copies_at_one_byte_and_a_scale() {
     let (moe_only, _) = layer_bytes(r#","recompute":["moe"]"#);
     let (both, _) = layer_bytes(r#","recompute":["moe"],"fp8_dispatch_cache":true"#);
     assert!(close(moe_only, both), "{} against {}", moe_only, both);
+}
+
+#[test]
+fn fp8_swiglu_caching_keeps_the_activation_inputs_at_one_byte_and_a_scale() {
+    let (moe, dense) = layer_bytes("");
+    let (fp8, fp8_dense) = layer_bytes(r#","fp8_swiglu_cache":true"#);
+    // The gate and up outputs, 2f values per routed copy and per token for
+    // the shared expert, at 2 bytes against 1 + 4/128.
+    let want = (COPIES + 4096.0) * 2.0 * F * (2.0 - (1.0 + 4.0 / 128.0));
+    assert!(close(moe - fp8, want), "{} against {}", moe - fp8, want);
+    // A dense layer's MLP is not the experts'.
+    assert!(close(dense, fp8_dense), "{dense} against {fp8_dense}");
+    // The shared experts recomputed, only the routed copies' inputs shrink.
+    let (shared, _) = layer_bytes(r#","recompute":["shared_experts"]"#);
+    let (both, _) = layer_bytes(r#","recompute":["shared_experts"],"fp8_swiglu_cache":true"#);
+    let want = COPIES * 2.0 * F * (2.0 - (1.0 + 4.0 / 128.0));
+    assert!(
+        close(shared - both, want),
+        "{} against {}",
+        shared - both,
+        want
+    );
+    // Both caches at once shrink by the sum of each.
+    let (dispatch, _) = layer_bytes(r#","fp8_dispatch_cache":true"#);
+    let (all, _) = layer_bytes(r#","fp8_dispatch_cache":true,"fp8_swiglu_cache":true"#);
+    assert!(close(moe - all, (moe - dispatch) + (moe - fp8)));
 }
 
 #[test]

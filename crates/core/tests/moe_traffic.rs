@@ -187,3 +187,29 @@ fn old_moe_links_open_without_fp8_dispatch_and_the_field_travels_in_links() {
         new.input.resolve().unwrap()
     );
 }
+
+#[test]
+fn old_moe_links_open_without_the_swiglu_cache_and_the_field_travels_in_links() {
+    use overlap_core::share_link;
+    let cached = |input: &ScenarioInput| {
+        let s = input.resolve().unwrap();
+        let overlap_core::scenario::Workload::Transformer(t) = &s.workload else {
+            panic!("a transformer")
+        };
+        t.moe.as_ref().expect("experts").fp8_swiglu_cache
+    };
+    let old = share_link::decode("v=1&preset=moe-didactic&fp8_dispatch_cache=1", &[]);
+    assert!(old.errors.is_empty(), "{:?}", old.errors);
+    assert!(!cached(&old.input));
+    let link = share_link::encode(&old.input, Some(old.preset));
+    assert!(!link.contains("fp8_swiglu_cache"), "{link}");
+    let new = share_link::decode("v=1&preset=moe-didactic&fp8_swiglu_cache=1", &[]);
+    assert!(new.errors.is_empty(), "{:?}", new.errors);
+    assert!(cached(&new.input));
+    let again = share_link::encode(&new.input, Some(new.preset));
+    assert!(again.contains("fp8_swiglu_cache=1"), "{again}");
+    assert_eq!(
+        share_link::decode(&again, &[]).input.resolve().unwrap(),
+        new.input.resolve().unwrap()
+    );
+}

@@ -1145,7 +1145,7 @@ const CLAIMS: &[Claim] = &[
     Claim {
         preset: "deepseek-v3",
         text: "Its final batch of 15,360 sequences scaled to DP 64 gives 120 micro-batches; \
-               the norms and the experts' activation are recomputed, and tokens are dispatched and kept in FP8, as in its report.",
+               the norms and the experts' activation are recomputed, tokens are dispatched and kept in FP8, and the experts' SwiGLU inputs kept in FP8, as in its report.",
         check: |s| {
             let t = transformer(s);
             let m = moe(s);
@@ -1156,9 +1156,21 @@ const CLAIMS: &[Claim] = &[
                     && m.recompute.layernorm
                     && m.recompute.moe_act
                     && m.fp8_dispatch_cache
+                    && m.fp8_swiglu_cache
                     && m.fp8_dispatch
                     && m.dispatcher == overlap_core::scenario::Dispatcher::Deepep,
                 || format!("{} micro-batches, {:?}", s.micro_batches(), m.recompute),
+            )
+        },
+    },
+    Claim {
+        preset: "deepseek-v3",
+        text: "So it fits in the H800's 80 GB.",
+        check: |s| {
+            let m = overlap_core::memory::memory_gb(s);
+            ensure(
+                s.hardware.hbm_gb == 80.0 && m.fits && m.total <= 80.0,
+                || format!("{m:?}"),
             )
         },
     },

@@ -478,13 +478,15 @@ pub const PRESETS: &[Preset] = &[
         title: "DeepSeek-V3 on 1024 H800: its DualPipeV and EP 64 layout",
         description: "DeepSeek-V3's section 3.2 layout on half its 2,048 GPUs: 16 pipeline stages in DualPipeV, \
             256 experts per layer over 64 GPUs (8 nodes) with DeepEP. Its final batch of 15,360 sequences scaled to DP 64 gives 120 micro-batches; \
-            the norms and the experts' activation are recomputed, and tokens are dispatched and kept in FP8, as in its report. DualPipeV runs each forward chunk beside another micro-batch's backward chunk, \
+            the norms and the experts' activation are recomputed, tokens are dispatched and kept in FP8, and the experts' SwiGLU inputs kept in FP8, as in its report. \
+            So it fits in the H800's 80 GB. DualPipeV runs each forward chunk beside another micro-batch's backward chunk, \
             so that one's all-to-all hides under the other's compute.",
         // DeepSeek-V3 (arXiv 2412.19437) section 3.2: PP 16 with DualPipe,
         // EP 64 over 8 nodes, ZeRO-1 DP, no TP, DeepEP on 20 SMs; section
         // 3.3: RMSNorm recomputed, the SwiGLU's output recomputed from its
         // cached input, activations cached in FP8 (here the dispatched
-        // tokens, `fp8_dispatch_cache`; MLA's up-projection recompute is
+        // tokens, `fp8_dispatch_cache`, and the SwiGLU inputs,
+        // `fp8_swiglu_cache`; MLA's up-projection recompute is
         // not modelled, as MLA is approximated by grouped-query attention);
         // section 3.3.2: tokens dispatched to the experts in FP8, and the
         // gradients sent back to them, the combine in BF16 (`fp8_dispatch`).
@@ -499,7 +501,7 @@ pub const PRESETS: &[Preset] = &[
                         "moe":{"experts":256,"top_k":8,"expert_ffn_hidden":2048,"shared_experts":1,
                                "dense_layers":3,"dispatcher":"deepep","max_nodes_per_token":4,
                                "deepep_sms":20,"recompute":["moe_act","layernorm"],
-                               "fp8_dispatch_cache":true,"fp8_dispatch":true}},
+                               "fp8_dispatch_cache":true,"fp8_swiglu_cache":true,"fp8_dispatch":true}},
             "parallel":{"tp":1,"pp":16,"dp":64,"ep":64,"schedule":"dualpipe-v","virtual_stages":2,
                         "dp_sharding":"optimizer",
                         "pipeline_layout":["E t","t*2","t*2","t*2","t*2","t*2","t*2","t*2","t*2","t*2","t*2","t*2","t*2","t*2","t*2","t*2","t*2","t*2","t*2","t*2","t*2","t*2","t*2","t*2","t*2","t*2","t*2","t*2","t*2","t*2","t*2","L"]},

@@ -560,6 +560,13 @@ fields! {
             resolved: |s| moe_field(s, |m| m.fp8_dispatch_cache),
             inert: moe_inert,
         },
+        /// The experts' SwiGLU inputs cached in FP8.
+        fp8_swiglu_cache: bool {
+            link: 76, key: "fp8_swiglu_cache", kind: Kind::Bool, default: Fixed(false),
+            label: "Experts' SwiGLU inputs cached in FP8", unit: "", slider: NO_SLIDER,
+            resolved: |s| moe_field(s, |m| m.fp8_swiglu_cache),
+            inert: moe_inert,
+        },
         /// Tokens and their gradients sent to the experts in FP8.
         fp8_dispatch: bool {
             link: 75, key: "fp8_dispatch", kind: Kind::Bool, default: Fixed(false),
@@ -838,6 +845,7 @@ impl FilledMoe {
             deepep_sms: self.deepep_sms,
             recompute: self.recompute,
             fp8_dispatch_cache: self.fp8_dispatch_cache,
+            fp8_swiglu_cache: self.fp8_swiglu_cache,
             fp8_dispatch: self.fp8_dispatch,
         }
     }

@@ -287,6 +287,10 @@ pub struct Moe {
     /// The dispatched token copies kept for the backward in FP8 with one
     /// fp32 scale per 128 values instead of BF16 (DeepSeek-V3 section 3.3).
     pub fp8_dispatch_cache: bool,
+    /// The experts' SwiGLU inputs (routed and shared) kept for the backward
+    /// in FP8 with one fp32 scale per 128 values instead of BF16
+    /// (DeepSeek-V3 section 3.3.2).
+    pub fp8_swiglu_cache: bool,
     /// What travels towards the experts (the forward dispatch and the
     /// backward's mirror of the combine) goes in FP8 with one fp32 scale
     /// per 128 values instead of BF16 (DeepSeek-V3 section 3.3.2).

@@ -147,6 +147,7 @@ pub fn bottleneck(hw: &Hardware, b: &DeepEpBench) -> Result<Bottleneck, String> 
         deepep_sms: b.sms,
         recompute: RecomputeModules::default(),
         fp8_dispatch_cache: false,
+        fp8_swiglu_cache: false,
         fp8_dispatch: false,
     };
     let place = EpPlacement::of(b.ep, gpn);

@@ -25,7 +25,6 @@
 use crate::collective::LinkRates;
 use crate::model::ep_overlap::{EpOptions, EpOverlap};
 use crate::model::op::{OpKind, Phase};
-use crate::model::recompute_modules::RecomputeModules;
 use crate::model::scenario::{
     Dispatcher, Mode, Moe, Recompute, Scenario, Schedule, Transformer, Workload,
 };
@@ -594,18 +593,29 @@ pub fn wire_fraction(m: &Moe, op: OpKind, phase: Phase) -> f64 {
 /// beyond what its attention keeps, by part, in bytes at 2 per value
 /// before any recomputation (full recomputation keeps only the layer's
 /// input, `memory::activation_bytes_per_layer`).
+///
+/// The experts' outputs are not kept: Megatron-LM weighs each routed copy
+/// by its router probability inside the activation
+/// (megatron/core/transformer/moe/experts.py:943-1017, the weighted SwiGLU
+/// of `bias_act_func`), so the down-projection's output goes to the
+/// combine, an unweighted unpermute that saves nothing for its backward
+/// (token_dispatcher.py:891-899; `unpermute` without `probs`). The
+/// probabilities' gradient reads the activation's input instead, kept as
+/// `fc1_out`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RoutedActivations {
     /// The dispatched token copies, the grouped fc1's input (h each).
     pub dispatched: f64,
-    /// The experts' outputs before the combine (h per copy).
-    pub expert_out: f64,
     /// The gate and up outputs of each routed copy (2f), the activation's input.
     pub fc1_out: f64,
     /// Their product (f per copy), the grouped fc2's input.
     pub act_out: f64,
-    /// The shared experts' gate, up and product on every token (3f each).
-    pub shared: f64,
+    /// The shared experts' gate and up outputs on every token (2f each),
+    /// their activation's input.
+    pub shared_fc1_out: f64,
+    /// The shared experts' activation output on every token (f each), their
+    /// down-projection's input.
+    pub shared_act_out: f64,
 }
 
 impl RoutedActivations {
@@ -618,42 +628,56 @@ impl RoutedActivations {
         let tokens = tokens_per_rank(t, tp);
         let copies = tokens * f64::from(m.top_k) * f64::from(etp);
         let f_shard = f / f64::from(etp);
+        let shared_width = f * f64::from(m.shared_experts);
         Self {
             dispatched: 2.0 * copies * h,
-            expert_out: 2.0 * copies * h,
             fc1_out: 2.0 * copies * 2.0 * f_shard,
             act_out: 2.0 * copies * f_shard,
-            shared: 2.0 * tokens * 3.0 * f * f64::from(m.shared_experts),
+            shared_fc1_out: 2.0 * tokens * 2.0 * shared_width,
+            shared_act_out: 2.0 * tokens * shared_width,
         }
     }
 
-    /// What is kept once `recompute`'s modules are recomputed and, with
-    /// `fp8_cache`, the dispatched copies kept in FP8:
+    /// What is kept once the layer's `recompute` modules are recomputed and
+    /// its FP8 caches applied:
     /// - `moe` checkpoints the whole layer from its input, which the
     ///   pre-MLP LayerNorm's output already holds: none of these is kept
     ///   (megatron/core/transformer/moe/moe_layer.py:701-716);
     /// - `moe_act` discards the activation's output and recomputes it from
     ///   the fc1 output (experts.py:1019-1032): `act_out` goes;
     /// - `shared_experts` checkpoints the shared experts from their input
-    ///   (shared_experts.py:158): `shared` goes;
-    /// - FP8 caching keeps the dispatched copies at 1 + 4/128 bytes per
-    ///   value (DeepSeek-V3 section 3.3).
-    pub fn kept_bytes(&self, recompute: RecomputeModules, fp8_cache: bool) -> f64 {
-        if recompute.moe {
+    ///   (shared_experts.py:158): both shared parts go;
+    /// - `fp8_dispatch_cache` keeps the dispatched copies at 1 + 4/128
+    ///   bytes per value (DeepSeek-V3 section 3.3);
+    /// - `fp8_swiglu_cache` keeps the activation's inputs, routed and
+    ///   shared, at 1 + 4/128 bytes per value (DeepSeek-V3 section 3.3.2,
+    ///   "the inputs of the SwiGLU operator in MoE ... stored in FP8";
+    ///   Megatron-LM's `activation_func_fp8_input_store` casts the same
+    ///   input to e4m3 without scales, fused_bias_swiglu.py:268-281).
+    pub fn kept_bytes(&self, m: &Moe) -> f64 {
+        if m.recompute.moe {
             return 0.0;
         }
-        let dispatched = if fp8_cache {
-            self.dispatched * FP8_BYTES_PER_VALUE / TOKEN_BYTES
-        } else {
-            self.dispatched
+        let fp8 = |bytes: f64, cached: bool| {
+            if cached {
+                bytes * FP8_BYTES_PER_VALUE / TOKEN_BYTES
+            } else {
+                bytes
+            }
         };
-        let act_out = if recompute.moe_act { 0.0 } else { self.act_out };
-        let shared = if recompute.shared_experts {
+        let dispatched = fp8(self.dispatched, m.fp8_dispatch_cache);
+        let fc1_out = fp8(self.fc1_out, m.fp8_swiglu_cache);
+        let act_out = if m.recompute.moe_act {
             0.0
         } else {
-            self.shared
+            self.act_out
         };
-        dispatched + self.expert_out + self.fc1_out + act_out + shared
+        let shared = if m.recompute.shared_experts {
+            0.0
+        } else {
+            fp8(self.shared_fc1_out, m.fp8_swiglu_cache) + self.shared_act_out
+        };
+        dispatched + fc1_out + act_out + shared
     }
 }
 
@@ -661,7 +685,7 @@ impl RoutedActivations {
 /// beyond what its attention keeps ([`RoutedActivations`], as the
 /// scenario recomputes and caches them).
 pub fn routed_activation_bytes(t: &Transformer, m: &Moe, tp: u32, etp: u32) -> f64 {
-    RoutedActivations::of(t, m, tp, etp).kept_bytes(m.recompute, m.fp8_dispatch_cache)
+    RoutedActivations::of(t, m, tp, etp).kept_bytes(m)
 }
 
 /// Bytes of the all-to-all buffers one rank holds: the dispatch's send and
