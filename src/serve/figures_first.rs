@@ -1,10 +1,10 @@
 //! Which runs answer in two messages: the figures as soon as the core's
 //! report-only path returns them, then the timeline. Decided from the core's
-//! own prediction of a run's work (`workload::cost`), never from a list of
+//! own prediction of a run's work (`workload::build::run_cost`), never from a list of
 //! presets, so that any scenario as large as the big presets gets its
 //! figures first, and none of the small ones pays for a second message.
 
-use overlap_core::workload::cost;
+use overlap_core::workload::build::run_cost;
 use overlap_core::Scenario;
 
 /// Engine events (planned, both runs counted: the core's upper bound) from
@@ -18,7 +18,7 @@ pub const FIGURES_FIRST_MIN_PLANNED_EVENTS: u64 = 1_000_000;
 /// True when the worker should post the scenario's figures before
 /// computing its timeline.
 pub fn figures_first(scenario: &Scenario) -> bool {
-    cost::cost(scenario).planned_events >= FIGURES_FIRST_MIN_PLANNED_EVENTS
+    run_cost::cost(scenario).planned_events >= FIGURES_FIRST_MIN_PLANNED_EVENTS
 }
 
 #[cfg(test)]
@@ -41,7 +41,7 @@ mod tests {
             println!(
                 "{:26} planned events {:>10} figures first {}",
                 p.id,
-                cost::cost(&s).planned_events,
+                run_cost::cost(&s).planned_events,
                 figures_first(&s)
             );
         }

@@ -352,10 +352,10 @@ fn bus_bandwidth(a: &BusbwArgs) -> Result<String, String> {
 /// `busbw --collective all_to_all --dispatcher deepep`: DeepEP's normal
 /// kernels in its benchmark's shape at EP 8, 16, 32 and 64 (or over
 /// `--nodes`), their bottleneck bandwidth as DeepEP's tests print it
-/// (`workload::deepep_bench`). The DGX H100 runs as the H800 DeepEP's
+/// (`workload::cost::deepep_bench`). The DGX H100 runs as the H800 DeepEP's
 /// table was measured on: NVLink 200 GB/s per direction.
 fn deepep_bottleneck(a: &BusbwArgs) -> Result<String, String> {
-    use overlap_core::workload::deepep_bench::{bottleneck, DeepEpBench};
+    use overlap_core::workload::cost::deepep_bench::{bottleneck, DeepEpBench};
     let mut hw = a.hardware.hardware();
     let h800 = a.hardware == overlap_core::HardwarePreset::DgxH100;
     if h800 {

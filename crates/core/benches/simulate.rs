@@ -20,7 +20,7 @@
 use std::time::Instant;
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use overlap_core::workload::cost::cost;
+use overlap_core::workload::build::run_cost::cost;
 use overlap_core::{parallel, presets, simulate, Scenario, Simulator};
 
 /// The CLI's allocator (see its `main.rs`), so that these figures are what

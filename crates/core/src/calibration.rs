@@ -9,11 +9,11 @@ use crate::input::presets;
 use crate::model::axis::Axis;
 use crate::model::op::{OpKind, Phase};
 use crate::model::scenario::{Interference, Scenario};
+use crate::workload::cost::layer_cost::layer_cost;
+use crate::workload::cost::roofline::Roofline;
+use crate::workload::graph::interference::{Modelled, Sharing};
+use crate::workload::graph::task::Meta;
 use crate::workload::graph::Graph;
-use crate::workload::interference::{Modelled, Sharing};
-use crate::workload::layer_cost::layer_cost;
-use crate::workload::roofline::Roofline;
-use crate::workload::task::Meta;
 use crate::workload::Cluster;
 use crate::{simulate, Fidelity};
 

@@ -34,7 +34,9 @@ pub use output::{hta, kineto, memory, periods, report, timeline, trace};
 pub use run::steady as steady_state;
 pub use run::{parallel, Figures, RepeatingSimulation, Simulation, Simulator};
 pub use sim::network;
-pub use workload::{efficiency, interference, schedule};
+pub use workload::build::schedule;
+pub use workload::cost::efficiency;
+pub use workload::graph::interference;
 
 /// The scenario: its validated form (`model::scenario`) and how users
 /// write it (`input::parse`), under one path.
@@ -115,7 +117,7 @@ pub fn gpu_steps(scenario: &Scenario, plain: bool) -> (f64, Vec<GpuStep>) {
         &graph,
         true,
         false,
-        &workload::interference::Sharing::of(scenario),
+        &workload::graph::interference::Sharing::of(scenario),
     );
     let tally = output::summary::tally(&graph, &run, false);
     (tally.step_s, tally.gpus.iter().map(GpuStep::from).collect())

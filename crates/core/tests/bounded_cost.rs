@@ -3,7 +3,7 @@
 //! change, and the engine never does more than it predicted.
 
 use overlap_core::share_link::decode;
-use overlap_core::workload::cost::cost;
+use overlap_core::workload::build::run_cost::cost;
 use overlap_core::{parse_scenario, simulate, FieldError, Scenario, ScenarioInput};
 
 /// The scenario runs to finite figures within its predicted cost, or it is
@@ -224,7 +224,7 @@ fn a_step_far_over_budget_is_refused_without_building_it() {
 /// any counting build could be made.
 #[test]
 fn issue_45_f1_is_refused_before_anything_is_built() {
-    use overlap_core::workload::cost::{ops_floor, MAX_COUNTED_OPS};
+    use overlap_core::workload::build::run_cost::{ops_floor, MAX_COUNTED_OPS};
     const F1: &str = r#"{"hardware":{"nodes":1024},"workload":{"layers":4096,"global_batch":8192},"parallel":{"tp":2,"pp":512,"dp":8,"schedule":"interleaved","virtual_stages":8},"overlap":{"pp_chunks":64}}"#;
     const F1_LINK: &str = "v=1&nodes=1024&layers=4096&global_batch=8192&tp=2&pp=512&dp=8&schedule=interleaved&virtual_stages=8&pp_chunks=64";
     const F2B_LINK: &str = "v=1&layers=4096&global_batch=100000000&tp_chunks=64";
@@ -272,7 +272,7 @@ fn issue_45_f1_is_refused_before_anything_is_built() {
 #[test]
 fn issue_45_f3_dense_sharing_is_refused_before_it_runs() {
     use overlap_core::input::validate::MAX_RERATE_WORK;
-    use overlap_core::workload::cost::budget_within;
+    use overlap_core::workload::build::run_cost::budget_within;
     const F3: &str = r#"{"hardware":{"preset":"dgx-h100","nodes":2048,"gpus_per_node":4,"nic_gbps":25,"oversubscription":64,"network_latency_us":10000,"nvlink_latency_us":10000},"workload":{"mode":"inference","layers":1024,"hidden":1024,"heads":4,"seq":8192,"micro_batch":2,"global_batch":85248,"recompute":"selective"},"parallel":{"tp":1,"pp":128,"dp":64},"overlap":{"tp":false,"bucket_mb":0.1}}"#;
     let e = json(F3).resolve().unwrap_err();
     let first = &e.errors[0];

@@ -395,7 +395,7 @@ fn h800() -> overlap_core::Hardware {
 
 #[test]
 fn deepep_reproduces_its_fitted_normal_kernel_table_within_15_percent() {
-    use overlap_core::workload::deepep_bench::{bottleneck, DeepEpBench};
+    use overlap_core::workload::cost::deepep_bench::{bottleneck, DeepEpBench};
     // published.md section 10 (DeepEP docs/legacy.md): EP, path, dispatch
     // and combine bottleneck bandwidth in GB/s. These rows are the data
     // `collective::deepep`'s rates are fitted to: this checks the fit's
@@ -423,7 +423,7 @@ fn deepep_reproduces_its_fitted_normal_kernel_table_within_15_percent() {
 
 #[test]
 fn deepep_refuses_shapes_its_tests_cannot_run() {
-    use overlap_core::workload::deepep_bench::{bottleneck, DeepEpBench};
+    use overlap_core::workload::cost::deepep_bench::{bottleneck, DeepEpBench};
     let e = bottleneck(&h800(), &DeepEpBench::published(12)).unwrap_err();
     assert!(e.contains("EP 12") && e.contains("valid"), "{e}");
     let e = bottleneck(

@@ -7,7 +7,7 @@ use overlap_core::coconet::{self, SETTINGS};
 use overlap_core::collective::Collective;
 use overlap_core::scenario::Interference;
 use overlap_core::timeline::{Direction, Interval, LinkClass, LinkLane, OpKind};
-use overlap_core::workload::hbm_ledger::hbm_ledger;
+use overlap_core::workload::build::hbm_ledger::hbm_ledger;
 use overlap_core::{presets, simulate, Axis, Scenario, ScenarioInput, Timeline};
 
 /// The preset in the named setting of the breakdown.

@@ -170,8 +170,8 @@ fn megatrons_refusals_name_the_option_and_the_valid_ones() {
         "{e}"
     );
     let natural = pipelined("true").unwrap();
-    assert!(!overlap_core::workload::moe::merges_passes(&natural));
-    let form = overlap_core::workload::moe::ep_form(&natural);
+    assert!(!overlap_core::workload::build::schedule::merged_passes::merges_passes(&natural));
+    let form = overlap_core::workload::build::schedule::merged_passes::ep_form(&natural);
     assert!(form.shared_expert && form.dispatch_wgrad && !form.combined_1f1b);
     // Full recomputation (transformer_config.py's assertion).
     let e = didactic(
@@ -231,7 +231,7 @@ fn old_switches_and_option_lists_read_and_link_back() {
     let d = overlap_core::input::share_link::decode(link, &[]);
     assert!(d.errors.is_empty(), "{:?}", d.errors);
     let s = d.input.resolve().unwrap();
-    let form = overlap_core::workload::moe::ep_form(&s);
+    let form = overlap_core::workload::build::schedule::merged_passes::ep_form(&s);
     assert!(form.shared_expert && form.dispatch_wgrad && !form.combined_1f1b);
     let again = overlap_core::input::share_link::encode(&d.input, None);
     // The link writes `+` escaped, and reads back the same options.
@@ -280,7 +280,7 @@ fn merged_passes_on_a_short_interleaved_pipeline_stay_refused() {
         .unwrap()
         .resolve()
         .unwrap();
-    assert!(overlap_core::workload::moe::merges_passes(&s));
+    assert!(overlap_core::workload::build::schedule::merged_passes::merges_passes(&s));
     let r = simulate(&s).report;
     assert!(r.step_time_ms.is_finite() && r.step_time_ms > 0.0);
 }

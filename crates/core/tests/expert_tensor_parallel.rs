@@ -6,7 +6,7 @@
 //! expert shards, and the refusals naming their field.
 
 use overlap_core::timeline::{Axis, OpKind};
-use overlap_core::workload::expert_folding::ExpertFolding;
+use overlap_core::workload::cost::expert_folding::ExpertFolding;
 use overlap_core::{simulate, simulate_report, Scenario, ScenarioInput};
 
 fn scenario(json: &str) -> Scenario {

@@ -88,7 +88,7 @@ fn fsdp_fp8_gathers_charge_the_weight_scale_once_per_step_on_the_shard() {
     let Workload::Transformer(t) = &s.workload else {
         unreachable!()
     };
-    let layer = overlap_core::workload::params::layer_params_whole(t);
+    let layer = overlap_core::workload::cost::params::layer_params_whole(t);
     let want = 2.0 * 2.0 * layer / 8.0 / 8.0 / s.hardware.hbm_achievable_bps();
     for x in &extra_s {
         assert!((x - want).abs() < 1e-9 * want, "{extra_s:?} vs {want}");

@@ -2,7 +2,9 @@
 //! workload <- sim <- output, and input over model and workload. A cycle would let a change in
 //! the model's bottom reach back into itself through the parser or the
 //! report; this test reads every source file's `crate::` paths and fails on
-//! any import that goes up or sideways.
+//! any import that goes up or sideways. Inside the workload, its three
+//! sub-layers (cost <- graph <- build) are held to the same rule, file by
+//! file, from the imports the tidy crate resolves.
 
 use std::collections::BTreeSet;
 use std::fs;
@@ -126,4 +128,81 @@ fn the_checker_sees_an_upward_import() {
     );
     assert!(rank("output") > rank("model"));
     assert!(sideways("input", "sim"));
+}
+
+/// The workload's sub-layer of a file (its path under `src`), bottom up:
+/// its formulas, the task graph, the builders; `workload/mod.rs` stands
+/// over all three. `None` outside the workload.
+fn workload_rank(rel: &Path) -> Option<u8> {
+    let mut parts = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().to_string());
+    if parts.next()? != "workload" {
+        return None;
+    }
+    Some(match parts.next()?.as_str() {
+        "cost" => 0,
+        "graph" => 1,
+        "build" => 2,
+        "mod.rs" => 3,
+        other => {
+            panic!("workload/{other} is outside the workload's sub-layers (cost, graph, build)")
+        }
+    })
+}
+
+/// Each import, resolved to its file, from a workload sub-layer to one
+/// above it.
+fn upward_workload_imports(src: &Path, graph: &overlap_tidy::ImportGraph) -> Vec<String> {
+    let mut out = Vec::new();
+    for (from, edges) in graph {
+        let Some(from_rank) = workload_rank(from.strip_prefix(src).unwrap()) else {
+            continue;
+        };
+        for (to, path) in edges {
+            let to_rank = workload_rank(to.strip_prefix(src).unwrap());
+            if to_rank.is_some_and(|r| r > from_rank) {
+                out.push(format!("{from:?} imports {path}"));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn the_workload_imports_down_its_sub_layers() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let files = overlap_tidy::sources(&src);
+    let graph = overlap_tidy::import_graph(&src, &files);
+    let in_workload = files
+        .iter()
+        .filter(|f| workload_rank(f.strip_prefix(&src).unwrap()).is_some())
+        .count();
+    assert!(in_workload > 30, "{in_workload} workload files found");
+    let up = upward_workload_imports(&src, &graph);
+    assert!(
+        up.is_empty(),
+        "imports against the workload's sub-layers (cost <- graph <- build):\n{}",
+        up.join("\n")
+    );
+}
+
+#[test]
+fn the_sub_layer_checker_sees_an_upward_import() {
+    let src = Path::new("/src");
+    let edge = |from: &str, to: &str| {
+        let mut edges = std::collections::BTreeMap::new();
+        edges.insert(src.join(to), to.to_string());
+        (src.join(from), edges)
+    };
+    let graph: overlap_tidy::ImportGraph = [
+        edge("workload/cost/moe.rs", "workload/build/schedule/mod.rs"),
+        edge("workload/build/sharding.rs", "workload/cost/params.rs"),
+        edge("output/memory.rs", "workload/build/mod.rs"),
+    ]
+    .into_iter()
+    .collect();
+    let up = upward_workload_imports(src, &graph);
+    assert_eq!(up.len(), 1, "{up:?}");
+    assert!(up[0].contains("cost/moe.rs"), "{up:?}");
 }

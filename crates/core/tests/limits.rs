@@ -6,7 +6,7 @@
 //! refused naming `workload.global_batch` and the value that would draw it.
 
 use overlap_core::scenario::Workload;
-use overlap_core::workload::cost::{budget_within, cost_within};
+use overlap_core::workload::build::run_cost::{budget_within, cost_within};
 use overlap_core::{
     presets, simulate_report, timeline_refusal, Fidelity, FieldError, Scenario, ScenarioInput,
     Simulator, MAX_SIMULATED_OPS, MAX_TIMELINE_OPS,

@@ -3,7 +3,7 @@
 //! count equals Llama 3's published sizes.
 
 use overlap_core::scenario::{Scenario, Workload};
-use overlap_core::workload::params::model_params;
+use overlap_core::workload::cost::params::model_params;
 use overlap_core::{simulate, ScenarioInput};
 
 fn scenario(json: &str) -> Scenario {

@@ -6,7 +6,7 @@
 
 use overlap_core::scenario::Moe;
 use overlap_core::timeline::{Axis, Interval, OpKind};
-use overlap_core::workload::moe::{all_to_all_traffic, nodes_per_token, EpPlacement};
+use overlap_core::workload::cost::moe::{all_to_all_traffic, nodes_per_token, EpPlacement};
 use overlap_core::{presets, simulate, simulate_report, Scenario, ScenarioInput};
 
 fn scenario(json: &str) -> Scenario {

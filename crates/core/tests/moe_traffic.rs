@@ -5,7 +5,7 @@
 
 use overlap_core::scenario::Dispatcher;
 use overlap_core::timeline::{Axis, Interval, OpKind, Phase};
-use overlap_core::workload::moe::{AllToAllTraffic, EpPlacement};
+use overlap_core::workload::cost::moe::{AllToAllTraffic, EpPlacement};
 use overlap_core::{presets, simulate, ScenarioInput};
 
 const MIB: f64 = 1024.0 * 1024.0;
@@ -61,7 +61,7 @@ fn deepseek_v3s_all_to_all_holds_the_links_at_deepeps_fitted_rates() {
     };
     let m = t.moe.as_ref().unwrap();
     let place = EpPlacement::of(64, 8);
-    let traffic = overlap_core::workload::moe::all_to_all_traffic(t, m, 64, place, 4096.0);
+    let traffic = overlap_core::workload::cost::moe::all_to_all_traffic(t, m, 64, place, 4096.0);
     let nic_on_links = traffic.nic_pair_bytes * 0.94 * 50.0 / 43.7;
     // NVLink: 200 x NCCL's 20.6/25 per link against DeepEP's 124.8.
     let nvlink_on_links = traffic.nvlink_pair_bytes * 200.0 * (20.6 / 25.0) / 124.8;

@@ -63,9 +63,9 @@ fn model_flops_per_stage(t: &Timeline, pp: u32) -> Vec<f64> {
 }
 
 /// The engine stays within the cost the validator predicted for the step
-/// (`workload::cost`), which counts a layout's run at its own depth.
+/// (`workload::build::run_cost`), which counts a layout's run at its own depth.
 fn within_predicted_cost(s: &Scenario, sim: &overlap_core::Simulation) {
-    let predicted = overlap_core::workload::cost::cost(s);
+    let predicted = overlap_core::workload::build::run_cost::cost(s);
     assert!(
         sim.events <= predicted.events,
         "{} > {predicted:?}",

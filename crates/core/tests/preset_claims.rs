@@ -12,8 +12,9 @@ use overlap_core::model::scenario::{
 };
 use overlap_core::presets::{self, PRESETS};
 use overlap_core::timeline::{Interval, Timeline};
-use overlap_core::workload::moe::{all_to_all_traffic, merges_passes, EpPlacement};
-use overlap_core::workload::params::{active_params, model_params};
+use overlap_core::workload::build::schedule::merged_passes::merges_passes;
+use overlap_core::workload::cost::moe::{all_to_all_traffic, EpPlacement};
+use overlap_core::workload::cost::params::{active_params, model_params};
 use overlap_core::{simulate, simulate_report, Axis, HardwarePreset, Report, Scenario};
 
 type Outcome = Result<(), String>;
@@ -39,7 +40,7 @@ fn moe(s: &Scenario) -> &overlap_core::scenario::Moe {
 }
 
 /// One all-to-all's traffic from one rank of the preset.
-fn ep_traffic(s: &Scenario) -> overlap_core::workload::moe::AllToAllTraffic {
+fn ep_traffic(s: &Scenario) -> overlap_core::workload::cost::moe::AllToAllTraffic {
     let t = transformer(s);
     let ep = s.parallel.ep;
     let place = EpPlacement::of(ep, s.hardware.gpus_per_node);

@@ -23,7 +23,7 @@ fn same_report(what: &str, s: &Scenario) {
         );
         // A step whose steady state was tried and did not hold would run
         // its short runs and then the whole step; none of these does
-        // (`workload::schedule::short_runs_pay`): the events are the full
+        // (`workload::build::schedule::short_runs_pay`): the events are the full
         // run's.
         assert_eq!(full.events, only.events, "{what}: events");
         assert_eq!(

@@ -115,7 +115,7 @@ fn parts_not_as_listed_are_run_again_rather_than_trusted() {
 }
 
 /// Each scenario's short runs are listed largest first, so that a thread's
-/// next run fits in the memory its previous one left (`workload::recycle`),
+/// next run fits in the memory its previous one left (`workload::graph::recycle`),
 /// and the figures still come out as from the counts in rising order.
 #[test]
 fn short_runs_are_listed_largest_first() {

@@ -296,7 +296,7 @@ fn pipeline_layouts_extrapolate_to_the_full_figures() {
     check("deepseek-v3 on pp 8 x vp 4", &split);
 }
 
-/// DualPipeV and ZB-V are simulated in full (`workload::schedule`'s
+/// DualPipeV and ZB-V are simulated in full (`workload::build::schedule`'s
 /// `fill_micro_batches`: their steady phase settles tens of micro-batches
 /// past the fill), so their figures are the full simulation's at any count:
 /// a dense PP 4 step at several counts, and deepseek-v3 at its 120

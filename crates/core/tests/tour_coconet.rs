@@ -5,7 +5,7 @@
 //! before and after.
 
 use overlap_core::timeline::{Direction, LinkClass, LinkLane, OpKind};
-use overlap_core::workload::hbm_ledger::hbm_ledger;
+use overlap_core::workload::build::hbm_ledger::hbm_ledger;
 use overlap_core::{presets, simulate, Axis, Scenario, ScenarioInput, Simulation};
 
 fn chapter_input() -> ScenarioInput {

@@ -6,7 +6,7 @@
 //! predicted cost. `OVERLAP_SEARCH_CASES=N` runs a larger search.
 
 use overlap_core::input::validate::{MAX_PLANNED_EVENTS, MAX_RERATE_WORK};
-use overlap_core::workload::cost::budget_within;
+use overlap_core::workload::build::run_cost::budget_within;
 use overlap_core::{ScenarioInput, MAX_SIMULATED_OPS, MAX_TIMELINE_OPS};
 
 /// A deterministic generator (xorshift64*), so that CI runs the same search.

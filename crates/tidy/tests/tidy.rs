@@ -91,9 +91,9 @@ const KNOWN_LOOPS: &[&[&str]] = &[
     // The transformer's builder: its state holds the DP buckets' and the
     // EP stream's types, declared in the child modules that extend it.
     &[
-        "crates/core/src/workload/transformer/grad_buckets.rs",
-        "crates/core/src/workload/transformer/mod.rs",
-        "crates/core/src/workload/transformer/moe_layer.rs",
+        "crates/core/src/workload/build/transformer/grad_buckets.rs",
+        "crates/core/src/workload/build/transformer/mod.rs",
+        "crates/core/src/workload/build/transformer/moe_layer.rs",
     ],
 ];
 

@@ -292,7 +292,7 @@ pub struct Group {
 /// (`_allreduce_word_embedding_grads`, NVIDIA/Megatron-LM d98e8a6
 /// megatron/core/distributed/finalize_model_grads.py:164-200). It sums copies of one gradient before the
 /// optimizer step, so it is DP's, as the simulator draws it
-/// (`overlap_core::workload::embedding_sync`), though its bytes cross the
+/// (`overlap_core::workload::cost::embedding_sync`), though its bytes cross the
 /// pipeline's links: a measured trace and a simulated one then put it on
 /// the same axis.
 pub const GROUP_DESCRIPTIONS: &[(&str, Axis)] = &[

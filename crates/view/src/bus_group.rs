@@ -51,7 +51,7 @@ pub fn shape(group: BusGroup, s: &Scenario) -> Option<(u32, u32)> {
             Some((k, tp.div_ceil(k)))
         }
         // TP fastest, then CP, then DP: a DP group has one rank in every
-        // TP group, `per_node / tp` of them in a node (workload/layout.rs).
+        // TP group, `per_node / tp` of them in a node (workload/cost/layout.rs).
         BusGroup::Dp if dp > 1 => {
             let k = (per_node / tp).clamp(1, dp);
             Some((k, dp / k))

@@ -319,7 +319,7 @@ fn queue_chapter_leaves_over_a_third_exposed() {
     let overlap_core::scenario::Workload::Transformer(t) = &s.workload else {
         panic!("a transformer");
     };
-    let params_b = overlap_core::workload::params::model_params(t) / 1e9;
+    let params_b = overlap_core::workload::cost::params::model_params(t) / 1e9;
     assert!((6.65..6.75).contains(&params_b), "{params_b}B");
     assert_eq!(t.mlp, overlap_core::scenario::Mlp::Gelu, "a GPT");
     assert_eq!(s.hardware.gpus(), 64);

@@ -154,7 +154,7 @@ fn fp8_chapter_shrinks_the_window_and_halves_the_gathers_not_the_reduce_scatters
     // inside each with sequence parallelism, … (PyTorch's Async TP)."
     let s = scenario_before(c);
     let t = transformer(&s);
-    let params_b = overlap_core::workload::params::model_params(t) / 1e9;
+    let params_b = overlap_core::workload::cost::params::model_params(t) / 1e9;
     assert!((7.95..8.1).contains(&params_b), "{params_b}B");
     assert_eq!(t.precision, Precision::Bf16);
     assert_eq!(s.hardware_preset.name(), "dgx-h100");
@@ -198,7 +198,7 @@ fn fp8_chapter_shrinks_the_window_and_halves_the_gathers_not_the_reduce_scatters
     // Explain: "Each GEMM alone takes a little over half the time: cuBLAS's
     // fp8 GEMMs reach 71% of a peak twice as high, its bf16 ones 80% of
     // theirs. TP's window shrinks from .. to ..".
-    use overlap_core::workload::efficiency::{HOPPER_FP8_SUSTAINED_FRACTION, HOPPER_GEMM};
+    use overlap_core::workload::cost::efficiency::{HOPPER_FP8_SUSTAINED_FRACTION, HOPPER_GEMM};
     assert_eq!((HOPPER_FP8_SUSTAINED_FRACTION * 100.0).round(), 71.0);
     assert_eq!((HOPPER_GEMM.sustained_fraction * 100.0).round(), 80.0);
     // The GEMM-only ops: the projection, the MLP's

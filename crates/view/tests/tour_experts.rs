@@ -78,9 +78,9 @@ fn expert_chapter_hides_the_all_to_all_under_the_other_micro_batch() {
         (sa.parallel.pp, sa.parallel.schedule),
         (1, Schedule::OneFOneB)
     );
-    let form = overlap_core::workload::moe::ep_form(&sa);
+    let form = overlap_core::workload::build::schedule::merged_passes::ep_form(&sa);
     assert!(form.combined_1f1b && !form.shared_expert && !form.dispatch_wgrad);
-    assert!(overlap_core::workload::moe::merges_passes(&sa));
+    assert!(overlap_core::workload::build::schedule::merged_passes::merges_passes(&sa));
     // Answer: more than half of the wait is gone.
     assert_eq!((c.answer.unwrap())(&r.outcome()), 0);
     let (before_ep, after_ep) = (b.axes.get(Axis::Ep), a.axes.get(Axis::Ep));
@@ -208,7 +208,7 @@ fn expert_chapter_hides_the_all_to_all_under_the_other_micro_batch() {
 #[test]
 fn dualpipe_chapter_pairs_the_chunks_and_fills_the_bubble() {
     use overlap_core::schedule::{peak_in_flight, stage_program};
-    use overlap_core::workload::stage_layers::stage_layers;
+    use overlap_core::workload::cost::stage_layers::stage_layers;
     let (c, r) = runs("DualPipe exists");
     let (sb, sa) = (
         scenario_before(c),
@@ -256,7 +256,10 @@ fn dualpipe_chapter_pairs_the_chunks_and_fills_the_bubble() {
         (sb.parallel.schedule, sb.parallel.virtual_stages),
         (Schedule::OneFOneB, 1)
     );
-    assert!(sb.overlap.ep.is_on() && !overlap_core::workload::moe::merges_passes(&sb));
+    assert!(
+        sb.overlap.ep.is_on()
+            && !overlap_core::workload::build::schedule::merged_passes::merges_passes(&sb)
+    );
     let mut refused = c.before_input().unwrap();
     refused.overlap.ep = Some(
         serde_json::from_str::<overlap_core::scenario::EpOverlap>(r#"["combined_1f1b"]"#).unwrap(),
@@ -329,7 +332,7 @@ fn dualpipe_chapter_pairs_the_chunks_and_fills_the_bubble() {
     assert_eq!(sa.parallel.schedule.virtual_stage(0, 1, pp), 2 * pp - 1);
     // "… and in the middle of the step it runs a forward chunk of one
     // micro-batch and a backward chunk of another as one pass".
-    assert!(overlap_core::workload::moe::merges_passes(&sa));
+    assert!(overlap_core::workload::build::schedule::merged_passes::merges_passes(&sa));
     let merged = merged_steps(&sa, 0, m);
     assert!(!merged.is_empty());
     for (phase, mb, _) in &merged {

@@ -1,6 +1,6 @@
 //! DeepEP (DeepSeek-V3 section 3.2.2) as a collective library: the
 //! expert-parallel all-to-alls of a scenario whose `workload.moe.dispatcher`
-//! is `"deepep"`. Its traffic per peer is `workload::moe`'s (node-limited
+//! is `"deepep"`. Its traffic per peer is `workload::cost::moe`'s (node-limited
 //! routing, one InfiniBand crossing per node reached); here is what its
 //! kernels hold and what profilers call them.
 
@@ -31,7 +31,7 @@ pub struct DeepEp {
 /// (tests/legacy/test_internode.py:59-63, 224-227): the "RDMA" bytes are
 /// every (token, node reached) pair, the token's own node included, which
 /// crosses no NIC; the "NVL" bytes every token a rank receives, its own
-/// included. With `workload::moe`'s traffic, what the links actually carry
+/// included. With `workload::cost::moe`'s traffic, what the links actually carry
 /// is then 7/8 of the NVL bytes (one node of 8), and of the RDMA bytes
 /// (N-1)/N across N nodes; which is why EP 32's 58 GB/s exceeds the NIC.
 ///
@@ -66,7 +66,7 @@ impl CollectiveLibrary for DeepEp {
 
     /// The exchange's latency and copies as an all-to-all of the group's
     /// shape; the bytes per peer travel as flows of their own
-    /// (`workload::moe::all_to_all_traffic`), so only what the kernels hold
+    /// (`workload::cost::moe::all_to_all_traffic`), so only what the kernels hold
     /// is DeepEP's here: the SMs it is given.
     fn call(&self, fabric: &Fabric, shape: &CallShape) -> CollectiveCall {
         CollectiveCall {

@@ -1,6 +1,6 @@
 //! The cost budget: how many operations, events and re-ratings a scenario's
 //! figures and timeline may take, predicted from small counting builds
-//! (`workload::cost`) before anything runs; and each refusal over it,
+//! (`workload::build::run_cost`) before anything runs; and each refusal over it,
 //! naming the control that most directly caused the overshoot with the
 //! largest value of it that fits.
 
@@ -8,7 +8,7 @@ use crate::input::error::FieldError;
 use crate::model::scenario::{Scenario, Schedule, Workload};
 
 /// Operations (compute ops and collectives) a step may hold for its figures,
-/// counted by the builder (`workload::cost`) over the whole step. The
+/// counted by the builder (`workload::build::run_cost`) over the whole step. The
 /// figures of a step with a steady state simulate at most three short runs
 /// past the pipeline's fill (`crate::steady_state`), whatever the step
 /// holds: 20 times the 1T-parameter step with every overlap on at four TP
@@ -22,13 +22,13 @@ pub const MAX_SIMULATED_OPS: u64 = 70_000_000;
 /// chunks holds 3.1 million and peaks near 0.9 GB.
 pub const MAX_TIMELINE_OPS: u64 = 3_500_000;
 /// Events the engine may plan for one scenario and its baseline (the bound
-/// `workload::cost` proves; the engine's work is linear in it). With flows
+/// `workload::build::run_cost` proves; the engine's work is linear in it). With flows
 /// of one pattern sharing one class, concurrent flows no longer multiply it.
 pub const MAX_PLANNED_EVENTS: u64 = 200_000_000;
 
 /// Link usages the network may visit re-rating flows, over the runs the
 /// figures make, and over the whole step for a timeline
-/// (`workload::cost::Cost::rerate_work`, a bound on the work of
+/// (`workload::build::run_cost::Cost::rerate_work`, a bound on the work of
 /// `sim::network`'s progressive filling). Events alone do not bound time
 /// when many flows share one resource: each join or leave re-rates all of
 /// them (issue 45's 86 s inference step: the pipeline sends of 64 replicas
@@ -50,26 +50,26 @@ fn millions(n: u64) -> String {
 }
 
 /// Why a step is refused whose cost cannot be predicted cheaply: its
-/// smallest counting builds (`workload::cost::ShapeCost`) are over
-/// [`crate::workload::cost::MAX_COUNTED_OPS`], and a step holds at least
+/// smallest counting builds (`workload::build::run_cost::ShapeCost`) are over
+/// [`crate::workload::build::run_cost::MAX_COUNTED_OPS`], and a step holds at least
 /// as many operations as they do.
 fn too_long_to_count() -> String {
     format!(
         "one pipeline fill of this step through two layers per virtual stage would already hold more than {} operations, \
          too many to predict this step's cost cheaply",
-        millions(crate::workload::cost::MAX_COUNTED_OPS)
+        millions(crate::workload::build::run_cost::MAX_COUNTED_OPS)
     )
 }
 
 /// Why the figures of this step are over the budget, or `None` when they
 /// fit: the step's operations against [`MAX_SIMULATED_OPS`], each run the
 /// figures simulate against [`MAX_TIMELINE_OPS`], their events against
-/// [`MAX_PLANNED_EVENTS`]. Predicted (`workload::cost::predict`) from
+/// [`MAX_PLANNED_EVENTS`]. Predicted (`workload::build::run_cost::predict`) from
 /// builds of at most `MAX_COUNTED_OPS`, so that a step far over budget
 /// costs little to refuse.
 fn overshoot(s: &Scenario) -> Option<String> {
-    let whole = crate::workload::schedule::steady_counts(s).is_none();
-    let Some(budget) = crate::workload::cost::budget_within(s, MAX_TIMELINE_OPS) else {
+    let whole = crate::workload::build::schedule::steady_counts(s).is_none();
+    let Some(budget) = crate::workload::build::run_cost::budget_within(s, MAX_TIMELINE_OPS) else {
         return Some(too_long_to_count());
     };
     let (step, figures) = (budget.step, budget.figures);
@@ -122,7 +122,7 @@ fn fits(s: &Scenario) -> bool {
 /// within [`MAX_TIMELINE_OPS`], [`MAX_PLANNED_EVENTS`] and
 /// [`MAX_RERATE_WORK`].
 pub(crate) fn whole_step_fits(s: &Scenario) -> bool {
-    crate::workload::cost::cost_within(s, MAX_TIMELINE_OPS).is_some_and(|c| {
+    crate::workload::build::run_cost::cost_within(s, MAX_TIMELINE_OPS).is_some_and(|c| {
         c.ops <= MAX_TIMELINE_OPS
             && c.planned_events <= MAX_PLANNED_EVENTS
             && c.rerate_work <= MAX_RERATE_WORK
@@ -132,7 +132,7 @@ pub(crate) fn whole_step_fits(s: &Scenario) -> bool {
 /// The whole step's operations (scenario or baseline, the larger), counted
 /// from builds of at most one run's limit; `None` when one is over it.
 fn step_ops(s: &Scenario) -> Option<u64> {
-    crate::workload::cost::budget_within(s, MAX_TIMELINE_OPS).map(|b| b.step.ops)
+    crate::workload::build::run_cost::budget_within(s, MAX_TIMELINE_OPS).map(|b| b.step.ops)
 }
 
 /// Why the page and `overlap-lab trace` do not build this step's timeline,
@@ -215,7 +215,7 @@ pub(crate) fn batch_unit(s: &Scenario) -> u32 {
 
 /// The scenario with `micro_batches` per pipeline.
 pub(crate) fn with_micro_batches(s: &Scenario, micro_batches: u32) -> Scenario {
-    crate::workload::cost::with_micro_batches(s, micro_batches)
+    crate::workload::build::run_cost::with_micro_batches(s, micro_batches)
 }
 
 /// The largest global batch below the scenario's, in the steps the schedule
@@ -226,7 +226,7 @@ pub(crate) fn with_micro_batches(s: &Scenario, micro_batches: u32) -> Scenario {
 /// should the check fail (a count near the steady state's threshold), a
 /// search below it finds one that holds.
 fn largest_batch(s: &Scenario, ok: impl Fn(&Scenario) -> bool) -> Option<u32> {
-    use crate::workload::cost::cost_within;
+    use crate::workload::build::run_cost::cost_within;
     let Workload::Transformer(t) = &s.workload else {
         return None;
     };

@@ -194,14 +194,14 @@ fn check_ep_overlap(c: &mut Checker, s: &Scenario, p: &Parallel, t: &Transformer
         return;
     }
     // Merged passes on interleaved 1F1B pair a backward with the forward
-    // one warm-up micro-batch later (`moe::merged_order`). With fewer than
+    // one warm-up micro-batch later (`merged_passes::merged_order`). With fewer than
     // 2 x pp micro-batches the warm-up covers the whole step and the
     // passes the cool-down merges wait on each other across stages: still
     // a cycle with the layer pairs (interleaved at pp 4 with 4
     // micro-batches; found by the layout search on the older merged
     // order), so it stays refused rather than run wrong.
     let m = u64::from(s.micro_batches());
-    if crate::workload::moe::merges_passes(s)
+    if crate::workload::build::schedule::merged_passes::merges_passes(s)
         && p.schedule == Schedule::Interleaved
         && m < 2 * u64::from(p.pp)
     {
@@ -220,7 +220,9 @@ fn check_ep_overlap(c: &mut Checker, s: &Scenario, p: &Parallel, t: &Transformer
     // FSDP gathers each layer in the order of the stage's program; merged
     // passes interleave a forward's layers with a backward's, an order its
     // gathers do not follow here.
-    if crate::workload::moe::merges_passes(s) && p.dp_sharding == DpSharding::Full {
+    if crate::workload::build::schedule::merged_passes::merges_passes(s)
+        && p.dp_sharding == DpSharding::Full
+    {
         c.fail(
             "overlap.ep",
             "combined 1F1B (or DualPipe's chunk pairs) with parallel.dp_sharding \"full\" is not \
@@ -230,7 +232,7 @@ fn check_ep_overlap(c: &mut Checker, s: &Scenario, p: &Parallel, t: &Transformer
         );
     }
     // `true` is the schedule's natural form, whose options are never
-    // refused together (`workload::moe::ep_form`); a list is checked
+    // refused together (`workload::build::schedule::merged_passes::ep_form`); a list is checked
     // option by option.
     let crate::model::ep_overlap::EpOverlap::Options(form) = s.overlap.ep else {
         return;
@@ -325,7 +327,7 @@ fn check_recompute_modules(c: &mut Checker, s: &Scenario, t: &Transformer, m: &M
     // work with --moe-shared-expert-overlap".
     if r.shared_experts
         && m.shared_experts > 0
-        && crate::workload::moe::ep_form(s).shared_expert
+        && crate::workload::build::schedule::merged_passes::ep_form(s).shared_expert
         && s.parallel.ep > 1
     {
         c.fail(

@@ -169,7 +169,7 @@ impl ScenarioInput {
     /// checked: resolving it validates it, and counts the baseline's cost,
     /// half of what resolving this input counts. A caller may split one
     /// long check in two by resolving this first: this input's own check
-    /// then finds the baseline's count kept (`workload::cost`).
+    /// then finds the baseline's count kept (`workload::build::run_cost`).
     pub fn all_overlap_off(&self) -> ScenarioInput {
         fill::complete_input(&fill::filled(self).all_overlap_off())
     }

@@ -177,7 +177,7 @@ pub(crate) fn ep_overlap_inert(s: &Scenario) -> Option<String> {
 /// beside each all-to-all, and the options that would hide it without a
 /// pair are off (Megatron-LM refuses them beside combined 1F1B).
 pub fn ep_nothing_to_pair(s: &Scenario) -> Option<String> {
-    let form = crate::workload::moe::ep_form(s);
+    let form = crate::workload::build::schedule::merged_passes::ep_form(s);
     let alone = form.combined_1f1b && !form.shared_expert && !form.dispatch_wgrad;
     (alone && transformer(s).is_some() && s.micro_batches() == 1).then(|| {
         "Changes nothing here: combined 1F1B runs one micro-batch's forward beside another's backward, \
@@ -204,7 +204,7 @@ pub(crate) fn bucket_mb_inert(s: &Scenario) -> Option<String> {
 /// Why `overlap.tp_chunks` changes nothing, when it does not: the GEMMs
 /// are split only under TP overlap, for a TP group, and not with sequence
 /// parallelism, whose TP overlap decomposes each collective into the
-/// group's ring steps instead (`workload::transformer`, Async TP).
+/// group's ring steps instead (`workload::build::transformer`, Async TP).
 pub(crate) fn tp_chunks_inert(s: &Scenario) -> Option<String> {
     let tp = s.parallel.tp;
     if let Some(why) = tp_overlap_inert(s) {

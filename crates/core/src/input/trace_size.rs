@@ -1,6 +1,6 @@
 //! How large a trace `overlap-lab trace` writes, and the refusal of a step
 //! whose trace would be larger, estimated before the step is simulated:
-//! its bars (`workload::cost::Cost::bars`) at the bytes per bar of a small
+//! its bars (`workload::build::run_cost::Cost::bars`) at the bytes per bar of a small
 //! run.
 
 use crate::input::error::FieldError;
@@ -24,7 +24,7 @@ pub const TRACE_ESTIMATE_MARGIN: f64 = 1.1;
 
 /// The bytes per bar of the trace `trace_bytes` writes of the step run at
 /// one unit of micro-batches (a fraction of the step), over its predicted
-/// bars (`workload::cost::Cost::bars`): what [`trace_refusal`] scales the
+/// bars (`workload::build::run_cost::Cost::bars`): what [`trace_refusal`] scales the
 /// step's bars by. `None` for a step whose timeline is refused
 /// ([`crate::input::validate::timeline_refusal`] says why) or that is too long to predict.
 pub fn small_run_bytes_per_bar(
@@ -38,12 +38,12 @@ pub fn small_run_bytes_per_bar(
         return None;
     }
     let small = with_micro_batches(s, batch_unit(s).min(s.micro_batches()));
-    let bars = crate::workload::cost::run_cost_within(&small, u64::MAX)?.bars;
+    let bars = crate::workload::build::run_cost::run_cost_within(&small, u64::MAX)?.bars;
     Some(trace_bytes(&small) as f64 / bars.max(1) as f64)
 }
 
 /// Why `overlap-lab trace` does not write this step's trace: its size,
-/// estimated as its bars (`workload::cost::Cost::bars`, predicted from
+/// estimated as its bars (`workload::build::run_cost::Cost::bars`, predicted from
 /// the small counting builds) at `bytes_per_bar` (measured on a small run,
 /// [`small_run_bytes_per_bar`], before the step is simulated; or on the
 /// step's own trace once built), is over
@@ -51,7 +51,9 @@ pub fn small_run_bytes_per_bar(
 /// `workload.global_batch` and the largest value whose estimate is within
 /// the limit by [`TRACE_ESTIMATE_MARGIN`] and whose timeline is drawn.
 pub fn trace_refusal(s: &Scenario, bytes_per_bar: f64, margin: f64) -> Option<FieldError> {
-    let bars = |x: &Scenario| crate::workload::cost::run_cost_within(x, u64::MAX).map(|c| c.bars);
+    let bars = |x: &Scenario| {
+        crate::workload::build::run_cost::run_cost_within(x, u64::MAX).map(|c| c.bars)
+    };
     let estimate = |x: &Scenario| bars(x).map(|b| b as f64 * bytes_per_bar);
     let bytes = estimate(s)?;
     let limit = MAX_TRACE_FILE_BYTES as f64;

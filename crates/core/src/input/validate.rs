@@ -381,7 +381,7 @@ fn check_transformer(c: &mut Checker, t: &Transformer, p: &Parallel, o: &Overlap
             ),
         );
     }
-    // Uneven shares are fine (workload::stage_layers); an empty stage is not.
+    // Uneven shares are fine (workload::cost::stage_layers); an empty stage is not.
     let stages = p.pp * p.virtual_stages;
     if let Some(layout) = &p.pipeline_layout {
         if let Err(e) = layout.check(stages, t.layers) {

@@ -1,6 +1,6 @@
 //! `overlap.ep`: which of the frameworks' expert all-to-all overlaps a
 //! scenario runs (model.md section 4c, interface.md round 4). `false`
-//! runs none; `true` the schedule's natural form (`workload::moe::ep_form`);
+//! runs none; `true` the schedule's natural form (`workload::build::schedule::merged_passes::ep_form`);
 //! a list names Megatron-LM's options one by one. Old links wrote a switch
 //! (`true`/`false`, `1`/`0`), which keeps its place in both forms.
 

@@ -3,7 +3,7 @@
 //! megatron/core/transformer/transformer_config.py:560-580, read under
 //! selective granularity, :1943-1962). Each module keeps less memory
 //! (`output::memory`) and runs its forward again before its backward
-//! (`workload::transformer`). A scenario lists them by Megatron's names.
+//! (`workload::build::transformer`). A scenario lists them by Megatron's names.
 
 use serde::de::{self, Deserializer, SeqAccess, Visitor};
 use serde::ser::{SerializeSeq, Serializer};

@@ -440,7 +440,7 @@ pub struct Parallel {
     /// How the CP ranks exchange keys and values.
     pub cp_mode: CpMode,
     /// What each virtual stage holds, when not the even split
-    /// (`workload::stage_layers`).
+    /// (`workload::cost::stage_layers`).
     pub pipeline_layout: Option<crate::model::pipeline_layout::PipelineLayout>,
 }
 
@@ -484,7 +484,7 @@ pub struct Overlap {
     /// The experts' all-to-alls run under other compute: another
     /// micro-batch's (combined 1F1B's layer pairs, DualPipe's chunk pairs)
     /// or the shared experts' and delayed weight gradients' (`ep_overlap`;
-    /// what each schedule runs: `workload::moe::ep_form`).
+    /// what each schedule runs: `workload::build::schedule::merged_passes::ep_form`).
     pub ep: crate::model::ep_overlap::EpOverlap,
     /// CP's K/V transfers under attention (ring: the next block's under
     /// this block's; allgather: the next layer's gather under this layer).
@@ -541,7 +541,7 @@ impl Scenario {
     /// The v1 tax: `sm_tax` when given under the modelled interference. A
     /// scenario with it runs in the first version's model, so that a v1
     /// link keeps its figures: compute runs at (1 - tax) while a collective
-    /// of its GPU runs (`workload::interference`), and the mechanisms the
+    /// of its GPU runs (`workload::graph::interference`), and the mechanisms the
     /// first version lacked that would move every figure of a link (the
     /// tied embedding's gradient all-reduce) are left out.
     pub fn first_version_tax(&self) -> Option<f64> {

@@ -17,11 +17,13 @@ use crate::model::scenario::{
     Transformer, Workload,
 };
 use crate::output::report::MemoryGb;
-use crate::workload::expert_folding::ExpertFolding;
-use crate::workload::moe;
-use crate::workload::params::{dense_params_at, embedding_params_whole, layer_params};
-use crate::workload::schedule::{peak_alive_bytes, peak_in_flight, stage_program};
-use crate::workload::stage_layers;
+use crate::workload::build::schedule::{
+    merged_passes, peak_alive_bytes, peak_in_flight, stage_program,
+};
+use crate::workload::cost::expert_folding::ExpertFolding;
+use crate::workload::cost::moe;
+use crate::workload::cost::params::{dense_params_at, embedding_params_whole, layer_params};
+use crate::workload::cost::stage_layers;
 
 /// Half-precision weight, bytes per parameter.
 pub const WEIGHT_BYTES_PER_PARAM: f64 = 2.0;
@@ -160,7 +162,7 @@ pub struct StageMemory {
 
 /// What decides a stage's peak of forwards in flight: the schedule, the
 /// stage, the stages, the micro-batches, the chunks, and whether EP
-/// overlap merges its passes (`moe::merged_order`).
+/// overlap merges its passes (`merged_passes::merged_order`).
 type InFlightKey = (Schedule, u32, u32, u32, u32, bool);
 
 /// Stages' peaks of forwards in flight, remembered by what decides them
@@ -274,10 +276,17 @@ fn stage_memory_with(s: &Scenario, t: &Transformer, memo: &InFlightMemo) -> Vec<
             // backward finds kept, does not apply).
             // Merged passes (EP overlap) keep more forwards in flight.
             let (in_flight, activation_bytes) = if train {
-                let key = (p.schedule, stage, p.pp, m, chunks, moe::merges_passes(s));
+                let key = (
+                    p.schedule,
+                    stage,
+                    p.pp,
+                    m,
+                    chunks,
+                    merged_passes::merges_passes(s),
+                );
                 let in_flight = memo.get(key, || {
                     let program = stage_program(p.schedule, stage, p.pp, m, chunks, true);
-                    let program = moe::merged_order(s, program);
+                    let program = merged_passes::merged_order(s, program);
                     peak_in_flight(&program, chunks)
                 });
                 let kept = match (moe_layers, &p.pipeline_layout) {
@@ -298,7 +307,7 @@ fn stage_memory_with(s: &Scenario, t: &Transformer, memo: &InFlightMemo) -> Vec<
                             })
                             .collect();
                         let program = stage_program(p.schedule, stage, p.pp, m, chunks, true);
-                        peak_alive_bytes(&moe::merged_order(s, program), &per_chunk)
+                        peak_alive_bytes(&merged_passes::merged_order(s, program), &per_chunk)
                     }
                     (None, None) => in_flight * count * one_layer,
                     (Some(all), None) => in_flight * all,

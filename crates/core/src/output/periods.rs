@@ -4,7 +4,7 @@
 //! Past the pipeline's fill, one more unit of micro-batches adds one
 //! identical period to every lane (`steady_state`'s module doc). A run at
 //! `m` micro-batches that marks three instants one period apart
-//! (`workload::schedule::period_marks`) therefore holds everything the run
+//! (`workload::build::schedule::period_marks`) therefore holds everything the run
 //! at `m + n * unit` draws: what starts before the third mark is the same;
 //! the period between the second and third marks recurs `n` more times,
 //! each `period_s` later with its micro-batches `unit` higher; and what

@@ -13,8 +13,8 @@ use crate::output::tally::{GpuTally, LinkTally, Tally};
 use crate::output::timeline::{GpuLanes, Interval, LinkLane, Timeline};
 use crate::sim::engine::RunResult;
 use crate::sim::link_log::AXIS_PAIRS;
+use crate::workload::graph::task::COMPUTE;
 use crate::workload::graph::Graph;
-use crate::workload::task::COMPUTE;
 
 /// Builds the timeline; the run's link samples move into it.
 pub(crate) fn timeline(g: &Graph, run: &mut RunResult, reduced: bool) -> Timeline {
@@ -230,7 +230,7 @@ pub(crate) fn tally_with_periods(
             all.extend(share);
         }
     }
-    let link_class = |res: &crate::workload::task::ResourceInfo| {
+    let link_class = |res: &crate::workload::graph::task::ResourceInfo| {
         res.gpu.map(|_| match res.class {
             LinkClass::Nvlink => 0,
             LinkClass::Network => 1,
@@ -506,8 +506,8 @@ mod tests {
     use crate::model::fidelity::Fidelity;
     use crate::sim::engine;
     use crate::workload;
-    use crate::workload::cost::with_micro_batches;
-    use crate::workload::interference::Sharing;
+    use crate::workload::build::run_cost::with_micro_batches;
+    use crate::workload::graph::interference::Sharing;
 
     /// The GPUs' sums worked out in shares on several threads are the
     /// one-thread sums bit for bit, the marked periods' included.
@@ -557,7 +557,7 @@ mod tests {
         use crate::model::axis::Axis;
         use crate::model::link::LinkClass;
         use crate::model::op::{OpKind, Phase};
-        use crate::workload::task::Meta;
+        use crate::workload::graph::task::Meta;
         let (mut g, links) = Graph::with_test_links(2, &[(0, LinkClass::Network)]);
         let link = links[0];
         let meta = Meta::new(OpKind::Gemm, Phase::Backward);

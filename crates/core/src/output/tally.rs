@@ -11,7 +11,7 @@ use crate::model::axis::Axis;
 use crate::model::scenario::Scenario;
 use crate::output::report::{AxisReport, HeaviestGpu, LinkReport, Report};
 use crate::sim::link_log::{axis_pairs, pair_key, AXIS_PAIRS};
-use crate::workload::layer_cost::masked_attention_flops;
+use crate::workload::cost::layer_cost::masked_attention_flops;
 
 /// GPUs whose ends differ by at most this part of the step ended together
 /// (see [`Tally::tied`]): far above the rounding of a step's sums, far below

@@ -348,7 +348,7 @@ mod tests {
         ] {
             let s = presets::scenario(id).unwrap();
             let sim = simulate(&s);
-            let bars = crate::workload::cost::run_cost_within(&s, u64::MAX)
+            let bars = crate::workload::build::run_cost::run_cost_within(&s, u64::MAX)
                 .unwrap()
                 .bars;
             assert_eq!(bars, sim.timeline.interval_count() as u64, "{id}");

@@ -19,7 +19,7 @@ use crate::output::report::Report;
 use crate::output::timeline::Timeline;
 use crate::output::{periods, summary};
 use crate::workload;
-use crate::workload::interference::Sharing;
+use crate::workload::graph::interference::Sharing;
 pub(crate) use runner::Runner;
 use steady::{Part, PartRan};
 
@@ -33,7 +33,7 @@ pub struct Simulation {
     /// Events the engine processed, both runs counted (for benchmarks).
     pub events: u64,
     /// Events the engine planned, superseded ones included (its work), both
-    /// runs counted: never above `workload::cost::cost(scenario).planned_events`.
+    /// runs counted: never above `workload::build::run_cost::cost(scenario).planned_events`.
     pub planned_events: u64,
     /// The micro-batch count of the short run whose steady period the
     /// timeline repeats ([`Simulator::simulate_periodic`]); `None` when the

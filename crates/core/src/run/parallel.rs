@@ -12,7 +12,7 @@
 //! counts one core and refuses to start a thread, so the runs go one after
 //! the other on the caller's (the page spreads them over workers instead).
 
-use crate::workload::recycle;
+use crate::workload::graph::recycle;
 
 /// How many threads to run independent work on: the cores this process may
 /// use (one where the system does not say).
@@ -44,7 +44,7 @@ pub fn runs_at_once(ops_per_run: u64) -> usize {
 /// `f` of every item, in the items' order, on up to `threads` threads. Each
 /// thread takes the next item not yet taken, so list the longest work
 /// first, and keeps the large arrays one item frees for its next
-/// (`workload::recycle`). A thread the system refuses leaves its share to those that
+/// (`workload::graph::recycle`). A thread the system refuses leaves its share to those that
 /// started, this one included. A panic in `f` is raised again here.
 pub(crate) fn map<T: Sync, R: Send>(
     items: &[T],

@@ -13,8 +13,8 @@ use crate::output::periods::Repeat;
 use crate::output::summary;
 use crate::output::timeline::Timeline;
 use crate::workload;
-use crate::workload::cost::with_micro_batches;
-use crate::workload::interference::Sharing;
+use crate::workload::build::run_cost::with_micro_batches;
+use crate::workload::graph::interference::Sharing;
 
 /// The step's timeline as one short run draws it: the run at the count
 /// whose two marked periods stand for the next two counts

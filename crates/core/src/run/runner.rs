@@ -10,7 +10,7 @@ use crate::model::fidelity::Fidelity;
 use crate::model::scenario::Scenario;
 use crate::sim;
 use crate::workload;
-use crate::workload::interference::Sharing;
+use crate::workload::graph::interference::Sharing;
 
 use super::parallel;
 
@@ -66,12 +66,12 @@ impl Runner {
     /// fewer when that many of its largest runs would not fit in
     /// [`parallel::RUNS_MEMORY_BYTES`] at once. The largest run is the
     /// validator's count, kept from resolving the scenario
-    /// (`workload::cost`).
+    /// (`workload::build::run_cost`).
     pub(crate) fn threads_for(&self, scenario: &Scenario) -> usize {
         if self.threads <= 1 {
             return 1;
         }
-        workload::cost::budget_within(scenario, MAX_TIMELINE_OPS)
+        workload::build::run_cost::budget_within(scenario, MAX_TIMELINE_OPS)
             .map_or(1, |b| parallel::runs_at_once(b.figures.ops))
             .min(self.threads)
     }
@@ -85,7 +85,7 @@ impl Runner {
         if self.fidelity == Fidelity::Full || s.micro_batches() <= 64 {
             return 0;
         }
-        workload::cost::run_cost(s).ops as usize
+        workload::build::run_cost::run_cost(s).ops as usize
     }
 
     /// Runs the graph, recording what the report reads when `record` and the

@@ -2,7 +2,7 @@
 //! exactly to the scenario's micro-batch count.
 //!
 //! Every schedule runs each micro-batch through the same ops
-//! (`workload::cost`), so past the pipeline's fill one more unit of
+//! (`workload::build::run_cost`), so past the pipeline's fill one more unit of
 //! micro-batches (one, or `pp` for the interleaved schedule) adds one
 //! identical period to every stage's timeline. Every sum the report is made
 //! of (`output::tally`) then grows by the same amount per unit: it is affine
@@ -17,12 +17,12 @@
 //! or the slowest GPU ambiguous, and the step is then simulated in full.
 //! What three runs cannot see, a critical path that changes only later (as
 //! in GPipe and inference, where forwards run back to back), is excluded
-//! up front by `workload::schedule::steady_counts`. Work tied to the
+//! up front by `workload::build::schedule::steady_counts`. Work tied to the
 //! first or last micro-batch (DP buckets, FSDP gathers, held weight
 //! gradients) is the same at every count and cancels in the differences.
 //!
 //! One run can stand for the three. Where the builder marks periods
-//! (`workload::schedule::period_marks`: 1F1B over two stages or more), the
+//! (`workload::build::schedule::period_marks`: 1F1B over two stages or more), the
 //! last run notes every sum at three marks one unit of micro-batches apart,
 //! inside the window where every stage runs its steady phase. Between two
 //! marks each sum grows by what one more unit adds to it: the run's sums,
@@ -44,8 +44,8 @@ use crate::output::summary;
 use crate::output::tally::Tally;
 use crate::sim::engine::RunResult;
 use crate::workload;
-use crate::workload::cost::with_micro_batches;
-use crate::workload::interference::Sharing;
+use crate::workload::build::run_cost::with_micro_batches;
+use crate::workload::graph::interference::Sharing;
 
 pub use crate::output::periods::{ROUNDING_ULPS, TOLERANCE};
 
@@ -71,7 +71,7 @@ pub(crate) struct Tallied {
     pub micro_batches: u32,
 }
 
-pub use crate::workload::schedule::{
+pub use crate::workload::build::schedule::{
     later_steady_counts, marked_run_counts, period_marks, steady_counts,
 };
 
@@ -99,9 +99,9 @@ pub fn marked_counts(s: &Scenario) -> Option<[u32; 3]> {
 
 /// Whether a later short run of `s` at `m` micro-batches holds no more
 /// than one run may (`validate::MAX_TIMELINE_OPS`): the budget counts the
-/// first runs only (`workload::cost::budget_within`).
+/// first runs only (`workload::build::run_cost::budget_within`).
 pub(super) fn within_one_run(s: &Scenario, m: u32) -> bool {
-    workload::cost::predict(&with_micro_batches(s, m))
+    workload::build::run_cost::predict(&with_micro_batches(s, m))
         .is_some_and(|c| c.ops <= validate::MAX_TIMELINE_OPS)
 }
 
@@ -184,7 +184,7 @@ pub(crate) fn parts(s: &Scenario, baseline: Option<&Scenario>) -> Vec<Part> {
 /// The runs of one scenario, marked as the baseline's or not: where its
 /// short run marks its periods ([`period_marks`]), that one run; else the
 /// short runs largest first, so that each run of a thread fits in the
-/// memory the one before it left (`workload::recycle`). [`in_count_order`]
+/// memory the one before it left (`workload::graph::recycle`). [`in_count_order`]
 /// puts their results back in the order of [`steady_counts`].
 fn parts_of(s: &Scenario, baseline: bool) -> Vec<Part> {
     match steady_counts(s) {

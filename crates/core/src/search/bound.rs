@@ -5,11 +5,11 @@
 //!
 //! Every compute op of a GPU runs on its one compute stream, one after the
 //! other, and never faster than its duration alone (`work`: collectives
-//! only take SMs and HBM from it, `workload::interference`). A collective
+//! only take SMs and HBM from it, `workload::graph::interference`). A collective
 //! never moves its bytes faster than alone on its links
 //! (`Graph::alone_rate_bps`: sharing and HBM only slow it) and pays its
 //! latency first. Every micro-batch runs through the same ops
-//! (`workload::cost`), and a pass (the forward, the recomputation, or the
+//! (`workload::build::run_cost`), and a pass (the forward, the recomputation, or the
 //! backward, or a zero-bubble schedule's B, of one micro-batch on one
 //! virtual stage) runs as one block on its stream. So, per virtual stage
 //! `vs`, for one micro-batch:
@@ -30,7 +30,7 @@
 //!   not a weight gradient (what the gradient sent to `vs - 1` waits for);
 //! - `G(vs)`, `S(vs)`: FSDP's layer gathers and reduce-scatters of those
 //!   layers alone on their links. Each family runs one after another
-//!   (`workload::sharding`), so each sums to a floor of the step;
+//!   (`workload::build::sharding`), so each sums to a floor of the step;
 //! - `L_i(vs)`: the counted collectives' bytes through each of the GPU's
 //!   four links (NVLink and network, out and in) at its capacity: the
 //!   network shares a link's capacity among its flows and never exceeds
@@ -89,9 +89,9 @@ use crate::model::op::{OpKind, Phase, NONE};
 use crate::model::scenario::{
     DpSharding, GradSync, Mode, Precision, Scenario, Schedule, Transformer, Workload,
 };
+use crate::workload::cost::stage_layers;
+use crate::workload::graph::task::{TaskId, COMPUTE};
 use crate::workload::graph::Graph;
-use crate::workload::stage_layers;
-use crate::workload::task::{TaskId, COMPUTE};
 
 /// Per virtual stage, one micro-batch's figures, seconds (see the module's doc).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -155,7 +155,7 @@ pub fn proxy(s: &Scenario) -> Option<Scenario> {
     let Workload::Transformer(t) = &s.workload else {
         return None;
     };
-    if crate::workload::moe::merges_passes(s) {
+    if crate::workload::build::schedule::merged_passes::merges_passes(s) {
         return None;
     }
     let mut x = s.clone();

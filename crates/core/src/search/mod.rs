@@ -211,7 +211,7 @@ pub fn simulate_candidate(candidate: &Candidate) -> Simulated {
         .without_baseline();
     // Its arrays freed at its end, not kept for the thread's next
     // candidate (`recycle::apart` says why).
-    crate::workload::recycle::apart(|| match sim.simulate_report(&s) {
+    crate::workload::graph::recycle::apart(|| match sim.simulate_report(&s) {
         Ok(f) => Simulated::Figures(outcome::Figures::of(&s, &f.report)),
         Err(e) => Simulated::Refused(Reason::Limit, e.to_string()),
     })
@@ -227,7 +227,7 @@ fn budget(layout: &Layout, input: &ScenarioInput, filled: &Scenario) -> Result<u
 /// it is over the cost budget. Not only the steady state's first short
 /// runs': where their periods do not repeat, runs further past the fill
 /// follow, each within the limit of one run (`run::steady`, the
-/// `later` counts of `workload::schedule::marked_run_counts`); and where
+/// `later` counts of `workload::build::schedule::marked_run_counts`); and where
 /// three short runs disagree, the whole step runs after them, also within
 /// that limit (`run::steady::tally`). The memory gate of [`search`] must
 /// hold for the largest of them.
@@ -236,12 +236,14 @@ fn budget_of(s: &Scenario) -> Result<u64, String> {
         return Err(e.to_string());
     }
     let within = |ops: u64| ops <= validate::MAX_TIMELINE_OPS;
-    let b = crate::workload::cost::budget_within(s, validate::MAX_TIMELINE_OPS)
+    let b = crate::workload::build::run_cost::budget_within(s, validate::MAX_TIMELINE_OPS)
         .ok_or_else(|| "the step's cost could not be counted".to_string())?;
-    let later = crate::workload::schedule::marked_run_counts(s)
+    let later = crate::workload::build::schedule::marked_run_counts(s)
         .into_iter()
         .skip(1)
-        .filter_map(|m| crate::workload::cost::predict(&validate::with_micro_batches(s, m)))
+        .filter_map(|m| {
+            crate::workload::build::run_cost::predict(&validate::with_micro_batches(s, m))
+        })
         .map(|c| c.ops)
         .filter(|&ops| within(ops))
         .max()

@@ -25,11 +25,11 @@ use crate::sim::bandwidth_model::BandwidthModel;
 use crate::sim::exposure::Uncharged;
 use crate::sim::link_log::LinkLog;
 use crate::sim::network::{ClassId, Network};
+use crate::workload::graph::interference::{memory_phase_s, NetworkSetup, Sharing, SmUse};
+use crate::workload::graph::queues::Streams;
+use crate::workload::graph::recycle;
+use crate::workload::graph::task::{TaskId, COMPUTE};
 use crate::workload::graph::Graph;
-use crate::workload::interference::{memory_phase_s, NetworkSetup, Sharing, SmUse};
-use crate::workload::queues::Streams;
-use crate::workload::recycle;
-use crate::workload::task::{TaskId, COMPUTE};
 use event::{Event, Kind};
 pub(crate) use result::{GpuStats, Mark, RunResult};
 

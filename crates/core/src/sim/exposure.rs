@@ -13,7 +13,7 @@
 //! GPU's own and in flight, the one whose transfer ends last takes the
 //! instant, for its axis: the stream could not have gone on before it
 //! ended. An op (or a collective) that only queues behind a collective on
-//! a shared hardware queue (`workload::queues`) waits for its start, not its
+//! a shared hardware queue (`workload::graph::queues`) waits for its start, not its
 //! end: that collective held nothing once started and is not charged, but
 //! what held its start back (the collectives it needed, or the ones it
 //! queued behind in turn) is followed as above.
@@ -35,7 +35,8 @@ use crate::model::axis::Axis;
 use std::ops::Range;
 
 use crate::sim::engine::result::{GpuStats, RunResult};
-use crate::workload::{graph::Graph, task::TaskId, task::COMPUTE};
+use crate::workload::graph::task::{TaskId, COMPUTE};
+use crate::workload::graph::Graph;
 
 /// Collectives whose ends differ by at most this part of the later end
 /// ended together, and the lowest task id among them is the one held up
@@ -506,7 +507,8 @@ mod tests {
     use crate::model::axis::Axis;
     use crate::model::link::LinkClass;
     use crate::model::op::{OpKind, Phase};
-    use crate::workload::{graph::Graph, task::Meta};
+    use crate::workload::graph::interference::Sharing;
+    use crate::workload::graph::{task::Meta, Graph};
 
     /// GPU 0 computes for 1 ms and sends 1 MB to GPU 1 (1 ms on its link);
     /// GPU 1 gathers the slices over NVLink (1 ms more), then computes.
@@ -549,7 +551,7 @@ mod tests {
     #[test]
     fn charging_in_shares_equals_charging_at_once() {
         use crate::model::fidelity::Fidelity;
-        use crate::workload::interference::Sharing;
+        use crate::workload::graph::interference::Sharing;
         let mut s = crate::input::presets::scenario("didactic").unwrap();
         if let crate::model::scenario::Workload::Transformer(t) = &mut s.workload {
             t.global_batch = 16;
@@ -610,8 +612,8 @@ mod tests {
     fn idle_time_goes_to_the_axis_in_flight_along_a_chain() {
         let g = send_then_gather();
         for run in [
-            crate::sim::engine::run(&g, true, &crate::workload::interference::Sharing::Tax(0.0)),
-            crate::sim::plain::run(&g, true, &crate::workload::interference::Sharing::Tax(0.0)),
+            crate::sim::engine::run(&g, true, &Sharing::Tax(0.0)),
+            crate::sim::plain::run(&g, true, &Sharing::Tax(0.0)),
         ] {
             let exposed = run.gpus[1].exposed_s;
             assert!(
@@ -668,11 +670,9 @@ mod tests {
         }
         g.compute(0, 1e-3, 0.0, 0.0, 0.0, meta);
         g.finish();
-        let sharing = crate::workload::interference::Sharing::Tax(0.0);
-        for run in [
-            crate::sim::engine::run(&g, true, &sharing),
-            crate::sim::plain::run(&g, true, &sharing),
-        ] {
+        let sharing = Sharing::Tax(0.0);
+        for run in [crate::sim::engine::run, crate::sim::plain::run].map(|r| r(&g, true, &sharing))
+        {
             let stats = &run.gpus[0];
             assert!(
                 (stats.exposed_s[Axis::Dp.index()] - 3e-3).abs() < 1e-12,
@@ -688,8 +688,7 @@ mod tests {
     #[test]
     fn communication_after_the_last_compute_op_is_exposed() {
         let g = send_then_gather();
-        let run =
-            crate::sim::engine::run(&g, true, &crate::workload::interference::Sharing::Tax(0.0));
+        let run = crate::sim::engine::run(&g, true, &Sharing::Tax(0.0));
         // GPU 0's step ends when its send is delivered, 1 ms after its compute.
         let exposed = run.gpus[0].exposed_s;
         assert!(

@@ -7,7 +7,7 @@
 use crate::model::axis::Axis;
 use serde::Serialize;
 
-use crate::workload::task::ResourceId;
+use crate::workload::graph::task::ResourceId;
 
 /// Bandwidth on one link from `t_s` until the next sample, per axis, GB/s.
 #[derive(Clone, Debug, PartialEq, Serialize)]

@@ -25,7 +25,7 @@ use std::collections::BinaryHeap;
 use crate::sim::link_log::LinkObserver;
 pub use crate::sim::link_log::{LinkSample, ResourceLog};
 
-pub use crate::workload::task::{alone_rate, ResourceId, Usage};
+pub use crate::workload::graph::task::{alone_rate, ResourceId, Usage};
 
 /// Index of a flow class: `pattern * Axis::COUNT + axis`.
 pub(crate) type ClassId = u32;

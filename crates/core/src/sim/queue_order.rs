@@ -1,4 +1,4 @@
-//! Hardware queues in start order (`workload::queues`), on hand-built
+//! Hardware queues in start order (`workload::graph::queues`), on hand-built
 //! graphs, in the fast engine and the plain reference alike.
 
 use crate::model::axis::Axis;
@@ -6,9 +6,9 @@ use crate::model::link::{Direction, LinkClass};
 use crate::model::op::{OpKind, Phase};
 use crate::sim::engine::RunResult;
 use crate::sim::network::Usage;
+use crate::workload::graph::interference::Sharing;
+use crate::workload::graph::task::{GpuInfo, Meta, ResourceInfo, TaskId};
 use crate::workload::graph::Graph;
-use crate::workload::interference::Sharing;
-use crate::workload::task::{GpuInfo, Meta, ResourceInfo, TaskId};
 
 /// One GPU with a 1 GB/s link, and the graph's queues.
 fn one_gpu(max_connections: u32) -> (Graph, u32) {
@@ -101,7 +101,7 @@ fn a_blocked_collective_at_the_head_of_the_queue_holds_the_gemm_behind_it() {
 
 /// SMs and HBM shared as modelled, on a GPU of 100 SMs.
 fn modelled() -> Sharing {
-    Sharing::Modelled(crate::workload::interference::Modelled {
+    Sharing::Modelled(crate::workload::graph::interference::Modelled {
         sms: 100,
         hbm_bps: 2e12,
         channels_override: None,

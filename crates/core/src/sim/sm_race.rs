@@ -12,7 +12,7 @@
 //!
 //! On one queue (or wherever the collective shares compute's queue) there
 //! is no race: launch order decides, through the queue's start-order edges
-//! (`workload::queues`): a collective launched ahead of the GEMM starts
+//! (`workload::graph::queues`): a collective launched ahead of the GEMM starts
 //! first and holds its channels from the start, which is why Megatron's
 //! TP overlap asks for `CUDA_DEVICE_MAX_CONNECTIONS=1` (its
 //! `tensor_parallel/layers.py`).
@@ -40,10 +40,10 @@
 //! that a GEMM that becomes ready at the same time later in the event order
 //! is seen too.
 
+use crate::workload::graph::interference::{memory_phase_s, Sharing};
+use crate::workload::graph::queues::Streams;
+use crate::workload::graph::task::{RunsOn, TaskId, COMPUTE};
 use crate::workload::graph::Graph;
-use crate::workload::interference::{memory_phase_s, Sharing};
-use crate::workload::queues::Streams;
-use crate::workload::task::{RunsOn, TaskId, COMPUTE};
 
 /// Whether collective `t` can lose an SM race: it holds SMs that the
 /// sharing models, and goes through another queue than compute's.

@@ -125,7 +125,7 @@ pub fn merged_steps(s: &Scenario, stage: u32, micro_batches: u32) -> BTreeSet<(P
         p.virtual_stages,
         true,
     );
-    let program = overlap_core::workload::moe::merged_order(s, program);
+    let program = overlap_core::workload::build::schedule::merged_passes::merged_order(s, program);
     let mut merged = BTreeSet::new();
     for w in program.windows(2) {
         let (f, b) = (w[0], w[1]);

@@ -4,7 +4,7 @@
 
 use super::{Engine, Kind, NOT_PLANNED};
 use crate::sim::bandwidth_model::BandwidthModel;
-use crate::workload::task::TaskId;
+use crate::workload::graph::task::TaskId;
 
 impl<N: BandwidthModel> Engine<'_, N> {
     /// Collective `t` pays its latency until `latency_end_s`, then moves

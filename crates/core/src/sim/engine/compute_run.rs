@@ -14,8 +14,8 @@
 
 use super::{Engine, Kind, NO_RUN};
 use crate::sim::bandwidth_model::BandwidthModel;
-use crate::workload::interference::memory_phase_s;
-use crate::workload::task::TaskId;
+use crate::workload::graph::interference::memory_phase_s;
+use crate::workload::graph::task::TaskId;
 
 /// Most ops planned as one run: a run split early has been walked once for
 /// nothing, so this bounds the walk a split can waste.

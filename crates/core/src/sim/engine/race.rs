@@ -6,7 +6,7 @@
 use super::{Engine, Kind, NO_RUN};
 use crate::sim::bandwidth_model::BandwidthModel;
 use crate::sim::sm_race;
-use crate::workload::task::TaskId;
+use crate::workload::graph::task::TaskId;
 
 impl<N: BandwidthModel> Engine<'_, N> {
     /// Task `t` is ready now: it starts, unless it is a collective that may

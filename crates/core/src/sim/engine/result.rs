@@ -3,7 +3,7 @@
 
 use crate::model::axis::Axis;
 use crate::sim::link_log::ResourceLog;
-use crate::workload::recycle;
+use crate::workload::graph::recycle;
 
 /// What one GPU did during the step.
 #[derive(Clone, Debug, Default)]

@@ -13,7 +13,7 @@ use crate::model::link::{Direction, LinkClass};
 use crate::model::op::{OpKind, Phase};
 use crate::sim::network::Usage;
 use crate::workload;
-use crate::workload::task::{GpuInfo, Meta, ResourceInfo};
+use crate::workload::graph::task::{GpuInfo, Meta, ResourceInfo};
 
 /// One GPU and one 1 GB/s link. A PP send starts at once: 1 ms of
 /// latency, then 3 MB (3 ms alone). A compute op of `compute_s`, then a

@@ -20,10 +20,10 @@ use crate::sim::engine::result::{GpuStats, RunResult};
 use crate::sim::exposure::{Charged, Exposure};
 use crate::sim::link_log::LinkLog;
 use crate::sim::sm_race;
+use crate::workload::graph::interference::{memory_phase_s, NetworkSetup, Sharing, SmUse};
+use crate::workload::graph::queues::Streams;
+use crate::workload::graph::task::{TaskId, COMPUTE};
 use crate::workload::graph::Graph;
-use crate::workload::interference::{memory_phase_s, NetworkSetup, Sharing, SmUse};
-use crate::workload::queues::Streams;
-use crate::workload::task::{TaskId, COMPUTE};
 
 const NO_WAIT: u32 = u32::MAX;
 

@@ -1,0 +1,250 @@
+//! Pipeline parallelism's sends between virtual stages: every send of the
+//! step created up front, one per TP rank, micro-batch and direction, so
+//! that the sender's and the receiver's programs, built stage by stage,
+//! both refer to it; the receiving end's wait (after the TP group gathers
+//! the activation, with scatter/gather); and each send's window, the
+//! sender's next step. A sliced boundary's ReduceScatter, piece sends and
+//! AllGather come from `pp_boundary`.
+
+use super::{Builder, PP};
+use crate::collective::Collective;
+use crate::model::axis::Axis;
+use crate::model::op::{OpKind, Phase};
+use crate::model::scenario::Mode;
+use crate::workload::build::pp_boundary::{self, Group};
+use crate::workload::build::schedule::Pass;
+use crate::workload::graph::task::{Meta, TaskId};
+
+impl Builder<'_> {
+    /// Whether pipeline activations travel as 1/t slices gathered on arrival.
+    fn gathers_on_arrival(&self) -> bool {
+        self.s.parallel.scatter_gather && self.tp > 1 && !self.t.sequence_parallel
+    }
+
+    /// Bytes of one send, per TP rank: the whole activation, or its 1/t
+    /// slice when sequence parallelism shards it or scatter/gather splits it
+    /// for the trip.
+    fn send_bytes(&self) -> f64 {
+        let full = self.cost.activation_bytes;
+        if self.t.sequence_parallel || (self.s.parallel.scatter_gather && self.tp > 1) {
+            full / f64::from(self.tp)
+        } else {
+            full
+        }
+    }
+
+    /// Where the send of one TP rank's group from virtual stage `from_vs`
+    /// in the direction of `pass` sits in `sends`.
+    fn send_index(&self, replica: u32, tp_rank: u32, from_vs: u32, mb: u32, pass: Pass) -> usize {
+        let l = &self.cluster.layout;
+        let dir = match pass {
+            Pass::Forward => 0,
+            Pass::Backward | Pass::InputGrad | Pass::WeightGrad | Pass::HeldWeightGrads => 1,
+        };
+        let group = replica * l.tp_ranks() + tp_rank;
+        (((group * self.virtual_stages_total() + from_vs) * self.micro_batches + mb) * 2 + dir)
+            as usize
+    }
+
+    /// Every pipeline send of the step, one per TP rank: forward from virtual
+    /// stage vs to vs + 1, backward from vs to vs - 1.
+    pub(super) fn create_sends(&mut self) {
+        let l = self.cluster.layout.clone();
+        let vst = self.virtual_stages_total();
+        let bytes = self.send_bytes();
+        let train = self.t.mode == Mode::Train;
+        let mut pattern_cache = rustc_hash::FxHashMap::default();
+        for replica in 0..l.replicas() {
+            for k in 0..l.tp_ranks() {
+                for from_vs in 0..vst {
+                    for mb in 0..self.micro_batches {
+                        for pass in [Pass::Forward, Pass::Backward] {
+                            let to_vs = match pass {
+                                Pass::Forward if from_vs + 1 < vst => Some(from_vs + 1),
+                                Pass::Backward if from_vs > 0 && train => Some(from_vs - 1),
+                                _ => None,
+                            };
+                            let id = match to_vs {
+                                None => TaskId::MAX,
+                                Some(to_vs) => {
+                                    let schedule = self.s.parallel.schedule;
+                                    let (a, chunk) = schedule.stage_and_chunk(from_vs, l.pp);
+                                    let b = schedule.stage_and_chunk(to_vs, l.pp).0;
+                                    let from = self.cluster.gpu(a, replica, k);
+                                    let to = self.cluster.gpu(b, replica, k);
+                                    let same_node = l.stages_share_node(a, b);
+                                    let (pattern, latency) =
+                                        *pattern_cache.entry((from, to)).or_insert_with(|| {
+                                            self.cluster.send(&mut self.g, from, to, same_node)
+                                        });
+                                    let phase = match pass {
+                                        Pass::Forward => Phase::Forward,
+                                        _ => Phase::Backward,
+                                    };
+                                    let meta = Meta::new(OpKind::Send, phase).mb(mb).chunk(chunk);
+                                    // A sliced boundary's sends, one per piece, in a row.
+                                    let pieces = self.pieces(pass);
+                                    let piece_bytes = bytes / f64::from(pieces);
+                                    let mut send = || {
+                                        self.g.comm(
+                                            &[from, to],
+                                            PP,
+                                            pattern,
+                                            piece_bytes,
+                                            latency,
+                                            meta,
+                                        )
+                                    };
+                                    let first = send();
+                                    for _ in 1..pieces {
+                                        send();
+                                    }
+                                    first
+                                }
+                            };
+                            debug_assert_eq!(
+                                self.sends.len(),
+                                self.send_index(replica, k, from_vs, mb, pass)
+                            );
+                            self.sends.push(id);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// The gradient of `mb` arriving at the first stage of the first replica
+    /// marks a period of the steady state (`Graph::period_marks`) when `mb`
+    /// is one of the marked micro-batches: its pipeline send is marked.
+    pub(super) fn mark_period(&mut self, replica: u32, vs: u32, mb: u32) {
+        if replica == 0 && vs == 0 && self.period_marks.is_some_and(|k| k.contains(&mb)) {
+            let send = self.sends[self.send_index(0, 0, 1, mb, Pass::Backward)];
+            self.g.period_marks.push(send);
+        }
+    }
+
+    /// The receiving end of a pipeline send: the next op waits for the data
+    /// (gathered across the TP group first, with scatter/gather).
+    pub(super) fn receive(
+        &mut self,
+        replica: u32,
+        from_vs: u32,
+        mb: u32,
+        pass: Pass,
+        phase: Phase,
+    ) {
+        let sends: Vec<TaskId> = (0..self.members.len() as u32)
+            .map(|k| self.sends[self.send_index(replica, k, from_vs, mb, pass)])
+            .collect();
+        if self.pieces(pass) > 1 {
+            let meta = Meta::new(OpKind::AllGather, phase).mb(mb);
+            let group = self.boundary_group();
+            let gathers = pp_boundary::gather(&mut self.g, &self.cluster, &group, &sends, meta);
+            for id in gathers {
+                self.block_all(id);
+            }
+            return;
+        }
+        if self.gathers_on_arrival() {
+            let kind = Collective::AllGather;
+            let members = self.members.clone();
+            let call = self
+                .cluster
+                .node_call(Axis::Pp, kind, self.tp, self.cost.activation_bytes);
+            let meta = Meta::new(OpKind::AllGather, phase).mb(mb).call(&call);
+            let id = self.g.comm(
+                &members,
+                PP,
+                self.tp_pattern,
+                call.wire_bytes,
+                call.latency_s,
+                meta,
+            );
+            for &s in &sends {
+                self.g.dep(s, id);
+            }
+            self.block_all(id);
+        } else {
+            for (i, &s) in sends.iter().enumerate() {
+                let m = self.members[i];
+                self.g.block_compute_on(m, s);
+            }
+        }
+    }
+
+    /// The sending end: each TP rank's send (or a sliced boundary's
+    /// pieces) after the step's last op, blocking the compute stream
+    /// without PP overlap; its window opens at the sender's next op.
+    pub(super) fn send(&mut self, replica: u32, from_vs: u32, mb: u32, pass: Pass) {
+        let pieces = self.pieces(pass);
+        if pieces > 1 {
+            let firsts: Vec<TaskId> = (0..self.members.len() as u32)
+                .map(|k| self.sends[self.send_index(replica, k, from_vs, mb, pass)])
+                .collect();
+            let meta = Meta::new(OpKind::ReduceScatter, Phase::Forward).mb(mb);
+            let group = self.boundary_group();
+            pp_boundary::reduce_scatter_and_send(&mut self.g, &self.cluster, &group, &firsts, meta);
+        }
+        for k in 0..self.members.len() {
+            let m = self.members[k];
+            let first = self.sends[self.send_index(replica, k as u32, from_vs, mb, pass)];
+            for id in first..first + pieces {
+                if pieces == 1 {
+                    // The send follows the stream's last kernel; a stage of
+                    // the embedding alone (`pipeline_layout`) may send
+                    // before any (its lookup is not modelled as a kernel).
+                    if let Some(last) = self.g.last_compute(m) {
+                        self.g.dep(last, id);
+                    }
+                    // The experts' output, when the last layer's combine is
+                    // still in flight.
+                    self.ep_feed(id);
+                }
+                if !self.s.overlap.pp {
+                    self.g.block_compute_on(m, id);
+                }
+                if k == 0 {
+                    let from = self.g.next_compute_index(m);
+                    self.open_windows.push((id, from));
+                }
+            }
+        }
+        self.ep_fed();
+    }
+
+    /// Sends per boundary crossing in direction `pass`: the sliced
+    /// boundary's pieces forward, one otherwise.
+    fn pieces(&self, pass: Pass) -> u32 {
+        match (self.sliced, pass) {
+            (Some(pieces), Pass::Forward) => pieces,
+            _ => 1,
+        }
+    }
+
+    /// The group being built, as one end of a sliced boundary.
+    fn boundary_group(&self) -> Group {
+        Group {
+            members: self.members.clone(),
+            pattern: self.tp_pattern,
+            tp: self.tp,
+            activation_bytes: self.cost.activation_bytes,
+            pieces: self.pieces(Pass::Forward),
+        }
+    }
+
+    /// A send's window is the sender's next step: close it once that step is built.
+    pub(super) fn close_windows(&mut self) {
+        let owner = self.members[0];
+        let next = self.g.next_compute_index(owner);
+        let mut still_open = Vec::new();
+        for (id, from) in std::mem::take(&mut self.open_windows) {
+            if next > from {
+                self.g.set_window(id, from, next - 1);
+            } else {
+                still_open.push((id, from));
+            }
+        }
+        self.open_windows = still_open;
+    }
+}
