@@ -99,7 +99,7 @@ fn kernel_beside_allgather(time_s: f64, memory_s: f64) -> (f64, f64) {
             let bytes = Collective::AllGather.bytes_per_rank(8, 8e9);
             g.comm(
                 &members,
-                Axis::Tp as u8,
+                Axis::Tp,
                 pattern,
                 bytes,
                 0.0,

@@ -563,14 +563,7 @@ mod tests {
         let meta = Meta::new(OpKind::Gemm, Phase::Backward);
         let a = g.compute(0, 1e-3, 0.0, 0.0, 0.0, meta);
         let x = g.compute(1, 3e-3, 0.0, 0.0, 0.0, meta);
-        let reduce = g.comm(
-            &[0],
-            Axis::Dp as u8,
-            link,
-            4e6,
-            0.0,
-            meta.op(OpKind::AllReduce),
-        );
+        let reduce = g.comm(&[0], Axis::Dp, link, 4e6, 0.0, meta.op(OpKind::AllReduce));
         g.dep(a, reduce);
         let b = g.compute(0, 1e-3, 0.0, 0.0, 0.0, meta);
         g.dep(x, b);

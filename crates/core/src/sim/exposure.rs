@@ -521,23 +521,9 @@ mod tests {
         let (network, nvlink) = (links[0], links[1]);
         let meta = Meta::new(OpKind::Gemm, Phase::Forward);
         let a = g.compute(0, 1e-3, 0.0, 0.0, 0.0, meta);
-        let send = g.comm(
-            &[0, 1],
-            Axis::Pp as u8,
-            network,
-            1e6,
-            0.0,
-            meta.op(OpKind::Send),
-        );
+        let send = g.comm(&[0, 1], Axis::Pp, network, 1e6, 0.0, meta.op(OpKind::Send));
         g.dep(a, send);
-        let gather = g.comm(
-            &[1],
-            Axis::Tp as u8,
-            nvlink,
-            1e6,
-            0.0,
-            meta.op(OpKind::AllGather),
-        );
+        let gather = g.comm(&[1], Axis::Tp, nvlink, 1e6, 0.0, meta.op(OpKind::AllGather));
         g.dep(send, gather);
         g.block_compute_on(1, gather);
         g.compute(1, 1e-3, 0.0, 0.0, 0.0, meta);
@@ -650,20 +636,13 @@ mod tests {
         let a = g.compute(0, 1e-3, 0.0, 0.0, 0.0, meta);
         let dp = g.comm(
             &[0],
-            Axis::Dp as u8,
+            Axis::Dp,
             network,
             3e6,
             0.0,
             meta.op(OpKind::AllReduce),
         );
-        let tp = g.comm(
-            &[0],
-            Axis::Tp as u8,
-            nvlink,
-            2e6,
-            0.0,
-            meta.op(OpKind::AllReduce),
-        );
+        let tp = g.comm(&[0], Axis::Tp, nvlink, 2e6, 0.0, meta.op(OpKind::AllReduce));
         for c in [dp, tp] {
             g.dep(a, c);
             g.block_compute_on(0, c);

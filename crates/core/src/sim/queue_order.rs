@@ -57,7 +57,7 @@ fn a_collective_launched_ahead_of_a_gemm_runs_beside_it_on_one_queue() {
         let a = g.compute(0, MS, 0.0, 0.0, 0.0, meta);
         let c = g.comm(
             &[0],
-            Axis::Tp as u8,
+            Axis::Tp,
             link,
             1e6,
             MS,
@@ -83,10 +83,10 @@ fn a_blocked_collective_at_the_head_of_the_queue_holds_the_gemm_behind_it() {
         let (mut g, link) = one_gpu(queues);
         let meta = Meta::new(OpKind::Gemm, Phase::Backward);
         let reduce = meta.op(OpKind::AllReduce);
-        let first = g.comm(&[0], Axis::Dp as u8, link, 2e6, 0.0, reduce);
+        let first = g.comm(&[0], Axis::Dp, link, 2e6, 0.0, reduce);
         g.launch_first(first);
         let a = g.compute(0, MS, 0.0, 0.0, 0.0, meta);
-        let c = g.comm(&[0], Axis::Dp as u8, link, 1e6, 0.0, reduce);
+        let c = g.comm(&[0], Axis::Dp, link, 1e6, 0.0, reduce);
         g.dep(a, c);
         g.dep(first, c);
         let b: TaskId = g.compute(0, MS, 0.0, 0.0, 0.0, meta);
@@ -121,14 +121,7 @@ fn a_gemm_ready_with_a_collective_on_another_queue_takes_the_sms_with_its_first_
         let (mut g, link) = one_gpu(queues);
         let meta = Meta::new(OpKind::Gemm, Phase::Backward);
         let a = g.compute(0, MS, 0.0, 0.0, 0.0, meta);
-        let c = g.comm(
-            &[0],
-            Axis::Tp as u8,
-            link,
-            1e6,
-            0.0,
-            meta.op(OpKind::AllGather),
-        );
+        let c = g.comm(&[0], Axis::Tp, link, 1e6, 0.0, meta.op(OpKind::AllGather));
         g.dep(a, c);
         if copy_engines {
             g.on_copy_engines(c);

@@ -34,11 +34,11 @@ fn send_then_collective(compute_s: f64) -> Graph {
         weight: 1.0,
     }]);
     let meta = Meta::new(OpKind::Gemm, Phase::Forward);
-    g.comm(&[0], Axis::Pp as u8, link, 3e6, 1e-3, meta.op(OpKind::Send));
+    g.comm(&[0], Axis::Pp, link, 3e6, 1e-3, meta.op(OpKind::Send));
     let op = g.compute(0, compute_s, 0.0, 0.0, 0.0, meta);
     let reduce = g.comm(
         &[0],
-        Axis::Dp as u8,
+        Axis::Dp,
         link,
         1e6,
         0.5e-3,
@@ -90,7 +90,7 @@ fn a_matmul_beside_a_collective_timed_alone_is_planned_once() {
         let first = g.compute(0, 1e-3, 0.0, 0.0, 0.0, meta);
         // 0.5 ms of latency, then 0.5 MB at 1 GB/s: alone, it ends at 2 ms.
         let all_reduce = meta.op(OpKind::AllReduce);
-        let reduce = g.comm(&[0], Axis::Tp as u8, link, 0.5e6, 0.5e-3, all_reduce);
+        let reduce = g.comm(&[0], Axis::Tp, link, 0.5e6, 0.5e-3, all_reduce);
         g.dep(first, reduce);
         // 2 ms of work: 0.5 ms of it done by 2 ms, at half speed.
         let second = g.compute(0, 2e-3, 0.0, 0.0, 0.0, meta);
@@ -101,7 +101,7 @@ fn a_matmul_beside_a_collective_timed_alone_is_planned_once() {
             for gpu in 1..5 {
                 let before = g.compute(gpu, 1.2e-3, 0.0, 0.0, 0.0, meta);
                 let send = meta.op(OpKind::Send);
-                let send = g.comm(&[gpu], Axis::Pp as u8, link, 1e7, 0.0, send);
+                let send = g.comm(&[gpu], Axis::Pp, link, 1e7, 0.0, send);
                 g.dep(before, send);
             }
         }
@@ -109,7 +109,7 @@ fn a_matmul_beside_a_collective_timed_alone_is_planned_once() {
             // From 1.2 ms to 4.2 ms, GPU 0 a member, on GPU 1's link.
             let before = g.compute(1, 1.2e-3, 0.0, 0.0, 0.0, meta);
             let gather = meta.op(OpKind::AllGather);
-            let gather = g.comm(&[1, 0], Axis::Dp as u8, other_link, 3e6, 0.0, gather);
+            let gather = g.comm(&[1, 0], Axis::Dp, other_link, 3e6, 0.0, gather);
             g.dep(before, gather);
         }
         g.finish();

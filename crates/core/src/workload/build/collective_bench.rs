@@ -24,11 +24,6 @@ pub(crate) fn build(mut g: Graph, s: &Scenario, c: &CollectiveBench, fidelity: F
         // kind of its own for it.
         CollectiveOp::AllGather | CollectiveOp::AllToAll => OpKind::AllGather,
     };
-    g.placed_comm(
-        &members,
-        Axis::Dp as u8,
-        placed,
-        Meta::new(op, Phase::Forward),
-    );
+    g.placed_comm(&members, Axis::Dp, placed, Meta::new(op, Phase::Forward));
     g
 }

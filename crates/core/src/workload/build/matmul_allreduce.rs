@@ -50,7 +50,7 @@ pub(crate) fn build(mut g: Graph, s: &Scenario, mm: &MatmulAllreduce, fidelity: 
                 .collect();
             let id = g.comm(
                 &members,
-                Axis::Tp as u8,
+                Axis::Tp,
                 pattern,
                 call.wire_bytes,
                 call.latency_s,

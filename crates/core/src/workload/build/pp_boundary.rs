@@ -20,8 +20,6 @@ use crate::workload::graph::cluster::Cluster;
 use crate::workload::graph::task::{Meta, TaskId};
 use crate::workload::graph::Graph;
 
-const PP: u8 = Axis::Pp as u8;
-
 /// One end of a boundary: a TP group on one node.
 pub(crate) struct Group {
     /// Its simulated GPUs.
@@ -65,7 +63,7 @@ fn in_pieces(
         };
         let id = g.comm(
             &group.members,
-            PP,
+            Axis::Pp,
             group.pattern,
             call.wire_bytes,
             latency_s,

@@ -49,8 +49,6 @@ use crate::workload::graph::cluster::Cluster;
 use crate::workload::graph::task::{Meta, TaskId};
 use crate::workload::graph::Graph;
 
-const DP: u8 = Axis::Dp as u8;
-
 /// Bytes of a half-precision parameter, the width the all-gathers move.
 pub(crate) const PARAM_GATHER_BYTES: f64 = 2.0;
 
@@ -343,7 +341,7 @@ impl Sharding {
         }
         let members = Self::group(cluster, self.stage, k);
         let c = cluster.dp_collective(g, &members, kind, size_bytes);
-        let id = g.placed_comm(&members, DP, c, meta);
+        let id = g.placed_comm(&members, Axis::Dp, c, meta);
         if index > 0 {
             if let Some(&previous) = self.tasks.get(&(self.stage, k, family, index - 1)) {
                 g.dep(previous, id);
@@ -411,7 +409,7 @@ impl Sharding {
         }
         let per_node = self.folding.edp_per_node(cluster.layout.gpus_per_node);
         let c = cluster.group_collective(g, &members, kind, size_bytes, (edp, per_node));
-        let id = g.placed_comm(&members, DP, c, meta);
+        let id = g.placed_comm(&members, Axis::Dp, c, meta);
         if let Some(previous) = self.last_expert.insert((self.stage, leader, family), id) {
             g.dep(previous, id);
         }

@@ -295,7 +295,7 @@ mod tests {
         for &axis in axes {
             g.comm(
                 &members,
-                axis as u8,
+                axis,
                 pattern,
                 bytes,
                 0.0,
@@ -375,7 +375,7 @@ mod tests {
         g.compute(members[0], memory_s, memory_s, 0.0, 0.0, meta);
         g.comm(
             &members,
-            Axis::Tp as u8,
+            Axis::Tp,
             pattern,
             bytes,
             0.0,

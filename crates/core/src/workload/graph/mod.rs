@@ -9,6 +9,7 @@ pub(crate) mod queues;
 pub(crate) mod recycle;
 pub mod task;
 
+use crate::model::axis::Axis;
 use crate::model::op::Phase;
 use crate::workload::graph::task::{
     alone_rate, CallUse, GpuInfo, Meta, Placed, ResourceInfo, RunsOn, Task, TaskId, TaskMeta,
@@ -326,7 +327,7 @@ impl Graph {
 
     /// A collective laid out on the cluster's links ([`Placed`]): its
     /// pattern, bytes and latency, and its kernel in `meta`.
-    pub fn placed_comm(&mut self, members: &[u32], axis: u8, c: Placed, meta: Meta) -> TaskId {
+    pub fn placed_comm(&mut self, members: &[u32], axis: Axis, c: Placed, meta: Meta) -> TaskId {
         self.comm(
             members,
             axis,
@@ -346,7 +347,7 @@ impl Graph {
     pub fn comm(
         &mut self,
         members: &[u32],
-        axis: u8,
+        axis: Axis,
         pattern: u32,
         bytes: f64,
         latency_s: f64,
@@ -359,8 +360,9 @@ impl Graph {
         let pattern = self.with_call_hbm(pattern, call.hbm_per_link_byte);
         self.channels.push(call.channels);
         self.tiles.push(0);
+        // The task packs its lane's axis into one byte (`Task::axis`).
         self.tasks.push(Task::comm(
-            axis,
+            axis as u8,
             pattern,
             bytes,
             latency_s,

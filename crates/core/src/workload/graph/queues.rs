@@ -273,7 +273,7 @@ mod tests {
             crate::model::op::OpKind::AllReduce,
             crate::model::op::Phase::Forward,
         );
-        let id = g.comm(&[0], axis as u8, pattern, 0.0, 0.0, meta);
+        let id = g.comm(&[0], axis, pattern, 0.0, 0.0, meta);
         g.tasks[id as usize].clone()
     }
 }

@@ -6,8 +6,9 @@
 //! gradients are reduce-scattered before QKV's backward. The group's CP
 //! transfers run in order on one stream.
 
-use super::{Builder, CP};
+use super::Builder;
 use crate::collective::Collective;
+use crate::model::axis::Axis;
 use crate::model::op::OpKind;
 use crate::model::scenario::CpMode;
 use crate::workload::cost::roofline::{times, OpCost};
@@ -57,7 +58,9 @@ impl Builder<'_> {
     fn cp_comm(&mut self, bytes: f64, meta: Meta) -> TaskId {
         let members = std::mem::take(&mut self.members);
         let (pattern, latency) = self.cp_step;
-        let id = self.g.comm(&members, CP, pattern, bytes, latency, meta);
+        let id = self
+            .g
+            .comm(&members, Axis::Cp, pattern, bytes, latency, meta);
         self.cp_after_compute(&members, id);
         self.members = members;
         id
@@ -153,7 +156,7 @@ impl Builder<'_> {
         let placed = self
             .cluster
             .cp_collective(&mut self.g, &members, kind, size);
-        let id = self.g.placed_comm(&members, CP, placed, meta);
+        let id = self.g.placed_comm(&members, Axis::Cp, placed, meta);
         self.cp_after_compute(&members, id);
         self.members = members;
         id

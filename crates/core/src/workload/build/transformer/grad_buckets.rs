@@ -7,7 +7,8 @@
 //! for every reduction, and on the stages holding the tied embedding's two
 //! copies for their all-reduce (`embedding_sync`).
 
-use super::{Builder, DP};
+use super::Builder;
+use crate::model::axis::Axis;
 use crate::model::fidelity::Fidelity;
 use crate::model::op::{OpKind, Phase};
 use crate::workload::cost::embedding_sync;
@@ -308,7 +309,7 @@ impl Builder<'_> {
             let (size, from) = (bucket.bytes, bucket.window_from);
             let c = place(&self.cluster, &mut self.g, size);
             let meta = Meta::new(op, Phase::Step).chunk(i as u32);
-            let id = self.g.placed_comm(members, DP, c, meta);
+            let id = self.g.placed_comm(members, Axis::Dp, c, meta);
             for &m in members {
                 let dep = if self.s.overlap.dp {
                     self.buckets[m as usize].of(experts)[i].ready
@@ -388,7 +389,7 @@ impl Builder<'_> {
             .cluster
             .pair_all_reduce(&mut self.g, pair[0], pair[1], same_node, size);
         let meta = Meta::new(OpKind::EmbeddingAllReduce, Phase::Step);
-        let id = self.g.placed_comm(&pair, DP, c, meta);
+        let id = self.g.placed_comm(&pair, Axis::Dp, c, meta);
         for m in pair {
             let last_compute = self.g.last_compute(m).expect("a training step computes");
             self.g.dep(last_compute, id);

@@ -9,7 +9,6 @@
 //! the gradient buckets, their DP and expert reductions and the optimizer
 //! (`grad_buckets`).
 
-use crate::model::axis::Axis;
 use crate::model::fidelity::Fidelity;
 use crate::model::op::{OpKind, Phase};
 use crate::model::scenario::{DpSharding, Mode, Recompute, Scenario, Transformer};
@@ -38,12 +37,6 @@ mod tp_modes;
 use grad_buckets::GpuBuckets;
 // The latency rule of CoCoNet's fused chunks, shared with the stage
 // boundary's and the micro-benchmark's chunked collectives.
-
-const TP: u8 = Axis::Tp as u8;
-const PP: u8 = Axis::Pp as u8;
-const DP: u8 = Axis::Dp as u8;
-const EP: u8 = Axis::Ep as u8;
-const CP: u8 = Axis::Cp as u8;
 
 /// The step being built into `g`, with the state of the group being
 /// built (`members`: one pipeline stage of one DP replica) that the

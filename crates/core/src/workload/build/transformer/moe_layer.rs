@@ -20,7 +20,7 @@
 //! launched; its window (the compute before the op that needs its result:
 //! the shared experts, the weight gradients) is still reported.
 
-use super::{Builder, EP};
+use super::Builder;
 use crate::collective::{CallShape, Collective};
 use crate::model::axis::Axis;
 use crate::model::op::{OpKind, Phase};
@@ -250,9 +250,14 @@ impl Builder<'_> {
         let groups: Vec<Vec<u32>> = self.members.chunks(width).map(<[u32]>::to_vec).collect();
         for group in groups {
             let pattern = self.cluster.nvlink_ring(&mut self.g, &group);
-            let id = self
-                .g
-                .comm(&group, EP, pattern, call.wire_bytes, call.latency_s, meta);
+            let id = self.g.comm(
+                &group,
+                Axis::Ep,
+                pattern,
+                call.wire_bytes,
+                call.latency_s,
+                meta,
+            );
             for &m in &group {
                 if let Some(last) = self.g.last_compute(m) {
                     self.g.dep(last, id);
@@ -331,7 +336,7 @@ impl Builder<'_> {
                 } else {
                     self.cluster.nvlink_latency_s()
                 };
-                let id = self.g.comm(&[gpu], EP, pattern, bytes, latency, meta);
+                let id = self.g.comm(&[gpu], Axis::Ep, pattern, bytes, latency, meta);
                 if let Some(last) = self.g.last_compute(gpu) {
                     self.g.dep(last, id);
                 }

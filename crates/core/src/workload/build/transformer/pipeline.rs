@@ -6,7 +6,7 @@
 //! sender's next step. A sliced boundary's ReduceScatter, piece sends and
 //! AllGather come from `pp_boundary`.
 
-use super::{Builder, PP};
+use super::Builder;
 use crate::collective::Collective;
 use crate::model::axis::Axis;
 use crate::model::op::{OpKind, Phase};
@@ -88,7 +88,7 @@ impl Builder<'_> {
                                     let mut send = || {
                                         self.g.comm(
                                             &[from, to],
-                                            PP,
+                                            Axis::Pp,
                                             pattern,
                                             piece_bytes,
                                             latency,
@@ -155,7 +155,7 @@ impl Builder<'_> {
             let meta = Meta::new(OpKind::AllGather, phase).mb(mb).call(&call);
             let id = self.g.comm(
                 &members,
-                PP,
+                Axis::Pp,
                 self.tp_pattern,
                 call.wire_bytes,
                 call.latency_s,

@@ -7,7 +7,7 @@
 //! pieces (PyTorch Async TP). The group's collectives run in order on one
 //! stream.
 
-use super::{Builder, TP};
+use super::Builder;
 use crate::collective::nccl::CollectiveCall;
 use crate::collective::Collective;
 use crate::collective::Engine;
@@ -28,7 +28,7 @@ impl Builder<'_> {
         let members = std::mem::take(&mut self.members);
         let id = self.g.comm(
             &members,
-            TP,
+            Axis::Tp,
             self.tp_pattern,
             call.wire_bytes,
             call.latency_s,
