@@ -156,32 +156,33 @@ fn fp8_dispatch_shrinks_what_goes_to_the_experts_and_only_with_deepep() {
     assert_eq!(run(true, "alltoall"), run(false, "alltoall"));
 }
 
-#[test]
-fn old_moe_links_open_without_fp8_dispatch_and_the_field_travels_in_links() {
+/// A MoE field that old links do not name: such a link (`old`) opens
+/// without it and writes back without it; set (`new`), it travels and
+/// comes back the same scenario. `read` reads it from the experts.
+fn old_links_open_without(
+    key: &str,
+    old: &str,
+    new: &str,
+    read: fn(&overlap_core::scenario::Moe) -> bool,
+) {
     use overlap_core::share_link;
-    let fp8 = |input: &ScenarioInput| {
+    let field = |input: &ScenarioInput| {
         let s = input.resolve().unwrap();
         let overlap_core::scenario::Workload::Transformer(t) = &s.workload else {
             panic!("a transformer")
         };
-        t.moe.as_ref().expect("experts").fp8_dispatch
+        read(t.moe.as_ref().expect("experts"))
     };
-    // A link written before the field existed opens as it did: BF16 on the
-    // wire, and written back it does not name the field.
-    let old = share_link::decode("v=1&preset=moe-didactic&dispatcher=deepep", &[]);
+    let old = share_link::decode(old, &[]);
     assert!(old.errors.is_empty(), "{:?}", old.errors);
-    assert!(!fp8(&old.input));
+    assert!(!field(&old.input), "{key}");
     let link = share_link::encode(&old.input, Some(old.preset));
-    assert!(!link.contains("fp8_dispatch"), "{link}");
-    // Set, it travels and comes back the same scenario.
-    let new = share_link::decode(
-        "v=1&preset=moe-didactic&dispatcher=deepep&fp8_dispatch=1",
-        &[],
-    );
+    assert!(!link.contains(key), "{link}");
+    let new = share_link::decode(new, &[]);
     assert!(new.errors.is_empty(), "{:?}", new.errors);
-    assert!(fp8(&new.input));
+    assert!(field(&new.input), "{key}");
     let again = share_link::encode(&new.input, Some(new.preset));
-    assert!(again.contains("fp8_dispatch=1"), "{again}");
+    assert!(again.contains(&format!("{key}=1")), "{again}");
     assert_eq!(
         share_link::decode(&again, &[]).input.resolve().unwrap(),
         new.input.resolve().unwrap()
@@ -189,27 +190,22 @@ fn old_moe_links_open_without_fp8_dispatch_and_the_field_travels_in_links() {
 }
 
 #[test]
+fn old_moe_links_open_without_fp8_dispatch_and_the_field_travels_in_links() {
+    // BF16 on the wire, as before the field existed.
+    old_links_open_without(
+        "fp8_dispatch",
+        "v=1&preset=moe-didactic&dispatcher=deepep",
+        "v=1&preset=moe-didactic&dispatcher=deepep&fp8_dispatch=1",
+        |m| m.fp8_dispatch,
+    );
+}
+
+#[test]
 fn old_moe_links_open_without_the_swiglu_cache_and_the_field_travels_in_links() {
-    use overlap_core::share_link;
-    let cached = |input: &ScenarioInput| {
-        let s = input.resolve().unwrap();
-        let overlap_core::scenario::Workload::Transformer(t) = &s.workload else {
-            panic!("a transformer")
-        };
-        t.moe.as_ref().expect("experts").fp8_swiglu_cache
-    };
-    let old = share_link::decode("v=1&preset=moe-didactic&fp8_dispatch_cache=1", &[]);
-    assert!(old.errors.is_empty(), "{:?}", old.errors);
-    assert!(!cached(&old.input));
-    let link = share_link::encode(&old.input, Some(old.preset));
-    assert!(!link.contains("fp8_swiglu_cache"), "{link}");
-    let new = share_link::decode("v=1&preset=moe-didactic&fp8_swiglu_cache=1", &[]);
-    assert!(new.errors.is_empty(), "{:?}", new.errors);
-    assert!(cached(&new.input));
-    let again = share_link::encode(&new.input, Some(new.preset));
-    assert!(again.contains("fp8_swiglu_cache=1"), "{again}");
-    assert_eq!(
-        share_link::decode(&again, &[]).input.resolve().unwrap(),
-        new.input.resolve().unwrap()
+    old_links_open_without(
+        "fp8_swiglu_cache",
+        "v=1&preset=moe-didactic&fp8_dispatch_cache=1",
+        "v=1&preset=moe-didactic&fp8_swiglu_cache=1",
+        |m| m.fp8_swiglu_cache,
     );
 }
