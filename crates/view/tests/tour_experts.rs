@@ -25,12 +25,7 @@ fn expert_chapter_hides_the_all_to_all_under_the_other_micro_batch() {
     assert!((0..t.layers).all(|l| t.is_moe_layer(l)), "a dense layer");
     assert!(!s.overlap.ep.is_on() && s.parallel.schedule == Schedule::OneFOneB);
     // "Each GPU runs 8 micro-batches a step."
-    let micro_batches: BTreeSet<u32> = r.before.timeline.gpus[0]
-        .compute
-        .iter()
-        .map(|i| i.micro_batch)
-        .filter(|&m| m != NONE)
-        .collect();
+    let micro_batches = micro_batches_of(&r.before.timeline.gpus[0]);
     assert_eq!(micro_batches.len(), 8);
     let last_mb = *micro_batches.last().unwrap();
     // "With EP overlap off all of the all-to-alls stalls compute, and their
@@ -240,12 +235,7 @@ fn dualpipe_chapter_pairs_the_chunks_and_fills_the_bubble() {
     assert_eq!(per_stage, 2 * u64::from(sb.hardware.gpus_per_node));
     assert_eq!(u64::from(sb.parallel.ep), ch10.hardware.gpus());
     assert!(u64::from(sb.parallel.ep) <= per_stage);
-    let micro_batches: BTreeSet<u32> = r.before.timeline.gpus[0]
-        .compute
-        .iter()
-        .map(|i| i.micro_batch)
-        .filter(|&m| m != NONE)
-        .collect();
+    let micro_batches = micro_batches_of(&r.before.timeline.gpus[0]);
     assert_eq!(micro_batches.len(), 8);
     let m = micro_batches.len() as u32;
     // "EP overlap is on, but Megatron-LM refuses combined 1F1B on a pipeline

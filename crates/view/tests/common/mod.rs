@@ -97,6 +97,15 @@ pub fn first_compute_after(g: &overlap_core::timeline::GpuLanes, t_s: f64) -> Op
         .min_by(|x, y| x.start_s.total_cmp(&y.start_s))
 }
 
+/// The micro-batches whose compute a GPU's lanes show.
+pub fn micro_batches_of(g: &overlap_core::timeline::GpuLanes) -> BTreeSet<u32> {
+    g.compute
+        .iter()
+        .map(|i| i.micro_batch)
+        .filter(|&m| m != overlap_core::timeline::NONE)
+        .collect()
+}
+
 pub fn compute_busy_s(g: &overlap_core::timeline::GpuLanes) -> f64 {
     g.compute.iter().map(|x| x.end_s - x.start_s).sum()
 }

@@ -138,7 +138,7 @@ impl Builder<'_> {
     /// Whether a forward step and the backward after it are built as one
     /// merged pass (see the module's note).
     pub(super) fn merges(&self, first: &Step, second: &Step) -> bool {
-        crate::workload::build::schedule::merged_passes::merges_passes(self.s)
+        self.merges_passes
             && first.pass == Pass::Forward
             && matches!(second.pass, Pass::Backward | Pass::InputGrad)
             && (first.micro_batch, first.chunk) != (second.micro_batch, second.chunk)

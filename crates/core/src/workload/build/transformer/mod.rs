@@ -9,10 +9,12 @@
 //! the gradient buckets, their DP and expert reductions and the optimizer
 //! (`grad_buckets`).
 
+use crate::model::ep_overlap::EpOptions;
 use crate::model::fidelity::Fidelity;
 use crate::model::op::{OpKind, Phase};
 use crate::model::scenario::{DpSharding, Mode, Recompute, Scenario, Transformer};
 use crate::workload::build::fusion::FusedLayers;
+use crate::workload::build::schedule::merged_passes::{ep_form, merged_order, merges_passes};
 use crate::workload::build::schedule::{period_marks, stage_program, Pass, Step};
 use crate::workload::build::sharding::Sharding;
 use crate::workload::cost::expert_folding::ExpertFolding;
@@ -35,8 +37,6 @@ mod pipeline;
 mod tp_modes;
 
 use grad_buckets::GpuBuckets;
-// The latency rule of CoCoNet's fused chunks, shared with the stage
-// boundary's and the micro-benchmark's chunked collectives.
 
 /// The step being built into `g`, with the state of the group being
 /// built (`members`: one pipeline stage of one DP replica) that the
@@ -99,6 +99,12 @@ struct Builder<'a> {
     folding: ExpertFolding,
     /// The all-to-alls the pass being built launched and still awaits.
     ep_stream: moe_layer::EpStream,
+    /// The EP overlap options the scenario runs (`merged_passes::ep_form`),
+    /// read once.
+    ep_options: EpOptions,
+    /// Whether a forward and the backward after it are built as one pass
+    /// (`merged_passes::merges_passes`), read once.
+    merges_passes: bool,
     /// The (stage, replica) whose group is being built.
     group_at: (u32, u32),
 }
@@ -182,6 +188,8 @@ pub(crate) fn build(mut g: Graph, s: &Scenario, t: &Transformer, fidelity: Fidel
         }),
         folding,
         ep_stream: Default::default(),
+        ep_options: ep_form(s),
+        merges_passes: merges_passes(s),
         group_at: (0, 0),
     };
     b.create_sends();
@@ -261,8 +269,7 @@ impl Builder<'_> {
             self.virtual_stages,
             train,
         );
-        let program =
-            crate::workload::build::schedule::merged_passes::merged_order(self.s, program);
+        let program = merged_order(self.s, program);
         self.group_at = (stage, replica);
         let mut i = 0;
         while i < program.len() {

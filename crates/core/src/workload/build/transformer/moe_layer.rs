@@ -89,8 +89,7 @@ impl Builder<'_> {
                 let cost = self.moe_cost();
                 self.compute_all(cost.router, meta);
                 self.ep_launch(meta.op(OpKind::Dispatch));
-                let beside =
-                    crate::workload::build::schedule::merged_passes::ep_form(self.s).shared_expert;
+                let beside = self.ep_options.shared_expert;
                 self.beside(cost.shared, meta.op(OpKind::SharedExperts), beside);
             }
             _ => {
@@ -117,8 +116,7 @@ impl Builder<'_> {
                 }
                 self.ep_launch(meta.op(OpKind::Combine));
                 if whole {
-                    let beside = crate::workload::build::schedule::merged_passes::ep_form(self.s)
-                        .shared_expert;
+                    let beside = self.ep_options.shared_expert;
                     self.beside(cost.shared_wgrad, meta.op(OpKind::ExpertsWgrad), beside);
                 }
             }
@@ -130,8 +128,7 @@ impl Builder<'_> {
                 self.etp_blocking(Collective::ReduceScatter, meta.op(OpKind::ReduceScatter));
                 self.ep_launch(meta.op(OpKind::Dispatch));
                 if whole {
-                    let beside = crate::workload::build::schedule::merged_passes::ep_form(self.s)
-                        .dispatch_wgrad;
+                    let beside = self.ep_options.dispatch_wgrad;
                     self.beside(cost.experts_wgrad, meta.op(OpKind::ExpertsWgrad), beside);
                 }
             }
