@@ -22,6 +22,12 @@
 #   CALCULON_VENV  a virtual environment to make or reuse (default: a scratch one)
 #   CPUS           processes Calculon runs on (default: every core, as ours)
 #   OVERLAP_LAB    the overlap-lab binary (default: built here, release)
+#   CALCULON_OUT   a directory to keep Calculon's log and best executions in
+#
+# Both are timed as whole processes, wall clock and CPU (user + system,
+# children included: Calculon's worker processes), and both ratios are
+# printed. The CPU ratio holds on a busy machine; the wall ratio only when
+# nothing else runs.
 #
 # Calculon's full search takes tens of minutes on a small machine.
 set -euo pipefail
@@ -73,14 +79,24 @@ cat > "$scenario" <<'JSON'
               "micro_batch": 1, "global_batch": 512, "attention": "materialized"}}
 JSON
 
-now() { date +%s.%N; }
+# Runs a command under /usr/bin/time and leaves "wall cpu" seconds in $2.
+timed() {
+    local out="$1"
+    shift
+    /usr/bin/time -f "%e %U %S" -o "$work/time" "$@" > "$out"
+    read -r wall user sys < "$work/time"
+    echo "$wall $(echo "$user + $sys" | bc -l)"
+}
 
 echo "Calculon: llm-optimal-execution megatron-22B on 64 A100 80 GB, max batch 512, $cpus processes"
-start="$(now)"
-(cd "$CALCULON_DIR" && "$venv/bin/calculon" llm-optimal-execution \
+read -r calculon_wall calculon_cpu < <(cd "$CALCULON_DIR" && timed "$work/calculon.log" \
+    "$venv/bin/calculon" llm-optimal-execution \
     models/megatron-22B.json 64 512 float16 systems/a100_80g.json \
-    "$work/calculon.json" -c "$cpus" > "$work/calculon.log" 2>&1)
-calculon_s="$(echo "$(now) - $start" | bc -l)"
+    "$work/calculon.json" -c "$cpus")
+if [[ -n "${CALCULON_OUT:-}" ]]; then
+    mkdir -p "$CALCULON_OUT"
+    cp "$work/calculon.log" "$work/calculon.json" "$CALCULON_OUT/"
+fi
 grep -E "Total executions|Good executions|Best sample rate|Calculation rate" "$work/calculon.log" || true
 "$venv/bin/python" - "$work/calculon.json" <<'PY'
 import json, sys
@@ -94,12 +110,13 @@ PY
 
 echo
 echo "overlap-lab search: the same model on 64 A100 80 GB, max batch 512, $cpus cores"
-start="$(now)"
-"$bin" search "$scenario" --gpus 64 --max-batch 512 > "$work/ours.txt"
-ours_s="$(echo "$(now) - $start" | bc -l)"
+read -r ours_wall ours_cpu < <(timed "$work/ours.txt" \
+    "$bin" search "$scenario" --gpus 64 --max-batch 512)
 head -1 "$work/ours.txt"
 tail -1 "$work/ours.txt"
 
 echo
-printf 'Calculon %.1f s, overlap-lab %.1f s: overlap-lab takes %.3f of Calculon'"'"'s time\n' \
-    "$calculon_s" "$ours_s" "$(echo "$ours_s / $calculon_s" | bc -l)"
+printf 'wall: Calculon %.1f s, overlap-lab %.1f s: overlap-lab takes %.3f of Calculon'"'"'s time\n' \
+    "$calculon_wall" "$ours_wall" "$(echo "$ours_wall / $calculon_wall" | bc -l)"
+printf 'CPU:  Calculon %.1f s, overlap-lab %.1f s: overlap-lab takes %.3f of Calculon'"'"'s CPU\n' \
+    "$calculon_cpu" "$ours_cpu" "$(echo "$ours_cpu / $calculon_cpu" | bc -l)"

@@ -194,6 +194,28 @@ pub(super) const CLAIMS: &[Claim] = &[
     },
     Claim {
         preset: "llama3-8b-fsdp-fp8",
+        text: "Each cast of a tensor the TP ranks hold shards of first all-reduces its scale across them, 11 calls \
+               per layer and micro-batch that nothing hides.",
+        check: |s| {
+            // The four inputs forward and the seven output gradients
+            // backward; the weights' scales come with FSDP's fp8 gathers
+            // (`fp8_scales`).
+            let sim = simulate(s);
+            let t = transformer(s);
+            let scales: Vec<_> = comm(&sim.timeline, 0, Axis::Tp).filter(|iv| iv.op == OpKind::AllReduce).collect();
+            let micro_batches = t.global_batch / (t.micro_batch * s.parallel.dp);
+            let want = 11 * t.layers * micro_batches;
+            ensure(scales.len() as u32 == want, || format!("{} scale reductions, not {want}", scales.len()))?;
+            let compute = &sim.timeline.gpus[0].compute;
+            let beside = scales
+                .iter()
+                .filter(|r| compute.iter().any(|k| k.end_s.min(r.end_s) - k.start_s.max(r.start_s) > 1e-12))
+                .count();
+            ensure(beside == 0, || format!("{beside} scale reductions beside a kernel"))
+        },
+    },
+    Claim {
+        preset: "llama3-8b-fsdp-fp8",
         text: "FSDP's gathers move fp8 weights.",
         check: |s| {
             // A layer's gather after the first (which also brings the

@@ -446,14 +446,17 @@ pub const CHAPTERS: &[Chapter] = &[
                   to {axes.tp.window_ms}. TP's traffic shrinks less, from {before:axes.tp.comm_ms} to \
                   {axes.tp.comm_ms}: Float8's TP casts each layer input, and each output gradient, before \
                   gathering it, so the gathers move fp8, half their bytes, but the reduce-scatters still move \
-                  bf16. A smaller share of it hides, {axes.tp.hidden} against {before:axes.tp.hidden}, but of \
-                  less traffic. TP's exposed time goes from {before:axes.tp.exposed_ms} to \
-                  {axes.tp.exposed_ms}. FSDP's gathers, still bf16 here (fp8 gathers are FSDP's own switch), and \
-                  its reduce-scatters lose window with nothing to shrink them: DP exposed \
-                  {before:axes.dp.exposed_ms} before, {axes.dp.exposed_ms} after. Compute is {diff:compute_ms} \
-                  shorter, far from half of {before:compute_ms}: attention runs in bf16 as long as before, and \
-                  casting to fp8 adds memory-bound kernels of its own. The step is only {diff:step_time_ms} \
-                  shorter.",
+                  bf16. And a tensorwise scale is one number for a whole tensor that each TP rank holds a shard \
+                  of: before each such cast, and each cast of a weight (FSDP gathers them in bf16 here), the \
+                  eight ranks all-reduce their maximum, a call of four bytes that the cast waits for, 25 per \
+                  layer and micro-batch. Nothing runs beside those calls, so they are exposed whole: \
+                  {axes.tp.hidden} of TP's traffic hides, against {before:axes.tp.hidden}, and TP's exposed \
+                  time goes from {before:axes.tp.exposed_ms} to {axes.tp.exposed_ms}. FSDP's gathers, still \
+                  bf16 here (fp8 gathers are FSDP's own switch), and its reduce-scatters lose window with \
+                  nothing to shrink them: DP exposed {before:axes.dp.exposed_ms} before, \
+                  {axes.dp.exposed_ms} after. Compute is {diff:compute_ms} shorter, far from half of \
+                  {before:compute_ms}: attention runs in bf16 as long as before, and casting to fp8 adds \
+                  memory-bound kernels of its own. The step is only {diff:step_time_ms} shorter.",
         controls: &["workload.precision"],
         answer: Some(|o| change_choice(o.before.axes[Axis::Tp].exposed_ms, o.after.axes[Axis::Tp].exposed_ms, 0.05)),
         verdict: "TP's exposed time goes from {before:axes.tp.exposed_ms} to {axes.tp.exposed_ms}, of \

@@ -6,6 +6,7 @@
 //! TP, decomposed into ring steps under the GEMM pieces. An MoE layer's
 //! experts replace its MLP (`moe_layer`).
 
+use super::fp8_scales::Casts;
 use super::Builder;
 use crate::collective::Collective;
 use crate::model::op::{OpKind, Phase};
@@ -22,6 +23,7 @@ impl Builder<'_> {
         let meta = Meta::new(OpKind::Qkv, phase).mb(mb).layer(layer);
         let sp = self.t.sequence_parallel && self.tp > 1;
         let (fused, bda) = (self.fused, self.cost.bias_dropout_add);
+        self.fp8_scales(Casts::AttentionInput, meta);
         if self.decomposed {
             let pre = fused.opening(self.cost.qkv_pre, bda, OpKind::Qkv, layer);
             let gemm = self.cost.qkv_gemm;
@@ -34,12 +36,14 @@ impl Builder<'_> {
             self.compute_all(qkv, meta);
         }
         self.attention_forward(meta.op(OpKind::Attention));
+        self.fp8_scales(Casts::ProjInput, meta);
         self.row_parallel(self.cost.proj, meta.op(OpKind::Proj));
         // An MoE layer's experts replace the MLP (`moe_layer`).
         if self.t.is_moe_layer(layer) {
             return;
         }
         let up = meta.op(OpKind::MlpUp);
+        self.fp8_scales(Casts::MlpInput, up);
         if self.decomposed {
             let pre = fused.opening(self.cost.mlp_up_pre, bda, OpKind::MlpUp, layer);
             let gemm = self.cost.mlp_up_gemm;
@@ -52,6 +56,7 @@ impl Builder<'_> {
             let mlp_up = fused.opening(self.cost.mlp_up, bda, OpKind::MlpUp, layer);
             self.compute_all(mlp_up, up);
         }
+        self.fp8_scales(Casts::MlpDownInput, up);
         self.row_parallel(self.cost.mlp_down, meta.op(OpKind::MlpDown));
     }
 
@@ -66,6 +71,7 @@ impl Builder<'_> {
         }
         self.mlp_then_attention(
             meta,
+            true,
             |b| {
                 b.compute_all(b.cost.mlp_down_backward, meta);
                 b.column_parallel_backward(
@@ -102,6 +108,7 @@ impl Builder<'_> {
         }
         self.mlp_then_attention(
             meta,
+            true,
             |b| {
                 let down_wgrad = b.cost.mlp_down.chunk(&b.roof, 1);
                 b.compute_all(b.cost.mlp_down_backward.without(down_wgrad), meta);
@@ -133,6 +140,7 @@ impl Builder<'_> {
         }
         self.mlp_then_attention(
             meta,
+            false,
             |b| {
                 let down_wgrad = b.cost.mlp_down.chunk(&b.roof, 1);
                 b.compute_all(down_wgrad.add(b.cost.mlp_up_wgrad), meta);
@@ -152,20 +160,30 @@ impl Builder<'_> {
     /// forward's ReduceScatter), in W the part's input, which the
     /// column-parallel weight gradient reads (Megatron gathers it under the
     /// input gradient in a whole backward). An MoE layer has no MLP part:
-    /// its experts' backward is built apart (`moe_layer`).
+    /// its experts' backward is built apart (`moe_layer`). Where the part
+    /// computes input gradients (`grads`: a whole backward and B), its
+    /// output gradients' fp8 scales are agreed first, before they are
+    /// gathered (`fp8_scales`).
     fn mlp_then_attention(
         &mut self,
         meta: Meta,
+        grads: bool,
         mlp: impl FnOnce(&mut Self),
         attention: impl FnOnce(&mut Self),
     ) {
         let sp = self.t.sequence_parallel && self.tp > 1;
         let gather = meta.op(OpKind::AllGather);
         if !self.t.is_moe_layer(meta.layer) {
+            if grads {
+                self.fp8_scales(Casts::MlpGrads, meta);
+            }
             if sp {
                 self.tp_blocking(Collective::AllGather, gather);
             }
             mlp(self);
+        }
+        if grads {
+            self.fp8_scales(Casts::AttentionGrads, meta);
         }
         if sp {
             self.tp_blocking(Collective::AllGather, gather);
@@ -182,6 +200,7 @@ impl Builder<'_> {
         // MoE layer's experts have run their backward already.)
         if !self.t.is_moe_layer(meta.layer) {
             let down = self.cost.mlp_down;
+            self.fp8_scales(Casts::MlpGrads, meta);
             self.output_grad_gathered(down, meta);
             self.compute_all(down.chunk(&self.roof, 1), meta);
             self.decomposed_column_backward(
@@ -194,6 +213,7 @@ impl Builder<'_> {
         // Attention: likewise for the projection, then the core's backward.
         let attention = meta.op(OpKind::AttentionBackward);
         let proj = self.cost.proj;
+        self.fp8_scales(Casts::AttentionGrads, attention);
         self.output_grad_gathered(proj, attention);
         self.attention_backward(
             proj.chunk(&self.roof, 1)
@@ -218,6 +238,7 @@ impl Builder<'_> {
     fn layer_input_grad_decomposed(&mut self, meta: Meta) {
         if !self.t.is_moe_layer(meta.layer) {
             let down = self.cost.mlp_down;
+            self.fp8_scales(Casts::MlpGrads, meta);
             self.output_grad_gathered(down, meta);
             self.input_grad_scattered(
                 self.cost.mlp_up_dgrad_pre,
@@ -227,6 +248,7 @@ impl Builder<'_> {
         }
         let attention = meta.op(OpKind::AttentionBackward);
         let proj = self.cost.proj;
+        self.fp8_scales(Casts::AttentionGrads, attention);
         self.output_grad_gathered(proj, attention);
         self.attention_backward(self.cost.attention_core_backward, attention);
         self.input_grad_scattered(

@@ -4,7 +4,8 @@
 //! the compute stream waits for. The concepts a step is made of live in the
 //! submodules, each adding its methods to `Builder`: a layer's op sequence
 //! (`layer`), the TP collectives around its GEMMs (`tp_modes`), the
-//! attention core and context parallelism's exchange (`context`), the
+//! attention core and context parallelism's exchange (`context`), FP8's
+//! scale reductions (`fp8_scales`), the
 //! expert all-to-alls (`moe_layer`), the pipeline sends (`pipeline`), and
 //! the gradient buckets, their DP and expert reductions and the optimizer
 //! (`grad_buckets`).
@@ -28,6 +29,7 @@ use crate::workload::graph::task::{Meta, TaskId};
 use crate::workload::graph::Graph;
 
 mod context;
+mod fp8_scales;
 mod grad_buckets;
 mod layer;
 mod layer_pairs;

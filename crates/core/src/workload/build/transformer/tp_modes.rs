@@ -25,6 +25,18 @@ impl Builder<'_> {
 
     /// The TP group's collective running `call`, after each member's latest op.
     fn tp_call(&mut self, call: &CollectiveCall, meta: Meta) -> TaskId {
+        let id = self.tp_call_without_window(call, meta);
+        // The window it would have if overlapped, until an overlapping
+        // schedule names another: the GEMM that produced its data.
+        if let Some(last) = self.g.next_compute_index(self.members[0]).checked_sub(1) {
+            self.g.set_window(id, last, last);
+        }
+        id
+    }
+
+    /// The TP group's collective running `call`, after each member's latest
+    /// op, with no window: nothing could run beside it.
+    pub(super) fn tp_call_without_window(&mut self, call: &CollectiveCall, meta: Meta) -> TaskId {
         let members = std::mem::take(&mut self.members);
         let id = self.g.comm(
             &members,
@@ -34,11 +46,6 @@ impl Builder<'_> {
             call.latency_s,
             meta.call(call),
         );
-        // The window it would have if overlapped, until an overlapping
-        // schedule names another: the GEMM that produced its data.
-        if let Some(last) = self.g.next_compute_index(members[0]).checked_sub(1) {
-            self.g.set_window(id, last, last);
-        }
         for &m in &members {
             if let Some(last) = self.g.last_compute(m) {
                 self.g.dep(last, id);
