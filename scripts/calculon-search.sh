@@ -6,14 +6,8 @@
 # the largest multiple of its data parallelism not above it, as Calculon
 # takes it). Prints both times, their ratio and both best layouts.
 #
-# Calculon is not on a package registry, and this project's machines reach
-# nothing but package registries: check its source out yourself
-# (https://github.com/calculon-ai/calculon) and give its path in
-# CALCULON_DIR. The script makes a scratch virtual environment (deleted at
-# the end unless CALCULON_VENV names one to keep), installs the packages
-# Calculon imports but does not declare (numpy, pandas, psutil) from PyPI,
-# and Calculon itself from CALCULON_DIR (`pip install -e`). Nothing of
-# Calculon is copied into this repository.
+# Calculon comes from a checkout of its public repository, installed in a
+# virtual environment of its own (`calculon-setup.sh` says how).
 #
 #   CALCULON_DIR=~/src/calculon scripts/calculon-search.sh
 #
@@ -32,39 +26,11 @@
 # Calculon's full search takes tens of minutes on a small machine.
 set -euo pipefail
 
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-
-if [[ -z "${CALCULON_DIR:-}" ]]; then
-    echo "calculon-search.sh: set CALCULON_DIR to a checkout of https://github.com/calculon-ai/calculon" >&2
-    echo "  (pip cannot fetch it from GitHub here: only package registries are reachable)" >&2
-    exit 2
-fi
-if [[ ! -f "$CALCULON_DIR/setup.py" || ! -f "$CALCULON_DIR/models/megatron-22B.json" ]]; then
-    echo "calculon-search.sh: $CALCULON_DIR is not a Calculon checkout (no setup.py or models/megatron-22B.json)" >&2
-    exit 2
-fi
+script=calculon-search.sh
+needs=models/megatron-22B.json
+# shellcheck source=scripts/calculon-setup.sh
+source "$(dirname "${BASH_SOURCE[0]}")/calculon-setup.sh"
 cpus="${CPUS:-$(nproc)}"
-work="$(mktemp -d)"
-venv="${CALCULON_VENV:-$work/venv}"
-cleanup() { rm -rf "$work"; }
-trap cleanup EXIT
-
-# Calculon in a virtual environment of its own.
-if [[ ! -x "$venv/bin/calculon" ]]; then
-    python3 -m venv "$venv"
-    "$venv/bin/pip" install --quiet --upgrade pip
-    # Imported by calculon/ (llm/optimal_execution.py: psutil; numpy and
-    # pandas elsewhere) but not in its install_requires.
-    "$venv/bin/pip" install --quiet numpy pandas psutil
-    "$venv/bin/pip" install --quiet -e "$CALCULON_DIR"
-fi
-
-# Our binary.
-bin="${OVERLAP_LAB:-}"
-if [[ -z "$bin" ]]; then
-    (cd "$here" && cargo build --release -p overlap-lab --quiet)
-    bin="$here/target/release/overlap-lab"
-fi
 
 # The same model as scenario JSON: Calculon's megatron-22B.json (hidden
 # 6144, feedforward 24576 = 4 x hidden, 64 heads of 96, 48 blocks, sequence

@@ -13,11 +13,8 @@
 # PP and DP overlap on at four TP chunks (the criterion benchmark's
 # "all overlaps").
 #
-# Calculon is not on a package registry: check its source out yourself
-# (https://github.com/calculon-ai/calculon) and give its path in
-# CALCULON_DIR. The script makes a scratch virtual environment (deleted at
-# the end unless CALCULON_VENV names one to keep) and installs Calculon
-# there with the packages it imports; nothing of it is copied here.
+# Calculon comes from a checkout of its public repository, installed in a
+# virtual environment of its own (`calculon-setup.sh` says how).
 #
 #   CALCULON_DIR=~/src/calculon scripts/calculon-step.sh
 #
@@ -31,39 +28,15 @@
 # system). Run it on an otherwise idle machine for the wall ratio.
 set -euo pipefail
 
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-
-if [[ -z "${CALCULON_DIR:-}" ]]; then
-    echo "calculon-step.sh: set CALCULON_DIR to a checkout of https://github.com/calculon-ai/calculon" >&2
-    exit 2
-fi
-if [[ ! -f "$CALCULON_DIR/setup.py" || ! -f "$CALCULON_DIR/models/megatron-1T.json" ]]; then
-    echo "calculon-step.sh: $CALCULON_DIR is not a Calculon checkout (no setup.py or models/megatron-1T.json)" >&2
-    exit 2
-fi
 runs="${RUNS:-15}"
 if ! [[ "$runs" =~ ^[0-9]+$ ]] || (( runs < 1 || runs > 1000 )); then
     echo "calculon-step.sh: RUNS must be a whole number from 1 to 1000, not \"$runs\"" >&2
     exit 2
 fi
-work="$(mktemp -d)"
-venv="${CALCULON_VENV:-$work/venv}"
-cleanup() { rm -rf "$work"; }
-trap cleanup EXIT
-
-if [[ ! -x "$venv/bin/calculon" ]]; then
-    python3 -m venv "$venv"
-    "$venv/bin/pip" install --quiet --upgrade pip
-    # Imported by calculon/ but not in its install_requires.
-    "$venv/bin/pip" install --quiet numpy pandas psutil
-    "$venv/bin/pip" install --quiet -e "$CALCULON_DIR"
-fi
-
-bin="${OVERLAP_LAB:-}"
-if [[ -z "$bin" ]]; then
-    (cd "$here" && cargo build --release -p overlap-lab --quiet)
-    bin="$here/target/release/overlap-lab"
-fi
+script=calculon-step.sh
+needs=models/megatron-1T.json
+# shellcheck source=scripts/calculon-setup.sh
+source "$(dirname "${BASH_SOURCE[0]}")/calculon-setup.sh"
 
 # The preset with TP, PP and DP overlap on at four TP chunks.
 all_on="$work/megatron-1t-all-on.json"

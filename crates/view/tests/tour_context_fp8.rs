@@ -270,7 +270,7 @@ fn fp8_chapter_shrinks_the_window_halves_the_gathers_and_exposes_the_scale_reduc
             .iter()
             .all(|k| k.end_s.min(x.end_s) - k.start_s.max(x.start_s) <= 1e-12));
     }
-    // "{axes.tp.hidden} of TP's traffic hides, against …, and TP's exposed
+    // "{axes.tp.hidden} of TP's traffic hides, against …. TP's exposed
     // time goes from … to …" (the answer above: it grows), and
     // "FSDP's gathers, still bf16 here …, and its reduce-scatters lose
     // window with nothing to shrink them".

@@ -450,8 +450,8 @@ pub const CHAPTERS: &[Chapter] = &[
                   of: before each such cast, and each cast of a weight (FSDP gathers them in bf16 here), the \
                   eight ranks all-reduce their maximum, a call of four bytes that the cast waits for, 25 per \
                   layer and micro-batch. Nothing runs beside those calls, so they are exposed whole: \
-                  {axes.tp.hidden} of TP's traffic hides, against {before:axes.tp.hidden}, and TP's exposed \
-                  time goes from {before:axes.tp.exposed_ms} to {axes.tp.exposed_ms}. FSDP's gathers, still \
+                  {axes.tp.hidden} of TP's traffic hides, against {before:axes.tp.hidden}. TP's exposed time \
+                  goes from {before:axes.tp.exposed_ms} to {axes.tp.exposed_ms}. FSDP's gathers, still \
                   bf16 here (fp8 gathers are FSDP's own switch), and its reduce-scatters lose window with \
                   nothing to shrink them: DP exposed {before:axes.dp.exposed_ms} before, \
                   {axes.dp.exposed_ms} after. Compute is {diff:compute_ms} shorter, far from half of \
