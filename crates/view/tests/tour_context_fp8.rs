@@ -249,7 +249,7 @@ fn fp8_chapter_shrinks_the_window_halves_the_gathers_and_exposes_the_scale_reduc
     );
     // "before each such cast, and each cast of a weight (FSDP gathers them
     // in bf16 here), the eight ranks all-reduce their maximum, a call of
-    // four bytes that the cast waits for, 25 per layer and micro-batch.
+    // a few bytes that the cast waits for, 25 per layer and micro-batch.
     // Nothing runs beside those calls, so they are exposed whole".
     let scale_reductions = |sim: &Simulation| -> Vec<Interval> {
         sim.timeline.gpus[0].comm[Axis::Tp.index()]
@@ -263,7 +263,7 @@ fn fp8_chapter_shrinks_the_window_halves_the_gathers_and_exposes_the_scale_reduc
     let micro_batches = t.global_batch / (t.micro_batch * s.parallel.dp);
     assert_eq!(scales.len() as u32, 25 * t.layers * micro_batches);
     for x in &scales {
-        // Four bytes, on the wire with NCCL's LL protocol's flags: tens.
+        // A scalar, on the wire with NCCL's LL protocol's flags: tens of bytes.
         assert!(x.bytes > 0.0 && x.bytes < 64.0, "{} B", x.bytes);
         assert!(r.after.timeline.gpus[0]
             .compute

@@ -448,7 +448,7 @@ pub const CHAPTERS: &[Chapter] = &[
                   gathering it, so the gathers move fp8, half their bytes, but the reduce-scatters still move \
                   bf16. And a tensorwise scale is one number for a whole tensor that each TP rank holds a shard \
                   of: before each such cast, and each cast of a weight (FSDP gathers them in bf16 here), the \
-                  eight ranks all-reduce their maximum, a call of four bytes that the cast waits for, 25 per \
+                  eight ranks all-reduce their maximum, a call of a few bytes that the cast waits for, 25 per \
                   layer and micro-batch. Nothing runs beside those calls, so they are exposed whole: \
                   {axes.tp.hidden} of TP's traffic hides, against {before:axes.tp.hidden}. TP's exposed time \
                   goes from {before:axes.tp.exposed_ms} to {axes.tp.exposed_ms}. FSDP's gathers, still \

@@ -6,7 +6,7 @@
 //! benchmark, float8/float8_utils.py:57-82: "assume that it will happen
 //! elsewhere"); that maximum is a `Partial(max)` DTensor, and the scale's
 //! arithmetic redistributes it to `Replicate`, an all-reduce (MAX) of one
-//! fp32 over the TP group. Transformer Engine makes the same reduction
+//! scalar over the TP group. Transformer Engine makes the same reduction
 //! compulsory with sequence parallelism, "because we gather the tensor in
 //! FP8 after doing the cast" (NVIDIA/TransformerEngine pull request 74).
 //!
@@ -40,7 +40,10 @@ use crate::model::op::OpKind;
 use crate::model::scenario::DpSharding;
 use crate::workload::graph::task::Meta;
 
-/// Bytes of one reduction: the fp32 maximum.
+/// Bytes of one reduction: one scalar, the maximum. Its width depends on
+/// where DTensor redistributes it, the bf16 maximum or its fp64 upcast
+/// (float8_utils.py:45), 2 to 8 bytes; the call is latency-bound (NCCL's
+/// LL protocol at any of them), so 4 stands for all three.
 const AMAX_BYTES: f64 = 4.0;
 
 /// Where in a layer a group of casts sits (their count depends on it).
