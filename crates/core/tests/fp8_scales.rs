@@ -142,3 +142,43 @@ fn the_compute_stream_waits_for_every_reduction() {
         }
     }
 }
+
+#[test]
+fn a_zero_bubble_schedule_reduces_the_gradients_scales_in_b_and_none_in_w() {
+    // B computes the input gradients from the cast output gradients; W
+    // reuses them (torchao's Float8Linear casts each once per backward),
+    // so the backward's seven reductions all fall in B.
+    let mut s = scenario(Precision::Fp8, true, None);
+    s.parallel.pp = 2;
+    s.parallel.dp = 4;
+    s.parallel.dp_sharding = DpSharding::Optimizer;
+    s.parallel.schedule = overlap_core::scenario::Schedule::ZeroBubble1p;
+    if let Workload::Transformer(t) = &mut s.workload {
+        t.layers = 4;
+        t.global_batch = 16;
+    }
+    let sim = simulate(&s);
+    let gpu = &sim.timeline.gpus[0];
+    let scale: Vec<&Interval> = gpu.comm[Axis::Tp.index()]
+        .iter()
+        .filter(|i| is_scale_reduction(i))
+        .collect();
+    // Weights are cast per use without FSDP's fp8 gathers: 11 forward and
+    // 14 backward per layer and micro-batch.
+    let micro_batches = 4; // global batch 16 over dp 4
+    let layers_here = 2;
+    let forward = scale.iter().filter(|i| i.phase == Phase::Forward).count();
+    let backward = scale.iter().filter(|i| i.phase == Phase::Backward).count();
+    assert_eq!(forward, 11 * layers_here * micro_batches);
+    assert_eq!(backward, 14 * layers_here * micro_batches);
+    // W ran apart from B, deferred past a later micro-batch's B, and added
+    // none: had it reduced the gradients' scales again, the backward's
+    // count would double.
+    let deferred = sim.timeline.gpus.iter().any(|g| {
+        let ops = |kind: OpKind| g.compute.iter().filter(move |c| c.op == kind);
+        ops(OpKind::QkvWgrad).any(|w| {
+            ops(OpKind::QkvDgrad).any(|b| b.micro_batch > w.micro_batch && b.end_s <= w.start_s)
+        })
+    });
+    assert!(deferred, "no W deferred past a later B");
+}
