@@ -255,8 +255,18 @@ export function registerShareTests(test, h) {
     const frame = page.frames().find((f) => f !== page.mainFrame());
     await ready(frame);
     await canvasDrawn(frame);
-    const height = await page.evaluate(() => window.heights.at(-1));
-    const actual = await frame.evaluate(() => Math.ceil(document.querySelector('.embed').getBoundingClientRect().bottom));
+    // The page posts its height whenever its content resizes; the last
+    // layout after the first drawing may come a moment later on a loaded
+    // machine, so the posted height is read once the posts have caught up.
+    const reading = async () => [
+      await page.evaluate(() => window.heights.at(-1)),
+      await frame.evaluate(() => Math.ceil(document.querySelector('.embed').getBoundingClientRect().bottom)),
+    ];
+    let [height, actual] = await reading();
+    for (let i = 0; i < 50 && Math.abs(height - actual) > 2; i++) {
+      await page.waitForTimeout(100);
+      [height, actual] = await reading();
+    }
     assert(height > 200 && Math.abs(height - actual) <= 2, `posted height ${height}, content is ${actual}`);
 
     const post = (msg) => page.evaluate((m) => document.querySelector('iframe').contentWindow.postMessage(m, '*'), msg);
