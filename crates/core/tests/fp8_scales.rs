@@ -77,8 +77,7 @@ fn each_cast_of_a_tp_sharded_tensor_reduces_its_scale_once() {
                 let sim = simulate(&s);
                 let counts = reductions(&sim);
                 let case = format!("{tp_mode:?}, fp8 gathers {fp8_all_gather}, {recompute:?}");
-                let per_use = !(s.parallel.dp_sharding == DpSharding::Full && fp8_all_gather);
-                let want = expected(per_use, recompute);
+                let want = expected(!s.fsdp_gathers_fp8_weights(), recompute);
                 let micro_batches = 2; // global batch 16 over dp 8
                 assert_eq!(
                     counts.len(),

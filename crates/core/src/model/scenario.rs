@@ -530,6 +530,15 @@ impl Scenario {
             .then_some(self.overlap.pp_chunks)
     }
 
+    /// Whether FSDP gathers the layers' weights in fp8, their scales
+    /// computed once per step on the shards (`overlap.fp8_all_gather`,
+    /// torchtitan's `enable_fsdp_float8_all_gather` with
+    /// `precompute_float8_dynamic_scale_for_fsdp`): then no weight is cast,
+    /// nor its scale agreed, at each use.
+    pub fn fsdp_gathers_fp8_weights(&self) -> bool {
+        self.parallel.dp_sharding == DpSharding::Full && self.overlap.fp8_all_gather
+    }
+
     /// Micro-batches per pipeline per step (m = B / (b * d)); 1 for the micro-benchmark.
     pub fn micro_batches(&self) -> u32 {
         match &self.workload {

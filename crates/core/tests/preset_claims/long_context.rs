@@ -18,12 +18,7 @@ pub(super) const CLAIMS: &[Claim] = &[
         text: "torchtitan's 2D layout: tensor parallelism inside each DGX H100, FSDP across the 8 nodes.",
         check: |s| {
             tp_fills_node(s)?;
-            ensure(
-                s.parallel.dp == s.hardware.nodes
-                    && s.hardware.nodes == 8
-                    && s.parallel.dp_sharding == DpSharding::Full,
-                || "FSDP is not across the 8 nodes".into(),
-            )
+            fsdp_across_nodes(s, 8)
         },
     },
     Claim {
@@ -51,12 +46,7 @@ pub(super) const CLAIMS: &[Claim] = &[
         check: |s| {
             named_size_b(s, 70.0)?;
             tp_fills_node(s)?;
-            ensure(
-                s.parallel.dp == s.hardware.nodes
-                    && s.hardware.nodes == 32
-                    && s.parallel.dp_sharding == DpSharding::Full,
-                || "FSDP is not across the 32 nodes".into(),
-            )
+            fsdp_across_nodes(s, 32)
         },
     },
     Claim {
@@ -374,4 +364,14 @@ fn fsdp_per_layer(s: &Scenario, hidden: f64) -> Outcome {
     }
     let h = sim.report.axes.get(Axis::Dp).hidden;
     ensure(h >= hidden, || format!("{h} of DP hides"))
+}
+
+/// FSDP with one DP rank per node, across `nodes` nodes.
+fn fsdp_across_nodes(s: &Scenario, nodes: u32) -> Outcome {
+    ensure(
+        s.parallel.dp == s.hardware.nodes
+            && s.hardware.nodes == nodes
+            && s.parallel.dp_sharding == DpSharding::Full,
+        || format!("FSDP is not across the {nodes} nodes"),
+    )
 }

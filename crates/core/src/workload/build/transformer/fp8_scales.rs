@@ -37,7 +37,6 @@ use super::Builder;
 use crate::collective::Collective;
 use crate::model::axis::Axis;
 use crate::model::op::OpKind;
-use crate::model::scenario::DpSharding;
 use crate::workload::graph::task::Meta;
 
 /// Bytes of one reduction: one scalar, the maximum. Its width depends on
@@ -84,12 +83,6 @@ impl Builder<'_> {
         self.roof.fp8() && self.tp > 1
     }
 
-    /// Whether each weight is cast (and its scale reduced) at each use:
-    /// unless FSDP gathers it in fp8 with its scale computed once per step.
-    fn weights_cast_per_use(&self) -> bool {
-        !(self.s.parallel.dp_sharding == DpSharding::Full && self.s.overlap.fp8_all_gather)
-    }
-
     /// The reductions of the scales of the casts at `at`, one after
     /// another, each waited for by the compute stream.
     pub(super) fn fp8_scales(&mut self, at: Casts, meta: Meta) {
@@ -97,11 +90,12 @@ impl Builder<'_> {
             return;
         }
         let (tensors, weights) = at.counts();
+        // Each weight too, unless FSDP gathers it in fp8 with its scale.
         let count = tensors
-            + if self.weights_cast_per_use() {
-                weights
-            } else {
+            + if self.s.fsdp_gathers_fp8_weights() {
                 0
+            } else {
+                weights
             };
         let call = self
             .cluster

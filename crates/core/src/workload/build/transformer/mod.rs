@@ -13,7 +13,7 @@
 use crate::model::ep_overlap::EpOptions;
 use crate::model::fidelity::Fidelity;
 use crate::model::op::{OpKind, Phase};
-use crate::model::scenario::{DpSharding, Mode, Recompute, Scenario, Transformer};
+use crate::model::scenario::{Mode, Recompute, Scenario, Transformer};
 use crate::workload::build::fusion::FusedLayers;
 use crate::workload::build::schedule::merged_passes::{ep_form, merged_order, merges_passes};
 use crate::workload::build::schedule::{period_marks, stage_program, Pass, Step};
@@ -115,7 +115,7 @@ struct Builder<'a> {
 pub(crate) fn build(mut g: Graph, s: &Scenario, t: &Transformer, fidelity: Fidelity) -> Graph {
     let cluster = Cluster::new(&mut g, s, fidelity);
     let mut roof = Roofline::with_precision(&s.hardware, s.hardware_preset, t.precision);
-    if s.parallel.dp_sharding == DpSharding::Full && s.overlap.fp8_all_gather {
+    if s.fsdp_gathers_fp8_weights() {
         // FSDP shards each weight over the DP group, dp x cp ranks (model.md 4d).
         roof.fp8_weight_shards = f64::from(s.parallel.dp * s.parallel.cp);
     }
