@@ -290,10 +290,15 @@ pub fn interference_cases() -> Vec<Calibration> {
         published: 10.2,
         simulated: gain * 100.0,
         note: "baseline / step - 1 of the same presets: overlap still pays",
-        // 15.92 before the SM race.
+        // 15.92 before the SM race; 12.90 before pipeline sends waited for
+        // their receives (the contention preset's interleaved baseline now
+        // sends each steady forward's output with the backward after it,
+        // as Megatron-LM's schedule does: 2.97% slower).
         gap: pinned(
-            12.90,
-            "compute slowed less than measured (the rows above) leaves overlap worth more; the paper's maximum is 26.6%",
+            14.79,
+            "compute slowed less than measured (the rows above) leaves overlap worth more, and the sequential \
+             baselines' blocking pipeline sends wait for their receives (an interleaved one sends each forward's \
+             output after the backward beside it); the paper's maximum is 26.6%",
         ),
     });
     let ratio = coconet_issue_6_ratio();

@@ -125,7 +125,7 @@ fn megatron_tp_overlap_runs_each_backward_collective_beside_its_gemm_on_one_queu
         "175B seq+sel, Megatron TP overlap, 1 queue: TP comm {:.1} ms, hidden {:.3}",
         tp.comm_ms, tp.hidden
     );
-    // Measured 0.400 under compute (hidden), and 0.443 not exposed (0.043
+    // Measured 0.400 under compute (hidden), and 0.428 not exposed (0.028
     // more in flight while the stream waited on something charged before
     // it): the forward's four collectives per layer and the backward's two
     // mirrored AllGathers still block. The same with eight queues: there
@@ -133,8 +133,12 @@ fn megatron_tp_overlap_runs_each_backward_collective_beside_its_gemm_on_one_queu
     // start a first wave (0.35 ms) after their GEMM, yet each still ends
     // under it (`one_queue_wins_the_sm_race_that_eight_lose_in_megatrons_tp_overlap`
     // is a shape where they do not).
+    // Not exposed: 0.443 until pipeline sends waited for their receives
+    // (model.md 4); 0.428 since, each steady forward's output leaving after
+    // the backward beside it, as Megatron-LM's interleaved schedule sends it,
+    // which moves the pipeline's waits the TP collectives sat under.
     assert!((0.39..0.41).contains(&tp.hidden), "{}", tp.hidden);
-    assert!((0.43..0.46).contains(&tp.not_exposed), "{}", tp.not_exposed);
+    assert!((0.42..0.44).contains(&tp.not_exposed), "{}", tp.not_exposed);
     let eight = {
         let mut s = s.clone();
         s.hardware.max_connections = 8;

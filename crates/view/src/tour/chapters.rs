@@ -117,8 +117,9 @@ pub const CHAPTERS: &[Chapter] = &[
             i.overlap.dp = Some(true);
             i.overlap.pp = Some(false);
         },
-        intro: "TP and DP overlap on, PP overlap off: a stage blocks on each send until the next stage has the \
-                data, and all {before:axes.pp.comm_ms} of PP's traffic is exposed.",
+        intro: "TP and DP overlap on, PP overlap off: a stage blocks on each send until the next stage has \
+                reached its receive and has the data, and all {before:axes.pp.comm_ms} of PP's traffic is \
+                exposed.",
         question: "Switch PP overlap on. What happens to PP's exposed time?",
         choices: EXPOSED_CHOICES,
         action: |i| i.overlap.pp = Some(true),

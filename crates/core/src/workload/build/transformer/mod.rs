@@ -79,6 +79,16 @@ struct Builder<'a> {
     cp_step: (u32, f64),
     /// The group's CP transfers run in order on one stream.
     last_cp_collective: Option<TaskId>,
+    /// Per member of the group, where it posts the receives of the step
+    /// being built (`post_receives`): the compute op before it.
+    posted: Vec<Option<TaskId>>,
+    /// Whether the forward being built sends its output with the backward
+    /// after it (`sends_with_next`), and that send once held.
+    send_with_next: bool,
+    /// Whether the stage being built pairs its steady state's steps
+    /// (`pairs_steps`).
+    pairs_steps: bool,
+    held_send: Option<(u32, u32, u32)>,
     /// Sends whose window (the sender's next step) is still open.
     open_windows: Vec<(TaskId, u32)>,
     /// Pieces of each sliced forward boundary (`pp_boundary`), if sliced.
@@ -155,6 +165,10 @@ pub(crate) fn build(mut g: Graph, s: &Scenario, t: &Transformer, fidelity: Fidel
         last_tp_collective: None,
         cp_step: (0, 0.0),
         last_cp_collective: None,
+        posted: Vec::new(),
+        send_with_next: false,
+        pairs_steps: false,
+        held_send: None,
         open_windows: Vec::new(),
         sliced: s.sliced_boundary_pieces(t),
         boundary_layer: None,
@@ -257,6 +271,7 @@ impl Builder<'_> {
             self.cp_step = self.cluster.cp_ring_step(&mut self.g, &members);
         }
         self.open_windows.clear();
+        self.posted = vec![None; members.len()];
         self.last_tp_collective = None;
         self.last_cp_collective = None;
         let train = self.t.mode == Mode::Train;
@@ -272,6 +287,7 @@ impl Builder<'_> {
             train,
         );
         let program = merged_order(self.s, program);
+        self.pairs_steps = self.pairs_steps(&program);
         self.group_at = (stage, replica);
         let mut i = 0;
         while i < program.len() {
@@ -279,6 +295,7 @@ impl Builder<'_> {
                 break;
             }
             let step = program[i];
+            self.post_receives(step, i.checked_sub(1).map(|p| program[p]));
             // One unit's FLOPs: those of the marked period's micro-batch,
             // neither the step's first nor its last.
             let unit = |step: &Step| self.period_marks.is_some_and(|k| step.micro_batch == k[1]);
@@ -303,7 +320,13 @@ impl Builder<'_> {
             } else {
                 Vec::new()
             };
+            self.send_with_next = self.sends_with_next(step, program.get(i + 1).copied());
             self.step(replica, stage, step);
+            if step.pass != Pass::Forward {
+                if let Some((replica, vs, mb)) = self.held_send.take() {
+                    self.send(replica, vs, mb, Pass::Forward);
+                }
+            }
             for (&m, (model, executed)) in members.iter().zip(before) {
                 let (now, added) = (self.g.flops[m as usize], &mut self.g.unit_flops[m as usize]);
                 added.0 += now.0 - model;

@@ -358,6 +358,8 @@ impl Builder<'_> {
             self.ep_wait();
             let meta = Meta::new(OpKind::Logits, Phase::Forward).mb(mb);
             self.compute_all(self.cost.logits, meta);
+        } else if self.send_with_next {
+            self.held_send = Some((replica, vs, mb));
         } else {
             self.send(replica, vs, mb, Pass::Forward);
         }

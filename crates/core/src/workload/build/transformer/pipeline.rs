@@ -5,15 +5,46 @@
 //! the activation, with scatter/gather); and each send's window, the
 //! sender's next step. A sliced boundary's ReduceScatter, piece sends and
 //! AllGather come from `pp_boundary`.
+//!
+//! A send larger than NCCL's staging buffer rendezvous with its receive
+//! (model.md 4): it moves only once the receiver has posted the matching
+//! receive at its own point of the schedule.
 
 use super::Builder;
 use crate::collective::Collective;
 use crate::model::axis::Axis;
 use crate::model::op::{OpKind, Phase};
-use crate::model::scenario::Mode;
+use crate::model::scenario::{Mode, Schedule};
 use crate::workload::build::pp_boundary::{self, Group};
-use crate::workload::build::schedule::Pass;
+use crate::workload::build::schedule::{Pass, Step};
 use crate::workload::graph::task::{Meta, TaskId};
+
+/// NCCL's staging slots per connection (`NCCL_STEPS`, NCCL 2.21.5
+/// src/include/device.h:22): a sender runs at most this many chunks ahead of
+/// a receiver that has not posted its receive (src/transport/p2p.cc:720).
+const NCCL_STEPS: f64 = 8.0;
+/// NCCL's point-to-point chunk between GPUs of one node over NVLink
+/// (`NCCL_P2P_NVL_CHUNKSIZE`, 512 KiB) and across nodes
+/// (`NCCL_P2P_NET_CHUNKSIZE`, 128 KiB), its defaults in NCCL 2.21.5
+/// src/init.cc:549-566.
+const P2P_NVL_CHUNK_BYTES: f64 = 512.0 * 1024.0;
+const P2P_NET_CHUNK_BYTES: f64 = 128.0 * 1024.0;
+/// Channels NCCL gives one peer for point-to-point: 2 per NIC across nodes,
+/// and at least 2 over NVLink (NCCL 2.21.5 src/graph/paths.cc:705-719; more
+/// NVLink bandwidth to the peer, or fewer channels in large communicators,
+/// change it; the lower count is taken).
+const P2P_CHANNELS_PER_PEER: f64 = 2.0;
+
+/// Bytes a send may stage at a receiver that has not posted its receive:
+/// every channel's slots for the peer, each one chunk.
+fn staging_bytes(same_node: bool) -> f64 {
+    let chunk = if same_node {
+        P2P_NVL_CHUNK_BYTES
+    } else {
+        P2P_NET_CHUNK_BYTES
+    };
+    P2P_CHANNELS_PER_PEER * NCCL_STEPS * chunk
+}
 
 impl Builder<'_> {
     /// Whether pipeline activations travel as 1/t slices gathered on arrival.
@@ -137,6 +168,15 @@ impl Builder<'_> {
         let sends: Vec<TaskId> = (0..self.members.len() as u32)
             .map(|k| self.sends[self.send_index(replica, k, from_vs, mb, pass)])
             .collect();
+        if self.rendezvous(from_vs, pass) {
+            for (i, &first) in sends.iter().enumerate() {
+                if let Some(posted) = self.posted[i] {
+                    for id in first..first + self.pieces(pass) {
+                        self.g.dep(posted, id);
+                    }
+                }
+            }
+        }
         if self.pieces(pass) > 1 {
             let meta = Meta::new(OpKind::AllGather, phase).mb(mb);
             let group = self.boundary_group();
@@ -211,6 +251,89 @@ impl Builder<'_> {
             }
         }
         self.ep_fed();
+    }
+
+    /// Whether the stage's `program` runs Megatron-LM's interleaved steady
+    /// state, a forward and a backward per iteration with their sends and
+    /// receives in one call: interleaved 1F1B without PP overlap, unless
+    /// every forward is a warmup one (fewer micro-batches than the
+    /// pipeline fills), which sends each forward's output at once and
+    /// posts each backward's receive before it (schedules.py:1616-1673,
+    /// 1960-1975 at d98e8a6).
+    pub(super) fn pairs_steps(&self, program: &[Step]) -> bool {
+        let first_backward = program.iter().position(|s| s.pass != Pass::Forward);
+        self.s.parallel.schedule == Schedule::Interleaved
+            && !self.s.overlap.pp
+            && first_backward.is_some_and(|b| program[b..].iter().any(|s| s.pass == Pass::Forward))
+    }
+
+    /// Whether forward `step` sends its output together with the backward
+    /// `next` after it: interleaved 1F1B without PP overlap runs an
+    /// iteration's forward and backward, then sends both outputs in one
+    /// call (Megatron-LM's `send_forward_backward_recv_forward_backward`,
+    /// schedules.py:1900-1942 at d98e8a6); a forward not followed by a
+    /// backward (the warmup's) sends at once (:1633-1673).
+    pub(super) fn sends_with_next(&self, step: Step, next: Option<Step>) -> bool {
+        self.pairs_steps
+            && step.pass == Pass::Forward
+            && next.is_some_and(|n| n.pass == Pass::Backward)
+    }
+
+    /// Whether the sends from virtual stage `from_vs` in the direction of
+    /// `pass` exceed NCCL's staging buffer, so that each moves only once
+    /// its receiver has posted the receive. With PP overlap the sender does
+    /// not wait on its send, and the receiver posts ahead
+    /// (`overlap_p2p_comm`, schedules.py:1794-1866): the data moves as
+    /// soon as it is sent, and the receiver waits for it where it needs it.
+    /// Only Megatron-LM's own schedules (GPipe, 1F1B, interleaved) post
+    /// receives as `post_receives` places them. DualPipe's code holds its
+    /// sends too (each chunk's sends batched with the next chunk's
+    /// receives, all waited on before it computes: DualPipe 3da1bbe,
+    /// dualpipev.py:187-222, 279-285), but the programs built here for the
+    /// zero-bubble and V schedules are not its calls one for one, and held
+    /// that way would wait on themselves: their sends move as soon as they
+    /// are sent (docs/validation.md, known gaps).
+    fn rendezvous(&self, from_vs: u32, pass: Pass) -> bool {
+        let to_vs = match pass {
+            Pass::Forward => from_vs + 1,
+            _ => from_vs - 1,
+        };
+        let (pp, schedule) = (self.cluster.layout.pp, self.s.parallel.schedule);
+        let a = schedule.stage_and_chunk(from_vs, pp).0;
+        let b = schedule.stage_and_chunk(to_vs, pp).0;
+        let same_node = self.cluster.layout.stages_share_node(a, b);
+        let megatrons = matches!(
+            schedule,
+            Schedule::Gpipe | Schedule::OneFOneB | Schedule::Interleaved
+        );
+        megatrons
+            && !self.s.overlap.pp
+            && self.send_bytes() / f64::from(self.pieces(pass)) > staging_bytes(same_node)
+    }
+
+    /// Where each member posts the receives of `step`, about to be built
+    /// after `previous` (`posted`), as Megatron-LM's schedules call them
+    /// without PP overlap (schedules.py at d98e8a6):
+    /// - 1F1B posts a receive just before the step that consumes it, in one
+    ///   batched call with the send before it (:2344, 2416, 2446, 2466), so
+    ///   after the member's last kernel;
+    /// - interleaved 1F1B's steady state (`pairs_steps`) runs a forward and
+    ///   a backward, then posts both next receives in one call (`send_forward_backward_recv_forward_backward`,
+    ///   :1900-1942; the warmup's last forward posts the first backward's,
+    ///   :1655-1673): a backward right after a forward had its receive
+    ///   posted where the forward's was.
+    ///
+    /// With PP overlap no send waits for its receive (`rendezvous`).
+    pub(super) fn post_receives(&mut self, step: Step, previous: Option<Step>) {
+        let batched = self.pairs_steps
+            && step.pass == Pass::Backward
+            && previous.is_some_and(|p| p.pass == Pass::Forward);
+        if batched {
+            return;
+        }
+        for i in 0..self.members.len() {
+            self.posted[i] = self.g.last_compute(self.members[i]);
+        }
     }
 
     /// Sends per boundary crossing in direction `pass`: the sliced
