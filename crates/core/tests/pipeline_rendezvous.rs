@@ -175,3 +175,16 @@ fn megatrons_schedules_never_wait_on_themselves() {
         }
     }
 }
+
+/// The same with the expert axis's merged passes (a forward and a backward
+/// built as one, `merged_passes`) inside interleaved 1F1B without PP
+/// overlap: Qwen3-235B as shipped (PP 8 x VP 4, EP overlap on), its PP
+/// overlap switched off, runs to the end.
+#[test]
+fn merged_expert_passes_in_an_interleaved_pipeline_never_wait_on_themselves() {
+    let mut s = presets::scenario("qwen3-235b").unwrap();
+    assert_eq!(s.parallel.schedule, Schedule::Interleaved);
+    s.overlap.pp = false;
+    let report = overlap_core::simulate_report(&s).unwrap().report;
+    assert!(report.step_time_ms > 0.0);
+}

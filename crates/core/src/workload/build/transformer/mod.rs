@@ -300,6 +300,8 @@ impl Builder<'_> {
             // neither the step's first nor its last.
             let unit = |step: &Step| self.period_marks.is_some_and(|k| step.micro_batch == k[1]);
             if let Some(&next) = program.get(i + 1).filter(|next| self.merges(&step, next)) {
+                // A merged pass sends each output as its pass ends.
+                self.send_with_next = false;
                 let units = [unit(&step), unit(&next)];
                 let added = self.merged(replica, stage, step, next);
                 for (pass, per_member) in added.iter().enumerate() {
