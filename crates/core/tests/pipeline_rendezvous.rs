@@ -62,6 +62,16 @@ fn posted_at(timeline: &Timeline, mb: u32) -> Option<f64> {
 
 const EPS_S: f64 = 1e-12;
 
+/// `send` starts no earlier than `t_s`, when `what` happened.
+fn assert_leaves_after(send: &Interval, t_s: f64, what: &str) {
+    assert!(
+        send.start_s >= t_s - EPS_S,
+        "the send of mb {} started at {} s, before {what} at {t_s} s",
+        send.micro_batch,
+        send.start_s
+    );
+}
+
 #[test]
 fn a_send_beyond_the_staging_buffer_starts_once_the_receiver_has_posted() {
     let sim = simulate(&scenario(Schedule::OneFOneB, 6, 2048));
@@ -75,12 +85,7 @@ fn a_send_beyond_the_staging_buffer_starts_once_the_receiver_has_posted() {
     let mut waited = 0;
     for send in &sends {
         if let Some(posted) = posted_at(&sim.timeline, send.micro_batch) {
-            assert!(
-                send.start_s >= posted - EPS_S,
-                "mb {}: sent at {} s, posted at {posted} s",
-                send.micro_batch,
-                send.start_s
-            );
+            assert_leaves_after(send, posted, "its receive was posted");
             waited += 1;
         }
     }
@@ -135,11 +140,10 @@ fn interleaved_sends_a_steady_forward_with_the_backward_after_it() {
         // A steady iteration: the output leaves after the backward beside
         // it. A warmup forward sends at once (its receiver may hold it).
         if let Some(&(Phase::Backward, mb, backward_end)) = steps.get(k + 1) {
-            assert!(
-                send.start_s >= backward_end - EPS_S,
-                "forward of mb {}: sent at {} s, before the backward of mb {mb} after it ends at {backward_end} s",
-                send.micro_batch,
-                send.start_s
+            assert_leaves_after(
+                send,
+                backward_end,
+                &format!("the backward of mb {mb} beside it ended"),
             );
             paired += 1;
         }
