@@ -82,12 +82,13 @@ struct Builder<'a> {
     /// Per member of the group, where it posts the receives of the step
     /// being built (`post_receives`): the compute op before it.
     posted: Vec<Option<TaskId>>,
-    /// Whether the forward being built sends its output with the backward
-    /// after it (`sends_with_next`), and that send once held.
-    send_with_next: bool,
     /// Whether the stage being built pairs its steady state's steps
     /// (`pairs_steps`).
     pairs_steps: bool,
+    /// Whether the forward being built sends its output with the backward
+    /// after it (`sends_with_next`), and that send once held: (replica,
+    /// virtual stage, micro-batch).
+    send_with_next: bool,
     held_send: Option<(u32, u32, u32)>,
     /// Sends whose window (the sender's next step) is still open.
     open_windows: Vec<(TaskId, u32)>,
@@ -166,8 +167,8 @@ pub(crate) fn build(mut g: Graph, s: &Scenario, t: &Transformer, fidelity: Fidel
         cp_step: (0, 0.0),
         last_cp_collective: None,
         posted: Vec::new(),
-        send_with_next: false,
         pairs_steps: false,
+        send_with_next: false,
         held_send: None,
         open_windows: Vec::new(),
         sliced: s.sliced_boundary_pieces(t),

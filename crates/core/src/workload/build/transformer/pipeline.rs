@@ -318,10 +318,11 @@ impl Builder<'_> {
     ///   batched call with the send before it (:2344, 2416, 2446, 2466), so
     ///   after the member's last kernel;
     /// - interleaved 1F1B's steady state (`pairs_steps`) runs a forward and
-    ///   a backward, then posts both next receives in one call (`send_forward_backward_recv_forward_backward`,
-    ///   :1900-1942; the warmup's last forward posts the first backward's,
-    ///   :1655-1673): a backward right after a forward had its receive
-    ///   posted where the forward's was.
+    ///   a backward, then posts both next receives in one call
+    ///   (`send_forward_backward_recv_forward_backward`, :1900-1942; the
+    ///   warmup's last forward posts the first backward's, :1655-1673): a
+    ///   backward right after a forward had its receive posted where the
+    ///   forward's was.
     ///
     /// With PP overlap no send waits for its receive (`rendezvous`).
     pub(super) fn post_receives(&mut self, step: Step, previous: Option<Step>) {
