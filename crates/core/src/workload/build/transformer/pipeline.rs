@@ -29,10 +29,14 @@ const NCCL_STEPS: f64 = 8.0;
 /// src/init.cc:549-566.
 const P2P_NVL_CHUNK_BYTES: f64 = 512.0 * 1024.0;
 const P2P_NET_CHUNK_BYTES: f64 = 128.0 * 1024.0;
-/// Channels NCCL gives one peer for point-to-point: 2 per NIC across nodes,
-/// and at least 2 over NVLink (NCCL 2.21.5 src/graph/paths.cc:705-719; more
-/// NVLink bandwidth to the peer, or fewer channels in large communicators,
-/// change it; the lower count is taken).
+/// Channels NCCL gives one peer for point-to-point: the fewest over every
+/// pair of the communicator, rounded up to a power of two (NCCL 2.21.5
+/// src/graph/paths.cc:705-763): 2 per NIC for a peer across nodes, 2 per
+/// NVLink's worth of bandwidth over NVLink. A pipeline that crosses nodes
+/// gets 2 for every peer, its NVLink ones too. One inside a node gets more
+/// (up to the communicator's channels), which this lower count leaves out:
+/// there some sends are held that NCCL would stage (docs/validation.md,
+/// known gaps).
 const P2P_CHANNELS_PER_PEER: f64 = 2.0;
 
 /// Bytes a send may stage at a receiver that has not posted its receive:
