@@ -50,6 +50,15 @@ fn staging_bytes(same_node: bool) -> f64 {
     P2P_CHANNELS_PER_PEER * NCCL_STEPS * chunk
 }
 
+/// Where a pipeline send leaves and arrives (`Builder::ends`).
+struct SendEnds {
+    from_stage: u32,
+    /// The sender's model chunk.
+    chunk: u32,
+    to_stage: u32,
+    same_node: bool,
+}
+
 impl Builder<'_> {
     /// Whether pipeline activations travel as 1/t slices gathered on arrival.
     fn gathers_on_arrival(&self) -> bool {
@@ -86,7 +95,6 @@ impl Builder<'_> {
     pub(super) fn create_sends(&mut self) {
         let l = self.cluster.layout.clone();
         let vst = self.virtual_stages_total();
-        let bytes = self.send_bytes();
         let train = self.t.mode == Mode::Train;
         let mut pattern_cache = rustc_hash::FxHashMap::default();
         for replica in 0..l.replicas() {
@@ -102,12 +110,10 @@ impl Builder<'_> {
                             let id = match to_vs {
                                 None => TaskId::MAX,
                                 Some(to_vs) => {
-                                    let schedule = self.s.parallel.schedule;
-                                    let (a, chunk) = schedule.stage_and_chunk(from_vs, l.pp);
-                                    let b = schedule.stage_and_chunk(to_vs, l.pp).0;
-                                    let from = self.cluster.gpu(a, replica, k);
-                                    let to = self.cluster.gpu(b, replica, k);
-                                    let same_node = l.stages_share_node(a, b);
+                                    let ends = self.ends(from_vs, to_vs);
+                                    let from = self.cluster.gpu(ends.from_stage, replica, k);
+                                    let to = self.cluster.gpu(ends.to_stage, replica, k);
+                                    let same_node = ends.same_node;
                                     let (pattern, latency) =
                                         *pattern_cache.entry((from, to)).or_insert_with(|| {
                                             self.cluster.send(&mut self.g, from, to, same_node)
@@ -116,10 +122,11 @@ impl Builder<'_> {
                                         Pass::Forward => Phase::Forward,
                                         _ => Phase::Backward,
                                     };
-                                    let meta = Meta::new(OpKind::Send, phase).mb(mb).chunk(chunk);
+                                    let meta =
+                                        Meta::new(OpKind::Send, phase).mb(mb).chunk(ends.chunk);
                                     // A sliced boundary's sends, one per piece, in a row.
                                     let pieces = self.pieces(pass);
-                                    let piece_bytes = bytes / f64::from(pieces);
+                                    let piece_bytes = self.piece_bytes(pass);
                                     let mut send = || {
                                         self.g.comm(
                                             &[from, to],
@@ -302,17 +309,33 @@ impl Builder<'_> {
             Pass::Forward => from_vs + 1,
             _ => from_vs - 1,
         };
-        let (pp, schedule) = (self.cluster.layout.pp, self.s.parallel.schedule);
-        let a = schedule.stage_and_chunk(from_vs, pp).0;
-        let b = schedule.stage_and_chunk(to_vs, pp).0;
-        let same_node = self.cluster.layout.stages_share_node(a, b);
         let megatrons = matches!(
-            schedule,
+            self.s.parallel.schedule,
             Schedule::Gpipe | Schedule::OneFOneB | Schedule::Interleaved
         );
         megatrons
             && !self.s.overlap.pp
-            && self.send_bytes() / f64::from(self.pieces(pass)) > staging_bytes(same_node)
+            && self.piece_bytes(pass) > staging_bytes(self.ends(from_vs, to_vs).same_node)
+    }
+
+    /// The stages a send from virtual stage `from_vs` to `to_vs` leaves and
+    /// reaches, the sender's chunk, and whether they share a node.
+    fn ends(&self, from_vs: u32, to_vs: u32) -> SendEnds {
+        let (l, schedule) = (&self.cluster.layout, self.s.parallel.schedule);
+        let (from_stage, chunk) = schedule.stage_and_chunk(from_vs, l.pp);
+        let to_stage = schedule.stage_and_chunk(to_vs, l.pp).0;
+        SendEnds {
+            from_stage,
+            chunk,
+            to_stage,
+            same_node: l.stages_share_node(from_stage, to_stage),
+        }
+    }
+
+    /// Bytes of each send crossing in direction `pass` (each piece's, on a
+    /// sliced boundary).
+    fn piece_bytes(&self, pass: Pass) -> f64 {
+        self.send_bytes() / f64::from(self.pieces(pass))
     }
 
     /// Where each member posts the receives of `step`, about to be built
