@@ -8,7 +8,7 @@ mod common;
 use common::*;
 
 use overlap_core::scenario::TpMode;
-use overlap_core::timeline::{Axis, Phase};
+use overlap_core::timeline::{Axis, OpKind, Phase};
 use overlap_core::{ScenarioInput, Simulation};
 use overlap_view::tour::{template, Focus, CHAPTERS};
 use std::collections::BTreeSet;
@@ -253,6 +253,31 @@ fn pp_chapter_hides_some_and_leaves_the_bubble() {
     let (c, r) = runs("PP sends");
     let (b, a) = (&r.before.report, &r.after.report);
     assert!(all_exposed(b, Axis::Pp));
+    // Intro: a stage blocks on each send until the next stage has reached
+    // its receive: each forward send of stage 0 starts no earlier than
+    // stage 1's compute before that forward ends (its first has none).
+    let gpus = &r.before.timeline.gpus;
+    let lane = |stage| gpus.iter().position(|g| g.stage == stage).unwrap();
+    let receiver = &gpus[lane(1)].compute;
+    let mut held = 0;
+    for send in gpus[lane(0)].comm[Axis::Pp.index()]
+        .iter()
+        .filter(|i| i.op == OpKind::Send && i.phase == Phase::Forward && i.owner == lane(0) as u32)
+    {
+        let first = receiver
+            .iter()
+            .position(|i| i.phase == Phase::Forward && i.micro_batch == send.micro_batch)
+            .unwrap();
+        if let Some(before) = first.checked_sub(1) {
+            assert!(
+                send.start_s >= receiver[before].end_s - 1e-12,
+                "mb {}",
+                send.micro_batch
+            );
+            held += 1;
+        }
+    }
+    assert!(held > 0, "no send waited for its receive");
     assert_eq!((c.answer.unwrap())(&r.outcome()), 1, "some, at most half");
     assert!(a.axes[Axis::Pp].exposed_ms > 0.0);
     assert!(
