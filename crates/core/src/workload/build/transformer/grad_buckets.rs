@@ -7,6 +7,7 @@
 //! for every reduction, and on the stages holding the tied embedding's two
 //! copies for their all-reduce (`embedding_sync`).
 
+use super::buckets::Bucket;
 use super::Builder;
 use crate::model::axis::Axis;
 use crate::model::fidelity::Fidelity;
@@ -19,43 +20,6 @@ use crate::workload::graph::cluster::Cluster;
 use crate::workload::graph::task::Placed;
 use crate::workload::graph::task::{Meta, TaskId};
 use crate::workload::graph::Graph;
-
-/// Gradients whose reduction can start: a DP bucket, seen from one GPU.
-struct Bucket {
-    bytes: f64,
-    /// The compute op after which its gradients are final.
-    ready: TaskId,
-    /// First compute op that runs after it is ready (its window starts there).
-    window_from: u32,
-}
-
-/// One GPU's gradients: those pending, the buckets flushed, and the
-/// parameters its optimizer updates.
-#[derive(Default)]
-pub(super) struct GpuBuckets {
-    pending_bytes: f64,
-    buckets: Vec<Bucket>,
-    params: f64,
-    /// Of `params`, the layers' (the embeddings left out): with FSDP's fp8
-    /// gathers, the weights whose scales the optimizer step recomputes.
-    layer_params: f64,
-    /// The routed experts' gradients, reduced over the expert-data-parallel
-    /// group (tp * cp * dp / (ep * etp) ranks) rather than over DP.
-    expert_pending_bytes: f64,
-    expert_buckets: Vec<Bucket>,
-    expert_params: f64,
-}
-
-impl GpuBuckets {
-    /// The flushed buckets: the routed experts' if `experts`, else the dense.
-    fn of(&self, experts: bool) -> &[Bucket] {
-        if experts {
-            &self.expert_buckets
-        } else {
-            &self.buckets
-        }
-    }
-}
 
 impl Builder<'_> {
     /// At the end of `stage`'s program: the parameters each of its GPUs

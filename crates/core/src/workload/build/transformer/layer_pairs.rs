@@ -31,7 +31,7 @@
 //! its phases in the same order with nothing beside them: every all-to-all
 //! is waited for where it is launched.
 
-use super::moe_layer::EpStream;
+use super::ep_stream::EpStream;
 use super::Builder;
 use crate::model::op::{OpKind, Phase};
 use crate::model::scenario::Recompute;

@@ -28,7 +28,9 @@ use crate::workload::graph::cluster::Cluster;
 use crate::workload::graph::task::{Meta, TaskId};
 use crate::workload::graph::Graph;
 
+mod buckets;
 mod context;
+mod ep_stream;
 mod fp8_scales;
 mod grad_buckets;
 mod layer;
@@ -38,7 +40,8 @@ mod moe_layer;
 mod pipeline;
 mod tp_modes;
 
-use grad_buckets::GpuBuckets;
+use buckets::GpuBuckets;
+use ep_stream::EpStream;
 
 /// The step being built into `g`, with the state of the group being
 /// built (`members`: one pipeline stage of one DP replica) that the
@@ -111,7 +114,7 @@ struct Builder<'a> {
     /// The stage's expert groups (Megatron-LM's MoE parallel folding).
     folding: ExpertFolding,
     /// The all-to-alls the pass being built launched and still awaits.
-    ep_stream: moe_layer::EpStream,
+    ep_stream: EpStream,
     /// The EP overlap options the scenario runs (`merged_passes::ep_form`),
     /// read once.
     ep_options: EpOptions,

@@ -29,19 +29,6 @@ use crate::workload::build::schedule::Pass;
 use crate::workload::cost::roofline::OpCost;
 use crate::workload::graph::task::{Meta, TaskId};
 
-/// The all-to-alls a pass launched and has not waited for yet, with the
-/// owner's compute index at launch (where their window starts); and,
-/// without EP overlap, those that block the compute stream but whose
-/// window is still open: a window is the axis's and the schedule's, not
-/// the switch's (model.md 5), so the compute up to the op that needs their
-/// result (the shared experts, the weight gradients) is reported as what
-/// could have hidden them.
-#[derive(Clone, Debug, Default)]
-pub(super) struct EpStream {
-    pending: Vec<(TaskId, u32)>,
-    blocking: Vec<(TaskId, u32)>,
-}
-
 impl Builder<'_> {
     /// Segments of layer `layer`'s forward.
     fn forward_segments(&self, layer: u32) -> u32 {
