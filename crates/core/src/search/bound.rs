@@ -25,31 +25,45 @@
 //!   layers between the first and the last, reduce-scatters on every
 //!   micro-batch); PP sends never (they cross passes). Nothing counts
 //!   between a W's ops, which a zero-bubble schedule runs interleaved with
-//!   other micro-batches' W (`schedule::hold_last_weight_grads`);
+//!   other micro-batches' W (`schedule::hold_last_weight_grads`). A full
+//!   recomputation runs layer by layer inside the backward, so between a
+//!   recomputed op and a backward op of one micro-batch counts as inside
+//!   one pass;
 //! - `chain(vs)`: the backward pass up to and including its last op that is
 //!   not a weight gradient (what the gradient sent to `vs - 1` waits for);
 //! - `G(vs)`, `S(vs)`: FSDP's layer gathers and reduce-scatters of those
 //!   layers alone on their links. Each family runs one after another
 //!   (`workload::build::sharding`), so each sums to a floor of the step;
+//! - `Bf(vs)`, `Bb(vs)`: FSDP's gathers before the forward's and the
+//!   backward's first layer when DP overlap is off: nothing prefetches
+//!   them, so each waits for the GPU's previous op and holds its next
+//!   (`workload::build::sharding`), and runs between two of the GPU's ops
+//!   wherever the pass starts;
 //! - `L_i(vs)`: the counted collectives' bytes through each of the GPU's
 //!   four links (NVLink and network, out and in) at its capacity: the
 //!   network shares a link's capacity among its flows and never exceeds
 //!   it (`sim::network`), so a link takes at least this long to carry them.
 //!
 //! For GPU `k`, holding virtual stages `V_k` (lowest `lo`), over `m`
-//! micro-batches, with `C_k = m x sum over V_k of (F + R + B + W)`:
+//! micro-batches, with `C_k = m x sum over V_k of (F + R + B + W + Bf + Bb)`:
 //!
 //! 1. nothing on GPU `k` starts before the forward of some micro-batch has
 //!    run through every virtual stage below `lo`, one after the other:
-//!    `head_k = sum_{vs < lo} F(vs)`, and the step is at least `head_k + C_k`;
+//!    `head_k = sum_{vs < lo} F(vs)`; its first gather may run meanwhile,
+//!    so with `f_k` the largest `Bf` of `V_k`, the step is at least
+//!    `max(head_k, f_k) - f_k + C_k`;
 //! 2. after GPU `k`'s last input-gradient op (at some `u >= lo`), the
 //!    backward of that micro-batch still runs through every virtual stage
 //!    below `lo`: `tail_k = sum_{vs < lo} chain(vs)`. Before that op ran
 //!    every forward, recomputation and input-gradient op of GPU `k` and,
 //!    when the backward is not split, every weight gradient but those of
-//!    its own pass (`pre_k`): the step is at least `head_k + pre_k + tail_k`;
+//!    its own pass, and every pass's gathers (`pre_k`): the step is at
+//!    least `max(head_k, f_k) - f_k + pre_k + tail_k`;
 //! 3. the step is at least `m x sum over V_k` of `G`, of `S`, and of each
-//!    `L_i`.
+//!    `L_i`; and on each link, of those collectives only FSDP's first two
+//!    gathers can cross it before `head_k` (every other one waits for an op
+//!    of GPU `k`): with `e_ki` twice the most one layer of `V_k` puts on
+//!    link `i`, at least `max(head_k, e_ki) - e_ki + m x sum L_i`.
 //!
 //! The bound is the largest of these over the GPUs: the step's compute at
 //! its ops' own durations, the pipeline's fill and drain (for 1F1B exactly
@@ -113,6 +127,16 @@ pub struct StageFigures {
     /// Seconds each of the GPU's four links (NVLink out and in, network out
     /// and in) is busy with the counted collectives, at its capacity.
     pub links_s: [f64; 4],
+    /// Per link, the most one of its layers' collectives take of it, at
+    /// its capacity.
+    pub layer_links_s: [f64; 4],
+    /// FSDP's gather before the forward's first layer when nothing
+    /// prefetches it (DP overlap off): it waits for the GPU's previous op
+    /// and holds its next, so it runs between them wherever the pass starts.
+    pub boundary_forward_s: f64,
+    /// The same before the backward's first layer (its recomputation's,
+    /// when it recomputes).
+    pub boundary_backward_s: f64,
 }
 
 /// One layer of the proxy, for one micro-batch, seconds.
@@ -129,6 +153,11 @@ struct LayerFigures {
     lead_forward_s: f64,
     lead_recompute_s: f64,
     lead_backward_s: f64,
+    /// Of each lead, FSDP's gather alone when it is serial with the
+    /// stream (DP overlap off).
+    serial_gather_forward_s: f64,
+    serial_gather_recompute_s: f64,
+    serial_gather_backward_s: f64,
     gathers_s: f64,
     reduce_scatters_s: f64,
     links_s: [f64; 4],
@@ -257,6 +286,9 @@ pub fn model_figures(proxy: &Scenario, gaps: Gaps) -> ModelFigures {
     let n = t.layers as usize;
     let interior = |layer: u32| layer != NONE && layer > 0 && (layer as usize) + 1 < n;
     let per_mb_fsdp = fsdp_per_micro_batch(proxy);
+    // Without DP overlap each FSDP gather waits for the GPU's last op and
+    // holds its next (`workload::build::sharding`, `before_layer`).
+    let serial_fsdp = per_mb_fsdp && !proxy.overlap.dp;
     let split = proxy.parallel.schedule.splits_backward();
     let mut out = ModelFigures {
         layers: vec![LayerFigures::default(); n],
@@ -282,14 +314,35 @@ pub fn model_figures(proxy: &Scenario, gaps: Gaps) -> ModelFigures {
             };
             let layer = meta.layer;
             let mut gap = 0.0;
+            let mut serial_gather = 0.0;
             let counted_here = match pass {
                 Pass::Forward | Pass::Recompute => gaps.forward,
                 Pass::Backward => gaps.backward,
                 Pass::Weight => false,
             };
+            // A full recomputation runs layer by layer inside the backward
+            // (`workload::build::transformer`, `Builder::step`: each layer's recomputed forward just
+            // before its backward), so a recomputed op and a backward op of
+            // one micro-batch are one block on the stream, as a pass's own
+            // ops are: what runs between them counts, unless the backward's
+            // gaps do not (DualPipeV's whole backwards, where W ops of other
+            // micro-batches may fill them).
+            let one_block = |p: Pass| {
+                p == pass
+                    || (gaps.backward
+                        && matches!(
+                            (p, pass),
+                            (Pass::Recompute, Pass::Backward) | (Pass::Backward, Pass::Recompute)
+                        ))
+            };
             if let Some((a, p, mb, _)) = previous {
-                if counted_here && p == pass && mb == meta.micro_batch {
-                    gap = gap_s(&graph, a, t, per_mb_fsdp && interior(layer));
+                if counted_here && one_block(p) && mb == meta.micro_batch {
+                    let dp = per_mb_fsdp && interior(layer);
+                    let (g, gather) = gap_s(&graph, a, t, dp);
+                    gap = g;
+                    if serial_fsdp {
+                        serial_gather = gather;
+                    }
                 }
             }
             let lead = previous.is_some_and(|(_, _, _, l)| l != layer);
@@ -310,12 +363,14 @@ pub fn model_figures(proxy: &Scenario, gaps: Gaps) -> ModelFigures {
                     l.forward_s += add;
                     if lead {
                         l.lead_forward_s += gap;
+                        l.serial_gather_forward_s += serial_gather;
                     }
                 }
                 Pass::Recompute => {
                     l.recompute_s += add;
                     if lead {
                         l.lead_recompute_s += gap;
+                        l.serial_gather_recompute_s += serial_gather;
                     }
                 }
                 Pass::Weight => l.weight_s += add,
@@ -323,6 +378,7 @@ pub fn model_figures(proxy: &Scenario, gaps: Gaps) -> ModelFigures {
                     l.backward_s += add;
                     if lead {
                         l.lead_backward_s += gap;
+                        l.serial_gather_backward_s += serial_gather;
                     }
                     if !weight {
                         backward_at_input_grad[layer as usize] = l.backward_s;
@@ -400,17 +456,23 @@ pub fn stage_figures(s: &Scenario, model: &ModelFigures) -> Vec<StageFigures> {
                 for (a, b) in f.links_s.iter_mut().zip(x.links_s) {
                     *a += b;
                 }
+                for (a, b) in f.layer_links_s.iter_mut().zip(x.links_s) {
+                    *a = a.max(b);
+                }
             }
             let last = vs + 1 == stages;
             if let (Some(&bottom), Some(&top)) = (layers.first(), layers.last()) {
                 // At the stage's boundary a send arrives, not a layer's op.
+                // The backward's first layer is the top one; a recomputed
+                // layer's lead is what runs after the layer above's backward
+                // (see `model_figures`), inside the stage but at its top.
                 f.forward_s -= at(bottom).lead_forward_s;
-                f.recompute_s -= at(bottom).lead_recompute_s;
-                if top != bottom {
-                    f.recompute_s -= at(top).lead_recompute_s;
-                }
+                f.recompute_s -= at(top).lead_recompute_s;
+                f.boundary_forward_s = at(bottom).serial_gather_forward_s;
+                f.boundary_backward_s = at(top).serial_gather_recompute_s;
                 if !last {
                     f.backward_s -= at(top).lead_backward_s;
+                    f.boundary_backward_s += at(top).serial_gather_backward_s;
                 }
                 f.chain_s = f.backward_s - if split { 0.0 } else { at(bottom).suffix_s };
             }
@@ -433,14 +495,14 @@ const MAX_GAP_VISITS: usize = 256;
 /// links, or the bytes all of them move through the busiest of the GPU's
 /// links at its capacity, whichever is longer (every one of them starts
 /// after `a` ends and ends before `b` starts); `dp`: FSDP's collectives
-/// count too.
-fn gap_s(g: &Graph, a: TaskId, b: TaskId, dp: bool) -> f64 {
+/// count too. Also the longest of those that are DP all-gathers, alone.
+fn gap_s(g: &Graph, a: TaskId, b: TaskId, dp: bool) -> (f64, f64) {
     // Consecutive ops with nothing between them.
     if g.successors(a)
         .iter()
         .all(|&c| g.tasks[c as usize].axis == COMPUTE)
     {
-        return 0.0;
+        return (0.0, 0.0);
     }
     let mut memo: HashMap<TaskId, f64> = HashMap::new();
     let mut best = 0.0f64;
@@ -449,15 +511,19 @@ fn gap_s(g: &Graph, a: TaskId, b: TaskId, dp: bool) -> f64 {
             best = best.max(x);
         }
         if memo.len() > MAX_GAP_VISITS {
-            return 0.0;
+            return (0.0, 0.0);
         }
     }
     let mut links = [0.0f64; 4];
+    let mut gather = 0.0f64;
     for (&c, &x) in &memo {
         if x < 0.0 {
             continue;
         }
         let task = &g.tasks[c as usize];
+        if task.axis == Axis::Dp.index() as u8 && g.meta[c as usize].op == OpKind::AllGather {
+            gather = gather.max(alone_s(g, c));
+        }
         for u in &g.patterns[task.pattern as usize] {
             if let Some(i) = link_index(g, u.resource) {
                 let capacity = g.resources[u.resource as usize].capacity_bps;
@@ -467,7 +533,7 @@ fn gap_s(g: &Graph, a: TaskId, b: TaskId, dp: bool) -> f64 {
             }
         }
     }
-    links.into_iter().fold(best, f64::max)
+    (links.into_iter().fold(best, f64::max), gather)
 }
 
 /// The longest path from collective `c` (its time included) through
@@ -542,10 +608,31 @@ pub fn lower_bound_s(s: &Scenario, stages: &[StageFigures]) -> f64 {
             let sum = |f: fn(&StageFigures) -> f64| held.iter().map(|&vs| f(&at(vs))).sum::<f64>();
             let per_mb = sum(|x| x.forward_s + x.recompute_s + x.backward_s + x.weight_s);
             let fsdp = (m * sum(|x| x.gathers_s)).max(m * sum(|x| x.reduce_scatters_s));
+            // Of a link's traffic, only FSDP's first two gathers (the first
+            // layer's and its prefetched successor's, issued as the step
+            // starts: `workload::build::sharding`) may cross it before the
+            // GPU's first op; the rest waits for compute.
             let links = (0..4)
-                .map(|i| m * held.iter().map(|&vs| at(vs).links_s[i]).sum::<f64>())
+                .map(|i| {
+                    let early = 2.0
+                        * held
+                            .iter()
+                            .map(|&vs| at(vs).layer_links_s[i])
+                            .fold(0.0f64, f64::max);
+                    head.max(early) - early
+                        + m * held.iter().map(|&vs| at(vs).links_s[i]).sum::<f64>()
+                })
                 .fold(0.0f64, f64::max);
-            let all = (head + m * per_mb).max(fsdp).max(links);
+            // FSDP's unprefetched gathers at the passes' starts, each between
+            // two of the GPU's ops; the first may run while the GPU waits
+            // for its first input, under `head`.
+            let boundary = m * sum(|x| x.boundary_forward_s + x.boundary_backward_s);
+            let first = held
+                .iter()
+                .map(|&vs| at(vs).boundary_forward_s)
+                .fold(0.0f64, f64::max);
+            let start = head.max(first) - first;
+            let all = (start + m * per_mb + boundary).max(fsdp).max(links);
             if !train {
                 return all;
             }
@@ -561,7 +648,7 @@ pub fn lower_bound_s(s: &Scenario, stages: &[StageFigures]) -> f64 {
                     .fold(0.0f64, f64::max);
                 m * per_mb - after
             };
-            all.max(head + pre + tail)
+            all.max(start + pre + boundary + tail)
         })
         .fold(0.0, f64::max)
 }
