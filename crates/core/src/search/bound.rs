@@ -63,7 +63,10 @@
 //!    `L_i`; and on each link, of those collectives only FSDP's first two
 //!    gathers can cross it before `head_k` (every other one waits for an op
 //!    of GPU `k`): with `e_ki` twice the most one layer of `V_k` puts on
-//!    link `i`, at least `max(head_k, e_ki) - e_ki + m x sum L_i`.
+//!    link `i`, at least `max(head_k, e_ki) - e_ki + m x sum L_i`. With the
+//!    backward whole, after GPU `k`'s last input-gradient op only the rest
+//!    of its layer crosses it (at most `e_ki` again) and `tail_k` follows:
+//!    at least `head_k + m x sum L_i - 2 e_ki + tail_k`.
 //!
 //! The bound is the largest of these over the GPUs: the step's compute at
 //! its ops' own durations, the pipeline's fill and drain (for 1F1B exactly
@@ -608,19 +611,29 @@ pub fn lower_bound_s(s: &Scenario, stages: &[StageFigures]) -> f64 {
             let sum = |f: fn(&StageFigures) -> f64| held.iter().map(|&vs| f(&at(vs))).sum::<f64>();
             let per_mb = sum(|x| x.forward_s + x.recompute_s + x.backward_s + x.weight_s);
             let fsdp = (m * sum(|x| x.gathers_s)).max(m * sum(|x| x.reduce_scatters_s));
+            let tail: f64 = (0..lo).map(|vs| at(vs).chain_s).sum();
             // Of a link's traffic, only FSDP's first two gathers (the first
             // layer's and its prefetched successor's, issued as the step
             // starts: `workload::build::sharding`) may cross it before the
-            // GPU's first op; the rest waits for compute.
+            // GPU's first op; the rest waits for compute. When the backward
+            // is whole, after the GPU's last input-gradient op only its
+            // layer's rest follows (its weight gradients, then their
+            // reduce-scatter): at most as much again, and the step goes on
+            // for `tail` after that op.
             let links = (0..4)
                 .map(|i| {
-                    let early = 2.0
-                        * held
-                            .iter()
-                            .map(|&vs| at(vs).layer_links_s[i])
-                            .fold(0.0f64, f64::max);
-                    head.max(early) - early
-                        + m * held.iter().map(|&vs| at(vs).links_s[i]).sum::<f64>()
+                    let layer = held
+                        .iter()
+                        .map(|&vs| at(vs).layer_links_s[i])
+                        .fold(0.0f64, f64::max);
+                    let (early, late) = (2.0 * layer, 2.0 * layer);
+                    let traffic = m * held.iter().map(|&vs| at(vs).links_s[i]).sum::<f64>();
+                    let from_start = head.max(early) - early + traffic;
+                    if train && !split {
+                        from_start.max(head + traffic - early - late + tail)
+                    } else {
+                        from_start
+                    }
                 })
                 .fold(0.0f64, f64::max);
             // FSDP's unprefetched gathers at the passes' starts, each between
@@ -636,7 +649,6 @@ pub fn lower_bound_s(s: &Scenario, stages: &[StageFigures]) -> f64 {
             if !train {
                 return all;
             }
-            let tail: f64 = (0..lo).map(|vs| at(vs).chain_s).sum();
             let pre = if split {
                 m * sum(|x| x.forward_s + x.recompute_s + x.backward_s)
             } else {
