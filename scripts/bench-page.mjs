@@ -4,6 +4,8 @@
 //   - the gzipped size of each wasm module;
 //   - time to first timeline: navigation to the first painted timeline
 //     (default scenario), and the 1T preset chosen to its painted timeline;
+//   - per link loaded (the default and four heavy presets), the longest
+//     main-thread task from navigation to the painted timeline;
 //   - per preset, the longest main-thread task (Long Tasks API: tasks over
 //     50 ms are reported; "none over 50 ms" otherwise) while the preset is
 //     chosen, simulated, drawn, and one overlap switch flipped and drawn;
@@ -41,7 +43,7 @@
 //   node scripts/bench-page.mjs            every preset
 //   node scripts/bench-page.mjs 1t         only presets whose id contains "1t"
 //   BENCH_SECTIONS=switch,longest node scripts/bench-page.mjs 1t
-//                                          only those sections (first, longest, switch, default, exports, sweep, import, import8)
+//                                          only those sections (first, load, longest, switch, default, exports, sweep, import, import8)
 
 import { readdirSync, readFileSync, createWriteStream, mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -302,6 +304,28 @@ if (wanted('first')) {
   console.log(t.refused ? `first timeline of 1T: not shown after ${f(t.ms)} ms: ${t.why}`
     : `first timeline of 1T (preset chosen to painted): ${f(t.ms)} ms (${await phases(page)})`);
   await context.close();
+}
+
+// The longest main-thread task while a link loads: navigation to its first
+// timeline painted (issue 56's goal: none over 50 ms).
+if (wanted('load')) {
+  console.log('\nlongest main-thread task while a link loads (navigation to painted):');
+  const links = ['?v=1', '?v=1&preset=deepseek-v3', '?v=1&preset=megatron-1t',
+    '?v=1&preset=qwen3-235b', '?v=1&preset=llama3-405b-128k'];
+  for (const link of links) {
+    if (filter && !link.includes(filter)) continue;
+    const { context: c, page: p } = await newPage(browser);
+    await p.goto(server.url + link);
+    await ready(p);
+    await painted(p);
+    await p.waitForTimeout(200);
+    const l = await longest(p);
+    const ms = await p.evaluate(() => document.body.dataset.readyMs);
+    console.log(`  ${link.padEnd(28)} ${describeLong(l).padEnd(34)} painted after ${ms} ms`);
+    for (const line of await whereLong(p)) console.log(`    ${line}`);
+    for (const line of await whereCallbacks(p)) console.log(`    ${line}`);
+    await c.close();
+  }
 }
 
 // Longest main-thread task per preset.

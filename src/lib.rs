@@ -34,6 +34,7 @@ pub mod widget;
 use leptos::prelude::*;
 
 use crate::state::AppState;
+use crate::ui::staged::{Part, When};
 
 /// Starts the module: mounts the full page, unless the widget script
 /// (`overlap-lab.js`) started it, which mounts widgets where it is told to.
@@ -65,6 +66,8 @@ pub fn mount() {
 pub fn App() -> impl IntoView {
     let state = AppState::new();
     provide_context(state);
+    let mounted = ui::staged::Mounted::start();
+    provide_context(mounted);
     // Before the runner: the first simulation is already the link's scenario.
     let share = web::address::install(state, None);
     client::runner::install(state);
@@ -99,18 +102,28 @@ pub fn App() -> impl IntoView {
                 <ui::run_status::SimStatus />
                 <timeline::panel::TimelineCanvas />
                 <ui::playback::Playback />
-                <ui::panes::Panes />
-                <ui::figures::AxisReadings />
-                <ui::figures::AxisFigures />
-                <ui::measured::MeasuredPanel />
-                <ui::memory_bar::MemoryBar />
-                <ui::table_view::TableView />
-                <ui::scenario_json::ScenarioJson />
-                <ui::sticky_figures::StickyFigures />
+                <When part=Part::Below>
+                    <ui::panes::Panes />
+                    <ui::figures::AxisReadings />
+                    <ui::figures::AxisFigures />
+                    <ui::measured::MeasuredPanel />
+                    <ui::memory_bar::MemoryBar />
+                </When>
+                <When part=Part::Rest>
+                    <ui::table_view::TableView />
+                    <ui::scenario_json::ScenarioJson />
+                    <ui::sticky_figures::StickyFigures />
+                </When>
             </div>
+            // Its column is there from the start, so the timeline's width
+            // does not move when the controls arrive.
             <aside class="side">
-                <ui::controls::Controls />
-                <ui::share_panel::SharePanel />
+                <When part=Part::Controls>
+                    <ui::controls::Controls />
+                </When>
+                <When part=Part::Rest>
+                    <ui::share_panel::SharePanel />
+                </When>
             </aside>
         </main>
         <footer class="foot">

@@ -12,6 +12,7 @@ use overlap_view::tour::{Chapter, Focus, Outcome, CHAPTERS};
 
 use crate::state::AppState;
 use crate::ui::figures::shown;
+use crate::ui::staged::{Mounted, Part};
 use crate::web::address::{self as share, Borrowed, Share};
 use wasm_bindgen::JsCast;
 
@@ -72,6 +73,8 @@ struct Runs {
     /// Whether the tour itself set the scenario, and so points the view at
     /// the chapter's region; a chapter opened from a link keeps the link's view.
     steer: RwSignal<bool>,
+    /// How far the page has mounted (the controls come after the tour).
+    mounted: Mounted,
 }
 
 fn enter(state: AppState, runs: Runs, chapter: usize) {
@@ -83,7 +86,9 @@ fn enter(state: AppState, runs: Runs, chapter: usize) {
         runs.steer.set(true);
         state.load(p, input);
     }
-    reveal_control(c.controls.first().copied());
+    let field = c.controls.first().copied();
+    runs.mounted
+        .once(Part::Controls, move || reveal_control(field));
 }
 
 /// Shows the chapter's region of the step (or all of it), and brings the
@@ -203,6 +208,7 @@ pub fn Tour() -> impl IntoView {
         after: RwSignal::new(None),
         since: RwSignal::new(0),
         steer: RwSignal::new(false),
+        mounted: expect_context::<Mounted>(),
     };
     // The reader's scenario and view while the tour is open.
     let borrowed = StoredValue::new(None::<Borrowed>);

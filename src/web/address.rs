@@ -142,6 +142,29 @@ pub fn give_back(state: AppState, share: Share, borrowed: &Borrowed) {
     }
 }
 
+/// The link the page opened counted as written, in tasks after the one that
+/// mounts the page: the scenario's all-off baseline resolved in one, the
+/// scenario itself and its query in the next (each about half of the
+/// step's cost check, as the runner splits it), unless already resolved.
+/// The address is written only after a change and a pause, well after.
+fn keep_link_as_written(state: AppState, share: Share) {
+    gloo_timers::callback::Timeout::new(0, move || {
+        // A widget may have been removed in the meantime.
+        let Some(input) = state.input.try_get_untracked() else {
+            return;
+        };
+        let twin = input.all_overlap_off();
+        if !crate::state::is_resolved(&input) && !crate::state::is_resolved(&twin) {
+            let _ = crate::state::resolve(&twin);
+            keep_link_as_written(state, share);
+            return;
+        }
+        share.last_query.try_set_value(full_query(state, share));
+        share.query.try_set(state_query(state, share));
+    })
+    .forget();
+}
+
 /// Counts the page's state as written to the address without writing it:
 /// what the page did on its own to show a link (a tour chapter's zoom) is
 /// not a change by the reader, and the address keeps the link until one.
@@ -397,9 +420,11 @@ pub fn install(state: AppState, widget: Option<WidgetHost>) -> Share {
         crate::timeline::theme::apply(theme);
     }
     share.last_preset.set_value(state.preset_id.get_untracked());
-    // The address keeps the link as typed: it is "written" already.
-    share.last_query.set_value(full_query(state, share));
-    share.query.set(state_query(state, share));
+    // The address keeps the link as typed: it is "written" already. Its
+    // query is the scenario's encoding, which resolves it: on a large
+    // preset a long check of the step's cost, done after the page's first
+    // task (`keep_link_as_written`).
+    keep_link_as_written(state, share);
     provide_context(share);
 
     // A link's view applies once its scenario has been simulated (and its
