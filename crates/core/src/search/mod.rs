@@ -42,6 +42,7 @@ mod bound;
 mod found;
 mod front;
 mod lead;
+mod op_gaps;
 mod options;
 mod outcome;
 mod space;
