@@ -221,9 +221,7 @@ impl Runner {
             let Some(r) = weak.upgrade() else { return };
             let next = r.page.borrow_mut().soon.take();
             let Some((input, _)) = next else { return };
-            let twin = input.all_overlap_off();
-            if !crate::state::is_resolved(&input) && !crate::state::is_resolved(&twin) {
-                let _ = crate::state::resolve(&twin);
+            if crate::state::resolve_baseline_first(&input) {
                 r.request_soon(input);
             } else {
                 r.request(input);

@@ -49,8 +49,22 @@ pub fn resolve(input: &ScenarioInput) -> Result<Scenario, ScenarioError> {
     result
 }
 
+/// The first half of resolving `input` in two tasks: when neither it nor
+/// its all-off baseline is remembered, resolves the baseline (about half
+/// of the step's cost check, `ScenarioInput::all_overlap_off`) and returns
+/// true: resolve `input` itself in a later task. False when nothing was
+/// left to split.
+pub fn resolve_baseline_first(input: &ScenarioInput) -> bool {
+    let twin = input.all_overlap_off();
+    if is_resolved(input) || is_resolved(&twin) {
+        return false;
+    }
+    let _ = resolve(&twin);
+    true
+}
+
 /// Whether `resolve(input)` is remembered (resolving it costs nothing).
-pub fn is_resolved(input: &ScenarioInput) -> bool {
+fn is_resolved(input: &ScenarioInput) -> bool {
     resolved_already(input).is_some()
 }
 

@@ -153,9 +153,7 @@ fn keep_link_as_written(state: AppState, share: Share) {
         let Some(input) = state.input.try_get_untracked() else {
             return;
         };
-        let twin = input.all_overlap_off();
-        if !crate::state::is_resolved(&input) && !crate::state::is_resolved(&twin) {
-            let _ = crate::state::resolve(&twin);
+        if crate::state::resolve_baseline_first(&input) {
             keep_link_as_written(state, share);
             return;
         }

@@ -309,11 +309,12 @@ pub fn decode(query: &str, view_keys: &[&str]) -> Decoded {
     // where the page's first task decodes it, but where it is run.
     let original = serde_json::to_value(preset.input()).expect("presets serialise");
     let mut input = ScenarioInput::from_json(&value.to_string()).unwrap_or_else(|_| preset.input());
-    for _ in 0..(if applied.is_empty() {
+    let tries = if applied.is_empty() {
         0
     } else {
         FIELDS.len() + 1
-    }) {
+    };
+    for _ in 0..tries {
         let Err(e) = input.resolve() else { break };
         let mut reverted = false;
         for fe in &e.errors {

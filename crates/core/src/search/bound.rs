@@ -510,11 +510,12 @@ pub fn lower_bound_s(s: &Scenario, stages: &[StageFigures]) -> f64 {
                         .iter()
                         .map(|&vs| at(vs).layer_links_s[i])
                         .fold(0.0f64, f64::max);
-                    let (early, late) = (2.0 * layer, 2.0 * layer);
+                    // Before the first op, and again after the last input gradient.
+                    let edge = 2.0 * layer;
                     let traffic = m * held.iter().map(|&vs| at(vs).links_s[i]).sum::<f64>();
-                    let from_start = head.max(early) - early + traffic;
+                    let from_start = head.max(edge) - edge + traffic;
                     if train && !split {
-                        from_start.max(head + traffic - early - late + tail)
+                        from_start.max(head + traffic - 2.0 * edge + tail)
                     } else {
                         from_start
                     }
