@@ -204,26 +204,14 @@ impl Runner {
     }
 
     /// Requests a run of `input` in a task of its own, after the one that
-    /// changed it: resolving validates the step's cost by building a slice
-    /// of it, a long piece of work on the large presets that would
-    /// otherwise add up with the controls' updates into one long task. A
-    /// newer input before then replaces it.
-    ///
-    /// That check builds slices of the step and of its all-off baseline
-    /// alike. When neither is known yet, the baseline's is checked first,
-    /// in a task of its own (`ScenarioInput::all_overlap_off`): the input's
-    /// own check, in the next task, finds the baseline's count kept, and
-    /// each task does about half the work (on the 175B interleaved presets,
-    /// two builds of 8 and 16 micro-batches in each).
+    /// changed it, so that resolving it does not add up with the controls'
+    /// updates into one long task. A newer input before then replaces it.
     fn request_soon(&self, input: ScenarioInput) {
         let weak = self.me.clone();
         let timer = Timeout::new(0, move || {
             let Some(r) = weak.upgrade() else { return };
             let next = r.page.borrow_mut().soon.take();
-            let Some((input, _)) = next else { return };
-            if crate::state::resolve_baseline_first(&input) {
-                r.request_soon(input);
-            } else {
+            if let Some((input, _)) = next {
                 r.request(input);
             }
         });

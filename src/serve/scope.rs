@@ -86,18 +86,27 @@ pub fn refused(gen: u64, message: String, field: Option<String>) {
     );
 }
 
-/// The scenario of `input`, or its refusal posted.
+/// The scenario of `input`, or its refusal posted. The page checks every
+/// field as it is typed but leaves the step's cost to this resolve
+/// (`ScenarioInput::resolve_unbudgeted`), so a refusal of one field (the
+/// budget names the control that most directly caused the overshoot) is
+/// posted with it: the page shows it beside that control, or opens the
+/// default scenario with it if the page opened with this scenario.
 pub fn resolve(gen: u64, input: &ScenarioInput) -> Option<Scenario> {
     match input.resolve() {
         Ok(s) => Some(s),
         Err(e) => {
-            let text = e
-                .errors
-                .iter()
-                .map(|f| format!("{}: {}", f.field, f.message))
-                .collect::<Vec<_>>()
-                .join("; ");
-            refused(gen, text, None);
+            match e.errors.as_slice() {
+                [one] => refused(gen, one.message.clone(), Some(one.field.clone())),
+                all => refused(
+                    gen,
+                    all.iter()
+                        .map(|f| format!("{}: {}", f.field, f.message))
+                        .collect::<Vec<_>>()
+                        .join("; "),
+                    None,
+                ),
+            }
             None
         }
     }

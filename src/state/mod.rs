@@ -20,9 +20,7 @@ pub use overlap_view::tip::Tip;
 pub type SceneRef = Rc<RefCell<Scene>>;
 
 /// How many recent inputs [`resolve`] remembers: the edited input, its
-/// preset's own, the all-off baseline of each (checked first, in a task of
-/// its own: `Runner::request_soon`), and a couple the tour or a link switch
-/// back to.
+/// preset's own, and a couple the tour or a link switch back to.
 const RESOLVED_KEPT: usize = 8;
 
 thread_local! {
@@ -31,15 +29,19 @@ thread_local! {
         const { RefCell::new(Vec::new()) };
 }
 
-/// `input.resolve()`, remembered: one change asks for the same scenario
-/// several times (the run request, the "modified" mark for the input and its
-/// preset), and resolving validates the step's cost by building a slice of
-/// it, which on the largest presets is a long main-thread task each time.
+/// `input.resolve_unbudgeted()`, remembered: one change asks for the same
+/// scenario several times (the run request, the "modified" mark for the
+/// input and its preset, the address). The step's cost is not checked here
+/// but in the worker, before it runs the step
+/// (`crate::serve::scope::resolve`): the check builds slices of the step
+/// and of its baseline, on the largest presets a long main-thread task. A
+/// step over the budget is refused from there, beside the control the
+/// budget names (`Action::FieldRefused`).
 pub fn resolve(input: &ScenarioInput) -> Result<Scenario, ScenarioError> {
     if let Some(hit) = resolved_already(input) {
         return hit;
     }
-    let result = input.resolve();
+    let result = input.resolve_unbudgeted();
     RESOLVED.with_borrow_mut(|kept| {
         if kept.len() == RESOLVED_KEPT {
             drop(kept.remove(0));
@@ -47,25 +49,6 @@ pub fn resolve(input: &ScenarioInput) -> Result<Scenario, ScenarioError> {
         kept.push((input.clone(), result.clone()));
     });
     result
-}
-
-/// The first half of resolving `input` in two tasks: when neither it nor
-/// its all-off baseline is remembered, resolves the baseline (about half
-/// of the step's cost check, `ScenarioInput::all_overlap_off`) and returns
-/// true: resolve `input` itself in a later task. False when nothing was
-/// left to split.
-pub fn resolve_baseline_first(input: &ScenarioInput) -> bool {
-    let twin = input.all_overlap_off();
-    if is_resolved(input) || is_resolved(&twin) {
-        return false;
-    }
-    let _ = resolve(&twin);
-    true
-}
-
-/// Whether `resolve(input)` is remembered (resolving it costs nothing).
-fn is_resolved(input: &ScenarioInput) -> bool {
-    resolved_already(input).is_some()
 }
 
 /// `resolve(input)` if it is remembered; never resolves.

@@ -142,19 +142,14 @@ pub fn give_back(state: AppState, share: Share, borrowed: &Borrowed) {
     }
 }
 
-/// The link the page opened counted as written, in tasks after the one that
-/// mounts the page: the scenario's all-off baseline resolved in one, the
-/// scenario itself and its query in the next (each about half of the
-/// step's cost check, as the runner splits it), unless already resolved.
-/// The address is written only after a change and a pause, well after.
+/// The link the page opened counted as written, in a task after the one
+/// that mounts the page: its query is the scenario's encoding, which
+/// resolves it. The address is written only after a change and a pause,
+/// well after.
 fn keep_link_as_written(state: AppState, share: Share) {
     gloo_timers::callback::Timeout::new(0, move || {
         // A widget may have been removed in the meantime.
-        let Some(input) = state.input.try_get_untracked() else {
-            return;
-        };
-        if crate::state::resolve_baseline_first(&input) {
-            keep_link_as_written(state, share);
+        if state.input.try_get_untracked().is_none() {
             return;
         }
         share.last_query.try_set_value(full_query(state, share));
@@ -214,7 +209,7 @@ fn location_search() -> String {
 /// Applies a link: preset and scenario now, the view once simulated; what
 /// could not be used goes to the alert. Returns the link's mode.
 fn apply_query(state: AppState, share: Share, query: &str) -> Mode {
-    let decoded = share_link::decode(query, VIEW_KEYS);
+    let decoded = share_link::decode_resolving(query, VIEW_KEYS, &crate::state::resolve);
     let mut errors = decoded.errors;
     let (view, mode) = parse_view(
         &decoded.view,
@@ -240,7 +235,9 @@ fn apply_query(state: AppState, share: Share, query: &str) -> Mode {
 /// the address keeps the link as it was (interface.md, share links).
 pub fn open_default_after_refusal(state: AppState, share: Share, field: &str, message: &str) {
     share.pending_view.set_value(None);
-    share.link_errors.set(vec![FieldError::new(field, message)]);
+    // Named as the link names it (`global_batch`), as its other problems are.
+    let key = share_link::key_for_path(field).unwrap_or(field);
+    share.link_errors.set(vec![FieldError::new(key, message)]);
     share.link_refused_at_run.set(true);
     state.load_preset(overlap_core::presets::default_preset());
     keep_address(state, share);
@@ -418,10 +415,8 @@ pub fn install(state: AppState, widget: Option<WidgetHost>) -> Share {
         crate::timeline::theme::apply(theme);
     }
     share.last_preset.set_value(state.preset_id.get_untracked());
-    // The address keeps the link as typed: it is "written" already. Its
-    // query is the scenario's encoding, which resolves it: on a large
-    // preset a long check of the step's cost, done after the page's first
-    // task (`keep_link_as_written`).
+    // The address keeps the link as typed: it is "written" already
+    // (`keep_link_as_written`).
     keep_link_as_written(state, share);
     provide_context(share);
 

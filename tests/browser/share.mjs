@@ -95,6 +95,22 @@ export function registerShareTests(test, h) {
     await page.screenshot({ path: join(ARTIFACTS, 'broken-link-alert-375x700.png'), fullPage: false });
   }, { viewport: { width: 375, height: 700 } });
 
+  test('share: a link over the cost budget is refused by the worker, opens the default with the batch that fits, and keeps the link', async ({ page, context }) => {
+    // The page checks a link's fields as it opens it but leaves the step's
+    // cost to the worker (a long task on the largest presets): the refusal
+    // comes from where the step would run, naming the field and what fits.
+    const query = '?v=1&preset=megatron-1t&global_batch=99999996';
+    await goto(page, query);
+    const fields = await alertFields(page);
+    assert(fields.length === 1 && fields[0] === 'global_batch', `the alert names ${fields.join(', ')}`);
+    const text = await page.textContent('.link-errors[role="alert"]');
+    assert(/refused this link's scenario when it ran/.test(text) && /limit/.test(text) && /\d{3,}/.test(text),
+      `the alert does not give the limit and a batch that fits: ${text}`);
+    assert((await page.inputValue('#f-preset')) === 'didactic', 'not the default preset');
+    assert(close(await metric(page, 'step_time_ms'), await defaultStep(context)), 'the default scenario did not open');
+    await keepsLink(page, query);
+  }, { timeout: 120000 });
+
   test('share: a link of an unknown version opens the default, says so and keeps the link', async ({ page }) => {
     const query = '?v=7&tp_overlap=0&layers=4';
     await goto(page, query);

@@ -139,6 +139,55 @@ fn over_budget_batch_blames_the_batch_with_the_largest_that_fits() {
     assert!(make(best + 2).resolve().is_err(), "{first}");
 }
 
+/// The page checks every field but the cost where the reader types
+/// (`resolve_unbudgeted`) and leaves the cost to its worker: the two
+/// resolve to the same scenario whenever the step fits, and only the
+/// budget's refusal tells them apart.
+#[test]
+fn resolving_without_the_budget_differs_only_by_the_budget() {
+    let mut checked = 0;
+    for p in overlap_core::presets::PRESETS {
+        let mut on = p.input();
+        on.overlap.tp = Some(true);
+        on.overlap.dp = Some(true);
+        for input in [p.input(), on] {
+            match (input.resolve(), input.resolve_unbudgeted()) {
+                (Ok(full), Ok(unbudgeted)) => assert_eq!(full, unbudgeted, "{}", p.id),
+                (Err(full), Err(unbudgeted)) => assert_eq!(full, unbudgeted, "{}", p.id),
+                (full, unbudgeted) => panic!("{}: {full:?} against {unbudgeted:?}", p.id),
+            }
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 2 * overlap_core::presets::PRESETS.len());
+    // Over the budget: refused in full, naming the batch; accepted without.
+    let over = json(
+        r#"{"workload":{"layers":64,"global_batch":100000000},"parallel":{"pp":2,"dp":2},"overlap":{"tp":false}}"#,
+    );
+    let e = over.resolve().unwrap_err();
+    assert_eq!(e.errors[0].field, "workload.global_batch", "{e}");
+    assert!(over.resolve_unbudgeted().is_ok());
+    // As a link: decoded with the budget, the batch goes back to the
+    // preset's with the budget's message; decoded as the page decodes it,
+    // the link's batch stays for the worker to refuse when it runs it.
+    let query = "?v=1&preset=megatron-1t&global_batch=99999996";
+    let full = decode(query, &[]);
+    assert_eq!(full.errors.len(), 1, "{:?}", full.errors);
+    assert_eq!(full.errors[0].field, "global_batch", "{:?}", full.errors);
+    assert_ne!(full.input.workload.global_batch, Some(99_999_996));
+    let page =
+        overlap_core::share_link::decode_resolving(query, &[], &ScenarioInput::resolve_unbudgeted);
+    assert!(page.errors.is_empty(), "{:?}", page.errors);
+    assert_eq!(page.input.workload.global_batch, Some(99_999_996));
+    assert!(page.input.resolve().is_err());
+    // Invalid for another reason: both refuse it alike.
+    let bad = json(r#"{"parallel":{"tp":3}}"#);
+    assert_eq!(
+        bad.resolve().unwrap_err(),
+        bad.resolve_unbudgeted().unwrap_err()
+    );
+}
+
 mod random {
     use super::*;
     use proptest::prelude::*;

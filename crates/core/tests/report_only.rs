@@ -69,26 +69,3 @@ fn a_simulator_reuses_its_baseline_for_reports_as_for_timelines() {
     assert_eq!(second.report.baseline_ms, alone.report.baseline_ms);
     assert_eq!(first.report.step_time_ms, simulate(&s).report.step_time_ms);
 }
-
-#[test]
-fn the_inputs_all_off_twin_resolves_to_the_scenarios_all_off_baseline() {
-    let mut checked = 0;
-    for p in presets::PRESETS {
-        let mut input = p.input();
-        input.overlap.tp = Some(true);
-        input.overlap.dp = Some(true);
-        for input in [p.input(), input] {
-            let Ok(s) = input.resolve() else { continue };
-            let twin = input
-                .all_overlap_off()
-                .resolve()
-                .expect("the baseline resolves");
-            assert_eq!(twin, s.all_overlap_off(), "{}", p.id);
-            checked += 1;
-        }
-    }
-    assert!(
-        checked > presets::PRESETS.len(),
-        "only {checked} inputs checked"
-    );
-}

@@ -16,7 +16,7 @@ pub use crate::input::table::{
 
 use crate::input::kind::Kind;
 use crate::input::table::{self, Field, FIELDS};
-use crate::input::{fill, validate};
+use crate::input::validate;
 use crate::model::scenario::Scenario;
 
 /// The most scenario text read from one source, in bytes: a file, standard
@@ -164,14 +164,14 @@ impl ScenarioInput {
         validate::resolve(self)
     }
 
-    /// The input of the all-overlap-off baseline of the scenario this
-    /// describes ([`Scenario::all_overlap_off`]), every field set. Nothing is
-    /// checked: resolving it validates it, and counts the baseline's cost,
-    /// half of what resolving this input counts. A caller may split one
-    /// long check in two by resolving this first: this input's own check
-    /// then finds the baseline's count kept (`workload::build::run_cost`).
-    pub fn all_overlap_off(&self) -> ScenarioInput {
-        fill::complete_input(&fill::filled(self).all_overlap_off())
+    /// [`resolve`](Self::resolve) but for its last check, the step's cost
+    /// budget, which builds slices of the step and of its all-off baseline
+    /// (hundreds of milliseconds on the largest presets). For a caller that
+    /// shows a scenario's fields at once and runs it elsewhere: whatever
+    /// runs it must resolve it in full first (the page's worker does, and
+    /// refuses a step over the budget naming the field, as this would have).
+    pub fn resolve_unbudgeted(&self) -> Result<Scenario, ScenarioError> {
+        validate::resolve_unbudgeted(self)
     }
 }
 

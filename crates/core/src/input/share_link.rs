@@ -207,6 +207,16 @@ pub struct Decoded {
 /// [`FieldError::new`] does, and at most [`MAX_LINK_ERRORS`] problems are
 /// listed, then one entry that counts the rest.
 pub fn decode(query: &str, view_keys: &[&str]) -> Decoded {
+    decode_resolving(query, view_keys, &ScenarioInput::resolve)
+}
+
+/// [`decode`], checking the link's edits with `resolve`. The page passes
+/// [`ScenarioInput::resolve_unbudgeted`]: its worker checks the step's cost
+/// where it runs it (a long task on the largest presets, which the page's
+/// first task must not hold), and a link over the budget opens the default
+/// scenario with the worker's message, as `interface.md` says of a link
+/// refused at run time.
+pub fn decode_resolving(query: &str, view_keys: &[&str], resolve: Resolver<'_>) -> Decoded {
     let query = query.strip_prefix('?').unwrap_or(query);
     if query.len() > MAX_INPUT_BYTES {
         return Decoded {
@@ -315,7 +325,7 @@ pub fn decode(query: &str, view_keys: &[&str]) -> Decoded {
         FIELDS.len() + 1
     };
     for _ in 0..tries {
-        let Err(e) = input.resolve() else { break };
+        let Err(e) = resolve(&input) else { break };
         let mut reverted = false;
         for fe in &e.errors {
             let key = key_for_path(&fe.field).unwrap_or("scenario");

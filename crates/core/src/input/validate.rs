@@ -29,11 +29,17 @@ use crate::model::scenario::*;
 pub const MAX_GPUS: u64 = 65_536;
 
 pub(crate) fn resolve(input: &ScenarioInput) -> Result<Scenario, ScenarioError> {
-    let scenario = filled(input);
-    checked(&scenario, Some(input))?;
+    let scenario = resolve_unbudgeted(input)?;
     if let Some(e) = over_budget(&scenario, valid) {
         return Err(ScenarioError { errors: vec![e] });
     }
+    Ok(scenario)
+}
+
+/// Every check of [`resolve`] but the cost budget.
+pub(crate) fn resolve_unbudgeted(input: &ScenarioInput) -> Result<Scenario, ScenarioError> {
+    let scenario = filled(input);
+    checked(&scenario, Some(input))?;
     Ok(scenario)
 }
 
