@@ -14,6 +14,7 @@ use serde_json::Value;
 
 use crate::state::fields;
 use crate::state::{set_hardware_preset, AppState};
+use crate::ui::staged::{Part, When};
 use crate::ui::widgets::{NumberPair, SelectField, TextField, Toggle};
 
 // Where each field's control sits. Labels, units, ranges and choices come
@@ -448,9 +449,11 @@ pub fn Controls() -> impl IntoView {
             <OtherErrors />
             <OverlapGroup />
             <OverlapSettings />
-            <HardwareGroup />
-            <ModelGroup />
-            <ParallelGroup />
+            <When part=Part::Shape>
+                <HardwareGroup />
+                <ModelGroup />
+                <ParallelGroup />
+            </When>
         </section>
     }
 }

@@ -1,6 +1,6 @@
 //! The page mounted over several tasks: what the reader sees first (the
 //! tour, the headline figures, the timeline) in the first, then the
-//! controls, then what sits below the timeline, each in a task of its own
+//! controls in two parts, then what sits below the timeline, each in a task of its own
 //! so that no one task holds the main thread long (issue 56: mounting
 //! every node at once, then laying them all out, was one task of 330 to
 //! 600 ms on every load). The first simulation is requested before any of
@@ -14,8 +14,11 @@ use leptos::prelude::*;
 pub enum Part {
     /// The header, the tour, the figures and the timeline.
     First,
-    /// The scenario controls.
+    /// The preset picker and the overlap controls.
     Controls,
+    /// The hardware, model and parallelism controls: mounting every
+    /// control at once was one task of 40 to 65 ms.
+    Shape,
     /// Panes, readings and figures below the timeline.
     Below,
     /// Tables, the scenario's JSON, share and export.
@@ -23,7 +26,13 @@ pub enum Part {
 }
 
 impl Part {
-    const ALL: [Part; 4] = [Part::First, Part::Controls, Part::Below, Part::Rest];
+    const ALL: [Part; 5] = [
+        Part::First,
+        Part::Controls,
+        Part::Shape,
+        Part::Below,
+        Part::Rest,
+    ];
 }
 
 /// How far the page has mounted.

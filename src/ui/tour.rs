@@ -88,7 +88,7 @@ fn enter(state: AppState, runs: Runs, chapter: usize) {
     }
     let field = c.controls.first().copied();
     runs.mounted
-        .once(Part::Controls, move || reveal_control(field));
+        .once(Part::Shape, move || reveal_control(field));
 }
 
 /// Shows the chapter's region of the step (or all of it), and brings the
@@ -263,17 +263,25 @@ pub fn Tour() -> impl IntoView {
         Stage::Off | Stage::Done => None,
     };
     // The open chapter goes into the address (src/share.rs)...
-    Effect::new(move |_| {
-        let now = chapter_of(stage.get());
+    Effect::new(move |before: Option<Stage>| {
+        let shown = stage.get();
+        let now = chapter_of(shown);
         mark_touring(now.is_some());
-        // Each stage starts at its top: on a phone the tour scrolls on its own.
-        if let Ok(Some(el)) = crate::dom::document().map_or(Ok(None), |d| d.query_selector(".tour"))
-        {
+        // Each stage starts at its top: on a phone the tour scrolls on its
+        // own. Not when the page mounts, where it is at its top already and
+        // writing the scroll would lay out the whole page in the first task
+        // (14 to 18 ms on the large presets).
+        let moved = before.is_some_and(|b| b != shown);
+        if let (true, Ok(Some(el))) = (
+            moved,
+            crate::dom::document().map_or(Ok(None), |d| d.query_selector(".tour")),
+        ) {
             el.set_scroll_top(0);
         }
         if state.tour_chapter.get_untracked() != now {
             state.tour_chapter.set(now);
         }
+        shown
     });
     // ...and Back/Forward to a link with another chapter open it.
     Effect::new(move |_| {
