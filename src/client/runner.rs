@@ -42,7 +42,7 @@ struct PageSide {
     settle: Option<Timeout>,
     decoding: Option<Decoding>,
     /// The next slice of `decoding`.
-    next_slice: Option<Timeout>,
+    next_slice: Option<crate::dom::NextTask>,
     /// The last input that resolved, to tell which control made the scenario invalid.
     last_valid: Option<ScenarioInput>,
     /// The newest input, requested in a task of its own (see [`Runner::request_soon`]).
@@ -338,10 +338,11 @@ impl Runner {
         }
     }
 
-    /// Schedules the next slice of the newest result, in a task of its own.
+    /// Schedules the next slice of the newest result, in a task of its own
+    /// (`dom::next_task`: not a timer, which nesting would clamp).
     fn next_slice(&self) {
         let weak = self.me.clone();
-        self.page.borrow_mut().next_slice = Some(Timeout::new(0, move || {
+        self.page.borrow_mut().next_slice = Some(crate::dom::next_task(move || {
             if let Some(r) = weak.upgrade() {
                 r.decode_slice();
             }
