@@ -479,7 +479,14 @@ fn widget_mode(share: Share, host: &WidgetHost) -> Mode {
         .filter(|c| !c.trim().is_empty())
         .map(|c| ("controls".to_string(), c.clone()))
         .collect();
-    pairs.extend(share_link::decode(query_part(&host.query), &["figures"]).view);
+    // Only its view is read here: its scenario is decoded (and resolved) once,
+    // by `apply_query`, without the cost check the worker makes.
+    let view_only = share_link::decode_resolving(
+        query_part(&host.query),
+        &["figures"],
+        &crate::state::resolve,
+    );
+    pairs.extend(view_only.view);
     let (_, mut mode) = parse_view(&pairs, overlap_view::tour::chapter_count(), &mut errors);
     mode.embed = true;
     if !errors.is_empty() {
