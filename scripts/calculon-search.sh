@@ -17,6 +17,11 @@
 #   CPUS           processes Calculon runs on (default: every core, as ours)
 #   OVERLAP_LAB    the overlap-lab binary (default: built here, release)
 #   CALCULON_OUT   a directory to keep Calculon's log and best executions in
+#   SAMPLE_EVERY   estimate Calculon's time instead of running its whole
+#                  search: its own command over its own enumeration, with one
+#                  execution in SAMPLE_EVERY modelled and timed, the rest
+#                  refused at once (calculon-sample.py says how the estimate
+#                  is made); its best layout is then the sample's
 #
 # Both are timed as whole processes, wall clock and CPU (user + system,
 # children included: Calculon's worker processes), and both ratios are
@@ -54,21 +59,53 @@ timed() {
     echo "$wall $(echo "$user + $sys" | bc -l)"
 }
 
-echo "Calculon: llm-optimal-execution megatron-22B on 64 A100 80 GB, max batch 512, $cpus processes"
-read -r calculon_wall calculon_cpu < <(cd "$CALCULON_DIR" && timed "$work/calculon.log" \
-    "$venv/bin/calculon" llm-optimal-execution \
-    models/megatron-22B.json 64 512 float16 systems/a100_80g.json \
-    "$work/calculon.json" -c "$cpus")
+calculon_args=(llm-optimal-execution models/megatron-22B.json 64 512 float16
+    systems/a100_80g.json "$work/calculon.json" -c "$cpus")
+if [[ -n "${SAMPLE_EVERY:-}" ]]; then
+    echo "Calculon: llm-optimal-execution megatron-22B on 64 A100 80 GB, max batch 512, $cpus processes," \
+        "one execution in $SAMPLE_EVERY modelled (an estimate)"
+    mkdir -p "$work/timings"
+    read -r calculon_wall calculon_cpu < <(cd "$CALCULON_DIR" && timed "$work/calculon.log" \
+        "$venv/bin/python" "$here/scripts/calculon-sample.py" "$SAMPLE_EVERY" "$work/timings" -- \
+        "${calculon_args[@]}")
+    total=$(sed -n 's/^Total executions: //p' "$work/calculon.log")
+    # Its whole search's CPU, estimated; then its wall time as the whole
+    # search would spread it over $cpus processes.
+    read -r calculon_cpu calculon_low calculon_high < <("$venv/bin/python" - "$work/timings" \
+        "$total" "$calculon_cpu" <<'PY'
+import glob, math, sys
+rows = [line.split() for f in glob.glob(sys.argv[1] + '/*.txt') for line in open(f)]
+times = [float(t) for t, _ in rows]
+good = sum(int(g) for _, g in rows)
+total, whole = int(sys.argv[2]), float(sys.argv[3])
+n = len(times)
+mean = sum(times) / n
+sd = math.sqrt(sum((t - mean) ** 2 for t in times) / (n - 1))
+around = whole - sum(times)
+half = 1.96 * sd / math.sqrt(n) * total
+print(around + total * mean, around + total * mean - half, around + total * mean + half)
+print(f'  {total} executions enumerated, {n} modelled ({good} good), {mean * 1e3:.3f} ms of CPU each '
+      f'(sd {sd * 1e3:.3f}); {around:.1f} s around the model, measured whole', file=sys.stderr)
+PY
+)
+    calculon_wall=$(echo "$calculon_cpu / $cpus" | bc -l)
+    printf '  estimated CPU of the whole search: %.0f s (95%%: %.0f to %.0f s), %.0f s wall on %s processes\n' \
+        "$calculon_cpu" "$calculon_low" "$calculon_high" "$calculon_wall" "$cpus"
+else
+    echo "Calculon: llm-optimal-execution megatron-22B on 64 A100 80 GB, max batch 512, $cpus processes"
+    read -r calculon_wall calculon_cpu < <(cd "$CALCULON_DIR" && timed "$work/calculon.log" \
+        "$venv/bin/calculon" "${calculon_args[@]}")
+fi
 if [[ -n "${CALCULON_OUT:-}" ]]; then
     mkdir -p "$CALCULON_OUT"
     cp "$work/calculon.log" "$work/calculon.json" "$CALCULON_OUT/"
 fi
 grep -E "Total executions|Good executions|Best sample rate|Calculation rate" "$work/calculon.log" || true
-"$venv/bin/python" - "$work/calculon.json" <<'PY'
+"$venv/bin/python" - "$work/calculon.json" "${SAMPLE_EVERY:+of the sampled executions}" <<'PY'
 import json, sys
 best = json.load(open(sys.argv[1]))["0"]
 e, s = best["execution"], best["stats"]
-print(f"  best: tp {e['tensor_par']}, pp {e['pipeline_par']} (interleaving {e['pipeline_interleaving']}), "
+print(f"  best{' ' + sys.argv[2] if sys.argv[2] else ''}: tp {e['tensor_par']}, pp {e['pipeline_par']} (interleaving {e['pipeline_interleaving']}), "
       f"dp {e['data_par']}, micro-batch {e['microbatch_size']}, batch {e['batch_size']}, "
       f"recompute {e['activation_recompute']}, optimizer sharding {e['optimizer_sharding']}: "
       f"{s['total_time']:.3f} s per batch, {s['sample_rate']:.1f} samples/s")
