@@ -211,7 +211,8 @@ pub fn simulate_candidate(candidate: &Candidate) -> Simulated {
         .with_threads(1)
         .without_baseline();
     // Its arrays freed at its end, not kept for the thread's next
-    // candidate (`recycle::apart` says why).
+    // candidate, nor across its own runs' scopes (`recycle::apart` says
+    // why).
     crate::workload::graph::recycle::apart(|| match sim.simulate_report(&s) {
         Ok(f) => Simulated::Figures(outcome::Figures::of(&s, &f.report)),
         Err(e) => Simulated::Refused(Reason::Limit, e.to_string()),
@@ -227,8 +228,9 @@ fn budget(layout: &Layout, input: &ScenarioInput, filled: &Scenario) -> Result<u
 /// The ops of the largest run simulating `s` may make, predicted, or why
 /// it is over the cost budget. Not only the steady state's first short
 /// runs': where their periods do not repeat, runs further past the fill
-/// follow, each within the limit of one run (`run::steady`, the
-/// `later` counts of `workload::build::schedule::marked_run_counts`); and where
+/// follow, each within the limit of one run (`run::steady`: one marked run
+/// at each later margin, `workload::build::schedule::marked_run_counts`, or
+/// three, `later_steady_counts`); and where
 /// three short runs disagree, the whole step runs after them, also within
 /// that limit (`run::steady::tally`). The memory gate of [`search`] must
 /// hold for the largest of them.
@@ -239,9 +241,14 @@ fn budget_of(s: &Scenario) -> Result<u64, String> {
     let within = |ops: u64| ops <= validate::MAX_TIMELINE_OPS;
     let b = crate::workload::build::run_cost::budget_within(s, validate::MAX_TIMELINE_OPS)
         .ok_or_else(|| "the step's cost could not be counted".to_string())?;
-    let later = crate::workload::build::schedule::marked_run_counts(s)
+    // The later margins' runs: the one marked run of each, or their three
+    // (a ZB-1p step of 1T at PP 32 still settling runs 50 micro-batches
+    // at its last margin against 36 at its first).
+    use crate::workload::build::schedule::{later_steady_counts, marked_run_counts};
+    let later = marked_run_counts(s)
         .into_iter()
         .skip(1)
+        .chain(later_steady_counts(s).into_iter().flatten())
         .filter_map(|m| {
             crate::workload::build::run_cost::predict(&validate::with_micro_batches(s, m))
         })

@@ -60,13 +60,19 @@ pub(crate) fn within<R>(f: impl FnOnce() -> R) -> R {
     f()
 }
 
-/// Runs `f` with a pool of its own: the arrays kept before stay aside
-/// (untouched, for the caller's next run), and those `f`'s runs keep are
-/// freed when it returns. For independent jobs of very different sizes on
-/// one thread (a search's candidates): a kept array is taken only where it
-/// has the room, so a pool shared across them fills with the largest
-/// job's arrays while the smaller ones allocate their own, and holds up to
-/// [`SPARES_PER_TYPE`] of each type at once.
+/// Runs `f` as if nothing were open on this thread: the arrays kept before
+/// stay aside (untouched, for the caller's next run), and `f`'s runs keep
+/// arrays only inside their own [`within`] scopes, freed as each closes, as
+/// they would be run alone. For independent jobs of very different sizes
+/// on one thread (a search's candidates): a kept array is taken only where
+/// it has the room, so a pool shared across them fills with the largest
+/// job's arrays while the smaller ones allocate their own. Nor does one
+/// job keep a pool across its own runs' scopes: a step whose steady state
+/// is still settling runs three short runs at each of three margins, each
+/// larger than the last, and a pool kept across them held the earlier
+/// margins' arrays idle beside the later ones (a ZB-1p candidate of the 1T
+/// search, PP 32: 455 MB at its peak against 135 MB for its largest run
+/// alone, and two side by side took the search past 1.2 GB).
 pub(crate) fn apart<R>(f: impl FnOnce() -> R) -> R {
     struct Restore(Option<Spares>);
     impl Drop for Restore {
@@ -78,7 +84,7 @@ pub(crate) fn apart<R>(f: impl FnOnce() -> R) -> R {
     }
     let outer = SPARES.with_borrow_mut(std::mem::take);
     let _restore = Restore(Some(outer));
-    within(f)
+    f()
 }
 
 /// An empty array with room for at least `capacity` elements: the
@@ -182,9 +188,18 @@ mod tests {
             apart(|| {
                 let spare = SPARES.with_borrow(|s| s.by_type.len());
                 assert_eq!(spare, 0, "the job starts with a pool of its own");
+                // Outside the job's own scopes nothing is kept...
                 give(Vec::<u16>::with_capacity(8 * BIG));
-                assert_eq!(with_capacity::<u16>(BIG).capacity(), 8 * BIG);
-                give(Vec::<u64>::with_capacity(BIG));
+                let kept = SPARES.with_borrow(|s| s.by_type.len());
+                assert_eq!(kept, 0, "kept outside any of the job's scopes");
+                // ...and inside one, only until it closes.
+                within(|| {
+                    give(Vec::<u16>::with_capacity(8 * BIG));
+                    assert_eq!(with_capacity::<u16>(BIG).capacity(), 8 * BIG);
+                    give(Vec::<u64>::with_capacity(BIG));
+                });
+                let kept = SPARES.with_borrow(|s| s.by_type.len());
+                assert_eq!(kept, 0, "a scope of the job kept arrays after it closed");
             });
             let kept = SPARES.with_borrow(|s| {
                 s.by_type
