@@ -271,12 +271,12 @@ pub fn Tour() -> impl IntoView {
         // own. Not when the page mounts, where it is at its top already and
         // writing the scroll would lay out the whole page in the first task
         // (14 to 18 ms on the large presets).
-        let moved = before.is_some_and(|b| b != shown);
-        if let (true, Ok(Some(el))) = (
-            moved,
-            crate::dom::document().map_or(Ok(None), |d| d.query_selector(".tour")),
-        ) {
-            el.set_scroll_top(0);
+        if before.is_some_and(|b| b != shown) {
+            if let Ok(Some(el)) =
+                crate::dom::document().map_or(Ok(None), |d| d.query_selector(".tour"))
+            {
+                el.set_scroll_top(0);
+            }
         }
         if state.tour_chapter.get_untracked() != now {
             state.tour_chapter.set(now);

@@ -149,7 +149,7 @@ pub fn give_back(state: AppState, share: Share, borrowed: &Borrowed) {
 fn keep_link_as_written(state: AppState, share: Share) {
     gloo_timers::callback::Timeout::new(0, move || {
         // A widget may have been removed in the meantime.
-        if state.input.try_get_untracked().is_none() {
+        if state.input.try_with_untracked(|_| ()).is_none() {
             return;
         }
         share.last_query.try_set_value(full_query(state, share));
@@ -479,8 +479,9 @@ fn widget_mode(share: Share, host: &WidgetHost) -> Mode {
         .filter(|c| !c.trim().is_empty())
         .map(|c| ("controls".to_string(), c.clone()))
         .collect();
-    // Only its view is read here: its scenario is decoded (and resolved) once,
-    // by `apply_query`, without the cost check the worker makes.
+    // Only its view is read here. `apply_query` decoded the same query
+    // just before, and its resolutions are remembered (`state::resolve`,
+    // without the cost check the worker makes): none is made again.
     let view_only = share_link::decode_resolving(
         query_part(&host.query),
         &["figures"],

@@ -241,14 +241,13 @@ fn budget_of(s: &Scenario) -> Result<u64, String> {
     let within = |ops: u64| ops <= validate::MAX_TIMELINE_OPS;
     let b = crate::workload::build::run_cost::budget_within(s, validate::MAX_TIMELINE_OPS)
         .ok_or_else(|| "the step's cost could not be counted".to_string())?;
-    // The later margins' runs: the one marked run of each, or their three
-    // (a ZB-1p step of 1T at PP 32 still settling runs 50 micro-batches
-    // at its last margin against 36 at its first).
-    use crate::workload::build::schedule::{later_steady_counts, marked_run_counts};
-    let later = marked_run_counts(s)
+    // The later margins' runs, the marked one of each or their three: the
+    // longest of a margin is its last count (its marked run), and ops grow
+    // with micro-batches (a ZB-1p step of 1T at PP 32 still settling runs
+    // 50 micro-batches at its last margin against 36 at its first).
+    let later = crate::workload::build::schedule::later_steady_counts(s)
         .into_iter()
-        .skip(1)
-        .chain(later_steady_counts(s).into_iter().flatten())
+        .map(|[.., last]| last)
         .filter_map(|m| {
             crate::workload::build::run_cost::predict(&validate::with_micro_batches(s, m))
         })
