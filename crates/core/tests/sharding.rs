@@ -343,8 +343,19 @@ fn sharding_fields_refuse_what_does_not_apply() {
     refused(
         r#"{"hardware":{"nodes":1},"parallel":{"tp":8,"pp":1,"dp":1,"dp_sharding":"full"}}"#,
         "parallel.dp_sharding",
-        "valid with dp 1 is \"none\"",
+        "valid with dp 1 and cp 1 is \"none\"",
     );
+    // The shards span DP x CP (Megatron-LM's `intra_dp_cp_group`,
+    // torchtitan's `fsdp` mesh): dp 1 with cp 2 has two ranks to shard
+    // across, and is accepted.
+    for sharding in ["optimizer", "full"] {
+        let json = format!(
+            r#"{{"hardware":{{"nodes":1}},"workload":{{"seq":4096,"attention":"flash"}},
+            "parallel":{{"tp":4,"cp":2,"pp":1,"dp":1,"dp_sharding":"{sharding}"}}}}"#
+        );
+        let input = ScenarioInput::from_json(&json).unwrap();
+        assert!(input.resolve().is_ok(), "{json}");
+    }
     refused(
         r#"{"overlap":{"param_gather":true}}"#,
         "overlap.param_gather",

@@ -7,7 +7,7 @@
 use overlap_core::memory::activation_bytes_per_layer;
 use overlap_core::output::metric::MemoryFigure;
 use overlap_core::report::MemoryGb;
-use overlap_core::scenario::{Recompute, Workload};
+use overlap_core::scenario::{DpSharding, Recompute, Workload};
 use overlap_core::Scenario;
 
 use crate::format;
@@ -94,10 +94,23 @@ pub struct Sharded {
     pub weights: bool,
 }
 
-/// What the scenario shards today: every replica holds its whole state,
-/// as `overlap_core::memory` counts it (`dp_sharding` "none").
-pub fn sharded(_s: &Scenario) -> Sharded {
-    Sharded::default()
+/// What the scenario's `dp_sharding` already shards, as
+/// `overlap_core::memory::dp_shards` counts it: the distributed optimizer
+/// its optimizer states only (it keeps the whole gradient buffer), FSDP
+/// all three.
+pub fn sharded(s: &Scenario) -> Sharded {
+    match s.parallel.dp_sharding {
+        DpSharding::None => Sharded::default(),
+        DpSharding::Optimizer => Sharded {
+            optimizer: true,
+            ..Sharded::default()
+        },
+        DpSharding::Full => Sharded {
+            optimizer: true,
+            gradients: true,
+            weights: true,
+        },
+    }
 }
 
 /// The warning for a configuration that does not fit, or `None` when it does.
@@ -127,8 +140,14 @@ pub fn advice_with(m: &MemoryGb, s: &Scenario, sharded: Sharded) -> Option<Strin
 
 /// What would shrink `part`, with the figure it would come to.
 fn remedy(m: &MemoryGb, s: &Scenario, sharded: Sharded, part: MemoryFigure) -> String {
-    let p = &s.parallel;
-    let dp = p.dp;
+    // The ranks that reduce each gradient, and so share its shards: the DP
+    // replicas times the CP ranks (`Parallel::dp_group`).
+    let dp = s.parallel.dp_group();
+    let ranks = if s.parallel.cp > 1 {
+        format!("{dp} data-parallel and context-parallel ranks")
+    } else {
+        format!("{dp} data-parallel replicas")
+    };
     let gb = part_gb(m, part);
     let more_tp_pp = "More TP or PP also shrinks it: each splits the parameters over more GPUs.";
     let cut = |what: String, after: f64| {
@@ -140,7 +159,7 @@ fn remedy(m: &MemoryGb, s: &Scenario, sharded: Sharded, part: MemoryFigure) -> S
     };
     let shard = |what: &str| {
         cut(
-            format!("Sharding it across the {dp} data-parallel replicas ({what})"),
+            format!("Sharding it across the {ranks} ({what})"),
             gb / f64::from(dp),
         )
     };
@@ -148,23 +167,28 @@ fn remedy(m: &MemoryGb, s: &Scenario, sharded: Sharded, part: MemoryFigure) -> S
         MemoryFigure::Optimizer if dp > 1 && !sharded.optimizer => {
             format!(
                 "{} {more_tp_pp}",
-                shard("the distributed optimizer, ZeRO-1")
+                shard("dp_sharding \"optimizer\": the distributed optimizer, ZeRO-1")
             )
         }
+        // The scenario has no ZeRO-2: gradients shard with the weights.
         MemoryFigure::Gradients if dp > 1 && !sharded.gradients => {
             format!(
                 "{} {more_tp_pp}",
-                shard("with the optimizer states, ZeRO-2")
+                shard("dp_sharding \"full\": FSDP, ZeRO-3, with the weights")
             )
         }
         MemoryFigure::Weights if dp > 1 && !sharded.weights => {
-            format!("{} {more_tp_pp}", shard("FSDP, ZeRO-3"))
+            format!(
+                "{} {more_tp_pp}",
+                shard("dp_sharding \"full\": FSDP, ZeRO-3")
+            )
         }
         MemoryFigure::Optimizer | MemoryFigure::Gradients | MemoryFigure::Weights => {
             let why = if dp > 1 {
-                format!("the {dp} data-parallel replicas already shard it")
+                format!("the {ranks} already shard it")
             } else {
-                "with one data-parallel replica there is nothing to shard it across".to_string()
+                "with one data-parallel replica and one context-parallel rank there is nothing to shard it across"
+                    .to_string()
             };
             format!("More TP or PP shrinks it: each splits the parameters over more GPUs ({why}).")
         }
@@ -260,7 +284,7 @@ mod tests {
             "{text}"
         );
         // 60 / 6 = 10 GB; 100 - 60 + 10 = 50 GB, under 80.
-        assert!(text.contains("across the 6 data-parallel replicas (the distributed optimizer, ZeRO-1) would cut it to 10.0 GB, a total of 50.0 GB (which fits)."), "{text}");
+        assert!(text.contains("across the 6 data-parallel replicas (dp_sharding \"optimizer\": the distributed optimizer, ZeRO-1) would cut it to 10.0 GB, a total of 50.0 GB (which fits)."), "{text}");
         assert!(text.contains("More TP or PP"), "{text}");
     }
 
@@ -301,7 +325,44 @@ mod tests {
         );
         let text = advice(&MemoryGb::from_parts(20.0, 70.0, 0.0, 0.0, 80.0), &s).expect("over");
         assert!(
-            text.contains("biggest part is the gradients") && text.contains("ZeRO-2"),
+            text.contains("biggest part is the gradients")
+                && text.contains("dp_sharding \"full\": FSDP, ZeRO-3, with the weights")
+                && text.contains("35.0 GB"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn the_scenarios_own_sharding_is_read_and_cp_ranks_share_the_shards() {
+        // The distributed optimizer already shards the optimizer states:
+        // the advice does not offer it again.
+        let s = scenario_with(|s| {
+            s.parallel.dp = 4;
+            s.parallel.dp_sharding = DpSharding::Optimizer;
+        });
+        let m = MemoryGb::from_parts(10.0, 10.0, 60.0, 20.0, 80.0);
+        let text = advice(&m, &s).expect("over");
+        assert!(
+            text.contains("the 4 data-parallel replicas already shard it"),
+            "{text}"
+        );
+        // FSDP shards the gradients too.
+        let s = scenario_with(|s| {
+            s.parallel.dp = 4;
+            s.parallel.dp_sharding = DpSharding::Full;
+        });
+        let text = advice(&MemoryGb::from_parts(10.0, 70.0, 0.0, 20.0, 80.0), &s).expect("over");
+        assert!(text.contains("already shard it"), "{text}");
+        // One replica with CP 4: four ranks reduce each gradient, and shard it.
+        let s = scenario_with(|s| {
+            s.parallel.dp = 1;
+            s.parallel.cp = 4;
+        });
+        let text = advice(&m, &s).expect("over");
+        assert!(
+            text.contains(
+                "across the 4 data-parallel and context-parallel ranks (dp_sharding \"optimizer\""
+            ) && text.contains("15.0 GB"),
             "{text}"
         );
     }

@@ -576,11 +576,16 @@ fn check_dp_sharding(c: &mut Checker, p: &Parallel, o: &Overlap) {
         DpSharding::Optimizer => "optimizer",
         DpSharding::Full => "full",
     };
-    if p.dp_sharding != DpSharding::None && p.dp == 1 {
+    // The shards span the DP x CP group, the ranks that reduce each
+    // gradient (`Parallel::dp_group`): Megatron-LM's distributed optimizer
+    // shards over `intra_dp_cp_group` (megatron/core/optimizer/__init__.py
+    // :1204 at d98e8a6) and torchtitan's FSDP over its `fsdp` mesh of dp_shard x cp
+    // (torchtitan/distributed/parallel_dims.py:225, 281 at b5bcd76).
+    if p.dp_sharding != DpSharding::None && p.dp_group() == 1 {
         c.fail(
             "parallel.dp_sharding",
             format!(
-                "\"{}\" shards across DP replicas, but dp is 1: valid with dp 1 is \"none\"",
+                "\"{}\" shards across the DP x CP group, but dp x cp is 1: valid with dp 1 and cp 1 is \"none\"",
                 name(p.dp_sharding)
             ),
         );

@@ -557,7 +557,7 @@ impl Space<'_> {
         };
         let replicas = dp * cp;
         let shardings = match self.free(Dimension::DpSharding) {
-            true if train && dp > 1 => {
+            true if train && replicas > 1 => {
                 vec![DpSharding::None, DpSharding::Optimizer, DpSharding::Full]
             }
             true => vec![DpSharding::None],

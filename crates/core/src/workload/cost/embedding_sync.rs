@@ -40,15 +40,16 @@ pub fn stages(s: &Scenario, t: &Transformer) -> Option<(u32, u32)> {
 
 /// Bytes each of the two GPUs all-reduces: the embedding's parameters on
 /// one TP rank (its vocabulary slice) at `grad_bytes` per value. With a
-/// sharded optimizer (distributed optimizer or FSDP) the DP reduce-scatter
-/// leaves each replica the final gradient of its 1/d shard only, and its
+/// sharded optimizer (distributed optimizer or FSDP) the reduce-scatter
+/// over the DP x CP group (`Parallel::dp_group`) leaves each rank the final
+/// gradient of its 1/d shard only, and its
 /// optimizer updates that shard only, so the all-reduce sums that shard:
 /// summing the rest would add gradients no optimizer reads.
 pub fn bytes_per_rank(s: &Scenario, t: &Transformer) -> f64 {
     let p = &s.parallel;
     let shards = match p.dp_sharding {
         DpSharding::None => 1.0,
-        DpSharding::Optimizer | DpSharding::Full => f64::from(p.dp),
+        DpSharding::Optimizer | DpSharding::Full => f64::from(p.dp_group()),
     };
     embedding_params_whole(t) / f64::from(p.tp) * f64::from(s.overlap.grad_bytes) / shards
 }
