@@ -178,6 +178,18 @@ fn four_k_rows() -> Vec<(&'static str, Row, f64, f64)> {
     ]
 }
 
+/// The preset `qwen3-235b` is the zoo's combined-1F1B row, field for field.
+#[test]
+fn the_preset_is_the_zoos_combined_1f1b_row() {
+    let (_, row, _, _) = four_k_rows().swap_remove(1);
+    let zoo = ScenarioInput::from_json(&scenario(&row))
+        .unwrap()
+        .resolve()
+        .unwrap();
+    let preset = overlap_core::presets::scenario("qwen3-235b").unwrap();
+    assert_eq!(preset, zoo);
+}
+
 #[test]
 fn the_zoos_h100_rows_run_and_fit_with_their_gaps_pinned() {
     for (name, row, published_s, pinned) in four_k_rows() {

@@ -449,8 +449,11 @@ pub const PRESETS: &[Preset] = &[
     // Qwen3-235B-A22B (its Hugging Face config: 94 layers, hidden 4096, 64
     // heads of 128, 4 KV heads, 128 experts of 1536, top-8, vocabulary
     // 151936) in the layout of NVIDIA's Megatron-MoE-ModelZoo
-    // (best_practice/Qwen3): 256 H100, TP 2, PP 8, VPP 4, EP 32, DeepEP,
-    // micro-batch 1, global batch 2048, sequence 4096.
+    // (best_practice/qwen3/readme.md at e865051): 256 H100, TP 2, PP 8,
+    // VPP 4, EP 32, DeepEP, micro-batch 1, global batch 2048, sequence
+    // 4096, the norms and the experts' activation recomputed (its
+    // recompute column "norm, act": `--recompute-modules moe_act
+    // layernorm`, best_practice/qwen3/run_235b.sh:27).
     Preset {
         id: "qwen3-235b",
         title: "Qwen3-235B-A22B on 256 H100: TP 2, PP 8 x 4, EP 32",
@@ -460,11 +463,12 @@ pub const PRESETS: &[Preset] = &[
         json: r#"{"hardware":{"preset":"dgx-h100","nodes":32},
             "workload":{"layers":94,"hidden":4096,"heads":64,"kv_heads":4,"head_dim":128,"ffn_hidden":12288,
                         "mlp":"swiglu","tied_embeddings":false,"seq":4096,"vocab":151936,"attention":"flash",
-                        "micro_batch":1,"global_batch":2048,"recompute":"selective","sequence_parallel":true,
-                        "moe":{"experts":128,"top_k":8,"expert_ffn_hidden":1536,"dispatcher":"deepep"}},
+                        "micro_batch":1,"global_batch":2048,"recompute":"none","sequence_parallel":true,
+                        "moe":{"experts":128,"top_k":8,"expert_ffn_hidden":1536,"dispatcher":"deepep",
+                               "recompute":["moe_act","layernorm"]}},
             "parallel":{"tp":2,"pp":8,"dp":16,"ep":32,"schedule":"interleaved","virtual_stages":4,
                         "dp_sharding":"optimizer"},
-            "overlap":{"tp":true,"pp":true,"dp":true,"ep":true,"grad_bytes":4}}"#,
+            "overlap":{"tp":true,"pp":true,"dp":true,"ep":true,"grad_bytes":4,"param_gather":true}}"#,
         published: None,
     },
     // DeepSeek-V3's shape (arXiv 2412.19437, section 4.2: 61 layers, hidden
