@@ -94,29 +94,33 @@ fn AxisWords(
     /// The axis whose figures are read.
     axis: Axis,
 ) -> impl IntoView {
-    let state = expect_context::<AppState>();
-    let reading = Memo::new(move |_| {
-        state
-            .report
-            .with(|r| r.as_ref().and_then(|r| axis_reading::reading(axis, r)))
-    });
-    // Where its contention is non-zero: which axes shared which link.
-    let contention = Memo::new(move |_| {
-        state.report.with(|r| {
-            r.as_ref()
-                .and_then(|r| axis_reading::contention_note(axis, r))
-        })
-    });
     view! {
         <div class=format!("axis-words axis-row {}", axis.name())>
             <h3>{title(axis)}</h3>
-            <p class="axis-reading" data-axis=axis.name() hidden=move || reading.with(Option::is_none)>
-                {move || reading.get()}
-            </p>
-            <p class="axis-contention" data-axis=axis.name() hidden=move || contention.with(Option::is_none)>
-                {move || contention.get()}
-            </p>
+            {axis_note("axis-reading", axis, axis_reading::reading)}
+            // Where its contention is non-zero: which axes shared which link.
+            {axis_note("axis-contention", axis, axis_reading::contention_note)}
         </div>
+    }
+}
+
+/// A paragraph of `class` on the axis, read from the report by `note`
+/// (`overlap_view::axis_reading`), hidden while it reads nothing.
+fn axis_note(
+    class: &'static str,
+    axis: Axis,
+    note: fn(Axis, &Report) -> Option<String>,
+) -> impl IntoView {
+    let state = expect_context::<AppState>();
+    let text = Memo::new(move |_| {
+        state
+            .report
+            .with(|r| r.as_ref().and_then(|r| note(axis, r)))
+    });
+    view! {
+        <p class=class data-axis=axis.name() hidden=move || text.with(Option::is_none)>
+            {move || text.get()}
+        </p>
     }
 }
 
@@ -128,17 +132,8 @@ fn AxisDefinitions(
     /// The axis whose window is named.
     axis: Axis,
 ) -> impl IntoView {
-    let state = expect_context::<AppState>();
-    let heaviest = Memo::new(move |_| {
-        state.report.with(|r| {
-            r.as_ref()
-                .and_then(|r| axis_reading::heaviest_note(axis, r))
-        })
-    });
     view! {
-        <p class="axis-heaviest" data-axis=axis.name() hidden=move || heaviest.with(Option::is_none)>
-            {move || heaviest.get()}
-        </p>
+        {axis_note("axis-heaviest", axis, axis_reading::heaviest_note)}
         <details class="axis-def">
             <summary>{format!("{}'s window: {}", axis.label(), axis_reading::window_of(axis))}</summary>
             <p>{axis_reading::WINDOW}</p>
@@ -153,19 +148,42 @@ fn AxisDefinitions(
 /// show.
 #[component]
 pub fn AxisReadings() -> impl IntoView {
-    let state = expect_context::<AppState>();
-    let has = move |axis: Axis| state.shows_axis_card(axis);
     view! {
         <section class="axis-readings" aria-labelledby="readings-h">
             <h2 id="readings-h">"Why each axis is exposed"</h2>
             <p class="def-window">{axis_reading::WINDOW}</p>
             <p class="def-contention">{axis_reading::CONTENTION}</p>
-            {Axis::ALL
-                .map(|axis| view! { <Show when=move || has(axis)><AxisWords axis=axis /></Show> })
-                .collect_view()}
+            {each_shown_axis(|axis| view! { <AxisWords axis=axis /> })}
         </section>
     }
 }
+
+/// A view of each axis the scenario shows a card for
+/// (`AppState::shows_axis_card`), made by `each`: the readings and the
+/// cards list the same axes.
+fn each_shown_axis<V: IntoView + 'static>(each: fn(Axis) -> V) -> impl IntoView {
+    let state = expect_context::<AppState>();
+    Axis::ALL
+        .map(|axis| view! { <Show when=move || state.shows_axis_card(axis)>{each(axis)}</Show> })
+        .collect_view()
+}
+
+/// Per-axis figures with their window charts, and the link figures.
+#[component]
+pub fn AxisFigures() -> impl IntoView {
+    view! {
+        <section class="axis-figures" aria-labelledby="axes-h">
+            <h2 id="axes-h">"Per axis: is there room to hide it?"</h2>
+            <div class="axes">{each_shown_axis(|axis| view! { <AxisCard axis=axis /> })}</div>
+            <div class="links-figs">
+                {metric::LINKS.map(|m| view! { <Figure metric=m /> }).collect_view()}
+            </div>
+        </section>
+    }
+}
+
+/// An axis's window, traffic and exposed time, ms, as its chart draws them.
+type Parts = (f64, f64, f64);
 
 /// Window against traffic, for one axis: the thesis in one picture. Bars are
 /// scaled to the larger of the two (current and ghost), so only their ratio
@@ -183,7 +201,7 @@ fn WindowChart(
     let [window_metric, comm_metric, exposed_metric] =
         [AxisFigure::Window, AxisFigure::Comm, AxisFigure::Exposed]
             .map(|f| Metric::Axis(axis, f).name());
-    let pick = move |r: &Report| {
+    let pick = move |r: &Report| -> Parts {
         let a = r.axes.get(axis);
         (a.window_ms, a.comm_ms, a.exposed_ms)
     };
@@ -197,6 +215,26 @@ fn WindowChart(
         180.0 / m
     });
     let w = move |v: f64| format!("{:.2}", (v * scale.get()).max(0.0));
+    // A bar's width: `part` of a run's (window, traffic, exposed), scaled;
+    // nothing drawn before the run is there.
+    let width = move |run: Memo<Option<Parts>>, part: fn(Parts) -> f64| {
+        move || {
+            run.get()
+                .map(|v| w(part(v)))
+                .unwrap_or_else(|| "0".to_string())
+        }
+    };
+    // The current run's bar of `part`, with its figure, at height `y`.
+    let bar = move |class: &'static str, y: &'static str, part: fn(Parts) -> f64, metric| {
+        view! {
+            <rect class=class x="0" y=y height="14" width=width(now, part)
+                data-metric=metric data-value=move || now.get().map(|v| format::raw(part(v))) />
+        }
+    };
+    // The previous run's bar of `part`, its ghost, at height `y`.
+    let ghost = move |y: &'static str, part: fn(Parts) -> f64| {
+        view! { <rect class="ghost-bar" x="0" y=y height="16" data-run="previous" width=width(before, part) /> }
+    };
     let label = move || {
         now.get()
             .map(|(win, comm, exp)| {
@@ -223,20 +261,8 @@ fn WindowChart(
             <text x="0" y="13" class="chart-label">"window"</text>
             <text x="0" y="35" class="chart-label">"traffic"</text>
             <g transform="translate(50,0)">
-                <rect
-                    class="bar window"
-                    x="0" y="3" height="14"
-                    width=move || now.get().map(|v| w(v.0)).unwrap_or_else(|| "0".to_string())
-                    data-metric=window_metric
-                    data-value=move || now.get().map(|v| format::raw(v.0))
-                />
-                <rect
-                    class="bar comm"
-                    x="0" y="25" height="14"
-                    width=move || now.get().map(|v| w(v.1)).unwrap_or_else(|| "0".to_string())
-                    data-metric=comm_metric
-                    data-value=move || now.get().map(|v| format::raw(v.1))
-                />
+                {bar("bar window", "3", |v| v.0, window_metric)}
+                {bar("bar comm", "25", |v| v.1, comm_metric)}
                 // The exposed part drawn at the end of the traffic bar, hatched,
                 // as on the timeline.
                 <rect
@@ -244,22 +270,12 @@ fn WindowChart(
                     y="25" height="14"
                     fill=pattern_url
                     x=move || now.get().map(|v| w(v.1 - v.2)).unwrap_or_else(|| "0".to_string())
-                    width=move || now.get().map(|v| w(v.2)).unwrap_or_else(|| "0".to_string())
+                    width=width(now, |v| v.2)
                     data-metric=exposed_metric
                     data-value=move || now.get().map(|v| format::raw(v.2))
                 />
-                <rect
-                    class="ghost-bar"
-                    x="0" y="2" height="16"
-                    data-run="previous"
-                    width=move || before.get().map(|v| w(v.0)).unwrap_or_else(|| "0".to_string())
-                />
-                <rect
-                    class="ghost-bar"
-                    x="0" y="24" height="16"
-                    data-run="previous"
-                    width=move || before.get().map(|v| w(v.1)).unwrap_or_else(|| "0".to_string())
-                />
+                {ghost("2", |v| v.0)}
+                {ghost("24", |v| v.1)}
             </g>
         </svg>
     }
@@ -293,25 +309,5 @@ pub fn Why() -> impl IntoView {
         <p class="step-why" data-why=move || state.why.get() hidden=move || state.why.with(Option::is_none)>
             {move || state.why.get()}
         </p>
-    }
-}
-
-/// Per-axis figures with their window charts, and the link figures.
-#[component]
-pub fn AxisFigures() -> impl IntoView {
-    let state = expect_context::<AppState>();
-    let has = move |axis: Axis| state.shows_axis_card(axis);
-    view! {
-        <section class="axis-figures" aria-labelledby="axes-h">
-            <h2 id="axes-h">"Per axis: is there room to hide it?"</h2>
-            <div class="axes">
-                {Axis::ALL
-                    .map(|axis| view! { <Show when=move || has(axis)><AxisCard axis=axis /></Show> })
-                    .collect_view()}
-            </div>
-            <div class="links-figs">
-                {metric::LINKS.map(|m| view! { <Figure metric=m /> }).collect_view()}
-            </div>
-        </section>
     }
 }

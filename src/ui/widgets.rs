@@ -206,14 +206,12 @@ pub fn SelectField(
     /// Called with the chosen value.
     on_change: Callback<String>,
 ) -> impl IntoView {
-    let id = crate::state::fields::control_id(field);
-    let err_id = format!("{id}-err");
+    let (id, err_id, described) = control_ids(field);
     let invalid = field_invalid(field);
     let inert = inert_reason(
         expect_context::<AppState>(),
         overlap_core::input::fields::find(field),
     );
-    let described = described_by(&id);
     let note = inert_note(inert, &id);
     view! {
         <div
@@ -262,10 +260,8 @@ pub fn TextField(
     /// Called with the text given.
     on_change: Callback<String>,
 ) -> impl IntoView {
-    let id = crate::state::fields::control_id(field);
-    let err_id = format!("{id}-err");
+    let (id, err_id, described) = control_ids(field);
     let invalid = field_invalid(field);
-    let described = described_by(&id);
     view! {
         <div class="field text" class:invalid=move || invalid.get()>
             <label for=id.clone()>{label}</label>
@@ -304,6 +300,15 @@ fn inert_note(inert: Memo<Option<String>>, control_id: &str) -> impl IntoView {
     }
 }
 
+/// The ids of `field`'s control (`state::fields::control_id`), of its
+/// errors ([`FieldErrors`]) and what describes it ([`described_by`]).
+fn control_ids(field: &'static str) -> (String, String, String) {
+    let id = crate::state::fields::control_id(field);
+    let err_id = format!("{id}-err");
+    let described = described_by(&id);
+    (id, err_id, described)
+}
+
 /// What describes a control to assistive technology: its field's errors,
 /// and the reason it changes nothing when it does not ([`inert_note`]).
 fn described_by(control_id: &str) -> String {
@@ -329,8 +334,7 @@ pub fn Toggle(
     #[prop(optional)]
     axis: &'static str,
 ) -> impl IntoView {
-    let id = crate::state::fields::control_id(field);
-    let err_id = format!("{id}-err");
+    let (id, err_id, described) = control_ids(field);
     let state = expect_context::<AppState>();
     let named = Memo::new(move |_| state.errors.with(|e| e.iter().any(|e| e.field == field)));
     // Flipping this switch is what made the scenario invalid, though the
@@ -350,7 +354,6 @@ pub fn Toggle(
     });
     let invalid = move || named.get() || culprit.with(Option::is_some);
     let inert = inert_reason(state, overlap_core::input::fields::find(field));
-    let described = described_by(&id);
     let note = inert_note(inert, &id);
     view! {
         <div

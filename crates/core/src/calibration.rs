@@ -7,14 +7,10 @@ use crate::collective::Collective;
 use crate::input::parse::parse_scenario;
 use crate::input::presets;
 use crate::model::axis::Axis;
-use crate::model::op::{OpKind, Phase};
 use crate::model::scenario::{Interference, Scenario};
 use crate::workload::cost::layer_cost::layer_cost;
 use crate::workload::cost::roofline::Roofline;
-use crate::workload::graph::interference::{Modelled, Sharing};
-use crate::workload::graph::task::Meta;
-use crate::workload::graph::Graph;
-use crate::workload::Cluster;
+use crate::workload::graph::interference::{kernel_beside_ring, Modelled, Sharing};
 use crate::{simulate, Fidelity};
 
 /// One simulated figure next to its public counterpart.
@@ -87,26 +83,11 @@ fn kernel_beside_allgather(time_s: f64, memory_s: f64) -> (f64, f64) {
     )
     .expect("the calibration scenario is valid");
     let sharing = Sharing::of(&s);
+    // Long enough to cover the kernel however slow it gets.
+    let bytes = Collective::AllGather.bytes_per_rank(8, 8e9);
     let run = |with_collective: bool| {
-        let mut g = Graph::default();
-        let cluster = Cluster::new(&mut g, &s, Fidelity::Full);
-        let members: Vec<u32> = (0..8).map(|k| cluster.gpu(0, 0, k)).collect();
-        let pattern = cluster.nvlink_ring(&mut g, &members);
-        let meta = Meta::new(OpKind::Gemm, Phase::Forward);
-        let kernel = g.compute(members[0], time_s, memory_s, 0.0, 0.0, meta);
-        if with_collective {
-            // Long enough to cover the kernel however slow it gets.
-            let bytes = Collective::AllGather.bytes_per_rank(8, 8e9);
-            g.comm(
-                &members,
-                Axis::Tp,
-                pattern,
-                bytes,
-                0.0,
-                meta.op(OpKind::AllGather),
-            );
-        }
-        g.finish();
+        let axes: &[Axis] = if with_collective { &[Axis::Tp] } else { &[] };
+        let (g, kernel) = kernel_beside_ring(&s, time_s, memory_s, axes, bytes);
         let r = crate::sim::engine::run(&g, false, &sharing);
         r.end_s[kernel as usize] - r.start_s[kernel as usize]
     };

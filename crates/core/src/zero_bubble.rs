@@ -33,37 +33,34 @@ pub struct Row {
     pub memory_gb: (f64, f64),
 }
 
-/// The four public rows.
+/// The four public rows, one a line as in the paper's tables: the preset,
+/// the model, micro-batches, throughput (1F1B, ZB-1p, ZB-2p, 1F1B-I) and
+/// memory (1F1B, ZB-2p). Kept one a line (rustfmt would spread each row
+/// over seven), so the columns read as the tables print them.
+#[rustfmt::skip]
 pub const ROWS: [Row; 4] = [
-    Row {
-        preset: "zb-1.5b-24",
-        model: "1.5B",
-        micro_batches: 24,
-        throughput: [11.8, 12.9, 14.5, 13.1],
-        memory_gb: (30.0, 59.0),
-    },
-    Row {
-        preset: "zb-1.5b-64",
-        model: "1.5B",
-        micro_batches: 64,
-        throughput: [13.6, 14.2, 14.9, 13.9],
-        memory_gb: (30.0, 59.0),
-    },
-    Row {
-        preset: "zb-6.2b-24",
-        model: "6.2B",
-        micro_batches: 24,
-        throughput: [3.50, 3.88, 4.32, 4.01],
-        memory_gb: (39.0, 70.0),
-    },
-    Row {
-        preset: "zb-6.2b-64",
-        model: "6.2B",
-        micro_batches: 64,
-        throughput: [4.03, 4.20, 4.39, 4.19],
-        memory_gb: (39.0, 70.0),
-    },
+    row("zb-1.5b-24", "1.5B", 24, [11.8, 12.9, 14.5, 13.1], (30.0, 59.0)),
+    row("zb-1.5b-64", "1.5B", 64, [13.6, 14.2, 14.9, 13.9], (30.0, 59.0)),
+    row("zb-6.2b-24", "6.2B", 24, [3.50, 3.88, 4.32, 4.01], (39.0, 70.0)),
+    row("zb-6.2b-64", "6.2B", 64, [4.03, 4.20, 4.39, 4.19], (39.0, 70.0)),
 ];
+
+/// A [`Row`] from its columns in the order of [`ROWS`].
+const fn row(
+    preset: &'static str,
+    model: &'static str,
+    micro_batches: u32,
+    throughput: [f64; 4],
+    memory_gb: (f64, f64),
+) -> Row {
+    Row {
+        preset,
+        model,
+        micro_batches,
+        throughput,
+        memory_gb,
+    }
+}
 
 /// A row as simulated.
 #[derive(Clone, Debug, PartialEq)]

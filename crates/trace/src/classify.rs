@@ -84,35 +84,23 @@ const DEEPSEEK_EP: &str = "deepseek-ai/profile-data train.json: DeepSeek's own e
 
 /// Rows of kernels no simulated library runs.
 static TRACE_ONLY_RULES: &[Rule] = &[
-    rule(
-        function("dpsk::ep", "dispatch"),
-        Family::DEEPSEEK_EP,
-        Fixed(Op::Dispatch),
-        Some(Axis::Ep),
-        DEEPSEEK_EP,
-    ),
-    rule(
-        function("dpsk::ep", "combine"),
-        Family::DEEPSEEK_EP,
-        Fixed(Op::Combine),
-        Some(Axis::Ep),
-        DEEPSEEK_EP,
-    ),
-    rule(
-        function("dpsk::ep", "notify_dispatch"),
-        Family::DEEPSEEK_EP,
-        Fixed(Op::Notify),
-        Some(Axis::Ep),
-        DEEPSEEK_EP,
-    ),
-    rule(
-        function("dpsk::ep", "cached_notify"),
-        Family::DEEPSEEK_EP,
-        Fixed(Op::Notify),
-        Some(Axis::Ep),
-        DEEPSEEK_EP,
-    ),
+    deepseek_ep("dispatch", Op::Dispatch),
+    deepseek_ep("combine", Op::Combine),
+    deepseek_ep("notify_dispatch", Op::Notify),
+    deepseek_ep("cached_notify", Op::Notify),
 ];
+
+/// A row of DeepSeek's own expert-parallel kernels: function `name` of
+/// namespace `dpsk::ep`, an EP `op`.
+const fn deepseek_ep(name: &'static str, op: Op) -> Rule {
+    rule(
+        function("dpsk::ep", name),
+        Family::DEEPSEEK_EP,
+        Fixed(op),
+        Some(Axis::Ep),
+        DEEPSEEK_EP,
+    )
+}
 
 /// The table: every library's rows in registry order, then the rows of
 /// kernels no simulated library runs.

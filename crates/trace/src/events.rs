@@ -23,126 +23,134 @@ fn hash_str(s: &str) -> i64 {
     h as i64
 }
 
-/// A value read loosely: what cannot be the expected kind is skipped as
-/// `None` rather than failing the file.
-macro_rules! drain_compound {
-    () => {
-        fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Self::Value, A::Error> {
-            while m.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-            Ok(None)
-        }
-        fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<Self::Value, A::Error> {
-            while s.next_element::<IgnoredAny>()?.is_some() {}
-            Ok(None)
-        }
-        fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-            Ok(None)
-        }
-        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-            Ok(None)
-        }
-    };
+/// One JSON value as the loose readers below see it: a string, a number
+/// of the kind serde_json read it as, or anything else (a boolean, null,
+/// or an array or object, its contents skipped).
+enum Json<'a> {
+    Str(&'a str),
+    I64(i64),
+    U64(u64),
+    F64(f64),
+    Other,
+}
+
+/// A value read loosely: what cannot be the expected kind is read as
+/// `None` rather than failing the file. One visitor ([`Scalar`]) serves
+/// every such reader, so each says only what each kind of value reads as.
+trait Loosely {
+    type Value;
+    const EXPECTING: &'static str;
+    fn read(v: Json<'_>) -> Self::Value;
+}
+
+/// A [`Loosely`] reader as the seed and visitor of whatever value comes.
+struct Scalar<R>(R);
+impl<'de, R: Loosely> DeserializeSeed<'de> for Scalar<R> {
+    type Value = R::Value;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<R::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+impl<'de, R: Loosely> Visitor<'de> for Scalar<R> {
+    type Value = R::Value;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(R::EXPECTING)
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<R::Value, E> {
+        Ok(R::read(Json::Str(v)))
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<R::Value, E> {
+        Ok(R::read(Json::I64(v)))
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<R::Value, E> {
+        Ok(R::read(Json::U64(v)))
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<R::Value, E> {
+        Ok(R::read(Json::F64(v)))
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<R::Value, A::Error> {
+        while m.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(R::read(Json::Other))
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<R::Value, A::Error> {
+        while s.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(R::read(Json::Other))
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<R::Value, E> {
+        Ok(R::read(Json::Other))
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<R::Value, E> {
+        Ok(R::read(Json::Other))
+    }
 }
 
 struct LooseStr;
-impl<'de> Visitor<'de> for LooseStr {
+impl Loosely for LooseStr {
     type Value = Option<String>;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a string")
+    const EXPECTING: &'static str = "a string";
+    fn read(v: Json<'_>) -> Option<String> {
+        match v {
+            Json::Str(s) => Some(s.to_string()),
+            _ => None,
+        }
     }
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-        Ok(Some(v.to_string()))
-    }
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    drain_compound!();
 }
 
 struct LooseNum;
-impl<'de> Visitor<'de> for LooseNum {
+impl Loosely for LooseNum {
     type Value = Option<f64>;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a number")
+    const EXPECTING: &'static str = "a number";
+    fn read(v: Json<'_>) -> Option<f64> {
+        match v {
+            Json::Str(s) => s.trim().parse::<f64>().ok(),
+            Json::I64(n) => Some(n as f64),
+            Json::U64(n) => Some(n as f64),
+            Json::F64(n) => Some(n),
+            Json::Other => None,
+        }
     }
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-        Ok(v.trim().parse::<f64>().ok())
-    }
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
-        Ok(Some(v as f64))
-    }
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
-        Ok(Some(v as f64))
-    }
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
-        Ok(Some(v))
-    }
-    drain_compound!();
 }
 
 /// A time stamp, and whether pandas would read it into a fractional column
 /// (a JSON number with a fraction or exponent, or anything but a number).
 struct TimeNum;
-impl<'de> Visitor<'de> for TimeNum {
+impl Loosely for TimeNum {
     type Value = (Option<f64>, bool);
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a number")
-    }
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-        Ok((v.trim().parse::<f64>().ok(), true))
-    }
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
-        Ok((Some(v as f64), false))
-    }
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
-        Ok((Some(v as f64), false))
-    }
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
-        Ok((Some(v), true))
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Self::Value, A::Error> {
-        while m.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-        Ok((None, true))
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<Self::Value, A::Error> {
-        while s.next_element::<IgnoredAny>()?.is_some() {}
-        Ok((None, true))
-    }
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
-        Ok((None, true))
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-        Ok((None, true))
+    const EXPECTING: &'static str = "a number";
+    fn read(v: Json<'_>) -> (Option<f64>, bool) {
+        let integral = matches!(v, Json::I64(_) | Json::U64(_));
+        (LooseNum::read(v), !integral)
     }
 }
 
 struct LooseId;
-impl<'de> Visitor<'de> for LooseId {
+impl Loosely for LooseId {
     type Value = Option<i64>;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("an id")
+    const EXPECTING: &'static str = "an id";
+    fn read(v: Json<'_>) -> Option<i64> {
+        match v {
+            Json::Str(s) => Some(s.trim().parse::<i64>().unwrap_or_else(|_| hash_str(s))),
+            Json::I64(n) => Some(n),
+            Json::U64(n) => Some(n as i64),
+            Json::F64(n) => (n.is_finite() && n.fract() == 0.0).then_some(n as i64),
+            Json::Other => None,
+        }
     }
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-        Ok(Some(
-            v.trim().parse::<i64>().unwrap_or_else(|_| hash_str(v)),
-        ))
+}
+
+/// A name written as a string or a number (`"pg_name": "0"` or `0`).
+struct LooseName;
+impl Loosely for LooseName {
+    type Value = Option<String>;
+    const EXPECTING: &'static str = "a name";
+    fn read(v: Json<'_>) -> Option<String> {
+        match v {
+            Json::Str(s) => Some(s.to_string()),
+            Json::I64(n) => Some(n.to_string()),
+            Json::U64(n) => Some(n.to_string()),
+            Json::F64(_) | Json::Other => None,
+        }
     }
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
-        Ok(Some(v))
-    }
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
-        Ok(Some(v as i64))
-    }
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
-        Ok((v.is_finite() && v.fract() == 0.0).then_some(v as i64))
-    }
-    drain_compound!();
 }
 
 /// A visitor whose value is an `Option`, reading any JSON scalar (string,
@@ -201,7 +209,7 @@ impl<'de> Visitor<'de> for LooseRanks {
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<Self::Value, A::Error> {
         let mut ranks = Some(Vec::new());
-        while let Some(v) = s.next_element_seed(Loose(LooseNum))? {
+        while let Some(v) = s.next_element_seed(Scalar(LooseNum))? {
             match (&mut ranks, v) {
                 (Some(list), Some(r))
                     if r >= 0.0 && r.fract() == 0.0 && list.len() < MAX_GROUP_RANKS =>
@@ -247,77 +255,114 @@ impl<'de> Visitor<'de> for KeyOf {
     }
 }
 
-const EVENT_KEYS: &[&str] = &["ph", "cat", "name", "pid", "tid", "ts", "dur", "args"];
-const ARGS_KEYS: &[&str] = &[
-    "stream",
-    "device",
-    "correlation",
-    "Collective name",
-    "Process Group Ranks",
-    "Process Group Name",
-    "Process Group Description",
-    "In msg nelems",
-];
-
-struct ArgsSeed;
-impl<'de> Visitor<'de> for ArgsSeed {
-    type Value = Option<Args>;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("an object")
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Self::Value, A::Error> {
-        let mut a = Args::default();
-        while let Some(key) = m.next_key_seed(KeyOf(ARGS_KEYS))? {
-            match key {
-                Some(0) => a.stream = m.next_value_seed(Loose(LooseId))?,
-                Some(1) => a.device = m.next_value_seed(Loose(LooseId))?,
-                Some(2) => a.correlation = m.next_value_seed(Loose(LooseId))?,
-                Some(3) => a.collective = m.next_value_seed(Loose(LooseStr))?,
-                Some(4) => a.pg_ranks = m.next_value_seed(Loose(LooseRanks))?,
-                Some(5) => a.pg_name = m.next_value_seed(Loose(LooseStr))?,
-                Some(6) => a.pg_desc = m.next_value_seed(Loose(LooseStr))?,
-                Some(7) => a.msg_nelems = whole(m.next_value_seed(Loose(LooseNum))?),
-                _ => {
-                    m.next_value::<IgnoredAny>()?;
-                }
+/// Reads an object's fields among `keys`, each by `read` with its index in
+/// `keys`; any other field is skipped as it is read. `read` must read the
+/// field's value whatever its index.
+fn each_field<'de, A: MapAccess<'de>>(
+    m: &mut A,
+    keys: &'static [&'static str],
+    mut read: impl FnMut(usize, &mut A) -> Result<(), A::Error>,
+) -> Result<(), A::Error> {
+    while let Some(key) = m.next_key_seed(KeyOf(keys))? {
+        match key {
+            Some(i) => read(i, m)?,
+            None => {
+                m.next_value::<IgnoredAny>()?;
             }
         }
-        Ok(Some(a))
+    }
+    Ok(())
+}
+
+/// An object read loosely into a value: its fields among `KEYS`, each read
+/// by `field` with its index in `KEYS`, any other skipped. One visitor
+/// ([`Object`]) serves every such object, so each says only its fields.
+trait Fields {
+    type Value: Default;
+    const EXPECTING: &'static str;
+    const KEYS: &'static [&'static str];
+    fn field<'de, A: MapAccess<'de>>(
+        v: &mut Self::Value,
+        key: usize,
+        m: &mut A,
+    ) -> Result<(), A::Error>;
+}
+
+/// A [`Fields`] reader as a visitor: an array or a scalar where the object
+/// was expected reads as `None`, its contents skipped.
+struct Object<F>(F);
+impl<'de, F: Fields> Visitor<'de> for Object<F> {
+    type Value = Option<F::Value>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(F::EXPECTING)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Self::Value, A::Error> {
+        let mut v = F::Value::default();
+        each_field(&mut m, F::KEYS, |key, m| F::field(&mut v, key, m))?;
+        Ok(Some(v))
     }
     others_read_as_none!();
 }
 
-/// One element of `traceEvents`: an event object, or anything else skipped.
-struct EventSeed;
-impl<'de> Visitor<'de> for EventSeed {
-    type Value = Option<Event>;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("an event object")
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Self::Value, A::Error> {
-        let mut e = Event::default();
-        while let Some(key) = m.next_key_seed(KeyOf(EVENT_KEYS))? {
-            match key {
-                Some(0) => e.ph = m.next_value_seed(Loose(LooseStr))?,
-                Some(1) => e.cat = m.next_value_seed(Loose(LooseStr))?,
-                Some(2) => e.name = m.next_value_seed(Loose(LooseStr))?,
-                Some(3) => e.pid = m.next_value_seed(Loose(LooseId))?,
-                Some(4) => e.tid = m.next_value_seed(Loose(LooseId))?,
-                Some(5) => {
-                    let (ts, fraction) = m.next_value_seed(Loose(TimeNum))?;
-                    e.ts = ts;
-                    e.ts_fraction = fraction;
-                }
-                Some(6) => e.dur = m.next_value_seed(Loose(LooseNum))?,
-                Some(7) => e.args = m.next_value_seed(Loose(ArgsSeed))?.unwrap_or_default(),
-                _ => {
-                    m.next_value::<IgnoredAny>()?;
-                }
-            }
+/// An event's `args`.
+struct ArgsFields;
+impl Fields for ArgsFields {
+    type Value = Args;
+    const EXPECTING: &'static str = "an object";
+    const KEYS: &'static [&'static str] = &[
+        "stream",
+        "device",
+        "correlation",
+        "Collective name",
+        "Process Group Ranks",
+        "Process Group Name",
+        "Process Group Description",
+        "In msg nelems",
+    ];
+    fn field<'de, A: MapAccess<'de>>(a: &mut Args, key: usize, m: &mut A) -> Result<(), A::Error> {
+        match key {
+            0 => a.stream = m.next_value_seed(Scalar(LooseId))?,
+            1 => a.device = m.next_value_seed(Scalar(LooseId))?,
+            2 => a.correlation = m.next_value_seed(Scalar(LooseId))?,
+            3 => a.collective = m.next_value_seed(Scalar(LooseStr))?,
+            4 => a.pg_ranks = m.next_value_seed(Loose(LooseRanks))?,
+            5 => a.pg_name = m.next_value_seed(Scalar(LooseStr))?,
+            6 => a.pg_desc = m.next_value_seed(Scalar(LooseStr))?,
+            7 => a.msg_nelems = whole(m.next_value_seed(Scalar(LooseNum))?),
+            _ => m.next_value::<IgnoredAny>().map(drop)?,
         }
-        Ok(Some(e))
+        Ok(())
     }
-    others_read_as_none!();
+}
+
+/// One element of `traceEvents`: an event object, or anything else skipped.
+struct EventFields;
+impl Fields for EventFields {
+    type Value = Event;
+    const EXPECTING: &'static str = "an event object";
+    const KEYS: &'static [&'static str] = &["ph", "cat", "name", "pid", "tid", "ts", "dur", "args"];
+    fn field<'de, A: MapAccess<'de>>(e: &mut Event, key: usize, m: &mut A) -> Result<(), A::Error> {
+        match key {
+            0 => e.ph = m.next_value_seed(Scalar(LooseStr))?,
+            1 => e.cat = m.next_value_seed(Scalar(LooseStr))?,
+            2 => e.name = m.next_value_seed(Scalar(LooseStr))?,
+            3 => e.pid = m.next_value_seed(Scalar(LooseId))?,
+            4 => e.tid = m.next_value_seed(Scalar(LooseId))?,
+            5 => {
+                let (ts, fraction) = m.next_value_seed(Scalar(TimeNum))?;
+                e.ts = ts;
+                e.ts_fraction = fraction;
+            }
+            6 => e.dur = m.next_value_seed(Scalar(LooseNum))?,
+            7 => {
+                e.args = m
+                    .next_value_seed(Loose(Object(ArgsFields)))?
+                    .unwrap_or_default()
+            }
+            _ => m.next_value::<IgnoredAny>().map(drop)?,
+        }
+        Ok(())
+    }
 }
 
 /// A seed that hands the sink what it reads, itself its own visitor, read
@@ -343,7 +388,7 @@ impl<'de> Visitor<'de> for EventsSeed<'_> {
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<(), A::Error> {
         self.0.events_seen = true;
-        while let Some(e) = s.next_element_seed(Loose(EventSeed))? {
+        while let Some(e) = s.next_element_seed(Loose(Object(EventFields)))? {
             if let Some(e) = e {
                 self.0.take(e).map_err(de::Error::custom)?;
             }
@@ -387,17 +432,15 @@ impl<'de> Visitor<'de> for DistSeed<'_> {
         f.write_str("distributedInfo as an object")
     }
     fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<(), A::Error> {
-        while let Some(key) = m.next_key_seed(KeyOf(&["rank", "world_size", "pg_config"]))? {
+        each_field(&mut m, &["rank", "world_size", "pg_config"], |key, m| {
             match key {
-                Some(0) => self.0.rank = whole(m.next_value_seed(Loose(LooseNum))?),
-                Some(1) => self.0.world_size = whole(m.next_value_seed(Loose(LooseNum))?),
-                Some(2) => m.next_value_seed(PgConfigSeed(self.0))?,
-                _ => {
-                    m.next_value::<IgnoredAny>()?;
-                }
+                0 => self.0.rank = whole(m.next_value_seed(Scalar(LooseNum))?),
+                1 => self.0.world_size = whole(m.next_value_seed(Scalar(LooseNum))?),
+                2 => m.next_value_seed(PgConfigSeed(self.0))?,
+                _ => m.next_value::<IgnoredAny>().map(drop)?,
             }
-        }
-        Ok(())
+            Ok(())
+        })
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<(), A::Error> {
         while s.next_element::<IgnoredAny>()?.is_some() {}
@@ -409,19 +452,14 @@ impl<'de> Visitor<'de> for DistSeed<'_> {
 /// `distributedInfo.pg_config`: PyTorch's list of the job's process groups
 /// (`pg_name`, `pg_desc`, `ranks`), each kept as a group.
 struct PgConfigSeed<'s>(&'s mut Sink);
-impl<'de> DeserializeSeed<'de> for PgConfigSeed<'_> {
-    type Value = ();
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_any(self)
-    }
-}
+sink_seed!(PgConfigSeed, deserialize_any);
 impl<'de> Visitor<'de> for PgConfigSeed<'_> {
     type Value = ();
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("a list of process groups")
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<(), A::Error> {
-        while let Some(g) = s.next_element_seed(Loose(PgSeed))? {
+        while let Some(g) = s.next_element_seed(Loose(Object(PgFields)))? {
             if let Some(args) = g {
                 self.0.config_group(args).map_err(de::Error::custom)?;
             }
@@ -436,49 +474,20 @@ impl<'de> Visitor<'de> for PgConfigSeed<'_> {
 }
 
 /// One entry of `pg_config`, read as the process-group fields of `args`.
-struct PgSeed;
-impl<'de> Visitor<'de> for PgSeed {
-    type Value = Option<Args>;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a process group")
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Self::Value, A::Error> {
-        let mut a = Args::default();
-        while let Some(key) = m.next_key_seed(KeyOf(&["pg_name", "pg_desc", "ranks"]))? {
-            match key {
-                Some(0) => a.pg_name = m.next_value_seed(Loose(LooseName))?,
-                Some(1) => a.pg_desc = m.next_value_seed(Loose(LooseStr))?,
-                Some(2) => a.pg_ranks = m.next_value_seed(Loose(LooseRanks))?,
-                _ => {
-                    m.next_value::<IgnoredAny>()?;
-                }
-            }
+struct PgFields;
+impl Fields for PgFields {
+    type Value = Args;
+    const EXPECTING: &'static str = "a process group";
+    const KEYS: &'static [&'static str] = &["pg_name", "pg_desc", "ranks"];
+    fn field<'de, A: MapAccess<'de>>(a: &mut Args, key: usize, m: &mut A) -> Result<(), A::Error> {
+        match key {
+            0 => a.pg_name = m.next_value_seed(Scalar(LooseName))?,
+            1 => a.pg_desc = m.next_value_seed(Scalar(LooseStr))?,
+            2 => a.pg_ranks = m.next_value_seed(Loose(LooseRanks))?,
+            _ => m.next_value::<IgnoredAny>().map(drop)?,
         }
-        Ok(Some(a))
+        Ok(())
     }
-    others_read_as_none!();
-}
-
-/// A name written as a string or a number (`"pg_name": "0"` or `0`).
-struct LooseName;
-impl<'de> Visitor<'de> for LooseName {
-    type Value = Option<String>;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a name")
-    }
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-        Ok(Some(v.to_string()))
-    }
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
-        Ok(Some(v.to_string()))
-    }
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
-        Ok(Some(v.to_string()))
-    }
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    drain_compound!();
 }
 
 /// `deviceProperties`: how many devices it lists, and the first one's name
@@ -492,9 +501,10 @@ impl<'de> Visitor<'de> for DevicesSeed {
     fn visit_seq<A: SeqAccess<'de>>(self, mut s: A) -> Result<Self::Value, A::Error> {
         let mut n = 0;
         let mut name = None;
-        while let Some(device) = s.next_element_seed(Loose(DeviceSeed))? {
+        while let Some(device) = s.next_element_seed(Loose(Object(DeviceFields)))? {
             if n == 0 {
-                name = device;
+                // A device that is not an object, or has no name, names none.
+                name = device.flatten();
             }
             n += 1;
         }
@@ -508,25 +518,22 @@ impl<'de> Visitor<'de> for DevicesSeed {
 }
 
 /// One device of `deviceProperties`: its `name`.
-struct DeviceSeed;
-impl<'de> Visitor<'de> for DeviceSeed {
+struct DeviceFields;
+impl Fields for DeviceFields {
     type Value = Option<String>;
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a device")
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<Self::Value, A::Error> {
-        let mut name = None;
-        while let Some(key) = m.next_key_seed(KeyOf(&["name"]))? {
-            match key {
-                Some(0) => name = m.next_value_seed(Loose(LooseStr))?,
-                _ => {
-                    m.next_value::<IgnoredAny>()?;
-                }
-            }
+    const EXPECTING: &'static str = "a device";
+    const KEYS: &'static [&'static str] = &["name"];
+    fn field<'de, A: MapAccess<'de>>(
+        name: &mut Option<String>,
+        key: usize,
+        m: &mut A,
+    ) -> Result<(), A::Error> {
+        match key {
+            0 => *name = m.next_value_seed(Scalar(LooseStr))?,
+            _ => m.next_value::<IgnoredAny>().map(drop)?,
         }
-        Ok(name)
+        Ok(())
     }
-    others_read_as_none!();
 }
 
 /// The whole document: an object with `traceEvents` (Kineto, Chrome's
@@ -540,22 +547,20 @@ impl<'de> Visitor<'de> for RootSeed<'_> {
     }
     fn visit_map<A: MapAccess<'de>>(self, mut m: A) -> Result<(), A::Error> {
         let keys = &["traceEvents", "distributedInfo", "deviceProperties"];
-        while let Some(key) = m.next_key_seed(KeyOf(keys))? {
+        each_field(&mut m, keys, |key, m| {
             match key {
-                Some(0) => m.next_value_seed(EventsSeed(self.0))?,
-                Some(1) => m.next_value_seed(DistSeed(self.0))?,
-                Some(2) => {
+                0 => m.next_value_seed(EventsSeed(self.0))?,
+                1 => m.next_value_seed(DistSeed(self.0))?,
+                2 => {
                     if let Some((n, name)) = m.next_value_seed(Loose(DevicesSeed))? {
                         self.0.devices_listed = Some(n);
                         self.0.device_name = name;
                     }
                 }
-                _ => {
-                    m.next_value::<IgnoredAny>()?;
-                }
+                _ => m.next_value::<IgnoredAny>().map(drop)?,
             }
-        }
-        Ok(())
+            Ok(())
+        })
     }
     fn visit_seq<A: SeqAccess<'de>>(self, s: A) -> Result<(), A::Error> {
         EventsSeed(self.0).visit_seq(s)

@@ -14,7 +14,7 @@ use overlap_view::bus_plot::{self, BusCurve};
 use overlap_view::panes::Pane;
 use overlap_view::plot::{self, Plot};
 
-use super::pane::{Frame, PlotPane, PLOT_HEIGHT_PX};
+use super::pane::{curves_job, Frame, PlotPane, PLOT_HEIGHT_PX};
 
 /// The bus-bandwidth pane.
 pub struct BusPane;
@@ -39,17 +39,7 @@ impl PlotPane for BusPane {
         frame.curves().bus(&hw);
     }
 
-    fn close(&self, frame: Frame) {
-        frame.curves().close();
-    }
-
-    fn track(&self, frame: Frame) {
-        frame.curves().version.track();
-    }
-
-    fn problem(&self, frame: Frame) -> Option<String> {
-        frame.curves().problem.get()
-    }
+    curves_job!();
 
     fn above(&self, frame: Frame) -> AnyView {
         let curves = frame.curves();

@@ -68,6 +68,26 @@ pub trait PlotPane: Sync {
     fn clicked(&self, _frame: Frame, _index: usize) {}
 }
 
+/// The [`PlotPane`] methods of a pane whose job is the curves' worker
+/// (`curves`): the sweep and bus-bandwidth panes share it, and so what
+/// closing, tracking and a problem mean.
+macro_rules! curves_job {
+    () => {
+        fn close(&self, frame: Frame) {
+            frame.curves().close();
+        }
+
+        fn track(&self, frame: Frame) {
+            frame.curves().version.track();
+        }
+
+        fn problem(&self, frame: Frame) -> Option<String> {
+            frame.curves().problem.get()
+        }
+    };
+}
+pub(crate) use curves_job;
+
 /// The field the sweep pane opens on: the one swept now, else the default.
 pub fn sweep_field(state: AppState) -> String {
     match state.pane.get() {

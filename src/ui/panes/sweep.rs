@@ -13,7 +13,7 @@ use overlap_view::plot::Plot;
 use overlap_view::sweep_plot;
 use serde_json::Value;
 
-use super::pane::{sweep_field, Frame, PlotPane, PLOT_HEIGHT_PX};
+use super::pane::{curves_job, sweep_field, Frame, PlotPane, PLOT_HEIGHT_PX};
 use crate::state::AppState;
 
 /// The sweep pane.
@@ -110,17 +110,7 @@ impl PlotPane for SweepPane {
         }
     }
 
-    fn close(&self, frame: Frame) {
-        frame.curves().close();
-    }
-
-    fn track(&self, frame: Frame) {
-        frame.curves().version.track();
-    }
-
-    fn problem(&self, frame: Frame) -> Option<String> {
-        frame.curves().problem.get()
-    }
+    curves_job!();
 
     fn above(&self, frame: Frame) -> AnyView {
         let state = frame.state;

@@ -339,66 +339,41 @@ pub fn against(best: &Ranked, given: &Layout, given_ms: f64, tolerance: f64) -> 
     )
 }
 
+/// A field of a layout as [`changes`] writes it.
+type Written = fn(&Layout) -> String;
+
 /// The fields `to` sets differently from `from`, as "field a -> b".
 pub fn changes(from: &Layout, to: &Layout) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut diff = |name: &str, a: String, b: String| {
-        if a != b {
-            out.push(format!("{name} {a} -> {b}"));
-        }
-    };
-    diff("tp", from.tp.to_string(), to.tp.to_string());
-    diff("cp", from.cp.to_string(), to.cp.to_string());
-    diff("pp", from.pp.to_string(), to.pp.to_string());
-    diff("dp", from.dp.to_string(), to.dp.to_string());
-    diff("ep", from.ep.to_string(), to.ep.to_string());
-    diff(
-        "schedule",
-        from.schedule.name().into(),
-        to.schedule.name().into(),
-    );
-    diff(
-        "virtual_stages",
-        from.virtual_stages.to_string(),
-        to.virtual_stages.to_string(),
-    );
-    diff(
-        "micro_batch",
-        from.micro_batch.to_string(),
-        to.micro_batch.to_string(),
-    );
-    diff(
-        "global_batch",
-        from.global_batch.to_string(),
-        to.global_batch.to_string(),
-    );
-    diff(
-        "recompute",
-        recompute_name(from.recompute).into(),
-        recompute_name(to.recompute).into(),
-    );
-    diff(
-        "sequence_parallel",
-        from.sequence_parallel.to_string(),
-        to.sequence_parallel.to_string(),
-    );
-    diff(
-        "dp_sharding",
-        sharding_name(from.dp_sharding).into(),
-        sharding_name(to.dp_sharding).into(),
-    );
-    let (a, b) = (from.overlap, to.overlap);
-    for (name, x, y) in [
-        ("overlap.tp", a.tp, b.tp),
-        ("overlap.pp", a.pp, b.pp),
-        ("overlap.dp", a.dp, b.dp),
-        ("overlap.ep", a.ep, b.ep),
-        ("overlap.cp", a.cp, b.cp),
-        ("overlap.param_gather", a.param_gather, b.param_gather),
-    ] {
-        diff(name, x.to_string(), y.to_string());
-    }
-    out
+    // Each field as its name and how it is written, in the order listed.
+    let fields: [(&str, Written); 18] = [
+        ("tp", |l| l.tp.to_string()),
+        ("cp", |l| l.cp.to_string()),
+        ("pp", |l| l.pp.to_string()),
+        ("dp", |l| l.dp.to_string()),
+        ("ep", |l| l.ep.to_string()),
+        ("schedule", |l| l.schedule.name().into()),
+        ("virtual_stages", |l| l.virtual_stages.to_string()),
+        ("micro_batch", |l| l.micro_batch.to_string()),
+        ("global_batch", |l| l.global_batch.to_string()),
+        ("recompute", |l| recompute_name(l.recompute).into()),
+        ("sequence_parallel", |l| l.sequence_parallel.to_string()),
+        ("dp_sharding", |l| sharding_name(l.dp_sharding).into()),
+        ("overlap.tp", |l| l.overlap.tp.to_string()),
+        ("overlap.pp", |l| l.overlap.pp.to_string()),
+        ("overlap.dp", |l| l.overlap.dp.to_string()),
+        ("overlap.ep", |l| l.overlap.ep.to_string()),
+        ("overlap.cp", |l| l.overlap.cp.to_string()),
+        ("overlap.param_gather", |l| {
+            l.overlap.param_gather.to_string()
+        }),
+    ];
+    fields
+        .into_iter()
+        .filter_map(|(name, write)| {
+            let (a, b) = (write(from), write(to));
+            (a != b).then(|| format!("{name} {a} -> {b}"))
+        })
+        .collect()
 }
 
 /// A time as a sentence writes it: seconds from one second up.

@@ -529,18 +529,8 @@ impl<N: BandwidthModel> Engine<'_, N> {
         let mut changed = std::mem::take(&mut self.changed);
         changed.clear();
         changed.extend_from_slice(self.net.start(self.now, t, pattern, axis, bytes));
-        if self.record {
-            self.net.observe(self.now, &mut self.links);
-        }
         let own = self.net.class_of(pattern, axis);
-        // Its own class's first finisher may have changed even if its rate did not.
-        if !changed.contains(&own) {
-            changed.push(own);
-        }
-        for &c in &changed {
-            self.schedule_class(c);
-        }
-        self.changed = changed;
+        self.network_changed(changed, own);
     }
 
     /// A flow of class `own` (already popped) leaves the network.
@@ -548,6 +538,15 @@ impl<N: BandwidthModel> Engine<'_, N> {
         let mut changed = std::mem::take(&mut self.changed);
         changed.clear();
         changed.extend_from_slice(self.net.end(self.now, own));
+        self.network_changed(changed, own);
+    }
+
+    /// A flow of class `own` joined or left the network, which moved the
+    /// rates of the classes `changed` (the buffer of `self.changed`, given
+    /// back): the links' rates are logged, and each changed class is
+    /// scheduled again, and `own`, whose first finisher may have changed
+    /// even if its rate did not.
+    fn network_changed(&mut self, mut changed: Vec<ClassId>, own: ClassId) {
         if self.record {
             self.net.observe(self.now, &mut self.links);
         }

@@ -15,7 +15,6 @@ pub(crate) mod graph;
 use crate::model::scenario::Scenario;
 
 pub(crate) use build::{build, build_for_figures};
-pub(crate) use graph::cluster::Cluster;
 
 /// Operations (compute ops and collectives) one reduced run of the scenario
 /// simulates, counted by the builder itself (see [`build::run_cost`]).

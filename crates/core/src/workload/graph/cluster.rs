@@ -482,6 +482,13 @@ impl Cluster {
         self.network_latency_s
     }
 
+    /// The simulated GPU standing for the rank at `index` in `stage`
+    /// (`Layout::represented_by`: at CP rank above 0, its CP rank 0's).
+    fn gpu_standing_for(&self, stage: u32, index: u32) -> u32 {
+        let (replica, tp) = self.layout.represented_by(index);
+        self.gpu(stage, replica, tp)
+    }
+
     /// The simulated GPUs an EP all-to-all of GPU (`stage`, `replica`,
     /// `tp_rank`) sends to over one link class (`across`: the NIC), for
     /// `Fidelity::Full`; empty in the reduced simulation, whose mirrors'
@@ -512,10 +519,7 @@ impl Cluster {
             .filter(|&j| j != local)
             .filter(|&j| (node_of(j) != node_of(local)) == across)
             .filter(|&j| !(across && same_index) || (j % gpn == local % gpn))
-            .map(|j| {
-                let (replica, tp) = l.represented_by(j);
-                self.gpu(stage, replica, tp)
-            })
+            .map(|j| self.gpu_standing_for(stage, j))
             .collect()
     }
 
@@ -537,10 +541,7 @@ impl Cluster {
             .edp_group(l.stage_index(replica, tp_rank))
             .into_iter()
             .filter(|&j| l.simulated_index(j))
-            .map(|j| {
-                let (replica, tp) = l.represented_by(j);
-                self.gpu(stage, replica, tp)
-            })
+            .map(|j| self.gpu_standing_for(stage, j))
             .collect()
     }
 

@@ -25,10 +25,13 @@
 //! any collective of the GPU runs, and no HBM sharing.
 
 use crate::model::axis::Axis;
+use crate::model::fidelity::Fidelity;
+use crate::model::op::{OpKind, Phase};
 use crate::model::scenario::{Interference, Scenario};
 use crate::workload::cost::efficiency::GemmGeneration;
+use crate::workload::graph::cluster::Cluster;
 use crate::workload::graph::task::Usage;
-use crate::workload::graph::task::{RunsOn, TaskId, COMPUTE};
+use crate::workload::graph::task::{Meta, RunsOn, TaskId, COMPUTE};
 use crate::workload::graph::Graph;
 
 /// How compute and communication of one GPU slow each other in a run.
@@ -256,16 +259,44 @@ pub(crate) fn memory_phase_s(g: &Graph, sharing: &Sharing, t: usize) -> f64 {
     }
 }
 
+/// The setting in which the two resources are shared, as the calibration
+/// (`crate::calibration`, NCCL issue 1428) and the tests below run it: a
+/// kernel of `time_s` (`memory_s` of it memory-bound) on GPU 0 of the
+/// scenario's first node, beside one AllGather over the node's eight GPUs
+/// on their NVLink ring per entry of `axes`, each moving `bytes` per member.
+/// The graph, finished, and the kernel's task.
+pub(crate) fn kernel_beside_ring(
+    s: &Scenario,
+    time_s: f64,
+    memory_s: f64,
+    axes: &[Axis],
+    bytes: f64,
+) -> (Graph, TaskId) {
+    let mut g = Graph::default();
+    let cluster = Cluster::new(&mut g, s, Fidelity::Full);
+    let members: Vec<u32> = (0..8).map(|k| cluster.gpu(0, 0, k)).collect();
+    let pattern = cluster.nvlink_ring(&mut g, &members);
+    let meta = Meta::new(OpKind::Gemm, Phase::Forward);
+    let kernel = g.compute(members[0], time_s, memory_s, 0.0, 0.0, meta);
+    for &axis in axes {
+        g.comm(
+            &members,
+            axis,
+            pattern,
+            bytes,
+            0.0,
+            meta.op(OpKind::AllGather),
+        );
+    }
+    g.finish();
+    (g, kernel)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::collective::Collective;
     use crate::input::parse::parse_scenario;
-    use crate::model::axis::Axis;
-    use crate::model::fidelity::Fidelity;
-    use crate::model::op::{OpKind, Phase};
-    use crate::workload::graph::cluster::Cluster;
-    use crate::workload::graph::task::Meta;
 
     /// One DGX A100 node, every GPU simulated, with `hbm_gbps` of HBM.
     fn node(hbm_gbps: f64) -> Scenario {
@@ -286,23 +317,7 @@ mod tests {
         axes: &[Axis],
         bytes: f64,
     ) -> crate::sim::engine::RunResult {
-        let mut g = Graph::default();
-        let cluster = Cluster::new(&mut g, s, Fidelity::Full);
-        let members: Vec<u32> = (0..8).map(|k| cluster.gpu(0, 0, k)).collect();
-        let pattern = cluster.nvlink_ring(&mut g, &members);
-        let meta = Meta::new(OpKind::Gemm, Phase::Forward);
-        g.compute(members[0], time_s, memory_s, 0.0, 0.0, meta);
-        for &axis in axes {
-            g.comm(
-                &members,
-                axis,
-                pattern,
-                bytes,
-                0.0,
-                meta.op(OpKind::AllGather),
-            );
-        }
-        g.finish();
+        let (g, _) = kernel_beside_ring(s, time_s, memory_s, axes, bytes);
         crate::sim::engine::run(&g, false, &Sharing::of(s))
     }
 
@@ -367,21 +382,7 @@ mod tests {
             took(&both, 1)
         );
         // And the plain reference engine agrees.
-        let mut g = Graph::default();
-        let cluster = Cluster::new(&mut g, &s, Fidelity::Full);
-        let members: Vec<u32> = (0..8).map(|k| cluster.gpu(0, 0, k)).collect();
-        let pattern = cluster.nvlink_ring(&mut g, &members);
-        let meta = Meta::new(OpKind::Gemm, Phase::Forward);
-        g.compute(members[0], memory_s, memory_s, 0.0, 0.0, meta);
-        g.comm(
-            &members,
-            Axis::Tp,
-            pattern,
-            bytes,
-            0.0,
-            meta.op(OpKind::AllGather),
-        );
-        g.finish();
+        let (g, _) = kernel_beside_ring(&s, memory_s, memory_s, &[Axis::Tp], bytes);
         let plain = crate::sim::plain::run(&g, false, &Sharing::of(&s));
         assert!((took(&plain, 0) - kernel_s).abs() < 1e-12);
         assert!((took(&plain, 1) - collective_s).abs() < 1e-12);
