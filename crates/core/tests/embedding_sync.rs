@@ -139,6 +139,15 @@ fn its_bytes_equal_the_hand_count() {
     sharded.parallel.dp_sharding = overlap_core::scenario::DpSharding::Optimizer;
     let iv_bytes = syncs(&simulate(&sharded))[0].2.bytes;
     assert!((iv_bytes - hand / 2.0).abs() <= hand * 1e-12, "{iv_bytes}");
+    // One replica of CP 2: the shards span DP x CP (Megatron-LM's
+    // `intra_dp_cp_group`), so each rank sums half again.
+    let mut input = presets::find("didactic").unwrap().input();
+    input.parallel.dp = Some(1);
+    input.parallel.cp = Some(2);
+    input.parallel.dp_sharding = Some(overlap_core::scenario::DpSharding::Optimizer);
+    let s = input.resolve().unwrap_or_else(|e| panic!("{e}"));
+    let iv_bytes = syncs(&simulate(&s))[0].2.bytes;
+    assert!((iv_bytes - hand / 2.0).abs() <= hand * 1e-12, "{iv_bytes}");
 }
 
 /// Checks that each all-reduce starts after every backward op of its two

@@ -42,9 +42,9 @@ pub fn stages(s: &Scenario, t: &Transformer) -> Option<(u32, u32)> {
 /// one TP rank (its vocabulary slice) at `grad_bytes` per value. With a
 /// sharded optimizer (distributed optimizer or FSDP) the reduce-scatter
 /// over the DP x CP group (`Parallel::dp_group`) leaves each rank the final
-/// gradient of its 1/d shard only, and its
-/// optimizer updates that shard only, so the all-reduce sums that shard:
-/// summing the rest would add gradients no optimizer reads.
+/// gradient of its 1/d shard only, and its optimizer updates that shard
+/// only, so the all-reduce sums that shard: summing the rest would add
+/// gradients no optimizer reads.
 pub fn bytes_per_rank(s: &Scenario, t: &Transformer) -> f64 {
     let p = &s.parallel;
     let shards = match p.dp_sharding {
