@@ -4,10 +4,10 @@
 //! what would shrink it. Every number in the warning is computed here from
 //! the report's figures and the scenario; the page only renders it.
 
-use overlap_core::memory::activation_bytes_per_layer;
+use overlap_core::memory::{activation_bytes_per_layer, dp_shards};
 use overlap_core::output::metric::MemoryFigure;
 use overlap_core::report::MemoryGb;
-use overlap_core::scenario::{DpSharding, Recompute, Workload};
+use overlap_core::scenario::{Recompute, Workload};
 use overlap_core::Scenario;
 
 use crate::format;
@@ -94,22 +94,16 @@ pub struct Sharded {
     pub weights: bool,
 }
 
-/// What the scenario's `dp_sharding` already shards, as
-/// `overlap_core::memory::dp_shards` counts it: the distributed optimizer
-/// its optimizer states only (it keeps the whole gradient buffer), FSDP
-/// all three.
+/// What the scenario's `dp_sharding` already shards, read from the core's
+/// own count (`overlap_core::memory::dp_shards`): the distributed optimizer
+/// its optimizer states only (it keeps the whole gradient buffer), FSDP all
+/// three, its gradients not while they accumulate unsynchronised.
 pub fn sharded(s: &Scenario) -> Sharded {
-    match s.parallel.dp_sharding {
-        DpSharding::None => Sharded::default(),
-        DpSharding::Optimizer => Sharded {
-            optimizer: true,
-            ..Sharded::default()
-        },
-        DpSharding::Full => Sharded {
-            optimizer: true,
-            gradients: true,
-            weights: true,
-        },
+    let (weights, gradients, optimizer) = dp_shards(s);
+    Sharded {
+        optimizer: optimizer > 1.0,
+        gradients: gradients > 1.0,
+        weights: weights > 1.0,
     }
 }
 
@@ -235,6 +229,7 @@ fn landing(m: &MemoryGb, part_gb: f64, after_gb: f64) -> String {
 mod tests {
     use super::*;
     use overlap_core::presets;
+    use overlap_core::scenario::DpSharding;
 
     fn scenario_with(edit: impl FnOnce(&mut Scenario)) -> Scenario {
         let mut s = presets::scenario("megatron-1t").expect("the preset resolves");
